@@ -1,0 +1,1 @@
+"""The ``edgestudio`` command line: one module per subcommand, never imports Qt."""

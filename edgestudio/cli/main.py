@@ -1,0 +1,79 @@
+"""The ``edgestudio`` command: subcommands run headless, anything else opens the GUI."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from edgestudio import __version__
+from edgestudio.cli import inspect_cmd
+from edgestudio.core.errors import EdgeStudioError
+
+SUBCOMMAND_MODULES = (inspect_cmd,)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the parser for the headless subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="edgestudio",
+        description="See, convert, quantize and benchmark ONNX models. "
+        "Run without a subcommand (or with model files) to open the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"edgestudio {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in SUBCOMMAND_MODULES:
+        module.add_parser(sub)
+    return parser
+
+
+def build_gui_parser() -> argparse.ArgumentParser:
+    """Return the parser for opening the window: ``edgestudio [MODEL ...] [--screenshot PNG]``."""
+    parser = argparse.ArgumentParser(
+        prog="edgestudio",
+        description="Open the EdgeStudio window. Subcommands: "
+        + ", ".join(sorted(_subcommand_names())) + " (see `edgestudio COMMAND --help`).",
+    )
+    parser.add_argument("--version", action="version", version=f"edgestudio {__version__}")
+    parser.add_argument("models", nargs="*", metavar="MODEL", help="model files to open")
+    parser.add_argument(
+        "--screenshot", metavar="PNG",
+        help="save a PNG of the window once the models are loaded and drawn, then exit",
+    )
+    parser.add_argument(
+        "--panel", default="summary", help="panel to show before the screenshot (default: summary)"
+    )
+    return parser
+
+
+def _subcommand_names() -> list[str]:
+    parser = build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices)
+    return []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the process exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] in _subcommand_names():
+        args = build_parser().parse_args(args_list)
+        try:
+            return int(args.func(args))
+        except EdgeStudioError as exc:
+            print(f"edgestudio: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("edgestudio: cancelled", file=sys.stderr)
+            return 130
+        except Exception as exc:  # never a traceback: say what happened in one line
+            print(f"edgestudio: error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 3
+    if args_list and args_list[0] in ("-h", "--help"):
+        build_parser().print_help()
+        return 0
+    gui_args = build_gui_parser().parse_args(args_list)
+    from edgestudio.gui.app import run_app  # Qt is imported only on this path
+
+    return run_app(gui_args.models, screenshot=gui_args.screenshot, panel=gui_args.panel)

@@ -1,0 +1,1 @@
+"""Pure-Python core: model documents, summaries, recipes and reports. Never imports Qt."""

@@ -1,0 +1,121 @@
+"""Reading a model file for display: protobuf parse only, weights left on disk.
+
+``onnx.load(..., load_external_data=False)`` is fast and safe enough to run in the app process
+(DESIGN.md §1); everything that enters heavier native code (checker, shape inference, onnxruntime)
+runs in a job worker instead. Every failure becomes a :class:`ModelLoadError` in a user's words.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import TensorProto
+
+from edgestudio.core.errors import ModelLoadError
+
+PROTOBUF_LIMIT = 2**31  # a single protobuf message cannot exceed 2 GiB
+
+# Magic bytes of formats people mistake for ONNX, with what to tell them.
+_FOREIGN_FORMATS: list[tuple[int, bytes, str]] = [
+    (0, b"PK\x03\x04", "a ZIP archive (PyTorch .pt/.pt2 files are ZIP archives: export it to ONNX "
+                       "first with Tools › Export from PyTorch or `edgestudio export`)"),
+    (0, b"\x89HDF", "an HDF5 file (a Keras model?): convert it to ONNX first, e.g. with tf2onnx"),
+    (4, b"TFL3", "a TensorFlow Lite model: convert it to ONNX first, e.g. with tf2onnx"),
+    (0, b"\x80\x02", "a Python pickle (a legacy PyTorch checkpoint?): export it to ONNX first"),
+    (0, b"\x89PNG", "a PNG image"),
+    (0, b"\xff\xd8\xff", "a JPEG image"),
+    (0, b"%PDF", "a PDF document"),
+]
+
+
+def _foreign_format(head: bytes) -> str | None:
+    for offset, magic, what in _FOREIGN_FORMATS:
+        if head[offset : offset + len(magic)] == magic:
+            return what
+    try:
+        text = head[:512].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if text and all(c.isprintable() or c in "\r\n\t" for c in text):
+        return "a text file"
+    return None
+
+
+def _looks_like_tensor(data: bytes) -> bool:
+    tensor = TensorProto()
+    try:
+        tensor.ParseFromString(data)
+    except (DecodeError, ValueError, RuntimeError):
+        return False
+    return bool(tensor.dims) and tensor.data_type != 0 and (
+        bool(tensor.raw_data) or len(tensor.float_data) > 0 or len(tensor.int64_data) > 0
+    )
+
+
+def load_model(path: str | Path) -> onnx.ModelProto:
+    """Parse ``path`` as an ONNX model without loading external weights.
+
+    Raises
+    ------
+    ModelLoadError
+        With a message that says what is wrong with the file.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise ModelLoadError(f"{path} does not exist.", "missing")
+    if path.is_dir():
+        raise ModelLoadError(f"{path} is a folder, not a model file.", "not_a_file")
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ModelLoadError(f"{path.name} cannot be read: {exc.strerror}.", "unreadable") from exc
+    if size == 0:
+        raise ModelLoadError(
+            f"{path.name} is empty (0 bytes): it is not an ONNX model.", "empty"
+        )
+    if size >= PROTOBUF_LIMIT:
+        raise ModelLoadError(
+            f"{path.name} is {size / 2**30:.1f} GiB, over the 2 GiB limit of a single ONNX "
+            "(protobuf) file. Models this large must keep their weights in external data files; "
+            "re-export with external data (e.g. onnx.save(..., save_as_external_data=True)).",
+            "too_large",
+        )
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelLoadError(f"{path.name} cannot be read: {exc.strerror}.", "unreadable") from exc
+
+    foreign = _foreign_format(data[:512])
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except (DecodeError, ValueError, RuntimeError, UnicodeDecodeError) as exc:
+        if foreign:
+            raise ModelLoadError(
+                f"{path.name} is not an ONNX model: it looks like {foreign}.", "foreign_format"
+            ) from exc
+        raise ModelLoadError(
+            f"{path.name} could not be read as an ONNX model: the data is corrupt or truncated "
+            "(it is not a valid ONNX protobuf).",
+            "not_protobuf",
+        ) from exc
+
+    if not model.HasField("graph"):
+        if foreign:
+            raise ModelLoadError(
+                f"{path.name} is not an ONNX model: it looks like {foreign}.", "foreign_format"
+            )
+        if _looks_like_tensor(data):
+            raise ModelLoadError(
+                f"{path.name} holds an ONNX tensor (like input_0.pb), not a model.", "not_a_model"
+            )
+        raise ModelLoadError(
+            f"{path.name} is not an ONNX model: it parsed, but holds no graph.", "not_a_model"
+        )
+    if model.ir_version <= 0:
+        raise ModelLoadError(
+            f"{path.name} is not a valid ONNX model: it has no IR version.", "not_a_model"
+        )
+    return model

@@ -1,0 +1,224 @@
+"""The model summary: everything the summary panel and ``edgestudio inspect`` show.
+
+Computed from the parsed protobuf and tensor metadata only: parameter counts and bytes come from
+dims and external-data lengths, so no weight is ever loaded.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import onnx
+
+from edgestudio.core.dtypes import dtype_bits, dtype_name
+from edgestudio.core.external_data import (
+    ExternalDataFile,
+    check_external_data,
+    external_refs,
+    iter_graph_tensors,
+)
+from edgestudio.core.model_io import load_model
+from edgestudio.core.opsets import (
+    DEFAULT_DOMAIN,
+    RUNTIME_DOMAINS,
+    iter_nodes,
+    max_onnx_opset,
+    min_opset_required,
+    normalise_domain,
+    unknown_operators,
+)
+from edgestudio.core.runtime_info import RuntimeInfo
+
+Dim = int | str | None  # a fixed size, a symbolic name, or unknown
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A graph input or output: name, element type and shape (None when the rank is unknown)."""
+
+    name: str
+    dtype: str
+    shape: list[Dim] | None
+
+    def shape_text(self) -> str:
+        """Return the shape as people write it: ``[batch, 1, 8, 8]``, ``?`` for unknown dims."""
+        if self.shape is None:
+            return "unknown rank"
+        return "[" + ", ".join("?" if d is None else str(d) for d in self.shape) + "]"
+
+
+@dataclass
+class ModelSummary:
+    """Headline facts about one model file."""
+
+    path: str
+    file_size: int
+    ir_version: int
+    opset_imports: dict[str, int]
+    producer_name: str
+    producer_version: str
+    graph_name: str
+    inputs: list[TensorSpec]
+    outputs: list[TensorSpec]
+    nodes: int
+    nodes_in_subgraphs: int
+    op_types: dict[str, int]
+    parameters: int
+    parameter_bytes: int
+    initializers: int
+    external_data: list[ExternalDataFile]
+    metadata: dict[str, str]
+    min_opset_required: int | None
+    max_onnx_opset: int
+    runtime_version: str | None = None
+    max_runtime_opset: int | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def default_opset(self) -> int | None:
+        """The model's opset for the standard (``ai.onnx``) domain."""
+        return self.opset_imports.get(DEFAULT_DOMAIN)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return a JSON-ready dict (the ``edgestudio inspect --json`` format)."""
+        data = asdict(self)
+        data["default_opset"] = self.default_opset
+        return data
+
+
+def _value_spec(value: onnx.ValueInfoProto) -> TensorSpec:
+    t = value.type
+    kind = t.WhichOneof("value")
+    if kind == "tensor_type" or kind == "sparse_tensor_type":
+        tensor = t.tensor_type if kind == "tensor_type" else t.sparse_tensor_type
+        shape: list[Dim] | None = None
+        if tensor.HasField("shape"):
+            shape = [
+                d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+                for d in tensor.shape.dim
+            ]
+        return TensorSpec(value.name, dtype_name(tensor.elem_type), shape)
+    if kind is None:
+        return TensorSpec(value.name, "unknown", None)
+    return TensorSpec(value.name, kind.replace("_type", ""), None)
+
+
+def _tensor_size(tensor: onnx.TensorProto) -> tuple[int, int]:
+    """Return (element count, bytes) of a tensor from its metadata alone."""
+    count = math.prod(tensor.dims) if tensor.dims else 1
+    ref = external_refs(tensor)
+    if ref is not None and ref.length is not None:
+        return count, ref.length
+    bits = dtype_bits(tensor.data_type)
+    if bits is None:  # strings: the stored bytes are the size
+        return count, sum(len(s) for s in tensor.string_data)
+    return count, (count * bits + 7) // 8
+
+
+def summarize_model(
+    model: onnx.ModelProto,
+    path: str | Path,
+    runtime: RuntimeInfo | None = None,
+) -> ModelSummary:
+    """Build the summary of an already-parsed model.
+
+    Parameters
+    ----------
+    model
+        The model as parsed by :func:`edgestudio.core.model_io.load_model`.
+    path
+        Where it was read from (for file size and external data).
+    runtime
+        The installed onnxruntime's facts, when known; enables the runtime opset check.
+
+    Raises
+    ------
+    ModelLoadError
+        When an external-data reference breaks our policy or its file is missing.
+    """
+    path = Path(path)
+    graph = model.graph
+    external = check_external_data(model, path.parent)
+    opsets = {normalise_domain(o.domain): int(o.version) for o in model.opset_import}
+    all_nodes = iter_nodes(graph)
+    op_counts = Counter(
+        n.op_type if normalise_domain(n.domain) == DEFAULT_DOMAIN else f"{n.domain}.{n.op_type}"
+        for n in all_nodes
+    )
+    params = bytes_total = count = 0
+    for tensor in iter_graph_tensors(graph):
+        n, b = _tensor_size(tensor)
+        params += n
+        bytes_total += b
+        count += 1
+    initializer_names = {t.name for t in graph.initializer}
+
+    summary = ModelSummary(
+        path=str(path),
+        file_size=path.stat().st_size,
+        ir_version=int(model.ir_version),
+        opset_imports=dict(sorted(opsets.items())),
+        producer_name=model.producer_name,
+        producer_version=model.producer_version,
+        graph_name=graph.name,
+        inputs=[_value_spec(v) for v in graph.input if v.name not in initializer_names],
+        outputs=[_value_spec(v) for v in graph.output],
+        nodes=len(graph.node),
+        nodes_in_subgraphs=len(all_nodes) - len(graph.node),
+        op_types=dict(op_counts.most_common()),
+        parameters=params,
+        parameter_bytes=bytes_total,
+        initializers=count,
+        external_data=external,
+        metadata={p.key: p.value for p in model.metadata_props},
+        min_opset_required=min_opset_required(model),
+        max_onnx_opset=max_onnx_opset(),
+        runtime_version=runtime.version if runtime else None,
+        max_runtime_opset=runtime.max_opset if runtime else None,
+    )
+    summary.problems = find_problems(summary, model)
+    return summary
+
+
+def find_problems(summary: ModelSummary, model: onnx.ModelProto) -> list[str]:
+    """Return what would stop this model from running, each as one sentence for the user."""
+    problems: list[str] = []
+    opset = summary.default_opset
+    nodes = iter_nodes(model.graph)
+    uses_default = any(normalise_domain(n.domain) == DEFAULT_DOMAIN for n in nodes)
+    if opset is None and uses_default:
+        problems.append("The model uses standard operators but declares no ai.onnx opset.")
+    if opset is not None and opset > summary.max_onnx_opset:
+        problems.append(
+            f"The model declares opset {opset}, but the installed onnx knows opsets up to "
+            f"{summary.max_onnx_opset}: it was made by a newer tool or is corrupt."
+        )
+    elif opset is not None and summary.max_runtime_opset and opset > summary.max_runtime_opset:
+        problems.append(
+            f"The model declares opset {opset}, but onnxruntime {summary.runtime_version} runs "
+            f"opsets up to {summary.max_runtime_opset}: it can be viewed but not run, quantized or "
+            "benchmarked until it is converted to a lower opset."
+        )
+    unknown_domains = sorted(d for d in summary.opset_imports if d not in RUNTIME_DOMAINS)
+    used_domains = {normalise_domain(n.domain) for n in nodes}
+    for domain in unknown_domains:
+        if domain in used_domains:
+            problems.append(
+                f"The model uses operators of domain '{domain}', which onnxruntime does not "
+                "implement (custom operators need their library registered)."
+            )
+    unknown = unknown_operators(model)
+    if unknown:
+        problems.append(
+            "Operators unknown to onnx in the standard domain: " + ", ".join(unknown) + "."
+        )
+    return problems
+
+
+def summarize_file(path: str | Path, runtime: RuntimeInfo | None = None) -> ModelSummary:
+    """Parse ``path`` (weights left on disk) and summarise it. Raises ModelLoadError."""
+    return summarize_model(load_model(path), path, runtime)

@@ -1,0 +1,279 @@
+"""The main window: menus, the document tabs, drag-and-drop and error dialogs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QIcon,
+    QKeySequence,
+)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QTabWidget,
+    QWidget,
+)
+
+from edgestudio import __version__
+from edgestudio.gui.document_view import DocumentView
+from edgestudio.gui.model_loader import LoadedModel, ModelLoader
+from edgestudio.gui.recent_files import RecentFiles
+
+MODEL_FILTER = "ONNX models (*.onnx *.ort *.pb);;All files (*)"
+
+
+class MainWindow(QMainWindow):
+    """EdgeStudio's top-level window. Several models can be open at once, one tab each."""
+
+    model_opened = Signal(object)  # DocumentView
+    model_failed = Signal(str, str)  # path, message
+    loads_settled = Signal()  # no load is pending any more
+
+    def __init__(self, settings: QSettings | None = None) -> None:
+        super().__init__()
+        self.setWindowTitle("EdgeStudio")
+        self.setAcceptDrops(True)
+        self.resize(1280, 820)
+        self.recent = RecentFiles(settings)
+        self.loader = ModelLoader(self)
+        self.loader.loaded.connect(self._on_loaded)
+        self.loader.failed.connect(self._on_failed)
+        self._pending: dict[str, DocumentView] = {}
+        self.dialogs: list[QMessageBox] = []  # open, non-modal message boxes (kept alive here)
+
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("documents")
+        self.tabs.setTabsClosable(True)
+        self.tabs.setMovable(True)
+        self.tabs.tabCloseRequested.connect(self.close_document)
+        self.welcome = QLabel(
+            "<h2>EdgeStudio</h2><p>Drop an <b>.onnx</b> file here, or press "
+            "<b>Ctrl+O</b> to open one.</p>"
+        )
+        self.welcome.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.welcome.setObjectName("welcome")
+        self._show_central()
+        self._build_menus()
+        self.statusBar().showMessage("Ready")
+
+    # ----- menus ---------------------------------------------------------------------------
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction(self._action("&Open…", QKeySequence.StandardKey.Open, self.open_dialog))
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self._fill_recent_menu()
+        file_menu.addAction(self._action(
+            "&Close", QKeySequence.StandardKey.Close,
+            lambda: self.close_document(self.tabs.currentIndex())))
+        file_menu.addSeparator()
+        file_menu.addAction(self._action("&Quit", QKeySequence.StandardKey.Quit, self.close))
+
+        view_menu = self.menuBar().addMenu("&View")
+        view_menu.addAction(self._action("Next model", QKeySequence("Ctrl+Tab"), self._next_tab))
+
+        help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addAction(self._action("&About EdgeStudio", None, self.show_about))
+
+    def _action(
+        self,
+        text: str,
+        shortcut: QKeySequence | QKeySequence.StandardKey | None,
+        slot: Callable[[], object],
+    ) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        return action
+
+    def _next_tab(self) -> None:
+        if self.tabs.count():
+            self.tabs.setCurrentIndex((self.tabs.currentIndex() + 1) % self.tabs.count())
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        paths = self.recent.paths()
+        for i, path in enumerate(paths):
+            action = self.recent_menu.addAction(f"&{(i + 1) % 10} {Path(path).name}")
+            action.setToolTip(path)
+            action.setStatusTip(path)
+            action.triggered.connect(lambda _=False, p=path: self.open_model(p))
+        if not paths:
+            self.recent_menu.addAction("(no recent files)").setEnabled(False)
+        else:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear list").triggered.connect(self.recent.clear)
+
+    # ----- opening ---------------------------------------------------------------------------
+    def open_dialog(self) -> None:
+        """Ask for model files and open them."""
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open model", "", MODEL_FILTER)
+        for path in paths:
+            self.open_model(path)
+
+    def open_model(self, path: str | Path) -> DocumentView:
+        """Open ``path`` in a new tab (or focus its tab if it is already open)."""
+        path = Path(path).absolute()
+        for i in range(self.tabs.count()):
+            doc = self.document(i)
+            if doc.path == path:
+                self.tabs.setCurrentIndex(i)
+                return doc
+        doc = DocumentView(path)
+        index = self.tabs.addTab(doc, path.name)
+        self.tabs.setTabToolTip(index, str(path))
+        self.tabs.setCurrentIndex(index)
+        self._show_central()
+        self._pending[str(path)] = doc
+        self.statusBar().showMessage(f"Opening {path}…")
+        self.loader.load(path)
+        return doc
+
+    def _on_loaded(self, loaded: LoadedModel) -> None:
+        doc = self._pending.pop(str(loaded.path), None)
+        if doc is None or self.tabs.indexOf(doc) < 0:  # closed while loading
+            self._maybe_settled()
+            return
+        doc.set_loaded(loaded)
+        self.recent.add(loaded.path)
+        s = loaded.summary
+        self.statusBar().showMessage(
+            f"{loaded.path.name}: {s.nodes:,} nodes, {s.parameters:,} parameters", 10_000
+        )
+        if s.problems:
+            self._message(
+                QMessageBox.Icon.Warning, "Model has problems",
+                f"{loaded.path.name} was opened, but:", "\n\n".join(s.problems),
+            )
+        self.model_opened.emit(doc)
+        self._maybe_settled()
+
+    def _on_failed(self, path: str, message: str, kind: str) -> None:
+        doc = self._pending.pop(path, None)
+        if doc is not None:
+            index = self.tabs.indexOf(doc)
+            if index >= 0:
+                self.tabs.removeTab(index)
+            doc.deleteLater()
+        if kind in ("missing", "not_a_file"):
+            self.recent.remove(path)
+        self._show_central()
+        self.statusBar().showMessage(f"Could not open {Path(path).name}", 10_000)
+        self._message(QMessageBox.Icon.Critical, "Cannot open model", message, path)
+        self.model_failed.emit(path, message)
+        self._maybe_settled()
+
+    def _maybe_settled(self) -> None:
+        if not self._pending:
+            self.loads_settled.emit()
+
+    @property
+    def loading(self) -> bool:
+        """True while any model is still being parsed."""
+        return bool(self._pending)
+
+    def _message(self, icon: QMessageBox.Icon, title: str, text: str, detail: str) -> QMessageBox:
+        # Non-modal so that loading other files (and tests) carry on while it is shown.
+        box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self)
+        box.setInformativeText(detail)
+        box.setWindowModality(Qt.WindowModality.NonModal)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.finished.connect(lambda _=0: self._forget_dialog(box))
+        self.dialogs.append(box)
+        box.open()
+        return box
+
+    def _forget_dialog(self, box: QMessageBox) -> None:
+        if box in self.dialogs:
+            self.dialogs.remove(box)
+
+    # ----- documents ---------------------------------------------------------------------------
+    def document(self, index: int) -> DocumentView:
+        """Return the document shown in tab ``index``."""
+        widget = self.tabs.widget(index)
+        assert isinstance(widget, DocumentView)
+        return widget
+
+    def documents(self) -> list[DocumentView]:
+        """Return every open document, in tab order."""
+        return [self.document(i) for i in range(self.tabs.count())]
+
+    def current_document(self) -> DocumentView | None:
+        """Return the document in the front tab, if any."""
+        widget = self.tabs.currentWidget()
+        return widget if isinstance(widget, DocumentView) else None
+
+    def close_document(self, index: int) -> None:
+        """Close the document in tab ``index``."""
+        if index < 0:
+            return
+        widget = self.tabs.widget(index)
+        self.tabs.removeTab(index)
+        if widget is not None:
+            self._pending = {k: v for k, v in self._pending.items() if v is not widget}
+            widget.deleteLater()
+        self._show_central()
+
+    def _show_central(self) -> None:
+        # The welcome text and the tabs swap places; takeCentralWidget keeps both alive.
+        want: QWidget = self.tabs if self.tabs.count() else self.welcome
+        if self.centralWidget() is not want:
+            if self.centralWidget() is not None:
+                self.takeCentralWidget()
+            self.setCentralWidget(want)
+
+    # ----- drag and drop ----------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        files = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        for path in files:
+            self.open_model(path)
+        if files:
+            event.acceptProposedAction()
+
+    # ----- misc ----------------------------------------------------------------------------
+    def show_about(self) -> None:
+        """Show the About box with library versions."""
+        from importlib import metadata
+
+        def version(dist: str) -> str:
+            try:
+                return metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                return "not installed"
+
+        import PySide6
+
+        rows = [("onnx", version("onnx")), ("onnxruntime", version("onnxruntime")),
+                ("PySide6", PySide6.__version__), ("pyqtgraph", version("pyqtgraph")),
+                ("torch", version("torch"))]
+        table = "".join(f"<tr><td>{n}</td><td>{v}</td></tr>" for n, v in rows)
+        QMessageBox.about(
+            self, "About EdgeStudio",
+            f"<h3>EdgeStudio {__version__}</h3><p>See, convert, quantize and benchmark ONNX "
+            f"models for edge devices.</p><table>{table}</table><p>EdgeStudio works offline and "
+            "sends nothing anywhere; onnxruntime's telemetry is switched off in every process.</p>",
+        )
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.loader.wait()
+        super().closeEvent(event)
+
+    def set_window_icon(self, icon: QIcon) -> None:
+        """Use ``icon`` for the window (and the taskbar)."""
+        self.setWindowIcon(icon)

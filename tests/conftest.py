@@ -1,0 +1,56 @@
+"""Shared fixtures: offscreen Qt, isolated settings, test-built models, onnx's conformance suite."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+
+from tests import models
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "resources" / "samples" / "digits_cnn.onnx"
+
+
+@pytest.fixture
+def sample_model() -> Path:
+    """The bundled digits CNN."""
+    return SAMPLE
+
+
+@pytest.fixture
+def conv_model(tmp_path: Path) -> Path:
+    """A small Conv/Relu/Gemm model saved in a temp folder."""
+    return models.save(models.conv_relu_gemm(), tmp_path / "conv.onnx")
+
+
+@pytest.fixture(scope="session")
+def node_suite_models(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """onnx's backend node test models, regenerated offline (~1,900 tiny models, ~7 s)."""
+    from tests.onnx_suite import write_node_suite
+
+    return write_node_suite(tmp_path_factory.mktemp("onnx_suite"))
+
+
+@pytest.fixture(scope="session")
+def light_zoo_models() -> list[Path]:
+    """The nine model-zoo architectures (AlexNet … DenseNet121) shipped in the onnx wheel."""
+    import onnx
+
+    root = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+    return sorted(root.glob("*.onnx"))
+
+
+@pytest.fixture
+def isolated_settings(tmp_path: Path) -> Iterator[object]:
+    """A QSettings backed by a temp ini file, so tests never touch the user's settings."""
+    from PySide6.QtCore import QSettings
+
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    yield settings
+    settings.sync()

@@ -1,0 +1,26 @@
+"""GUI fixtures: a main window with isolated settings that waits for its loads on teardown."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from edgestudio.gui.main_window import MainWindow
+
+
+@pytest.fixture
+def window(qtbot, isolated_settings) -> Iterator[MainWindow]:  # type: ignore[no-untyped-def]
+    win = MainWindow(settings=isolated_settings)
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.loader.wait()
+    for box in list(win.dialogs):
+        box.close()
+
+
+def open_and_wait(qtbot, window: MainWindow, path) -> None:  # type: ignore[no-untyped-def]
+    """Open ``path`` and block until the load finished (opened or failed)."""
+    with qtbot.waitSignal(window.loads_settled, timeout=30_000):
+        window.open_model(path)

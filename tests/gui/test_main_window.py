@@ -1,0 +1,185 @@
+"""The main window: opening by every route, several documents, errors that keep the app alive."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QImage
+from PySide6.QtWidgets import QMessageBox, QTableWidget
+
+from edgestudio.core.summary import summarize_file
+from edgestudio.gui.main_window import MainWindow
+from tests import models
+from tests.gui.conftest import open_and_wait
+
+
+def test_window_starts_with_welcome(window: MainWindow) -> None:
+    assert window.isVisible()
+    assert window.centralWidget() is window.welcome
+    assert window.tabs.count() == 0
+
+
+def test_open_shows_summary_with_the_right_numbers(
+    qtbot, window: MainWindow, conv_model: Path
+) -> None:
+    open_and_wait(qtbot, window, conv_model)
+    doc = window.current_document()
+    assert doc is not None and doc.is_loaded
+    facts = {k: label.text() for k, label in doc.summary_panel.fact_labels.items()}
+    assert facts["Nodes"] == "4"
+    assert facts["Parameters"].startswith("2,682")
+    assert facts["IR version"] == "8"
+    assert facts["Opset imports"] == "ai.onnx 17"
+    assert facts["Producer"] == "tests 1.0"
+    assert facts["Graph name"] == "conv_relu_gemm"
+    assert facts["Operators need opset"] == "≥ 1"
+    assert facts["Runtime supports opset"].startswith("≤ ")
+    assert doc.summary_panel.histogram.counts == {"Conv": 1, "Relu": 1, "Flatten": 1, "Gemm": 1}
+    table = doc.summary_panel.findChild(QTableWidget, "inputs_table")
+    assert [table.item(0, c).text() for c in range(3)] == ["x", "float32", "[batch, 3, 8, 8]"]
+    meta = doc.summary_panel.findChild(QTableWidget, "metadata_table")
+    assert {meta.item(r, 0).text() for r in range(meta.rowCount())} == {"author", "task"}
+    assert window.centralWidget() is window.tabs
+
+
+def test_several_models_open_in_tabs(qtbot, window: MainWindow, conv_model: Path,
+                                     sample_model: Path) -> None:
+    open_and_wait(qtbot, window, conv_model)
+    open_and_wait(qtbot, window, sample_model)
+    assert [d.path.name for d in window.documents()] == ["conv.onnx", "digits_cnn.onnx"]
+    # opening an already-open file focuses its tab instead of duplicating it
+    window.open_model(conv_model)
+    assert window.tabs.count() == 2 and window.tabs.currentIndex() == 0
+    window.close_document(0)
+    assert [d.path.name for d in window.documents()] == ["digits_cnn.onnx"]
+
+
+def _drop(window: MainWindow, path: Path) -> tuple[QDragEnterEvent, QDropEvent]:
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime,
+                            Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    window.dragEnterEvent(enter)
+    drop = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime,
+                      Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(drop)
+    return enter, drop
+
+
+def test_drop_opens_the_file(qtbot, window: MainWindow, conv_model: Path) -> None:
+    with qtbot.waitSignal(window.loads_settled, timeout=30_000):
+        enter, drop = _drop(window, conv_model)
+    assert enter.isAccepted()
+    assert drop.isAccepted()
+    assert window.documents()[0].path == conv_model
+    assert window.documents()[0].is_loaded
+
+
+def test_drag_of_non_files_is_refused(window: MainWindow) -> None:
+    mime = QMimeData()
+    mime.setText("not a file")
+    enter = QDragEnterEvent(QPoint(5, 5), Qt.DropAction.CopyAction, mime,
+                            Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    window.dragEnterEvent(enter)
+    assert not enter.isAccepted()
+
+
+def _bad_file(tmp: Path, case: str) -> tuple[Path, str]:
+    if case == "empty":
+        (tmp / "e.onnx").write_bytes(b"")
+        return tmp / "e.onnx", "empty (0 bytes)"
+    if case == "not_protobuf":
+        (tmp / "r.onnx").write_bytes(bytes(range(256)) * 4)
+        return tmp / "r.onnx", "corrupt or truncated"
+    if case == "truncated":
+        good = models.save(models.conv_relu_gemm(), tmp / "g.onnx")
+        (tmp / "t.onnx").write_bytes(good.read_bytes()[:2500])
+        return tmp / "t.onnx", "corrupt or truncated"
+    if case == "not_a_model":
+        (tmp / "n.onnx").write_text("name,value\n1,2\n")
+        return tmp / "n.onnx", "not an ONNX model"
+    if case == "missing_external":
+        path = models.external_weights(tmp)
+        (tmp / "weights.bin").unlink()
+        return path, "weights.bin' is missing"
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize(
+    "case", ["empty", "not_protobuf", "truncated", "not_a_model", "missing_external"]
+)
+def test_bad_file_shows_error_and_keeps_other_models(qtbot, window: MainWindow, tmp_path: Path,
+                                                      conv_model: Path, case: str) -> None:
+    open_and_wait(qtbot, window, conv_model)
+    bad, words = _bad_file(tmp_path, case)
+    with qtbot.waitSignal(window.model_failed, timeout=30_000) as failed:
+        window.open_model(bad)
+    assert words in failed.args[1]
+    assert len(window.dialogs) == 1
+    box = window.dialogs[0]
+    assert box.icon() == QMessageBox.Icon.Critical and box.isVisible()
+    assert words in box.text()
+    assert [d.path for d in window.documents()] == [conv_model]
+    assert window.documents()[0].is_loaded
+    assert window.isVisible()
+
+
+def test_opset_unknown_to_runtime_opens_with_a_warning(qtbot, window: MainWindow,
+                                                       tmp_path: Path) -> None:
+    path = models.save(models.relu_only(opset=99), tmp_path / "future.onnx")
+    open_and_wait(qtbot, window, path)
+    assert window.documents()[0].is_loaded
+    box = window.dialogs[-1]
+    assert box.icon() == QMessageBox.Icon.Warning
+    assert "opset 99" in box.informativeText()
+    panel = window.documents()[0].summary_panel
+    assert panel.problems_label.isVisibleTo(panel) and "opset 99" in panel.problems_label.text()
+
+
+def test_recent_files_menu_reopens(qtbot, window: MainWindow, conv_model: Path) -> None:
+    open_and_wait(qtbot, window, conv_model)
+    assert window.recent.paths() == [str(conv_model.resolve())]
+    window.close_document(0)
+    window._fill_recent_menu()
+    actions = [a for a in window.recent_menu.actions() if a.toolTip() == str(conv_model.resolve())]
+    assert len(actions) == 1
+    with qtbot.waitSignal(window.loads_settled, timeout=30_000):
+        actions[0].trigger()
+    assert window.documents()[0].path == conv_model.resolve()
+
+
+def test_open_shortcut_is_ctrl_o(window: MainWindow) -> None:
+    shortcuts = {a.text(): a.shortcut().toString() for a in window.findChildren(QAction)}
+    assert shortcuts["&Open…"] == "Ctrl+O"
+
+
+def test_summary_panel_renders_for_node_suite_sample(qtbot, window: MainWindow,
+                                                     node_suite_models: list[Path]) -> None:
+    from edgestudio.gui.summary_panel import SummaryPanel
+
+    for path in node_suite_models[::25]:  # every 25th: ~75 varied models
+        panel = SummaryPanel(summarize_file(path))
+        qtbot.addWidget(panel)
+        assert panel.grab().width() > 0
+
+
+def test_screenshot_command_writes_a_png(tmp_path: Path, sample_model: Path) -> None:
+    out = tmp_path / "shot.png"
+    proc = subprocess.run(
+        [sys.executable, "-m", "edgestudio", str(sample_model), "--screenshot", str(out)],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen",
+             "XDG_CONFIG_HOME": str(tmp_path)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    image = QImage(str(out))
+    assert image.width() >= 800 and image.height() >= 600
+    # not blank: many distinct colours are drawn
+    colours = {image.pixel(x, y) for x in range(0, image.width(), 17)
+               for y in range(0, image.height(), 17)}
+    assert len(colours) > 10
