@@ -1,0 +1,1 @@
+"""Process isolation for jobs: protocol, worker (child main) and runner (parent side)."""

@@ -1,0 +1,216 @@
+"""Typed, serialisable job recipes: what the GUI's forms edit and the CLI parses.
+
+A recipe is plain data; :func:`recipe_from_dict` rebuilds it in the worker. Each recipe knows the
+``edgestudio`` command line that runs the same job (``to_command``), which the Jobs panel offers
+as "Copy equivalent command".
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Numeric agreement required between a result and its original (``np.allclose``)."""
+
+    atol: float = 1e-4
+    rtol: float = 1e-3
+
+
+@dataclass(frozen=True)
+class DimChange:
+    """Make axis ``axis`` of graph input/output ``tensor`` symbolic (str) or fixed (int)."""
+
+    tensor: str
+    axis: int
+    value: int | str
+
+    def to_cli(self) -> str:
+        """Return the ``--dynamic``/``--static`` argument form of this change."""
+        return f"{self.tensor}:{self.axis}={self.value}"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Base of every job recipe. ``output`` is where the result goes (None: no file)."""
+
+    kind: ClassVar[str] = ""
+    output: str | None = None
+    overwrite: bool = False
+
+    def title(self) -> str:
+        """A short label for the Jobs panel."""
+        return self.kind
+
+    def input_paths(self) -> list[str]:
+        """Files the job reads (they are never written)."""
+        return []
+
+    def to_command(self) -> list[str]:
+        """Return the ``edgestudio …`` argv that runs the same job."""
+        return ["edgestudio", self.kind]
+
+    def command_line(self) -> str:
+        """Return :meth:`to_command` as one shell-quoted line."""
+        return shlex.join(self.to_command())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict including the ``kind``."""
+        return {"kind": self.kind, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class ConvertRecipe(Recipe):
+    """Convert a model's opset and/or input/output dims, then check it against the original."""
+
+    kind: ClassVar[str] = "convert"
+    model: str = ""
+    opset: int | None = None
+    dims: tuple[DimChange, ...] = ()
+    tolerance: Tolerance = field(default_factory=Tolerance)
+
+    def title(self) -> str:
+        """Describe the conversion in a few words."""
+        parts = []
+        if self.opset is not None:
+            parts.append(f"opset {self.opset}")
+        if self.dims:
+            parts.append(f"{len(self.dims)} dim change{'s' if len(self.dims) > 1 else ''}")
+        return "Convert: " + (", ".join(parts) or "re-save")
+
+    def input_paths(self) -> list[str]:
+        """The source model."""
+        return [self.model]
+
+    def to_command(self) -> list[str]:
+        """``edgestudio convert MODEL -o OUT [--opset N] [--dynamic …] [--static …]``."""
+        cmd = ["edgestudio", "convert", self.model, "-o", str(self.output)]
+        if self.opset is not None:
+            cmd += ["--opset", str(self.opset)]
+        for d in self.dims:
+            cmd += ["--dynamic" if isinstance(d.value, str) else "--static", d.to_cli()]
+        cmd += _tolerance_args(self.tolerance)
+        if self.overwrite:
+            cmd.append("--overwrite")
+        return cmd
+
+
+@dataclass(frozen=True)
+class TorchInput:
+    """One example input of a PyTorch model: name, shape and dtype."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str = "float32"
+
+    def to_cli(self) -> str:
+        """``NAME=DIMxDIM[:DTYPE]``."""
+        text = f"{self.name}={'x'.join(str(d) for d in self.shape)}"
+        return text if self.dtype == "float32" else f"{text}:{self.dtype}"
+
+
+@dataclass(frozen=True)
+class ExportRecipe(Recipe):
+    """Export a PyTorch ExportedProgram (.pt2) or TorchScript (.pt) file to ONNX."""
+
+    kind: ClassVar[str] = "export"
+    model: str = ""
+    inputs: tuple[TorchInput, ...] = ()
+    output_names: tuple[str, ...] = ()
+    opset: int = 18
+    dynamic: tuple[DimChange, ...] = ()
+    exporter: str = "dynamo"  # or "legacy" (TorchScript-based)
+    tolerance: Tolerance = field(default_factory=Tolerance)
+
+    def title(self) -> str:
+        """Describe the export."""
+        return f"Export from PyTorch ({self.exporter}, opset {self.opset})"
+
+    def input_paths(self) -> list[str]:
+        """The PyTorch file."""
+        return [self.model]
+
+    def to_command(self) -> list[str]:
+        """``edgestudio export MODEL -o OUT --input … [--output …] [--dynamic …]``."""
+        cmd = ["edgestudio", "export", self.model, "-o", str(self.output)]
+        for i in self.inputs:
+            cmd += ["--input", i.to_cli()]
+        for name in self.output_names:
+            cmd += ["--output", name]
+        cmd += ["--opset", str(self.opset)]
+        for d in self.dynamic:
+            cmd += ["--dynamic", d.to_cli()]
+        if self.exporter != "dynamo":
+            cmd += ["--exporter", self.exporter]
+        cmd += _tolerance_args(self.tolerance)
+        if self.overwrite:
+            cmd.append("--overwrite")
+        return cmd
+
+
+@dataclass(frozen=True)
+class DiagnosticRecipe(Recipe):
+    """A purpose-made job that exercises the job system (``edgestudio selftest``).
+
+    ``action``: ``succeed`` (writes ``output``), ``fail`` (raises), ``crash`` (segfaults),
+    ``hang`` (sleeps forever), ``spin`` (burns CPU for ``seconds``), ``partial`` (writes half an
+    output, then crashes).
+    """
+
+    kind: ClassVar[str] = "selftest"
+    action: str = "succeed"
+    seconds: float = 1.0
+
+    def title(self) -> str:
+        """Name the action."""
+        return f"Self-test: {self.action}"
+
+    def to_command(self) -> list[str]:
+        """``edgestudio selftest ACTION [--seconds S] [-o OUT]``."""
+        cmd = ["edgestudio", "selftest", self.action, "--seconds", str(self.seconds)]
+        if self.output:
+            cmd += ["-o", self.output]
+        return cmd
+
+
+def _tolerance_args(tol: Tolerance) -> list[str]:
+    default = Tolerance()
+    args = []
+    if tol.atol != default.atol:
+        args += ["--atol", repr(tol.atol)]
+    if tol.rtol != default.rtol:
+        args += ["--rtol", repr(tol.rtol)]
+    return args
+
+
+RECIPE_TYPES: dict[str, type[Recipe]] = {
+    cls.kind: cls for cls in (ConvertRecipe, ExportRecipe, DiagnosticRecipe)
+}
+
+
+def register_recipe(cls: type[Recipe]) -> type[Recipe]:
+    """Add a recipe class to :data:`RECIPE_TYPES` (used as a class decorator by later recipes)."""
+    RECIPE_TYPES[cls.kind] = cls
+    return cls
+
+
+def recipe_from_dict(data: dict[str, Any]) -> Recipe:
+    """Rebuild a recipe from :meth:`Recipe.to_dict` output."""
+    data = dict(data)
+    cls = RECIPE_TYPES[data.pop("kind")]
+    if "tolerance" in data and isinstance(data["tolerance"], dict):
+        data["tolerance"] = Tolerance(**data["tolerance"])
+    for key in ("dims", "dynamic"):
+        if key in data:
+            data[key] = tuple(DimChange(**d) for d in data[key])
+    if "inputs" in data and cls is ExportRecipe:
+        data["inputs"] = tuple(
+            TorchInput(i["name"], tuple(i["shape"]), i.get("dtype", "float32"))
+            for i in data["inputs"]
+        )
+    if "output_names" in data:
+        data["output_names"] = tuple(data["output_names"])
+    return cls(**data)

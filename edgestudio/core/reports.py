@@ -1,0 +1,117 @@
+"""Typed job results: what a job produced and how it compares with the original."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """Agreement of one output between the original and the result, on one input set."""
+
+    name: str
+    max_abs_err: float
+    max_rel_err: float
+    allclose: bool
+    shape: list[int]
+
+
+@dataclass
+class CheckCase:
+    """One comparison run: a label for the inputs (``batch=3``) and the per-output figures."""
+
+    label: str
+    outputs: list[OutputCheck] = field(default_factory=list)
+    error: str | None = None  # set when the result could not even run on these inputs
+
+    @property
+    def passed(self) -> bool:
+        """True when the result ran and every output was within tolerance."""
+        return self.error is None and all(o.allclose for o in self.outputs)
+
+
+@dataclass
+class EquivalenceCheck:
+    """``onnx.checker`` + an onnxruntime session + numeric agreement with the original."""
+
+    atol: float
+    rtol: float
+    checker_ok: bool = False
+    checker_message: str = ""
+    session_ok: bool = False
+    session_message: str = ""
+    cases: list[CheckCase] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """True only when every part of the check passed."""
+        return (self.checker_ok and self.session_ok and bool(self.cases)
+                and all(c.passed for c in self.cases))
+
+    def verdict(self) -> str:
+        """One phrase for the user: ``"equivalent"`` or what went wrong."""
+        if not self.checker_ok:
+            return "invalid model (onnx checker)"
+        if not self.session_ok:
+            return "onnxruntime cannot load it"
+        if not self.passed:
+            return "converted, not equivalent"
+        return "equivalent"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form, with ``passed`` and ``verdict`` included."""
+        data = asdict(self)
+        data["passed"] = self.passed
+        data["verdict"] = self.verdict()
+        for case, obj in zip(data["cases"], self.cases, strict=True):
+            case["passed"] = obj.passed
+        return data
+
+
+@dataclass
+class JobReport:
+    """The result of one job: files written (names inside the staging folder), check, warnings."""
+
+    kind: str
+    files: list[str] = field(default_factory=list)
+    output: str | None = None  # final path of the main output, filled in by the runner
+    check: EquivalenceCheck | None = None
+    warnings: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """True when there was no check or the check passed."""
+        return self.check is None or self.check.passed
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (the CLI's ``--json`` report)."""
+        return {
+            "kind": self.kind,
+            "output": self.output,
+            "files": list(self.files),
+            "passed": self.passed,
+            "check": self.check.to_dict() if self.check else None,
+            "warnings": list(self.warnings),
+            "details": self.details,
+        }
+
+
+def report_from_dict(data: dict[str, Any]) -> JobReport:
+    """Rebuild a :class:`JobReport` from :meth:`JobReport.to_dict` output."""
+    check = None
+    if data.get("check"):
+        c = dict(data["check"])
+        cases = [
+            CheckCase(label=k["label"], error=k.get("error"),
+                      outputs=[OutputCheck(**o) for o in k["outputs"]])
+            for k in c.pop("cases")
+        ]
+        c.pop("passed", None)
+        c.pop("verdict", None)
+        check = EquivalenceCheck(cases=cases, **c)
+    return JobReport(
+        kind=data["kind"], files=list(data.get("files", [])), output=data.get("output"),
+        check=check, warnings=list(data.get("warnings", [])), details=dict(data.get("details", {})),
+    )

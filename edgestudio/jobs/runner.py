@@ -1,0 +1,353 @@
+"""The parent side of a job: spawn the worker, read its messages, cancel, classify the outcome.
+
+Nothing here blocks for long: :meth:`Job.poll` reads whatever the worker has sent, so the GUI calls
+it from a timer and the CLI from a loop. Outputs are written by the worker into a staging folder
+next to the target and moved into place only when the job succeeded; any other outcome deletes
+the staging folder, so no half-written file is ever left behind.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.paths import child_env
+from edgestudio.core.recipes import Recipe
+from edgestudio.core.reports import JobReport, report_from_dict
+from edgestudio.jobs import protocol
+
+STDERR_TAIL_BYTES = 4000
+KILL_GRACE_S = 2.0
+
+
+class JobState(enum.Enum):
+    """Where a job is in its life; the last five are final."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CRASHED = "crashed"
+    TIMED_OUT = "timed out"
+    CANCELLED = "cancelled"
+
+    @property
+    def is_final(self) -> bool:
+        """True once the job has ended."""
+        return self not in (JobState.QUEUED, JobState.RUNNING)
+
+
+class OutputError(EdgeStudioError):
+    """The output path is unusable: it exists, is the input, or its folder is not writable."""
+
+
+def check_output(recipe: Recipe) -> Path | None:
+    """Validate ``recipe.output`` before the job starts; return it as an absolute path.
+
+    Raises
+    ------
+    OutputError
+        When the output would replace an input, exists without ``overwrite``, or its folder is
+        missing or not writable.
+    """
+    if not recipe.output:
+        return None
+    out = Path(recipe.output).absolute()
+    for src in recipe.input_paths():
+        if src and os.path.realpath(src) == os.path.realpath(out):
+            raise OutputError(f"The output {out.name} is the input model: EdgeStudio never "
+                              "overwrites its input. Choose another file name.")
+    if out.is_dir():
+        raise OutputError(f"The output {out} is a folder; give a file name.")
+    if out.exists() and not recipe.overwrite:
+        raise OutputError(f"{out} already exists. Choose another name or allow overwriting "
+                          "(--overwrite).")
+    if not out.parent.is_dir():
+        raise OutputError(f"The output folder {out.parent} does not exist.")
+    if not os.access(out.parent, os.W_OK):
+        raise OutputError(f"The output folder {out.parent} is not writable.")
+    return out
+
+
+def worker_command(spec: Path, fd: int) -> list[str]:
+    """The argv that starts a worker: ourselves with ``--job-worker`` when frozen, else Python."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, "--job-worker", str(spec), "--fd", str(fd)]
+    return [sys.executable, "-X", "faulthandler", "-m", "edgestudio.jobs.worker", str(spec),
+            "--fd", str(fd)]
+
+
+class Job:
+    """One recipe running (or to be run) in a worker process.
+
+    Parameters
+    ----------
+    recipe
+        What to do.
+    timeout
+        Seconds after which the worker is stopped and the job ends as ``TIMED_OUT``.
+    """
+
+    def __init__(self, recipe: Recipe, timeout: float | None = None) -> None:
+        self.recipe = recipe
+        self.timeout = timeout
+        self.id = uuid.uuid4().hex[:8]
+        self.state = JobState.QUEUED
+        self.stage = "queued"
+        self.fraction: float | None = None
+        self.log: list[str] = []
+        self.warnings: list[str] = []
+        self.report: JobReport | None = None
+        self.error: str | None = None
+        self.error_type: str | None = None
+        self.stderr_tail = ""
+        self.output: Path | None = None
+        self.started_at: float | None = None
+        self.finished_at: float | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._read_fd = -1
+        self._buffer = b""
+        self._tmp: Path | None = None
+        self._staging: Path | None = None
+        self._stderr_path: Path | None = None
+        self._cancel_requested = False
+        self._timed_out = False
+        self._error_msg: dict[str, object] | None = None
+
+    # ----- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Check the output and spawn the worker. Raises OutputError for an unusable output."""
+        self.output = check_output(self.recipe)
+        self._tmp = Path(tempfile.mkdtemp(prefix="edgestudio-job-"))
+        if self.output is not None:
+            self._staging = Path(tempfile.mkdtemp(
+                prefix=f".{self.output.name}.edgestudio-", suffix=".tmp", dir=self.output.parent))
+        else:
+            self._staging = self._tmp / "staging"
+            self._staging.mkdir()
+        spec = self._tmp / "spec.json"
+        spec.write_text(json.dumps({"recipe": self.recipe.to_dict(),
+                                    "staging": str(self._staging)}))
+        self._stderr_path = self._tmp / "stderr.txt"
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(read_fd, False)
+        with open(self._stderr_path, "wb") as err:
+            self._proc = subprocess.Popen(
+                worker_command(spec, write_fd), stdin=subprocess.DEVNULL, stdout=err, stderr=err,
+                pass_fds=(write_fd,), env=child_env(), start_new_session=True,
+            )
+        os.close(write_fd)
+        self._read_fd = read_fd
+        self.state = JobState.RUNNING
+        self.stage = "starting"
+        self.started_at = time.monotonic()
+
+    def cancel(self) -> None:
+        """Stop the job: terminate the worker, kill it if it does not go within 2 s."""
+        if self.state is JobState.QUEUED:
+            self._cancel_requested = True
+            self._finish(JobState.CANCELLED)
+        elif self.state is JobState.RUNNING:
+            self._cancel_requested = True
+            self._stop_worker()
+
+    def poll(self, timeout: float = 0.0) -> bool:
+        """Read what the worker sent (waiting up to ``timeout`` s); return True if anything changed.
+
+        Finishes the job when the worker has exited.
+        """
+        if self.state is not JobState.RUNNING or self._proc is None:
+            return False
+        changed = self._read_messages(timeout)
+        if self.timeout is not None and self.elapsed > self.timeout and self._proc.poll() is None:
+            self._timed_out = True
+            self._stop_worker()
+        if self._proc.poll() is not None:
+            self._read_messages(0.0)
+            self._conclude()
+            return True
+        return changed
+
+    def wait(self, timeout: float | None = None,
+             on_update: Callable[[Job], None] | None = None) -> JobState:
+        """Poll until the job ends (or ``timeout`` s pass); return its state."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.state.is_final:
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            if self.poll(0.1) and on_update is not None:
+                on_update(self)
+        return self.state
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the worker started (frozen once the job ends)."""
+        if self.started_at is None:
+            return 0.0
+        end = self.finished_at if self.finished_at is not None else time.monotonic()
+        return end - self.started_at
+
+    @property
+    def pid(self) -> int | None:
+        """The worker's process id while it runs."""
+        return self._proc.pid if self._proc is not None else None
+
+    # ----- internals ----------------------------------------------------------------------------
+    def _stop_worker(self) -> None:
+        assert self._proc is not None
+        if self._proc.poll() is not None:
+            return
+        try:
+            os.killpg(self._proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            self._proc.wait(KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(self._proc.pid, signal.SIGKILL)
+            self._proc.wait()
+
+    def _read_messages(self, timeout: float) -> bool:
+        if self._read_fd < 0:
+            return False
+        ready, _, _ = select.select([self._read_fd], [], [], timeout)
+        if not ready:
+            return False
+        changed = False
+        while True:
+            try:
+                chunk = os.read(self._read_fd, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                os.close(self._read_fd)
+                self._read_fd = -1
+                break
+            self._buffer += chunk
+        *lines, self._buffer = self._buffer.split(b"\n")
+        for line in lines:
+            msg = protocol.decode(line)
+            if msg is not None:
+                self._handle(msg)
+                changed = True
+        return changed
+
+    def _handle(self, msg: dict[str, object]) -> None:
+        kind = msg["type"]
+        if kind == "stage":
+            self.stage = str(msg["name"])
+            self.log.append(f"▸ {self.stage}")
+            if msg.get("fraction") is not None:
+                self.fraction = float(msg["fraction"])  # type: ignore[arg-type]
+        elif kind == "progress":
+            self.fraction = float(msg["fraction"])  # type: ignore[arg-type]
+        elif kind == "log":
+            self.log.append(str(msg["text"]))
+        elif kind == "warning":
+            self.warnings.append(str(msg["text"]))
+            self.log.append(f"warning: {msg['text']}")
+        elif kind == "result":
+            report = msg["report"]
+            assert isinstance(report, dict)
+            self.report = report_from_dict(report)
+        elif kind == "error":
+            self._error_msg = msg
+
+    def _conclude(self) -> None:
+        assert self._proc is not None
+        code = self._proc.returncode
+        self.stderr_tail = self._read_stderr_tail()
+        if self._cancel_requested:
+            self._finish(JobState.CANCELLED)
+        elif self._timed_out:
+            self.error = f"The job ran longer than its {self.timeout:g} s limit and was stopped."
+            self._finish(JobState.TIMED_OUT)
+        elif self._error_msg is not None:
+            self.error = str(self._error_msg.get("message"))
+            self.error_type = str(self._error_msg.get("error_type"))
+            self.log.append(str(self._error_msg.get("traceback", "")))
+            self._finish(JobState.FAILED)
+        elif code == 0 and self.report is not None:
+            self._publish_outputs()
+        else:
+            self.error = self._crash_description(code)
+            self._finish(JobState.CRASHED)
+
+    def _crash_description(self, code: int) -> str:
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            hint = " (out of memory, or killed from outside?)" if name == "SIGKILL" else ""
+            return f"The worker process crashed with {name}{hint}."
+        return f"The worker process exited with code {code} without a result."
+
+    def _publish_outputs(self) -> None:
+        assert self.report is not None and self._staging is not None
+        try:
+            if self.output is not None:
+                main, *extra = self.report.files or [""]
+                if not main:
+                    raise OutputError("The job succeeded but wrote no output file.")
+                for name in extra:  # companions first (external data), the model last
+                    os.replace(self._staging / name, self.output.parent / name)
+                os.replace(self._staging / main, self.output)
+                self.report.output = str(self.output)
+        except OSError as exc:
+            self.error = f"Could not move the result into place: {exc.strerror or exc}."
+            self._finish(JobState.FAILED)
+            return
+        except OutputError as exc:
+            self.error = str(exc)
+            self._finish(JobState.FAILED)
+            return
+        self._finish(JobState.SUCCEEDED)
+
+    def _read_stderr_tail(self) -> str:
+        if self._stderr_path is None or not self._stderr_path.exists():
+            return ""
+        with open(self._stderr_path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - STDERR_TAIL_BYTES))
+            return f.read().decode("utf-8", "replace")
+
+    def _finish(self, state: JobState) -> None:
+        self.state = state
+        self.stage = state.value
+        self.finished_at = time.monotonic()
+        if self._read_fd >= 0:
+            os.close(self._read_fd)
+            self._read_fd = -1
+        for folder in (self._staging, self._tmp):
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_job(recipe: Recipe, timeout: float | None = None,
+            on_update: Callable[[Job], None] | None = None) -> Job:
+    """Run ``recipe`` to the end in a worker and return the finished job.
+
+    A KeyboardInterrupt cancels the worker (no partial output remains) and is re-raised.
+    """
+    job = Job(recipe, timeout=timeout)
+    job.start()
+    try:
+        job.wait(on_update=on_update)
+    except KeyboardInterrupt:
+        job.cancel()
+        job.poll(1.0)
+        raise
+    return job

@@ -1,0 +1,91 @@
+"""The job worker: a child process that runs one recipe and reports over the protocol pipe.
+
+Started as ``python -X faulthandler -m edgestudio.jobs.worker SPEC --fd N`` (or, in a frozen app,
+``edgestudio --job-worker SPEC --fd N``). SPEC is a JSON file with the recipe and the staging
+folder; N is the write end of the protocol pipe. A native crash kills only this process: the
+parent classifies it from the exit status and our stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import BinaryIO
+
+import edgestudio  # noqa: F401  (telemetry off before any onnxruntime import)
+from edgestudio.jobs import protocol
+
+
+class PipeReporter:
+    """A :class:`~edgestudio.core.progress.Reporter` that writes protocol messages."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+
+    def _send(self, msg_type: str, **fields: object) -> None:
+        self._stream.write(protocol.encode(msg_type, **fields))
+        self._stream.flush()
+
+    def stage(self, name: str, fraction: float | None = None) -> None:
+        """Send a stage message."""
+        self._send("stage", name=name, fraction=fraction)
+
+    def progress(self, fraction: float) -> None:
+        """Send a progress message."""
+        self._send("progress", fraction=max(0.0, min(1.0, fraction)))
+
+    def log(self, text: str) -> None:
+        """Send a log line."""
+        self._send("log", text=text)
+
+    def warn(self, text: str) -> None:
+        """Send a warning."""
+        self._send("warning", text=text)
+
+    def check_cancelled(self) -> None:
+        """Cancellation terminates the worker process, so there is nothing to poll here."""
+
+    def result(self, report: dict[str, object]) -> None:
+        """Send the final report."""
+        self._send("result", report=report)
+
+    def error(self, exc: BaseException) -> None:
+        """Send the exception that ended the job."""
+        self._send("error", error_type=type(exc).__name__, message=str(exc) or type(exc).__name__,
+                   traceback="".join(traceback.format_exception(exc)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the job described by the spec file; exit 0 on success, 1 when it raised."""
+    parser = argparse.ArgumentParser(prog="edgestudio-worker")
+    parser.add_argument("spec")
+    parser.add_argument("--fd", type=int, required=True)
+    args = parser.parse_args(argv)
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+    os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"] = "1"
+    import faulthandler
+
+    faulthandler.enable()
+    with os.fdopen(args.fd, "wb", buffering=0) as stream:
+        reporter = PipeReporter(stream)
+        try:
+            spec = json.loads(Path(args.spec).read_text())
+            from edgestudio.core.recipes import recipe_from_dict
+            from edgestudio.jobs.registry import resolve_operation
+
+            recipe = recipe_from_dict(spec["recipe"])
+            operation = resolve_operation(recipe.kind)
+            report = operation(recipe, reporter, Path(spec["staging"]))
+            reporter.result(report.to_dict())
+        except BaseException as exc:  # report everything, including SystemExit from libraries
+            reporter.error(exc)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
