@@ -83,3 +83,41 @@ def external_weights(folder: Path, name: str = "ext.onnx") -> Path:
     onnx.save(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
               location="weights.bin", size_threshold=0)
     return path
+
+
+def fixed_batch_reshape() -> onnx.ModelProto:
+    """x[1,3,4] -> Reshape(shape=[1,12] baked in) -> Relu -> y[1,12]."""
+    shape = numpy_helper.from_array(np.array([1, 12], np.int64), "shape")
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["r"], name="flatten_reshape"),
+         helper.make_node("Relu", ["r"], ["y"], name="relu")],
+        "fixed_batch_reshape",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 12])],
+        [shape],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def fixed_batch_conv() -> onnx.ModelProto:
+    """:func:`conv_relu_gemm` with its batch fixed to 1 (input and output)."""
+    model = conv_relu_gemm(opset=17)
+    for value in (model.graph.input[0], model.graph.output[0]):
+        dim = value.type.tensor_type.shape.dim[0]
+        dim.ClearField("dim_param")
+        dim.dim_value = 1
+    return model
+
+
+def gelu_model() -> onnx.ModelProto:
+    """x[2] -> Gelu -> y[2] at opset 20 (Gelu does not exist before opset 20)."""
+    graph = helper.make_graph(
+        [helper.make_node("Gelu", ["x"], ["y"])], "gelu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    model.ir_version = 9
+    return model

@@ -1,0 +1,52 @@
+"""``edgestudio export``: PyTorch (.pt2 ExportedProgram / .pt TorchScript) to ONNX, checked."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+
+from edgestudio.cli.job_ui import add_common_job_args, execute, parse_axis_change, parse_shape
+from edgestudio.core.recipes import ExportRecipe, Tolerance, TorchInput
+
+
+def _input(text: str) -> TorchInput:
+    """``NAME=DIMxDIM[:DTYPE]``."""
+    name, sep, rest = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"--input expects NAME=DIMxDIM[:DTYPE] (got '{text}')")
+    shape, _, dtype = rest.partition(":")
+    return TorchInput(name, parse_shape(shape), dtype or "float32")
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the ``export`` subcommand."""
+    p = subparsers.add_parser(
+        "export", help="export a PyTorch model to ONNX, checked against PyTorch",
+        description="Export a PyTorch ExportedProgram (.pt2) or TorchScript (.pt) file to ONNX, "
+        "then compare onnxruntime's outputs with PyTorch's on the same inputs. PyTorch files "
+        "can carry code: they are loaded only in a worker process with weights-only loading "
+        "forced. Needs the torch extra (pip install 'edgestudio[torch]').",
+    )
+    p.add_argument("model", help="a .pt2 or .pt file")
+    p.add_argument("--input", action="append", type=_input, required=True,
+                   metavar="NAME=DIMxDIM[:DTYPE]", help="example input (repeatable, in order)")
+    p.add_argument("--output-name", "--output-names", dest="output_names", action="append",
+                   default=[], metavar="NAME", help="ONNX output name (repeatable)")
+    p.add_argument("--opset", type=int, default=18)
+    p.add_argument("--dynamic", action="append", default=[], metavar="NAME:AXIS=SYMBOL",
+                   type=functools.partial(parse_axis_change, option="--dynamic", symbolic=True),
+                   help="make an axis dynamic, e.g. x:0=batch (repeatable)")
+    p.add_argument("--exporter", choices=("dynamo", "legacy"), default="dynamo",
+                   help="dynamo (torch.export, default) or legacy (TorchScript tracing)")
+    add_common_job_args(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the recipe from the arguments and run it."""
+    recipe = ExportRecipe(
+        model=args.model, output=args.output, overwrite=args.overwrite, inputs=tuple(args.input),
+        output_names=tuple(args.output_names), opset=args.opset, dynamic=tuple(args.dynamic),
+        exporter=args.exporter, tolerance=Tolerance(args.atol, args.rtol),
+    )
+    return execute(recipe, args)

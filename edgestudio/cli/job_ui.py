@@ -1,0 +1,149 @@
+"""Running a recipe from the terminal: progress, Ctrl+C, the result, the JSON report, exit code."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from edgestudio.core.recipes import DimChange, Recipe, Tolerance
+from edgestudio.core.reports import JobReport
+from edgestudio.jobs.runner import Job, JobState, run_job
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_JOB_FAILED, EXIT_CANCELLED = 0, 1, 2, 130
+
+
+class ProgressPrinter:
+    """A one-line progress bar on a terminal; plain stage lines otherwise (logs, CI)."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self._last_stage = ""
+        self._printed_warnings = 0
+
+    def __call__(self, job: Job) -> None:
+        """Show the job's current state."""
+        for warning in job.warnings[self._printed_warnings:]:
+            self._line(f"warning: {warning}")
+        self._printed_warnings = len(job.warnings)
+        if self.tty:
+            frac = job.fraction or 0.0
+            bar = "█" * int(frac * 30) + "·" * (30 - int(frac * 30))
+            self.stream.write(f"\r[{bar}] {frac:4.0%} {job.stage[:60]:<60} {job.elapsed:6.1f}s")
+            self.stream.flush()
+        elif job.stage != self._last_stage:
+            self.stream.write(f"[{job.elapsed:6.1f}s] {job.stage}\n")
+        self._last_stage = job.stage
+
+    def _line(self, text: str) -> None:
+        if self.tty:
+            self.stream.write("\r" + " " * 110 + "\r")
+        self.stream.write(text + "\n")
+
+    def done(self) -> None:
+        """End the progress line."""
+        if self.tty:
+            self.stream.write("\n")
+
+
+def add_common_job_args(p: argparse.ArgumentParser, tolerance: bool = True) -> None:
+    """The options every file-producing job takes."""
+    p.add_argument("-o", "--output", required=True, help="where to write the result")
+    p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    p.add_argument("--json", metavar="REPORT", help="also write the report as JSON to REPORT")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="stop the job after S seconds")
+    if tolerance:
+        p.add_argument("--atol", type=float, default=Tolerance().atol,
+                       help="absolute tolerance of the check (default %(default)g)")
+        p.add_argument("--rtol", type=float, default=Tolerance().rtol,
+                       help="relative tolerance of the check (default %(default)g)")
+
+
+def parse_axis_change(text: str, option: str, symbolic: bool) -> DimChange:
+    """Parse ``NAME:AXIS=VALUE`` into a :class:`DimChange` (VALUE a name or an integer)."""
+    try:
+        target, value = text.rsplit("=", 1)
+        name, axis = target.rsplit(":", 1)
+        dim: int | str = value if symbolic else int(value)
+        return DimChange(name, int(axis), dim)
+    except ValueError as exc:
+        example = "image:0=batch" if symbolic else "image:0=1"
+        raise argparse.ArgumentTypeError(
+            f"{option} expects NAME:AXIS={'SYMBOL' if symbolic else 'SIZE'}, e.g. {example} "
+            f"(got '{text}')") from exc
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """Parse ``1x3x224x224`` into a tuple of ints."""
+    try:
+        dims = tuple(int(d) for d in text.lower().split("x"))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"a shape is written DIMxDIM…, e.g. 1x3x224x224 "
+                                         f"(got '{text}')") from exc
+    if any(d < 1 for d in dims):
+        raise argparse.ArgumentTypeError(f"every dim must be ≥ 1 (got '{text}')")
+    return dims
+
+
+def print_report(report: JobReport, stream: TextIO = sys.stdout,
+                 with_warnings: bool = True) -> None:
+    """Print the result and its check as a small table."""
+    if report.output:
+        stream.write(f"output: {report.output}\n")
+    for warning in report.warnings if with_warnings else []:
+        stream.write(f"warning: {warning}\n")
+    check = report.check
+    if check is None:
+        return
+    stream.write(f"check: {check.verdict()} (atol={check.atol:g}, rtol={check.rtol:g})\n")
+    stream.write(f"  onnx checker: {check.checker_message}\n")
+    stream.write(f"  onnxruntime:  {check.session_message}\n")
+    for case in check.cases:
+        status = "ok" if case.passed else "FAILED"
+        stream.write(f"  inputs {case.label}: {status}\n")
+        if case.error:
+            stream.write(f"    error: {case.error}\n")
+        for o in case.outputs:
+            verdict = "allclose" if o.allclose else "NOT allclose"
+            stream.write(f"    {o.name:<24} max abs {o.max_abs_err:.3g}  "
+                         f"max rel {o.max_rel_err:.3g}  {verdict}\n")
+
+
+def execute(recipe: Recipe, args: argparse.Namespace) -> int:
+    """Run ``recipe`` with terminal progress; print and save the report; return the exit code."""
+    printer = ProgressPrinter()
+    try:
+        job = run_job(recipe, timeout=getattr(args, "timeout", None), on_update=printer)
+    except KeyboardInterrupt:
+        printer.done()
+        print("edgestudio: cancelled; no output was written", file=sys.stderr)
+        return EXIT_CANCELLED
+    printer.done()
+    if getattr(args, "json", None):
+        _write_json(Path(args.json), job)
+    if job.state is JobState.SUCCEEDED and job.report is not None:
+        print_report(job.report, with_warnings=False)  # already shown while it ran
+        return EXIT_OK if job.report.passed else EXIT_CHECK_FAILED
+    print(f"edgestudio: error: job {job.state.value}: {job.error}", file=sys.stderr)
+    if job.state is JobState.CRASHED and job.stderr_tail:
+        print("worker stderr (last lines):\n" + job.stderr_tail[-1500:], file=sys.stderr)
+    return EXIT_CANCELLED if job.state is JobState.CANCELLED else EXIT_JOB_FAILED
+
+
+def _write_json(path: Path, job: Job) -> None:
+    data = {
+        "state": job.state.value,
+        "error": job.error,
+        "recipe": job.recipe.to_dict(),
+        "command": job.recipe.command_line(),
+        "elapsed_s": round(job.elapsed, 3),
+        **(job.report.to_dict() if job.report else {"output": None, "passed": False}),
+    }
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str))
+    os.replace(tmp, path)

@@ -1,0 +1,34 @@
+"""``edgestudio selftest ACTION``: exercise the job system (succeed, fail, crash, hang, spin)."""
+
+from __future__ import annotations
+
+import argparse
+
+from edgestudio.cli.job_ui import execute
+from edgestudio.core.recipes import DiagnosticRecipe
+
+ACTIONS = ("succeed", "fail", "crash", "hang", "spin", "partial")
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the ``selftest`` subcommand."""
+    p = subparsers.add_parser(
+        "selftest", help="run a purpose-made job to check the job system",
+        description="Run a purpose-made worker job: 'succeed' writes OUTPUT, 'fail' raises, "
+        "'crash' segfaults, 'hang' never ends (use --timeout), 'spin' burns CPU for --seconds, "
+        "'partial' writes half a file then crashes. Useful to see how each outcome is reported.",
+    )
+    p.add_argument("action", choices=ACTIONS)
+    p.add_argument("--seconds", type=float, default=1.0)
+    p.add_argument("-o", "--output")
+    p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--timeout", type=float)
+    p.add_argument("--json", metavar="REPORT")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the self-test job."""
+    recipe = DiagnosticRecipe(action=args.action, seconds=args.seconds, output=args.output,
+                              overwrite=args.overwrite)
+    return execute(recipe, args)

@@ -1,0 +1,186 @@
+"""The PyTorch → ONNX export job. Runs only in a worker, with weights-only loading forced.
+
+A ``.pt2`` file is a ``torch.export`` ExportedProgram; a ``.pt`` file a TorchScript archive. Both
+can carry code, so they are never opened in the app process, and ``TORCH_FORCE_WEIGHTS_ONLY_LOAD``
+stops pickled payloads from running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+
+from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.ops.convert import save_model
+from edgestudio.core.ops.validate import Feeds, check_against
+from edgestudio.core.progress import Reporter
+from edgestudio.core.recipes import ExportRecipe, Recipe
+from edgestudio.core.reports import JobReport
+
+TORCH_DTYPES = ("float32", "float16", "float64", "int64", "int32", "bool")
+_MAX_WARNINGS = 20
+
+
+class ExportError(EdgeStudioError):
+    """Loading or exporting the PyTorch model failed."""
+
+
+def load_torch_model(path: Path) -> Any:
+    """Load a ``.pt2`` ExportedProgram (as a module) or a ``.pt`` TorchScript module."""
+    os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"] = "1"
+    import torch
+
+    if not path.is_file():
+        raise ExportError(f"{path} does not exist.")
+    try:
+        if path.suffix == ".pt2":
+            return torch.export.load(str(path)).module()
+        return torch.jit.load(str(path), map_location="cpu")
+    except Exception as exc:
+        raise ExportError(
+            f"PyTorch could not load {path.name} as an ExportedProgram (.pt2) or TorchScript "
+            f"(.pt) file: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _example(recipe: ExportRecipe, reporter: Reporter) -> tuple[Any, ...]:
+    import torch
+
+    dynamic = {(d.tensor, d.axis) for d in recipe.dynamic}
+    tensors = []
+    for i in recipe.inputs:
+        if i.dtype not in TORCH_DTYPES:
+            raise ExportError(f"Input '{i.name}': dtype {i.dtype} is not one of "
+                              f"{', '.join(TORCH_DTYPES)}.")
+        shape = list(i.shape)
+        for axis, size in enumerate(shape):
+            if (i.name, axis) in dynamic and size < 2:
+                # The exporter specialises a size-1 axis to a constant: give it 2 to keep it free.
+                shape[axis] = 2
+                reporter.warn(f"Example size of dynamic axis {i.name}:{axis} raised from 1 to 2 "
+                              "(the exporter would otherwise fix it to 1).")
+        gen = torch.Generator().manual_seed(0)
+        dtype = getattr(torch, i.dtype)
+        if dtype.is_floating_point:
+            tensors.append(torch.randn(shape, generator=gen).to(dtype))
+        elif dtype == torch.bool:
+            tensors.append(torch.rand(shape, generator=gen) > 0.5)
+        else:
+            tensors.append(torch.randint(0, 4, shape, generator=gen).to(dtype))
+    return tuple(tensors)
+
+
+def run_export(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+    """Export the PyTorch model to ONNX in ``staging`` and check it against PyTorch."""
+    assert isinstance(recipe, ExportRecipe)
+    if not recipe.inputs:
+        raise ExportError("Give at least one input (name and example shape).")
+    reporter.stage("Loading the PyTorch model", 0.0)
+    try:
+        import torch
+    except ImportError as exc:
+        raise ExportError("PyTorch is not installed: pip install 'edgestudio[torch]'.") from exc
+    module = load_torch_model(Path(recipe.model))
+    # Inference behaviour (dropout off, batch-norm statistics frozen); ExportedProgram modules
+    # refuse .eval() since they were exported in their final mode.
+    with contextlib.suppress(Exception):
+        module.eval()
+    example = _example(recipe, reporter)
+    report = JobReport(kind=recipe.kind)
+    for w in reporter_warnings(reporter):
+        report.warnings.append(w)
+
+    dynamic_axes: dict[str, dict[int, str]] = {}
+    for d in recipe.dynamic:
+        dynamic_axes.setdefault(d.tensor, {})[d.axis] = str(d.value)
+    unknown = set(dynamic_axes) - {i.name for i in recipe.inputs}
+    if unknown:
+        raise ExportError(f"--dynamic names {', '.join(sorted(unknown))}, which is not an input "
+                          f"(inputs: {', '.join(i.name for i in recipe.inputs)}).")
+    input_names = [i.name for i in recipe.inputs]
+    output_names = list(recipe.output_names) or None
+    name = Path(recipe.output or "model.onnx").name
+    reporter.stage(f"Exporting with the {recipe.exporter} exporter", 0.2)
+    with tempfile.TemporaryDirectory(dir=staging) as scratch, \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        raw = Path(scratch) / name
+        try:
+            with torch.no_grad():
+                if recipe.exporter == "dynamo":
+                    torch.onnx.export(
+                        module, example, str(raw), input_names=input_names,
+                        output_names=output_names, opset_version=recipe.opset, dynamo=True,
+                        dynamic_shapes=_dynamic_shapes(recipe, dynamic_axes), external_data=False,
+                    )
+                else:
+                    torch.onnx.export(
+                        module, example, str(raw), input_names=input_names,
+                        output_names=output_names, dynamic_axes=dynamic_axes or None,
+                        opset_version=recipe.opset, dynamo=False,
+                    )
+        except Exception as exc:
+            raise ExportError(f"The {recipe.exporter} exporter failed: {type(exc).__name__}: "
+                              f"{exc}") from exc
+        model = onnx.load(str(raw))  # the exporter's own output, external data included
+    seen: set[str] = set()
+    for w in caught:
+        text = f"{w.category.__name__}: {w.message}"
+        if issubclass(w.category, (DeprecationWarning, FutureWarning)) or text in seen:
+            continue
+        seen.add(text)
+        if len(seen) <= _MAX_WARNINGS:
+            reporter.warn(text)
+            report.warnings.append(text)
+
+    got = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    if got != recipe.opset:
+        msg = f"Asked for opset {recipe.opset}, the exporter produced opset {got}."
+        reporter.warn(msg)
+        report.warnings.append(msg)
+    reporter.stage("Writing the result", 0.6)
+    report.files = save_model(model, staging, name)
+
+    reporter.stage("Checking against PyTorch", 0.7)
+
+    def reference(feeds: Feeds) -> list[np.ndarray]:
+        with torch.no_grad():
+            out = module(*[torch.from_numpy(np.ascontiguousarray(feeds[n])) for n in input_names])
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        return [o.detach().numpy() for o in outs]
+
+    symbols = sorted({str(d.value) for d in recipe.dynamic})
+    sizes = [dict.fromkeys(symbols, 1), dict.fromkeys(symbols, 3)] if symbols else [{}]
+    report.check = check_against(staging / name, reference, sizes,
+                                 recipe.tolerance.atol, recipe.tolerance.rtol)
+    report.details = {"source": recipe.model, "exporter": recipe.exporter, "opset": got}
+    reporter.stage(f"Done: {report.check.verdict()}", 1.0)
+    return report
+
+
+def _dynamic_shapes(
+    recipe: ExportRecipe, axes: dict[str, dict[int, str]]
+) -> tuple[dict[int, Any] | None, ...] | None:
+    """torch.export's ``dynamic_shapes``: one Dim per symbol, shared where names repeat."""
+    if not axes:
+        return None
+    import torch
+
+    dims: dict[str, Any] = {}
+    return tuple(
+        {axis: dims.setdefault(sym, torch.export.Dim(sym)) for axis, sym in axes[i.name].items()}
+        if i.name in axes else None
+        for i in recipe.inputs
+    )
+
+
+def reporter_warnings(reporter: Reporter) -> list[str]:
+    """Warnings a recording reporter already holds (empty for pipe reporters)."""
+    return list(getattr(reporter, "warnings", []))

@@ -1,0 +1,92 @@
+"""``edgestudio convert/export/selftest``: exit codes, JSON reports, --overwrite, Ctrl+C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests import models
+
+
+def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "edgestudio", *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_convert_json_report(tmp_path: Path) -> None:
+    src = models.save(models.conv_relu_gemm(opset=13), tmp_path / "m.onnx")
+    out, report = tmp_path / "o.onnx", tmp_path / "r.json"
+    proc = run_cli("convert", str(src), "-o", str(out), "--opset", "17", "--json", str(report))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(report.read_text())
+    assert data["output"] == str(out) and data["passed"] is True
+    outputs = data["check"]["cases"][0]["outputs"]
+    assert outputs[0]["name"] == "y" and outputs[0]["max_abs_err"] < 1e-5
+    assert "max_rel_err" in outputs[0]
+    assert data["command"].startswith("edgestudio convert")
+    assert "check: equivalent" in proc.stdout
+
+
+def test_convert_static_whole_shape_and_dynamic(tmp_path: Path) -> None:
+    src = models.save(models.fixed_batch_conv(), tmp_path / "m.onnx")
+    proc = run_cli("convert", str(src), "-o", str(tmp_path / "d.onnx"),
+                   "--dynamic", "x:0=batch", "--dynamic", "y:0=batch")
+    assert proc.returncode == 0, proc.stderr
+    proc = run_cli("convert", str(tmp_path / "d.onnx"), "-o", str(tmp_path / "s.onnx"),
+                   "--static", "x=2x3x8x8", "--static", "y:0=2")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_not_equivalent_exits_1(tmp_path: Path) -> None:
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    proc = run_cli("convert", str(src), "-o", str(tmp_path / "o.onnx"), "--dynamic", "x:2=h")
+    assert proc.returncode == 1
+    assert "converted, not equivalent" in proc.stdout
+
+
+def test_existing_output_needs_overwrite(tmp_path: Path) -> None:
+    src = models.save(models.conv_relu_gemm(opset=13), tmp_path / "m.onnx")
+    out = tmp_path / "o.onnx"
+    out.write_bytes(b"precious")
+    proc = run_cli("convert", str(src), "-o", str(out), "--opset", "17")
+    assert proc.returncode == 2 and "--overwrite" in proc.stderr
+    assert out.read_bytes() == b"precious"
+    proc = run_cli("convert", str(src), "-o", str(out), "--opset", "17", "--overwrite")
+    assert proc.returncode == 0 and out.read_bytes() != b"precious"
+
+
+def test_output_equal_to_input_is_refused(tmp_path: Path) -> None:
+    src = models.save(models.conv_relu_gemm(opset=13), tmp_path / "m.onnx")
+    before = src.read_bytes()
+    proc = run_cli("convert", str(src), "-o", str(src), "--opset", "17", "--overwrite")
+    assert proc.returncode == 2 and "never overwrites its input" in proc.stderr
+    assert src.read_bytes() == before
+
+
+def test_bad_arguments_are_one_line(tmp_path: Path) -> None:
+    proc = run_cli("convert", "m.onnx", "-o", "o.onnx", "--dynamic", "x0batch")
+    assert proc.returncode == 2 and "NAME:AXIS=SYMBOL" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_crash_exit_code_and_message() -> None:
+    proc = run_cli("selftest", "crash")
+    assert proc.returncode == 2
+    assert "job crashed" in proc.stderr and "SIGSEGV" in proc.stderr
+
+
+def test_ctrl_c_cancels_cleanly(tmp_path: Path) -> None:
+    out = tmp_path / "o.txt"
+    proc = subprocess.Popen([sys.executable, "-m", "edgestudio", "selftest", "hang", "-o",
+                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "cancelled" in err
+    assert os.listdir(tmp_path) == []

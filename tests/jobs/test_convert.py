@@ -1,0 +1,102 @@
+"""Opset and dims conversions through the real worker, each checked against the original."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import onnx
+import pytest
+
+from edgestudio.core.conversion_plan import plan_dim_changes, plan_opset_conversion
+from edgestudio.core.recipes import ConvertRecipe, DimChange
+from edgestudio.jobs.runner import JobState, run_job
+from tests import models
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_opset_upgrade_is_equivalent_and_input_untouched(tmp_path: Path) -> None:
+    src = models.save(models.conv_relu_gemm(opset=13), tmp_path / "m.onnx")
+    before = _sha(src)
+    out = tmp_path / "m17.onnx"
+    job = run_job(ConvertRecipe(model=str(src), output=str(out), opset=17))
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None and job.report.check is not None
+    assert job.report.check.passed and job.report.check.verdict() == "equivalent"
+    assert [c.label for c in job.report.check.cases] == ["batch=1", "batch=3"]
+    assert onnx.load(str(out)).opset_import[0].version == 17
+    assert _sha(src) == before
+
+
+def test_conversion_with_external_data_input(tmp_path: Path) -> None:
+    src = models.external_weights(tmp_path)
+    job = run_job(ConvertRecipe(model=str(src), output=str(tmp_path / "o.onnx"), opset=18))
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None and job.report.passed
+
+
+def test_downgrade_below_an_operator_is_blocked_up_front(tmp_path: Path) -> None:
+    plan = plan_opset_conversion(models.gelu_model(), 17)
+    assert not plan.ok and "Gelu (opset 20)" in plan.blockers[0]
+    src = models.save(models.gelu_model(), tmp_path / "gelu.onnx")
+    job = run_job(ConvertRecipe(model=str(src), output=str(tmp_path / "o.onnx"), opset=17))
+    assert job.state is JobState.FAILED
+    assert "Gelu (opset 20)" in (job.error or "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gelu.onnx"]
+
+
+def test_risky_downgrade_is_flagged() -> None:
+    plan = plan_opset_conversion(models.conv_relu_gemm(opset=17), 11)
+    assert plan.ok
+    assert any("often fails" in w for w in plan.warnings)
+
+
+def test_static_to_dynamic_batch_is_checked_at_two_sizes(tmp_path: Path) -> None:
+    src = models.save(models.fixed_batch_conv(), tmp_path / "fixed.onnx")
+    out = tmp_path / "dyn.onnx"
+    recipe = ConvertRecipe(model=str(src), output=str(out),
+                           dims=(DimChange("x", 0, "batch"), DimChange("y", 0, "batch")))
+    job = run_job(recipe)
+    assert job.state is JobState.SUCCEEDED, job.error
+    check = job.report.check  # type: ignore[union-attr]
+    assert check is not None and check.passed
+    labels = [c.label for c in check.cases]
+    assert labels[0] == "batch=1"  # compared numerically at the original size
+    assert any(label.startswith("batch=3") for label in labels)
+    shape = onnx.load(str(out)).graph.input[0].type.tensor_type.shape.dim
+    assert shape[0].dim_param == "batch"
+
+
+def test_dynamic_to_static(tmp_path: Path) -> None:
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    out = tmp_path / "static.onnx"
+    recipe = ConvertRecipe(model=str(src), output=str(out),
+                           dims=(DimChange("x", 0, 2), DimChange("y", 0, 2)))
+    job = run_job(recipe)
+    assert job.state is JobState.SUCCEEDED and job.report is not None and job.report.passed
+    assert onnx.load(str(out)).graph.input[0].type.tensor_type.shape.dim[0].dim_value == 2
+
+
+def test_baked_reshape_is_warned_before_the_job() -> None:
+    plan = plan_dim_changes(models.fixed_batch_reshape(), [DimChange("x", 0, "batch")])
+    assert plan.ok
+    assert any("flatten_reshape" in w and "[1, 12]" in w for w in plan.warnings)
+
+
+def test_breaking_dim_change_is_reported_not_equivalent(tmp_path: Path) -> None:
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    job = run_job(ConvertRecipe(model=str(src), output=str(tmp_path / "o.onnx"),
+                                dims=(DimChange("x", 2, "height"),)))
+    assert job.state is JobState.SUCCEEDED
+    check = job.report.check  # type: ignore[union-attr]
+    assert check is not None and not check.passed
+    assert check.verdict() == "converted, not equivalent"
+
+
+@pytest.mark.parametrize("bad", [DimChange("nope", 0, "b"), DimChange("x", 7, "b"),
+                                 DimChange("x", 0, 0), DimChange("x", 0, "not a name")])
+def test_invalid_dim_changes_are_blocked(bad: DimChange) -> None:
+    assert not plan_dim_changes(models.conv_relu_gemm(), [bad]).ok

@@ -1,0 +1,65 @@
+"""PyTorch export through the worker: dynamic batch, validated at two batch sizes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+import pytest
+
+from edgestudio.core.recipes import DimChange, ExportRecipe, TorchInput
+from edgestudio.jobs.runner import JobState, run_job
+
+torch = pytest.importorskip("torch", reason="PyTorch export needs the torch extra")
+
+
+class SmallNet(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(1, 4, 3, padding=1)
+        self.fc = torch.nn.Linear(4 * 6 * 6, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(torch.relu(self.conv(x)).flatten(1))
+
+
+@pytest.fixture(scope="module")
+def pt_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("torch")
+    net = SmallNet().eval()
+    example = torch.randn(2, 1, 6, 6)
+    batch = torch.export.Dim("batch")
+    ep = torch.export.export(net, (example,), dynamic_shapes=({0: batch},))
+    torch.export.save(ep, str(folder / "net.pt2"))
+    torch.jit.save(torch.jit.trace(net, example), str(folder / "net.pt"))
+    return {"pt2": folder / "net.pt2", "pt": folder / "net.pt"}
+
+
+@pytest.mark.parametrize(("kind", "exporter"), [("pt2", "dynamo"), ("pt", "legacy")])
+def test_export_dynamic_batch_checked_at_two_sizes(tmp_path: Path, pt_files: dict[str, Path],
+                                                   kind: str, exporter: str) -> None:
+    out = tmp_path / "net.onnx"
+    recipe = ExportRecipe(
+        model=str(pt_files[kind]), output=str(out), inputs=(TorchInput("x", (2, 1, 6, 6)),),
+        output_names=("logits",), opset=18, dynamic=(DimChange("x", 0, "batch"),),
+        exporter=exporter,
+    )
+    job = run_job(recipe, timeout=300)
+    assert job.state is JobState.SUCCEEDED, (job.error, job.stderr_tail)
+    check = job.report.check  # type: ignore[union-attr]
+    assert check is not None and check.passed, check
+    assert [c.label for c in check.cases] == ["batch=1", "batch=3"]
+    model = onnx.load(str(out))
+    assert model.graph.input[0].name == "x"
+    assert model.graph.output[0].name == "logits"
+    assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_param
+
+
+def test_unloadable_file_is_a_clear_failure(tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.pt2"
+    bogus.write_bytes(b"not a pytorch file")
+    recipe = ExportRecipe(model=str(bogus), output=str(tmp_path / "o.onnx"),
+                          inputs=(TorchInput("x", (1, 4)),))
+    job = run_job(recipe, timeout=120)
+    assert job.state is JobState.FAILED
+    assert "could not load bogus.pt2" in (job.error or "")

@@ -1,0 +1,117 @@
+"""Every job outcome, with purpose-made worker jobs; nothing partial is ever left behind."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from edgestudio.core.recipes import DiagnosticRecipe
+from edgestudio.jobs import protocol
+from edgestudio.jobs.runner import Job, JobState, OutputError, run_job
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_succeeded_job_moves_output_into_place(tmp_path: Path) -> None:
+    out = tmp_path / "result.txt"
+    job = run_job(DiagnosticRecipe(action="succeed", output=str(out)))
+    assert job.state is JobState.SUCCEEDED
+    assert out.read_text() == "EdgeStudio self-test output\n"
+    assert job.report is not None and job.report.output == str(out)
+    assert _files(tmp_path) == ["result.txt"]  # the staging folder is gone
+
+
+def test_failed_job_carries_the_exception_message() -> None:
+    job = run_job(DiagnosticRecipe(action="fail"))
+    assert job.state is JobState.FAILED
+    assert job.error == "The self-test job failed on purpose."
+    assert job.error_type == "ValueError"
+    assert any("Traceback" in line for line in job.log)
+
+
+def test_segfault_is_a_crash_with_stderr_tail(tmp_path: Path) -> None:
+    job = run_job(DiagnosticRecipe(action="crash"))
+    assert job.state is JobState.CRASHED
+    assert "SIGSEGV" in (job.error or "")
+    assert "Fatal Python error" in job.stderr_tail  # faulthandler's report
+
+
+def test_crash_leaves_no_partial_output(tmp_path: Path) -> None:
+    out = tmp_path / "result.txt"
+    job = run_job(DiagnosticRecipe(action="partial", output=str(out)))
+    assert job.state is JobState.CRASHED
+    assert _files(tmp_path) == []
+
+
+def test_hang_times_out(tmp_path: Path) -> None:
+    started = time.monotonic()
+    job = run_job(DiagnosticRecipe(action="hang"), timeout=1.0)
+    assert job.state is JobState.TIMED_OUT
+    assert "1 s limit" in (job.error or "")
+    assert time.monotonic() - started < 10
+
+
+def test_cancel_stops_a_hanging_worker(tmp_path: Path) -> None:
+    out = tmp_path / "result.txt"
+    job = Job(DiagnosticRecipe(action="hang", output=str(out)))
+    job.start()
+    job.poll(0.5)
+    pid = job.pid
+    assert pid is not None
+    job.cancel()
+    assert job.wait(10) is JobState.CANCELLED
+    assert _files(tmp_path) == []
+    with pytest.raises(ProcessLookupError):
+        import os
+
+        os.kill(pid, 0)
+
+
+def test_existing_output_needs_overwrite(tmp_path: Path) -> None:
+    out = tmp_path / "result.txt"
+    out.write_text("keep me")
+    with pytest.raises(OutputError, match="already exists"):
+        Job(DiagnosticRecipe(action="succeed", output=str(out))).start()
+    assert out.read_text() == "keep me"
+    job = run_job(DiagnosticRecipe(action="succeed", output=str(out), overwrite=True))
+    assert job.state is JobState.SUCCEEDED and out.read_text().startswith("EdgeStudio")
+
+
+def test_failed_job_keeps_the_existing_output(tmp_path: Path) -> None:
+    out = tmp_path / "result.txt"
+    out.write_text("keep me")
+    job = run_job(DiagnosticRecipe(action="partial", output=str(out), overwrite=True))
+    assert job.state is JobState.CRASHED
+    assert out.read_text() == "keep me"
+    assert _files(tmp_path) == ["result.txt"]
+
+
+def test_missing_output_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(OutputError, match="does not exist"):
+        Job(DiagnosticRecipe(output=str(tmp_path / "nope" / "x.txt"))).start()
+
+
+def test_progress_and_stage_arrive() -> None:
+    seen: list[float] = []
+    job = run_job(DiagnosticRecipe(action="spin", seconds=0.5),
+                  on_update=lambda j: seen.append(j.fraction or 0.0))
+    assert job.state is JobState.SUCCEEDED
+    assert seen and max(seen) > 0.5
+    assert job.log[0].startswith("▸ self-test: spin")
+
+
+def test_protocol_round_trip_and_version_check() -> None:
+    line = protocol.encode("progress", fraction=0.5)
+    assert protocol.decode(line.strip()) == {"v": protocol.PROTOCOL_VERSION, "type": "progress",
+                                             "fraction": 0.5}
+    assert protocol.decode(b'{"v": 999, "type": "progress"}') is None
+    assert protocol.decode(b"native library noise") is None
+
+
+def test_equivalent_command_line() -> None:
+    recipe = DiagnosticRecipe(action="spin", seconds=2.0, output="/tmp/x y.txt")
+    assert recipe.command_line() == "edgestudio selftest spin --seconds 2.0 -o '/tmp/x y.txt'"
