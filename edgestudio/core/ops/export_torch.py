@@ -42,7 +42,7 @@ def load_torch_model(path: Path) -> Any:
     try:
         if path.suffix == ".pt2":
             return torch.export.load(str(path)).module()
-        return torch.jit.load(str(path), map_location="cpu")
+        return torch.jit.load(str(path), map_location="cpu")  # type: ignore[no-untyped-call]  # torch leaves it unannotated
     except Exception as exc:
         raise ExportError(
             f"PyTorch could not load {path.name} as an ExportedProgram (.pt2) or TorchScript "
@@ -131,9 +131,9 @@ def run_export(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
                               f"{exc}") from exc
         model = onnx.load(str(raw))  # the exporter's own output, external data included
     seen: set[str] = set()
-    for w in caught:
-        text = f"{w.category.__name__}: {w.message}"
-        if issubclass(w.category, (DeprecationWarning, FutureWarning)) or text in seen:
+    for record in caught:
+        text = f"{record.category.__name__}: {record.message}"
+        if issubclass(record.category, (DeprecationWarning, FutureWarning)) or text in seen:
             continue
         seen.add(text)
         if len(seen) <= _MAX_WARNINGS:
