@@ -5,18 +5,9 @@ from __future__ import annotations
 import argparse
 import functools
 
-from edgestudio.cli.job_ui import add_common_job_args, execute, parse_axis_change, parse_shape
-from edgestudio.core.recipes import ConvertRecipe, DimChange, Tolerance
-
-
-def _static(text: str) -> list[DimChange]:
-    """``NAME=DIMxDIM…`` (the whole shape) or ``NAME:AXIS=SIZE`` (one axis)."""
-    name, _, value = text.partition("=")
-    if ":" in name:
-        return [parse_axis_change(text, "--static", symbolic=False)]
-    if not value:
-        raise argparse.ArgumentTypeError(f"--static expects NAME=DIMxDIM… (got '{text}')")
-    return [DimChange(name, axis, d) for axis, d in enumerate(parse_shape(value))]
+from edgestudio.cli.job_ui import add_common_job_args, argument_type, execute
+from edgestudio.core.parsing import parse_axis_change, parse_static
+from edgestudio.core.recipes import ConvertRecipe, Tolerance
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,11 +21,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("model", help="the .onnx model (never modified)")
     p.add_argument("--opset", type=int, help="target ai.onnx opset")
     p.add_argument("--dynamic", action="append", default=[], metavar="NAME:AXIS=SYMBOL",
-                   type=functools.partial(parse_axis_change, option="--dynamic", symbolic=True),
+                   type=argument_type(functools.partial(parse_axis_change, symbolic=True),
+                                      "--dynamic"),
                    help="make an axis symbolic, e.g. image:0=batch (repeatable)")
     p.add_argument("--static", action="append", default=[], metavar="NAME=DIMxDIM",
-                   type=_static, help="fix a whole shape (image=1x3x224x224) or one axis "
-                   "(image:0=1) (repeatable)")
+                   type=argument_type(parse_static, "--static"),
+                   help="fix a whole shape (image=1x3x224x224) or one axis (image:0=1) "
+                   "(repeatable)")
     add_common_job_args(p)
     p.set_defaults(func=run)
 

@@ -5,17 +5,9 @@ from __future__ import annotations
 import argparse
 import functools
 
-from edgestudio.cli.job_ui import add_common_job_args, execute, parse_axis_change, parse_shape
-from edgestudio.core.recipes import ExportRecipe, Tolerance, TorchInput
-
-
-def _input(text: str) -> TorchInput:
-    """``NAME=DIMxDIM[:DTYPE]``."""
-    name, sep, rest = text.partition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"--input expects NAME=DIMxDIM[:DTYPE] (got '{text}')")
-    shape, _, dtype = rest.partition(":")
-    return TorchInput(name, parse_shape(shape), dtype or "float32")
+from edgestudio.cli.job_ui import add_common_job_args, argument_type, execute
+from edgestudio.core.parsing import parse_axis_change, parse_torch_input
+from edgestudio.core.recipes import ExportRecipe, Tolerance
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,13 +20,15 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "forced. Needs the torch extra (pip install 'edgestudio[torch]').",
     )
     p.add_argument("model", help="a .pt2 or .pt file")
-    p.add_argument("--input", action="append", type=_input, required=True,
+    p.add_argument("--input", action="append", type=argument_type(parse_torch_input, "--input"),
+                   required=True,
                    metavar="NAME=DIMxDIM[:DTYPE]", help="example input (repeatable, in order)")
     p.add_argument("--output-name", "--output-names", dest="output_names", action="append",
                    default=[], metavar="NAME", help="ONNX output name (repeatable)")
     p.add_argument("--opset", type=int, default=18)
     p.add_argument("--dynamic", action="append", default=[], metavar="NAME:AXIS=SYMBOL",
-                   type=functools.partial(parse_axis_change, option="--dynamic", symbolic=True),
+                   type=argument_type(functools.partial(parse_axis_change, symbolic=True),
+                                      "--dynamic"),
                    help="make an axis dynamic, e.g. x:0=batch (repeatable)")
     p.add_argument("--exporter", choices=("dynamo", "legacy"), default="dynamo",
                    help="dynamo (torch.export, default) or legacy (TorchScript tracing)")

@@ -6,12 +6,15 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
 
-from edgestudio.core.recipes import DimChange, Recipe, Tolerance
+from edgestudio.core.recipes import Recipe, Tolerance
 from edgestudio.core.reports import JobReport
 from edgestudio.jobs.runner import Job, JobState, run_job
+
+T = TypeVar("T")
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_JOB_FAILED, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -64,30 +67,16 @@ def add_common_job_args(p: argparse.ArgumentParser, tolerance: bool = True) -> N
                        help="relative tolerance of the check (default %(default)g)")
 
 
-def parse_axis_change(text: str, option: str, symbolic: bool) -> DimChange:
-    """Parse ``NAME:AXIS=VALUE`` into a :class:`DimChange` (VALUE a name or an integer)."""
-    try:
-        target, value = text.rsplit("=", 1)
-        name, axis = target.rsplit(":", 1)
-        dim: int | str = value if symbolic else int(value)
-        return DimChange(name, int(axis), dim)
-    except ValueError as exc:
-        example = "image:0=batch" if symbolic else "image:0=1"
-        raise argparse.ArgumentTypeError(
-            f"{option} expects NAME:AXIS={'SYMBOL' if symbolic else 'SIZE'}, e.g. {example} "
-            f"(got '{text}')") from exc
+def argument_type(parser: Callable[[str], T], option: str) -> Callable[[str], T]:
+    """Wrap a core parser for argparse so that its own message reaches the user."""
 
+    def parse(text: str) -> T:
+        try:
+            return parser(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{option}: {exc}") from exc
 
-def parse_shape(text: str) -> tuple[int, ...]:
-    """Parse ``1x3x224x224`` into a tuple of ints."""
-    try:
-        dims = tuple(int(d) for d in text.lower().split("x"))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"a shape is written DIMxDIM…, e.g. 1x3x224x224 "
-                                         f"(got '{text}')") from exc
-    if any(d < 1 for d in dims):
-        raise argparse.ArgumentTypeError(f"every dim must be ≥ 1 (got '{text}')")
-    return dims
+    return parse
 
 
 def print_report(report: JobReport, stream: TextIO = sys.stdout,

@@ -15,6 +15,7 @@ from PySide6.QtGui import (
     QKeySequence,
 )
 from PySide6.QtWidgets import (
+    QDockWidget,
     QFileDialog,
     QLabel,
     QMainWindow,
@@ -24,9 +25,15 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio import __version__
+from edgestudio.core.recipes import Recipe
 from edgestudio.gui.document_view import DocumentView
+from edgestudio.gui.forms.convert_form import ConvertDialog
+from edgestudio.gui.forms.export_form import ExportDialog
+from edgestudio.gui.job_controller import JobController
+from edgestudio.gui.jobs_panel import JobsPanel
 from edgestudio.gui.model_loader import LoadedModel, ModelLoader
 from edgestudio.gui.recent_files import RecentFiles
+from edgestudio.jobs.runner import Job, JobState
 
 MODEL_FILTER = "ONNX models (*.onnx *.ort *.pb);;All files (*)"
 
@@ -62,6 +69,17 @@ class MainWindow(QMainWindow):
         self.welcome.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.welcome.setObjectName("welcome")
         self._show_central()
+
+        self.jobs = JobController(self)
+        self.jobs.job_finished.connect(self._on_job_finished)
+        self.jobs_panel = JobsPanel(self.jobs)
+        self.jobs_panel.open_result_requested.connect(self.open_model)
+        self.jobs_dock = QDockWidget("Jobs", self)
+        self.jobs_dock.setObjectName("jobs_dock")
+        self.jobs_dock.setWidget(self.jobs_panel)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.jobs_dock)
+        self.jobs_dock.hide()
+
         self._build_menus()
         self.statusBar().showMessage("Ready")
 
@@ -80,6 +98,17 @@ class MainWindow(QMainWindow):
 
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self._action("Next model", QKeySequence("Ctrl+Tab"), self._next_tab))
+        jobs_toggle = self.jobs_dock.toggleViewAction()
+        jobs_toggle.setText("&Jobs panel")
+        jobs_toggle.setShortcut(QKeySequence("Ctrl+J"))
+        view_menu.addAction(jobs_toggle)
+
+        tools = self.menuBar().addMenu("&Tools")
+        self.convert_action = self._action(
+            "&Convert opset / axes…", QKeySequence("Ctrl+Shift+C"), self.show_convert_form)
+        tools.addAction(self.convert_action)
+        tools.addAction(self._action(
+            "&Export from PyTorch…", QKeySequence("Ctrl+Shift+E"), self.show_export_form))
 
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction(self._action("&About EdgeStudio", None, self.show_about))
@@ -246,6 +275,40 @@ class MainWindow(QMainWindow):
         if files:
             event.acceptProposedAction()
 
+    # ----- jobs ------------------------------------------------------------------------------
+    def submit(self, recipe: Recipe) -> Job:
+        """Run ``recipe`` in the background and show the Jobs panel."""
+        job = self.jobs.submit(recipe)
+        self.jobs_dock.show()
+        self.statusBar().showMessage(f"Started: {recipe.title()}", 5000)
+        return job
+
+    def show_convert_form(self) -> ConvertDialog | None:
+        """Open the Convert form for the current model (non-modal); Run submits the job."""
+        doc = self.current_document()
+        if doc is None or doc.loaded is None:
+            self.statusBar().showMessage("Open a model first (Ctrl+O).", 5000)
+            return None
+        dialog = ConvertDialog(doc.loaded.model, doc.loaded.summary, self)
+        dialog.accepted.connect(lambda: self.submit(dialog.recipe()))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def show_export_form(self) -> ExportDialog:
+        """Open the PyTorch export form (non-modal); Export submits the job."""
+        dialog = ExportDialog(self)
+        dialog.accepted.connect(lambda: self.submit(dialog.recipe()))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def _on_job_finished(self, job: Job) -> None:
+        verdict = job.state.value
+        if job.state is JobState.SUCCEEDED and job.report is not None and job.report.check:
+            verdict = job.report.check.verdict()
+        self.statusBar().showMessage(f"{job.recipe.title()}: {verdict}", 10_000)
+
     # ----- misc ----------------------------------------------------------------------------
     def show_about(self) -> None:
         """Show the About box with library versions."""
@@ -271,8 +334,22 @@ class MainWindow(QMainWindow):
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        running = self.jobs.running()
+        if running and self.isVisible() and not self._confirm_quit(len(running)):
+            event.ignore()
+            return
+        self.jobs.shutdown()
         self.loader.wait()
         super().closeEvent(event)
+
+    def _confirm_quit(self, count: int) -> bool:
+        answer = QMessageBox.question(
+            self, "Jobs are running",
+            f"{count} job{'s are' if count > 1 else ' is'} still running. Cancel and quit?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No,
+        )
+        return answer == QMessageBox.StandardButton.Yes
 
     def set_window_icon(self, icon: QIcon) -> None:
         """Use ``icon`` for the window (and the taskbar)."""

@@ -8,6 +8,7 @@ the staging folder, so no half-written file is ever left behind.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import os
@@ -124,6 +125,7 @@ class Job:
         self._stderr_path: Path | None = None
         self._cancel_requested = False
         self._timed_out = False
+        self._kill_at: float | None = None
         self._error_msg: dict[str, object] | None = None
 
     # ----- lifecycle ----------------------------------------------------------------------------
@@ -155,7 +157,10 @@ class Job:
         self.started_at = time.monotonic()
 
     def cancel(self) -> None:
-        """Stop the job: terminate the worker, kill it if it does not go within 2 s."""
+        """Stop the job: terminate the worker now, kill it if it is still there 2 s later.
+
+        Never blocks: :meth:`poll` escalates to SIGKILL and notices the exit.
+        """
         if self.state is JobState.QUEUED:
             self._cancel_requested = True
             self._finish(JobState.CANCELLED)
@@ -174,6 +179,10 @@ class Job:
         if self.timeout is not None and self.elapsed > self.timeout and self._proc.poll() is None:
             self._timed_out = True
             self._stop_worker()
+        if self._kill_at is not None and time.monotonic() > self._kill_at:
+            self._kill_at = None
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._proc.pid, signal.SIGKILL)
         if self._proc.poll() is not None:
             self._read_messages(0.0)
             self._conclude()
@@ -213,11 +222,7 @@ class Job:
             os.killpg(self._proc.pid, signal.SIGTERM)
         except ProcessLookupError:
             return
-        try:
-            self._proc.wait(KILL_GRACE_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(self._proc.pid, signal.SIGKILL)
-            self._proc.wait()
+        self._kill_at = time.monotonic() + KILL_GRACE_S
 
     def _read_messages(self, timeout: float) -> bool:
         if self._read_fd < 0:
@@ -324,6 +329,11 @@ class Job:
             f.seek(max(0, f.tell() - STDERR_TAIL_BYTES))
             return f.read().decode("utf-8", "replace")
 
+    def fail_before_start(self, message: str) -> None:
+        """End a queued job as FAILED without starting it (e.g. its output is unusable)."""
+        self.error = message
+        self._finish(JobState.FAILED)
+
     def _finish(self, state: JobState) -> None:
         self.state = state
         self.stage = state.value
@@ -348,6 +358,6 @@ def run_job(recipe: Recipe, timeout: float | None = None,
         job.wait(on_update=on_update)
     except KeyboardInterrupt:
         job.cancel()
-        job.poll(1.0)
+        job.wait(KILL_GRACE_S + 5)
         raise
     return job

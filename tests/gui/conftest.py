@@ -15,6 +15,7 @@ def window(qtbot, isolated_settings) -> Iterator[MainWindow]:  # type: ignore[no
     qtbot.addWidget(win)
     win.show()
     yield win
+    win.jobs.shutdown()
     win.loader.wait()
     for box in list(win.dialogs):
         box.close()

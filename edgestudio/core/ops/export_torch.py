@@ -20,11 +20,11 @@ import onnx
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.ops.convert import save_model
 from edgestudio.core.ops.validate import Feeds, check_against
+from edgestudio.core.parsing import TORCH_DTYPES
 from edgestudio.core.progress import Reporter
 from edgestudio.core.recipes import ExportRecipe, Recipe
 from edgestudio.core.reports import JobReport
 
-TORCH_DTYPES = ("float32", "float16", "float64", "int64", "int32", "bool")
 _MAX_WARNINGS = 20
 
 

@@ -1,0 +1,1 @@
+"""Forms that edit a job recipe (one per job kind)."""

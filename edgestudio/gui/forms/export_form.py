@@ -1,0 +1,248 @@
+"""The PyTorch export form: file, example inputs, output names, opset, dynamic axes, exporter."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from edgestudio.core.parsing import TORCH_DTYPES, parse_axis_change, parse_shape
+from edgestudio.core.recipes import DimChange, ExportRecipe, TorchInput
+from edgestudio.gui.forms.common import (
+    PathPicker,
+    ToleranceFields,
+    command_preview,
+    confirm_overwrite,
+    findings_html,
+)
+
+CODE_WARNING = (
+    "PyTorch files can contain code that runs when they are loaded. EdgeStudio opens them only "
+    "in a separate worker process with weights-only loading forced, but open files only from "
+    "sources you trust."
+)
+INSTALL_HINT = (
+    "PyTorch is not installed in this environment. Install the optional extra to export "
+    "models: <code>pip install 'edgestudio[torch]'</code> (use PyTorch's CPU build to avoid a "
+    "multi-GB download)."
+)
+
+
+def torch_available() -> bool:
+    """True when PyTorch can be imported (without importing it here)."""
+    return importlib.util.find_spec("torch") is not None
+
+
+class ExportDialog(QDialog):
+    """Edits an :class:`ExportRecipe`."""
+
+    def __init__(self, parent: QWidget | None = None, start_dir: str = "") -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Export from PyTorch")
+        self.setObjectName("export_dialog")
+        self._overwrite = False
+        has_torch = torch_available()
+
+        notice = QLabel(CODE_WARNING if has_torch else INSTALL_HINT)
+        notice.setObjectName("export_notice")
+        notice.setWordWrap(True)
+        notice.setTextFormat(Qt.TextFormat.RichText)
+        notice.setStyleSheet("background: #fff4e5; border: 1px solid #f0c36d; border-radius: 4px;"
+                             " padding: 6px; color: #5f4100;")
+
+        self.source = PathPicker(start_dir, "PyTorch files (*.pt2 *.pt);;All files (*)",
+                                 save=False)
+        self.inputs = QTableWidget(1, 3)
+        self.inputs.setObjectName("inputs_table")
+        self.inputs.setHorizontalHeaderLabels(["Input name", "Example shape", "dtype"])
+        self.inputs.verticalHeader().setVisible(False)
+        self.inputs.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.inputs.setFixedHeight(140)
+        self._fill_input_row(0, "input", "1x3x224x224", "float32")
+        add, remove = QPushButton("Add input"), QPushButton("Remove input")
+        add.clicked.connect(self.add_input_row)
+        remove.clicked.connect(self._remove_input_row)
+        row_buttons = QHBoxLayout()
+        row_buttons.addWidget(add)
+        row_buttons.addWidget(remove)
+        row_buttons.addStretch(1)
+
+        self.output_names = QLineEdit("output")
+        self.output_names.setPlaceholderText("comma-separated, e.g. logits")
+        self.opset = QSpinBox()
+        self.opset.setRange(7, 28)
+        self.opset.setValue(18)
+        self.dynamic = QLineEdit("input:0=batch")
+        self.dynamic.setPlaceholderText("NAME:AXIS=SYMBOL, … e.g. input:0=batch")
+        self.exporter = QComboBox()
+        self.exporter.addItem("dynamo (torch.export, current default)", "dynamo")
+        self.exporter.addItem("legacy (TorchScript tracing)", "legacy")
+        self.output = PathPicker("", "ONNX models (*.onnx)")
+        self.tolerance = ToleranceFields()
+        self.command = command_preview()
+        self.findings = QLabel()
+        self.findings.setWordWrap(True)
+        self.findings.setTextFormat(Qt.TextFormat.RichText)
+
+        form = QFormLayout()
+        form.addRow("PyTorch file:", self.source)
+        form.addRow("Inputs:", self.inputs)
+        form.addRow("", self._wrap(row_buttons))
+        form.addRow("Output names:", self.output_names)
+        form.addRow("Opset:", self.opset)
+        form.addRow("Dynamic axes:", self.dynamic)
+        form.addRow("Exporter:", self.exporter)
+        form.addRow("Output:", self.output)
+        form.addRow("Check tolerance:", self.tolerance)
+        form.addRow("Command:", self.command)
+
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.run_button = self.buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(notice)
+        layout.addLayout(form)
+        layout.addWidget(self.findings)
+        layout.addWidget(self.buttons)
+        self.resize(720, 640)
+
+        for signal in (self.source.changed, self.output.changed, self.output_names.textChanged,
+                       self.dynamic.textChanged, self.tolerance.atol.textChanged,
+                       self.tolerance.rtol.textChanged):
+            signal.connect(self.refresh)
+        self.opset.valueChanged.connect(self.refresh)
+        self.exporter.currentIndexChanged.connect(self.refresh)
+        self.inputs.itemChanged.connect(self.refresh)
+        self.source.changed.connect(self._suggest_output)
+        self._enabled = has_torch
+        self.refresh()
+
+    @staticmethod
+    def _wrap(layout: QHBoxLayout) -> QWidget:
+        widget = QWidget()
+        layout.setContentsMargins(0, 0, 0, 0)
+        widget.setLayout(layout)
+        return widget
+
+    def _fill_input_row(self, row: int, name: str, shape: str, dtype: str) -> None:
+        self.inputs.setItem(row, 0, QTableWidgetItem(name))
+        self.inputs.setItem(row, 1, QTableWidgetItem(shape))
+        combo = QComboBox()
+        combo.addItems(list(TORCH_DTYPES))
+        combo.setCurrentText(dtype)
+        combo.currentIndexChanged.connect(self.refresh)
+        self.inputs.setCellWidget(row, 2, combo)
+
+    def add_input_row(self, name: str = "", shape: str = "1", dtype: str = "float32") -> None:
+        """Append an input row."""
+        row = self.inputs.rowCount()
+        self.inputs.insertRow(row)
+        self._fill_input_row(row, name or f"input{row}", shape, dtype)
+        self.refresh()
+
+    def _remove_input_row(self) -> None:
+        if self.inputs.rowCount() > 1:
+            self.inputs.removeRow(self.inputs.rowCount() - 1)
+            self.refresh()
+
+    def _suggest_output(self, text: str) -> None:
+        if text and not self.output.path():
+            self.output.edit.setText(str(Path(text).with_suffix(".onnx")))
+
+    def set_inputs(self, rows: list[tuple[str, str, str]]) -> None:
+        """Replace the inputs table with (name, shape, dtype) rows."""
+        self.inputs.setRowCount(0)
+        for name, shape, dtype in rows:
+            self.inputs.insertRow(self.inputs.rowCount())
+            self._fill_input_row(self.inputs.rowCount() - 1, name, shape, dtype)
+        self.refresh()
+
+    def parse(self) -> tuple[ExportRecipe | None, list[str]]:
+        """Return (recipe, problems); the recipe is None when something cannot be parsed."""
+        problems: list[str] = []
+        inputs: list[TorchInput] = []
+        for r in range(self.inputs.rowCount()):
+            name_item, shape_item = self.inputs.item(r, 0), self.inputs.item(r, 1)
+            combo = self.inputs.cellWidget(r, 2)
+            name = name_item.text().strip() if name_item else ""
+            try:
+                shape = parse_shape(shape_item.text() if shape_item else "")
+            except ValueError as exc:
+                problems.append(f"Input {r + 1}: {exc}")
+                continue
+            dtype = combo.currentText() if isinstance(combo, QComboBox) else "float32"
+            if not name:
+                problems.append(f"Input {r + 1} needs a name.")
+            inputs.append(TorchInput(name, shape, dtype))
+        dynamic: list[DimChange] = []
+        for part in filter(None, (p.strip() for p in self.dynamic.text().split(","))):
+            try:
+                dynamic.append(parse_axis_change(part, symbolic=True))
+            except ValueError as exc:
+                problems.append(f"Dynamic axes: {exc}")
+        names = {i.name for i in inputs}
+        problems += [f"Dynamic axis names '{d.tensor}', which is not an input."
+                     for d in dynamic if d.tensor not in names]
+        if not self.source.path():
+            problems.append("Choose a .pt2 or .pt file.")
+        elif not Path(self.source.path()).is_file():
+            problems.append(f"{self.source.path()} does not exist.")
+        if not self.output.path():
+            problems.append("Choose an output file.")
+        if not self._enabled_flag():
+            problems.append("PyTorch is not installed.")
+        recipe = ExportRecipe(
+            model=self.source.path(), output=self.output.path(), overwrite=self._overwrite,
+            inputs=tuple(inputs),
+            output_names=tuple(n.strip() for n in self.output_names.text().split(",") if n.strip()),
+            opset=self.opset.value(), dynamic=tuple(dynamic),
+            exporter=str(self.exporter.currentData()), tolerance=self.tolerance.tolerance(),
+        )
+        return recipe, problems
+
+    def _enabled_flag(self) -> bool:
+        return getattr(self, "_enabled", True)
+
+    def recipe(self) -> ExportRecipe:
+        """The recipe as the form stands."""
+        recipe, _ = self.parse()
+        assert recipe is not None
+        return recipe
+
+    def refresh(self) -> None:
+        """Re-validate; update findings, the command line and the Export button."""
+        recipe, problems = self.parse()
+        self.findings.setText(findings_html(problems, []))
+        self.findings.setVisible(bool(problems))
+        if recipe is not None:
+            self.command.setText(recipe.command_line())
+        self.run_button.setEnabled(not problems)
+
+    def accept(self) -> None:
+        """Confirm overwriting, then close with the recipe ready."""
+        _, problems = self.parse()
+        if problems:
+            return
+        if Path(self.output.path()).exists():
+            if not confirm_overwrite(self, self.output.path()):
+                return
+            self._overwrite = True
+        super().accept()

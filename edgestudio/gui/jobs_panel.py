@@ -1,0 +1,235 @@
+"""The Jobs panel: every job of the session with progress, stage, time, log and actions."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QGuiApplication
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from edgestudio.gui.job_controller import JobController
+from edgestudio.jobs.runner import Job, JobState
+
+_STATE_COLOURS = {
+    JobState.SUCCEEDED: "#2e7d32", JobState.FAILED: "#c62828", JobState.CRASHED: "#c62828",
+    JobState.TIMED_OUT: "#ef6c00", JobState.CANCELLED: "#757575", JobState.RUNNING: "#1565c0",
+    JobState.QUEUED: "#757575",
+}
+COLUMNS = ["Job", "State", "Progress", "Stage", "Elapsed"]
+
+
+def describe_job(job: Job) -> str:
+    """The full text shown for a job: command, outcome, check, warnings, log, stderr tail."""
+    lines = [f"$ {job.recipe.command_line()}", ""]
+    state = job.state.value
+    if job.report is not None and job.report.check is not None and job.state is JobState.SUCCEEDED:
+        state += f" — {job.report.check.verdict()}"
+    lines.append(f"State: {state}  ({job.elapsed:.1f} s)")
+    if job.error:
+        lines.append(f"Error: {job.error}")
+    if job.report is not None:
+        if job.report.output:
+            lines.append(f"Output: {job.report.output}")
+        check = job.report.check
+        if check is not None:
+            lines.append(f"Check (atol={check.atol:g}, rtol={check.rtol:g}): "
+                         f"checker {check.checker_message}; onnxruntime {check.session_message}")
+            for case in check.cases:
+                lines.append(f"  inputs {case.label}: {'ok' if case.passed else 'FAILED'}")
+                if case.error:
+                    lines.append(f"    {case.error}")
+                for o in case.outputs:
+                    verdict = "allclose" if o.allclose else "NOT allclose"
+                    lines.append(f"    {o.name}: max abs {o.max_abs_err:.3g}, max rel "
+                                 f"{o.max_rel_err:.3g}, {verdict}")
+    if job.warnings:
+        lines += ["", "Warnings:", *(f"  ⚠ {w}" for w in job.warnings)]
+    lines += ["", "Log:", *job.log]
+    if job.stderr_tail and job.state in (JobState.CRASHED, JobState.FAILED, JobState.TIMED_OUT):
+        lines += ["", "Worker stderr (tail):", job.stderr_tail]
+    return "\n".join(lines)
+
+
+class JobsPanel(QWidget):
+    """Lists the controller's jobs; Cancel, Copy equivalent command, Open result, Clear."""
+
+    open_result_requested = Signal(str)  # path of a finished job's output
+
+    def __init__(self, controller: JobController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("jobs_panel")
+        self.controller = controller
+        self._rows: dict[str, int] = {}
+        self._jobs: list[Job] = []
+
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setObjectName("jobs_table")
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in (1, 2, 4):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.table.itemSelectionChanged.connect(self._selection_changed)
+
+        self.details = QPlainTextEdit()
+        self.details.setObjectName("job_details")
+        self.details.setReadOnly(True)
+        self.details.setPlaceholderText("Select a job to see its log and result.")
+
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self._cancel_selected)
+        self.copy_button = QPushButton("Copy equivalent command")
+        self.copy_button.clicked.connect(self._copy_command)
+        self.open_button = QPushButton("Open result")
+        self.open_button.clicked.connect(self._open_result)
+        self.clear_button = QPushButton("Clear finished")
+        self.clear_button.clicked.connect(self.clear_finished)
+        buttons = QHBoxLayout()
+        for b in (self.cancel_button, self.copy_button, self.open_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        buttons.addWidget(self.clear_button)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.details)
+        splitter.setSizes([600, 400])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(buttons)
+        layout.addWidget(splitter)
+
+        controller.job_added.connect(self._add)
+        controller.job_updated.connect(self._update)
+        controller.job_finished.connect(self._update)
+        self._refresh_buttons()
+
+    # ----- rows ------------------------------------------------------------------------------
+    def _add(self, job: Job) -> None:
+        row = self.table.rowCount()
+        self.table.insertRow(row)
+        self._rows[job.id] = row
+        self._jobs.append(job)
+        self.table.setItem(row, 0, QTableWidgetItem(job.recipe.title()))
+        self._item(row, 0).setToolTip(job.recipe.command_line())
+        for col in (1, 3, 4):
+            self.table.setItem(row, col, QTableWidgetItem(""))
+        bar = QProgressBar()
+        bar.setRange(0, 1000)
+        bar.setTextVisible(True)
+        self.table.setCellWidget(row, 2, bar)
+        self._update(job)
+        self.table.selectRow(row)
+
+    def _item(self, row: int, column: int) -> QTableWidgetItem:
+        item = self.table.item(row, column)
+        assert item is not None  # every cell gets an item in _add
+        return item
+
+    def _update(self, job: Job) -> None:
+        row = self._rows.get(job.id)
+        if row is None:
+            return
+        state = job.state.value
+        if job.state is JobState.SUCCEEDED and job.report is not None and not job.report.passed:
+            state = "not equivalent"
+        state_item = self._item(row, 1)
+        state_item.setText(state)
+        colour = "#c62828" if state == "not equivalent" else _STATE_COLOURS[job.state]
+        state_item.setForeground(QColor(colour))
+        stage = job.stage
+        if job.state.is_final:
+            stage = job.error or (job.report.check.verdict() if job.report and job.report.check
+                                  else job.state.value)
+        self._item(row, 3).setText(stage)
+        self._item(row, 3).setToolTip(job.error or job.stage)
+        self._item(row, 4).setText(f"{job.elapsed:.1f} s")
+        bar = self.table.cellWidget(row, 2)
+        assert isinstance(bar, QProgressBar)
+        if job.state is JobState.SUCCEEDED:
+            bar.setValue(1000)
+        elif job.state is JobState.RUNNING and job.fraction is None:
+            bar.setRange(0, 0)  # busy indicator until the first fraction arrives
+        else:
+            bar.setRange(0, 1000)
+            bar.setValue(int((job.fraction or 0.0) * 1000))
+        if job is self.selected_job():
+            self._refresh_details()
+        self._refresh_buttons()
+
+    def clear_finished(self) -> None:
+        """Remove finished jobs from the list."""
+        keep = [j for j in self._jobs if not j.state.is_final]
+        self.table.setRowCount(0)
+        self._rows.clear()
+        self._jobs = []
+        for job in keep:
+            self._add(job)
+        self.details.clear()
+        self._refresh_buttons()
+
+    # ----- selection and actions -------------------------------------------------------------
+    def selected_job(self) -> Job | None:
+        """The job of the selected row."""
+        rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
+        if not rows:
+            return None
+        row = rows[0].row()
+        return next((j for j in self._jobs if self._rows.get(j.id) == row), None)
+
+    def _selection_changed(self) -> None:
+        self._refresh_details()
+        self.details.verticalScrollBar().setValue(0)  # a newly selected job reads from the top
+
+    def _refresh_details(self) -> None:
+        job = self.selected_job()
+        if job is None:
+            self.details.clear()
+        else:
+            scroll = self.details.verticalScrollBar()
+            at_end = scroll.value() >= scroll.maximum() - 4
+            self.details.setPlainText(describe_job(job))
+            if at_end:
+                scroll.setValue(scroll.maximum())
+        self._refresh_buttons()
+
+    def _refresh_buttons(self) -> None:
+        job = self.selected_job()
+        self.cancel_button.setEnabled(job is not None and not job.state.is_final)
+        self.copy_button.setEnabled(job is not None)
+        self.open_button.setEnabled(
+            job is not None and job.state is JobState.SUCCEEDED and job.report is not None
+            and bool(job.report.output) and str(job.report.output).endswith(".onnx")
+        )
+        self.clear_button.setEnabled(any(j.state.is_final for j in self._jobs))
+
+    def _cancel_selected(self) -> None:
+        job = self.selected_job()
+        if job is not None:
+            self.controller.cancel(job)
+
+    def _copy_command(self) -> None:
+        job = self.selected_job()
+        if job is not None:
+            QGuiApplication.clipboard().setText(job.recipe.command_line())
+
+    def _open_result(self) -> None:
+        job = self.selected_job()
+        if job is not None and job.report is not None and job.report.output:
+            self.open_result_requested.emit(job.report.output)
