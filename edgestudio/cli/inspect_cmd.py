@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.formatting import human_bytes
 from edgestudio.core.runtime_info import runtime_info
 from edgestudio.core.summary import ModelSummary, summarize_file
@@ -18,6 +19,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("model", help="path to an .onnx file")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--shapes", action="store_true",
+                   help="also run shape inference (in a worker) and list every tensor's shape")
     p.set_defaults(func=run)
 
 
@@ -56,13 +59,37 @@ def _opset_range(s: ModelSummary) -> str:
     return f"{need}; onnxruntime {s.runtime_version} runs ≤ {s.max_runtime_opset}"
 
 
+def _infer_shapes(model: str) -> dict[str, list[object]]:
+    from edgestudio.core.recipes import ShapesRecipe
+    from edgestudio.jobs.runner import JobState, run_job
+
+    job = run_job(ShapesRecipe(model=model), timeout=600)
+    if job.state is not JobState.SUCCEEDED or job.report is None:
+        raise EdgeStudioError(f"shape inference {job.state.value}: {job.error}")
+    for warning in job.warnings:
+        print(f"edgestudio: warning: {warning}", file=sys.stderr)
+    shapes: dict[str, list[object]] = job.report.details["shapes"]
+    return shapes
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the summary; exit 1 when the model has problems that stop it from running."""
     summary = summarize_file(args.model, runtime_info())
+    shapes = _infer_shapes(args.model) if args.shapes else None
     if args.json:
-        print(json.dumps(summary.to_json(), indent=2))
+        data = summary.to_json()
+        if shapes is not None:
+            data["tensors"] = {k: {"dtype": v[0], "shape": v[1]} for k, v in shapes.items()}
+        print(json.dumps(data, indent=2))
     else:
         print(format_summary(summary))
+        if shapes is not None:
+            print("Tensors:")
+            width = max((len(k) for k in shapes), default=0)
+            for name, (dtype, shape) in shapes.items():
+                dims = "?" if not isinstance(shape, list) else "[" + ", ".join(
+                    "?" if d is None else str(d) for d in shape) + "]"
+                print(f"  {name:<{width}}  {dtype!s:<8} {dims}")
     for problem in summary.problems:
         print(f"edgestudio: error: {problem}", file=sys.stderr)
     return 1 if summary.problems else 0

@@ -176,6 +176,26 @@ class DiagnosticRecipe(Recipe):
         return cmd
 
 
+@dataclass(frozen=True)
+class ShapesRecipe(Recipe):
+    """Infer every tensor's type and shape for display (``edgestudio inspect --shapes``)."""
+
+    kind: ClassVar[str] = "shapes"
+    model: str = ""
+
+    def title(self) -> str:
+        """Name the job."""
+        return "Infer shapes"
+
+    def input_paths(self) -> list[str]:
+        """The model."""
+        return [self.model]
+
+    def to_command(self) -> list[str]:
+        """``edgestudio inspect MODEL --shapes --json``."""
+        return ["edgestudio", "inspect", self.model, "--shapes", "--json"]
+
+
 def _tolerance_args(tol: Tolerance) -> list[str]:
     default = Tolerance()
     args = []
@@ -187,7 +207,7 @@ def _tolerance_args(tol: Tolerance) -> list[str]:
 
 
 RECIPE_TYPES: dict[str, type[Recipe]] = {
-    cls.kind: cls for cls in (ConvertRecipe, ExportRecipe, DiagnosticRecipe)
+    cls.kind: cls for cls in (ConvertRecipe, ExportRecipe, DiagnosticRecipe, ShapesRecipe)
 }
 
 

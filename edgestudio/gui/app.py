@@ -40,11 +40,18 @@ def take_screenshot_when_ready(window: MainWindow, out: str, panel: str) -> None
         print(f"screenshot saved to {out}" if ok else f"could not write {out}", file=sys.stderr)
         QApplication.exit(0 if ok else 1)
 
+    def when_drawn() -> None:
+        # Wait until every document's graph is laid out, then let it paint once more.
+        if not all(doc.is_ready for doc in window.documents() if doc.is_loaded):
+            QTimer.singleShot(50, when_drawn)
+            return
+        QTimer.singleShot(SCREENSHOT_SETTLE_MS, grab)
+
     def settled() -> None:
         doc = window.current_document()
         if doc is not None and doc.is_loaded and not doc.show_panel(panel):
             print(f"no panel '{panel}'; panels: {', '.join(doc.panel_names())}", file=sys.stderr)
-        QTimer.singleShot(SCREENSHOT_SETTLE_MS, grab)
+        when_drawn()
 
     if window.loading:
         window.loads_settled.connect(settled)

@@ -7,6 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
+from edgestudio.gui.graph_panel import GraphPanel
 from edgestudio.gui.model_loader import LoadedModel
 from edgestudio.gui.summary_panel import SummaryPanel
 
@@ -39,8 +40,34 @@ class DocumentView(QWidget):
         self.loaded = loaded
         self.summary_panel = SummaryPanel(loaded.summary)
         self.panels.addTab(self.summary_panel, "Summary")
+        self.graph_panel = GraphPanel(loaded.model.graph, loaded.path)
+        self.graph_panel.subgraph_requested.connect(self.open_subgraph)
+        self.panels.addTab(self.graph_panel, "Graph")
         self._placeholder.hide()
         self.panels.show()
+
+    def open_subgraph(self, title: str, graph: object) -> GraphPanel:
+        """Open an If/Loop/Scan body in a tab of its own."""
+        panel = GraphPanel(graph, None)  # type: ignore[arg-type]
+        panel.subgraph_requested.connect(self.open_subgraph)
+        self.panels.addTab(panel, f"Graph: {title}")
+        self.panels.setCurrentWidget(panel)
+        return panel
+
+    def graph_panels(self) -> list[GraphPanel]:
+        """Every graph panel of this document (main graph first, then opened subgraphs)."""
+        panels = [self.panels.widget(i) for i in range(self.panels.count())]
+        return [p for p in panels if isinstance(p, GraphPanel)]
+
+    @property
+    def is_ready(self) -> bool:
+        """Loaded, and every graph panel has finished its layout."""
+        return self.is_loaded and all(p.is_ready for p in self.graph_panels())
+
+    def shutdown(self) -> None:
+        """Stop background work (closing)."""
+        for panel in self.graph_panels():
+            panel.shutdown()
 
     def panel_names(self) -> list[str]:
         """Return the panel names in lower case (what ``--panel`` accepts)."""

@@ -248,6 +248,8 @@ class MainWindow(QMainWindow):
             return
         widget = self.tabs.widget(index)
         self.tabs.removeTab(index)
+        if isinstance(widget, DocumentView):
+            widget.shutdown()
         if widget is not None:
             self._pending = {k: v for k, v in self._pending.items() if v is not widget}
             widget.deleteLater()
@@ -340,6 +342,8 @@ class MainWindow(QMainWindow):
             return
         self.jobs.shutdown()
         self.loader.wait()
+        for doc in self.documents():
+            doc.shutdown()
         super().closeEvent(event)
 
     def _confirm_quit(self, count: int) -> bool:

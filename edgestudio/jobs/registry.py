@@ -16,6 +16,7 @@ OPERATIONS: dict[str, str] = {
     "convert": "edgestudio.core.ops.convert:run_convert",
     "export": "edgestudio.core.ops.export_torch:run_export",
     "selftest": "edgestudio.core.ops.diagnostics:run_diagnostic",
+    "shapes": "edgestudio.core.ops.infer_shapes:run_infer_shapes",
 }
 
 

@@ -1,0 +1,202 @@
+"""The graph as the views see it: numbered nodes (operators plus graph inputs and outputs),
+directed edges between them labelled by tensor, and lookups by name.
+
+Built from the parsed protobuf only (no weights are loaded), in one linear pass.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+
+from edgestudio.core.dtypes import dtype_name
+
+
+class NodeKind(enum.IntEnum):
+    """What a graph node stands for."""
+
+    OPERATOR = 0
+    INPUT = 1
+    OUTPUT = 2
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """Element type and shape of a tensor, when known (``shape`` None: rank unknown)."""
+
+    dtype: str
+    shape: tuple[int | str | None, ...] | None
+
+    def text(self) -> str:
+        """``float32[batch, 3, 224, 224]``."""
+        if self.shape is None:
+            return self.dtype
+        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
+        return f"{self.dtype}[{dims}]"
+
+
+@dataclass
+class GraphIR:
+    """Nodes and edges of one graph (the main graph or a subgraph).
+
+    Node ``i`` is ``graph.node[i]`` for ``i < len(graph.node)``; graph inputs, then graph outputs,
+    follow as pseudo-nodes.
+    """
+
+    name: str
+    names: list[str]
+    op_types: list[str]
+    kinds: np.ndarray  # int8 NodeKind per node
+    edge_src: np.ndarray  # int32
+    edge_dst: np.ndarray  # int32
+    edge_tensor: list[str]
+    node_inputs: list[list[str]]
+    node_outputs: list[list[str]]
+    initializer_names: set[str]
+    onnx_nodes: list[onnx.NodeProto]
+    tensor_info: dict[str, TensorInfo] = field(default_factory=dict)
+
+    @property
+    def node_count(self) -> int:
+        """Number of nodes including graph input/output pseudo-nodes."""
+        return len(self.names)
+
+    def onnx_node(self, index: int) -> onnx.NodeProto | None:
+        """The protobuf node behind ``index`` (None for input/output pseudo-nodes)."""
+        return self.onnx_nodes[index] if index < len(self.onnx_nodes) else None
+
+    def find(self, text: str) -> list[int]:
+        """Nodes whose name, op type or any input/output tensor name contains ``text``
+        (case-insensitive), in node order."""
+        needle = text.strip().lower()
+        if not needle:
+            return []
+        return [
+            i for i in range(self.node_count)
+            if needle in self.names[i].lower() or needle in self.op_types[i].lower()
+            or any(needle in t.lower() for t in self.node_inputs[i])
+            or any(needle in t.lower() for t in self.node_outputs[i])
+        ]
+
+    def index_of(self, name: str) -> int | None:
+        """The node called ``name`` (operator name, or the tensor name of an input/output)."""
+        try:
+            return self.names.index(name)
+        except ValueError:
+            return None
+
+
+def _value_info(value: onnx.ValueInfoProto) -> TensorInfo | None:
+    t = value.type
+    if not t.HasField("tensor_type"):
+        return None
+    tensor = t.tensor_type
+    shape = None
+    if tensor.HasField("shape"):
+        shape = tuple(
+            d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+            for d in tensor.shape.dim
+        )
+    return TensorInfo(dtype_name(tensor.elem_type), shape)
+
+
+def collect_tensor_info(graph: onnx.GraphProto) -> dict[str, TensorInfo]:
+    """Types and shapes the graph already declares (inputs, outputs, value_info, weights)."""
+    info: dict[str, TensorInfo] = {}
+    for value in [*graph.input, *graph.output, *graph.value_info]:
+        ti = _value_info(value)
+        if ti is not None:
+            info[value.name] = ti
+    for init in graph.initializer:
+        info[init.name] = TensorInfo(dtype_name(init.data_type), tuple(int(d) for d in init.dims))
+    return info
+
+
+def build_graph_ir(graph: onnx.GraphProto) -> GraphIR:
+    """Number the nodes of ``graph`` and connect them through their tensors."""
+    nodes = list(graph.node)
+    initializers = {t.name for t in graph.initializer}
+    graph_inputs = [v.name for v in graph.input if v.name not in initializers]
+    graph_outputs = [v.name for v in graph.output]
+
+    names = [n.name or (f"{n.op_type}_{i}") for i, n in enumerate(nodes)]
+    op_types = [n.op_type for n in nodes]
+    node_inputs = [list(n.input) for n in nodes]
+    node_outputs = [list(n.output) for n in nodes]
+    kinds = [NodeKind.OPERATOR] * len(nodes)
+
+    producer: dict[str, int] = {}
+    for i, n in enumerate(nodes):
+        for out in n.output:
+            if out:
+                producer[out] = i
+    for name in graph_inputs:
+        producer[name] = len(names)
+        names.append(name)
+        op_types.append("Input")
+        node_inputs.append([])
+        node_outputs.append([name])
+        kinds.append(NodeKind.INPUT)
+
+    src: list[int] = []
+    dst: list[int] = []
+    tensors: list[str] = []
+    for i, n in enumerate(nodes):
+        for tensor in _consumed(n):
+            j = producer.get(tensor)
+            if j is not None and j != i:
+                src.append(j)
+                dst.append(i)
+                tensors.append(tensor)
+    for name in graph_outputs:
+        k = len(names)
+        names.append(name)
+        op_types.append("Output")
+        node_inputs.append([name])
+        node_outputs.append([])
+        kinds.append(NodeKind.OUTPUT)
+        j = producer.get(name)
+        if j is not None:
+            src.append(j)
+            dst.append(k)
+            tensors.append(name)
+
+    return GraphIR(
+        name=graph.name, names=names, op_types=op_types, kinds=np.array(kinds, dtype=np.int8),
+        edge_src=np.array(src, dtype=np.int32), edge_dst=np.array(dst, dtype=np.int32),
+        edge_tensor=tensors, node_inputs=node_inputs, node_outputs=node_outputs,
+        initializer_names=initializers, onnx_nodes=nodes,
+        tensor_info=collect_tensor_info(graph),
+    )
+
+
+SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+
+
+def _consumed(node: onnx.NodeProto) -> list[str]:
+    """Tensors a node reads, including outer-scope tensors its subgraphs use."""
+    names = [t for t in node.input if t]
+    if node.op_type not in SUBGRAPH_OPS and node.domain in ("", "ai.onnx"):
+        return names  # standard ops without subgraphs: skip the attribute scan
+    for attr in node.attribute:
+        subgraphs = ([attr.g] if attr.HasField("g") else []) + list(attr.graphs)
+        for sub in subgraphs:
+            local = {v.name for v in sub.input} | {t.name for t in sub.initializer}
+            for inner in sub.node:
+                local.update(inner.output)
+            for inner in sub.node:
+                names += [t for t in _consumed(inner) if t and t not in local]
+    return names
+
+
+def subgraphs(node: onnx.NodeProto) -> list[tuple[str, onnx.GraphProto]]:
+    """The (attribute name, graph) pairs of an If/Loop/Scan node."""
+    found: list[tuple[str, onnx.GraphProto]] = []
+    for attr in node.attribute:
+        if attr.HasField("g"):
+            found.append((attr.name, attr.g))
+        found += [(f"{attr.name}[{i}]", g) for i, g in enumerate(attr.graphs)]
+    return found

@@ -1,0 +1,496 @@
+"""The graph view: pan, zoom, fit, click to select, overlays with a legend, and a minimap.
+
+Overlay API (used by quantization error, per-op latency and EP placement views):
+:meth:`GraphView.set_scalar_overlay`, :meth:`GraphView.set_category_overlay`,
+:meth:`GraphView.clear_overlay`, :meth:`GraphView.set_marked`; selection both ways through
+:meth:`GraphView.select_node` and the ``node_selected`` signal.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QHelpEvent,
+    QKeyEvent,
+    QMouseEvent,
+    QNativeGestureEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QPixmap,
+    QResizeEvent,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import (
+    QFrame,
+    QGraphicsPathItem,
+    QGraphicsScene,
+    QGraphicsView,
+    QLabel,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
+
+from edgestudio.core.graph_ir import GraphIR, NodeKind
+from edgestudio.core.layout import Layout
+from edgestudio.gui.graph_items import (
+    GraphGeometry,
+    NodeBatchItem,
+    build_items,
+    default_colours,
+    marker_path,
+)
+
+MISSING_COLOUR = QColor("#d6d6d6")
+# A perceptually ordered ramp (viridis stops) for scalar overlays.
+_RAMP = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]
+
+
+def _cosmetic_pen(colour: str, width: float,
+                  style: Qt.PenStyle = Qt.PenStyle.SolidLine) -> QPen:
+    """A pen whose width is in screen pixels whatever the zoom."""
+    pen = QPen(QColor(colour), width, style)
+    pen.setCosmetic(True)
+    return pen
+
+
+def ramp_colour(t: float) -> QColor:
+    """Colour at ``t`` in 0..1 along the scalar ramp."""
+    t = min(1.0, max(0.0, t)) * (len(_RAMP) - 1)
+    i = min(int(t), len(_RAMP) - 2)
+    a, b = QColor(_RAMP[i]), QColor(_RAMP[i + 1])
+    f = t - i
+    return QColor.fromRgbF(a.redF() + (b.redF() - a.redF()) * f,
+                           a.greenF() + (b.greenF() - a.greenF()) * f,
+                           a.blueF() + (b.blueF() - a.blueF()) * f)
+
+
+class Legend(QFrame):
+    """Overlay legend in the view's top-right corner: a colour scale or category swatches."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setObjectName("overlay_legend")
+        self.setStyleSheet("QFrame#overlay_legend { background: rgba(255,255,255,235);"
+                           " border: 1px solid #b0b0b0; border-radius: 4px; }")
+        self.label = QLabel()
+        self.label.setTextFormat(Qt.TextFormat.RichText)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.addWidget(self.label)
+        self.hide()
+
+    def show_scale(self, title: str, low: float, high: float, log: bool, missing: int) -> None:
+        """Show a ramp from ``low`` to ``high``."""
+        stops = "".join(f'<td style="background:{c}; width:28px;">&nbsp;</td>' for c in _RAMP)
+        note = (f"<br><span style='color:#777'>{missing} nodes without a value</span>"
+                if missing else "")
+        scale = " (log)" if log else ""
+        self.label.setText(
+            f"<b>{title}</b>{scale}<table cellspacing=0><tr>{stops}</tr></table>"
+            f"<table width=100%><tr><td>{low:.4g}</td><td align=right>{high:.4g}</td></tr></table>"
+            f"{note}"
+        )
+        self.adjustSize()
+        self.show()
+
+    def show_categories(self, title: str, counts: Mapping[str, int],
+                        colours: Mapping[str, str]) -> None:
+        """Show one swatch per category with its node count."""
+        rows = "".join(
+            f'<tr><td style="background:{colours.get(k, "#999")}; width:14px;">&nbsp;</td>'
+            f"<td>&nbsp;{k}</td><td align=right>&nbsp;{n}</td></tr>"
+            for k, n in counts.items()
+        )
+        self.label.setText(f"<b>{title}</b><table>{rows}</table>")
+        self.adjustSize()
+        self.show()
+
+
+class Minimap(QWidget):
+    """A thumbnail of the whole graph with the visible area outlined; click or drag to move."""
+
+    def __init__(self, view: GraphView) -> None:
+        super().__init__(view)
+        self.setObjectName("minimap")
+        self.view = view
+        self.setFixedSize(170, 170)
+        self._pixmap = QPixmap()
+        self._scene_rect = QRectF()
+
+    def render_scene(self) -> None:
+        """Redraw the thumbnail (after layout or an overlay change)."""
+        scene = self.view.scene()
+        if scene is None:
+            return
+        self._scene_rect = scene.itemsBoundingRect()
+        self._pixmap = QPixmap(self.size())
+        self._pixmap.fill(QColor(255, 255, 255, 230))
+        painter = QPainter(self._pixmap)
+        scene.render(painter, QRectF(self._pixmap.rect()), self._scene_rect,
+                     Qt.AspectRatioMode.KeepAspectRatio)
+        painter.end()
+        self.update()
+
+    def _mapping(self) -> tuple[float, float, float]:
+        r = self._scene_rect
+        if r.isEmpty():
+            return 1.0, 0.0, 0.0
+        s = min(self.width() / r.width(), self.height() / r.height())
+        ox = (self.width() - r.width() * s) / 2 - r.left() * s
+        oy = (self.height() - r.height() * s) / 2 - r.top() * s
+        return s, ox, oy
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.drawPixmap(0, 0, self._pixmap)
+        painter.setPen(QPen(QColor("#909090"), 1))
+        painter.drawRect(self.rect().adjusted(0, 0, -1, -1))
+        s, ox, oy = self._mapping()
+        visible = self.view.mapToScene(self.view.viewport().rect()).boundingRect()
+        painter.setPen(QPen(QColor("#d32f2f"), 1.5))
+        painter.drawRect(QRectF(visible.left() * s + ox, visible.top() * s + oy,
+                                max(3.0, visible.width() * s), max(3.0, visible.height() * s)))
+
+    def _jump(self, pos: QPointF) -> None:
+        s, ox, oy = self._mapping()
+        self.view.centerOn(QPointF((pos.x() - ox) / s, (pos.y() - oy) / s))
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self._jump(event.position())
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if event.buttons() & Qt.MouseButton.LeftButton:
+            self._jump(event.position())
+
+
+class GraphView(QGraphicsView):
+    """Shows one :class:`GraphIR` laid out by a :class:`Layout`."""
+
+    node_selected = Signal(int)  # node index, -1 when cleared
+    node_activated = Signal(int)  # double click
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("graph_view")
+        self._scene = QGraphicsScene(self)  # held by the view, so it is never collected
+        self.setScene(self._scene)
+        self.setBackgroundBrush(QColor("#fafafa"))
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing, True)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.viewport().grabGesture(Qt.GestureType.PinchGesture)
+        self.ir: GraphIR | None = None
+        self.geometry_: GraphGeometry | None = None
+        self._node_items: list[NodeBatchItem] = []
+        self._base_colours: list[QColor] = []
+        self.selected = -1
+        self.marked: list[int] = []
+        self.overlay_values: np.ndarray | None = None
+        self._selection_item = self._path_item(_cosmetic_pen("#ff6d00", 3), 10)
+        self._mark_item = self._path_item(_cosmetic_pen("#d50000", 2.5, Qt.PenStyle.DashLine), 9)
+        self.legend = Legend(self)
+        self.minimap = Minimap(self)
+        self.minimap.hide()
+        self._auto_fit = True  # keep fitting on resize until the user navigates
+
+    # ----- content -------------------------------------------------------------------------
+    def set_graph(self, ir: GraphIR, layout: Layout) -> None:
+        """Replace the shown graph (builds the batched items on this, the UI, thread)."""
+        self._scene.clear()
+        self.ir = ir
+        self._base_colours = default_colours(ir)
+        self.geometry_ = GraphGeometry(ir, layout, list(self._base_colours))
+        nodes, edges = build_items(self.geometry_)
+        for item in [*edges, *nodes]:
+            self._scene.addItem(item)
+        self._node_items = nodes
+        # scene.clear() deleted the marker items too: make new ones
+        self._selection_item = self._path_item(_cosmetic_pen("#ff6d00", 3), 10)
+        self._mark_item = self._path_item(_cosmetic_pen("#d50000", 2.5, Qt.PenStyle.DashLine), 9)
+        margin = 200.0
+        self._scene.setSceneRect(self._scene.itemsBoundingRect().adjusted(-margin, -margin,
+                                                                           margin, margin))
+        self.selected = -1
+        self.marked = []
+        self.overlay_values = None
+        self.legend.hide()
+        self.fit()
+        self.minimap.render_scene()
+
+    def _path_item(self, pen: QPen, z: float) -> QGraphicsPathItem:
+        item = QGraphicsPathItem()
+        item.setPen(pen)
+        item.setZValue(z)
+        self._scene.addItem(item)
+        return item
+
+    # ----- navigation --------------------------------------------------------------------------
+    def fit(self) -> None:
+        """Fit the whole graph in the window (a very tall graph: fit its width, show the top)."""
+        rect = self._scene.itemsBoundingRect()
+        if rect.isEmpty():
+            return
+        view = self.viewport().rect()
+        scale = min(view.width() / rect.width(), view.height() / rect.height())
+        if scale < 0.02:  # a deep network: show it at a readable width from the top instead
+            width_scale = min(1.0, view.width() / rect.width())
+            self.resetTransform()
+            self.scale(max(width_scale, 0.05), max(width_scale, 0.05))
+            scale = max(width_scale, 0.05)
+            self.centerOn(rect.center().x(), rect.top() + view.height() / 2 / scale)
+        else:
+            self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
+            if self.transform().m11() > 1.2:  # a small graph: readable size, not giant boxes
+                self.resetTransform()
+                self.scale(1.2, 1.2)
+                self.centerOn(rect.center())
+        self._auto_fit = True
+        self._update_minimap()
+
+    def _update_minimap(self) -> None:
+        """Show the minimap only when part of the graph is out of sight."""
+        scene_rect = self._scene.itemsBoundingRect()
+        visible = self.mapToScene(self.viewport().rect()).boundingRect()
+        self.minimap.setVisible(self.ir is not None and not visible.contains(scene_rect))
+        self.minimap.update()
+
+    def zoom(self, factor: float) -> None:
+        """Zoom by ``factor`` around the mouse (or the centre), within sane limits."""
+        self._auto_fit = False
+        current = self.transform().m11()
+        factor = min(max(factor, 1e-4 / current), 8.0 / current)
+        self.scale(factor, factor)
+        self._update_minimap()
+
+    def centre_on_node(self, index: int) -> None:
+        """Scroll so that node ``index`` is in the middle, zooming in to readable size."""
+        if self.geometry_ is None:
+            return
+        if self.transform().m11() < 0.6:
+            self.resetTransform()
+            self.scale(0.9, 0.9)
+        self._auto_fit = False
+        self.centerOn(float(self.geometry_.x[index]), float(self.geometry_.y[index]))
+        self._update_minimap()
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+            super().wheelEvent(event)  # shift+wheel scrolls
+            return
+        self.zoom(math.pow(1.0015, event.angleDelta().y()))
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.NativeGesture:
+            gesture = event
+            assert isinstance(gesture, QNativeGestureEvent)
+            if gesture.gestureType() == Qt.NativeGestureType.ZoomNativeGesture:
+                self.zoom(1.0 + gesture.value())
+                return True
+        if event.type() == QEvent.Type.ToolTip:
+            assert isinstance(event, QHelpEvent)
+            self._show_tooltip(event)
+            return True
+        return super().viewportEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom(1.25)
+        elif key == Qt.Key.Key_Minus:
+            self.zoom(0.8)
+        elif key in (Qt.Key.Key_0, Qt.Key.Key_F):
+            self.fit()
+        elif key == Qt.Key.Key_Escape:
+            self.select_node(-1)
+        else:
+            super().keyPressEvent(event)
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        super().scrollContentsBy(dx, dy)
+        self.minimap.update()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self._auto_fit and self.ir is not None:
+            self.fit()
+        self.legend.move(self.viewport().width() - self.legend.width() - 12, 12)
+        self.minimap.move(self.viewport().width() - self.minimap.width() - 12,
+                          self.viewport().height() - self.minimap.height() - 12)
+
+    # ----- selection -----------------------------------------------------------------------------
+    def node_at(self, viewport_pos: QPointF) -> int | None:
+        """The node under a viewport position."""
+        if self.geometry_ is None:
+            return None
+        return self.geometry_.node_at(self.mapToScene(viewport_pos.toPoint()))
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self._auto_fit = False
+        if event.button() == Qt.MouseButton.LeftButton:
+            node = self.node_at(event.position())
+            if node is not None:
+                self.select_node(node, centre=False)
+                return
+        super().mousePressEvent(event)
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        node = self.node_at(event.position())
+        if node is not None:
+            self.node_activated.emit(node)
+        else:
+            super().mouseDoubleClickEvent(event)
+
+    def select_node(self, index: int, centre: bool = True) -> None:
+        """Select node ``index`` (-1 clears); emits ``node_selected`` when it changed."""
+        if self.geometry_ is None:
+            return
+        changed = index != self.selected
+        self.selected = index
+        if index < 0:
+            self._selection_item.setPath(marker_path(self.geometry_, []))
+        else:
+            self._selection_item.setPath(marker_path(self.geometry_, [index], pad=4))
+            if centre:
+                self.centre_on_node(index)
+        if changed:
+            self.node_selected.emit(index)
+
+    def select_by_name(self, name: str, centre: bool = True) -> bool:
+        """Select the node called ``name`` (or producing/consuming that tensor)."""
+        if self.ir is None:
+            return False
+        index = self.ir.index_of(name)
+        if index is None:
+            hits = [i for i, outs in enumerate(self.ir.node_outputs) if name in outs]
+            index = hits[0] if hits else None
+        if index is None:
+            return False
+        self.select_node(index, centre)
+        return True
+
+    def _show_tooltip(self, event: QHelpEvent) -> None:
+        node = self.node_at(QPointF(event.pos()))
+        if node is None or self.ir is None:
+            QToolTip.hideText()
+            return
+        QToolTip.showText(event.globalPos(), self.node_tooltip(node), self)
+
+    def node_tooltip(self, index: int) -> str:
+        """HTML describing node ``index``: op, name, tensors with their types and shapes."""
+        assert self.ir is not None
+        ir = self.ir
+
+        def tensor_rows(names: list[str]) -> str:
+            rows = []
+            for t in names:
+                info = ir.tensor_info.get(t)
+                weight = " <i>(weight)</i>" if t in ir.initializer_names else ""
+                shape = info.text() if info else "?"
+                rows.append(f"<tr><td>{t}{weight}</td><td>{shape}</td></tr>")
+            return "".join(rows)
+
+        value = ""
+        if self.overlay_values is not None and not math.isnan(self.overlay_values[index]):
+            value = f"<br>overlay value: <b>{self.overlay_values[index]:.4g}</b>"
+        kind = "" if ir.kinds[index] == NodeKind.OPERATOR else f" ({ir.op_types[index].lower()})"
+        return (f"<b>{ir.op_types[index]}</b> {ir.names[index]}{kind}{value}"
+                f"<table><tr><th colspan=2 align=left>inputs</th></tr>"
+                f"{tensor_rows(ir.node_inputs[index])}"
+                f"<tr><th colspan=2 align=left>outputs</th></tr>"
+                f"{tensor_rows(ir.node_outputs[index])}</table>")
+
+    # ----- overlays ------------------------------------------------------------------------------
+    def _values_by_node(self, values: Mapping[str, float] | np.ndarray) -> np.ndarray:
+        assert self.ir is not None
+        if isinstance(values, np.ndarray):
+            return values.astype(np.float64)
+        out = np.full(self.ir.node_count, np.nan)
+        for i, name in enumerate(self.ir.names):
+            if name in values:
+                out[i] = values[name]
+        return out
+
+    def set_scalar_overlay(self, values: Mapping[str, float] | np.ndarray, title: str,
+                           log: bool = False, reverse: bool = False) -> None:
+        """Colour nodes by a number per node (by node name, or an array in node order).
+
+        Nodes without a value turn light grey. ``log`` uses a log scale (values > 0);
+        ``reverse`` puts high values at the dark end (e.g. SQNR, where low is bad).
+        """
+        if self.geometry_ is None:
+            return
+        raw = self._values_by_node(values)
+        self.overlay_values = raw
+        shown = np.log10(np.where(raw > 0, raw, np.nan)) if log else raw
+        finite = np.isfinite(shown)
+        low = float(np.nanmin(shown[finite])) if finite.any() else 0.0
+        high = float(np.nanmax(shown[finite])) if finite.any() else 1.0
+        span = high - low or 1.0
+        colours = []
+        for i in range(len(shown)):
+            if not finite[i]:
+                colours.append(MISSING_COLOUR)
+                continue
+            t = (shown[i] - low) / span
+            colours.append(ramp_colour(1 - t if reverse else t))
+        self._apply_colours(colours)
+        bounds = (10 ** low, 10 ** high) if log else (low, high)
+        if reverse:
+            bounds = (bounds[1], bounds[0])
+        self.legend.show_scale(title, bounds[0], bounds[1], log, int((~finite).sum()))
+        self.resizeEvent(QResizeEvent(self.size(), self.size()))
+
+    def set_category_overlay(self, categories: Mapping[str, str], colours: Mapping[str, str],
+                             title: str) -> None:
+        """Colour nodes by a category per node name (e.g. the EP that ran it)."""
+        if self.ir is None:
+            return
+        self.overlay_values = None
+        counts: dict[str, int] = {}
+        result = []
+        for name in self.ir.names:
+            cat = categories.get(name)
+            if cat is None:
+                result.append(MISSING_COLOUR)
+                continue
+            counts[cat] = counts.get(cat, 0) + 1
+            result.append(QColor(colours.get(cat, "#999999")))
+        self._apply_colours(result)
+        self.legend.show_categories(title, dict(sorted(counts.items(), key=lambda kv: -kv[1])),
+                                    colours)
+        self.resizeEvent(QResizeEvent(self.size(), self.size()))
+
+    def clear_overlay(self) -> None:
+        """Back to colours by operator category."""
+        self.overlay_values = None
+        self._apply_colours(list(self._base_colours))
+        self.legend.hide()
+
+    def set_marked(self, nodes: list[int] | list[str]) -> None:
+        """Outline a set of nodes (indices or names), e.g. the layers excluded from quantization."""
+        if self.geometry_ is None or self.ir is None:
+            return
+        indices = [n if isinstance(n, int) else self.ir.index_of(n) for n in nodes]
+        self.marked = [i for i in indices if i is not None]
+        self._mark_item.setPath(marker_path(self.geometry_, self.marked, pad=7))
+
+    def node_colour(self, index: int) -> QColor:
+        """The current fill colour of a node (for tests and legends)."""
+        assert self.geometry_ is not None
+        return self.geometry_.colours[index]
+
+    def _apply_colours(self, colours: list[QColor]) -> None:
+        assert self.geometry_ is not None
+        self.geometry_.colours = colours
+        for item in self._node_items:
+            item.refresh_colours()
+        self.minimap.render_scene()

@@ -1,0 +1,223 @@
+"""Properties of the selected node: attributes, tensors with types and shapes, weight statistics
+with a histogram, and buttons to open If/Loop/Scan subgraphs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.graph_ir import GraphIR, NodeKind, subgraphs
+from edgestudio.core.weights import read_weight, weight_histogram, weight_stats
+
+
+def attribute_text(attr: onnx.AttributeProto) -> str:
+    """A readable value for one node attribute."""
+    if attr.type == onnx.AttributeProto.GRAPH:
+        return f"graph '{attr.g.name}' ({len(attr.g.node)} nodes)"
+    if attr.type == onnx.AttributeProto.GRAPHS:
+        return f"{len(attr.graphs)} graphs"
+    if attr.type == onnx.AttributeProto.TENSOR:
+        t = attr.t
+        dims = "×".join(str(d) for d in t.dims) or "scalar"
+        if not t.dims or int(np.prod(t.dims)) <= 8:
+            try:
+                return f"tensor {onnx.numpy_helper.to_array(t).tolist()}"
+            except Exception:  # exotic types: fall back to the shape
+                pass
+        return f"tensor {dims}"
+    value = onnx.helper.get_attribute_value(attr)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, list):
+        return "[" + ", ".join(v.decode() if isinstance(v, bytes) else str(v) for v in value) + "]"
+    return str(value)
+
+
+def _table(headers: list[str], rows: list[list[str]], name: str) -> QTableWidget:
+    table = QTableWidget(len(rows), len(headers))
+    table.setObjectName(name)
+    table.setHorizontalHeaderLabels(headers)
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            item = QTableWidgetItem(text)
+            item.setToolTip(text)
+            table.setItem(r, c, item)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    header.setStretchLastSection(True)
+    height = header.sizeHint().height() + max(1, len(rows)) * table.verticalHeader() \
+        .defaultSectionSize() + 4
+    table.setFixedHeight(min(height, 260))
+    return table
+
+
+class PropertiesPanel(QScrollArea):
+    """Shows one node of a graph; empty until a node is selected."""
+
+    subgraph_requested = Signal(str, object)  # title, onnx.GraphProto
+
+    def __init__(self, model_dir: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("properties_panel")
+        self.setWidgetResizable(True)
+        self.setMinimumWidth(320)
+        self.model_dir = model_dir
+        self.ir: GraphIR | None = None
+        self.initializers: dict[str, onnx.TensorProto] = {}
+        self.node_index = -1
+        self.stats_labels: dict[str, QLabel] = {}
+        self.histogram: pg.PlotWidget | None = None
+        self.weight_combo: QComboBox | None = None
+        self.show_node(-1)
+
+    def set_graph(self, ir: GraphIR, graph: onnx.GraphProto) -> None:
+        """The graph whose nodes will be shown."""
+        self.ir = ir
+        self.initializers = {t.name: t for t in graph.initializer}
+        self.show_node(-1)
+
+    def show_node(self, index: int) -> None:
+        """Fill the panel for node ``index`` (-1: a hint to select one)."""
+        self.node_index = index
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        self.stats_labels = {}
+        self.histogram = None
+        self.weight_combo = None
+        if self.ir is None or index < 0:
+            hint = QLabel("Click a node to see its attributes, tensors and weights.")
+            hint.setWordWrap(True)
+            hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            layout.addWidget(hint)
+            layout.addStretch(1)
+            self.setWidget(body)
+            return
+        ir = self.ir
+        title = QLabel(f"<h3>{ir.op_types[index]}</h3><code>{ir.names[index]}</code>")
+        title.setObjectName("node_title")
+        title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        title.setWordWrap(True)
+        layout.addWidget(title)
+        node = ir.onnx_node(index)
+        if node is not None:
+            if node.domain:
+                layout.addWidget(QLabel(f"domain: {node.domain}"))
+            if node.attribute:
+                layout.addWidget(self._box("Attributes", _table(
+                    ["Name", "Value"], [[a.name, attribute_text(a)] for a in node.attribute],
+                    "attributes_table")))
+        layout.addWidget(self._box("Inputs", _table(
+            ["Tensor", "Kind", "Type"], self._tensor_rows(ir.node_inputs[index], True),
+            "node_inputs_table")))
+        layout.addWidget(self._box("Outputs", _table(
+            ["Tensor", "Kind", "Type"], self._tensor_rows(ir.node_outputs[index], False),
+            "node_outputs_table")))
+        weights = [t for t in ir.node_inputs[index] if t in self.initializers]
+        if weights:
+            layout.addWidget(self._weights_box(weights))
+        if node is not None:
+            for attr_name, graph in subgraphs(node):
+                button = QPushButton(f"Open subgraph {attr_name} ({len(graph.node)} nodes)")
+                button.setObjectName(f"subgraph:{attr_name}")
+                button.clicked.connect(
+                    lambda _=False, a=attr_name, g=graph:
+                    self.subgraph_requested.emit(f"{ir.names[index]}/{a}", g))
+                layout.addWidget(button)
+        layout.addStretch(1)
+        self.setWidget(body)
+
+    def _tensor_rows(self, names: list[str], inputs: bool) -> list[list[str]]:
+        assert self.ir is not None
+        rows = []
+        for t in names:
+            if not t:
+                rows.append(["(omitted)", "", ""])
+                continue
+            info = self.ir.tensor_info.get(t)
+            if t in self.initializers:
+                kind = "weight"
+            elif inputs and self.ir.index_of(t) is not None \
+                    and self.ir.kinds[self.ir.index_of(t) or 0] == NodeKind.INPUT:
+                kind = "graph input"
+            else:
+                kind = "activation"
+            rows.append([t, kind, info.text() if info else "?"])
+        return rows
+
+    @staticmethod
+    def _box(title: str, widget: QWidget) -> QGroupBox:
+        box = QGroupBox(title)
+        inner = QVBoxLayout(box)
+        inner.setContentsMargins(6, 6, 6, 6)
+        inner.addWidget(widget)
+        return box
+
+    def _weights_box(self, names: list[str]) -> QGroupBox:
+        box = QGroupBox("Weights")
+        layout = QVBoxLayout(box)
+        self.weight_combo = QComboBox()
+        self.weight_combo.setObjectName("weight_combo")
+        self.weight_combo.addItems(names)
+        layout.addWidget(self.weight_combo)
+        form = QFormLayout()
+        for key in ("shape", "dtype", "min", "max", "mean", "std", "zeros"):
+            label = QLabel()
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.stats_labels[key] = label
+            form.addRow(f"{key}:", label)
+        layout.addLayout(form)
+        self.histogram = pg.PlotWidget(background=None)
+        self.histogram.setObjectName("weight_histogram")
+        self.histogram.setMinimumHeight(170)
+        self.histogram.getPlotItem().setMenuEnabled(False)
+        self.histogram.getPlotItem().getAxis("left").setLabel("count")
+        layout.addWidget(self.histogram)
+        self.weight_combo.currentTextChanged.connect(self.show_weight)
+        self.show_weight(names[0])
+        return box
+
+    def show_weight(self, name: str) -> None:
+        """Show statistics and a histogram of the weight ``name``."""
+        tensor = self.initializers.get(name)
+        if tensor is None or self.histogram is None:
+            return
+        try:
+            array = read_weight(tensor, self.model_dir)
+        except (EdgeStudioError, OSError, ValueError) as exc:
+            self.stats_labels["shape"].setText(f"cannot read: {exc}")
+            return
+        stats = weight_stats(array)
+        self.stats_labels["shape"].setText("×".join(map(str, stats.shape)) or "scalar")
+        self.stats_labels["dtype"].setText(stats.dtype)
+        self.stats_labels["min"].setText(f"{stats.minimum:.6g}")
+        self.stats_labels["max"].setText(f"{stats.maximum:.6g}")
+        self.stats_labels["mean"].setText(f"{stats.mean:.6g}")
+        self.stats_labels["std"].setText(f"{stats.std:.6g}")
+        self.stats_labels["zeros"].setText(
+            f"{stats.zeros:,} of {stats.count:,} ({stats.zero_fraction:.1%})")
+        counts, edges = weight_histogram(array)
+        plot = self.histogram.getPlotItem()
+        plot.clear()
+        plot.addItem(pg.PlotDataItem(edges, counts, stepMode="center", fillLevel=0,
+                                     brush="#4f8fc0", pen=pg.mkPen("#2f5f80")))

@@ -1,0 +1,20 @@
+"""Run every benchmark: ``python -m tests.benchmarks [NAME ...]``."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+BENCHMARKS = ["bench_graph", "bench_jobs"]
+
+
+def main(argv: list[str]) -> int:
+    names = argv or BENCHMARKS
+    for name in names:
+        print(f"\n=== {name} ===", flush=True)
+        importlib.import_module(f"tests.benchmarks.{name}").main()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
