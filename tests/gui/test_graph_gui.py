@@ -1,0 +1,157 @@
+"""Graph panel in pytest-qt: rendering, search, selection both ways, overlays, properties."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QLabel, QPushButton, QTableWidget
+
+from edgestudio.core.graph_ir import build_graph_ir
+from edgestudio.core.layout import layered_layout
+from edgestudio.gui.graph_panel import GraphPanel
+from edgestudio.gui.graph_view import GraphView
+from edgestudio.gui.main_window import MainWindow
+from tests import models
+from tests.gui.conftest import open_and_wait
+
+
+def _graph_panel(qtbot, window: MainWindow, path: Path) -> GraphPanel:  # type: ignore[no-untyped-def]
+    open_and_wait(qtbot, window, path)
+    doc = window.current_document()
+    assert doc is not None and doc.show_panel("graph")
+    panel = doc.graph_panel
+    qtbot.waitUntil(lambda: panel.is_ready, timeout=30_000)
+    return panel
+
+
+def _node_viewport_pos(view: GraphView, index: int) -> QPoint:
+    assert view.geometry_ is not None
+    return view.mapFromScene(QPointF(float(view.geometry_.x[index]),
+                                     float(view.geometry_.y[index])))
+
+
+def test_click_a_node_shows_its_properties_and_weights(qtbot, window: MainWindow,
+                                                       conv_model: Path) -> None:
+    panel = _graph_panel(qtbot, window, conv_model)
+    view = panel.view
+    view.centre_on_node(0)
+    with qtbot.waitSignal(view.node_selected) as selected:
+        QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=_node_viewport_pos(view, 0))
+    assert selected.args == [0]
+    props = panel.properties
+    assert props.node_index == 0
+    assert "Conv" in props.widget().findChild(QLabel, "node_title").text()
+    weights = onnx.numpy_helper.to_array(models.conv_relu_gemm().graph.initializer[0])
+    assert props.stats_labels["min"].text() == f"{weights.min():.6g}"
+    assert props.stats_labels["max"].text() == f"{weights.max():.6g}"
+    assert props.stats_labels["std"].text() == f"{weights.astype(np.float64).std():.6g}"
+    assert props.stats_labels["shape"].text() == "4×3×3×3"
+    assert props.histogram is not None and props.histogram.getPlotItem().listDataItems()
+    attrs = props.widget().findChild(QTableWidget, "attributes_table")
+    assert attrs is not None and attrs.item(0, 0).text() == "pads"
+
+
+def test_search_selects_and_centres(qtbot, window: MainWindow, conv_model: Path) -> None:
+    panel = _graph_panel(qtbot, window, conv_model)
+    panel.focus_search()
+    qtbot.keyClicks(panel.search, "relu")
+    assert panel.hit_label.text() == "1 of 1"
+    assert panel.view.selected == 1
+    panel.search.clear()
+    qtbot.keyClicks(panel.search, "c")  # conv, relu's tensor "c", conv.w … several matches
+    assert panel.hit_label.text().endswith(f"of {len(panel.ir.find('c'))}")  # type: ignore[union-attr]
+    first = panel.view.selected
+    panel.next_hit()
+    assert panel.view.selected != first
+    panel.previous_hit()
+    assert panel.view.selected == first
+    panel.search.setText("zzz")
+    assert panel.hit_label.text() == "no match"
+
+
+def test_selection_from_elsewhere_selects_in_the_graph(qtbot, window: MainWindow,
+                                                       conv_model: Path) -> None:
+    panel = _graph_panel(qtbot, window, conv_model)
+    with qtbot.waitSignal(panel.node_selected) as selected:
+        assert panel.select_by_name("fc")
+    assert selected.args == [3]
+    assert panel.properties.node_index == 3
+    assert not panel.select_by_name("nope")
+
+
+def test_scalar_overlay_colours_nodes_with_a_legend(qtbot, window: MainWindow,
+                                                    conv_model: Path) -> None:
+    view = _graph_panel(qtbot, window, conv_model).view
+    view.set_scalar_overlay({"conv": 10.0, "relu": 40.0, "fc": 25.0}, "SQNR (dB)", reverse=True)
+    assert view.legend.isVisible() and "SQNR (dB)" in view.legend.label.text()
+    assert "3 nodes without a value" in view.legend.label.text()  # flatten, input, output
+    assert view.node_colour(2) == QColor("#d6d6d6")
+    assert view.node_colour(0) != view.node_colour(1)
+    assert "overlay value: <b>10</b>" in view.node_tooltip(0)
+    view.set_category_overlay({"conv": "CPU", "relu": "CPU", "fc": "CUDA"},
+                              {"CPU": "#1f77b4", "CUDA": "#2ca02c"}, "Execution provider")
+    assert view.node_colour(3) == QColor("#2ca02c")
+    assert "CUDA" in view.legend.label.text()
+    view.set_marked(["relu", "fc"])
+    assert view.marked == [1, 3]
+    view.clear_overlay()
+    assert not view.legend.isVisible()
+
+
+def test_subgraph_opens_in_its_own_tab(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    panel = _graph_panel(qtbot, window, models.save(models.with_if_subgraph(), tmp_path / "if.onnx"))
+    assert panel.select_by_name("If_0")
+    button = panel.properties.widget().findChild(QPushButton, "subgraph:then_branch")
+    assert button is not None
+    button.click()
+    doc = window.current_document()
+    assert doc is not None
+    sub = doc.graph_panels()[-1]
+    qtbot.waitUntil(lambda: sub.is_ready, timeout=10_000)
+    assert sub.ir is not None and sub.ir.op_types[0] == "Identity"
+    assert doc.panels.tabText(doc.panels.currentIndex()).startswith("Graph: If_0/then_branch")
+
+
+def test_edge_labels_get_inferred_shapes(qtbot, window: MainWindow, sample_model: Path) -> None:
+    panel = _graph_panel(qtbot, window, sample_model)
+    assert panel.ir is not None
+    qtbot.waitUntil(lambda: "/features/features.0/Conv_output_0" in panel.ir.tensor_info,
+                    timeout=60_000)
+    info = panel.ir.tensor_info["/features/features.0/Conv_output_0"]
+    assert info.text() == "float32[batch, 16, 8, 8]"
+
+
+def test_big_graph_renders_zoomed_out_and_in(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from tests.graph_builders import transformer_like
+
+    ir = build_graph_ir(transformer_like(20_000).graph)
+    layout = layered_layout(ir.node_count, ir.edge_src, ir.edge_dst)
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(900, 700)
+    view.show()
+    view.set_graph(ir, layout)
+    view.fitInView(view.scene().itemsBoundingRect())
+    far = view.grab()
+    view.centre_on_node(100)
+    near = view.grab()
+    assert far.width() == near.width() == view.width()
+    assert view.minimap.isVisible()
+
+
+def test_every_node_suite_and_zoo_model_renders(qtbot, node_suite_models: list[Path],  # type: ignore[no-untyped-def]
+                                                 light_zoo_models: list[Path]) -> None:
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.show()
+    for path in [*node_suite_models, *light_zoo_models]:
+        graph = onnx.load(str(path), load_external_data=False).graph
+        ir = build_graph_ir(graph)
+        view.set_graph(ir, layered_layout(ir.node_count, ir.edge_src, ir.edge_dst))
+        view.viewport().repaint()
