@@ -24,6 +24,9 @@ def create_application(argv: Sequence[str] | None = None) -> QApplication:
     QCoreApplication.setApplicationVersion(__version__)
     app = QApplication.instance()
     if app is None:
+        from edgestudio.gui.netron_view import prepare_web_engine
+
+        prepare_web_engine()  # QtWebEngine's URL scheme must be registered before the app
         app = QApplication(list(argv or [sys.argv[0]]))
     assert isinstance(app, QApplication)
     from edgestudio.resources import ICON_SVG

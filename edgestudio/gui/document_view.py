@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from edgestudio.gui.graph_panel import GraphPanel
 from edgestudio.gui.model_loader import LoadedModel
+from edgestudio.gui.netron_view import NetronView
 from edgestudio.gui.summary_panel import SummaryPanel
 
 
@@ -43,8 +44,21 @@ class DocumentView(QWidget):
         self.graph_panel = GraphPanel(loaded.model.graph, loaded.path)
         self.graph_panel.subgraph_requested.connect(self.open_subgraph)
         self.panels.addTab(self.graph_panel, "Graph")
+        # Netron's web view is heavy: built the first time its tab is shown.
+        self.netron_holder = QWidget()
+        QVBoxLayout(self.netron_holder).setContentsMargins(0, 0, 0, 0)
+        self.netron_view: NetronView | None = None
+        self.panels.addTab(self.netron_holder, "Netron")
+        self.panels.currentChanged.connect(self._maybe_build_netron)
         self._placeholder.hide()
         self.panels.show()
+
+    def _maybe_build_netron(self, index: int) -> None:
+        if self.panels.widget(index) is self.netron_holder and self.netron_view is None:
+            self.netron_view = NetronView(self.path)
+            layout = self.netron_holder.layout()
+            assert layout is not None
+            layout.addWidget(self.netron_view)
 
     def open_subgraph(self, title: str, graph: object) -> GraphPanel:
         """Open an If/Loop/Scan body in a tab of its own."""

@@ -1,0 +1,217 @@
+"""The Netron tab: the netron package's viewer in QtWebEngine, fully offline.
+
+As shipped, Netron's page looks up the user's country on the web, shows a blocking cookie banner,
+sends analytics, and locks itself 180 days after its build (DESIGN.md §2). Here it runs from a
+custom ``netron:`` URL scheme (no TCP port at all): the scheme handler serves the package's files
+and this one model; ``index.html`` is rewritten with version 0.0.0 (Netron skips telemetry for
+unpackaged builds) and today's date; a script at document creation answers the consent cookie;
+and a request interceptor blocks everything that is not local. External links open in the
+system browser.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import mimetypes
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+SCHEME = b"netron"
+HOST = "app"
+ALLOWED_SCHEMES = frozenset({"netron", "data", "blob", "about"})
+INSTALL_HINT = (
+    "<h3>The Netron view needs QtWebEngine</h3>"
+    "<p>Install the optional extra to see this model in Netron, fully offline:</p>"
+    "<pre>pip install 'edgestudio[netron]'</pre>"
+    "<p>(PySide6-Addons for QtWebEngine, about 180 MB, and the netron package.) "
+    "The native Graph tab works without it.</p>"
+)
+COOKIE_SHIM = """
+Object.defineProperty(document, 'cookie', {
+  configurable: false,
+  get: function () { return 'consent=' + Date.now(); },
+  set: function (value) { }
+});
+"""
+
+_available: bool | None = None
+# Profiles stay referenced here until their page is gone (Python would otherwise free a profile
+# as soon as its NetronView is collected, possibly before the page).
+_LIVE_PROFILES: set[object] = set()
+
+
+def _release_profile(profile: object) -> None:
+    _LIVE_PROFILES.discard(profile)
+    profile.deleteLater()  # type: ignore[attr-defined]
+
+
+def netron_dir() -> Path | None:
+    """The installed netron package's folder (its viewer files), or None."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("netron")
+    if spec is None or spec.origin is None:
+        return None
+    return Path(spec.origin).parent
+
+
+def prepare_web_engine() -> bool:
+    """Register the ``netron:`` scheme; must run before the QApplication is created.
+
+    Returns whether QtWebEngine and netron are available. Safe to call more than once.
+    """
+    global _available
+    if _available is not None:
+        return _available
+    try:
+        from PySide6 import QtWebEngineWidgets  # noqa: F401  (must load before QApplication)
+        from PySide6.QtWebEngineCore import QWebEngineUrlScheme
+    except ImportError:
+        _available = False
+        return False
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        # Chromium refuses to run its sandbox as root.
+        os.environ.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")
+    os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS",
+                          "--disable-background-networking --disable-component-update "
+                          "--no-first-run --disable-sync")
+    scheme = QWebEngineUrlScheme(SCHEME)
+    scheme.setSyntax(QWebEngineUrlScheme.Syntax.Host)
+    flags = QWebEngineUrlScheme.Flag
+    scheme.setFlags(flags.SecureScheme | flags.LocalScheme | flags.LocalAccessAllowed
+                    | flags.CorsEnabled)
+    QWebEngineUrlScheme.registerScheme(scheme)
+    _available = netron_dir() is not None
+    return _available
+
+
+def rewritten_index(html: str, model_name: str, today: dt.datetime | None = None) -> str:
+    """Netron's index.html with version 0.0.0, today's date, and our model as its file."""
+    now = (today or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%d %H:%M:%S")
+    html = re.sub(r'<meta name="version" content="[^"]*">', '<meta name="version" content="0.0.0">',
+                  html)
+    html = re.sub(r'<meta name="date" content="[^"]*">', f'<meta name="date" content="{now}">',
+                  html)
+    file_meta = f'<meta name="file" content="model/{model_name}">'
+    return html.replace('<meta charset="utf-8">', f'<meta charset="utf-8">\n{file_meta}', 1)
+
+
+class NetronView(QWidget):
+    """A Netron viewer for one model file, or an explanation when QtWebEngine is missing."""
+
+    loaded = Signal(bool)
+
+    def __init__(self, model_path: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("netron_view")
+        self.model_path = model_path
+        self.blocked_requests: list[str] = []
+        self.served: list[str] = []
+        self.intercepted: list[str] = []  # every request the page made, as the interceptor saw it
+        self.web: Any = None  # a QWebEngineView when QtWebEngine is installed
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        if not prepare_web_engine():
+            self.notice = QLabel(INSTALL_HINT)
+            self.notice.setWordWrap(True)
+            layout.addWidget(self.notice)
+            return
+        self._build(layout)
+
+    def _build(self, layout: QVBoxLayout) -> None:
+        from PySide6.QtWebEngineCore import (
+            QWebEnginePage,
+            QWebEngineProfile,
+            QWebEngineScript,
+            QWebEngineUrlRequestInfo,
+            QWebEngineUrlRequestInterceptor,
+            QWebEngineUrlRequestJob,
+            QWebEngineUrlSchemeHandler,
+        )
+        from PySide6.QtWebEngineWidgets import QWebEngineView
+
+        view_self = self
+        found = netron_dir()
+        assert found is not None
+        root: Path = found
+        index = rewritten_index((root / "index.html").read_text("utf-8"), self.model_path.name)
+
+        class Handler(QWebEngineUrlSchemeHandler):
+            def requestStarted(self, job: QWebEngineUrlRequestJob) -> None:
+                url = job.requestUrl()
+                path = url.path().lstrip("/")
+                data: bytes | None = None
+                if url.host() != HOST:
+                    data = None
+                elif path in ("", "index.html"):
+                    data = index.encode("utf-8")
+                elif path == f"model/{view_self.model_path.name}":
+                    data = view_self.model_path.read_bytes()
+                elif "/" not in path and (root / path).is_file():
+                    data = (root / path).read_bytes()
+                if data is None:
+                    job.fail(QWebEngineUrlRequestJob.Error.UrlNotFound)
+                    return
+                view_self.served.append(path)
+                mime = mimetypes.guess_type(path or "index.html")[0] or "application/octet-stream"
+                if path.endswith(".js"):
+                    mime = "text/javascript"
+                buffer = QBuffer(job)
+                buffer.setData(QByteArray(data))
+                buffer.open(QIODevice.OpenModeFlag.ReadOnly)
+                job.reply(mime.encode(), buffer)
+
+        class Interceptor(QWebEngineUrlRequestInterceptor):
+            def interceptRequest(self, info: QWebEngineUrlRequestInfo) -> None:
+                url = info.requestUrl()
+                view_self.intercepted.append(url.toString())
+                if url.scheme() not in ALLOWED_SCHEMES:
+                    view_self.blocked_requests.append(url.toString())
+                    info.block(True)
+
+        class Page(QWebEnginePage):
+            def acceptNavigationRequest(self, url: QUrl | str,
+                                        kind: QWebEnginePage.NavigationType,
+                                        main_frame: bool) -> bool:
+                url = QUrl(url)
+                if url.scheme() in ALLOWED_SCHEMES:
+                    return True
+                if url.scheme() in ("http", "https", "mailto"):
+                    QDesktopServices.openUrl(url)  # links go to the system browser
+                return False
+
+            def createWindow(self, kind: QWebEnginePage.WebWindowType) -> QWebEnginePage:
+                return Page(self.profile(), self)  # its first navigation opens externally
+
+        # A profile must outlive its pages: it has no parent and is deleted once the page is.
+        self.web = QWebEngineView(self)
+        self.profile = profile = QWebEngineProfile()  # off the record: no disk, no cookies
+        self._handler = Handler(self.profile)
+        self._interceptor = Interceptor(self.profile)
+        self.profile.installUrlSchemeHandler(SCHEME, self._handler)
+        self.profile.setUrlRequestInterceptor(self._interceptor)
+        script = QWebEngineScript()
+        script.setName("consent-cookie")
+        script.setInjectionPoint(QWebEngineScript.InjectionPoint.DocumentCreation)
+        script.setWorldId(QWebEngineScript.ScriptWorldId.MainWorld)
+        script.setSourceCode(COOKIE_SHIM)
+        self.profile.scripts().insert(script)
+        self.page = Page(self.profile, self.web)
+        _LIVE_PROFILES.add(self.profile)
+        self.page.destroyed.connect(lambda *_: _release_profile(profile))
+        self.web.setPage(self.page)
+        self.web.loadFinished.connect(self.loaded)
+        layout.addWidget(self.web)
+        self.web.load(QUrl(f"netron://{HOST}/index.html"))
+
+    def run_js(self, code: str, callback: Callable[[object], None]) -> None:
+        """Run JavaScript in the page; ``callback`` gets the result (tests, diagnostics)."""
+        if self.web is not None:
+            self.page.runJavaScript(code, 0, callback)

@@ -1,0 +1,79 @@
+"""The Netron tab: offline (no port, no outside request), no banner, no update lock."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from pathlib import Path
+
+import pytest
+
+from edgestudio.gui import netron_view
+from edgestudio.gui.main_window import MainWindow
+from tests.gui.conftest import open_and_wait
+
+
+def test_index_is_rewritten_for_offline_use() -> None:
+    root = netron_view.netron_dir()
+    if root is None:
+        pytest.skip("netron is not installed (optional extra)")
+    html = netron_view.rewritten_index((root / "index.html").read_text(), "m.onnx",
+                                       dt.datetime(2031, 5, 6, 7, 8, 9))
+    assert '<meta name="version" content="0.0.0">' in html  # unpackaged: no telemetry
+    assert '<meta name="date" content="2031-05-06 07:08:09">' in html  # never "too old"
+    assert '<meta name="file" content="model/m.onnx">' in html
+
+
+def test_missing_webengine_explains_how_to_install(qtbot, monkeypatch, sample_model: Path) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(netron_view, "_available", False)
+    view = netron_view.NetronView(sample_model)
+    qtbot.addWidget(view)
+    assert "pip install 'edgestudio[netron]'" in view.notice.text()
+    assert view.web is None
+
+
+def _js(qtbot, view: netron_view.NetronView, code: str) -> object:  # type: ignore[no-untyped-def]
+    result: dict[str, object] = {}
+    view.run_js(code, lambda value: result.setdefault("value", value))
+    qtbot.waitUntil(lambda: "value" in result, timeout=10_000)
+    return result["value"]
+
+
+def test_netron_tab_shows_the_model_offline(qtbot, window: MainWindow, sample_model: Path) -> None:
+    if not netron_view.prepare_web_engine():
+        pytest.skip("QtWebEngine or netron is not installed (optional extra)")
+    open_and_wait(qtbot, window, sample_model)
+    doc = window.current_document()
+    assert doc is not None
+    with qtbot.waitSignal(doc.panels.currentChanged):
+        doc.show_panel("netron")
+    view = doc.netron_view
+    assert view is not None and view.web is not None
+    with qtbot.waitSignal(view.loaded, timeout=30_000) as loaded:
+        pass
+    assert loaded.args == [True]
+    # Netron draws the graph asynchronously after the page has loaded.
+    deadline = time.monotonic() + 20
+    nodes = 0
+    while time.monotonic() < deadline and not nodes:
+        nodes = int(_js(qtbot, view, "document.querySelectorAll('#canvas g.node').length") or 0)
+        qtbot.wait(200)
+    assert nodes >= 11
+    assert f"model/{sample_model.name}" in view.served
+    classes = str(_js(qtbot, view, "document.body.className"))
+    assert "notification" not in classes  # no consent banner, no "please update"
+    assert view.blocked_requests == []
+    assert view.intercepted and all(u.startswith("netron://app/") for u in view.intercepted)
+    # Two walls keep requests on the machine. First, Chromium's rule for local schemes: a page
+    # request to the web never even reaches the network stack.
+    _js(qtbot, view, "fetch('https://example.invalid/track').catch(() => 0); 1")
+    qtbot.wait(500)
+    assert all(u.startswith("netron://") for u in view.intercepted)
+    # Second, with that rule lifted, our interceptor blocks it.
+    from PySide6.QtWebEngineCore import QWebEngineSettings
+
+    view.page.settings().setAttribute(
+        QWebEngineSettings.WebAttribute.LocalContentCanAccessRemoteUrls, True)
+    _js(qtbot, view, "fetch('https://example.invalid/track').catch(() => 0); 1")
+    qtbot.waitUntil(lambda: bool(view.blocked_requests), timeout=10_000)
+    assert view.blocked_requests == ["https://example.invalid/track"]
