@@ -38,7 +38,7 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m tests.benchmarks
 
 screenshots: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/edgestudio $(SAMPLE) --screenshot docs/summary.png
+	QT_QPA_PLATFORM=offscreen $(BIN)/python docs/make_screenshots.py
 
 sample: $(STAMP)
 	$(BIN)/python resources/samples/make_digits_sample.py

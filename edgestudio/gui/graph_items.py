@@ -21,7 +21,7 @@ BLOCKS_PER_BATCH = 16
 LOD_BLOCKS = 0.03  # below: each batch is a few coloured blocks, edges are not drawn
 LOD_FLAT = 0.12  # below: flat rectangles, no outlines, no text
 LOD_TEXT = 0.45  # above: rounded boxes with labels
-LOD_EDGE_LABELS = 0.9  # above: tensor type/shape on edges
+LOD_EDGE_LABELS = 0.7  # above: tensor type/shape on edges
 
 
 class GraphGeometry:

@@ -48,6 +48,7 @@ from edgestudio.gui.graph_items import (
 )
 
 MISSING_COLOUR = QColor("#d6d6d6")
+READABLE_SCALE = 0.75  # below this node labels get too small to read
 # A perceptually ordered ramp (viridis stops) for scalar overlays.
 _RAMP = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]
 
@@ -132,9 +133,11 @@ class Minimap(QWidget):
         self._scene_rect = scene.itemsBoundingRect()
         self._pixmap = QPixmap(self.size())
         self._pixmap.fill(QColor(255, 255, 255, 230))
+        s, ox, oy = self._mapping()
+        r = self._scene_rect
+        target = QRectF(r.left() * s + ox, r.top() * s + oy, r.width() * s, r.height() * s)
         painter = QPainter(self._pixmap)
-        scene.render(painter, QRectF(self._pixmap.rect()), self._scene_rect,
-                     Qt.AspectRatioMode.KeepAspectRatio)
+        scene.render(painter, target, r, Qt.AspectRatioMode.IgnoreAspectRatio)
         painter.end()
         self.update()
 
@@ -155,8 +158,9 @@ class Minimap(QWidget):
         s, ox, oy = self._mapping()
         visible = self.view.mapToScene(self.view.viewport().rect()).boundingRect()
         painter.setPen(QPen(QColor("#d32f2f"), 1.5))
-        painter.drawRect(QRectF(visible.left() * s + ox, visible.top() * s + oy,
-                                max(3.0, visible.width() * s), max(3.0, visible.height() * s)))
+        box = QRectF(visible.left() * s + ox, visible.top() * s + oy,
+                     max(3.0, visible.width() * s), max(3.0, visible.height() * s))
+        painter.drawRect(box.intersected(QRectF(self.rect()).adjusted(1, 1, -1, -1)))
 
     def _jump(self, pos: QPointF) -> None:
         s, ox, oy = self._mapping()
@@ -235,25 +239,29 @@ class GraphView(QGraphicsView):
 
     # ----- navigation --------------------------------------------------------------------------
     def fit(self) -> None:
-        """Fit the whole graph in the window (a very tall graph: fit its width, show the top)."""
+        """Show the whole graph if it is readable that way; otherwise show it at a readable
+        size from the top (the minimap then shows the whole)."""
         rect = self._scene.itemsBoundingRect()
         if rect.isEmpty():
             return
         view = self.viewport().rect()
-        scale = min(view.width() / rect.width(), view.height() / rect.height())
-        if scale < 0.02:  # a deep network: show it at a readable width from the top instead
-            width_scale = min(1.0, view.width() / rect.width())
+        scale = min(view.width() / rect.width(), view.height() / rect.height(), 1.2)
+        if scale < READABLE_SCALE:
+            scale = max(min(1.0, view.width() / rect.width()), READABLE_SCALE)
             self.resetTransform()
-            self.scale(max(width_scale, 0.05), max(width_scale, 0.05))
-            scale = max(width_scale, 0.05)
+            self.scale(scale, scale)
             self.centerOn(rect.center().x(), rect.top() + view.height() / 2 / scale)
         else:
-            self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
-            if self.transform().m11() > 1.2:  # a small graph: readable size, not giant boxes
-                self.resetTransform()
-                self.scale(1.2, 1.2)
-                self.centerOn(rect.center())
+            self.resetTransform()
+            self.scale(scale, scale)
+            self.centerOn(rect.center())
         self._auto_fit = True
+        self._update_minimap()
+
+    def fit_all(self) -> None:
+        """Zoom out until the whole graph is in the window, however small it gets."""
+        self.fitInView(self._scene.itemsBoundingRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        self._auto_fit = False
         self._update_minimap()
 
     def _update_minimap(self) -> None:
@@ -309,6 +317,8 @@ class GraphView(QGraphicsView):
             self.zoom(0.8)
         elif key in (Qt.Key.Key_0, Qt.Key.Key_F):
             self.fit()
+        elif key == Qt.Key.Key_A:
+            self.fit_all()
         elif key == Qt.Key.Key_Escape:
             self.select_node(-1)
         else:

@@ -11,6 +11,7 @@ system browser.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import mimetypes
 import os
@@ -49,7 +50,8 @@ _LIVE_PROFILES: set[object] = set()
 
 def _release_profile(profile: object) -> None:
     _LIVE_PROFILES.discard(profile)
-    profile.deleteLater()  # type: ignore[attr-defined]
+    with contextlib.suppress(RuntimeError):  # at exit Qt may have freed it already
+        profile.deleteLater()  # type: ignore[attr-defined]
 
 
 def netron_dir() -> Path | None:

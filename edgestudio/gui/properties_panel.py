@@ -66,10 +66,28 @@ def _table(headers: list[str], rows: list[list[str]], name: str) -> QTableWidget
     header = table.horizontalHeader()
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     header.setStretchLastSection(True)
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 8)
     height = header.sizeHint().height() + max(1, len(rows)) * table.verticalHeader() \
         .defaultSectionSize() + 4
     table.setFixedHeight(min(height, 260))
     return table
+
+
+def _tensor_list(rows: list[list[str]], name: str) -> QLabel:
+    """Tensors as wrapped text: name on one line, kind and type below (narrow panels)."""
+    import html
+
+    items = "".join(
+        f"<p style='margin:0 0 6px 0'><code>{html.escape(t)}</code><br>"
+        f"<span style='color:#666'>{html.escape(kind)}</span> · {html.escape(kind_type)}</p>"
+        for t, kind, kind_type in rows
+    )
+    label = QLabel(items or "(none)")
+    label.setObjectName(name)
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
 
 
 class PropertiesPanel(QScrollArea):
@@ -127,12 +145,10 @@ class PropertiesPanel(QScrollArea):
                 layout.addWidget(self._box("Attributes", _table(
                     ["Name", "Value"], [[a.name, attribute_text(a)] for a in node.attribute],
                     "attributes_table")))
-        layout.addWidget(self._box("Inputs", _table(
-            ["Tensor", "Kind", "Type"], self._tensor_rows(ir.node_inputs[index], True),
-            "node_inputs_table")))
-        layout.addWidget(self._box("Outputs", _table(
-            ["Tensor", "Kind", "Type"], self._tensor_rows(ir.node_outputs[index], False),
-            "node_outputs_table")))
+        layout.addWidget(self._box("Inputs", _tensor_list(
+            self._tensor_rows(ir.node_inputs[index], True), "node_inputs")))
+        layout.addWidget(self._box("Outputs", _tensor_list(
+            self._tensor_rows(ir.node_outputs[index], False), "node_outputs")))
         weights = [t for t in ir.node_inputs[index] if t in self.initializers]
         if weights:
             layout.addWidget(self._weights_box(weights))

@@ -1,0 +1,84 @@
+"""Regenerate the README screenshots (``make screenshots``), offscreen.
+
+Drives the real window: opens the sample, selects a node, opens the Convert form, runs jobs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "docs" / "screenshots"
+sys.path.insert(0, str(REPO))
+
+
+def main() -> None:
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from edgestudio.core.recipes import ConvertRecipe, DiagnosticRecipe
+    from edgestudio.gui.app import create_application
+    from edgestudio.gui.main_window import MainWindow
+    from edgestudio.resources import SAMPLE_MODEL
+
+    app = create_application()
+    tmp = Path(tempfile.mkdtemp())
+    window = MainWindow(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat))
+    window.resize(1280, 820)
+    window.show()
+
+    def spin(seconds: float, until=lambda: False) -> None:  # type: ignore[no-untyped-def]
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and not until():
+            app.processEvents()
+            time.sleep(0.02)
+
+    window.open_model(SAMPLE_MODEL)
+    spin(20, lambda: bool(window.documents()) and window.documents()[0].is_ready)
+    doc = window.documents()[0]
+    spin(0.5)
+    window.grab().save(str(OUT / "summary.png"))
+
+    doc.show_panel("graph")
+    doc.graph_panel.select_by_name("/features/features.3/Conv")
+    spin(3)  # shape inference arrives from its worker
+    window.grab().save(str(OUT / "graph.png"))
+
+    doc.show_panel("netron")
+    spin(6)
+    window.grab().save(str(OUT / "netron.png"))
+
+    doc.show_panel("summary")
+    dialog = window.show_convert_form()
+    assert dialog is not None
+    dialog.opset_box.setChecked(True)
+    dialog.opset.setValue(11)
+    dialog.set_new_dim("image", 0, "1")
+    dialog.set_new_dim("logits", 0, "1")
+    spin(0.3)
+    dialog.grab().save(str(OUT / "convert.png"))
+    dialog.reject()
+
+    jobs = [window.submit(ConvertRecipe(model=str(SAMPLE_MODEL), output=str(tmp / "d18.onnx"),
+                                        opset=18)),
+            window.submit(DiagnosticRecipe(action="crash")),
+            window.submit(DiagnosticRecipe(action="hang"))]
+    spin(30, lambda: jobs[0].state.is_final and jobs[1].state.is_final
+         and jobs[2].state.value == "running")
+    spin(0.5)
+    window.jobs_panel.table.selectRow(0)
+    spin(0.2)
+    window.grab().save(str(OUT / "jobs.png"))
+    window.jobs.shutdown()
+    window.close()
+    QApplication.processEvents()
+    print(f"screenshots written to {OUT}")
+
+
+if __name__ == "__main__":
+    main()
