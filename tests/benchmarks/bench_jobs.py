@@ -1,0 +1,71 @@
+"""Job system: the GUI main loop's longest stall while a CPU-heavy job runs (target ≤ 100 ms),
+and the runner's overhead against running the same operation in-process."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def main_loop_stall(seconds: float = 5.0) -> tuple[float, float]:
+    """(longest gap, median gap) in ms between 10 ms timer ticks while a spin job runs."""
+    from PySide6.QtCore import QElapsedTimer, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from edgestudio.core.recipes import DiagnosticRecipe
+    from edgestudio.gui.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication([])
+    window = MainWindow()
+    window.show()
+    gaps: list[int] = []
+    clock = QElapsedTimer()
+    clock.start()
+    ticker = QTimer()
+    ticker.setInterval(10)
+    ticker.timeout.connect(lambda: gaps.append(clock.restart()))
+    ticker.start()
+    job = window.submit(DiagnosticRecipe(action="spin", seconds=seconds))
+    while not job.state.is_final:
+        app.processEvents()
+        time.sleep(0.001)
+    ticker.stop()
+    window.jobs.shutdown()
+    window.close()
+    return float(max(gaps[1:])), float(statistics.median(gaps[1:]))
+
+
+def runner_overhead(repeats: int = 5) -> tuple[float, float]:
+    """(median seconds of a trivial job through a worker, median in-process)."""
+    from pathlib import Path
+
+    from edgestudio.core.ops.diagnostics import run_diagnostic
+    from edgestudio.core.progress import RecordingReporter
+    from edgestudio.core.recipes import DiagnosticRecipe
+    from edgestudio.jobs.runner import run_job
+
+    worker, local = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run_job(DiagnosticRecipe(action="succeed"))
+        worker.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        run_diagnostic(DiagnosticRecipe(action="succeed"), RecordingReporter(), Path("."))
+        local.append(time.perf_counter() - start)
+    return statistics.median(worker), statistics.median(local)
+
+
+def main() -> None:
+    longest, median = main_loop_stall()
+    print(f"main-loop stall while a 5 s CPU-bound job runs: longest {longest:.0f} ms, "
+          f"median tick {median:.0f} ms (10 ms timer; target longest ≤ 100 ms)")
+    worker, local = runner_overhead()
+    print(f"trivial job through a worker process: {worker * 1000:.0f} ms median "
+          f"(in-process {local * 1000:.2f} ms): the fixed cost of process isolation")
+
+
+if __name__ == "__main__":
+    main()
