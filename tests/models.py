@@ -121,3 +121,21 @@ def gelu_model() -> onnx.ModelProto:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
     model.ir_version = 9
     return model
+
+
+def matmul_model(hidden: int = 64) -> onnx.ModelProto:
+    """x[batch, 32] -> MatMul(W 32×hidden) -> Relu -> MatMul(W hidden×10) -> y: for int4 tests."""
+    rng = np.random.default_rng(1)
+    w1 = numpy_helper.from_array(rng.standard_normal((32, hidden)).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array(rng.standard_normal((hidden, 10)).astype(np.float32), "w2")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"),
+         helper.make_node("Relu", ["h"], ["r"], name="relu"),
+         helper.make_node("MatMul", ["r", "w2"], ["y"], name="mm2")],
+        "matmul_model",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 10])], [w1, w2],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model

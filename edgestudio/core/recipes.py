@@ -7,6 +7,7 @@ as "Copy equivalent command".
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
@@ -217,10 +218,20 @@ def register_recipe(cls: type[Recipe]) -> type[Recipe]:
     return cls
 
 
+# Field name -> how to rebuild it from JSON (extended by modules that add recipes).
+FIELD_CONVERTERS: dict[str, Any] = {}
+
+
 def recipe_from_dict(data: dict[str, Any]) -> Recipe:
     """Rebuild a recipe from :meth:`Recipe.to_dict` output."""
     data = dict(data)
     cls = RECIPE_TYPES[data.pop("kind")]
+    for key, convert in FIELD_CONVERTERS.items():
+        if key in data and data[key] is not None:
+            data[key] = convert(data[key])
+    for f in dataclasses.fields(cls):
+        if f.name in data and isinstance(data[f.name], list) and isinstance(f.default, tuple):
+            data[f.name] = tuple(data[f.name])
     if "tolerance" in data and isinstance(data["tolerance"], dict):
         data["tolerance"] = Tolerance(**data["tolerance"])
     for key in ("dims", "dynamic"):
@@ -234,3 +245,7 @@ def recipe_from_dict(data: dict[str, Any]) -> Recipe:
     if "output_names" in data:
         data["output_names"] = tuple(data["output_names"])
     return cls(**data)
+
+
+# Quantization recipes live in their own module; importing it registers them.
+from edgestudio.core import quant_recipes as _quant_recipes  # noqa: E402,F401

@@ -17,6 +17,8 @@ OPERATIONS: dict[str, str] = {
     "export": "edgestudio.core.ops.export_torch:run_export",
     "selftest": "edgestudio.core.ops.diagnostics:run_diagnostic",
     "shapes": "edgestudio.core.ops.infer_shapes:run_infer_shapes",
+    "quantize": "edgestudio.core.ops.quantize:run_quantize",
+    "analyze": "edgestudio.core.ops.analyze:run_analyze",
 }
 
 

@@ -1,0 +1,276 @@
+"""Calibration and evaluation samples: read, checked against the model's inputs, replayable.
+
+Every source yields the same samples in the same order on every pass (ORT's calibrators and our
+per-layer analysis both need that: DESIGN.md §2). Samples are produced lazily, one at a time, so
+a large folder is never held in memory at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.quant_recipes import DataSource
+
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
+SYNTHETIC_DEFAULT = 32
+Sample = dict[str, np.ndarray]
+
+
+class DataError(EdgeStudioError):
+    """The data does not fit the model, or holds values that would corrupt the result."""
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """A model input as the data must match it."""
+
+    name: str
+    dtype: np.dtype
+    shape: tuple[int | str | None, ...]
+
+    def text(self) -> str:
+        """``image float32 [batch, 1, 8, 8]``."""
+        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
+        return f"{self.name} {self.dtype} [{dims}]"
+
+
+def model_inputs(model: onnx.ModelProto) -> list[InputSpec]:
+    """The model's real inputs (initializers excluded)."""
+    inits = {t.name for t in model.graph.initializer}
+    specs = []
+    for value in model.graph.input:
+        if value.name in inits:
+            continue
+        tensor = value.type.tensor_type
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type))
+        shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+                      for d in tensor.shape.dim)
+        specs.append(InputSpec(value.name, dtype, shape))
+    return specs
+
+
+class SampleSet:
+    """A replayable sequence of samples (each a dict input name -> array with batch dim 1)."""
+
+    def __init__(self, source: DataSource, inputs: list[InputSpec]) -> None:
+        self.source = source
+        self.inputs = inputs
+        self.labels: np.ndarray | None = None
+        self._count = self._prepare()
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Sample]:
+        kind = self.source.kind
+        if kind == "npz":
+            yield from self._npz_samples()
+        elif kind == "folder":
+            for path in self._files[: self._count]:
+                yield self._check(self._read_file(path), path.name)
+        elif kind == "images":
+            for path in self._files[: self._count]:
+                yield self._check({self.inputs[0].name: self._read_image(path)}, path.name)
+        else:
+            rng = np.random.default_rng(self.source.seed)
+            for _ in range(self._count):
+                yield {i.name: self._synthetic(i, rng) for i in self.inputs}
+
+    # ----- preparation ------------------------------------------------------------------------
+    def _prepare(self) -> int:
+        cap = self.source.samples
+        kind = self.source.kind
+        path = Path(self.source.path)
+        if kind == "synthetic":
+            return cap or SYNTHETIC_DEFAULT
+        if not path.exists():
+            raise DataError(f"The data path {path} does not exist.")
+        if kind == "npz":
+            try:
+                self._npz = np.load(path, allow_pickle=False)
+            except (OSError, ValueError) as exc:
+                raise DataError(f"{path.name} is not a readable .npz file: {exc}") from exc
+            names = [i.name for i in self.inputs]
+            missing = [n for n in names if n not in self._npz.files]
+            if missing:
+                raise DataError(
+                    f"{path.name} has arrays {', '.join(sorted(self._npz.files)) or '(none)'}, "
+                    f"but the model's inputs are {', '.join(i.text() for i in self.inputs)}: "
+                    f"missing {', '.join(missing)}.")
+            counts = {n: len(self._npz[n]) for n in names}
+            if len(set(counts.values())) > 1:
+                raise DataError(f"The arrays in {path.name} hold different numbers of samples: "
+                                f"{counts}.")
+            total = next(iter(counts.values())) if counts else 0
+            if "labels" in self._npz.files:
+                self.labels = np.asarray(self._npz["labels"])[: cap or total]
+            return min(total, cap) if cap else total
+        if not path.is_dir():
+            raise DataError(f"{path} is not a folder.")
+        if kind == "images":
+            self._files = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+            if len(self.inputs) != 1:
+                raise DataError("Image folders work for models with one input; this model has "
+                                f"{len(self.inputs)}: {', '.join(i.text() for i in self.inputs)}.")
+        else:
+            self._files = sorted(
+                [p for p in path.iterdir() if p.suffix in (".npy", ".npz")]
+                + [p for p in path.iterdir() if p.is_dir() and p.name.startswith("test_data_set")]
+            )
+        if not self._files:
+            raise DataError(f"{path} holds no {'images' if kind == 'images' else 'samples'} "
+                            "(.npy, .npz or test_data_set_* folders).")
+        return min(len(self._files), cap) if cap else len(self._files)
+
+    # ----- readers ------------------------------------------------------------------------------
+    def _npz_samples(self) -> Iterator[Sample]:
+        for k in range(self._count):
+            yield self._check({i.name: np.asarray(self._npz[i.name][k : k + 1])
+                               for i in self.inputs}, f"sample {k}")
+
+    def _read_file(self, path: Path) -> Sample:
+        names = [i.name for i in self.inputs]
+        if path.is_dir():  # ONNX test data: input_0.pb, input_1.pb … in input order
+            sample = {}
+            for j, spec in enumerate(self.inputs):
+                tensor = onnx.TensorProto()
+                try:
+                    tensor.ParseFromString((path / f"input_{j}.pb").read_bytes())
+                except (OSError, Exception) as exc:
+                    raise DataError(f"{path.name}/input_{j}.pb cannot be read: {exc}") from exc
+                sample[spec.name] = numpy_helper.to_array(tensor)
+            return self._with_batch(sample)
+        if path.suffix == ".npy":
+            if len(names) != 1:
+                raise DataError(f"{path.name}: a .npy file holds one array, the model has inputs "
+                                f"{', '.join(names)}; use .npz files named after them.")
+            return self._with_batch({names[0]: np.load(path, allow_pickle=False)})
+        with np.load(path, allow_pickle=False) as data:
+            missing = [n for n in names if n not in data.files]
+            if missing:
+                raise DataError(f"{path.name} has {', '.join(data.files)}; the model's inputs are "
+                                f"{', '.join(i.text() for i in self.inputs)}.")
+            return self._with_batch({n: np.asarray(data[n]) for n in names})
+
+    def _with_batch(self, sample: Sample) -> Sample:
+        """Add a leading batch axis where a file holds one sample without it."""
+        out = {}
+        for spec in self.inputs:
+            array = sample[spec.name]
+            if array.ndim == len(spec.shape) - 1:
+                array = array[None, ...]
+            out[spec.name] = array
+        return out
+
+    def _read_image(self, path: Path) -> np.ndarray:
+        from PIL import Image
+
+        spec = self.inputs[0]
+        src = self.source
+        try:
+            with Image.open(path) as image:
+                image = image.convert("L" if src.colour == "L" else "RGB")
+                if src.size is not None:
+                    image = image.resize((src.size[1], src.size[0]), Image.Resampling.BILINEAR)
+                array = np.asarray(image, dtype=np.float32)
+        except OSError as exc:
+            raise DataError(f"{path.name} is not a readable image: {exc}") from exc
+        if array.ndim == 2:
+            array = array[..., None]
+        if src.colour == "BGR":
+            array = array[..., ::-1]
+        array = array * src.scale
+        array = (array - np.asarray(src.mean, np.float32)) / np.asarray(src.std, np.float32)
+        if src.layout == "NCHW":
+            array = array.transpose(2, 0, 1)
+        return np.ascontiguousarray(array[None, ...]).astype(spec.dtype)
+
+    @staticmethod
+    def _synthetic(spec: InputSpec, rng: np.random.Generator) -> np.ndarray:
+        shape = [1] + [d if isinstance(d, int) and d > 0 else 1 for d in spec.shape[1:]]
+        if np.issubdtype(spec.dtype, np.floating):
+            return rng.standard_normal(shape).astype(spec.dtype)
+        return rng.integers(0, 4, shape).astype(spec.dtype)
+
+    # ----- checks -------------------------------------------------------------------------------
+    def _check(self, sample: Sample, where: str) -> Sample:
+        for spec in self.inputs:
+            array = sample[spec.name]
+            if array.dtype != spec.dtype:
+                if np.issubdtype(array.dtype, np.floating) and np.issubdtype(spec.dtype,
+                                                                             np.floating):
+                    array = array.astype(spec.dtype)
+                    sample[spec.name] = array
+                else:
+                    raise DataError(f"{where}: '{spec.name}' is {array.dtype}, the model expects "
+                                    f"{spec.dtype} ({spec.text()}).")
+            if len(array.shape) != len(spec.shape) or any(
+                isinstance(d, int) and d > 0 and d != n
+                for d, n in zip(spec.shape, array.shape, strict=False)
+            ):
+                raise DataError(f"{where}: '{spec.name}' has shape {list(array.shape)}, the model "
+                                f"expects {spec.text()}.")
+            if np.issubdtype(array.dtype, np.floating) and not np.isfinite(array).all():
+                bad = "NaN" if np.isnan(array).any() else "inf"
+                raise DataError(f"{where}: '{spec.name}' contains {bad} values; calibration with "
+                                "them gives infinite or NaN scales.")
+        return sample
+
+    def validate(self) -> list[str]:
+        """Read every sample once (raising DataError on the first bad one); return warnings."""
+        warnings = []
+        zero = {i.name: True for i in self.inputs}
+        count = 0
+        for sample in self:
+            count += 1
+            for name, array in sample.items():
+                if np.any(array != 0):
+                    zero[name] = False
+        if count == 0:
+            raise DataError("The data holds no samples.")
+        for name, all_zero in zero.items():
+            if all_zero:
+                warnings.append(f"Input '{name}' is all zeros in every sample: calibration "
+                                "ranges will collapse (scale 1.0, useless quantization).")
+        return warnings
+
+
+def open_samples(source: DataSource, model: onnx.ModelProto) -> SampleSet:
+    """Open ``source`` for ``model``. Raises DataError with both sides listed on a mismatch."""
+    return SampleSet(source, model_inputs(model))
+
+
+class ReplayReader:
+    """onnxruntime's CalibrationDataReader protocol over a :class:`SampleSet` (rewindable)."""
+
+    def __init__(self, samples: SampleSet, progress: object = None) -> None:
+        self.samples = samples
+        self._it: Iterator[Sample] | None = None
+        self._done = 0
+        self._progress = progress
+
+    def get_next(self) -> Sample | None:
+        """The next sample, or None at the end."""
+        if self._it is None:
+            self._it = iter(self.samples)
+        sample = next(self._it, None)
+        if sample is not None:
+            self._done += 1
+            if callable(self._progress):
+                self._progress(self._done / max(1, len(self.samples)))
+        return sample
+
+    def rewind(self) -> None:
+        """Start again from the first sample."""
+        self._it = None
+        self._done = 0
+
+    def __iter__(self) -> Iterator[Sample]:
+        return iter(self.samples)

@@ -1,0 +1,341 @@
+"""Per-layer and whole-model error of a quantized model, streamed sample by sample.
+
+Both models run on the same replayable samples; every matched activation is compared as it
+comes and only running sums are kept, so memory stays at one sample's activations (ORT's
+``qdq_loss_debug`` keeps every activation of every sample). The SQNR is the same quantity as
+``qdq_loss_debug.compute_signal_to_quantization_noice_ratio`` over all samples concatenated:
+20·log10(‖float‖ / ‖float − quantized‖), both norms floored at float eps; a tensor whose float
+values are all zero has no SQNR ("n/a") instead of a misleading 0 dB.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from edgestudio.core.calib_data import open_samples
+from edgestudio.core.ops.convert import load_full_model
+from edgestudio.core.progress import Reporter
+from edgestudio.core.quant_recipes import AnalyzeRecipe
+from edgestudio.core.recipes import Recipe
+from edgestudio.core.reports import JobReport
+
+DQ_SUFFIX = "_DequantizeLinear_Output"
+EDGESTUDIO_DQ = "_edgestudio_dequantized"
+EPS = float(np.finfo(float).eps)
+FLOAT_TYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BFLOAT16}
+CLIP_WARN_FRACTION = 0.01
+
+
+@dataclass
+class ErrorStats:
+    """Running sums for one compared tensor."""
+
+    ref_sq: float = 0.0
+    diff_sq: float = 0.0
+    test_sq: float = 0.0
+    dot: float = 0.0
+    max_abs: float = 0.0
+    count: int = 0
+    clipped: int = 0
+
+    def add(self, ref: np.ndarray, test: np.ndarray) -> None:
+        """Fold one sample in (shapes must match)."""
+        r = ref.astype(np.float64).reshape(-1)
+        t = test.astype(np.float64).reshape(-1)
+        d = r - t
+        self.ref_sq += float(r @ r)
+        self.diff_sq += float(d @ d)
+        self.test_sq += float(t @ t)
+        self.dot += float(r @ t)
+        if d.size:
+            self.max_abs = max(self.max_abs, float(np.abs(d).max()))
+        self.count += r.size
+
+    def sqnr_db(self) -> float | None:
+        """SQNR in dB as qdq_loss_debug computes it; None when the reference is all zeros."""
+        if self.ref_sq == 0.0:
+            return None
+        signal = max(math.sqrt(self.ref_sq), EPS)
+        noise = max(math.sqrt(self.diff_sq), EPS)
+        return 20 * math.log10(signal / noise)
+
+    def figures(self) -> dict[str, float | None]:
+        """SQNR, MSE, max abs error and cosine similarity."""
+        norm = math.sqrt(self.ref_sq) * math.sqrt(self.test_sq)
+        return {
+            "sqnr_db": self.sqnr_db(),
+            "mse": self.diff_sq / self.count if self.count else None,
+            "max_abs": self.max_abs,
+            "cosine": self.dot / norm if norm > 0 else None,
+        }
+
+
+@dataclass
+class Match:
+    """A float tensor and the quantized model's tensor that stands for it."""
+
+    tensor: str
+    quant_tensor: str
+    node: str
+    op_type: str
+    qrange: tuple[float, float] | None = None  # representable range (QDQ activations)
+    stats: ErrorStats = field(default_factory=ErrorStats)
+
+
+def _producers(model: onnx.ModelProto) -> dict[str, onnx.NodeProto]:
+    return {out: node for node in model.graph.node for out in node.output}
+
+
+def _elem_types(model: onnx.ModelProto) -> dict[str, int]:
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+    except Exception:  # inference is a convenience here; fall back to declared types
+        inferred = model
+    types = {}
+    for v in [*inferred.graph.input, *inferred.graph.output, *inferred.graph.value_info]:
+        if v.type.HasField("tensor_type"):
+            types[v.name] = v.type.tensor_type.elem_type
+    return types
+
+
+def _qrange(dq: onnx.NodeProto, inits: dict[str, TensorProto]) -> tuple[float, float] | None:
+    """The float range a QuantizeLinear->DequantizeLinear pair can represent (per-tensor only)."""
+    if len(dq.input) < 2 or dq.input[1] not in inits:
+        return None
+    scale = numpy_helper.to_array(inits[dq.input[1]]).astype(np.float64)
+    if scale.size != 1:
+        return None
+    zp_tensor = inits.get(dq.input[2]) if len(dq.input) > 2 else None
+    zp = numpy_helper.to_array(zp_tensor) if zp_tensor is not None else np.uint8(0)
+    info = np.iinfo(zp.dtype) if np.issubdtype(zp.dtype, np.integer) else None
+    if info is None:
+        return None
+    z = float(np.asarray(zp).reshape(-1)[0])
+    s = float(scale.reshape(-1)[0])
+    return (s * (info.min - z), s * (info.max - z))
+
+
+def match_activations(float_model: onnx.ModelProto, quant_model: onnx.ModelProto) -> list[Match]:
+    """Pair each float activation with its counterpart in the quantized model.
+
+    QDQ models: the output of the DequantizeLinear that follows the tensor (what the next layer
+    really sees). QOperator models: ``T_quantized`` de-quantized with ``T_scale`` and
+    ``T_zero_point`` (a DequantizeLinear node is added to ``quant_model`` for it). Other formats:
+    tensors with the same name in both models.
+    """
+    producers = _producers(float_model)
+    float_types = _elem_types(float_model)
+    quant_types = _elem_types(quant_model)
+    graph_inputs = {v.name for v in float_model.graph.input}
+    quant_inits = {t.name: t for t in quant_model.graph.initializer}
+    matched: dict[str, Match] = {}
+
+    def add(tensor: str, quant_tensor: str, qrange: tuple[float, float] | None) -> None:
+        node = producers.get(tensor)
+        if node is None and tensor not in graph_inputs:
+            return
+        if float_types.get(tensor) not in FLOAT_TYPES:
+            return
+        matched[tensor] = Match(tensor, quant_tensor, node.name if node else f"input:{tensor}",
+                                node.op_type if node else "Input", qrange)
+
+    for node in quant_model.graph.node:
+        if node.op_type == "DequantizeLinear" and node.input[0] not in quant_inits:
+            out = node.output[0]
+            if out.endswith(DQ_SUFFIX):
+                add(out[: -len(DQ_SUFFIX)], out, _qrange(node, quant_inits))
+    quant_outputs = {o for n in quant_model.graph.node for o in n.output}
+    consumers: dict[str, list[onnx.NodeProto]] = {}
+    for node in float_model.graph.node:
+        for t in node.input:
+            consumers.setdefault(t, []).append(node)
+    for tensor in producers:
+        q_name, scale, zp = f"{tensor}_quantized", f"{tensor}_scale", f"{tensor}_zero_point"
+        if tensor in matched or q_name not in quant_outputs or scale not in quant_inits:
+            continue
+        deq = f"{tensor}{EDGESTUDIO_DQ}"
+        quant_model.graph.node.append(helper.make_node(
+            "DequantizeLinear", [q_name, scale] + ([zp] if zp in quant_inits else []), [deq],
+            name=deq))
+        quant_types[deq] = TensorProto.FLOAT
+        # The QOperator quantizer folds a following Relu/Clip into the layer: its quantized output
+        # then stands for the activation's output, so compare against that.
+        ref = tensor
+        while len(consumers.get(ref, [])) == 1 and consumers[ref][0].op_type in ("Relu", "Clip") \
+                and consumers[ref][0].output[0] not in quant_outputs:
+            ref = consumers[ref][0].output[0]
+        add(ref, deq, _qrange(quant_model.graph.node[-1], quant_inits))
+    for tensor in producers:
+        if tensor not in matched and tensor in quant_outputs \
+                and quant_types.get(tensor) in FLOAT_TYPES:
+            add(tensor, tensor, None)
+    order = {t: i for i, t in enumerate(producers)}
+    return sorted(matched.values(), key=lambda m: order.get(m.tensor, -1))
+
+
+def _with_outputs(model: onnx.ModelProto, names: list[str]) -> bytes:
+    """``model`` with ``names`` added as graph outputs (typed as inference says)."""
+    augmented = onnx.ModelProto()
+    augmented.CopyFrom(model)
+    types = _elem_types(augmented)
+    existing = {o.name for o in augmented.graph.output}
+    for name in names:
+        if name not in existing:
+            augmented.graph.output.append(helper.make_tensor_value_info(
+                name, types.get(name, TensorProto.FLOAT), None))
+            existing.add(name)
+    return augmented.SerializeToString()
+
+
+def _session(data: bytes, optimized: bool = False) -> object:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    if not optimized:
+        # No graph rewrites: fused nodes would hide the intermediate tensors we compare.
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+
+
+def weight_errors(float_model: onnx.ModelProto,
+                  quant_model: onnx.ModelProto) -> list[dict[str, object]]:
+    """Float vs de-quantized weights, with the per-tensor and per-channel S/2 bounds."""
+    float_inits = {t.name: t for t in float_model.graph.initializer}
+    inits = {t.name: t for t in quant_model.graph.initializer}
+    results = []
+    for node in quant_model.graph.node:
+        if node.op_type != "DequantizeLinear" or node.input[0] not in inits:
+            continue
+        q_name = node.input[0]
+        base = node.output[0][: -len(DQ_SUFFIX)] if node.output[0].endswith(DQ_SUFFIX) else q_name
+        base = base[: -len("_quantized")] if base.endswith("_quantized") else base
+        if base not in float_inits or len(node.input) < 2 or node.input[1] not in inits:
+            continue
+        q = numpy_helper.to_array(inits[q_name])
+        if not np.issubdtype(q.dtype, np.integer):
+            continue
+        scale = numpy_helper.to_array(inits[node.input[1]]).astype(np.float64)
+        zp = (numpy_helper.to_array(inits[node.input[2]]).astype(np.float64)
+              if len(node.input) > 2 and node.input[2] in inits else np.zeros_like(scale))
+        axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+        w = numpy_helper.to_array(float_inits[base]).astype(np.float64)
+        if scale.size > 1:
+            shape = [1] * q.ndim
+            shape[axis] = scale.size
+            scale, zp = scale.reshape(shape), zp.reshape(shape)
+        deq = (q.astype(np.float64) - zp) * scale
+        if deq.shape != w.shape:
+            continue
+        stats = ErrorStats()
+        stats.add(w, deq)
+        bits = np.iinfo(q.dtype).bits
+        levels = 2 ** bits - 1
+        per_tensor = (w.max() - w.min()) / levels / 2 if w.size else 0.0
+        channels = w.reshape(w.shape[0], -1) if w.ndim > 1 else w.reshape(1, -1)
+        per_channel = (channels.max(axis=1) - channels.min(axis=1)) / levels / 2
+        results.append({
+            "tensor": base, "node": next((n.name for n in float_model.graph.node
+                                          if base in n.input), ""),
+            **stats.figures(),
+            "scale_bound": float(np.max(scale) / 2),
+            "per_tensor_bound": float(per_tensor),
+            "per_channel_bound_mean": float(per_channel.mean()),
+            "per_channel": bool(np.asarray(scale).size > 1),
+        })
+    return results
+
+
+def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+    """Compare ``recipe.quant_model`` with ``recipe.float_model`` on ``recipe.data``."""
+    assert isinstance(recipe, AnalyzeRecipe)
+    reporter.stage("Reading both models", 0.0)
+    float_model = load_full_model(Path(recipe.float_model))
+    quant_model = load_full_model(Path(recipe.quant_model))
+    samples = open_samples(recipe.data, float_model)
+    warnings = samples.validate()
+    matches = match_activations(float_model, quant_model)
+    reporter.log(f"{len(matches)} activations matched between the two models")
+    reporter.stage("Comparing weights", 0.05)
+    weights = weight_errors(float_model, quant_model)
+
+    float_outputs = [o.name for o in float_model.graph.output]
+    quant_outputs = [o.name for o in quant_model.graph.output]
+    f_names = float_outputs + [m.tensor for m in matches if m.tensor not in float_outputs]
+    q_names = quant_outputs + [m.quant_tensor for m in matches
+                               if m.quant_tensor not in quant_outputs]
+    reporter.stage("Running both models", 0.1)
+    sess_f = _session(_with_outputs(float_model, f_names))
+    sess_q = _session(_with_outputs(quant_model, q_names))
+    # Whole-model figures come from the model as it ships: ORT's default optimizations fuse QDQ
+    # pairs into integer kernels, whose numbers differ slightly from the simulated QDQ graph.
+    sess_deploy = _session(quant_model.SerializeToString(), optimized=True)
+    out_stats = [ErrorStats() for _ in float_outputs]
+    allclose = [True] * len(float_outputs)
+    max_rel = [0.0] * len(float_outputs)
+    top1_float: list[int] = []
+    top1_quant: list[int] = []
+    tol = recipe.tolerance
+    total = max(1, len(samples))
+    for k, sample in enumerate(samples):
+        f_vals = dict(zip(f_names, sess_f.run(f_names, sample), strict=True))  # type: ignore[attr-defined]
+        q_vals = dict(zip(q_names, sess_q.run(q_names, sample), strict=True))  # type: ignore[attr-defined]
+        deployed = dict(zip(quant_outputs, sess_deploy.run(quant_outputs, sample), strict=True))  # type: ignore[attr-defined]
+        for i, (fo, qo) in enumerate(zip(float_outputs, quant_outputs, strict=False)):
+            ref, test = np.asarray(f_vals[fo]), np.asarray(deployed[qo]).astype(np.float64)
+            out_stats[i].add(ref, test)
+            allclose[i] &= bool(np.allclose(test, ref, rtol=tol.rtol, atol=tol.atol))
+            mask = np.abs(ref) > tol.atol
+            if mask.any():
+                max_rel[i] = max(max_rel[i], float((np.abs(test - ref)[mask] / np.abs(ref[mask]))
+                                                   .max()))
+            if i == 0 and ref.ndim == 2:
+                top1_float += ref.argmax(axis=1).tolist()
+                top1_quant += test.argmax(axis=1).tolist()
+        for m in matches:
+            ref = np.asarray(f_vals[m.tensor])
+            test = np.asarray(q_vals[m.quant_tensor])
+            if ref.shape != test.shape:
+                continue
+            m.stats.add(ref, test)
+            if m.qrange is not None:
+                low, high = m.qrange
+                m.stats.clipped += int(((ref < low) | (ref > high)).sum())
+        reporter.progress(0.1 + 0.85 * (k + 1) / total)
+
+    layers = []
+    for m in matches:
+        if not m.stats.count:
+            continue
+        clipped = m.stats.clipped / m.stats.count if m.qrange is not None else None
+        layers.append({"tensor": m.tensor, "node": m.node, "op_type": m.op_type,
+                       **m.stats.figures(), "clipped_fraction": clipped})
+        if clipped is not None and clipped > CLIP_WARN_FRACTION:
+            warnings.append(f"'{m.tensor}': {clipped:.1%} of evaluation values fall outside the "
+                            "calibrated range and are clipped.")
+    outputs = [{"output": name, **s.figures(), "max_rel": max_rel[i], "allclose": allclose[i],
+                "atol": tol.atol, "rtol": tol.rtol}
+               for i, (name, s) in enumerate(zip(float_outputs, out_stats, strict=True))]
+    accuracy = None
+    if top1_float:
+        agree = float(np.mean(np.equal(top1_float, top1_quant)))
+        accuracy = {"top1_agreement": agree, "samples": len(top1_float)}
+        if samples.labels is not None and len(samples.labels) == len(top1_float):
+            labels = np.asarray(samples.labels)
+            accuracy["float_top1"] = float(np.mean(labels == np.asarray(top1_float)))
+            accuracy["quant_top1"] = float(np.mean(labels == np.asarray(top1_quant)))
+    for w in warnings:
+        reporter.warn(w)
+    reporter.stage("Done", 1.0)
+    return JobReport(kind=recipe.kind, warnings=warnings, details={
+        "float_model": recipe.float_model, "quant_model": recipe.quant_model,
+        "samples": len(samples), "layers": layers, "weights": weights, "outputs": outputs,
+        "accuracy": accuracy,
+    })
+
