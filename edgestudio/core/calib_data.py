@@ -175,18 +175,18 @@ class SampleSet:
         spec = self.inputs[0]
         src = self.source
         try:
-            with Image.open(path) as image:
-                image = image.convert("L" if src.colour == "L" else "RGB")
+            with Image.open(path) as opened:
+                image = opened.convert("L" if src.colour == "L" else "RGB")
                 if src.size is not None:
                     image = image.resize((src.size[1], src.size[0]), Image.Resampling.BILINEAR)
-                array = np.asarray(image, dtype=np.float32)
+                array: np.ndarray = np.asarray(image, dtype=np.float32)
         except OSError as exc:
             raise DataError(f"{path.name} is not a readable image: {exc}") from exc
         if array.ndim == 2:
             array = array[..., None]
         if src.colour == "BGR":
             array = array[..., ::-1]
-        array = array * src.scale
+        array = array * np.float32(src.scale)
         array = (array - np.asarray(src.mean, np.float32)) / np.asarray(src.std, np.float32)
         if src.layout == "NCHW":
             array = array.transpose(2, 0, 1)

@@ -190,7 +190,8 @@ def _with_outputs(model: onnx.ModelProto, names: list[str]) -> bytes:
             augmented.graph.output.append(helper.make_tensor_value_info(
                 name, types.get(name, TensorProto.FLOAT), None))
             existing.add(name)
-    return augmented.SerializeToString()
+    data: bytes = augmented.SerializeToString()
+    return data
 
 
 def _session(data: bytes, optimized: bool = False) -> object:

@@ -197,7 +197,7 @@ def _quantize(recipe: QuantRecipe, src: Path, out: Path, samples: object,
             reporter.stage("Calibrating and quantizing", 0.2)
             reader = ReplayReader(samples,  # type: ignore[arg-type]
                                   progress=lambda f: reporter.progress(0.2 + 0.6 * f))
-            quantize_static(str(src), str(out), reader, **ort_options(recipe))  # type: ignore[arg-type]
+            quantize_static(str(src), str(out), reader, **ort_options(recipe))
         elif recipe.mode == "fp16":
             from onnxruntime.transformers import float16
 
