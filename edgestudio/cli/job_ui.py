@@ -105,23 +105,30 @@ def print_report(report: JobReport, stream: TextIO = sys.stdout,
 
 def execute(recipe: Recipe, args: argparse.Namespace) -> int:
     """Run ``recipe`` with terminal progress; print and save the report; return the exit code."""
+    return execute_job(recipe, args)[0]
+
+
+def execute_job(recipe: Recipe, args: argparse.Namespace,
+                show_report: bool = True) -> tuple[int, Job | None]:
+    """Like :func:`execute`, also returning the finished job (None when cancelled)."""
     printer = ProgressPrinter()
     try:
         job = run_job(recipe, timeout=getattr(args, "timeout", None), on_update=printer)
     except KeyboardInterrupt:
         printer.done()
         print("edgestudio: cancelled; no output was written", file=sys.stderr)
-        return EXIT_CANCELLED
+        return EXIT_CANCELLED, None
     printer.done()
     if getattr(args, "json", None):
         _write_json(Path(args.json), job)
     if job.state is JobState.SUCCEEDED and job.report is not None:
-        print_report(job.report, with_warnings=False)  # already shown while it ran
-        return EXIT_OK if job.report.passed else EXIT_CHECK_FAILED
+        if show_report:
+            print_report(job.report, with_warnings=False)  # warnings were shown while it ran
+        return (EXIT_OK if job.report.passed else EXIT_CHECK_FAILED), job
     print(f"edgestudio: error: job {job.state.value}: {job.error}", file=sys.stderr)
     if job.state is JobState.CRASHED and job.stderr_tail:
         print("worker stderr (last lines):\n" + job.stderr_tail[-1500:], file=sys.stderr)
-    return EXIT_CANCELLED if job.state is JobState.CANCELLED else EXIT_JOB_FAILED
+    return (EXIT_CANCELLED if job.state is JobState.CANCELLED else EXIT_JOB_FAILED), job
 
 
 def _write_json(path: Path, job: Job) -> None:

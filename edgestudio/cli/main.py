@@ -7,10 +7,18 @@ import sys
 from collections.abc import Sequence
 
 from edgestudio import __version__
-from edgestudio.cli import convert_cmd, export_cmd, inspect_cmd, selftest_cmd
+from edgestudio.cli import (
+    analyze_cmd,
+    convert_cmd,
+    export_cmd,
+    inspect_cmd,
+    quantize_cmd,
+    selftest_cmd,
+)
 from edgestudio.core.errors import EdgeStudioError
 
-SUBCOMMAND_MODULES = (inspect_cmd, convert_cmd, export_cmd, selftest_cmd)
+SUBCOMMAND_MODULES = (inspect_cmd, convert_cmd, export_cmd, quantize_cmd, analyze_cmd,
+                      selftest_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from edgestudio.core.quant_recipes import DataSource
 from edgestudio.core.recipes import DimChange, TorchInput
 
 TORCH_DTYPES = ("float32", "float16", "float64", "int64", "int32", "bool")
@@ -59,3 +60,35 @@ def parse_dim_value(text: str) -> int | str | None:
     if not text:
         return None
     return int(text) if text.isdigit() else text
+
+
+def parse_data_source(text: str, samples: int = 0, **image: object) -> DataSource:
+    """``synthetic[:N[:SEED]]``, an ``.npz`` file, a folder of images, or a folder of samples."""
+    from pathlib import Path
+
+    if text.startswith("synthetic"):
+        parts = text.split(":")
+        try:
+            count = int(parts[1]) if len(parts) > 1 and parts[1] else (samples or 32)
+            seed = int(parts[2]) if len(parts) > 2 else 0
+        except ValueError as exc:
+            raise ValueError(f"expected synthetic[:SAMPLES[:SEED]] (got '{text}')") from exc
+        return DataSource("synthetic", "", samples=count, seed=seed)
+    path = Path(text)
+    if path.is_dir():
+        from edgestudio.core.calib_data import IMAGE_SUFFIXES
+
+        has_images = any(p.suffix.lower() in IMAGE_SUFFIXES for p in path.iterdir())
+        if has_images:
+            extra = {k: v for k, v in image.items() if v is not None}
+            return DataSource("images", str(path), samples=samples, **extra)  # type: ignore[arg-type]
+        return DataSource("folder", str(path), samples=samples)
+    return DataSource("npz", str(path), samples=samples)
+
+
+def parse_floats(text: str) -> tuple[float, ...]:
+    """``0.485,0.456,0.406`` -> a tuple of floats."""
+    try:
+        return tuple(float(v) for v in text.split(","))
+    except ValueError as exc:
+        raise ValueError(f"expected comma-separated numbers (got '{text}')") from exc

@@ -217,6 +217,10 @@ def check_rules(recipe: QuantRecipe, model_opset: int | None = None,
         elif recipe.calib.kind == "synthetic":
             w("Synthetic calibration data gives meaningless activation ranges: use it only to "
               "check that the pipeline runs, never to judge accuracy.")
+        if recipe.activation_type == "uint8" and recipe.weight_type == "int8" \
+                and not recipe.reduce_range:
+            n("8-bit products can saturate in onnxruntime's x86 integer kernels on CPUs without "
+              "VNNI (int8 activations are run as uint8 there too); reduce-range avoids it.")
         if recipe.activation_type == "int8" and recipe.weight_type == "uint8":
             e("onnxruntime rejects int8 activations with uint8 weights; use uint8/uint8, "
               "uint8/int8 or int8/int8.")

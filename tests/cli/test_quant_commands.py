@@ -1,0 +1,57 @@
+"""``edgestudio quantize`` and ``edgestudio analyze``: JSON/CSV reports and exit codes."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "edgestudio", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_quantize_then_analyze(tmp_path: Path) -> None:
+    quant, qreport = tmp_path / "q.onnx", tmp_path / "q.json"
+    proc = run_cli("quantize", str(SAMPLE_MODEL), "-o", str(quant), "--mode", "qdq",
+                   "--per-channel", "--reduce-range", "--calib", str(SAMPLE_CALIBRATION),
+                   "--json", str(qreport))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(qreport.read_text())
+    assert data["output"] == str(quant)
+    assert data["recipe"]["mode"] == "qdq" and data["recipe"]["per_channel"] is True
+    assert data["details"]["calibration_warnings"] == []
+
+    report, table = tmp_path / "a.json", tmp_path / "layers.csv"
+    proc = run_cli("analyze", str(SAMPLE_MODEL), str(quant), "--data", str(SAMPLE_EVALUATION),
+                   "--json", str(report), "--csv", str(table))
+    assert proc.returncode == 0, proc.stderr
+    details = json.loads(report.read_text())["details"]
+    layer = details["layers"][0]
+    assert {"tensor", "node", "sqnr_db", "mse", "max_abs", "cosine"} <= set(layer)
+    assert details["outputs"][0]["output"] == "logits"
+    assert details["accuracy"]["float_top1"] > 0.95 and details["accuracy"]["quant_top1"] > 0.9
+    rows = list(csv.DictReader(table.open()))
+    assert len(rows) == len(details["layers"])
+    sqnrs = [float(r["sqnr_db"]) for r in rows if r["sqnr_db"]]
+    assert sqnrs == sorted(sqnrs)  # worst first
+    assert "top-1 agreement" in proc.stdout
+
+
+def test_quantize_rule_violation_is_one_line(tmp_path: Path) -> None:
+    proc = run_cli("quantize", str(SAMPLE_MODEL), "-o", str(tmp_path / "q.onnx"), "--mode",
+                   "dynamic", "--activation-type", "int8")
+    assert proc.returncode == 2 and "uint8 activations" in proc.stderr
+    assert not (tmp_path / "q.onnx").exists()
+
+
+def test_synthetic_calibration_warns(tmp_path: Path) -> None:
+    proc = run_cli("quantize", str(SAMPLE_MODEL), "-o", str(tmp_path / "q.onnx"), "--mode",
+                   "qoperator", "--calib", "synthetic:8:1")
+    assert proc.returncode == 0, proc.stderr
+    assert "meaningless" in proc.stderr
