@@ -64,6 +64,28 @@ def main() -> None:
     dialog.grab().save(str(OUT / "convert.png"))
     dialog.reject()
 
+    from edgestudio.core.quant_recipes import DataSource, QuantRecipe
+    from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION
+
+    run = window.start_quantization(
+        doc, QuantRecipe(model=str(SAMPLE_MODEL), output=str(tmp / "digits_qdq.onnx"), mode="qdq",
+                         per_channel=True, calib=DataSource("npz", str(SAMPLE_CALIBRATION))),
+        DataSource("npz", str(SAMPLE_EVALUATION)))
+    spin(120, lambda: run.analysis is not None or run.error is not None)
+    doc.show_panel("quantization")
+    doc.quant_panel.choose_bar(0)
+    doc.quant_panel.weights.selectRow(0)
+    spin(0.5)
+    window.grab().save(str(OUT / "quantization.png"))
+    doc.quant_panel.tabs.setCurrentIndex(1)
+    spin(0.3)
+    doc.quant_panel.grab().save(str(OUT / "weights.png"))
+    doc.quant_panel.tabs.setCurrentIndex(0)
+    doc.show_panel("graph")
+    spin(0.5)
+    window.grab().save(str(OUT / "graph_sqnr.png"))
+    doc.show_panel("summary")
+
     jobs = [window.submit(ConvertRecipe(model=str(SAMPLE_MODEL), output=str(tmp / "d18.onnx"),
                                         opset=18)),
             window.submit(DiagnosticRecipe(action="crash")),

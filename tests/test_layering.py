@@ -40,3 +40,36 @@ def test_telemetry_is_disabled_on_import() -> None:
         "assert os.environ['ORT_DISABLE_TELEMETRY'] == '1'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _imports(package: str) -> dict[str, set[str]]:
+    """Modules of ``package`` -> the edgestudio subpackages they import."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "edgestudio" / package
+    found: dict[str, set[str]] = {}
+    for path in root.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+            elif isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+        found[str(path.relative_to(root))] = {
+            n.split(".")[1] for n in names if n.startswith("edgestudio.") and n.count(".") >= 1
+        }
+    return found
+
+
+@pytest.mark.parametrize(("package", "forbidden"), [
+    ("core", {"jobs", "cli", "gui"}),
+    ("jobs", {"cli", "gui"}),
+    ("gui", {"cli"}),
+    ("cli", {"gui"}),  # except the one lazy import that opens the window, checked below
+])
+def test_tiers_import_in_one_direction(package: str, forbidden: set[str]) -> None:
+    bad = {module: deps & forbidden for module, deps in _imports(package).items()
+           if deps & forbidden and not (package == "cli" and module == "main.py")}
+    assert bad == {}

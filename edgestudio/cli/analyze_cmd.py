@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,10 +10,8 @@ from typing import Any
 from edgestudio.cli.job_ui import execute_job
 from edgestudio.cli.quantize_cmd import add_data_args, data_source
 from edgestudio.core.quant_recipes import AnalyzeRecipe
+from edgestudio.core.quant_runs import worst_first, write_layers_csv
 from edgestudio.core.recipes import Tolerance
-
-LAYER_COLUMNS = ("tensor", "node", "op_type", "sqnr_db", "mse", "max_abs", "cosine",
-                 "clipped_fraction")
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,21 +37,6 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def _fmt(value: Any, spec: str) -> str:
     return "n/a" if value is None else format(value, spec)
-
-
-def worst_first(layers: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Layers sorted by SQNR, lowest (worst) first; n/a last."""
-    return sorted(layers, key=lambda r: (r["sqnr_db"] is None, r["sqnr_db"] or 0.0))
-
-
-def write_csv(path: Path, layers: list[dict[str, Any]]) -> None:
-    """The per-layer table as CSV (written atomically)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=LAYER_COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(worst_first(layers))
-    os.replace(tmp, path)
 
 
 def print_analysis(details: dict[str, Any], top: int) -> None:
@@ -90,6 +71,6 @@ def run(args: argparse.Namespace) -> int:
     if job is not None and job.report is not None:
         print_analysis(job.report.details, args.top)
         if args.csv:
-            write_csv(Path(args.csv), job.report.details["layers"])
+            write_layers_csv(Path(args.csv), job.report.details["layers"])
             print(f"per-layer table written to {args.csv}", file=sys.stderr)
     return code

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 from edgestudio.gui.graph_panel import GraphPanel
 from edgestudio.gui.model_loader import LoadedModel
 from edgestudio.gui.netron_view import NetronView
+from edgestudio.gui.quant_panel import QuantPanel
 from edgestudio.gui.summary_panel import SummaryPanel
 
 
@@ -44,6 +45,12 @@ class DocumentView(QWidget):
         self.graph_panel = GraphPanel(loaded.model.graph, loaded.path)
         self.graph_panel.subgraph_requested.connect(self.open_subgraph)
         self.panels.addTab(self.graph_panel, "Graph")
+        self.excluded: set[str] = set()  # nodes to keep in float, picked in the graph
+        self.graph_panel.view.node_context_menu.connect(self._node_menu)
+        self.quant_panel = QuantPanel(loaded.path, loaded.model)
+        self.quant_panel.node_chosen.connect(self.graph_panel.select_by_name)
+        self.quant_panel.overlay_requested.connect(self.show_sqnr_overlay)
+        self.panels.addTab(self.quant_panel, "Quantization")
         # Netron's web view is heavy: built the first time its tab is shown.
         self.netron_holder = QWidget()
         QVBoxLayout(self.netron_holder).setContentsMargins(0, 0, 0, 0)
@@ -52,6 +59,33 @@ class DocumentView(QWidget):
         self.panels.currentChanged.connect(self._maybe_build_netron)
         self._placeholder.hide()
         self.panels.show()
+
+    def show_sqnr_overlay(self, values: dict[str, float]) -> None:
+        """Colour the graph by per-layer SQNR (low = dark = bad) and mark excluded nodes."""
+        view = self.graph_panel.view
+        view.set_scalar_overlay(values, "SQNR (dB)")
+        view.set_marked(sorted(self.excluded))
+
+    def set_excluded(self, nodes: set[str]) -> None:
+        """Nodes to keep in float in the next quantization; outlined on the graph."""
+        self.excluded = set(nodes)
+        self.graph_panel.view.set_marked(sorted(self.excluded))
+
+    def _node_menu(self, index: int, global_pos: object) -> None:
+        from PySide6.QtWidgets import QMenu
+
+        ir = self.graph_panel.ir
+        if ir is None or ir.onnx_node(index) is None:
+            return
+        name = ir.names[index]
+        menu = QMenu(self)
+        if name in self.excluded:
+            action = menu.addAction(f"Quantize '{name}' again")
+            action.triggered.connect(lambda: self.set_excluded(self.excluded - {name}))
+        else:
+            action = menu.addAction(f"Exclude '{name}' from quantization")
+            action.triggered.connect(lambda: self.set_excluded(self.excluded | {name}))
+        menu.popup(global_pos)  # type: ignore[arg-type]
 
     def _maybe_build_netron(self, index: int) -> None:
         if self.panels.widget(index) is self.netron_holder and self.netron_view is None:

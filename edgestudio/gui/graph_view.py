@@ -15,6 +15,7 @@ import numpy as np
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
+    QContextMenuEvent,
     QHelpEvent,
     QKeyEvent,
     QMouseEvent,
@@ -179,6 +180,7 @@ class GraphView(QGraphicsView):
 
     node_selected = Signal(int)  # node index, -1 when cleared
     node_activated = Signal(int)  # double click
+    node_context_menu = Signal(int, object)  # node index, global QPoint
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -351,6 +353,12 @@ class GraphView(QGraphicsView):
                 self.select_node(node, centre=False)
                 return
         super().mousePressEvent(event)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        node = self.node_at(QPointF(event.pos()))
+        if node is not None:
+            self.select_node(node, centre=False)
+            self.node_context_menu.emit(node, event.globalPos())
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
         node = self.node_at(event.position())

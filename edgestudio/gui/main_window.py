@@ -25,13 +25,17 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio import __version__
+from edgestudio.core.quant_recipes import AnalyzeRecipe, DataSource, QuantRecipe
+from edgestudio.core.quant_runs import QuantRun
 from edgestudio.core.recipes import Recipe
 from edgestudio.gui.document_view import DocumentView
 from edgestudio.gui.forms.convert_form import ConvertDialog
 from edgestudio.gui.forms.export_form import ExportDialog
+from edgestudio.gui.forms.quantize_form import QuantizeDialog
 from edgestudio.gui.job_controller import JobController
 from edgestudio.gui.jobs_panel import JobsPanel
 from edgestudio.gui.model_loader import LoadedModel, ModelLoader
+from edgestudio.gui.quant_panel import sqnr_by_node
 from edgestudio.gui.recent_files import RecentFiles
 from edgestudio.jobs.runner import Job, JobState
 
@@ -70,6 +74,7 @@ class MainWindow(QMainWindow):
         self.welcome.setObjectName("welcome")
         self._show_central()
 
+        self._quant_jobs: dict[str, tuple[DocumentView, QuantRun, DataSource | None]] = {}
         self.jobs = JobController(self)
         self.jobs.job_finished.connect(self._on_job_finished)
         self.jobs_panel = JobsPanel(self.jobs)
@@ -109,6 +114,8 @@ class MainWindow(QMainWindow):
         tools.addAction(self.convert_action)
         tools.addAction(self._action(
             "&Export from PyTorch…", QKeySequence("Ctrl+Shift+E"), self.show_export_form))
+        tools.addAction(self._action(
+            "&Quantize…", QKeySequence("Ctrl+Shift+Q"), self.show_quantize_form))
 
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction(self._action("&About EdgeStudio", None, self.show_about))
@@ -174,6 +181,8 @@ class MainWindow(QMainWindow):
             self._maybe_settled()
             return
         doc.set_loaded(loaded)
+        doc.quant_panel.requantize_requested.connect(
+            lambda request, d=doc: self._requantize(d, request))
         self.recent.add(loaded.path)
         s = loaded.summary
         self.statusBar().showMessage(
@@ -305,7 +314,71 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
+    def show_quantize_form(self, base: QuantRecipe | None = None,
+                           extra_exclude: list[str] | None = None) -> QuantizeDialog | None:
+        """Open the Quantize form for the current model (non-modal); Quantize submits the job."""
+        doc = self.current_document()
+        if doc is None or doc.loaded is None:
+            self.statusBar().showMessage("Open a model first (Ctrl+O).", 5000)
+            return None
+        excluded = sorted(doc.excluded | set(extra_exclude or []))
+        dialog = QuantizeDialog(doc.loaded.model, doc.path, excluded, self, base=base)
+        dialog.accepted.connect(lambda: self.start_quantization(doc, dialog.recipe(),
+                                                                dialog.analyze_data()))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def start_quantization(self, doc: DocumentView, recipe: QuantRecipe,
+                           analyze_on: DataSource | None) -> QuantRun:
+        """Submit a quantization (and, when it succeeds, its analysis) for ``doc``."""
+        run = QuantRun(number=len(doc.quant_panel.runs) + 1, recipe=recipe)
+        doc.quant_panel.add_run(run)
+        job = self.submit(recipe)
+        self._quant_jobs[job.id] = (doc, run, analyze_on)
+        return run
+
+    def _requantize(self, doc: DocumentView, request: tuple[QuantRun, list[str]]) -> None:
+        run, worst = request
+        doc.set_excluded(doc.excluded | set(worst))
+        self.show_quantize_form(base=run.recipe, extra_exclude=worst)
+
+    def _on_quant_job_finished(self, job: Job) -> bool:
+        """Book-keeping for quantize/analyze jobs; True when ``job`` was one of them."""
+        entry = self._quant_jobs.pop(job.id, None)
+        if entry is None:
+            return False
+        doc, run, analyze_on = entry
+        if isinstance(job.recipe, AnalyzeRecipe):
+            if job.state is JobState.SUCCEEDED and job.report is not None:
+                run.analysis = job.report.details
+                run.state = "analysed"
+                doc.quant_panel.refresh_run(run)
+                doc.show_sqnr_overlay(sqnr_by_node(run))
+            else:
+                run.state = f"analysis {job.state.value}"
+                run.error = job.error
+                doc.quant_panel.refresh_run(run)
+            return True
+        if job.state is not JobState.SUCCEEDED or job.report is None:
+            run.state = job.state.value
+            run.error = job.error
+            doc.quant_panel.refresh_run(run)
+            return True
+        run.output = job.report.output
+        run.quant_details = job.report.details
+        run.state = "quantized"
+        doc.quant_panel.refresh_run(run)
+        if analyze_on is not None and run.output:
+            analysis = self.submit(AnalyzeRecipe(float_model=str(doc.path),
+                                                 quant_model=run.output, data=analyze_on))
+            run.state = "analysing"
+            doc.quant_panel.refresh_run(run)
+            self._quant_jobs[analysis.id] = (doc, run, None)
+        return True
+
     def _on_job_finished(self, job: Job) -> None:
+        self._on_quant_job_finished(job)
         verdict = job.state.value
         if job.state is JobState.SUCCEEDED and job.report is not None and job.report.check:
             verdict = job.report.check.verdict()

@@ -1,0 +1,35 @@
+"""Saving plots and widgets as PNG or SVG, atomically."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QRect, QSize
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QWidget
+
+
+def export_widget(widget: QWidget, path: str) -> str:
+    """Render ``widget`` to ``path`` (.svg as vectors via QtSvg, anything else as PNG).
+
+    pyqtgraph's own SVG exporter chokes on the path syntax of current Qt versions, so SVG goes
+    through QSvgGenerator instead.
+    """
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp{target.suffix}")
+    if target.suffix.lower() == ".svg":
+        from PySide6.QtSvg import QSvgGenerator
+
+        generator = QSvgGenerator()
+        generator.setFileName(str(tmp))
+        generator.setSize(QSize(widget.width(), widget.height()))
+        generator.setViewBox(QRect(0, 0, widget.width(), widget.height()))
+        generator.setTitle(widget.objectName() or "EdgeStudio plot")
+        painter = QPainter(generator)
+        widget.render(painter)
+        painter.end()
+    elif not widget.grab().save(str(tmp), "PNG"):
+        raise OSError(f"could not write {path}")
+    os.replace(tmp, target)
+    return str(target)

@@ -1,0 +1,395 @@
+"""The Quantization panel: run history, per-layer SQNR as sorted bars and a table, weights with
+their quantization grid, the exclusion loop and side-by-side comparison of runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QCursor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
+
+from edgestudio.core.quant_runs import QuantRun, compare, write_layers_csv
+from edgestudio.core.weights import read_weight, weight_histogram
+from edgestudio.gui.exporting import export_widget
+
+HISTORY_COLUMNS = ["Run", "Mode", "State", "Size", "Output SQNR", "Worst layer", "Top-1",
+                   "Agreement"]
+LAYER_COLUMNS = ["Tensor", "Node", "Op", "SQNR dB", "MSE", "Max abs", "Cosine", "Clipped"]
+WEIGHT_COLUMNS = ["Weight", "SQNR dB", "Max abs", "S/2 (model)", "S/2 per-tensor",
+                  "S/2 per-channel (mean)"]
+
+
+def _num(value: Any, spec: str) -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+class NumericItem(QTableWidgetItem):
+    """A table cell that sorts by number (n/a last)."""
+
+    def __init__(self, value: float | None, spec: str) -> None:
+        super().__init__(_num(value, spec))
+        self.value = float("inf") if value is None else float(value)
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        if isinstance(other, NumericItem):
+            return self.value < other.value
+        return super().__lt__(other)
+
+
+def _table(columns: list[str], name: str) -> QTableWidget:
+    table = QTableWidget(0, len(columns))
+    table.setObjectName(name)
+    table.setHorizontalHeaderLabels(columns)
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    table.horizontalHeader().setStretchLastSection(True)
+    return table
+
+
+class QuantPanel(QWidget):
+    """Everything about the quantization runs of one model."""
+
+    node_chosen = Signal(str)  # a layer was clicked: select its node in the graph
+    overlay_requested = Signal(object)  # {node name: SQNR dB} to colour the graph
+    requantize_requested = Signal(object)  # QuantRun to re-run with more exclusions, list[str]
+
+    def __init__(self, model_path: Path, model: onnx.ModelProto,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("quant_panel")
+        self.model_path = model_path
+        self.initializers = {t.name: t for t in model.graph.initializer}
+        self.runs: list[QuantRun] = []
+        self.current: QuantRun | None = None
+        self._bars: list[dict[str, Any]] = []
+
+        self.history = _table(HISTORY_COLUMNS, "history_table")
+        self.history.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.history.itemSelectionChanged.connect(self._history_selected)
+        self.compare_button = QPushButton("Compare selected runs")
+        self.compare_button.clicked.connect(self.show_comparison)
+        self.overlay_button = QPushButton("Colour the graph by SQNR")
+        self.overlay_button.clicked.connect(self._request_overlay)
+        self.hint = QLabel("Quantize this model (Tools › Quantize…, Ctrl+Shift+Q): each run and "
+                           "its analysis appear here.")
+        self.hint.setWordWrap(True)
+        top_buttons = QHBoxLayout()
+        top_buttons.addWidget(self.hint, 1)
+        top_buttons.addWidget(self.overlay_button)
+        top_buttons.addWidget(self.compare_button)
+
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setObjectName("sqnr_plot")
+        item = self.plot.getPlotItem()
+        item.setLabel("left", "SQNR (dB), higher is better")
+        item.setLabel("bottom", "layers, worst first (click a bar to find it in the graph)")
+        item.showGrid(y=True, alpha=0.3)
+        item.setMenuEnabled(False)
+        self.plot.scene().sigMouseMoved.connect(self._hover)
+        self.plot.scene().sigMouseClicked.connect(self._clicked)
+        self.layers = _table(LAYER_COLUMNS, "layers_table")
+        self.layers.setSortingEnabled(True)
+        self.layers.itemSelectionChanged.connect(self._layer_selected)
+
+        self.weights = _table(WEIGHT_COLUMNS, "weights_table")
+        self.weights.itemSelectionChanged.connect(self._weight_selected)
+        self.weight_plot = pg.PlotWidget(background="w")
+        self.weight_plot.setObjectName("weight_plot")
+        self.weight_plot.getPlotItem().setLabel("bottom", "weight value")
+        self.weight_plot.getPlotItem().setLabel("left", "count")
+        weights_tab = QSplitter(Qt.Orientation.Vertical)
+        weights_tab.addWidget(self.weights)
+        weights_tab.addWidget(self.weight_plot)
+
+        activations = QSplitter(Qt.Orientation.Horizontal)
+        activations.addWidget(self.plot)
+        activations.addWidget(self.layers)
+        activations.setSizes([600, 500])
+        self.tabs = QTabWidget()
+        self.tabs.addTab(activations, "Activations")
+        self.tabs.addTab(weights_tab, "Weights")
+
+        self.worst_n = QSpinBox()
+        self.worst_n.setRange(1, 1000)
+        self.worst_n.setValue(3)
+        self.requantize_button = QPushButton("Re-quantize without the worst")
+        self.requantize_button.setObjectName("requantize")
+        self.requantize_button.clicked.connect(self._requantize)
+        export_plot = QPushButton("Export plot…")
+        export_plot.clicked.connect(self.export_plot)
+        export_table = QPushButton("Export table (CSV)…")
+        export_table.clicked.connect(self.export_table)
+        bottom = QHBoxLayout()
+        bottom.addWidget(QLabel("Exclude the"))
+        bottom.addWidget(self.worst_n)
+        bottom.addWidget(QLabel("worst layers and"))
+        bottom.addWidget(self.requantize_button)
+        bottom.addStretch(1)
+        bottom.addWidget(export_plot)
+        bottom.addWidget(export_table)
+
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        history_box = QWidget()
+        hb = QVBoxLayout(history_box)
+        hb.setContentsMargins(0, 0, 0, 0)
+        hb.addLayout(top_buttons)
+        hb.addWidget(self.history)
+        splitter.addWidget(history_box)
+        splitter.addWidget(self.tabs)
+        splitter.setSizes([180, 520])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(splitter, 1)
+        layout.addLayout(bottom)
+        self._refresh_buttons()
+
+    # ----- runs --------------------------------------------------------------------------------
+    def add_run(self, run: QuantRun) -> None:
+        """Show a new run (usually still running)."""
+        self.runs.append(run)
+        self.refresh_run(run)
+
+    def refresh_run(self, run: QuantRun) -> None:
+        """Update a run's history row; show its analysis if it is the selected one."""
+        row = self.runs.index(run)
+        if self.history.rowCount() <= row:
+            self.history.setRowCount(row + 1)
+        s = run.summary()
+        top1 = (f"{s['float_top1']:.1%} → {s['quant_top1']:.1%}"
+                if s["quant_top1"] is not None else "—")
+        cells = [f"#{run.number}", s["mode"], run.error or run.state,
+                 f"{s['size_bytes'] / 1024:.1f} KiB" if s["size_bytes"] else "—",
+                 _num(s["output_sqnr_db"], ".2f"),
+                 f"{_num(s['worst_layer_sqnr_db'], '.1f')} dB {s['worst_layer'] or ''}".strip(),
+                 top1, _num(s["top1_agreement"], ".1%")]
+        for col, text in enumerate(cells):
+            item = QTableWidgetItem(text)
+            item.setToolTip(text)
+            self.history.setItem(row, col, item)
+        if run.analysis is not None and (self.current is None or self.current is run
+                                         or not self.history.selectedItems()):
+            self.history.selectRow(row)
+            self.show_run(run)
+        self.hint.setVisible(not self.runs)
+        self._refresh_buttons()
+
+    def _history_selected(self) -> None:
+        rows = sorted({i.row() for i in self.history.selectedItems()})
+        if len(rows) == 1 and self.runs[rows[0]].analysis is not None:
+            self.show_run(self.runs[rows[0]])
+        self._refresh_buttons()
+
+    def selected_runs(self) -> list[QuantRun]:
+        """The runs selected in the history table."""
+        return [self.runs[r] for r in sorted({i.row() for i in self.history.selectedItems()})]
+
+    def _refresh_buttons(self) -> None:
+        self.compare_button.setEnabled(len(self.selected_runs()) >= 2)
+        has = self.current is not None and bool(self.current.analysis)
+        self.overlay_button.setEnabled(has)
+        self.requantize_button.setEnabled(has)
+
+    # ----- one run's analysis ------------------------------------------------------------------
+    def show_run(self, run: QuantRun) -> None:
+        """Plot and tabulate ``run``'s analysis."""
+        self.current = run
+        self._bars = [r for r in run.layers_worst_first() if r["sqnr_db"] is not None]
+        item = self.plot.getPlotItem()
+        item.clear()
+        if self._bars:
+            values = [r["sqnr_db"] for r in self._bars]
+            low, high = min(values), max(values)
+            brushes = [pg.mkBrush(_bar_colour(v, low, high)) for v in values]
+            item.addItem(pg.BarGraphItem(x=np.arange(len(values)), height=values, width=0.8,
+                                         brushes=brushes, pen=pg.mkPen(None)))
+            item.setXRange(-1, len(values), padding=0)
+            item.setYRange(min(0.0, low), high * 1.05, padding=0)
+        self.layers.setSortingEnabled(False)
+        layers = run.layers_worst_first()
+        self.layers.setRowCount(len(layers))
+        for r, layer in enumerate(layers):
+            cells: list[QTableWidgetItem] = [
+                QTableWidgetItem(layer["tensor"]), QTableWidgetItem(layer["node"]),
+                QTableWidgetItem(layer["op_type"]), NumericItem(layer["sqnr_db"], ".2f"),
+                NumericItem(layer["mse"], ".3g"), NumericItem(layer["max_abs"], ".3g"),
+                NumericItem(layer["cosine"], ".5f"),
+                NumericItem(layer["clipped_fraction"], ".2%")]
+            for c, cell in enumerate(cells):
+                self.layers.setItem(r, c, cell)
+        self.layers.setSortingEnabled(True)
+        self.layers.sortItems(3, Qt.SortOrder.AscendingOrder)  # worst SQNR first
+        weights = (run.analysis or {}).get("weights", [])
+        self.weights.setRowCount(len(weights))
+        for r, w in enumerate(sorted(weights, key=lambda w: w["sqnr_db"] or 0.0)):
+            cells = [QTableWidgetItem(w["tensor"]), NumericItem(w["sqnr_db"], ".2f"),
+                     NumericItem(w["max_abs"], ".3g"), NumericItem(w["scale_bound"], ".3g"),
+                     NumericItem(w["per_tensor_bound"], ".3g"),
+                     NumericItem(w["per_channel_bound_mean"], ".3g")]
+            for c, cell in enumerate(cells):
+                self.weights.setItem(r, c, cell)
+        self._refresh_buttons()
+
+    def bar_at(self, scene_pos: QPointF) -> int | None:
+        """The bar under a plot-scene position."""
+        view = self.plot.getPlotItem().getViewBox()
+        if not view.sceneBoundingRect().contains(scene_pos):
+            return None
+        x = view.mapSceneToView(scene_pos).x()
+        index = round(x)
+        return index if 0 <= index < len(self._bars) and abs(x - index) <= 0.4 else None
+
+    def _hover(self, scene_pos: QPointF) -> None:
+        index = self.bar_at(scene_pos)
+        if index is None:
+            QToolTip.hideText()
+            return
+        r = self._bars[index]
+        QToolTip.showText(QCursor.pos(), f"{r['node']}\n{r['tensor']}\nSQNR {r['sqnr_db']:.2f} dB"
+                          f"  MSE {r['mse']:.3g}  cosine {_num(r['cosine'], '.5f')}", self.plot)
+
+    def _clicked(self, event: Any) -> None:
+        index = self.bar_at(event.scenePos())
+        if index is not None:
+            self.choose_bar(index)
+
+    def choose_bar(self, index: int) -> None:
+        """Select bar ``index``'s node in the graph and its row in the table."""
+        node = self._bars[index]["node"]
+        for r in range(self.layers.rowCount()):
+            cell = self.layers.item(r, 1)
+            if cell is not None and cell.text() == node:
+                self.layers.selectRow(r)
+                break
+        self.node_chosen.emit(node)
+
+    def _layer_selected(self) -> None:
+        rows = {i.row() for i in self.layers.selectedItems()}
+        if len(rows) == 1:
+            cell = self.layers.item(rows.pop(), 1)
+            if cell is not None:
+                self.node_chosen.emit(cell.text())
+
+    def _request_overlay(self) -> None:
+        if self.current is not None:
+            self.overlay_requested.emit(sqnr_by_node(self.current))
+
+    def worst_nodes(self, n: int) -> list[str]:
+        """The nodes of the ``n`` worst layers of the current run (real operators only)."""
+        if self.current is None:
+            return []
+        nodes = [r["node"] for r in self.current.layers_worst_first()
+                 if r["sqnr_db"] is not None and not r["node"].startswith("input:")]
+        return list(dict.fromkeys(nodes))[:n]
+
+    def _requantize(self) -> None:
+        if self.current is not None:
+            self.requantize_requested.emit((self.current, self.worst_nodes(self.worst_n.value())))
+
+    # ----- weights -----------------------------------------------------------------------------
+    def _weight_selected(self) -> None:
+        rows = {i.row() for i in self.weights.selectedItems()}
+        if len(rows) != 1 or self.current is None:
+            return
+        row = rows.pop()
+        name_item = self.weights.item(row, 0)
+        if name_item is None:
+            return
+        info = next(w for w in self.current.analysis["weights"]  # type: ignore[index]
+                    if w["tensor"] == name_item.text())
+        self.show_weight(info)
+
+    def show_weight(self, info: dict[str, Any]) -> None:
+        """Histogram of a float weight with its quantization grid and clipping range."""
+        tensor = self.initializers.get(info["tensor"])
+        plot = self.weight_plot.getPlotItem()
+        plot.clear()
+        if tensor is None:
+            return
+        values = read_weight(tensor, self.model_path.parent).astype(np.float64)
+        counts, edges = weight_histogram(values, bins=128)
+        plot.addItem(pg.PlotDataItem(edges, counts, stepMode="center", fillLevel=0,
+                                     brush="#4f8fc0", pen=pg.mkPen("#2f5f80")))
+        step = 2 * info["scale_bound"]  # S: one quantization step of the model's scale
+        low, high = float(values.min()), float(values.max())
+        if step > 0 and (high - low) / step <= 64:  # the grid, where it is readable
+            for k in np.arange(np.floor(low / step), np.ceil(high / step) + 1):
+                plot.addItem(pg.InfiniteLine(k * step, pen=pg.mkPen("#bbbbbb", width=1)))
+        for x in (low, high):  # the clipping range a per-tensor MinMax scale covers
+            plot.addItem(pg.InfiniteLine(x, pen=pg.mkPen("#d32f2f", width=2)))
+        plot.setTitle(f"{info['tensor']}: S/2 per-tensor {info['per_tensor_bound']:.3g}, "
+                      f"per-channel mean {info['per_channel_bound_mean']:.3g}"
+                      f"{' (model is per-channel)' if info['per_channel'] else ''}")
+
+    # ----- comparison and export ---------------------------------------------------------------
+    def show_comparison(self) -> QDialog:
+        """A side-by-side table of the selected runs."""
+        runs = self.selected_runs()
+        dialog = QDialog(self)
+        dialog.setWindowTitle("Compare runs")
+        table = _table(["Metric"] + [f"Run #{r.number}" for r in runs], "compare_table")
+        rows = compare(runs)
+        table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            for c, text in enumerate(row):
+                table.setItem(r, c, QTableWidgetItem(text))
+        QVBoxLayout(dialog).addWidget(table)
+        dialog.resize(300 + 180 * len(runs), 420)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        self.comparison = table
+        return dialog
+
+    def export_plot(self, path: str | None = None) -> str | None:
+        """Save the SQNR plot as PNG or SVG (asks for a file name when none is given)."""
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export plot", "sqnr.png",
+                                                  "PNG (*.png);;SVG (*.svg)")
+        if not path:
+            return None
+        return export_widget(self.plot, path)
+
+    def export_table(self, path: str | None = None) -> str | None:
+        """Save the per-layer table as CSV."""
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export table", "layers.csv", "CSV (*.csv)")
+        if not path or self.current is None:
+            return None
+        write_layers_csv(Path(path), (self.current.analysis or {}).get("layers", []))
+        return path
+
+
+def sqnr_by_node(run: QuantRun) -> dict[str, float]:
+    """Each node's worst output SQNR in ``run`` (for the graph overlay)."""
+    values: dict[str, float] = {}
+    for r in (run.analysis or {}).get("layers", []):
+        if r["sqnr_db"] is not None:
+            values[r["node"]] = min(values.get(r["node"], np.inf), r["sqnr_db"])
+    return values
+
+
+def _bar_colour(value: float, low: float, high: float) -> str:
+    t = 0.0 if high == low else (value - low) / (high - low)
+    return "#d32f2f" if t < 0.2 else "#f57c00" if t < 0.5 else "#4f8fc0"

@@ -1,0 +1,127 @@
+"""The quantization workbench in pytest-qt: form → job → analysis → plot → graph → exclude →
+re-quantize → compare."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtTest import QTest
+
+from edgestudio.gui.forms.quantize_form import QuantizeDialog
+from edgestudio.gui.main_window import MainWindow
+from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
+from tests.gui.conftest import open_and_wait
+
+
+def _sample_copy(tmp: Path) -> Path:
+    for f in (SAMPLE_MODEL, SAMPLE_CALIBRATION, SAMPLE_EVALUATION):
+        shutil.copy(f, tmp / f.name)
+    return tmp / SAMPLE_MODEL.name
+
+
+def test_form_shows_only_valid_options_and_explains_rules(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                          tmp_path: Path) -> None:
+    open_and_wait(qtbot, window, _sample_copy(tmp_path))
+    dialog = window.show_quantize_form()
+    assert isinstance(dialog, QuantizeDialog)
+    assert dialog.calib_path.path().endswith("digits_calib.npz")  # found beside the model
+    assert dialog.eval_path.path().endswith("digits_eval.npz")
+    assert dialog.run_button.isEnabled()
+    dialog.mode.setCurrentIndex(dialog.mode.findData("dynamic"))
+    assert not dialog.calib_box.isVisibleTo(dialog)
+    dialog.weight_type.setCurrentText("int16")
+    assert not dialog.run_button.isEnabled()
+    assert "int8 or uint8 weights" in dialog.messages.text()
+    dialog.mode.setCurrentIndex(dialog.mode.findData("fp16"))
+    assert dialog.fp16_box.isVisibleTo(dialog) and not dialog.types_box.isVisibleTo(dialog)
+    dialog.mode.setCurrentIndex(dialog.mode.findData("qdq"))
+    dialog.weight_type.setCurrentText("uint8")
+    dialog.activation_type.setCurrentText("int8")
+    assert "rejects int8 activations with uint8 weights" in dialog.messages.text()
+    dialog.reject()
+
+
+def test_quantize_analyze_select_exclude_requantize_compare(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                           tmp_path: Path) -> None:
+    model = _sample_copy(tmp_path)
+    open_and_wait(qtbot, window, model)
+    doc = window.current_document()
+    assert doc is not None
+    qtbot.waitUntil(lambda: doc.graph_panel.is_ready, timeout=30_000)
+    dialog = window.show_quantize_form()
+    assert dialog is not None
+    dialog.per_channel.setChecked(True)
+    dialog.accept()
+    panel = doc.quant_panel
+    run = panel.runs[0]
+    qtbot.waitUntil(lambda: run.analysis is not None or run.error is not None, timeout=120_000)
+    assert run.analysis is not None, run.error
+    assert Path(run.output or "").exists()
+    assert panel.history.item(0, 2).text() == "analysed"
+    assert len(panel._bars) == len([r for r in run.analysis["layers"] if r["sqnr_db"] is not None])
+    # the graph is coloured by SQNR with a legend
+    assert not doc.graph_panel.view.legend.isHidden()
+    assert "SQNR" in doc.graph_panel.view.legend.label.text()
+
+    # click the worst bar: its node is selected in the graph
+    doc.show_panel("quantization")
+    qtbot.waitExposed(panel.plot)
+    view_box = panel.plot.getPlotItem().getViewBox()
+    worst = panel._bars[0]
+    scene_point = view_box.mapViewToScene(QPointF(0, worst["sqnr_db"] / 2))
+    widget_point = panel.plot.mapFromScene(scene_point)
+    with qtbot.waitSignal(panel.node_chosen, timeout=5000) as chosen:
+        QTest.mouseClick(panel.plot.viewport(), Qt.MouseButton.LeftButton, pos=widget_point)
+    assert chosen.args == [worst["node"]]
+    graph = doc.graph_panel
+    assert graph.ir is not None and graph.ir.names[graph.view.selected] == worst["node"]
+
+    # exclude the worst layer and re-run
+    panel.worst_n.setValue(1)
+    panel.requantize_button.click()
+    assert worst["node"] in doc.excluded
+    assert graph.view.marked == [graph.ir.index_of(worst["node"])]
+    second_form = window.findChild(QuantizeDialog)
+    assert second_form is not None and worst["node"] in second_form.exclude.text()
+    assert second_form.per_channel.isChecked()  # the base recipe is kept
+    second_form.output.edit.setText(str(tmp_path / "second.onnx"))
+    second_form.accept()
+    second = panel.runs[1]
+    qtbot.waitUntil(lambda: second.analysis is not None or second.error is not None,
+                    timeout=120_000)
+    assert second.analysis is not None, second.error
+    assert second.recipe.exclude == (worst["node"],)
+
+    # compare both runs side by side
+    panel.history.selectAll()
+    assert panel.compare_button.isEnabled()
+    panel.show_comparison()
+    table = panel.comparison
+    assert table.columnCount() == 3
+    labels = [table.item(r, 0).text() for r in range(table.rowCount())]
+    assert "Quantized top-1" in labels and "Excluded nodes" in labels
+    excluded_row = labels.index("Excluded nodes")
+    assert [table.item(excluded_row, c).text() for c in (1, 2)] == ["0", "1"]
+
+    # exports
+    png = panel.export_plot(str(tmp_path / "sqnr.png"))
+    svg = panel.export_plot(str(tmp_path / "sqnr.svg"))
+    csv_path = panel.export_table(str(tmp_path / "layers.csv"))
+    assert png and Path(png).stat().st_size > 1000
+    assert svg and "<svg" in Path(svg).read_text()
+    assert csv_path and Path(csv_path).read_text().startswith("tensor,node")
+
+
+def test_context_menu_excludes_a_node(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    open_and_wait(qtbot, window, _sample_copy(tmp_path))
+    doc = window.current_document()
+    assert doc is not None
+    qtbot.waitUntil(lambda: doc.graph_panel.is_ready, timeout=30_000)
+    doc.set_excluded({"/features/features.0/Conv"})
+    assert doc.graph_panel.view.marked == [0]
+    dialog = window.show_quantize_form()
+    assert dialog is not None and dialog.exclude.text() == "/features/features.0/Conv"
+    assert "--exclude /features/features.0/Conv" in dialog.command.text()
+    dialog.reject()
