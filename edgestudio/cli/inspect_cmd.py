@@ -5,11 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.formatting import human_bytes
 from edgestudio.core.runtime_info import runtime_info
-from edgestudio.core.summary import ModelSummary, summarize_file
+
+if TYPE_CHECKING:
+    from edgestudio.core.summary import ModelSummary
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -74,6 +77,8 @@ def _infer_shapes(model: str) -> dict[str, list[object]]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the summary; exit 1 when the model has problems that stop it from running."""
+    from edgestudio.core.summary import summarize_file  # onnx: imported only when needed
+
     summary = summarize_file(args.model, runtime_info())
     shapes = _infer_shapes(args.model) if args.shapes else None
     if args.json:

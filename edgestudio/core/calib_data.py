@@ -16,9 +16,8 @@ import onnx
 from onnx import numpy_helper
 
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.quant_recipes import DataSource
+from edgestudio.core.quant_recipes import IMAGE_SUFFIXES, DataSource
 
-IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
 SYNTHETIC_DEFAULT = 32
 Sample = dict[str, np.ndarray]
 
@@ -131,9 +130,12 @@ class SampleSet:
 
     # ----- readers ------------------------------------------------------------------------------
     def _npz_samples(self) -> Iterator[Sample]:
+        # NpzFile decompresses a whole array on every access: read each one once.
+        if not hasattr(self, "_arrays"):
+            self._arrays = {i.name: np.asarray(self._npz[i.name]) for i in self.inputs}
         for k in range(self._count):
-            yield self._check({i.name: np.asarray(self._npz[i.name][k : k + 1])
-                               for i in self.inputs}, f"sample {k}")
+            yield self._check({name: a[k : k + 1] for name, a in self._arrays.items()},
+                              f"sample {k}")
 
     def _read_file(self, path: Path) -> Sample:
         names = [i.name for i in self.inputs]

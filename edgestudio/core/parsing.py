@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from edgestudio.core.quant_recipes import DataSource
+from edgestudio.core.quant_recipes import IMAGE_SUFFIXES, DataSource
 from edgestudio.core.recipes import DimChange, TorchInput
 
 TORCH_DTYPES = ("float32", "float16", "float64", "int64", "int32", "bool")
@@ -76,8 +76,6 @@ def parse_data_source(text: str, samples: int = 0, **image: object) -> DataSourc
         return DataSource("synthetic", "", samples=count, seed=seed)
     path = Path(text)
     if path.is_dir():
-        from edgestudio.core.calib_data import IMAGE_SUFFIXES
-
         has_images = any(p.suffix.lower() in IMAGE_SUFFIXES for p in path.iterdir())
         if has_images:
             extra = {k: v for k, v in image.items() if v is not None}

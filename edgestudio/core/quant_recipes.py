@@ -16,6 +16,7 @@ STATIC_MODES = ("qdq", "qoperator")
 QUANT_TYPES = ("int8", "uint8", "int16", "uint16", "int4", "uint4")
 CALIB_METHODS = ("minmax", "entropy", "percentile", "distribution")
 SOURCE_KINDS = ("npz", "folder", "images", "synthetic")
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"})
 
 
 @dataclass(frozen=True)

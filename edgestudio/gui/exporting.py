@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 from PySide6.QtCore import QRect, QSize
-from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QWidget
 
 
@@ -26,9 +25,7 @@ def export_widget(widget: QWidget, path: str) -> str:
         generator.setSize(QSize(widget.width(), widget.height()))
         generator.setViewBox(QRect(0, 0, widget.width(), widget.height()))
         generator.setTitle(widget.objectName() or "EdgeStudio plot")
-        painter = QPainter(generator)
-        widget.render(painter)
-        painter.end()
+        widget.render(generator)
     elif not widget.grab().save(str(tmp), "PNG"):
         raise OSError(f"could not write {path}")
     os.replace(tmp, target)

@@ -19,6 +19,8 @@ from onnx import numpy_helper
 from edgestudio.core.calib_data import ReplayReader, open_samples
 from edgestudio.core.conversion_plan import model_opset
 from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.external_data import check_external_data
+from edgestudio.core.model_io import load_model
 from edgestudio.core.ops.convert import load_full_model, save_model
 from edgestudio.core.ops.validate import ort_session
 from edgestudio.core.opsets import iter_nodes
@@ -102,6 +104,7 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
     assert isinstance(recipe, QuantRecipe)
     reporter.stage("Reading the model", 0.0)
     source = Path(recipe.model)
+    external = bool(check_external_data(load_model(source), source.parent))
     model = load_full_model(source)
     names = {n.name for n in model.graph.node}
     rules = check_rules(recipe, model_opset(model), names)
@@ -127,8 +130,13 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
     name = Path(recipe.output or "quantized.onnx").name
     with tempfile.TemporaryDirectory(dir=staging) as scratch:
         work = Path(scratch)
-        float_path = work / "float.onnx"
-        save_model(model, work, float_path.name)
+        # ORT's quantizers read a path. The source itself will do when its weights are inline
+        # (it is only read); a copy is made when weights live in external files.
+        if external or model.graph.sparse_initializer:
+            float_path = work / "float.onnx"
+            save_model(model, work, float_path.name)
+        else:
+            float_path = source
         quant_input = float_path
         if recipe.preprocess and recipe.mode in ("dynamic", *STATIC_MODES):
             reporter.stage("Pre-processing (quant_pre_process)", 0.1)
