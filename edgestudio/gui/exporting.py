@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from PySide6.QtCore import QRect, QSize
+from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QWidget
 
 
@@ -25,7 +26,11 @@ def export_widget(widget: QWidget, path: str) -> str:
         generator.setSize(QSize(widget.width(), widget.height()))
         generator.setViewBox(QRect(0, 0, widget.width(), widget.height()))
         generator.setTitle(widget.objectName() or "EdgeStudio plot")
-        widget.render(generator)
+        painter = QPainter(generator)
+        # QWidget::render(QPainter*) exists in Qt (and pyqtgraph's views only take a painter);
+        # PySide's stubs list the QPaintDevice overload alone.
+        widget.render(painter)  # type: ignore[call-overload]
+        painter.end()
     elif not widget.grab().save(str(tmp), "PNG"):
         raise OSError(f"could not write {path}")
     os.replace(tmp, target)
