@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from edgestudio import __version__
 from edgestudio.cli import (
     analyze_cmd,
+    bench_cmd,
     convert_cmd,
     export_cmd,
     inspect_cmd,
@@ -18,7 +19,7 @@ from edgestudio.cli import (
 from edgestudio.core.errors import EdgeStudioError
 
 SUBCOMMAND_MODULES = (inspect_cmd, convert_cmd, export_cmd, quantize_cmd, analyze_cmd,
-                      selftest_cmd)
+                      bench_cmd, selftest_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,7 +60,7 @@ def _subcommand_names() -> list[str]:
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             return list(action.choices)
-    return []
+    return []  # pragma: no cover
 
 
 def main(argv: Sequence[str] | None = None) -> int:

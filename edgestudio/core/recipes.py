@@ -247,5 +247,6 @@ def recipe_from_dict(data: dict[str, Any]) -> Recipe:
     return cls(**data)
 
 
-# Quantization recipes live in their own module; importing it registers them.
+# Quantization and benchmark recipes live in their own modules; importing them registers them.
+from edgestudio.core import bench_recipes as _bench_recipes  # noqa: E402,F401
 from edgestudio.core import quant_recipes as _quant_recipes  # noqa: E402,F401

@@ -19,6 +19,9 @@ OPERATIONS: dict[str, str] = {
     "shapes": "edgestudio.core.ops.infer_shapes:run_infer_shapes",
     "quantize": "edgestudio.core.ops.quantize:run_quantize",
     "analyze": "edgestudio.core.ops.analyze:run_analyze",
+    "bench": "edgestudio.core.ops.bench:run_bench",
+    "profile": "edgestudio.core.ops.profile:run_profile",
+    "providers": "edgestudio.core.ops.bench:run_probe",
 }
 
 

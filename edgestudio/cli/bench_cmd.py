@@ -1,0 +1,131 @@
+"""``edgestudio bench``, ``edgestudio profile`` and ``edgestudio providers``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from edgestudio.cli.job_ui import execute_job
+from edgestudio.core.bench_recipes import OPT_LEVELS, BenchRecipe, ProbeRecipe, ProfileRecipe
+from edgestudio.core.providers import resolve_provider, short_name
+
+
+def _providers(text: str) -> tuple[str, ...]:
+    return tuple(resolve_provider(p) for p in text.split(",") if p.strip())
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected N[,N…] (got '{text}')") from exc
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"thread counts must be ≥ 1 (got '{text}')")
+    return values
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``bench``, ``profile`` and ``providers``."""
+    p = subparsers.add_parser(
+        "bench", help="latency per model × execution provider × thread count",
+        description="Time models on execution providers with seeded inputs (the same for every "
+        "configuration): median, p90, p99, min, mean ± std, throughput, process-CPU median and a "
+        "contended-machine flag. Providers are tried in the order given; CPU takes the nodes "
+        "the first cannot run.")
+    p.add_argument("models", nargs="+", metavar="MODEL")
+    p.add_argument("--ep", type=_providers, default=("CPUExecutionProvider",),
+                   help="providers, e.g. cpu,cuda (default cpu)")
+    p.add_argument("--threads", type=_ints, default=(1,), help="intra-op threads, e.g. 1,2")
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--runs", type=int, default=100)
+    p.add_argument("--seconds", type=float, help="time budget per configuration instead of --runs")
+    p.add_argument("--shape", action="append", default=[], metavar="INPUT=DIMxDIM")
+    p.add_argument("--batch", type=int, default=1, help="size of a symbolic first dim")
+    p.add_argument("--opt-level", choices=OPT_LEVELS, default="all")
+    p.add_argument("--io-binding", action="store_true")
+    p.add_argument("--json", metavar="REPORT")
+    p.add_argument("--timeout", type=float)
+    p.set_defaults(func=run_bench)
+
+    q = subparsers.add_parser(
+        "profile", help="per-op time and execution-provider placement",
+        description="A separate, profiled run: time per node and per op type, which provider "
+        "ran each node (with a warning when nodes fell back from the first choice), and the "
+        "NNAPI/CoreML coverage ORT's mobile usability checker predicts.")
+    q.add_argument("model")
+    q.add_argument("--ep", type=_providers, default=("CPUExecutionProvider",))
+    q.add_argument("--threads", type=int, default=1)
+    q.add_argument("--runs", type=int, default=20)
+    q.add_argument("--shape", action="append", default=[], metavar="INPUT=DIMxDIM")
+    q.add_argument("--top", type=int, default=15)
+    q.add_argument("--json", metavar="REPORT")
+    q.add_argument("--timeout", type=float)
+    q.set_defaults(func=run_profile)
+
+    r = subparsers.add_parser("providers", help="list execution providers and whether they work")
+    r.add_argument("--json", metavar="REPORT")
+    r.add_argument("--timeout", type=float)
+    r.set_defaults(func=run_providers)
+
+
+def print_results(results: list[dict[str, Any]]) -> None:
+    """The benchmark table."""
+    print(f"{'model':<28}{'ep':<10}{'thr':>4}{'median ms':>11}{'p90':>9}{'p99':>9}{'min':>9}"
+          f"{'mean±std':>16}{'/s':>9}{'cpu ms':>9}  note")
+    for r in results:
+        name = r["model"].rsplit("/", 1)[-1][:27]
+        ep = short_name(r["ep"])
+        if "error" in r:
+            print(f"{name:<28}{ep:<10}{r['threads']:>4}  {r['error']}")
+            continue
+        cpu = f"{r['cpu_median_ms']:.3f}" if r["cpu_median_ms"] is not None else "-"
+        print(f"{name:<28}{ep:<10}{r['threads']:>4}{r['median_ms']:>11.3f}{r['p90_ms']:>9.3f}"
+              f"{r['p99_ms']:>9.3f}{r['min_ms']:>9.3f}"
+              f"{r['mean_ms']:>9.3f}±{r['std_ms']:<6.3f}{r['throughput_per_s']:>9.0f}{cpu:>9}"
+              f"  {'contended machine' if r['contended'] else ''}")
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    """Run the benchmark and print its table."""
+    recipe = BenchRecipe(models=tuple(args.models), providers=args.ep, threads=args.threads,
+                         warmup=args.warmup, runs=args.runs, seconds=args.seconds,
+                         shapes=tuple(args.shape), batch=args.batch, opt_level=args.opt_level,
+                         io_binding=args.io_binding)
+    code, job = execute_job(recipe, args, show_report=False)
+    if job is not None and job.report is not None:
+        print_results(job.report.details["results"])
+    return code
+
+
+def run_profile(args: argparse.Namespace) -> int:
+    """Run the profile and print per-op time and placement."""
+    recipe = ProfileRecipe(model=args.model, providers=args.ep, threads=args.threads,
+                           runs=args.runs, shapes=tuple(args.shape))
+    code, job = execute_job(recipe, args, show_report=False)
+    if job is None or job.report is None:
+        return code
+    d = job.report.details
+    print(f"placement: {d['placement_text']}")
+    print(f"{'time µs':>10}{'share':>8}  {'op':<16}{'ep':<8} node")
+    for n in d["nodes"][: args.top]:
+        fused = f"  (fused: {', '.join(n['covers']) or '?'})" if n["fused"] else ""
+        print(f"{n['time_us']:>10.1f}{n['share']:>8.1%}  {n['op_type']:<16}"
+              f"{short_name(n['ep']):<8} {n['node']}{fused}")
+    print("by op type: " + ", ".join(f"{o['op_type']} {o['share']:.0%}" for o in d["op_types"]))
+    for ep, info in d.get("mobile", {}).items():
+        if isinstance(info, dict):
+            print(f"predicted {ep}: {info['supported_nodes']}/{info['nodes']} nodes in "
+                  f"{info['partitions']} partition(s), {info['suitability']}"
+                  + (f"; unsupported: {', '.join(info['unsupported_ops'])}"
+                     if info["unsupported_ops"] else ""))
+    return code
+
+
+def run_providers(args: argparse.Namespace) -> int:
+    """List the providers."""
+    code, job = execute_job(ProbeRecipe(), args, show_report=False)
+    if job is not None and job.report is not None:
+        for r in job.report.details["providers"]:
+            state = "works" if r["works"] else "unavailable"
+            print(f"{r['provider']:<28}{state:<12}{r['reason'] or ''}")
+    return code

@@ -1,0 +1,107 @@
+"""Recipes for latency benchmarks, per-op profiles and the provider probe."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from edgestudio.core.providers import short_name
+from edgestudio.core.recipes import Recipe, register_recipe
+
+OPT_LEVELS = ("all", "extended", "basic", "disabled")
+
+
+@register_recipe
+@dataclass(frozen=True)
+class BenchRecipe(Recipe):
+    """Latency of models × execution providers × intra-op thread counts, on the same inputs.
+
+    ``shapes`` fixes input dims (``image=1x3x224x224``); symbolic dims not given there take
+    ``batch`` for the first axis and 1 elsewhere. ``seconds`` (if set) replaces ``runs`` as a
+    time budget per configuration.
+    """
+
+    kind: ClassVar[str] = "bench"
+    models: tuple[str, ...] = ()
+    providers: tuple[str, ...] = ("CPUExecutionProvider",)
+    threads: tuple[int, ...] = (1,)
+    warmup: int = 10
+    runs: int = 100
+    seconds: float | None = None
+    shapes: tuple[str, ...] = ()
+    batch: int = 1
+    opt_level: str = "all"
+    io_binding: bool = False
+    seed: int = 0
+
+    def title(self) -> str:
+        """Models × providers in a few words."""
+        return (f"Benchmark: {len(self.models)} model{'s' * (len(self.models) > 1)} × "
+                f"{','.join(short_name(p) for p in self.providers)}")
+
+    def input_paths(self) -> list[str]:
+        """The models."""
+        return list(self.models)
+
+    def to_command(self) -> list[str]:
+        """``edgestudio bench MODEL … --ep … --threads …``."""
+        cmd = ["edgestudio", "bench", *self.models,
+               "--ep", ",".join(short_name(p) for p in self.providers),
+               "--threads", ",".join(str(t) for t in self.threads), "--warmup", str(self.warmup)]
+        cmd += ["--seconds", repr(self.seconds)] if self.seconds else ["--runs", str(self.runs)]
+        for s in self.shapes:
+            cmd += ["--shape", s]
+        if self.batch != 1:
+            cmd += ["--batch", str(self.batch)]
+        if self.opt_level != "all":
+            cmd += ["--opt-level", self.opt_level]
+        if self.io_binding:
+            cmd.append("--io-binding")
+        return cmd
+
+
+@register_recipe
+@dataclass(frozen=True)
+class ProfileRecipe(Recipe):
+    """A profiling run (separate from latency runs: profiling adds ~5 µs per kernel)."""
+
+    kind: ClassVar[str] = "profile"
+    model: str = ""
+    providers: tuple[str, ...] = ("CPUExecutionProvider",)
+    threads: int = 1
+    runs: int = 20
+    shapes: tuple[str, ...] = ()
+    batch: int = 1
+
+    def title(self) -> str:
+        """Name the model."""
+        return f"Profile: {self.model.rsplit('/', 1)[-1]}"
+
+    def input_paths(self) -> list[str]:
+        """The model."""
+        return [self.model]
+
+    def to_command(self) -> list[str]:
+        """``edgestudio profile MODEL --ep …``."""
+        cmd = ["edgestudio", "profile", self.model,
+               "--ep", ",".join(short_name(p) for p in self.providers),
+               "--threads", str(self.threads), "--runs", str(self.runs)]
+        for s in self.shapes:
+            cmd += ["--shape", s]
+        return cmd
+
+
+@register_recipe
+@dataclass(frozen=True)
+class ProbeRecipe(Recipe):
+    """Which execution providers this onnxruntime has and whether each really works."""
+
+    kind: ClassVar[str] = "providers"
+
+    def title(self) -> str:
+        """Name the job."""
+        return "Probe execution providers"
+
+    def to_command(self) -> list[str]:
+        """``edgestudio providers``."""
+        return ["edgestudio", "providers"]

@@ -1,0 +1,59 @@
+"""Latency statistics of one benchmark configuration, from raw per-run timings."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+CONTENTION_THRESHOLD = 0.10
+
+
+@dataclass(frozen=True)
+class LatencyStats:
+    """Median, tails and spread of per-run latencies (milliseconds)."""
+
+    runs: int
+    median_ms: float
+    p90_ms: float
+    p99_ms: float
+    min_ms: float
+    mean_ms: float
+    std_ms: float
+    throughput_per_s: float  # samples per second at the median (batch / median)
+    cpu_median_ms: float | None
+    contended: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return asdict(self)
+
+
+def latency_stats(wall_ms: list[float] | np.ndarray, batch: int = 1,
+                  cpu_ms: list[float] | np.ndarray | None = None, threads: int = 1) -> LatencyStats:
+    """Summarise per-run wall times (and the process CPU time of each run, when measured).
+
+    Percentiles use linear interpolation (numpy's default). The "contended" flag is raised when
+    CPU and wall medians disagree by more than 10 % for a single-threaded session (another
+    process took the core), or when a multi-threaded run did not keep even one core busy.
+    """
+    wall = np.asarray(wall_ms, dtype=np.float64)
+    if wall.size == 0:
+        raise ValueError("no timed runs")
+    median = float(np.median(wall))
+    cpu_median = float(np.median(np.asarray(cpu_ms, dtype=np.float64))) if cpu_ms is not None \
+        and len(cpu_ms) else None
+    contended = False
+    if cpu_median is not None and median > 0:
+        if threads <= 1:
+            contended = abs(median - cpu_median) / median > CONTENTION_THRESHOLD
+        else:
+            contended = cpu_median / median < 1 - CONTENTION_THRESHOLD
+    return LatencyStats(
+        runs=int(wall.size), median_ms=median, p90_ms=float(np.percentile(wall, 90)),
+        p99_ms=float(np.percentile(wall, 99)), min_ms=float(wall.min()),
+        mean_ms=float(wall.mean()), std_ms=float(wall.std(ddof=1)) if wall.size > 1 else 0.0,
+        throughput_per_s=batch * 1000.0 / median if median > 0 else 0.0,
+        cpu_median_ms=cpu_median, contended=contended,
+    )

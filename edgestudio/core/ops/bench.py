@@ -1,0 +1,201 @@
+"""Latency benchmarks and the execution-provider probe (both run in a worker)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+
+from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.latency_stats import latency_stats
+from edgestudio.core.ops.convert import load_full_model
+from edgestudio.core.ops.validate import make_feeds
+from edgestudio.core.parsing import parse_shape
+from edgestudio.core.progress import Reporter
+from edgestudio.core.providers import package_for
+from edgestudio.core.recipes import Recipe
+from edgestudio.core.reports import JobReport
+
+MAX_SAMPLES_KEPT = 2000  # raw timings kept per configuration, for the distribution plots
+OPT_LEVELS = {"all": "ORT_ENABLE_ALL", "extended": "ORT_ENABLE_EXTENDED",
+              "basic": "ORT_ENABLE_BASIC", "disabled": "ORT_DISABLE_ALL"}
+
+
+class BenchError(EdgeStudioError):
+    """A benchmark could not be set up (bad shape, unknown input…)."""
+
+
+def unavailable_reason(provider: str) -> str | None:
+    """Why ``provider`` cannot be used here, or None when it is available."""
+    import onnxruntime as ort
+
+    if provider in ort.get_available_providers():
+        return None
+    if provider in ort.get_all_providers():
+        return (f"{provider} is not in this onnxruntime build; install {package_for(provider)} "
+                "(and only one onnxruntime package: they overwrite each other).")
+    return f"onnxruntime does not know a provider called {provider}."
+
+
+def session_for(model: bytes | str, provider: str, threads: int, opt_level: str = "all",
+                profile_prefix: str | None = None) -> Any:
+    """A session on ``provider`` (CPU as the fallback for nodes it cannot run)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, OPT_LEVELS[opt_level])
+    if profile_prefix:
+        options.enable_profiling = True
+        options.profile_file_prefix = profile_prefix
+    providers = [provider] + (["CPUExecutionProvider"] if provider != "CPUExecutionProvider"
+                              else [])
+    return ort.InferenceSession(model, options, providers=providers)
+
+
+def sizes_and_feeds(session: Any, shapes: tuple[str, ...], batch: int,
+                    seed: int) -> dict[str, np.ndarray]:
+    """Seeded inputs: dims from ``shapes``, else ``batch`` for a symbolic first axis, else 1."""
+    fixed: dict[str, tuple[int, ...]] = {}
+    for text in shapes:
+        name, sep, dims = text.partition("=")
+        if not sep:
+            raise BenchError(f"--shape expects NAME=DIMxDIM (got '{text}')")
+        try:
+            fixed[name] = parse_shape(dims)
+        except ValueError as exc:
+            raise BenchError(str(exc)) from exc
+    inputs = {i.name: i for i in session.get_inputs()}
+    unknown = set(fixed) - set(inputs)
+    if unknown:
+        raise BenchError(f"--shape names {', '.join(sorted(unknown))}; the model's inputs are "
+                         f"{', '.join(f'{i.name} {i.shape}' for i in inputs.values())}.")
+    sizes: dict[str, int] = {}
+    for name, inp in inputs.items():
+        for axis, dim in enumerate(inp.shape):
+            if not isinstance(dim, int) or dim <= 0:
+                if name in fixed:
+                    sizes[str(dim)] = fixed[name][axis]
+                else:
+                    sizes.setdefault(str(dim), batch if axis == 0 else 1)
+    return make_feeds(session, sizes, seed=seed)
+
+
+def time_session(session: Any, feeds: dict[str, np.ndarray], warmup: int, runs: int,
+                 seconds: float | None,
+                 io_binding: bool = False) -> tuple[list[float], list[float]]:
+    """Per-run wall and process-CPU times in ms, after ``warmup`` untimed runs."""
+    if io_binding:
+        binding = session.io_binding()
+        for name, value in feeds.items():
+            binding.bind_cpu_input(name, value)
+        for out in session.get_outputs():
+            binding.bind_output(out.name)
+
+        def run() -> None:
+            session.run_with_iobinding(binding)
+    else:
+        fetch = session.run
+
+        def run() -> None:
+            fetch(None, feeds)
+
+    for _ in range(warmup):
+        run()
+    wall: list[float] = []
+    cpu: list[float] = []
+    perf, proc = time.perf_counter_ns, time.process_time_ns
+    deadline = time.perf_counter() + seconds if seconds else None
+    count = 0
+    while (count < runs) if deadline is None else (time.perf_counter() < deadline):
+        c0 = proc()
+        t0 = perf()
+        run()
+        t1 = perf()
+        c1 = proc()
+        wall.append((t1 - t0) / 1e6)
+        cpu.append((c1 - c0) / 1e6)
+        count += 1
+    return wall, cpu
+
+
+def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+    """Benchmark every configuration of ``recipe``; unavailable providers become rows with a
+    reason, not a failure."""
+    from edgestudio.core.bench_recipes import BenchRecipe
+
+    assert isinstance(recipe, BenchRecipe)
+    if not recipe.models:
+        raise BenchError("Give at least one model.")
+    configs = [(m, p, t) for m in recipe.models for p in recipe.providers for t in recipe.threads]
+    results: list[dict[str, Any]] = []
+    for k, (model_path, provider, threads) in enumerate(configs):
+        label = f"{Path(model_path).name} · {provider} · {threads} thread(s)"
+        reporter.stage(label, k / len(configs))
+        row: dict[str, Any] = {"model": model_path, "ep": provider, "threads": threads}
+        reason = unavailable_reason(provider)
+        if reason:
+            reporter.warn(reason)
+            results.append({**row, "error": reason})
+            continue
+        model_bytes = load_full_model(Path(model_path)).SerializeToString()
+        try:
+            session = session_for(model_bytes, provider, threads, recipe.opt_level)
+        except Exception as exc:
+            results.append({**row, "error": f"session failed: {exc}"})
+            reporter.warn(f"{label}: {exc}")
+            continue
+        placed = session.get_providers()
+        if provider not in placed:
+            results.append({**row, "error": f"{provider} could not be used; onnxruntime fell "
+                                             f"back to {', '.join(placed)}."})
+            continue
+        feeds = sizes_and_feeds(session, recipe.shapes, recipe.batch, recipe.seed)
+        wall, cpu = time_session(session, feeds, recipe.warmup, recipe.runs, recipe.seconds,
+                                 recipe.io_binding)
+        stats = latency_stats(wall, batch=recipe.batch, cpu_ms=cpu, threads=threads)
+        results.append({**row, **stats.to_dict(), "samples_ms": wall[:MAX_SAMPLES_KEPT],
+                        "inputs": {n: list(v.shape) for n, v in feeds.items()}})
+        reporter.log(f"{label}: median {stats.median_ms:.3f} ms, p90 {stats.p90_ms:.3f} ms"
+                     + (" (contended machine)" if stats.contended else ""))
+    reporter.stage("Done", 1.0)
+    return JobReport(kind=recipe.kind, details={"results": results, "recipe": recipe.to_dict()})
+
+
+def run_probe(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+    """Try every provider of this onnxruntime on a one-node model."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "probe",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+    tiny = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    tiny.ir_version = 8
+    data = tiny.SerializeToString()
+    available = set(ort.get_available_providers())
+    rows = []
+    for provider in ort.get_all_providers():
+        reason = unavailable_reason(provider)
+        works = False
+        if reason is None:
+            try:
+                session = session_for(data, provider, 1)
+                session.run(None, {"x": np.ones(4, np.float32)})
+                works = provider in session.get_providers()
+                if not works:
+                    reason = "the session fell back to another provider"
+            except Exception as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+        rows.append({"provider": provider, "available": provider in available, "works": works,
+                     "reason": reason, "package": package_for(provider)})
+    reporter.stage("Done", 1.0)
+    return JobReport(kind=recipe.kind, details={"providers": rows,
+                                                "onnxruntime": ort.__version__,
+                                                "onnx": onnx.__version__})

@@ -1,0 +1,89 @@
+"""The per-op profile job: a separate, profiled run; node times, op-type times, placement, and
+NNAPI/CoreML coverage predicted by ORT's mobile usability checker."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from edgestudio.core.ops.bench import (
+    BenchError,
+    session_for,
+    sizes_and_feeds,
+    time_session,
+    unavailable_reason,
+)
+from edgestudio.core.ops.convert import load_full_model
+from edgestudio.core.profile_parse import (
+    GraphNode,
+    load_events,
+    placement_summary,
+    summarize_profile,
+)
+from edgestudio.core.progress import Reporter
+from edgestudio.core.recipes import Recipe
+from edgestudio.core.reports import JobReport
+
+
+def mobile_coverage(model_path: Path) -> dict[str, Any]:
+    """Share of nodes NNAPI and CoreML could take, from ORT's mobile usability checker."""
+    try:
+        from onnxruntime.tools.mobile_helpers import usability_checker as checker
+    except ImportError:
+        return {}
+    result: dict[str, Any] = {}
+    try:
+        wrapper = checker.ModelProtoWithShapeInfo(model_path)
+        model = wrapper.model_with_shape_info
+        infos = {
+            "NNAPI": checker.check_nnapi_partitions(model, False),
+            "CoreML": checker.check_coreml_partitions(model, False,
+                                                      "coreml_supported_mlprogram_ops.md"),
+        }
+    except Exception as exc:  # the checker is best-effort; say why it gave up
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    for ep, info in infos.items():
+        result[ep] = {
+            "supported_nodes": info.num_supported_nodes, "nodes": info.num_nodes,
+            "partitions": info.num_partitions,
+            "unsupported_ops": sorted(str(o) for o in info.unsupported_ops),
+            "suitability": info.suitability().name,
+        }
+    return result
+
+
+def run_profile(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+    """Profile ``recipe.model`` on its first provider and summarise the trace."""
+    from edgestudio.core.bench_recipes import ProfileRecipe
+
+    assert isinstance(recipe, ProfileRecipe)
+    provider = recipe.providers[0]
+    reason = unavailable_reason(provider)
+    if reason:
+        raise BenchError(reason)
+    reporter.stage("Loading the model", 0.0)
+    model = load_full_model(Path(recipe.model))
+    graph = [GraphNode(n.name, n.op_type, tuple(n.input), tuple(n.output))
+             for n in model.graph.node]
+    op_types = {n.name: n.op_type for n in graph}
+    with tempfile.TemporaryDirectory() as tmp:
+        reporter.stage(f"Profiling {recipe.runs} runs on {provider}", 0.1)
+        session = session_for(model.SerializeToString(), provider, recipe.threads,
+                              profile_prefix=str(Path(tmp) / "profile"))
+        feeds = sizes_and_feeds(session, recipe.shapes, recipe.batch, seed=0)
+        time_session(session, feeds, warmup=0, runs=recipe.runs, seconds=None)
+        trace = session.end_profiling()
+        reporter.stage("Reading the profile", 0.7)
+        events = load_events(trace)
+    summary = summarize_profile(events, graph, recipe.runs)
+    text, warnings = placement_summary(summary["placement"], op_types, provider)
+    for w in warnings:
+        reporter.warn(w)
+    reporter.stage("Predicting NNAPI / CoreML coverage", 0.85)
+    summary["mobile"] = mobile_coverage(Path(recipe.model))
+    summary["placement_text"] = text
+    summary["first_choice"] = provider
+    summary["events"] = len(events)
+    reporter.stage("Done", 1.0)
+    return JobReport(kind=recipe.kind, warnings=warnings, details=summary)
