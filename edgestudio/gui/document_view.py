@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 from edgestudio.gui.graph_panel import GraphPanel
 from edgestudio.gui.model_loader import LoadedModel
 from edgestudio.gui.netron_view import NetronView
+from edgestudio.gui.perf_panel import PerfPanel
 from edgestudio.gui.quant_panel import QuantPanel
 from edgestudio.gui.summary_panel import SummaryPanel
 
@@ -51,6 +52,12 @@ class DocumentView(QWidget):
         self.quant_panel.node_chosen.connect(self.graph_panel.select_by_name)
         self.quant_panel.overlay_requested.connect(self.show_sqnr_overlay)
         self.panels.addTab(self.quant_panel, "Quantization")
+        self.perf_panel = PerfPanel(loaded.path)
+        self.perf_panel.node_chosen.connect(self.graph_panel.select_by_name)
+        self.perf_panel.overlay_scalar.connect(
+            lambda values, title: self.graph_panel.view.set_scalar_overlay(values, title))
+        self.perf_panel.overlay_categories.connect(self.graph_panel.view.set_category_overlay)
+        self.panels.addTab(self.perf_panel, "Performance")
         # Netron's web view is heavy: built the first time its tab is shown.
         self.netron_holder = QWidget()
         QVBoxLayout(self.netron_holder).setContentsMargins(0, 0, 0, 0)

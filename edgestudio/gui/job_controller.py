@@ -27,15 +27,22 @@ class JobController(QObject):
     def __init__(self, parent: QObject | None = None, max_parallel: int = 1) -> None:
         super().__init__(parent)
         self.jobs: list[Job] = []
+        self.background: set[str] = set()
         self.max_parallel = max_parallel
         self._last_update: dict[str, float] = {}
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_INTERVAL_MS)
         self._timer.timeout.connect(self._tick)
 
-    def submit(self, recipe: Recipe, timeout: float | None = None) -> Job:
-        """Queue ``recipe``; it starts as soon as a slot is free."""
+    def submit(self, recipe: Recipe, timeout: float | None = None,
+               background: bool = False) -> Job:
+        """Queue ``recipe``; it starts as soon as a slot is free.
+
+        ``background`` jobs (the app's own probes) are cancelled without asking on quit.
+        """
         job = Job(recipe, timeout=timeout)
+        if background:
+            self.background.add(job.id)
         self.jobs.append(job)
         self.job_added.emit(job)
         self._start_queued()
@@ -51,6 +58,10 @@ class JobController(QObject):
     def running(self) -> list[Job]:
         """Jobs whose worker is running."""
         return [j for j in self.jobs if j.state is JobState.RUNNING]
+
+    def user_jobs_running(self) -> list[Job]:
+        """Running jobs the user started (worth asking about before quitting)."""
+        return [j for j in self.running() if j.id not in self.background]
 
     def shutdown(self, timeout_s: float = 10.0) -> None:
         """Cancel everything and wait for the workers to go (window closing, tests)."""

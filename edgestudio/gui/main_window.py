@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio import __version__
+from edgestudio.core.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.quant_recipes import AnalyzeRecipe, DataSource, QuantRecipe
 from edgestudio.core.quant_runs import QuantRun
 from edgestudio.core.recipes import Recipe
@@ -75,6 +76,9 @@ class MainWindow(QMainWindow):
         self._show_central()
 
         self._quant_jobs: dict[str, tuple[DocumentView, QuantRun, DataSource | None]] = {}
+        self._perf_jobs: dict[str, DocumentView] = {}
+        self._probe: list[dict[str, object]] | None = None
+        self._probe_job: Job | None = None
         self.jobs = JobController(self)
         self.jobs.job_finished.connect(self._on_job_finished)
         self.jobs_panel = JobsPanel(self.jobs)
@@ -183,6 +187,12 @@ class MainWindow(QMainWindow):
         doc.set_loaded(loaded)
         doc.quant_panel.requantize_requested.connect(
             lambda request, d=doc: self._requantize(d, request))
+        doc.perf_panel.bench_requested.connect(lambda r, d=doc: self._submit_for(d, r))
+        doc.perf_panel.profile_requested.connect(lambda r, d=doc: self._submit_for(d, r))
+        if self._probe is not None:
+            doc.perf_panel.set_providers(self._probe)
+        elif self._probe_job is None:
+            self._probe_job = self.jobs.submit(ProbeRecipe(), background=True)
         self.recent.add(loaded.path)
         s = loaded.summary
         self.statusBar().showMessage(
@@ -367,6 +377,8 @@ class MainWindow(QMainWindow):
             return True
         run.output = job.report.output
         run.quant_details = job.report.details
+        if run.output:
+            doc.perf_panel.add_model(run.output)
         run.state = "quantized"
         doc.quant_panel.refresh_run(run)
         if analyze_on is not None and run.output:
@@ -377,8 +389,31 @@ class MainWindow(QMainWindow):
             self._quant_jobs[analysis.id] = (doc, run, None)
         return True
 
+    def _submit_for(self, doc: DocumentView, recipe: Recipe) -> Job:
+        """Submit a benchmark or profile whose results go to ``doc``'s Performance tab."""
+        job = self.submit(recipe)
+        self._perf_jobs[job.id] = doc
+        return job
+
+    def _on_perf_job_finished(self, job: Job) -> None:
+        if job is self._probe_job:
+            if job.state is JobState.SUCCEEDED and job.report is not None:
+                self._probe = job.report.details["providers"]
+                for open_doc in self.documents():
+                    if open_doc.is_loaded:
+                        open_doc.perf_panel.set_providers(self._probe or [])
+            return
+        doc = self._perf_jobs.pop(job.id) if job.id in self._perf_jobs else None
+        if doc is None or job.report is None or job.state is not JobState.SUCCEEDED:
+            return
+        if isinstance(job.recipe, BenchRecipe):
+            doc.perf_panel.show_results(job.report.details["results"])
+        elif isinstance(job.recipe, ProfileRecipe):
+            doc.perf_panel.show_profile(job.report.details, job.report.warnings)
+
     def _on_job_finished(self, job: Job) -> None:
         self._on_quant_job_finished(job)
+        self._on_perf_job_finished(job)
         verdict = job.state.value
         if job.state is JobState.SUCCEEDED and job.report is not None and job.report.check:
             verdict = job.report.check.verdict()
@@ -409,7 +444,7 @@ class MainWindow(QMainWindow):
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        running = self.jobs.running()
+        running = self.jobs.user_jobs_running()
         if running and self.isVisible() and not self._confirm_quit(len(running)):
             event.ignore()
             return

@@ -12,13 +12,16 @@ from edgestudio.gui.main_window import MainWindow
 @pytest.fixture
 def window(qtbot, isolated_settings) -> Iterator[MainWindow]:  # type: ignore[no-untyped-def]
     win = MainWindow(settings=isolated_settings)
-    qtbot.addWidget(win)
     win.show()
     yield win
+    # Closed here rather than by qtbot, whose teardown hook runs before fixture finalizers and
+    # would meet the "jobs are still running, quit?" question.
     win.jobs.shutdown()
     win.loader.wait()
     for box in list(win.dialogs):
         box.close()
+    win.close()
+    win.deleteLater()
 
 
 def open_and_wait(qtbot, window: MainWindow, path) -> None:  # type: ignore[no-untyped-def]

@@ -22,7 +22,7 @@ def test_statistics_match_a_hand_computation() -> None:
     assert s.median_ms == 3.0
     assert s.min_ms == 1.0
     assert s.mean_ms == 4.0
-    assert s.std_ms == pytest.approx(np.sqrt(((0 + 9 + 1 + 4 + 36) / 4)))  # sample std
+    assert s.std_ms == pytest.approx(np.sqrt((0 + 9 + 1 + 4 + 36) / 4))  # sample std
     assert s.p90_ms == pytest.approx(4 + 0.6 * (10 - 4))  # linear interpolation at rank 3.6
     assert s.p99_ms == pytest.approx(4 + 0.96 * (10 - 4))
     assert s.throughput_per_s == pytest.approx(2 * 1000 / 3.0)

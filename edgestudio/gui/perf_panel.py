@@ -1,0 +1,473 @@
+"""The Performance panel: benchmark form and results (distribution and median plots, a sortable
+table), per-op profile with EP placement on the graph, and the edge-vs-cloud break-even plot."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from edgestudio.core.bench_recipes import OPT_LEVELS, BenchRecipe, ProfileRecipe
+from edgestudio.core.edge_cloud import (
+    EdgeCloudInputs,
+    break_even_payload_kb,
+    cloud_total_ms,
+    verdict,
+)
+from edgestudio.core.providers import provider_colour, short_name
+from edgestudio.gui.exporting import export_widget
+from edgestudio.gui.quant_panel import NumericItem
+
+RESULT_COLUMNS = ["Model", "EP", "Threads", "Median ms", "p90", "p99", "Min", "Mean", "Std",
+                  "Per s", "CPU ms", "Note"]
+PROFILE_COLUMNS = ["Node", "Op", "EP", "µs / run", "Share", "Fused from"]
+
+
+def _table(columns: list[str], name: str) -> QTableWidget:
+    table = QTableWidget(0, len(columns))
+    table.setObjectName(name)
+    table.setHorizontalHeaderLabels(columns)
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.horizontalHeader().setStretchLastSection(True)
+    return table
+
+
+class PerfPanel(QWidget):
+    """Benchmarks and profiles of one document's model (and its quantized versions)."""
+
+    bench_requested = Signal(object)  # BenchRecipe
+    profile_requested = Signal(object)  # ProfileRecipe
+    overlay_scalar = Signal(object, str)  # {node: value}, title
+    overlay_categories = Signal(object, object, str)  # {node: ep}, {ep: colour}, title
+    node_chosen = Signal(str)
+
+    def __init__(self, model_path: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("perf_panel")
+        self.model_path = model_path
+        self.results: list[dict[str, Any]] = []
+        self.profile: dict[str, Any] | None = None
+
+        # ----- form ------------------------------------------------------------------------
+        self.models = QListWidget()
+        self.models.setObjectName("bench_models")
+        self.models.setMaximumHeight(90)
+        self.add_model(str(model_path), checked=True)
+        self.providers = QListWidget()
+        self.providers.setObjectName("bench_providers")
+        self.providers.setMaximumHeight(110)
+        self.providers.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
+        self.set_providers([{"provider": "CPUExecutionProvider", "works": True, "reason": None}])
+        order_note = QLabel("Checked providers are benchmarked one by one. Drag to reorder: the "
+                            "order is the order onnxruntime assigns nodes in, CPU taking what the "
+                            "first cannot run.")
+        order_note.setWordWrap(True)
+        self.threads = QLineEdit("1")
+        self.warmup = QSpinBox()
+        self.warmup.setRange(0, 10_000)
+        self.warmup.setValue(10)
+        self.runs = QSpinBox()
+        self.runs.setRange(1, 1_000_000)
+        self.runs.setValue(100)
+        self.seconds = QDoubleSpinBox()
+        self.seconds.setRange(0, 3600)
+        self.seconds.setSpecialValueText("off (use runs)")
+        self.batch = QSpinBox()
+        self.batch.setRange(1, 4096)
+        self.shapes = QLineEdit()
+        self.shapes.setPlaceholderText("fixed shapes, e.g. image=1x1x8x8 (optional)")
+        self.opt_level = QComboBox()
+        self.opt_level.addItems(list(OPT_LEVELS))
+        self.io_binding = QCheckBox("IO binding")
+        self.run_button = QPushButton("Run benchmark")
+        self.run_button.setObjectName("run_bench")
+        self.run_button.clicked.connect(self._request_bench)
+        self.profile_button = QPushButton("Profile on the first provider")
+        self.profile_button.clicked.connect(self._request_profile)
+        form = QFormLayout()
+        form.addRow("Models:", self.models)
+        form.addRow("Providers:", self.providers)
+        form.addRow("", order_note)
+        form.addRow("Threads:", self.threads)
+        form.addRow("Warm-up runs:", self.warmup)
+        form.addRow("Timed runs:", self.runs)
+        form.addRow("Or time budget (s):", self.seconds)
+        form.addRow("Batch:", self.batch)
+        form.addRow("Shapes:", self.shapes)
+        form.addRow("Optimisation:", self.opt_level)
+        form.addRow(self.io_binding)
+        form.addRow(self.run_button)
+        form.addRow(self.profile_button)
+        form_box = QGroupBox("Benchmark")
+        form_box.setLayout(form)
+        form_box.setMaximumWidth(420)
+
+        # ----- results -----------------------------------------------------------------------
+        self.table = _table(RESULT_COLUMNS, "bench_table")
+        self.table.setSortingEnabled(True)
+        self.dist_plot = pg.PlotWidget(background="w")
+        self.dist_plot.setObjectName("latency_distribution")
+        self.dist_plot.getPlotItem().setLabel("left", "latency (ms)")
+        self.dist_plot.getPlotItem().setTitle("Distribution per configuration (box: p25–p75, "
+                                              "whiskers: min–p99, points: runs)")
+        self.median_plot = pg.PlotWidget(background="w")
+        self.median_plot.setObjectName("latency_medians")
+        self.median_plot.getPlotItem().setLabel("left", "median latency (ms), whisker to p90")
+        export_row = QHBoxLayout()
+        for label, fn in (("Export plots…", self.export_plots), ("Export CSV…", self.export_csv),
+                          ("Export JSON…", self.export_json)):
+            button = QPushButton(label)
+            button.clicked.connect(lambda _=False, f=fn: f())
+            export_row.addWidget(button)
+        export_row.addStretch(1)
+        results = QWidget()
+        rl = QVBoxLayout(results)
+        plots = QSplitter(Qt.Orientation.Horizontal)
+        plots.addWidget(self.dist_plot)
+        plots.addWidget(self.median_plot)
+        rl.addWidget(plots, 2)
+        rl.addWidget(self.table, 1)
+        rl.addLayout(export_row)
+
+        # ----- profile -----------------------------------------------------------------------
+        self.placement = QLabel("Run a profile to see per-op time and which provider ran each "
+                                "node.")
+        self.placement.setObjectName("placement")
+        self.placement.setWordWrap(True)
+        self.profile_table = _table(PROFILE_COLUMNS, "profile_table")
+        self.profile_table.itemSelectionChanged.connect(self._profile_selected)
+        time_button = QPushButton("Colour the graph by time share")
+        time_button.clicked.connect(self.show_time_overlay)
+        ep_button = QPushButton("Colour the graph by provider")
+        ep_button.clicked.connect(self.show_ep_overlay)
+        prow = QHBoxLayout()
+        prow.addWidget(time_button)
+        prow.addWidget(ep_button)
+        prow.addStretch(1)
+        profile = QWidget()
+        pl = QVBoxLayout(profile)
+        pl.addWidget(self.placement)
+        pl.addLayout(prow)
+        pl.addWidget(self.profile_table)
+
+        # ----- edge vs cloud -----------------------------------------------------------------
+        self.edge_ms = self._spin(0, 1e6, 10.0)
+        self.edge_ms.setDecimals(4)
+        self.rtt = self._spin(0, 1e5, 40.0)
+        self.upload = self._spin(0.01, 1e5, 10.0)
+        self.payload = self._spin(0, 1e6, 150.0)
+        self.queue = self._spin(0, 1e5, 5.0)
+        self.cloud = self._spin(0, 1e5, 2.0)
+        ec_form = QFormLayout()
+        for label, w in (("Edge latency (ms, measured):", self.edge_ms),
+                         ("Network round trip (ms):", self.rtt),
+                         ("Upload bandwidth (Mbit/s):", self.upload),
+                         ("Payload per request (kB):", self.payload),
+                         ("Server queue (ms):", self.queue),
+                         ("Cloud inference (ms):", self.cloud)):
+            ec_form.addRow(label, w)
+            w.valueChanged.connect(self.refresh_edge_cloud)
+        self.ec_verdict = QLabel()
+        self.ec_verdict.setObjectName("edge_cloud_verdict")
+        self.ec_verdict.setWordWrap(True)
+        self.ec_plot = pg.PlotWidget(background="w")
+        self.ec_plot.setObjectName("edge_cloud_plot")
+        self.ec_legend = self.ec_plot.getPlotItem().addLegend(offset=(10, 10))
+        ec = QWidget()
+        ecl = QHBoxLayout(ec)
+        left = QVBoxLayout()
+        left.addLayout(ec_form)
+        left.addWidget(self.ec_verdict)
+        left.addStretch(1)
+        ecl.addLayout(left, 1)
+        ecl.addWidget(self.ec_plot, 2)
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(results, "Latency")
+        self.tabs.addTab(profile, "Per-op profile")
+        self.tabs.addTab(ec, "Edge vs cloud")
+        layout = QHBoxLayout(self)
+        layout.addWidget(form_box)
+        layout.addWidget(self.tabs, 1)
+        self.refresh_edge_cloud()
+
+    @staticmethod
+    def _spin(low: float, high: float, value: float) -> QDoubleSpinBox:
+        spin = QDoubleSpinBox()
+        spin.setRange(low, high)
+        spin.setDecimals(2)
+        spin.setValue(value)
+        return spin
+
+    # ----- form ------------------------------------------------------------------------------
+    def add_model(self, path: str, checked: bool = True) -> None:
+        """Offer ``path`` (e.g. a quantized version) for benchmarking."""
+        for i in range(self.models.count()):
+            item = self.models.item(i)
+            if item is not None and item.data(Qt.ItemDataRole.UserRole) == path:
+                return
+        item = QListWidgetItem(Path(path).name)
+        item.setToolTip(path)
+        item.setData(Qt.ItemDataRole.UserRole, path)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+        self.models.addItem(item)
+
+    def set_providers(self, rows: list[dict[str, Any]]) -> None:
+        """Show the probe's providers: working ones checkable, others greyed with the reason."""
+        self.providers.clear()
+        def order(r: dict[str, Any]) -> tuple[bool, bool]:
+            return (not r["works"], r["provider"] != "CPUExecutionProvider")
+
+        for row in sorted(rows, key=order):
+            item = QListWidgetItem(row["provider"] + ("" if row["works"] else "  (unavailable)"))
+            item.setData(Qt.ItemDataRole.UserRole, row["provider"])
+            item.setToolTip(row["reason"] or "available")
+            if row["works"]:
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                item.setCheckState(Qt.CheckState.Checked
+                                   if row["provider"] == "CPUExecutionProvider"
+                                   else Qt.CheckState.Unchecked)
+            else:
+                item.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.providers.addItem(item)
+
+    def _checked(self, widget: QListWidget) -> list[str]:
+        items = [widget.item(i) for i in range(widget.count())]
+        return [str(i.data(Qt.ItemDataRole.UserRole)) for i in items
+                if i is not None and i.checkState() == Qt.CheckState.Checked]
+
+    def bench_recipe(self) -> BenchRecipe:
+        """The benchmark as the form stands (raises ValueError on a bad thread list)."""
+        threads = tuple(int(t) for t in self.threads.text().split(",") if t.strip())
+        if not threads or min(threads) < 1:
+            raise ValueError("threads: give counts ≥ 1, e.g. 1,2")
+        return BenchRecipe(
+            models=tuple(self._checked(self.models)),
+            providers=tuple(self._checked(self.providers)),
+            threads=threads, warmup=self.warmup.value(), runs=self.runs.value(),
+            seconds=self.seconds.value() or None,
+            shapes=tuple(s.strip() for s in self.shapes.text().split(",") if s.strip()),
+            batch=self.batch.value(), opt_level=self.opt_level.currentText(),
+            io_binding=self.io_binding.isChecked())
+
+    def _request_bench(self) -> None:
+        try:
+            recipe = self.bench_recipe()
+        except ValueError as exc:
+            self.placement.setText(str(exc))
+            return
+        if recipe.models and recipe.providers:
+            self.bench_requested.emit(recipe)
+
+    def _request_profile(self) -> None:
+        providers = tuple(self._checked(self.providers)) or ("CPUExecutionProvider",)
+        self.profile_requested.emit(ProfileRecipe(model=str(self.model_path), providers=providers,
+                                                  batch=self.batch.value()))
+
+    # ----- latency results -------------------------------------------------------------------
+    def show_results(self, results: list[dict[str, Any]]) -> None:
+        """Fill the table and both plots."""
+        self.results = results
+        ok = [r for r in results if "error" not in r]
+        self.table.setSortingEnabled(False)
+        self.table.setRowCount(len(results))
+        for row, r in enumerate(results):
+            cells: list[QTableWidgetItem] = [QTableWidgetItem(Path(r["model"]).name),
+                                             QTableWidgetItem(short_name(r["ep"])),
+                                             NumericItem(r["threads"], "d")]
+            if "error" in r:
+                cells.append(QTableWidgetItem(r["error"]))
+            else:
+                cells += [NumericItem(r[k], ".3f") for k in ("median_ms", "p90_ms", "p99_ms",
+                                                             "min_ms", "mean_ms", "std_ms")]
+                cells += [NumericItem(r["throughput_per_s"], ".0f"),
+                          NumericItem(r["cpu_median_ms"], ".3f"),
+                          QTableWidgetItem("contended machine" if r["contended"] else "")]
+            for col, cell in enumerate(cells):
+                self.table.setItem(row, col, cell)
+        self.table.setSortingEnabled(True)
+        labels = [f"{Path(r['model']).stem}\n{short_name(r['ep'])}×{r['threads']}" for r in ok]
+        ticks = [list(enumerate(labels))]
+        dist = self.dist_plot.getPlotItem()
+        dist.clear()
+        med = self.median_plot.getPlotItem()
+        med.clear()
+        rng = np.random.default_rng(0)
+        for i, r in enumerate(ok):
+            samples = np.asarray(r["samples_ms"])
+            q1, q3 = np.percentile(samples, [25, 75])
+            colour = provider_colour(r["ep"])
+            dist.addItem(pg.BarGraphItem(x=[i], y0=[q1], height=[q3 - q1], width=0.5,
+                                         brush=pg.mkBrush(colour + "80"), pen=pg.mkPen(colour)))
+            dist.addItem(pg.PlotDataItem([i - 0.25, i + 0.25], [r["median_ms"]] * 2,
+                                         pen=pg.mkPen("k", width=2)))
+            dist.addItem(pg.ErrorBarItem(x=np.array([i]), y=np.array([r["median_ms"]]),
+                                         top=np.array([r["p99_ms"] - r["median_ms"]]),
+                                         bottom=np.array([r["median_ms"] - r["min_ms"]]),
+                                         beam=0.2, pen=pg.mkPen(colour)))
+            jitter = i + rng.uniform(-0.18, 0.18, len(samples))
+            dist.addItem(pg.ScatterPlotItem(jitter, samples, size=3, pen=None,
+                                            brush=pg.mkBrush(60, 60, 60, 90)))
+            med.addItem(pg.BarGraphItem(x=[i], height=[r["median_ms"]], width=0.6,
+                                        brush=colour))
+            med.addItem(pg.ErrorBarItem(x=np.array([i]), y=np.array([r["median_ms"]]),
+                                        top=np.array([r["p90_ms"] - r["median_ms"]]),
+                                        bottom=np.array([0.0]), beam=0.25))
+        for plot in (dist, med):
+            plot.getAxis("bottom").setTicks(ticks)
+        if ok:
+            best = min(ok, key=lambda r: r["median_ms"])
+            self.edge_ms.setValue(best["median_ms"])
+        self.tabs.setCurrentIndex(0)
+
+    # ----- profile -----------------------------------------------------------------------------
+    def show_profile(self, details: dict[str, Any], warnings: list[str]) -> None:
+        """Fill the per-op table and the placement summary."""
+        self.profile = details
+        mobile = details.get("mobile", {})
+        lines = [f"<b>Placement on {short_name(details['first_choice'])}:</b> "
+                 f"{details['placement_text']}"]
+        lines += [f"<span style='color:#b3261e'>⚠ {w}</span>" for w in warnings]
+        for ep, info in mobile.items():
+            if isinstance(info, dict):
+                lines.append(f"Predicted {ep}: {info['supported_nodes']}/{info['nodes']} nodes in "
+                             f"{info['partitions']} partition(s) — {info['suitability']}"
+                             + (f" (unsupported: {', '.join(info['unsupported_ops'])})"
+                                if info["unsupported_ops"] else ""))
+        self.placement.setText("<br>".join(lines))
+        nodes = details["nodes"]
+        self.profile_table.setRowCount(len(nodes))
+        for r, n in enumerate(nodes):
+            cells = [QTableWidgetItem(n["node"]), QTableWidgetItem(n["op_type"]),
+                     QTableWidgetItem(short_name(n["ep"])), NumericItem(n["time_us"], ".1f"),
+                     NumericItem(n["share"], ".1%"),
+                     QTableWidgetItem(", ".join(n["covers"]) if n["fused"] else "")]
+            for c, cell in enumerate(cells):
+                self.profile_table.setItem(r, c, cell)
+        self.tabs.setCurrentIndex(1)
+
+    def _profile_selected(self) -> None:
+        rows = {i.row() for i in self.profile_table.selectedItems()}
+        if len(rows) == 1 and self.profile is not None:
+            covers = self.profile["nodes"][rows.pop()]["covers"]
+            if covers:
+                self.node_chosen.emit(covers[0])
+
+    def show_time_overlay(self) -> None:
+        """Colour graph nodes by their share of the run time."""
+        if self.profile is None:
+            return
+        shares: dict[str, float] = {}
+        for n in self.profile["nodes"]:
+            for covered in n["covers"]:
+                shares[covered] = shares.get(covered, 0.0) + n["share"] * 100 / len(n["covers"])
+        self.overlay_scalar.emit(shares, "time share (%)")
+
+    def show_ep_overlay(self) -> None:
+        """Colour graph nodes by the provider that ran them."""
+        if self.profile is None:
+            return
+        placement = {node: short_name(ep) for node, ep in self.profile["placement"].items()}
+        colours = {short_name(ep): provider_colour(ep) for ep in self.profile["placement"].values()}
+        self.overlay_categories.emit(placement, colours, "Execution provider")
+
+    # ----- edge vs cloud -----------------------------------------------------------------------
+    def edge_cloud_inputs(self) -> EdgeCloudInputs:
+        """The panel's inputs."""
+        return EdgeCloudInputs(self.edge_ms.value(), self.rtt.value(), self.upload.value(),
+                               self.payload.value(), self.queue.value(), self.cloud.value())
+
+    def refresh_edge_cloud(self) -> None:
+        """Redraw totals against payload size with the break-even point."""
+        i = self.edge_cloud_inputs()
+        self.ec_verdict.setText(verdict(i))
+        plot = self.ec_plot.getPlotItem()
+        plot.clear()
+        self.ec_legend.clear()
+        top = max(i.payload_kb * 3, (break_even_payload_kb(i) or 0) * 1.5, 10.0)
+        kb = np.linspace(0, top, 200)
+        plot.plot(kb, [cloud_total_ms(i, k) for k in kb], pen=pg.mkPen("#d32f2f", width=2),
+                  name="cloud total")
+        plot.plot(kb, np.full_like(kb, i.edge_ms), pen=pg.mkPen("#2e7d32", width=2),
+                  name="edge")
+        dashed = pg.mkPen("#555", style=Qt.PenStyle.DashLine)
+        plot.addItem(pg.InfiniteLine(i.payload_kb, pen=dashed, label="your payload",
+                                     labelOpts={"position": 0.9}))
+        even = break_even_payload_kb(i)
+        if even is not None and even <= top:
+            plot.addItem(pg.ScatterPlotItem([even], [i.edge_ms], size=10, brush="k"))
+        plot.setLabel("bottom", "payload per request (kB)")
+        plot.setLabel("left", "latency (ms)")
+
+    # ----- export ------------------------------------------------------------------------------
+    def export_plots(self, path: str | None = None) -> str | None:
+        """Save the latency plots (PNG or SVG; ``_medians`` is added for the second plot)."""
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export plots", "latency.png",
+                                                  "PNG (*.png);;SVG (*.svg)")
+        if not path:
+            return None
+        p = Path(path)
+        export_widget(self.dist_plot, path)
+        export_widget(self.median_plot, str(p.with_name(f"{p.stem}_medians{p.suffix}")))
+        return path
+
+    def export_csv(self, path: str | None = None) -> str | None:
+        """Save the results table as CSV."""
+        import csv
+
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export CSV", "latency.csv", "CSV (*.csv)")
+        if not path:
+            return None
+        keys = ["model", "ep", "threads", "median_ms", "p90_ms", "p99_ms", "min_ms", "mean_ms",
+                "std_ms", "throughput_per_s", "cpu_median_ms", "contended", "runs", "error"]
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(self.results)
+        os.replace(tmp, path)
+        return path
+
+    def export_json(self, path: str | None = None) -> str | None:
+        """Save the raw results (timings included) as JSON."""
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export JSON", "latency.json",
+                                                  "JSON (*.json)")
+        if not path:
+            return None
+        tmp = f"{path}.{os.getpid()}.tmp"
+        Path(tmp).write_text(json.dumps({"results": self.results}, indent=2))
+        os.replace(tmp, path)
+        return path

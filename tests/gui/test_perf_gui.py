@@ -1,0 +1,76 @@
+"""The Performance tab: providers, benchmark plots and table, profile overlays, edge vs cloud."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+
+from edgestudio.gui.main_window import MainWindow
+from tests.gui.conftest import open_and_wait
+
+
+def test_benchmark_profile_and_overlays(qtbot, window: MainWindow, sample_model: Path,  # type: ignore[no-untyped-def]
+                                        tmp_path: Path) -> None:
+    open_and_wait(qtbot, window, sample_model)
+    doc = window.current_document()
+    assert doc is not None
+    panel = doc.perf_panel
+    qtbot.waitUntil(lambda: window._probe is not None, timeout=60_000)
+    names = [panel.providers.item(i).data(Qt.ItemDataRole.UserRole)
+             for i in range(panel.providers.count())]
+    assert names[0] == "CPUExecutionProvider" and "CUDAExecutionProvider" in names
+    cuda = panel.providers.item(names.index("CUDAExecutionProvider"))
+    assert "onnxruntime-gpu" in cuda.toolTip()
+
+    panel.threads.setText("1,2")
+    panel.runs.setValue(30)
+    panel.warmup.setValue(3)
+    with qtbot.waitSignal(panel.bench_requested) as requested:
+        panel.run_button.click()
+    recipe = requested.args[0]
+    assert recipe.threads == (1, 2) and recipe.providers == ("CPUExecutionProvider",)
+    assert recipe.command_line().startswith("edgestudio bench")
+    qtbot.waitUntil(lambda: panel.table.rowCount() == 2, timeout=120_000)
+    assert panel.table.item(0, 3).text() != ""
+    assert len(panel.dist_plot.getPlotItem().items) > 4
+    assert panel.edge_ms.value() == pytest.approx(min(r["median_ms"] for r in panel.results), abs=1e-4)
+    assert Path(panel.export_csv(str(tmp_path / "lat.csv")) or "").read_text().startswith("model")
+    assert "results" in Path(panel.export_json(str(tmp_path / "lat.json")) or "").read_text()
+    panel.export_plots(str(tmp_path / "lat.png"))
+    assert (tmp_path / "lat.png").exists() and (tmp_path / "lat_medians.png").exists()
+
+    panel.profile_button.click()
+    qtbot.waitUntil(lambda: panel.profile is not None, timeout=120_000)
+    assert "nodes on CPU" in panel.placement.text()
+    assert "Predicted NNAPI" in panel.placement.text()
+    assert panel.profile_table.rowCount() >= 5
+    qtbot.waitUntil(lambda: doc.graph_panel.is_ready, timeout=30_000)
+    panel.show_ep_overlay()
+    view = doc.graph_panel.view
+    assert "Execution provider" in view.legend.label.text()
+    conv = view.ir.index_of("/features/features.0/Conv")  # type: ignore[union-attr]
+    assert view.node_colour(conv) == QColor("#4f8fc0")  # CPU's colour
+    panel.show_time_overlay()
+    assert "time share" in view.legend.label.text()
+
+
+def test_edge_vs_cloud_panel(qtbot, window: MainWindow, sample_model: Path) -> None:  # type: ignore[no-untyped-def]
+    open_and_wait(qtbot, window, sample_model)
+    doc = window.current_document()
+    assert doc is not None
+    panel = doc.perf_panel
+    panel.edge_ms.setValue(30)
+    panel.rtt.setValue(20)
+    panel.upload.setValue(8)
+    panel.payload.setValue(100)
+    panel.queue.setValue(5)
+    panel.cloud.setValue(5)
+    assert panel.ec_verdict.text().startswith("Edge wins")
+    panel.edge_ms.setValue(500)
+    assert panel.ec_verdict.text().startswith("Cloud wins")
+    items = panel.ec_plot.getPlotItem().listDataItems()
+    assert len(items) == 3  # cloud line, edge line, break-even point
+    assert len(panel.ec_legend.items) == 2
