@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import onnx
@@ -10,28 +11,37 @@ import pytest
 from edgestudio.core.recipes import DimChange, ExportRecipe, TorchInput
 from edgestudio.jobs.runner import JobState, run_job
 
-torch = pytest.importorskip("torch", reason="PyTorch export needs the torch extra")
+if importlib.util.find_spec("torch") is None:
+    pytest.skip("PyTorch export needs the torch extra (pip install 'edgestudio[torch]')",
+                allow_module_level=True)
 
 
+MAKE_FILES = """
+import sys, torch
 class SmallNet(torch.nn.Module):
-    def __init__(self) -> None:
+    def __init__(self):
         super().__init__()
         self.conv = torch.nn.Conv2d(1, 4, 3, padding=1)
         self.fc = torch.nn.Linear(4 * 6 * 6, 5)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x):
         return self.fc(torch.relu(self.conv(x)).flatten(1))
+torch.manual_seed(0)
+net = SmallNet().eval()
+example = torch.randn(2, 1, 6, 6)
+ep = torch.export.export(net, (example,), dynamic_shapes=({0: torch.export.Dim("batch")},))
+torch.export.save(ep, sys.argv[1] + "/net.pt2")
+torch.jit.save(torch.jit.trace(net, example), sys.argv[1] + "/net.pt")
+"""
 
 
 @pytest.fixture(scope="module")
 def pt_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Made in a child process: like the app, the test process never imports torch beside Qt."""
+    import subprocess
+    import sys
+
     folder = tmp_path_factory.mktemp("torch")
-    net = SmallNet().eval()
-    example = torch.randn(2, 1, 6, 6)
-    batch = torch.export.Dim("batch")
-    ep = torch.export.export(net, (example,), dynamic_shapes=({0: batch},))
-    torch.export.save(ep, str(folder / "net.pt2"))
-    torch.jit.save(torch.jit.trace(net, example), str(folder / "net.pt"))
+    subprocess.run([sys.executable, "-c", MAKE_FILES, str(folder)], check=True, timeout=300)
     return {"pt2": folder / "net.pt2", "pt": folder / "net.pt"}
 
 
