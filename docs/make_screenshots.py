@@ -84,6 +84,23 @@ def main() -> None:
     doc.show_panel("graph")
     spin(0.5)
     window.grab().save(str(OUT / "graph_sqnr.png"))
+    from edgestudio.core.bench_recipes import BenchRecipe, ProfileRecipe
+
+    perf = doc.perf_panel
+    bench = window._submit_for(doc, BenchRecipe(
+        models=(str(SAMPLE_MODEL), str(tmp / "digits_qdq.onnx")), threads=(1, 2), runs=200))
+    spin(120, lambda: bench.state.is_final)
+    spin(0.5)
+    doc.show_panel("performance")
+    spin(0.5)
+    window.grab().save(str(OUT / "performance.png"))
+    profile = window._submit_for(doc, ProfileRecipe(model=str(SAMPLE_MODEL), runs=20))
+    spin(120, lambda: profile.state.is_final)
+    spin(0.5)
+    perf.grab().save(str(OUT / "profile.png"))
+    perf.tabs.setCurrentIndex(2)
+    spin(0.3)
+    perf.grab().save(str(OUT / "edge_cloud.png"))
     doc.show_panel("summary")
 
     jobs = [window.submit(ConvertRecipe(model=str(SAMPLE_MODEL), output=str(tmp / "d18.onnx"),

@@ -132,14 +132,19 @@ def execute_job(recipe: Recipe, args: argparse.Namespace,
 
 
 def _write_json(path: Path, job: Job) -> None:
+    """The job's report as JSON; the operation's details (``layers``, ``results``, …) are
+    top-level keys."""
+    report = job.report.to_dict() if job.report else {"output": None, "passed": False}
+    details = report.pop("details", {})
     data = {
         "state": job.state.value,
         "error": job.error,
         "recipe": job.recipe.to_dict(),
         "command": job.recipe.command_line(),
         "elapsed_s": round(job.elapsed, 3),
-        **(job.report.to_dict() if job.report else {"output": None, "passed": False}),
+        **report,
     }
+    data.update({k: v for k, v in details.items() if k not in data})
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data, indent=2, default=str))
     os.replace(tmp, path)

@@ -118,4 +118,26 @@ def load_model(path: str | Path) -> onnx.ModelProto:
         raise ModelLoadError(
             f"{path.name} is not a valid ONNX model: it has no IR version.", "not_a_model"
         )
+    _check_text(model, path.name)
     return model
+
+
+def _check_text(model: onnx.ModelProto, name: str) -> None:
+    """Refuse names that are not UTF-8 text (protobuf then hands out bytes, not str)."""
+    from edgestudio.core.opsets import iter_nodes
+
+    graph = model.graph
+    values = [*graph.input, *graph.output, *graph.value_info]
+    candidates: list[tuple[str, object]] = [("graph name", graph.name)]
+    candidates += [("tensor name", v.name) for v in values]
+    candidates += [("weight name", t.name) for t in graph.initializer]
+    candidates += [("opset domain", o.domain) for o in model.opset_import]
+    for i, node in enumerate(iter_nodes(graph)):
+        candidates += [(f"node #{i} name", node.name), (f"node #{i} op type", node.op_type),
+                       (f"node #{i} domain", node.domain)]
+        candidates += [(f"node #{i} tensor name", t) for t in [*node.input, *node.output]]
+    for what, value in candidates:
+        if not isinstance(value, str):
+            raise ModelLoadError(
+                f"{name} has a {what} that is not valid UTF-8 text: the file is corrupt.",
+                "bad_text")

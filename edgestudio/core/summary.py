@@ -15,6 +15,7 @@ from typing import Any
 import onnx
 
 from edgestudio.core.dtypes import dtype_bits, dtype_name
+from edgestudio.core.errors import ModelLoadError
 from edgestudio.core.external_data import (
     ExternalDataFile,
     check_external_data,
@@ -221,4 +222,12 @@ def find_problems(summary: ModelSummary, model: onnx.ModelProto) -> list[str]:
 
 def summarize_file(path: str | Path, runtime: RuntimeInfo | None = None) -> ModelSummary:
     """Parse ``path`` (weights left on disk) and summarise it. Raises ModelLoadError."""
-    return summarize_model(load_model(path), path, runtime)
+    model = load_model(path)
+    try:
+        return summarize_model(model, path, runtime)
+    except ModelLoadError:
+        raise
+    except Exception as exc:  # a structure we did not foresee: classified, never a crash
+        raise ModelLoadError(
+            f"{Path(path).name} is malformed ({type(exc).__name__}: {exc}).", "malformed"
+        ) from exc

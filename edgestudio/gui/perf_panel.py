@@ -137,11 +137,14 @@ class PerfPanel(QWidget):
         self.dist_plot = pg.PlotWidget(background="w")
         self.dist_plot.setObjectName("latency_distribution")
         self.dist_plot.getPlotItem().setLabel("left", "latency (ms)")
-        self.dist_plot.getPlotItem().setTitle("Distribution per configuration (box: p25–p75, "
-                                              "whiskers: min–p99, points: runs)")
+        self.dist_plot.setToolTip("Box: p25–p75, line: median, whiskers: min–p99, dots: runs")
+        self.dist_plot.getPlotItem().setTitle("Latency distribution")
         self.median_plot = pg.PlotWidget(background="w")
         self.median_plot.setObjectName("latency_medians")
-        self.median_plot.getPlotItem().setLabel("left", "median latency (ms), whisker to p90")
+        self.median_plot.getPlotItem().setLabel("left", "median (ms), whisker to p90")
+        self.median_plot.getPlotItem().setTitle("Medians")
+        for plot in (self.dist_plot, self.median_plot):
+            plot.getPlotItem().getAxis("left").enableAutoSIPrefix(False)
         export_row = QHBoxLayout()
         for label, fn in (("Export plots…", self.export_plots), ("Export CSV…", self.export_csv),
                           ("Export JSON…", self.export_json)):
@@ -154,6 +157,7 @@ class PerfPanel(QWidget):
         plots = QSplitter(Qt.Orientation.Horizontal)
         plots.addWidget(self.dist_plot)
         plots.addWidget(self.median_plot)
+        plots.setSizes([500, 500])
         rl.addWidget(plots, 2)
         rl.addWidget(self.table, 1)
         rl.addLayout(export_row)
@@ -316,7 +320,8 @@ class PerfPanel(QWidget):
             for col, cell in enumerate(cells):
                 self.table.setItem(row, col, cell)
         self.table.setSortingEnabled(True)
-        labels = [f"{Path(r['model']).stem}\n{short_name(r['ep'])}×{r['threads']}" for r in ok]
+        labels = [f"{Path(r['model']).stem[:12]} {short_name(r['ep'])}×{r['threads']}"
+                  for r in ok]
         ticks = [list(enumerate(labels))]
         dist = self.dist_plot.getPlotItem()
         dist.clear()

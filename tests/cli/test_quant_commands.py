@@ -25,13 +25,13 @@ def test_quantize_then_analyze(tmp_path: Path) -> None:
     data = json.loads(qreport.read_text())
     assert data["output"] == str(quant)
     assert data["recipe"]["mode"] == "qdq" and data["recipe"]["per_channel"] is True
-    assert data["details"]["calibration_warnings"] == []
+    assert data["calibration_warnings"] == []
 
     report, table = tmp_path / "a.json", tmp_path / "layers.csv"
     proc = run_cli("analyze", str(SAMPLE_MODEL), str(quant), "--data", str(SAMPLE_EVALUATION),
                    "--json", str(report), "--csv", str(table))
     assert proc.returncode == 0, proc.stderr
-    details = json.loads(report.read_text())["details"]
+    details = json.loads(report.read_text())
     layer = details["layers"][0]
     assert {"tensor", "node", "sqnr_db", "mse", "max_abs", "cosine"} <= set(layer)
     assert details["outputs"][0]["output"] == "logits"
@@ -55,3 +55,21 @@ def test_synthetic_calibration_warns(tmp_path: Path) -> None:
                    "qoperator", "--calib", "synthetic:8:1")
     assert proc.returncode == 0, proc.stderr
     assert "meaningless" in proc.stderr
+
+
+def test_bench_and_profile_json(tmp_path: Path) -> None:
+    report = tmp_path / "bench.json"
+    proc = run_cli("bench", str(SAMPLE_MODEL), "--ep", "cpu,cuda", "--runs", "20", "--warmup", "2",
+                   "--json", str(report))
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(report.read_text())["results"]
+    cpu = results[0]
+    assert {"model", "ep", "threads", "median_ms", "p90_ms", "p99_ms", "runs"} <= set(cpu)
+    assert "install onnxruntime-gpu" in results[1]["error"]
+    assert "contended" in proc.stdout.splitlines()[0] or "median ms" in proc.stdout
+    report = tmp_path / "profile.json"
+    proc = run_cli("profile", str(SAMPLE_MODEL), "--runs", "5", "--json", str(report))
+    assert proc.returncode == 0, proc.stderr
+    nodes = json.loads(report.read_text())["nodes"]
+    assert {"node", "op_type", "ep", "time_us"} <= set(nodes[0])
+    assert "placement: " in proc.stdout
