@@ -122,6 +122,8 @@ class JobsPanel(QWidget):
 
     # ----- rows ------------------------------------------------------------------------------
     def _add(self, job: Job) -> None:
+        if job.id in self.controller.background:
+            return  # the app's own probes are not the user's jobs
         row = self.table.rowCount()
         self.table.insertRow(row)
         self._rows[job.id] = row
