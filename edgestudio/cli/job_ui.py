@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from edgestudio.core.recipes import Recipe, Tolerance
 from edgestudio.core.reports import JobReport
@@ -134,8 +134,9 @@ def execute_job(recipe: Recipe, args: argparse.Namespace,
 def _write_json(path: Path, job: Job) -> None:
     """The job's report as JSON; the operation's details (``layers``, ``results``, …) are
     top-level keys."""
-    report = job.report.to_dict() if job.report else {"output": None, "passed": False}
-    details = report.pop("details", {})
+    report: dict[str, Any] = (job.report.to_dict() if job.report
+                              else {"output": None, "passed": False})
+    details: dict[str, Any] = report.pop("details", None) or {}
     data = {
         "state": job.state.value,
         "error": job.error,

@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QSplitter,
-    QTableWidget,
     QTableWidgetItem,
     QTabWidget,
     QVBoxLayout,
@@ -43,22 +42,13 @@ from edgestudio.core.edge_cloud import (
 )
 from edgestudio.core.providers import provider_colour, short_name
 from edgestudio.gui.exporting import export_widget
-from edgestudio.gui.quant_panel import NumericItem
+from edgestudio.gui.tables import NumericItem, results_table
 
 RESULT_COLUMNS = ["Model", "EP", "Threads", "Median ms", "p90", "p99", "Min", "Mean", "Std",
                   "Per s", "CPU ms", "Note"]
 PROFILE_COLUMNS = ["Node", "Op", "EP", "µs / run", "Share", "Fused from"]
 
 
-def _table(columns: list[str], name: str) -> QTableWidget:
-    table = QTableWidget(0, len(columns))
-    table.setObjectName(name)
-    table.setHorizontalHeaderLabels(columns)
-    table.verticalHeader().setVisible(False)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.horizontalHeader().setStretchLastSection(True)
-    return table
 
 
 class PerfPanel(QWidget):
@@ -132,7 +122,7 @@ class PerfPanel(QWidget):
         form_box.setMaximumWidth(420)
 
         # ----- results -----------------------------------------------------------------------
-        self.table = _table(RESULT_COLUMNS, "bench_table")
+        self.table = results_table(RESULT_COLUMNS, "bench_table")
         self.table.setSortingEnabled(True)
         self.dist_plot = pg.PlotWidget(background="w")
         self.dist_plot.setObjectName("latency_distribution")
@@ -167,7 +157,7 @@ class PerfPanel(QWidget):
                                 "node.")
         self.placement.setObjectName("placement")
         self.placement.setWordWrap(True)
-        self.profile_table = _table(PROFILE_COLUMNS, "profile_table")
+        self.profile_table = results_table(PROFILE_COLUMNS, "profile_table")
         self.profile_table.itemSelectionChanged.connect(self._profile_selected)
         time_button = QPushButton("Colour the graph by time share")
         time_button.clicked.connect(self.show_time_overlay)

@@ -16,12 +16,10 @@ from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QSpinBox,
     QSplitter,
-    QTableWidget,
     QTableWidgetItem,
     QTabWidget,
     QToolTip,
@@ -32,6 +30,7 @@ from PySide6.QtWidgets import (
 from edgestudio.core.quant_runs import QuantRun, compare, write_layers_csv
 from edgestudio.core.weights import read_weight, weight_histogram
 from edgestudio.gui.exporting import export_widget
+from edgestudio.gui.tables import NumericItem, _num, results_table
 
 HISTORY_COLUMNS = ["Run", "Mode", "State", "Size", "Output SQNR", "Worst layer", "Top-1",
                    "Agreement"]
@@ -40,33 +39,7 @@ WEIGHT_COLUMNS = ["Weight", "SQNR dB", "Max abs", "S/2 (model)", "S/2 per-tensor
                   "S/2 per-channel (mean)"]
 
 
-def _num(value: Any, spec: str) -> str:
-    return "n/a" if value is None else format(value, spec)
 
-
-class NumericItem(QTableWidgetItem):
-    """A table cell that sorts by number (n/a last)."""
-
-    def __init__(self, value: float | None, spec: str) -> None:
-        super().__init__(_num(value, spec))
-        self.value = float("inf") if value is None else float(value)
-
-    def __lt__(self, other: QTableWidgetItem) -> bool:
-        if isinstance(other, NumericItem):
-            return self.value < other.value
-        return super().__lt__(other)
-
-
-def _table(columns: list[str], name: str) -> QTableWidget:
-    table = QTableWidget(0, len(columns))
-    table.setObjectName(name)
-    table.setHorizontalHeaderLabels(columns)
-    table.verticalHeader().setVisible(False)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    table.horizontalHeader().setStretchLastSection(True)
-    return table
 
 
 class QuantPanel(QWidget):
@@ -86,7 +59,7 @@ class QuantPanel(QWidget):
         self.current: QuantRun | None = None
         self._bars: list[dict[str, Any]] = []
 
-        self.history = _table(HISTORY_COLUMNS, "history_table")
+        self.history = results_table(HISTORY_COLUMNS, "history_table")
         self.history.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.history.itemSelectionChanged.connect(self._history_selected)
         self.compare_button = QPushButton("Compare selected runs")
@@ -110,11 +83,11 @@ class QuantPanel(QWidget):
         item.setMenuEnabled(False)
         self.plot.scene().sigMouseMoved.connect(self._hover)
         self.plot.scene().sigMouseClicked.connect(self._clicked)
-        self.layers = _table(LAYER_COLUMNS, "layers_table")
+        self.layers = results_table(LAYER_COLUMNS, "layers_table")
         self.layers.setSortingEnabled(True)
         self.layers.itemSelectionChanged.connect(self._layer_selected)
 
-        self.weights = _table(WEIGHT_COLUMNS, "weights_table")
+        self.weights = results_table(WEIGHT_COLUMNS, "weights_table")
         self.weights.itemSelectionChanged.connect(self._weight_selected)
         self.weight_plot = pg.PlotWidget(background="w")
         self.weight_plot.setObjectName("weight_plot")
@@ -349,7 +322,7 @@ class QuantPanel(QWidget):
         runs = self.selected_runs()
         dialog = QDialog(self)
         dialog.setWindowTitle("Compare runs")
-        table = _table(["Metric"] + [f"Run #{r.number}" for r in runs], "compare_table")
+        table = results_table(["Metric"] + [f"Run #{r.number}" for r in runs], "compare_table")
         rows = compare(runs)
         table.setRowCount(len(rows))
         for r, row in enumerate(rows):
