@@ -122,6 +122,8 @@ class MainWindow(QMainWindow):
             "&Quantize…", QKeySequence("Ctrl+Shift+Q"), self.show_quantize_form))
 
         help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addAction(self._action("&Keyboard shortcuts", QKeySequence("F1"),
+                                         self.show_shortcuts))
         help_menu.addAction(self._action("&About EdgeStudio", None, self.show_about))
 
     def _action(
@@ -420,6 +422,25 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"{job.recipe.title()}: {verdict}", 10_000)
 
     # ----- misc ----------------------------------------------------------------------------
+    def shortcut_list(self) -> list[tuple[str, str]]:
+        """(keys, what they do) for every menu action with a shortcut, plus the graph's keys."""
+        rows = [(a.shortcut().toString(QKeySequence.SequenceFormat.NativeText),
+                 a.text().replace("&", "").rstrip("…"))
+                for a in self.findChildren(QAction) if not a.shortcut().isEmpty()]
+        rows += [("Ctrl+F / F3 / Shift+F3", "Graph: find, next, previous"),
+                 ("+ / − / wheel / pinch", "Graph: zoom"), ("F or 0", "Graph: readable overview"),
+                 ("A", "Graph: whole graph"), ("Esc", "Graph: clear the selection"),
+                 ("Right-click a node", "Graph: exclude it from quantization")]
+        return rows
+
+    def show_shortcuts(self) -> QMessageBox:
+        """A table of keyboard shortcuts."""
+        rows = "".join(f"<tr><td><b>{k}</b></td><td>&nbsp;&nbsp;{v}</td></tr>"
+                       for k, v in self.shortcut_list())
+        box = self._message(QMessageBox.Icon.Information, "Keyboard shortcuts",
+                            f"<table>{rows}</table>", "")
+        return box
+
     def show_about(self) -> None:
         """Show the About box with library versions."""
         from importlib import metadata

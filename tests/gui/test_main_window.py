@@ -183,3 +183,12 @@ def test_screenshot_command_writes_a_png(tmp_path: Path, sample_model: Path) -> 
     colours = {image.pixel(x, y) for x in range(0, image.width(), 17)
                for y in range(0, image.height(), 17)}
     assert len(colours) > 10
+
+
+def test_shortcut_list_covers_the_menus(window: MainWindow) -> None:
+    rows = dict((v, k) for k, v in window.shortcut_list())
+    assert rows["Open"] == "Ctrl+O"
+    assert rows["Quantize"] == "Ctrl+Shift+Q"
+    assert rows["Jobs panel"] == "Ctrl+J"
+    box = window.show_shortcuts()
+    assert "Ctrl+Shift+C" in box.text()
