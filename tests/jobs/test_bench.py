@@ -136,3 +136,11 @@ def test_parsing_ten_thousand_events_is_quick(tmp_path: Path) -> None:
     summary = summarize_profile(load_events(path), graph, runs=20)
     assert len(summary["nodes"]) == 500
     assert time.perf_counter() - start < 5  # target 0.5 s, measured in make bench; loose here
+
+
+def test_io_binding_gives_the_same_kind_of_numbers(tmp_path: Path) -> None:
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    job = run_job(BenchRecipe(models=(str(src),), warmup=2, runs=20, io_binding=True),
+                  timeout=120)
+    row = job.report.details["results"][0]  # type: ignore[union-attr]
+    assert row["runs"] == 20 and row["median_ms"] > 0

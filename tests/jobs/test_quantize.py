@@ -204,3 +204,23 @@ def test_all_zero_reference_is_not_a_number(tmp_path: Path) -> None:
     stats.add(np.array([3.0, 4.0]), np.array([3.0, 4.5]))
     assert stats.figures()["sqnr_db"] == pytest.approx(20 * np.log10(5.0 / 0.5))
     assert stats.figures()["mse"] == pytest.approx(0.125)
+
+
+def test_image_folder_calibration_with_preprocessing(tmp_path: Path) -> None:
+    from PIL import Image
+
+    folder = tmp_path / "images"
+    folder.mkdir()
+    rng = np.random.default_rng(5)
+    for i in range(6):
+        Image.fromarray(rng.integers(0, 256, (20, 30, 3), dtype=np.uint8)).save(folder / f"{i}.png")
+    source = DataSource("images", str(folder), size=(8, 8), mean=(0.5,), std=(0.25,))
+    samples = open_samples(source, models.conv_relu_gemm())
+    batch = list(samples)
+    assert len(batch) == 6 and batch[0]["x"].shape == (1, 3, 8, 8)
+    assert batch[0]["x"].dtype == np.float32
+    assert batch[0]["x"].min() >= -2.01 and batch[0]["x"].max() <= 2.01  # (x/255 - .5)/.25
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    job = run_job(QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), mode="qdq",
+                              calib=source), timeout=300)
+    assert job.state is JobState.SUCCEEDED, job.error
