@@ -24,7 +24,7 @@ run: $(STAMP)
 	$(BIN)/edgestudio $(SAMPLE)
 
 lint: $(STAMP)
-	$(BIN)/ruff check edgestudio tests resources packaging
+	$(BIN)/ruff check edgestudio tests resources packaging docs
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
