@@ -212,11 +212,54 @@ def find_problems(summary: ModelSummary, model: onnx.ModelProto) -> list[str]:
                 f"The model uses operators of domain '{domain}', which onnxruntime does not "
                 "implement (custom operators need their library registered)."
             )
+    problems += structural_problems(model.graph)
     unknown = unknown_operators(model)
     if unknown:
         problems.append(
             "Operators unknown to onnx in the standard domain: " + ", ".join(unknown) + "."
         )
+    return problems
+
+
+def structural_problems(graph: onnx.GraphProto, limit: int = 5) -> list[str]:
+    """Dangling tensor references and cycles in the main graph, named."""
+    produced = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+    producers: dict[str, int] = {}
+    for i, node in enumerate(graph.node):
+        for out in node.output:
+            produced.add(out)
+            producers[out] = i
+    problems = []
+    dangling = [(n.name or n.op_type, t) for n in graph.node for t in n.input
+                if t and t not in produced]
+    if dangling:
+        shown = ", ".join(f"'{node}' reads '{t}'" for node, t in dangling[:limit])
+        more = f" (+{len(dangling) - limit} more)" if len(dangling) > limit else ""
+        problems.append(f"Nodes read tensors that nothing produces: {shown}{more}.")
+    missing_outputs = [o.name for o in graph.output if o.name not in produced]
+    if missing_outputs:
+        problems.append(f"Graph outputs that nothing produces: {', '.join(missing_outputs)}.")
+    # Kahn's algorithm over the node graph: whatever never becomes ready sits on a cycle.
+    indegree = [0] * len(graph.node)
+    users: dict[int, list[int]] = {}
+    for i, node in enumerate(graph.node):
+        for t in {t for t in node.input if t in producers and producers[t] != i}:
+            indegree[i] += 1
+            users.setdefault(producers[t], []).append(i)
+    ready = [i for i, d in enumerate(indegree) if d == 0]
+    seen = 0
+    while ready:
+        i = ready.pop()
+        seen += 1
+        for j in users.get(i, []):
+            indegree[j] -= 1
+            if indegree[j] == 0:
+                ready.append(j)
+    if seen < len(graph.node):
+        stuck = [graph.node[i].name or graph.node[i].op_type
+                 for i, d in enumerate(indegree) if d > 0]
+        problems.append(f"The graph has a cycle (through {', '.join(stuck[:limit])}"
+                        f"{'…' if len(stuck) > limit else ''}); ONNX graphs must be acyclic.")
     return problems
 
 

@@ -121,3 +121,20 @@ def test_min_opset_is_the_newest_operator_introduction(tmp_path: Path) -> None:
 def test_min_opset_is_at_most_declared(tmp_path: Path, opset: int) -> None:
     s = summarize_file(models.save(models.conv_relu_gemm(opset), tmp_path / "m.onnx"))
     assert s.min_opset_required is not None and s.min_opset_required <= opset
+
+
+def test_missing_input_reference_and_cycle_are_named(tmp_path: Path) -> None:
+    model = models.relu_only()
+    model.graph.node.add().CopyFrom(onnx.helper.make_node("Add", ["y", "ghost"], ["z"], name="adder"))
+    s = summarize_file(models.save(model, tmp_path / "dangling.onnx"))
+    assert any("'adder' reads 'ghost'" in p for p in s.problems)
+
+    cyclic = models.relu_only()
+    del cyclic.graph.node[:]
+    cyclic.graph.node.extend([
+        onnx.helper.make_node("Add", ["x", "b"], ["a"], name="first"),
+        onnx.helper.make_node("Relu", ["a"], ["b"], name="second"),
+        onnx.helper.make_node("Identity", ["a"], ["y"], name="out"),
+    ])
+    s = summarize_file(models.save(cyclic, tmp_path / "cycle.onnx"))
+    assert any("cycle" in p and "first" in p and "second" in p for p in s.problems)
