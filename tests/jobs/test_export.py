@@ -73,3 +73,49 @@ def test_unloadable_file_is_a_clear_failure(tmp_path: Path) -> None:
     job = run_job(recipe, timeout=120)
     assert job.state is JobState.FAILED
     assert "could not load bogus.pt2" in (job.error or "")
+
+
+CRAFT = """
+import json, sys, zipfile, pickle
+src, dst, marker = sys.argv[1], sys.argv[2], sys.argv[3]
+
+class Payload:  # unpickling this creates the marker file: harmless, but proves code ran
+    def __reduce__(self):
+        return (open, (marker, "w"))
+
+zin = zipfile.ZipFile(src)
+with zipfile.ZipFile(dst, "w") as zout:
+    for info in zin.infolist():
+        data = zin.read(info.filename)
+        if info.filename.endswith("model_weights_config.json"):
+            cfg = json.loads(data)
+            for entry in cfg["config"].values():
+                entry["use_pickle"] = True
+            data = json.dumps(cfg).encode()
+        elif info.filename.endswith("data/weights/weight_0"):
+            data = pickle.dumps(Payload(), protocol=2)
+        zout.writestr(info, data)
+"""
+
+
+def test_crafted_pt2_payload_never_runs(tmp_path: Path, pt_files: dict[str, Path]) -> None:
+    import os
+    import subprocess
+    import sys
+
+    evil, marker = tmp_path / "evil.pt2", tmp_path / "MARKER"
+    subprocess.run([sys.executable, "-c", CRAFT, str(pt_files["pt2"]), str(evil), str(marker)],
+                   check=True, timeout=60)
+    # Control: without the guard, loading the file really runs the payload.
+    unsafe = {**os.environ, "TORCH_FORCE_WEIGHTS_ONLY_LOAD": "0"}
+    subprocess.run([sys.executable, "-c", f"import torch\ntry: torch.export.load({str(evil)!r})\n"
+                    "except Exception: pass"], env=unsafe, timeout=300, capture_output=True)
+    assert marker.exists(), "the crafted file should run code when loaded unsafely"
+    marker.unlink()
+    recipe = ExportRecipe(model=str(evil), output=str(tmp_path / "o.onnx"),
+                          inputs=(TorchInput("x", (2, 1, 6, 6)),))
+    job = run_job(recipe, timeout=300)
+    assert job.state is JobState.FAILED
+    assert "could not load evil.pt2" in (job.error or "")
+    assert not marker.exists()
+    assert not (tmp_path / "o.onnx").exists()
