@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHMARKS = ["bench_graph", "bench_jobs", "bench_quant"]
+BENCHMARKS = ["bench_graph", "bench_jobs", "bench_quant", "bench_ep"]
 
 
 def main(argv: list[str]) -> int:
