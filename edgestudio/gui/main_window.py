@@ -29,6 +29,7 @@ from edgestudio.core.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecip
 from edgestudio.core.quant_recipes import AnalyzeRecipe, DataSource, QuantRecipe
 from edgestudio.core.quant_runs import QuantRun
 from edgestudio.core.recipes import Recipe
+from edgestudio.core.report import ReportData, write_report
 from edgestudio.gui.document_view import DocumentView
 from edgestudio.gui.forms.convert_form import ConvertDialog
 from edgestudio.gui.forms.export_form import ExportDialog
@@ -41,6 +42,16 @@ from edgestudio.gui.recent_files import RecentFiles
 from edgestudio.jobs.runner import Job, JobState
 
 MODEL_FILTER = "ONNX models (*.onnx *.ort *.pb);;All files (*)"
+
+
+def _png(widget: QWidget) -> bytes:
+    """A widget's current look as PNG bytes (for reports)."""
+    from PySide6.QtCore import QBuffer, QIODevice
+
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    widget.grab().save(buffer, "PNG")
+    return bytes(buffer.data().data())
 
 
 class MainWindow(QMainWindow):
@@ -102,6 +113,8 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self._action(
             "&Close", QKeySequence.StandardKey.Close,
             lambda: self.close_document(self.tabs.currentIndex())))
+        file_menu.addAction(self._action("&Export report…", QKeySequence("Ctrl+E"),
+                                         self.export_report))
         file_menu.addSeparator()
         file_menu.addAction(self._action("&Quit", QKeySequence.StandardKey.Quit, self.close))
 
@@ -474,6 +487,47 @@ class MainWindow(QMainWindow):
         for doc in self.documents():
             doc.shutdown()
         super().closeEvent(event)
+
+    def report_data(self, doc: DocumentView) -> ReportData:
+        """Everything done to ``doc``'s model this session, as plain data and PNGs."""
+        assert doc.loaded is not None
+        path = str(doc.path)
+        jobs = []
+        for job in self.jobs.jobs:
+            if job.id in self.jobs.background or path not in job.recipe.input_paths():
+                continue
+            report = job.report.to_dict() if job.report else {}
+            jobs.append({"title": job.recipe.title(), "state": job.state.value,
+                         "command": job.recipe.command_line(), "output": report.get("output"),
+                         "error": job.error, "check": report.get("check")})
+        runs = [{"summary": run.summary(), "layers": run.layers_worst_first(),
+                 "command": run.recipe.command_line()} for run in doc.quant_panel.runs]
+        images = {}
+        if doc.quant_panel.current is not None:
+            images["sqnr"] = _png(doc.quant_panel.plot)
+        if doc.perf_panel.results:
+            images["latency"] = _png(doc.perf_panel.dist_plot)
+            images["medians"] = _png(doc.perf_panel.median_plot)
+        return ReportData(title=f"EdgeStudio report: {doc.path.name}",
+                          summary=doc.loaded.summary.to_json(), jobs=jobs, quant_runs=runs,
+                          latency=doc.perf_panel.results, profile=doc.perf_panel.profile,
+                          images=images)
+
+    def export_report(self, path: str | None = None) -> str | None:
+        """Write the current model's report as HTML (and JSON beside it)."""
+        doc = self.current_document()
+        if doc is None or doc.loaded is None:
+            self.statusBar().showMessage("Open a model first (Ctrl+O).", 5000)
+            return None
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Export report", str(doc.path.with_name(f"{doc.path.stem}_report.html")),
+                "HTML report (*.html)")
+        if not path:
+            return None
+        html_path, _ = write_report(path, self.report_data(doc))
+        self.statusBar().showMessage(f"Report written to {html_path}", 10_000)
+        return str(html_path)
 
     def _confirm_quit(self, count: int) -> bool:
         answer = QMessageBox.question(

@@ -1,0 +1,151 @@
+"""A self-contained HTML report (and its JSON twin) of everything done to one model.
+
+Pure Python: the GUI hands over plain dicts and PNG bytes; images are embedded as data URIs so
+the file opens anywhere, offline.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SECTIONS = ("summary", "jobs", "quantization", "latency", "profile", "commands")
+
+
+@dataclass
+class ReportData:
+    """What goes into a report. Every list may be empty; the section then says so."""
+
+    title: str
+    summary: dict[str, Any]
+    jobs: list[dict[str, Any]] = field(default_factory=list)  # recipe, command, state, check
+    quant_runs: list[dict[str, Any]] = field(default_factory=list)  # summary, layers
+    latency: list[dict[str, Any]] = field(default_factory=list)
+    profile: dict[str, Any] | None = None
+    images: dict[str, bytes] = field(default_factory=dict)  # name -> PNG bytes
+
+
+def _e(value: Any) -> str:
+    return html.escape("—" if value is None else str(value))
+
+
+def _table(headers: list[str], rows: list[list[Any]]) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _image(data: ReportData, name: str, alt: str) -> str:
+    png = data.images.get(name)
+    if not png:
+        return ""
+    return (f'<img alt="{_e(alt)}" src="data:image/png;base64,'
+            f'{base64.b64encode(png).decode()}">')
+
+
+def _fmt(value: Any, spec: str) -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def render_html(data: ReportData) -> str:
+    """The report as one HTML document with a section per topic (ids from :data:`SECTIONS`)."""
+    s = data.summary
+    io_rows = [[t["name"], t["dtype"], t["shape"]] for t in s.get("inputs", [])]
+    io_rows += [[t["name"], t["dtype"], t["shape"]] for t in s.get("outputs", [])]
+    facts: list[list[Any]] = [["File", s.get("path")], ["Size (bytes)", s.get("file_size")],
+             ["IR version", s.get("ir_version")], ["Opsets", s.get("opset_imports")],
+             ["Producer", f"{s.get('producer_name', '')} {s.get('producer_version', '')}"],
+             ["Nodes", s.get("nodes")], ["Parameters", s.get("parameters")],
+             ["Operator types", s.get("op_types")], ["Problems", "; ".join(s.get("problems", []))
+                                                      or "none"]]
+    parts = [f"<h1>{_e(data.title)}</h1>",
+             '<section id="summary"><h2>Model</h2>', _table(["", ""], facts),
+             "<h3>Inputs and outputs</h3>", _table(["Name", "Type", "Shape"], io_rows),
+             "</section>"]
+
+    rows = []
+    for j in data.jobs:
+        check = j.get("check") or {}
+        rows.append([j["title"], j["state"], check.get("verdict", "—"), j.get("output"),
+                     j.get("error")])
+    parts += ['<section id="jobs"><h2>Conversions and other jobs</h2>',
+              _table(["Job", "State", "Check", "Output", "Error"], rows) if rows
+              else "<p>No jobs were run.</p>"]
+    for j in data.jobs:
+        check = j.get("check")
+        if not check:
+            continue
+        case_rows = [[c["label"], o["name"], _fmt(o["max_abs_err"], ".3g"),
+                      _fmt(o["max_rel_err"], ".3g"), "yes" if o["allclose"] else "NO"]
+                     for c in check["cases"] for o in c["outputs"]]
+        parts += [f"<h3>Check of {_e(j['title'])} (atol={check['atol']:g}, "
+                  f"rtol={check['rtol']:g}): {_e(check['verdict'])}</h3>",
+                  _table(["Inputs", "Output", "Max abs", "Max rel", "allclose"], case_rows)]
+    parts.append("</section>")
+
+    parts.append('<section id="quantization"><h2>Quantization</h2>')
+    if not data.quant_runs:
+        parts.append("<p>No quantization runs.</p>")
+    for run in data.quant_runs:
+        summary = run["summary"]
+        parts += [f"<h3>Run #{summary['run']}: {_e(summary['mode'])} ({_e(summary['state'])})</h3>",
+                  _table(["Metric", "Value"], [[k, v] for k, v in summary.items()])]
+        layers = run.get("layers", [])
+        if layers:
+            parts.append(_table(["Tensor", "Node", "SQNR dB", "MSE", "Max abs", "Cosine"], [
+                [r["tensor"], r["node"], _fmt(r["sqnr_db"], ".2f"), _fmt(r["mse"], ".3g"),
+                 _fmt(r["max_abs"], ".3g"), _fmt(r["cosine"], ".5f")] for r in layers]))
+    parts += [_image(data, "sqnr", "Per-layer SQNR, worst first"), "</section>"]
+
+    parts.append('<section id="latency"><h2>Latency</h2>')
+    if data.latency:
+        parts.append(_table(
+            ["Model", "EP", "Threads", "Median ms", "p90", "p99", "Runs", "Note"],
+            [[Path(r["model"]).name, r["ep"], r["threads"], _fmt(r.get("median_ms"), ".3f"),
+              _fmt(r.get("p90_ms"), ".3f"), _fmt(r.get("p99_ms"), ".3f"), r.get("runs"),
+              r.get("error") or ("contended machine" if r.get("contended") else "")]
+             for r in data.latency]))
+        parts += [_image(data, "latency", "Latency distribution"),
+                  _image(data, "medians", "Median latency")]
+    else:
+        parts.append("<p>No benchmark was run.</p>")
+    parts.append("</section>")
+
+    parts.append('<section id="profile"><h2>Per-op profile and placement</h2>')
+    if data.profile:
+        parts += [f"<p>{_e(data.profile.get('placement_text'))}</p>", _table(
+            ["Node", "Op", "EP", "µs / run", "Share"],
+            [[n["node"], n["op_type"], n["ep"], _fmt(n["time_us"], ".1f"),
+              _fmt(n["share"], ".1%")] for n in data.profile["nodes"][:30]])]
+    else:
+        parts.append("<p>No profile was run.</p>")
+    parts.append("</section>")
+
+    commands = [j["command"] for j in data.jobs]
+    commands += [run["command"] for run in data.quant_runs if run.get("command")]
+    parts += ['<section id="commands"><h2>Commands that reproduce each job</h2>',
+              "<pre>" + _e("\n".join(commands) or "(none)") + "</pre></section>"]
+    style = ("body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;"
+             "margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}"
+             "th{background:#f0f0f0}img{max-width:100%;border:1px solid #ddd}")
+    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{_e(data.title)}</title>"
+            f"<style>{style}</style></head><body>{''.join(parts)}</body></html>")
+
+
+def write_report(path: str | Path, data: ReportData) -> tuple[Path, Path]:
+    """Write ``path`` (.html) and its ``.json`` twin atomically; return both paths."""
+    html_path = Path(path).with_suffix(".html")
+    json_path = html_path.with_suffix(".json")
+    payload = {"title": data.title, "summary": data.summary, "jobs": data.jobs,
+               "quantization": data.quant_runs, "latency": data.latency, "profile": data.profile}
+    for target, text in ((html_path, render_html(data)),
+                         (json_path, json.dumps(payload, indent=2, default=str))):
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    return html_path, json_path

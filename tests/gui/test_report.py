@@ -1,0 +1,64 @@
+"""Export report: a self-contained HTML (and JSON) with every section, parsed back."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+from edgestudio.core.bench_recipes import BenchRecipe
+from edgestudio.core.quant_recipes import DataSource, QuantRecipe
+from edgestudio.core.recipes import ConvertRecipe
+from edgestudio.core.report import SECTIONS
+from edgestudio.gui.main_window import MainWindow
+from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
+from tests.gui.conftest import open_and_wait
+
+
+class Sections(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: list[str] = []
+        self.images: list[str] = []
+        self.text = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "section" and values.get("id"):
+            self.ids.append(str(values["id"]))
+        if tag == "img":
+            self.images.append(str(values.get("src", ""))[:30])
+
+    def handle_data(self, data: str) -> None:
+        self.text += data
+
+
+def test_report_has_every_section(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    model = tmp_path / SAMPLE_MODEL.name
+    shutil.copy(SAMPLE_MODEL, model)
+    open_and_wait(qtbot, window, model)
+    doc = window.current_document()
+    assert doc is not None
+    convert = window.submit(ConvertRecipe(model=str(model), output=str(tmp_path / "m18.onnx"),
+                                          opset=18))
+    run = window.start_quantization(
+        doc, QuantRecipe(model=str(model), output=str(tmp_path / "q.onnx"),
+                         calib=DataSource("npz", str(SAMPLE_CALIBRATION))),
+        DataSource("npz", str(SAMPLE_EVALUATION), samples=40))
+    bench = window._submit_for(doc, BenchRecipe(models=(str(model),), runs=20, warmup=2))
+    qtbot.waitUntil(lambda: convert.state.is_final and bench.state.is_final
+                    and run.analysis is not None, timeout=180_000)
+    qtbot.waitUntil(lambda: bool(doc.perf_panel.results), timeout=10_000)
+    out = window.export_report(str(tmp_path / "report.html"))
+    assert out is not None
+    parser = Sections()
+    parser.feed(Path(out).read_text())
+    assert parser.ids == list(SECTIONS)
+    assert len(parser.images) == 3 and all(s.startswith("data:image/png;base64,") for s in parser.images)
+    assert "equivalent" in parser.text  # the conversion's check
+    assert "edgestudio convert" in parser.text and "edgestudio quantize" in parser.text
+    assert "Run #1" in parser.text
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["summary"]["nodes"] == 11
+    assert data["quantization"][0]["layers"] and data["latency"][0]["median_ms"] > 0
