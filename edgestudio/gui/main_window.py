@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from edgestudio import __version__
 from edgestudio.core.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
+from edgestudio.core.preferences import Preferences
 from edgestudio.core.quant_recipes import AnalyzeRecipe, DataSource, QuantRecipe
 from edgestudio.core.quant_runs import QuantRun
 from edgestudio.core.recipes import Recipe
@@ -37,6 +38,12 @@ from edgestudio.gui.forms.quantize_form import QuantizeDialog
 from edgestudio.gui.job_controller import JobController
 from edgestudio.gui.jobs_panel import JobsPanel
 from edgestudio.gui.model_loader import LoadedModel, ModelLoader
+from edgestudio.gui.preferences_dialog import (
+    PreferencesDialog,
+    apply_theme,
+    load_preferences,
+    save_preferences,
+)
 from edgestudio.gui.quant_panel import sqnr_by_node
 from edgestudio.gui.recent_files import RecentFiles
 from edgestudio.jobs.runner import Job, JobState
@@ -66,7 +73,9 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("EdgeStudio")
         self.setAcceptDrops(True)
         self.resize(1280, 820)
-        self.recent = RecentFiles(settings)
+        self.settings = settings or QSettings()
+        self.recent = RecentFiles(self.settings)
+        self.prefs = load_preferences(self.settings)
         self.loader = ModelLoader(self)
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_failed)
@@ -115,6 +124,8 @@ class MainWindow(QMainWindow):
             lambda: self.close_document(self.tabs.currentIndex())))
         file_menu.addAction(self._action("&Export report…", QKeySequence("Ctrl+E"),
                                          self.export_report))
+        file_menu.addAction(self._action("&Preferences…", QKeySequence("Ctrl+,"),
+                                         self.show_preferences))
         file_menu.addSeparator()
         file_menu.addAction(self._action("&Quit", QKeySequence.StandardKey.Quit, self.close))
 
@@ -202,6 +213,7 @@ class MainWindow(QMainWindow):
         doc.set_loaded(loaded)
         doc.quant_panel.requantize_requested.connect(
             lambda request, d=doc: self._requantize(d, request))
+        doc.perf_panel.apply_preferences(self.prefs)
         doc.perf_panel.bench_requested.connect(lambda r, d=doc: self._submit_for(d, r))
         doc.perf_panel.profile_requested.connect(lambda r, d=doc: self._submit_for(d, r))
         if self._probe is not None:
@@ -326,6 +338,9 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Open a model first (Ctrl+O).", 5000)
             return None
         dialog = ConvertDialog(doc.loaded.model, doc.loaded.summary, self)
+        dialog.output.edit.setText(self.prefs.output_for(doc.path, "converted"))
+        dialog.tolerance.atol.setText(f"{self.prefs.atol:g}")
+        dialog.tolerance.rtol.setText(f"{self.prefs.rtol:g}")
         dialog.accepted.connect(lambda: self.submit(dialog.recipe()))
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
@@ -487,6 +502,23 @@ class MainWindow(QMainWindow):
         for doc in self.documents():
             doc.shutdown()
         super().closeEvent(event)
+
+    def show_preferences(self) -> PreferencesDialog:
+        """Open Preferences (non-modal); OK stores and applies them."""
+        dialog = PreferencesDialog(self.prefs, self)
+        dialog.accepted.connect(lambda: self.set_preferences(dialog.preferences()))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def set_preferences(self, prefs: Preferences) -> None:
+        """Store ``prefs`` and apply them to the theme and every open model's forms."""
+        self.prefs = prefs
+        save_preferences(self.settings, prefs)
+        apply_theme(prefs.theme)
+        for doc in self.documents():
+            if doc.is_loaded:
+                doc.perf_panel.apply_preferences(prefs)
 
     def report_data(self, doc: DocumentView) -> ReportData:
         """Everything done to ``doc``'s model this session, as plain data and PNGs."""

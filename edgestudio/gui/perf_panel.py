@@ -40,6 +40,7 @@ from edgestudio.core.edge_cloud import (
     cloud_total_ms,
     verdict,
 )
+from edgestudio.core.preferences import Preferences
 from edgestudio.core.providers import provider_colour, short_name
 from edgestudio.gui.exporting import export_widget
 from edgestudio.gui.tables import NumericItem, results_table
@@ -254,6 +255,15 @@ class PerfPanel(QWidget):
             else:
                 item.setFlags(Qt.ItemFlag.NoItemFlags)
             self.providers.addItem(item)
+
+    def apply_preferences(self, prefs: Preferences) -> None:
+        """Default threads and checked providers from the user's preferences."""
+        self.threads.setText(",".join(str(t) for t in prefs.threads))
+        for i in range(self.providers.count()):
+            item = self.providers.item(i)
+            if item is not None and item.flags() & Qt.ItemFlag.ItemIsUserCheckable:
+                wanted = item.data(Qt.ItemDataRole.UserRole) in prefs.providers
+                item.setCheckState(Qt.CheckState.Checked if wanted else Qt.CheckState.Unchecked)
 
     def _checked(self, widget: QListWidget) -> list[str]:
         items = [widget.item(i) for i in range(widget.count())]
