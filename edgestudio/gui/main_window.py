@@ -466,7 +466,7 @@ class MainWindow(QMainWindow):
         rows = "".join(f"<tr><td><b>{k}</b></td><td>&nbsp;&nbsp;{v}</td></tr>"
                        for k, v in self.shortcut_list())
         box = self._message(QMessageBox.Icon.Information, "Keyboard shortcuts",
-                            f"<table>{rows}</table>", "")
+                            f"<table width=460>{rows}</table>", "")
         return box
 
     def show_about(self) -> None:

@@ -64,6 +64,7 @@ class PreferencesDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Preferences")
         self.setObjectName("preferences_dialog")
+        self.setMinimumWidth(480)
         self.providers = QLineEdit(",".join(short_name(p) for p in prefs.providers))
         self.threads = QLineEdit(",".join(str(t) for t in prefs.threads))
         self.atol = QLineEdit(f"{prefs.atol:g}")
