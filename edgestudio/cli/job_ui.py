@@ -89,18 +89,7 @@ def print_report(report: JobReport, stream: TextIO = sys.stdout,
     check = report.check
     if check is None:
         return
-    stream.write(f"check: {check.verdict()} (atol={check.atol:g}, rtol={check.rtol:g})\n")
-    stream.write(f"  onnx checker: {check.checker_message}\n")
-    stream.write(f"  onnxruntime:  {check.session_message}\n")
-    for case in check.cases:
-        status = "ok" if case.passed else "FAILED"
-        stream.write(f"  inputs {case.label}: {status}\n")
-        if case.error:
-            stream.write(f"    error: {case.error}\n")
-        for o in case.outputs:
-            verdict = "allclose" if o.allclose else "NOT allclose"
-            stream.write(f"    {o.name:<24} max abs {o.max_abs_err:.3g}  "
-                         f"max rel {o.max_rel_err:.3g}  {verdict}\n")
+    stream.write("\n".join(check.text_lines()) + "\n")
 
 
 def execute(recipe: Recipe, args: argparse.Namespace) -> int:

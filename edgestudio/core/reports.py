@@ -59,6 +59,21 @@ class EquivalenceCheck:
             return "converted, not equivalent"
         return "equivalent"
 
+    def text_lines(self) -> list[str]:
+        """The check as plain text lines (CLI output, the Jobs panel)."""
+        lines = [f"check: {self.verdict()} (atol={self.atol:g}, rtol={self.rtol:g})",
+                 f"  onnx checker: {self.checker_message}",
+                 f"  onnxruntime:  {self.session_message}"]
+        for case in self.cases:
+            lines.append(f"  inputs {case.label}: {'ok' if case.passed else 'FAILED'}")
+            if case.error:
+                lines.append(f"    error: {case.error}")
+            for o in case.outputs:
+                verdict = "allclose" if o.allclose else "NOT allclose"
+                lines.append(f"    {o.name:<24} max abs {o.max_abs_err:.3g}  "
+                             f"max rel {o.max_rel_err:.3g}  {verdict}")
+        return lines
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form, with ``passed`` and ``verdict`` included."""
         data = asdict(self)

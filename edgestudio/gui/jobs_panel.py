@@ -41,18 +41,8 @@ def describe_job(job: Job) -> str:
     if job.report is not None:
         if job.report.output:
             lines.append(f"Output: {job.report.output}")
-        check = job.report.check
-        if check is not None:
-            lines.append(f"Check (atol={check.atol:g}, rtol={check.rtol:g}): "
-                         f"checker {check.checker_message}; onnxruntime {check.session_message}")
-            for case in check.cases:
-                lines.append(f"  inputs {case.label}: {'ok' if case.passed else 'FAILED'}")
-                if case.error:
-                    lines.append(f"    {case.error}")
-                for o in case.outputs:
-                    verdict = "allclose" if o.allclose else "NOT allclose"
-                    lines.append(f"    {o.name}: max abs {o.max_abs_err:.3g}, max rel "
-                                 f"{o.max_rel_err:.3g}, {verdict}")
+        if job.report.check is not None:
+            lines += job.report.check.text_lines()
     if job.warnings:
         lines += ["", "Warnings:", *(f"  ⚠ {w}" for w in job.warnings)]
     lines += ["", "Log:", *job.log]

@@ -16,7 +16,7 @@ from tests.gui.conftest import open_and_wait
 def test_index_is_rewritten_for_offline_use() -> None:
     root = netron_view.netron_dir()
     if root is None:
-        pytest.skip("netron is not installed (optional extra)")
+        pytest.skip(reason="netron is not installed (optional extra)")
     html = netron_view.rewritten_index((root / "index.html").read_text(), "m.onnx",
                                        dt.datetime(2031, 5, 6, 7, 8, 9))
     assert '<meta name="version" content="0.0.0">' in html  # unpackaged: no telemetry
@@ -41,7 +41,7 @@ def _js(qtbot, view: netron_view.NetronView, code: str) -> object:  # type: igno
 
 def test_netron_tab_shows_the_model_offline(qtbot, window: MainWindow, sample_model: Path) -> None:
     if not netron_view.prepare_web_engine():
-        pytest.skip("QtWebEngine or netron is not installed (optional extra)")
+        pytest.skip(reason="QtWebEngine or netron is not installed (optional extra)")
     open_and_wait(qtbot, window, sample_model)
     doc = window.current_document()
     assert doc is not None

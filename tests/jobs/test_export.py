@@ -12,7 +12,7 @@ from edgestudio.core.recipes import DimChange, ExportRecipe, TorchInput
 from edgestudio.jobs.runner import JobState, run_job
 
 if importlib.util.find_spec("torch") is None:
-    pytest.skip("PyTorch export needs the torch extra (pip install 'edgestudio[torch]')",
+    pytest.skip(reason="PyTorch export needs the torch extra: pip install 'edgestudio[torch]'",
                 allow_module_level=True)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QDoubleValidator
 from PySide6.QtWidgets import (
+    QDialog,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -87,6 +88,28 @@ class ToleranceFields(QWidget):
         except ValueError:
             rtol = default.rtol
         return Tolerance(atol, rtol)
+
+
+class JobDialog(QDialog):
+    """A form that edits a recipe writing ``self.output``: Run is refused while
+    :meth:`has_blockers`, and an existing output is replaced only when the user agrees."""
+
+    output: PathPicker
+    _overwrite = False
+
+    def has_blockers(self) -> bool:
+        """True while the form holds something that stops the job (forms override this)."""
+        return False
+
+    def accept(self) -> None:
+        """Confirm overwriting an existing output, then close with the recipe ready."""
+        if self.has_blockers():
+            return
+        if Path(self.output.path()).exists():
+            if not confirm_overwrite(self, self.output.path()):
+                return
+            self._overwrite = True
+        super().accept()
 
 
 def command_preview() -> QLineEdit:

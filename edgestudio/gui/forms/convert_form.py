@@ -8,7 +8,6 @@ import onnx
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QDialog,
     QDialogButtonBox,
     QFormLayout,
     QGroupBox,
@@ -26,10 +25,10 @@ from edgestudio.core.parsing import parse_dim_value
 from edgestudio.core.recipes import ConvertRecipe, DimChange
 from edgestudio.core.summary import ModelSummary
 from edgestudio.gui.forms.common import (
+    JobDialog,
     PathPicker,
     ToleranceFields,
     command_preview,
-    confirm_overwrite,
     findings_html,
 )
 
@@ -41,7 +40,7 @@ def default_output(path: Path, suffix: str) -> str:
     return str(path.with_name(f"{path.stem}_{suffix}.onnx"))
 
 
-class ConvertDialog(QDialog):
+class ConvertDialog(JobDialog):
     """Edits a :class:`ConvertRecipe` for one open model."""
 
     def __init__(self, model: onnx.ModelProto, summary: ModelSummary,
@@ -52,7 +51,6 @@ class ConvertDialog(QDialog):
         self.model = model
         self.summary = summary
         self.source = Path(summary.path)
-        self._overwrite = False
 
         current = summary.default_opset
         facts = QLabel(
@@ -200,13 +198,6 @@ class ConvertDialog(QDialog):
         self.command.setText(self.recipe().command_line())
         self.run_button.setEnabled(not blockers)
 
-    def accept(self) -> None:
-        """Confirm overwriting an existing output, then close with the recipe ready."""
-        blockers, _ = self.blockers_and_warnings()
-        if blockers:
-            return
-        if Path(self.output.path()).exists():
-            if not confirm_overwrite(self, self.output.path()):
-                return
-            self._overwrite = True
-        super().accept()
+    def has_blockers(self) -> bool:
+        """True while the form holds something that stops the job."""
+        return bool(self.blockers_and_warnings()[0])

@@ -8,7 +8,6 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
-    QDialog,
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
@@ -26,10 +25,10 @@ from PySide6.QtWidgets import (
 from edgestudio.core.parsing import TORCH_DTYPES, parse_axis_change, parse_shape
 from edgestudio.core.recipes import DimChange, ExportRecipe, TorchInput
 from edgestudio.gui.forms.common import (
+    JobDialog,
     PathPicker,
     ToleranceFields,
     command_preview,
-    confirm_overwrite,
     findings_html,
 )
 
@@ -50,14 +49,13 @@ def torch_available() -> bool:
     return importlib.util.find_spec("torch") is not None
 
 
-class ExportDialog(QDialog):
+class ExportDialog(JobDialog):
     """Edits an :class:`ExportRecipe`."""
 
     def __init__(self, parent: QWidget | None = None, start_dir: str = "") -> None:
         super().__init__(parent)
         self.setWindowTitle("Export from PyTorch")
         self.setObjectName("export_dialog")
-        self._overwrite = False
         has_torch = torch_available()
 
         notice = QLabel(CODE_WARNING if has_torch else INSTALL_HINT)
@@ -236,13 +234,6 @@ class ExportDialog(QDialog):
             self.command.setText(recipe.command_line())
         self.run_button.setEnabled(not problems)
 
-    def accept(self) -> None:
-        """Confirm overwriting, then close with the recipe ready."""
-        _, problems = self.parse()
-        if problems:
-            return
-        if Path(self.output.path()).exists():
-            if not confirm_overwrite(self, self.output.path()):
-                return
-            self._overwrite = True
-        super().accept()
+    def has_blockers(self) -> bool:
+        """True while the form holds something that stops the job."""
+        return bool(self.parse()[1])

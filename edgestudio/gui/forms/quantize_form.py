@@ -10,7 +10,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
@@ -33,7 +32,7 @@ from edgestudio.core.quant_recipes import (
     QuantRecipe,
     check_rules,
 )
-from edgestudio.gui.forms.common import PathPicker, command_preview, confirm_overwrite
+from edgestudio.gui.forms.common import JobDialog, PathPicker, command_preview
 
 MODE_LABELS = {
     "dynamic": "Dynamic (int8 weights, uint8 activations at run time)",
@@ -48,7 +47,7 @@ def _list(text: str) -> tuple[str, ...]:
     return tuple(t.strip() for t in text.split(",") if t.strip())
 
 
-class QuantizeDialog(QDialog):
+class QuantizeDialog(JobDialog):
     """Edits a :class:`QuantRecipe`; ``analyze_data()`` says what to evaluate on afterwards."""
 
     def __init__(self, model: onnx.ModelProto, model_path: Path, excluded: list[str],
@@ -59,7 +58,6 @@ class QuantizeDialog(QDialog):
         self.model_path = model_path
         self.opset = model_opset(model)
         self.node_names = {n.name for n in model.graph.node}
-        self._overwrite = False
         base = base or QuantRecipe(model=str(model_path))
 
         self.mode = QComboBox()
@@ -287,12 +285,6 @@ class QuantizeDialog(QDialog):
         if not errors:
             self.command.setText(self.recipe().command_line())
 
-    def accept(self) -> None:
-        """Confirm overwriting, then close with the recipe ready."""
-        if self.problems()[0]:
-            return
-        if Path(self.output.path()).exists():
-            if not confirm_overwrite(self, self.output.path()):
-                return
-            self._overwrite = True
-        super().accept()
+    def has_blockers(self) -> bool:
+        """True while the form holds something that stops the job."""
+        return bool(self.problems()[0])
