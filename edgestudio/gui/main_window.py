@@ -444,6 +444,8 @@ class MainWindow(QMainWindow):
     def _on_job_finished(self, job: Job) -> None:
         self._on_quant_job_finished(job)
         self._on_perf_job_finished(job)
+        if job.id in self.jobs.background:
+            return  # the app's own probe: not news for the status bar
         verdict = job.state.value
         if job.state is JobState.SUCCEEDED and job.report is not None and job.report.check:
             verdict = job.report.check.verdict()

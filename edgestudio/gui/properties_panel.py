@@ -10,16 +10,12 @@ import onnx
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QFormLayout,
     QGroupBox,
-    QHeaderView,
     QLabel,
     QPushButton,
     QScrollArea,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -27,6 +23,7 @@ from PySide6.QtWidgets import (
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.graph_ir import GraphIR, NodeKind, subgraphs
 from edgestudio.core.weights import read_weight, weight_histogram, weight_stats
+from edgestudio.gui.tables import filled_table
 
 
 def attribute_text(attr: onnx.AttributeProto) -> str:
@@ -52,25 +49,6 @@ def attribute_text(attr: onnx.AttributeProto) -> str:
     return str(value)
 
 
-def _table(headers: list[str], rows: list[list[str]], name: str) -> QTableWidget:
-    table = QTableWidget(len(rows), len(headers))
-    table.setObjectName(name)
-    table.setHorizontalHeaderLabels(headers)
-    table.verticalHeader().setVisible(False)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    for r, row in enumerate(rows):
-        for c, text in enumerate(row):
-            item = QTableWidgetItem(text)
-            item.setToolTip(text)
-            table.setItem(r, c, item)
-    header = table.horizontalHeader()
-    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    header.setStretchLastSection(True)
-    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 8)
-    height = header.sizeHint().height() + max(1, len(rows)) * table.verticalHeader() \
-        .defaultSectionSize() + 4
-    table.setFixedHeight(min(height, 260))
-    return table
 
 
 def _tensor_list(rows: list[list[str]], name: str) -> QLabel:
@@ -142,9 +120,9 @@ class PropertiesPanel(QScrollArea):
             if node.domain:
                 layout.addWidget(QLabel(f"domain: {node.domain}"))
             if node.attribute:
-                layout.addWidget(self._box("Attributes", _table(
-                    ["Name", "Value"], [[a.name, attribute_text(a)] for a in node.attribute],
-                    "attributes_table")))
+                rows = [[a.name, attribute_text(a)] for a in node.attribute]
+                layout.addWidget(self._box("Attributes", filled_table(
+                    ["Name", "Value"], rows, "attributes_table", max_visible=8)))
         layout.addWidget(self._box("Inputs", _tensor_list(
             self._tensor_rows(ir.node_inputs[index], True), "node_inputs")))
         layout.addWidget(self._box("Outputs", _tensor_list(

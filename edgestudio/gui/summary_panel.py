@@ -6,46 +6,22 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFormLayout,
     QGridLayout,
     QGroupBox,
-    QHeaderView,
     QLabel,
     QScrollArea,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from edgestudio.core.formatting import human_bytes, human_count
 from edgestudio.core.summary import ModelSummary, TensorSpec
+from edgestudio.gui.tables import filled_table
 
 _MAX_BARS = 40  # beyond this the histogram lumps the rarest op types into "other"
 
 
-def _table(headers: list[str], rows: list[list[str]], object_name: str) -> QTableWidget:
-    table = QTableWidget(len(rows), len(headers))
-    table.setObjectName(object_name)
-    table.setHorizontalHeaderLabels(headers)
-    table.verticalHeader().setVisible(False)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setAlternatingRowColors(True)
-    for r, row in enumerate(rows):
-        for c, text in enumerate(row):
-            item = QTableWidgetItem(text)
-            item.setToolTip(text)
-            table.setItem(r, c, item)
-    header = table.horizontalHeader()
-    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    header.setStretchLastSection(True)
-    # Show every row without an inner scroll bar for short lists; cap long ones.
-    visible = min(max(len(rows), 1), 12)
-    table.setFixedHeight(header.sizeHint().height() + visible * table.verticalHeader()
-                         .defaultSectionSize() + 2 * table.frameWidth() + 2)
-    return table
 
 
 def _tensor_rows(specs: list[TensorSpec]) -> list[list[str]]:
@@ -201,5 +177,5 @@ class SummaryPanel(QScrollArea):
     ) -> QGroupBox:
         box = QGroupBox(title)
         layout = QVBoxLayout(box)
-        layout.addWidget(_table(headers, rows, name))
+        layout.addWidget(filled_table(headers, rows, name))
         return box

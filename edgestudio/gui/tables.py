@@ -35,3 +35,29 @@ def results_table(columns: list[str], name: str) -> QTableWidget:
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     table.horizontalHeader().setStretchLastSection(True)
     return table
+
+
+def filled_table(headers: list[str], rows: list[list[str]], name: str,
+                 max_visible: int = 12) -> QTableWidget:
+    """A read-only table holding ``rows``, as tall as its rows up to ``max_visible`` of them
+    (short lists need no inner scroll bar; long ones are capped)."""
+    table = QTableWidget(len(rows), len(headers))
+    table.setObjectName(name)
+    table.setHorizontalHeaderLabels(headers)
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setAlternatingRowColors(True)
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            item = QTableWidgetItem(text)
+            item.setToolTip(text)
+            table.setItem(r, c, item)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    header.setStretchLastSection(True)
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 8)
+    visible = min(max(len(rows), 1), max_visible)
+    table.setFixedHeight(header.sizeHint().height() + visible * table.verticalHeader()
+                         .defaultSectionSize() + 2 * table.frameWidth() + 2)
+    return table

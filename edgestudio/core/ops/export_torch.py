@@ -50,7 +50,8 @@ def load_torch_model(path: Path) -> Any:
         ) from exc
 
 
-def _example(recipe: ExportRecipe, reporter: Reporter) -> tuple[Any, ...]:
+def _example(recipe: ExportRecipe, notes: list[str]) -> tuple[Any, ...]:
+    """Seeded example tensors; adjustments the user must know about go to ``notes``."""
     import torch
 
     dynamic = {(d.tensor, d.axis) for d in recipe.dynamic}
@@ -64,8 +65,8 @@ def _example(recipe: ExportRecipe, reporter: Reporter) -> tuple[Any, ...]:
             if (i.name, axis) in dynamic and size < 2:
                 # The exporter specialises a size-1 axis to a constant: give it 2 to keep it free.
                 shape[axis] = 2
-                reporter.warn(f"Example size of dynamic axis {i.name}:{axis} raised from 1 to 2 "
-                              "(the exporter would otherwise fix it to 1).")
+                notes.append(f"Example size of dynamic axis {i.name}:{axis} raised from 1 to 2 "
+                             "(the exporter would otherwise fix it to 1).")
         gen = torch.Generator().manual_seed(0)
         dtype = getattr(torch, i.dtype)
         if dtype.is_floating_point:
@@ -92,10 +93,10 @@ def run_export(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     # refuse .eval() since they were exported in their final mode.
     with contextlib.suppress(Exception):
         module.eval()
-    example = _example(recipe, reporter)
     report = JobReport(kind=recipe.kind)
-    for w in reporter_warnings(reporter):
-        report.warnings.append(w)
+    example = _example(recipe, report.warnings)
+    for note in report.warnings:
+        reporter.warn(note)
 
     dynamic_axes: dict[str, dict[int, str]] = {}
     for d in recipe.dynamic:
@@ -180,7 +181,3 @@ def _dynamic_shapes(
         for i in recipe.inputs
     )
 
-
-def reporter_warnings(reporter: Reporter) -> list[str]:
-    """Warnings a recording reporter already holds (empty for pipe reporters)."""
-    return list(getattr(reporter, "warnings", []))

@@ -56,7 +56,7 @@ class ExportDialog(JobDialog):
         super().__init__(parent)
         self.setWindowTitle("Export from PyTorch")
         self.setObjectName("export_dialog")
-        has_torch = torch_available()
+        has_torch = self._enabled = torch_available()
 
         notice = QLabel(CODE_WARNING if has_torch else INSTALL_HINT)
         notice.setObjectName("export_notice")
@@ -130,7 +130,6 @@ class ExportDialog(JobDialog):
         self.exporter.currentIndexChanged.connect(self.refresh)
         self.inputs.itemChanged.connect(self.refresh)
         self.source.changed.connect(self._suggest_output)
-        self._enabled = has_torch
         self.refresh()
 
     @staticmethod
@@ -205,7 +204,7 @@ class ExportDialog(JobDialog):
             problems.append(f"{self.source.path()} does not exist.")
         if not self.output.path():
             problems.append("Choose an output file.")
-        if not self._enabled_flag():
+        if not self._enabled:
             problems.append("PyTorch is not installed.")
         recipe = ExportRecipe(
             model=self.source.path(), output=self.output.path(), overwrite=self._overwrite,
@@ -216,8 +215,6 @@ class ExportDialog(JobDialog):
         )
         return recipe, problems
 
-    def _enabled_flag(self) -> bool:
-        return getattr(self, "_enabled", True)
 
     def recipe(self) -> ExportRecipe:
         """The recipe as the form stands."""
