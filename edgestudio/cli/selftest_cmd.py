@@ -1,4 +1,4 @@
-"""``edgestudio selftest ACTION``: exercise the job system (succeed, fail, crash, hang, spin)."""
+"""``edgestudio selftest ACTION``: exercise the job system (succeed, fail, crash, hang, …)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 from edgestudio.cli.job_ui import execute
 from edgestudio.core.recipes import DiagnosticRecipe
 
-ACTIONS = ("succeed", "fail", "crash", "hang", "spin", "partial")
+ACTIONS = ("succeed", "fail", "crash", "hang", "spin", "partial", "hog")
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -16,10 +16,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "selftest", help="run a purpose-made job to check the job system",
         description="Run a purpose-made worker job: 'succeed' writes OUTPUT, 'fail' raises, "
         "'crash' segfaults, 'hang' never ends (use --timeout), 'spin' burns CPU for --seconds, "
-        "'partial' writes half a file then crashes. Useful to see how each outcome is reported.",
+        "'partial' writes half a file then crashes, 'hog' allocates memory until it runs out "
+        "(within --megabytes when given, else up to 1 GiB and then waits to be killed). "
+        "Useful to see how each outcome is reported.",
     )
     p.add_argument("action", choices=ACTIONS)
     p.add_argument("--seconds", type=float, default=1.0)
+    p.add_argument("--megabytes", type=int, default=0, help="memory limit of 'hog' (MB)")
     p.add_argument("-o", "--output")
     p.add_argument("--overwrite", action="store_true")
     p.add_argument("--timeout", type=float)
@@ -29,6 +32,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     """Run the self-test job."""
-    recipe = DiagnosticRecipe(action=args.action, seconds=args.seconds, output=args.output,
+    recipe = DiagnosticRecipe(action=args.action, seconds=args.seconds,
+                              megabytes=args.megabytes, output=args.output,
                               overwrite=args.overwrite)
     return execute(recipe, args)

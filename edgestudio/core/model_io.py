@@ -43,6 +43,9 @@ def _foreign_format(head: bytes) -> str | None:
     return None
 
 
+_TENSOR_MESSAGE = "{name} holds an ONNX tensor (like input_0.pb), not a model."
+
+
 def _looks_like_tensor(data: bytes) -> bool:
     tensor = TensorProto()
     try:
@@ -96,6 +99,8 @@ def load_model(path: str | Path) -> onnx.ModelProto:
             raise ModelLoadError(
                 f"{path.name} is not an ONNX model: it looks like {foreign}.", "foreign_format"
             ) from exc
+        if _looks_like_tensor(data):  # input_0.pb files from the ONNX test layout
+            raise ModelLoadError(_TENSOR_MESSAGE.format(name=path.name), "not_a_model") from exc
         raise ModelLoadError(
             f"{path.name} could not be read as an ONNX model: the data is corrupt or truncated "
             "(it is not a valid ONNX protobuf).",
@@ -108,9 +113,7 @@ def load_model(path: str | Path) -> onnx.ModelProto:
                 f"{path.name} is not an ONNX model: it looks like {foreign}.", "foreign_format"
             )
         if _looks_like_tensor(data):
-            raise ModelLoadError(
-                f"{path.name} holds an ONNX tensor (like input_0.pb), not a model.", "not_a_model"
-            )
+            raise ModelLoadError(_TENSOR_MESSAGE.format(name=path.name), "not_a_model")
         raise ModelLoadError(
             f"{path.name} is not an ONNX model: it parsed, but holds no graph.", "not_a_model"
         )

@@ -158,12 +158,14 @@ class DiagnosticRecipe(Recipe):
 
     ``action``: ``succeed`` (writes ``output``), ``fail`` (raises), ``crash`` (segfaults),
     ``hang`` (sleeps forever), ``spin`` (burns CPU for ``seconds``), ``partial`` (writes half an
-    output, then crashes).
+    output, then crashes), ``hog`` (allocates memory until it runs out: within a ``megabytes``
+    address-space limit when given, else up to 1 GiB, then waits to be killed).
     """
 
     kind: ClassVar[str] = "selftest"
     action: str = "succeed"
     seconds: float = 1.0
+    megabytes: int = 0
 
     def title(self) -> str:
         """Name the action."""
@@ -172,6 +174,8 @@ class DiagnosticRecipe(Recipe):
     def to_command(self) -> list[str]:
         """``edgestudio selftest ACTION [--seconds S] [-o OUT]``."""
         cmd = ["edgestudio", "selftest", self.action, "--seconds", str(self.seconds)]
+        if self.megabytes:
+            cmd += ["--megabytes", str(self.megabytes)]
         if self.output:
             cmd += ["-o", self.output]
         return cmd

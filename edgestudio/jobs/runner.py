@@ -114,6 +114,7 @@ class Job:
         self.error: str | None = None
         self.error_type: str | None = None
         self.stderr_tail = ""
+        self.peak_memory_mb: float | None = None
         self.output: Path | None = None
         self.started_at: float | None = None
         self.finished_at: float | None = None
@@ -176,6 +177,7 @@ class Job:
         if self.state is not JobState.RUNNING or self._proc is None:
             return False
         changed = self._read_messages(timeout)
+        self._sample_peak_memory()
         if self.timeout is not None and self.elapsed > self.timeout and self._proc.poll() is None:
             self._timed_out = True
             self._stop_worker()
@@ -223,6 +225,18 @@ class Job:
         except ProcessLookupError:
             return
         self._kill_at = time.monotonic() + KILL_GRACE_S
+
+    def _sample_peak_memory(self) -> None:
+        """Keep the worker's peak resident memory (Linux VmHWM), so a crash can say how much."""
+        assert self._proc is not None
+        try:
+            with open(f"/proc/{self._proc.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        self.peak_memory_mb = int(line.split()[1]) / 1024
+                        return
+        except (OSError, ValueError, IndexError):
+            return  # not Linux, or the worker is already gone
 
     def _read_messages(self, timeout: float) -> bool:
         if self._read_fd < 0:
@@ -296,8 +310,14 @@ class Job:
                 name = signal.Signals(-code).name
             except ValueError:
                 name = f"signal {-code}"
-            hint = " (out of memory, or killed from outside?)" if name == "SIGKILL" else ""
-            return f"The worker process crashed with {name}{hint}."
+            if name == "SIGKILL":  # we only send SIGKILL when cancelling or timing out
+                used = (f" after using {self.peak_memory_mb:,.0f} MB"
+                        if self.peak_memory_mb is not None else "")
+                return (f"The worker process was killed (SIGKILL){used}: most likely the "
+                        "system ran out of memory and its out-of-memory killer stopped it, or "
+                        "another program did. Try fewer calibration samples or a machine with "
+                        "more memory.")
+            return f"The worker process crashed with {name}."
         return f"The worker process exited with code {code} without a result."
 
     def _publish_outputs(self) -> None:

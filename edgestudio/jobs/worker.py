@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 import edgestudio  # noqa: F401  (telemetry off before any onnxruntime import)
+from edgestudio.core.errors import describe_exception
 from edgestudio.jobs import protocol
 
 
@@ -53,9 +54,10 @@ class PipeReporter:
         """Send the final report."""
         self._send("result", report=report)
 
-    def error(self, exc: BaseException) -> None:
-        """Send the exception that ended the job."""
-        self._send("error", error_type=type(exc).__name__, message=str(exc) or type(exc).__name__,
+    def error(self, exc: BaseException, output_folder: str | None = None) -> None:
+        """Send the exception that ended the job, worded for the user (memory, disk, …)."""
+        self._send("error", error_type=type(exc).__name__,
+                   message=describe_exception(exc, output_folder),
                    traceback="".join(traceback.format_exception(exc)))
 
 
@@ -72,17 +74,20 @@ def main(argv: list[str] | None = None) -> int:
     faulthandler.enable()
     with os.fdopen(args.fd, "wb", buffering=0) as stream:
         reporter = PipeReporter(stream)
+        output_folder: str | None = None
         try:
             spec = json.loads(Path(args.spec).read_text())
             from edgestudio.core.recipes import recipe_from_dict
             from edgestudio.jobs.registry import resolve_operation
 
             recipe = recipe_from_dict(spec["recipe"])
+            if recipe.output:
+                output_folder = str(Path(recipe.output).absolute().parent)
             operation = resolve_operation(recipe.kind)
             report = operation(recipe, reporter, Path(spec["staging"]))
             reporter.result(report.to_dict())
         except BaseException as exc:  # report everything, including SystemExit from libraries
-            reporter.error(exc)
+            reporter.error(exc, output_folder)
             return 1
     return 0
 

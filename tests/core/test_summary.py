@@ -10,6 +10,7 @@ import pytest
 from edgestudio.core.runtime_info import RuntimeInfo, runtime_info
 from edgestudio.core.summary import summarize_file
 from tests import models
+from tests.bad_models import CASES
 
 FAKE_RUNTIME = RuntimeInfo(version="9.9", providers=("CPUExecutionProvider",), max_opset=21)
 
@@ -123,18 +124,6 @@ def test_min_opset_is_at_most_declared(tmp_path: Path, opset: int) -> None:
     assert s.min_opset_required is not None and s.min_opset_required <= opset
 
 
-def test_missing_input_reference_and_cycle_are_named(tmp_path: Path) -> None:
-    model = models.relu_only()
-    model.graph.node.add().CopyFrom(onnx.helper.make_node("Add", ["y", "ghost"], ["z"], name="adder"))
-    s = summarize_file(models.save(model, tmp_path / "dangling.onnx"))
-    assert any("'adder' reads 'ghost'" in p for p in s.problems)
-
-    cyclic = models.relu_only()
-    del cyclic.graph.node[:]
-    cyclic.graph.node.extend([
-        onnx.helper.make_node("Add", ["x", "b"], ["a"], name="first"),
-        onnx.helper.make_node("Relu", ["a"], ["b"], name="second"),
-        onnx.helper.make_node("Identity", ["a"], ["y"], name="out"),
-    ])
-    s = summarize_file(models.save(cyclic, tmp_path / "cycle.onnx"))
+def test_cycle_names_the_nodes_in_it(tmp_path: Path) -> None:
+    s = summarize_file(CASES["cycle"].build(tmp_path))
     assert any("cycle" in p and "first" in p and "second" in p for p in s.problems)

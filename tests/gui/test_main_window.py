@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QMessageBox, QTableWidget
 
 from edgestudio.core.summary import summarize_file
 from edgestudio.gui.main_window import MainWindow
-from tests import models
+from tests.bad_models import CASES
 from tests.gui.conftest import open_and_wait
 
 
@@ -89,56 +89,34 @@ def test_drag_of_non_files_is_refused(window: MainWindow) -> None:
     assert not enter.isAccepted()
 
 
-def _bad_file(tmp: Path, case: str) -> tuple[Path, str]:
-    if case == "empty":
-        (tmp / "e.onnx").write_bytes(b"")
-        return tmp / "e.onnx", "empty (0 bytes)"
-    if case == "not_protobuf":
-        (tmp / "r.onnx").write_bytes(bytes(range(256)) * 4)
-        return tmp / "r.onnx", "corrupt or truncated"
-    if case == "truncated":
-        good = models.save(models.conv_relu_gemm(), tmp / "g.onnx")
-        (tmp / "t.onnx").write_bytes(good.read_bytes()[:2500])
-        return tmp / "t.onnx", "corrupt or truncated"
-    if case == "not_a_model":
-        (tmp / "n.onnx").write_text("name,value\n1,2\n")
-        return tmp / "n.onnx", "not an ONNX model"
-    if case == "missing_external":
-        path = models.external_weights(tmp)
-        (tmp / "weights.bin").unlink()
-        return path, "weights.bin' is missing"
-    raise AssertionError(case)
-
-
-@pytest.mark.parametrize(
-    "case", ["empty", "not_protobuf", "truncated", "not_a_model", "missing_external"]
-)
-def test_bad_file_shows_error_and_keeps_other_models(qtbot, window: MainWindow, tmp_path: Path,
-                                                      conv_model: Path, case: str) -> None:
+@pytest.mark.parametrize("case", list(CASES))
+def test_every_bad_model_shows_a_dialog_and_keeps_other_models(
+    qtbot, window: MainWindow, tmp_path: Path, conv_model: Path, case: str
+) -> None:
+    bad = CASES[case]
     open_and_wait(qtbot, window, conv_model)
-    bad, words = _bad_file(tmp_path, case)
-    with qtbot.waitSignal(window.model_failed, timeout=30_000) as failed:
-        window.open_model(bad)
-    assert words in failed.args[1]
-    assert len(window.dialogs) == 1
-    box = window.dialogs[0]
-    assert box.icon() == QMessageBox.Icon.Critical and box.isVisible()
-    assert words in box.text()
-    assert [d.path for d in window.documents()] == [conv_model]
+    folder = tmp_path / "bad"  # apart from conv_model, whose folder the builders would share
+    folder.mkdir()
+    path = bad.build(folder)
+    if bad.refused:
+        with qtbot.waitSignal(window.model_failed, timeout=30_000) as failed:
+            window.open_model(path)
+        assert bad.words in failed.args[1]
+        box = window.dialogs[-1]
+        assert box.icon() == QMessageBox.Icon.Critical
+        assert bad.words in box.text()
+        assert [d.path for d in window.documents()] == [conv_model]
+    else:  # opens, with a warning that names the problem, here and on the summary panel
+        open_and_wait(qtbot, window, path)
+        box = window.dialogs[-1]
+        assert box.icon() == QMessageBox.Icon.Warning
+        assert bad.words in box.informativeText()
+        panel = window.documents()[-1].summary_panel
+        assert panel.problems_label.isVisibleTo(panel) and bad.words in panel.problems_label.text()
+        assert [d.path for d in window.documents()] == [conv_model, path]
+    assert len(window.dialogs) == 1 and box.isVisible()
     assert window.documents()[0].is_loaded
     assert window.isVisible()
-
-
-def test_opset_unknown_to_runtime_opens_with_a_warning(qtbot, window: MainWindow,
-                                                       tmp_path: Path) -> None:
-    path = models.save(models.relu_only(opset=99), tmp_path / "future.onnx")
-    open_and_wait(qtbot, window, path)
-    assert window.documents()[0].is_loaded
-    box = window.dialogs[-1]
-    assert box.icon() == QMessageBox.Icon.Warning
-    assert "opset 99" in box.informativeText()
-    panel = window.documents()[0].summary_panel
-    assert panel.problems_label.isVisibleTo(panel) and "opset 99" in panel.problems_label.text()
 
 
 def test_recent_files_menu_reopens(qtbot, window: MainWindow, conv_model: Path) -> None:

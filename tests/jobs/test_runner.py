@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -66,8 +68,6 @@ def test_cancel_stops_a_hanging_worker(tmp_path: Path) -> None:
     assert job.wait(10) is JobState.CANCELLED
     assert _files(tmp_path) == []
     with pytest.raises(ProcessLookupError):
-        import os
-
         os.kill(pid, 0)
 
 
@@ -115,3 +115,28 @@ def test_protocol_round_trip_and_version_check() -> None:
 def test_equivalent_command_line() -> None:
     recipe = DiagnosticRecipe(action="spin", seconds=2.0, output="/tmp/x y.txt")
     assert recipe.command_line() == "edgestudio selftest spin --seconds 2.0 -o '/tmp/x y.txt'"
+
+
+def test_memory_error_in_the_worker_is_a_clear_failure(tmp_path: Path) -> None:
+    out = tmp_path / "result.txt"
+    job = run_job(DiagnosticRecipe(action="hog", megabytes=200, output=str(out)))
+    assert job.state is JobState.FAILED
+    assert job.error_type == "MemoryError"
+    assert "ran out of memory" in (job.error or "")
+    assert _files(tmp_path) == []
+
+
+def test_out_of_memory_kill_is_a_crash_with_peak_memory_and_stderr_tail(tmp_path: Path) -> None:
+    out = tmp_path / "result.txt"
+    job = Job(DiagnosticRecipe(action="hog", output=str(out)))
+    job.start()
+    deadline = time.monotonic() + 60
+    while (job.peak_memory_mb or 0) < 300 and time.monotonic() < deadline:
+        job.poll(0.1)
+    assert job.pid is not None and (job.peak_memory_mb or 0) >= 300
+    os.kill(job.pid, signal.SIGKILL)  # what the kernel's out-of-memory killer sends
+    assert job.wait(30) is JobState.CRASHED
+    assert "SIGKILL" in (job.error or "") and "out of memory" in (job.error or "")
+    assert " MB" in (job.error or "")
+    assert "self-test: holding" in job.stderr_tail
+    assert _files(tmp_path) == []

@@ -40,4 +40,30 @@ def run_diagnostic(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRepo
             total += sum(i * i for i in range(10_000))
             reporter.progress(1 - (end - time.monotonic()) / recipe.seconds)
         return JobReport(kind=recipe.kind, details={"action": action})
+    if action == "hog":
+        _hog_memory(recipe.megabytes)
     raise ValueError(f"Unknown self-test action '{action}'.")
+
+
+def _hog_memory(limit_mb: int) -> None:
+    """Allocate (and touch) memory in 16 MiB steps until it runs out.
+
+    With ``limit_mb`` the process caps its own address space that much above its current size,
+    so the allocation fails with MemoryError as it would on a full machine. Without it, the job
+    takes at most 1 GiB and then waits, for the test to kill it as the kernel's OOM killer would.
+    """
+    import resource
+    import sys
+
+    if limit_mb > 0:
+        with open("/proc/self/statm") as f:
+            current = int(f.read().split()[0]) * resource.getpagesize()
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        resource.setrlimit(resource.RLIMIT_AS, (current + limit_mb * 2**20, hard))
+    step = 16 * 2**20
+    held: list[bytes] = []
+    while limit_mb > 0 or len(held) * step < 2**30:
+        held.append(b"\x01" * step)  # filled, so the pages are really resident
+        print(f"self-test: holding {len(held) * 16} MiB", file=sys.stderr, flush=True)
+    while True:
+        time.sleep(1)
