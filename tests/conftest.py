@@ -17,6 +17,14 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "resources" / "samples" / "digits_cnn.onnx"
 
 
+@pytest.fixture(scope="session")
+def qapp_cls() -> type:
+    """Run the GUI tests on EdgeStudio's own QApplication subclass."""
+    from edgestudio.gui.app import EdgeStudioApplication
+
+    return EdgeStudioApplication
+
+
 @pytest.fixture
 def sample_model() -> Path:
     """The bundled digits CNN."""

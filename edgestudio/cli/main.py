@@ -52,6 +52,16 @@ def build_gui_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--panel", default="summary", help="panel to show before the screenshot (default: summary)"
     )
+    parser.add_argument(
+        "--self-test", action="store_true",
+        help="check this installation: open the bundled sample, quantize and analyse it in "
+        "background jobs, print the numbers, exit 0 if all worked",
+    )
+    parser.add_argument(
+        "--new-window", action="store_true",
+        help="open a separate window even if EdgeStudio is already running (by default the "
+        "files go to the running window)",
+    )
     return parser
 
 
@@ -85,4 +95,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     gui_args = build_gui_parser().parse_args(args_list)
     from edgestudio.gui.app import run_app  # Qt is imported only on this path
 
-    return run_app(gui_args.models, screenshot=gui_args.screenshot, panel=gui_args.panel)
+    return run_app(gui_args.models, screenshot=gui_args.screenshot, panel=gui_args.panel,
+                   new_window=gui_args.new_window, self_test=gui_args.self_test)

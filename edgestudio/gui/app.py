@@ -7,14 +7,35 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QTimer
-from PySide6.QtGui import QIcon
+from PySide6.QtCore import QCoreApplication, QEvent, QTimer, Signal
+from PySide6.QtGui import QFileOpenEvent, QIcon
 from PySide6.QtWidgets import QApplication
 
 from edgestudio import __version__
+from edgestudio.gui.file_handoff import InstanceServer, send_to_running_instance
 from edgestudio.gui.main_window import MainWindow
 
 SCREENSHOT_SETTLE_MS = 400  # let layouts and plots paint once more before grabbing
+NETRON_SETTLE_MS = 2500  # Netron lays out and draws its SVG after the page has loaded
+
+
+class EdgeStudioApplication(QApplication):
+    """The QApplication, plus ``files_opened`` for files the OS hands over.
+
+    macOS delivers a Finder double-click or a drop on the Dock icon as a QFileOpenEvent sent to
+    the application object, not on the command line. Overriding ``event`` here sees only events
+    for the application itself (an app-wide event filter would see every event of every object,
+    and one written in Python crashed beside QtWebEngine).
+    """
+
+    files_opened = Signal(list)
+
+    def event(self, event: QEvent) -> bool:
+        """Turn FileOpen events into ``files_opened``."""
+        if event.type() == QEvent.Type.FileOpen and isinstance(event, QFileOpenEvent):
+            self.files_opened.emit([event.file()])
+            return True
+        return super().event(event)
 
 
 def create_application(argv: Sequence[str] | None = None) -> QApplication:
@@ -27,7 +48,7 @@ def create_application(argv: Sequence[str] | None = None) -> QApplication:
         from edgestudio.gui.netron_view import prepare_web_engine
 
         prepare_web_engine()  # QtWebEngine's URL scheme must be registered before the app
-        app = QApplication(list(argv or [sys.argv[0]]))
+        app = EdgeStudioApplication(list(argv or [sys.argv[0]]))
     assert isinstance(app, QApplication)
     from edgestudio.resources import ICON_SVG
 
@@ -44,11 +65,15 @@ def take_screenshot_when_ready(window: MainWindow, out: str, panel: str) -> None
         QApplication.exit(0 if ok else 1)
 
     def when_drawn() -> None:
-        # Wait until every document's graph is laid out, then let it paint once more.
-        if not all(doc.is_ready for doc in window.documents() if doc.is_loaded):
+        # Wait until every document's graph is laid out (and a Netron page has loaded), then let
+        # it paint once more; Netron draws its graph a while after its page has loaded.
+        docs = [doc for doc in window.documents() if doc.is_loaded]
+        netron = [doc.netron_view for doc in docs if doc.netron_view is not None]
+        if not all(doc.is_ready for doc in docs) or not all(v.is_settled() for v in netron):
             QTimer.singleShot(50, when_drawn)
             return
-        QTimer.singleShot(SCREENSHOT_SETTLE_MS, grab)
+        web = any(v.web is not None for v in netron)
+        QTimer.singleShot(NETRON_SETTLE_MS if web else SCREENSHOT_SETTLE_MS, grab)
 
     def settled() -> None:
         doc = window.current_document()
@@ -62,15 +87,54 @@ def take_screenshot_when_ready(window: MainWindow, out: str, panel: str) -> None
         settled()
 
 
-def run_app(models: Sequence[str], screenshot: str | None = None, panel: str = "summary") -> int:
-    """Open the main window with ``models``; return the exit code when it closes."""
-    if screenshot and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+def run_app(models: Sequence[str], screenshot: str | None = None, panel: str = "summary",
+            new_window: bool = False, self_test: bool = False) -> int:
+    """Open the main window with ``models``; return the exit code when it closes.
+
+    Unless ``new_window`` (or a screenshot run or ``self_test``), a running EdgeStudio of this
+    user gets the files instead and this process exits at once (single instance).
+    ``self_test`` runs :mod:`edgestudio.gui.self_test` and exits with its verdict.
+    """
+    headless = not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY")
+    if (screenshot or self_test) and headless:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     app = create_application()
+    server: InstanceServer | None = None
+    if not (new_window or screenshot or self_test):
+        if send_to_running_instance(models):
+            print("edgestudio: handed over to the running EdgeStudio window", file=sys.stderr)
+            return 0
+        server = InstanceServer(parent=app)
+        if not server.listen():
+            server = None  # another process won the race; this window simply stands alone
     window = MainWindow()
+    if server is not None:
+        server.files_received.connect(window.receive_files)
+    if isinstance(app, EdgeStudioApplication):
+        app.files_opened.connect(window.receive_files)
     window.show()
     for path in models:
         window.open_model(Path(path))
-    if screenshot:
+    if self_test:
+        from edgestudio.gui.self_test import start_self_test
+
+        start_self_test(window)
+    elif screenshot:
         take_screenshot_when_ready(window, screenshot, panel)
-    return int(app.exec())
+    code = int(app.exec())
+    if server is not None:
+        server.close()
+    release_window(window)
+    return code
+
+
+def release_window(window: MainWindow) -> None:
+    """Delete the window and what hangs off it while Qt is still whole.
+
+    Left to interpreter exit, QtWebEngine pages and profiles (the Netron tab) are freed in
+    arbitrary order after the QApplication and the process segfaults on its way out.
+    """
+    window.deleteLater()
+    for _ in range(3):  # the window, then the pages it owned, then their profiles
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        QCoreApplication.processEvents()

@@ -187,6 +187,15 @@ class MainWindow(QMainWindow):
         for path in paths:
             self.open_model(path)
 
+    def receive_files(self, paths: list[str]) -> None:
+        """Open files handed over by another launch or the OS, and come to the front."""
+        for path in paths:
+            self.open_model(path)
+        if self.isMinimized():
+            self.showNormal()
+        self.raise_()
+        self.activateWindow()
+
     def open_model(self, path: str | Path) -> DocumentView:
         """Open ``path`` in a new tab (or focus its tab if it is already open)."""
         path = Path(path).absolute()

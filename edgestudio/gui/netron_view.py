@@ -59,9 +59,13 @@ def netron_dir() -> Path | None:
     import importlib.util
 
     spec = importlib.util.find_spec("netron")
-    if spec is None or spec.origin is None:
+    if spec is None:
         return None
-    return Path(spec.origin).parent
+    # The package's search path, not its origin: in a frozen app the code lives in an archive
+    # while the viewer files sit in the folder this names.
+    if spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    return Path(spec.origin).parent if spec.origin else None
 
 
 def prepare_web_engine() -> bool:
@@ -118,6 +122,7 @@ class NetronView(QWidget):
         self.served: list[str] = []
         self.intercepted: list[str] = []  # every request the page made, as the interceptor saw it
         self.web: Any = None  # a QWebEngineView when QtWebEngine is installed
+        self.page_loaded = False  # set once the page finished loading (or failed to)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         if not prepare_web_engine():
@@ -209,9 +214,17 @@ class NetronView(QWidget):
         _LIVE_PROFILES.add(self.profile)
         self.page.destroyed.connect(lambda *_: _release_profile(profile))
         self.web.setPage(self.page)
-        self.web.loadFinished.connect(self.loaded)
+        self.web.loadFinished.connect(self._on_load_finished)
         layout.addWidget(self.web)
         self.web.load(QUrl(f"netron://{HOST}/index.html"))
+
+    def _on_load_finished(self, ok: bool) -> None:
+        self.page_loaded = True
+        self.loaded.emit(ok)
+
+    def is_settled(self) -> bool:
+        """True when there is nothing more to wait for: no web view, or its page has loaded."""
+        return self.web is None or self.page_loaded
 
     def run_js(self, code: str, callback: Callable[[object], None]) -> None:
         """Run JavaScript in the page; ``callback`` gets the result (tests, diagnostics)."""

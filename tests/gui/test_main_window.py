@@ -146,10 +146,14 @@ def test_summary_panel_renders_for_node_suite_sample(qtbot, window: MainWindow,
         assert panel.grab().width() > 0
 
 
-def test_screenshot_command_writes_a_png(tmp_path: Path, sample_model: Path) -> None:
+@pytest.mark.parametrize("panel", ["summary", "netron"])
+def test_screenshot_command_writes_a_png_and_exits_cleanly(tmp_path: Path, sample_model: Path,
+                                                           panel: str) -> None:
+    """A whole app life in a fresh process; with the Netron tab open, exit once segfaulted."""
     out = tmp_path / "shot.png"
     proc = subprocess.run(
-        [sys.executable, "-m", "edgestudio", str(sample_model), "--screenshot", str(out)],
+        [sys.executable, "-m", "edgestudio", str(sample_model), "--screenshot", str(out),
+         "--panel", panel],
         capture_output=True, text=True, timeout=120,
         env={**os.environ, "QT_QPA_PLATFORM": "offscreen",
              "XDG_CONFIG_HOME": str(tmp_path)},
