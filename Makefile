@@ -10,7 +10,7 @@ SAMPLE := resources/samples/digits_cnn.onnx
 
 export ORT_DISABLE_TELEMETRY := 1
 
-.PHONY: install run test lint typecheck pytest bench screenshots sample clean
+.PHONY: install run test lint typecheck pytest bench screenshots sample icons package package-test install-desktop sysdeps clean
 
 install: $(STAMP)
 
@@ -29,7 +29,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+pytest: $(STAMP) sysdeps
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
@@ -42,6 +42,32 @@ screenshots: $(STAMP)
 
 sample: $(STAMP)
 	$(BIN)/python resources/samples/make_digits_sample.py
+
+icons: $(STAMP)
+	$(BIN)/python packaging/make_icons.py
+
+# The one-folder desktop app (dist/EdgeStudio) built with PyInstaller.
+package: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS),package]"
+	$(BIN)/python packaging/build.py
+
+# Build, then start the frozen app offscreen on the sample and run a quantize job through its
+# own worker (tests/packaging, marked slow: not part of `make test`).
+package-test: package sysdeps
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -m slow tests/packaging $(PYTEST_ARGS)
+
+# Register the built app with the desktop for this user (menu entry, .onnx association, icons).
+install-desktop: package
+	packaging/linux/install.sh dist/EdgeStudio
+
+# desktop-file-validate for the desktop-entry test; installed when we may (root with apt),
+# otherwise that one test is skipped and says why.
+sysdeps:
+	@command -v desktop-file-validate >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq desktop-file-utils >/dev/null 2>&1) \
+	      || echo "sysdeps: could not install desktop-file-utils; its test will be skipped"; \
+	  else echo "sysdeps: desktop-file-validate missing (apt install desktop-file-utils)"; fi; }
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

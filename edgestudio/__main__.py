@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Sequence
+
+from edgestudio.core.paths import CHILD_ENTRIES
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Dispatch to the job worker (frozen app), the headless CLI or the GUI."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["--job-worker"]:
-        # A frozen app has no separate Python to spawn, so it re-runs itself as a worker. This
-        # must be decided before any Qt import.
-        from edgestudio.jobs.worker import main as worker_main
-
-        return int(worker_main(args[1:]))
+    if args[:1] and args[0] in CHILD_ENTRIES:
+        # A frozen app has no separate Python to spawn, so it re-runs itself as a job worker or
+        # runtime probe. This must be decided before any Qt import.
+        module = importlib.import_module(CHILD_ENTRIES[args[0]])
+        return int(module.main(args[1:]))
     from edgestudio.cli.main import main as cli_main
 
     return int(cli_main(args))

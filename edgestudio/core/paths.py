@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+
+# Child processes a frozen app starts by re-running itself with a flag (it has no separate Python
+# to run ``-m module`` with); edgestudio.__main__ dispatches these flags before any Qt import.
+CHILD_ENTRIES = {
+    "--job-worker": "edgestudio.jobs.worker",
+    "--probe-runtime": "edgestudio.core.ops.probe_runtime",
+}
 
 
 def cache_dir() -> Path:
@@ -25,3 +33,10 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     if extra:
         env.update(extra)
     return env
+
+
+def child_command(flag: str, *args: str) -> list[str]:
+    """The argv that starts one of :data:`CHILD_ENTRIES`: ourselves when frozen, else Python."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, flag, *args]
+    return [sys.executable, "-X", "faulthandler", "-m", CHILD_ENTRIES[flag], *args]

@@ -11,7 +11,7 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
-from edgestudio.core.paths import cache_dir, child_env
+from edgestudio.core.paths import cache_dir, child_command, child_env
 
 _RUNTIME_DISTRIBUTIONS = (
     "onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml",
@@ -76,7 +76,7 @@ def runtime_info() -> RuntimeInfo | None:
 def _run_probe() -> dict[str, object] | None:
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "edgestudio.core.ops.probe_runtime"],
+            child_command("--probe-runtime"),
             capture_output=True, text=True, timeout=120, env=child_env(), check=False,
         )
     except (OSError, subprocess.TimeoutExpired):

@@ -16,7 +16,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -24,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.paths import child_env
+from edgestudio.core.paths import child_command, child_env
 from edgestudio.core.recipes import Recipe
 from edgestudio.core.reports import JobReport, report_from_dict
 from edgestudio.jobs import protocol
@@ -84,10 +83,7 @@ def check_output(recipe: Recipe) -> Path | None:
 
 def worker_command(spec: Path, fd: int) -> list[str]:
     """The argv that starts a worker: ourselves with ``--job-worker`` when frozen, else Python."""
-    if getattr(sys, "frozen", False):
-        return [sys.executable, "--job-worker", str(spec), "--fd", str(fd)]
-    return [sys.executable, "-X", "faulthandler", "-m", "edgestudio.jobs.worker", str(spec),
-            "--fd", str(fd)]
+    return child_command("--job-worker", str(spec), "--fd", str(fd))
 
 
 class Job:

@@ -49,5 +49,11 @@ def probe() -> dict[str, object]:
     }
 
 
-if __name__ == "__main__":
+def main(argv: list[str] | None = None) -> int:
+    """Print the probe's JSON on the last line of stdout."""
     sys.stdout.write("\n" + json.dumps(probe()) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

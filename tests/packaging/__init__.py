@@ -1,0 +1,1 @@
+"""Smoke tests of the packaged desktop app (slow; run by `make package-test`)."""
