@@ -26,7 +26,7 @@ _STATE_COLOURS = {
     JobState.TIMED_OUT: "#ef6c00", JobState.CANCELLED: "#757575", JobState.RUNNING: "#1565c0",
     JobState.QUEUED: "#757575",
 }
-COLUMNS = ["Job", "State", "Progress", "Stage", "Elapsed"]
+COLUMNS = ["Job", "State", "Progress", "Stage", "Elapsed", "Memory"]
 
 
 def describe_job(job: Job) -> str:
@@ -35,7 +35,7 @@ def describe_job(job: Job) -> str:
     state = job.state.value
     if job.report is not None and job.report.check is not None and job.state is JobState.SUCCEEDED:
         state += f" — {job.report.check.verdict()}"
-    lines.append(f"State: {state}  ({job.elapsed:.1f} s)")
+    lines.append(f"State: {state}  ({job.elapsed:.1f} s{_memory_text(job, ', peak ')})")
     if job.error:
         lines.append(f"Error: {job.error}")
     if job.report is not None:
@@ -49,6 +49,13 @@ def describe_job(job: Job) -> str:
     if job.stderr_tail and job.state in (JobState.CRASHED, JobState.FAILED, JobState.TIMED_OUT):
         lines += ["", "Worker stderr (tail):", job.stderr_tail]
     return "\n".join(lines)
+
+
+def _memory_text(job: Job, prefix: str = "") -> str:
+    """The worker's peak memory, e.g. ``312 MB`` (empty when unknown)."""
+    if job.peak_memory_mb is None:
+        return ""
+    return f"{prefix}{job.peak_memory_mb:,.0f} MB"
 
 
 class JobsPanel(QWidget):
@@ -72,7 +79,7 @@ class JobsPanel(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col in (1, 2, 4):
+        for col in (1, 2, 4, 5):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.table.itemSelectionChanged.connect(self._selection_changed)
@@ -120,7 +127,7 @@ class JobsPanel(QWidget):
         self._jobs.append(job)
         self.table.setItem(row, 0, QTableWidgetItem(job.recipe.title()))
         self._item(row, 0).setToolTip(job.recipe.command_line())
-        for col in (1, 3, 4):
+        for col in (1, 3, 4, 5):
             self.table.setItem(row, col, QTableWidgetItem(""))
         bar = QProgressBar()
         bar.setRange(0, 1000)
@@ -152,6 +159,8 @@ class JobsPanel(QWidget):
         self._item(row, 3).setText(stage)
         self._item(row, 3).setToolTip(job.error or job.stage)
         self._item(row, 4).setText(f"{job.elapsed:.1f} s")
+        self._item(row, 5).setText(_memory_text(job))
+        self._item(row, 5).setToolTip("The worker process's peak resident memory")
         bar = self.table.cellWidget(row, 2)
         assert isinstance(bar, QProgressBar)
         if job.state is JobState.SUCCEEDED:

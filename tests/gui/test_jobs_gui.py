@@ -94,6 +94,18 @@ def test_crash_is_shown_and_the_app_lives_on(qtbot, window: MainWindow) -> None:
     assert window.isVisible()
 
 
+def test_out_of_memory_job_is_named_with_its_peak_memory(qtbot, window: MainWindow) -> None:
+    job = window.submit(DiagnosticRecipe(action="hog", megabytes=200))
+    _wait_done(qtbot, window, job)
+    assert job.state is JobState.FAILED
+    panel = window.jobs_panel
+    panel.table.selectRow(0)
+    assert "ran out of memory" in panel.table.item(0, 3).text()  # type: ignore[union-attr]
+    assert panel.table.item(0, 5).text().endswith(" MB")  # type: ignore[union-attr]
+    assert "ran out of memory" in panel.details.toPlainText()
+    assert window.isVisible()
+
+
 def test_main_loop_stays_responsive_while_a_cpu_heavy_job_runs(qtbot, window: MainWindow) -> None:
     gaps: list[int] = []
     clock = QElapsedTimer()
