@@ -256,11 +256,36 @@ def structural_problems(graph: onnx.GraphProto, limit: int = 5) -> list[str]:
             if indegree[j] == 0:
                 ready.append(j)
     if seen < len(graph.node):
-        stuck = [graph.node[i].name or graph.node[i].op_type
-                 for i, d in enumerate(indegree) if d > 0]
+        on_cycle = _prune_downstream({i for i, d in enumerate(indegree) if d > 0}, users)
+        stuck = [graph.node[i].name or graph.node[i].op_type for i in sorted(on_cycle)]
         problems.append(f"The graph has a cycle (through {', '.join(stuck[:limit])}"
                         f"{'…' if len(stuck) > limit else ''}); ONNX graphs must be acyclic.")
     return problems
+
+
+def _prune_downstream(stuck: set[int], users: dict[int, list[int]]) -> set[int]:
+    """Of the nodes Kahn's algorithm could not order, keep those on a cycle.
+
+    The stuck set also holds everything downstream of a cycle; peeling off, again and again,
+    nodes none of whose users are stuck leaves the cycles themselves.
+    """
+    feeders: dict[int, list[int]] = {}
+    out_degree = dict.fromkeys(stuck, 0)
+    for i in stuck:
+        for u in users.get(i, []):
+            if u in stuck:
+                out_degree[i] += 1
+                feeders.setdefault(u, []).append(i)
+    leaves = [i for i, d in out_degree.items() if d == 0]
+    remaining = set(stuck)
+    while leaves:  # Kahn's algorithm again, backwards, within the stuck nodes
+        i = leaves.pop()
+        remaining.discard(i)
+        for f in feeders.get(i, []):
+            out_degree[f] -= 1
+            if out_degree[f] == 0:
+                leaves.append(f)
+    return remaining or stuck
 
 
 def summarize_file(path: str | Path, runtime: RuntimeInfo | None = None) -> ModelSummary:
