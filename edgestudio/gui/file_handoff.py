@@ -48,6 +48,14 @@ def send_to_running_instance(paths: Sequence[str | Path], name: str | None = Non
     return answered
 
 
+def _accepts_connections(name: str) -> bool:
+    probe = QLocalSocket()
+    probe.connectToServer(name)
+    alive = probe.waitForConnected(HANDOFF_TIMEOUT_MS // 4)
+    probe.abort()
+    return alive
+
+
 class InstanceServer(QObject):
     """Listens for later launches and emits the files they hand over.
 
@@ -66,11 +74,16 @@ class InstanceServer(QObject):
         self._buffers: dict[QLocalSocket, bytes] = {}
 
     def listen(self) -> bool:
-        """Start listening, replacing a stale socket from a crashed instance; True on success."""
-        if self._server.listen(self.name):
-            return True
-        # Only reached when no instance answered send_to_running_instance: the socket is stale.
-        QLocalServer.removeServer(self.name)
+        """Start listening, replacing a stale socket from a crashed instance; True on success.
+
+        False when another instance is alive on the name (e.g. too busy to answer a hand-over
+        in time): its socket is left alone and this window simply stands on its own.
+        """
+        # Asked first because listen() would not fail: with socket options set, Qt on Unix
+        # renames its new socket over an existing one, live or not.
+        if _accepts_connections(self.name):
+            return False
+        QLocalServer.removeServer(self.name)  # nobody behind it: left by a crashed instance
         return self._server.listen(self.name)
 
     def close(self) -> None:

@@ -105,3 +105,10 @@ def test_macos_file_open_event_reaches_the_window(qtbot, window: MainWindow,  # 
         app.files_opened.disconnect(window.receive_files)
     assert [d.path for d in window.documents()] == [conv_model]
     assert window.documents()[0].is_loaded
+
+
+def test_a_live_instance_keeps_its_socket(qtbot, server: InstanceServer) -> None:  # type: ignore[no-untyped-def]
+    second = InstanceServer(name=server.name)
+    assert not second.listen()  # the first one is alive: not replaced
+    with qtbot.waitSignal(server.files_received, timeout=10_000):
+        assert _send_without_blocking(qtbot, server.name, [])
