@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
+import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
@@ -111,6 +112,16 @@ class TorchInput:
         """``NAME=DIMxDIM[:DTYPE]``."""
         text = f"{self.name}={'x'.join(str(d) for d in self.shape)}"
         return text if self.dtype == "float32" else f"{text}:{self.dtype}"
+
+
+def torch_missing_hint() -> str:
+    """What to do when PyTorch cannot be imported, for this kind of installation."""
+    if getattr(sys, "frozen", False):
+        return ("This packaged EdgeStudio leaves PyTorch out (it is about 1 GB). To export "
+                "PyTorch models, install EdgeStudio with pip: pip install 'edgestudio[torch]' "
+                "(PyTorch's CPU build avoids a multi-GB download).")
+    return ("PyTorch is not installed in this environment: pip install 'edgestudio[torch]' "
+            "(PyTorch's CPU build avoids a multi-GB download).")
 
 
 @dataclass(frozen=True)

@@ -136,6 +136,16 @@ def test_export_form_without_torch_says_how_to_install(qtbot, monkeypatch) -> No
     assert not dialog.run_button.isEnabled()
 
 
+def test_packaged_app_explains_that_pytorch_is_left_out(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
+    from edgestudio.core.recipes import torch_missing_hint
+
+    assert "not installed in this environment" in torch_missing_hint()
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    assert "packaged EdgeStudio leaves PyTorch out" in torch_missing_hint()
+
+
 def test_export_form_builds_the_recipe(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from edgestudio.gui.forms.export_form import ExportDialog
 

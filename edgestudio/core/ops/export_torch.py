@@ -22,7 +22,7 @@ from edgestudio.core.ops.convert import save_model
 from edgestudio.core.ops.validate import Feeds, check_against
 from edgestudio.core.parsing import TORCH_DTYPES
 from edgestudio.core.progress import Reporter
-from edgestudio.core.recipes import ExportRecipe, Recipe
+from edgestudio.core.recipes import ExportRecipe, Recipe, torch_missing_hint
 from edgestudio.core.reports import JobReport
 
 _MAX_WARNINGS = 20
@@ -87,7 +87,7 @@ def run_export(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     try:
         import torch
     except ImportError as exc:
-        raise ExportError("PyTorch is not installed: pip install 'edgestudio[torch]'.") from exc
+        raise ExportError(torch_missing_hint()) from exc
     module = load_torch_model(Path(recipe.model))
     # Inference behaviour (dropout off, batch-norm statistics frozen); ExportedProgram modules
     # refuse .eval() since they were exported in their final mode.

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.parsing import TORCH_DTYPES, parse_axis_change, parse_shape
-from edgestudio.core.recipes import DimChange, ExportRecipe, TorchInput
+from edgestudio.core.recipes import DimChange, ExportRecipe, TorchInput, torch_missing_hint
 from edgestudio.gui.forms.common import (
     JobDialog,
     PathPicker,
@@ -36,11 +36,6 @@ CODE_WARNING = (
     "PyTorch files can contain code that runs when they are loaded. EdgeStudio opens them only "
     "in a separate worker process with weights-only loading forced, but open files only from "
     "sources you trust."
-)
-INSTALL_HINT = (
-    "PyTorch is not installed in this environment. Install the optional extra to export "
-    "models: <code>pip install 'edgestudio[torch]'</code> (use PyTorch's CPU build to avoid a "
-    "multi-GB download)."
 )
 
 
@@ -58,7 +53,7 @@ class ExportDialog(JobDialog):
         self.setObjectName("export_dialog")
         has_torch = self._enabled = torch_available()
 
-        notice = QLabel(CODE_WARNING if has_torch else INSTALL_HINT)
+        notice = QLabel(CODE_WARNING if has_torch else torch_missing_hint())
         notice.setObjectName("export_notice")
         notice.setWordWrap(True)
         notice.setTextFormat(Qt.TextFormat.RichText)
