@@ -16,7 +16,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A frozen app has no separate Python to spawn, so it re-runs itself as a job worker or
         # runtime probe. This must be decided before any Qt import.
         module = importlib.import_module(CHILD_ENTRIES[args[0]])
-        return int(module.main(args[1:]))
+        code = int(module.main(args[1:]))
+        if hasattr(module, "exit_now"):  # the job worker skips the interpreter's teardown
+            module.exit_now(code)
+        return code
     from edgestudio.cli.main import main as cli_main
 
     return int(cli_main(args))
