@@ -19,10 +19,9 @@ sys.path.insert(0, str(REPO))
 
 def main() -> None:
     from PySide6.QtCore import QSettings
-    from PySide6.QtWidgets import QApplication
 
     from edgestudio.core.recipes import ConvertRecipe, DiagnosticRecipe
-    from edgestudio.gui.app import create_application
+    from edgestudio.gui.app import create_application, release_window
     from edgestudio.gui.main_window import MainWindow
     from edgestudio.resources import SAMPLE_MODEL
 
@@ -115,7 +114,7 @@ def main() -> None:
     window.grab().save(str(OUT / "jobs.png"))
     window.jobs.shutdown()
     window.close()
-    QApplication.processEvents()
+    release_window(window)
     print(f"screenshots written to {OUT}")
 
 
