@@ -6,7 +6,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from edgestudio.core.paths import CHILD_ENTRIES
+from edgestudio.core.paths import CHILD_ENTRIES, exit_child
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -16,10 +16,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A frozen app has no separate Python to spawn, so it re-runs itself as a job worker or
         # runtime probe. This must be decided before any Qt import.
         module = importlib.import_module(CHILD_ENTRIES[args[0]])
-        code = int(module.main(args[1:]))
-        if hasattr(module, "exit_now"):  # the job worker skips the interpreter's teardown
-            module.exit_now(code)
-        return code
+        exit_child(int(module.main(args[1:])))
     from edgestudio.cli.main import main as cli_main
 
     return int(cli_main(args))

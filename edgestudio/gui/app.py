@@ -106,7 +106,7 @@ def run_app(models: Sequence[str], screenshot: str | None = None, panel: str = "
             return 0
         server = InstanceServer(parent=app)
         if not server.listen():
-            server = None  # another process won the race; this window simply stands alone
+            server = None  # a live instance too busy to answer: this window stands alone
     window = MainWindow()
     if server is not None:
         server.files_received.connect(window.receive_files)

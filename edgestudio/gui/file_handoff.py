@@ -9,7 +9,6 @@ crashed instance is detected (nobody answers) and replaced.
 
 from __future__ import annotations
 
-import contextlib
 import getpass
 import json
 import os
@@ -25,12 +24,11 @@ INSTANCE_ENV = "EDGESTUDIO_INSTANCE"  # overrides the socket name (tests, severa
 
 def instance_name() -> str:
     """The local socket name shared by this user's EdgeStudio processes."""
-    override = os.environ.get(INSTANCE_ENV)
-    if override:
-        return override
-    with contextlib.suppress(Exception):
-        return f"edgestudio-{getpass.getuser()}"
-    return f"edgestudio-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):  # no login name in the environment or the password database
+        user = "user"
+    return os.environ.get(INSTANCE_ENV) or f"edgestudio-{user}"
 
 
 def send_to_running_instance(paths: Sequence[str | Path], name: str | None = None) -> bool:

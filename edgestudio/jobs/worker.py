@@ -11,13 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import traceback
 from pathlib import Path
 from typing import BinaryIO
 
 import edgestudio  # noqa: F401  (telemetry off before any onnxruntime import)
 from edgestudio.core.errors import describe_exception
+from edgestudio.core.paths import exit_child
 from edgestudio.jobs import protocol
 
 
@@ -92,18 +92,5 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def exit_now(code: int) -> None:
-    """Leave without the interpreter's teardown.
-
-    Freeing every module and native library of a finished job (onnxruntime, onnx, torch) takes
-    ~0.1 s that the user waits for; the results are already on disk (each operation closes what
-    it writes, and the checks re-read the output) and reported over the pipe.
-    """
-    for stream in (sys.stdout, sys.stderr):
-        if stream is not None:
-            stream.flush()
-    os._exit(code)
-
-
 if __name__ == "__main__":
-    exit_now(main())
+    exit_child(main())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import sys
 import time
 from pathlib import Path
 
@@ -52,8 +53,7 @@ def _hog_memory(limit_mb: int) -> None:
     so the allocation fails with MemoryError as it would on a full machine. Without it, the job
     takes at most 1 GiB and then waits, for the test to kill it as the kernel's OOM killer would.
     """
-    import resource
-    import sys
+    import resource  # Unix only: imported where it is needed
 
     if limit_mb > 0:
         with open("/proc/self/statm") as f:

@@ -11,6 +11,7 @@ import json
 import sys
 
 import edgestudio  # noqa: F401  (disables onnxruntime telemetry before its import)
+from edgestudio.core.paths import exit_child
 
 
 def _loads(opset: int) -> bool:
@@ -56,4 +57,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_child(main())
