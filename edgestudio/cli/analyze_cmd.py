@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from edgestudio.cli.job_ui import execute_job
-from edgestudio.cli.quantize_cmd import add_data_args, data_source
+from edgestudio.cli.job_ui import add_data_args, data_source, execute_job
 from edgestudio.core.quant_recipes import AnalyzeRecipe
 from edgestudio.core.quant_runs import worst_first, write_layers_csv
 from edgestudio.core.recipes import Tolerance

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from edgestudio.cli.job_ui import execute_job
+from edgestudio.cli.job_ui import add_input_args, execute_job, input_fields
 from edgestudio.core.bench_recipes import OPT_LEVELS, BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.providers import resolve_provider, short_name
 
@@ -39,8 +39,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--runs", type=int, default=100)
     p.add_argument("--seconds", type=float, help="time budget per configuration instead of --runs")
-    p.add_argument("--shape", action="append", default=[], metavar="INPUT=DIMxDIM")
-    p.add_argument("--batch", type=int, default=1, help="size of a symbolic first dim")
+    add_input_args(p, data=True)
+    p.add_argument("--batch", type=int, default=1, help="size of the batch dims (default 1)")
     p.add_argument("--opt-level", choices=OPT_LEVELS, default="all")
     p.add_argument("--io-binding", action="store_true")
     p.add_argument("--json", metavar="REPORT")
@@ -56,7 +56,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     q.add_argument("--ep", type=_providers, default=("CPUExecutionProvider",))
     q.add_argument("--threads", type=int, default=1)
     q.add_argument("--runs", type=int, default=20)
-    q.add_argument("--shape", action="append", default=[], metavar="INPUT=DIMxDIM")
+    add_input_args(q, data=True)
+    q.add_argument("--batch", type=int, default=1, help="size of the batch dims (default 1)")
     q.add_argument("--top", type=int, default=15)
     q.add_argument("--json", metavar="REPORT")
     q.add_argument("--timeout", type=float)
@@ -89,8 +90,8 @@ def run_bench(args: argparse.Namespace) -> int:
     """Run the benchmark and print its table."""
     recipe = BenchRecipe(models=tuple(args.models), providers=args.ep, threads=args.threads,
                          warmup=args.warmup, runs=args.runs, seconds=args.seconds,
-                         shapes=tuple(args.shape), batch=args.batch, opt_level=args.opt_level,
-                         io_binding=args.io_binding)
+                         batch=args.batch, opt_level=args.opt_level,
+                         io_binding=args.io_binding, **input_fields(args))
     code, job = execute_job(recipe, args, show_report=False)
     if job is not None and job.report is not None:
         print_results(job.report.details["results"])
@@ -100,7 +101,7 @@ def run_bench(args: argparse.Namespace) -> int:
 def run_profile(args: argparse.Namespace) -> int:
     """Run the profile and print per-op time and placement."""
     recipe = ProfileRecipe(model=args.model, providers=args.ep, threads=args.threads,
-                           runs=args.runs, shapes=tuple(args.shape))
+                           runs=args.runs, batch=args.batch, **input_fields(args))
     code, job = execute_job(recipe, args, show_report=False)
     if job is None or job.report is None:
         return code

@@ -10,13 +10,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from edgestudio.core.parsing import parse_data_source, parse_floats, parse_shape
 from edgestudio.core.recipes import Recipe, Tolerance
 from edgestudio.core.reports import JobReport
 from edgestudio.jobs.runner import Job, JobState, run_job
 
 T = TypeVar("T")
 
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_JOB_FAILED, EXIT_CANCELLED = 0, 1, 2, 130
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_JOB_FAILED, EXIT_UNCHECKED, EXIT_CANCELLED = 0, 1, 2, 4, 130
+OUTCOME_EXIT = {"passed": EXIT_OK, "failed": EXIT_CHECK_FAILED, "unchecked": EXIT_UNCHECKED}
 
 
 class ProgressPrinter:
@@ -67,6 +69,59 @@ def add_common_job_args(p: argparse.ArgumentParser, tolerance: bool = True) -> N
                        help="relative tolerance of the check (default %(default)g)")
 
 
+def add_data_args(p: argparse.ArgumentParser, option: str, help_text: str,
+                  required: bool = False) -> None:
+    """``--calib``/``--data`` with sample count and image preprocessing options."""
+    p.add_argument(option, metavar="PATH", required=required, help=help_text)
+    p.add_argument("--samples", type=int, default=0, help="use only the first N samples")
+    g = p.add_argument_group("image folders")
+    g.add_argument("--image-size", type=argument_type(parse_shape, "--image-size"),
+                   metavar="HxW", help="resize images to H×W")
+    g.add_argument("--image-layout", choices=("NCHW", "NHWC"), default="NCHW")
+    g.add_argument("--image-scale", type=float, default=1 / 255,
+                   help="multiply pixels by this first (default 1/255)")
+    g.add_argument("--image-mean", type=argument_type(parse_floats, "--image-mean"),
+                   default=(0.0,), metavar="M[,M,M]")
+    g.add_argument("--image-std", type=argument_type(parse_floats, "--image-std"),
+                   default=(1.0,), metavar="S[,S,S]")
+    g.add_argument("--image-colour", choices=("RGB", "BGR", "L"), default="RGB")
+
+
+def data_source(args: argparse.Namespace, text: str) -> object:
+    """Build the DataSource from the data options."""
+    try:
+        return parse_data_source(
+            text, args.samples, size=args.image_size, layout=args.image_layout,
+            scale=args.image_scale, mean=args.image_mean, std=args.image_std,
+            colour=args.image_colour)
+    except ValueError as exc:
+        raise SystemExit(f"edgestudio: error: {exc}") from exc
+
+
+def add_input_args(p: argparse.ArgumentParser, data: bool = False) -> None:
+    """``--shape``/``--range`` (and ``--data`` with its options) of a job that feeds a model."""
+    g = p.add_argument_group(
+        "model inputs", "By default the inputs are derived from the graph and tried until the "
+        "model runs (see `edgestudio inputs MODEL`); these override parts of it.")
+    g.add_argument("--shape", action="append", default=[], metavar="NAME=DIMxDIM",
+                   help="give an input's shape, e.g. image=1x3x224x224 or sr=scalar "
+                   "(repeatable)")
+    g.add_argument("--range", action="append", default=[], metavar="NAME=LOW:HIGH",
+                   help="give an input's values: LOW:HIGH (integers below HIGH), V1,V2,…, ones, "
+                   "zeros, normal or bool, e.g. input_ids=0:30522 (repeatable)")
+    if data:
+        add_data_args(p, "--data", "real data instead of derived inputs: .npz, a folder of "
+                      ".npy/.npz/test_data_set_*, or a folder of images (the first sample is "
+                      "used)")
+
+
+def input_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The recipe fields given by :func:`add_input_args`."""
+    text = getattr(args, "data", None)
+    return {"shapes": tuple(args.shape), "ranges": tuple(args.range),
+            "data": data_source(args, text) if text else None}
+
+
 def argument_type(parser: Callable[[str], T], option: str) -> Callable[[str], T]:
     """Wrap a core parser for argparse so that its own message reaches the user."""
 
@@ -113,7 +168,7 @@ def execute_job(recipe: Recipe, args: argparse.Namespace,
     if job.state is JobState.SUCCEEDED and job.report is not None:
         if show_report:
             print_report(job.report, with_warnings=False)  # warnings were shown while it ran
-        return (EXIT_OK if job.report.passed else EXIT_CHECK_FAILED), job
+        return OUTCOME_EXIT[job.report.outcome], job
     print(f"edgestudio: error: job {job.state.value}: {job.error}", file=sys.stderr)
     if job.state is JobState.CRASHED and job.stderr_tail:
         print("worker stderr (last lines):\n" + job.stderr_tail[-1500:], file=sys.stderr)

@@ -4,38 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from edgestudio.cli.job_ui import argument_type, execute
-from edgestudio.core.parsing import parse_data_source, parse_floats, parse_shape
+from edgestudio.cli.job_ui import add_data_args, add_input_args, data_source, execute, input_fields
 from edgestudio.core.quant_recipes import CALIB_METHODS, MODES, QUANT_TYPES, QuantRecipe
-
-
-def add_data_args(p: argparse.ArgumentParser, option: str, help_text: str,
-                  required: bool = False) -> None:
-    """``--calib``/``--data`` with sample count and image preprocessing options."""
-    p.add_argument(option, metavar="PATH", required=required, help=help_text)
-    p.add_argument("--samples", type=int, default=0, help="use only the first N samples")
-    g = p.add_argument_group("image folders")
-    g.add_argument("--image-size", type=argument_type(parse_shape, "--image-size"),
-                   metavar="HxW", help="resize images to H×W")
-    g.add_argument("--image-layout", choices=("NCHW", "NHWC"), default="NCHW")
-    g.add_argument("--image-scale", type=float, default=1 / 255,
-                   help="multiply pixels by this first (default 1/255)")
-    g.add_argument("--image-mean", type=argument_type(parse_floats, "--image-mean"),
-                   default=(0.0,), metavar="M[,M,M]")
-    g.add_argument("--image-std", type=argument_type(parse_floats, "--image-std"),
-                   default=(1.0,), metavar="S[,S,S]")
-    g.add_argument("--image-colour", choices=("RGB", "BGR", "L"), default="RGB")
-
-
-def data_source(args: argparse.Namespace, text: str) -> object:
-    """Build the DataSource from the data options."""
-    try:
-        return parse_data_source(
-            text, args.samples, size=args.image_size, layout=args.image_layout,
-            scale=args.image_scale, mean=args.image_mean, std=args.image_std,
-            colour=args.image_colour)
-    except ValueError as exc:
-        raise SystemExit(f"edgestudio: error: {exc}") from exc
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -67,7 +37,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--block-size", type=int, default=128, help="int4: block size")
     p.add_argument("--int4-asymmetric", action="store_true")
     add_data_args(p, "--calib", "calibration data: .npz, a folder of .npy/.npz/test_data_set_*, "
-                  "a folder of images, or synthetic[:N[:SEED]]")
+                  "a folder of images, or synthetic[:N[:SEED]] (drawn from the input "
+                  "specification)")
+    add_input_args(p)
     p.add_argument("--overwrite", action="store_true")
     p.add_argument("--json", metavar="REPORT")
     p.add_argument("--timeout", type=float)
@@ -87,5 +59,6 @@ def run(args: argparse.Namespace) -> int:
         calib=data_source(args, args.calib) if args.calib else None,  # type: ignore[arg-type]
         keep_io_types=not args.fp16_io, op_block_list=tuple(args.block_op),
         block_size=args.block_size, int4_symmetric=not args.int4_asymmetric,
+        shapes=input_fields(args)["shapes"], ranges=input_fields(args)["ranges"],
     )
     return execute(recipe, args)

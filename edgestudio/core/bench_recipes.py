@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from edgestudio.core.data_source import DataSource
 from edgestudio.core.providers import short_name
-from edgestudio.core.recipes import Recipe, register_recipe
+from edgestudio.core.recipes import Recipe, input_args, register_recipe
 
 OPT_LEVELS = ("all", "extended", "basic", "disabled")
 
@@ -16,9 +17,10 @@ OPT_LEVELS = ("all", "extended", "basic", "disabled")
 class BenchRecipe(Recipe):
     """Latency of models × execution providers × intra-op thread counts, on the same inputs.
 
-    ``shapes`` fixes input dims (``image=1x3x224x224``); symbolic dims not given there take
-    ``batch`` for the first axis and 1 elsewhere. ``seconds`` (if set) replaces ``runs`` as a
-    time budget per configuration.
+    Inputs come from the model's input specification: ``shapes`` (``image=1x3x224x224``) and
+    ``ranges`` (``ids=0:30522``) override what is derived from the graph, ``batch`` sizes its
+    batch dims, and ``data`` replaces it by the first sample of real data. ``seconds`` (if
+    set) replaces ``runs`` as a time budget per configuration.
     """
 
     kind: ClassVar[str] = "bench"
@@ -29,6 +31,8 @@ class BenchRecipe(Recipe):
     runs: int = 100
     seconds: float | None = None
     shapes: tuple[str, ...] = ()
+    ranges: tuple[str, ...] = ()
+    data: DataSource | None = None
     batch: int = 1
     opt_level: str = "all"
     io_binding: bool = False
@@ -49,8 +53,7 @@ class BenchRecipe(Recipe):
                "--ep", ",".join(short_name(p) for p in self.providers),
                "--threads", ",".join(str(t) for t in self.threads), "--warmup", str(self.warmup)]
         cmd += ["--seconds", repr(self.seconds)] if self.seconds else ["--runs", str(self.runs)]
-        for s in self.shapes:
-            cmd += ["--shape", s]
+        cmd += input_args(self.shapes, self.ranges, self.data)
         if self.batch != 1:
             cmd += ["--batch", str(self.batch)]
         if self.opt_level != "all":
@@ -71,6 +74,8 @@ class ProfileRecipe(Recipe):
     threads: int = 1
     runs: int = 20
     shapes: tuple[str, ...] = ()
+    ranges: tuple[str, ...] = ()
+    data: DataSource | None = None
     batch: int = 1
 
     def title(self) -> str:
@@ -86,8 +91,9 @@ class ProfileRecipe(Recipe):
         cmd = ["edgestudio", "profile", self.model,
                "--ep", ",".join(short_name(p) for p in self.providers),
                "--threads", str(self.threads), "--runs", str(self.runs)]
-        for s in self.shapes:
-            cmd += ["--shape", s]
+        cmd += input_args(self.shapes, self.ranges, self.data)
+        if self.batch != 1:
+            cmd += ["--batch", str(self.batch)]
         return cmd
 
 

@@ -9,61 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from edgestudio.core.recipes import FIELD_CONVERTERS, Recipe, Tolerance, register_recipe
+from edgestudio.core.data_source import (  # noqa: F401  (re-exported: older imports)
+    IMAGE_SUFFIXES,
+    SOURCE_KINDS,
+    DataSource,
+    data_source_from_dict,
+)
+from edgestudio.core.recipes import Recipe, Tolerance, input_args, register_recipe
 
 MODES = ("dynamic", "qdq", "qoperator", "fp16", "int4")
 STATIC_MODES = ("qdq", "qoperator")
 QUANT_TYPES = ("int8", "uint8", "int16", "uint16", "int4", "uint4")
 CALIB_METHODS = ("minmax", "entropy", "percentile", "distribution")
-SOURCE_KINDS = ("npz", "folder", "images", "synthetic")
-IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"})
 
 
-@dataclass(frozen=True)
-class DataSource:
-    """Where calibration or evaluation samples come from.
-
-    ``npz``: arrays named after the model inputs, first axis = samples (``labels`` optional).
-    ``folder``: ``.npy``/``.npz`` files or ONNX ``input_*.pb`` test-data folders, sorted by name.
-    ``images``: image files, preprocessed as the fields below say. ``synthetic``: seeded random
-    data (meaningless ranges; for smoke tests only). ``samples`` caps the count (0: all).
-    """
-
-    kind: str = "npz"
-    path: str = ""
-    samples: int = 0
-    seed: int = 0
-    size: tuple[int, int] | None = None  # images: (height, width)
-    layout: str = "NCHW"  # images: NCHW or NHWC
-    scale: float = 1 / 255  # images: pixel * scale, then (x - mean) / std
-    mean: tuple[float, ...] = (0.0,)
-    std: tuple[float, ...] = (1.0,)
-    colour: str = "RGB"  # images: RGB, BGR or L (grey)
-
-    def describe(self) -> str:
-        """Short text for logs and reports."""
-        if self.kind == "synthetic":
-            return f"synthetic (seed {self.seed}, {self.samples or 32} samples)"
-        return f"{self.kind} {self.path}" + (f" (first {self.samples})" if self.samples else "")
-
-    def to_cli(self) -> list[str]:
-        """The ``--calib``/``--data`` argument(s) selecting this source."""
-        if self.kind == "synthetic":
-            return [f"synthetic:{self.samples or 32}:{self.seed}"]
-        return [self.path]
-
-
-def data_source_from_dict(data: dict[str, object]) -> DataSource:
-    """Rebuild a :class:`DataSource` from JSON (lists back to tuples)."""
-    values = dict(data)
-    for key in ("size", "mean", "std"):
-        if isinstance(values.get(key), list):
-            values[key] = tuple(values[key])  # type: ignore[arg-type]
-    return DataSource(**values)  # type: ignore[arg-type]
-
-
-FIELD_CONVERTERS["calib"] = data_source_from_dict
-FIELD_CONVERTERS["data"] = data_source_from_dict
 
 
 @register_recipe
@@ -90,6 +49,8 @@ class QuantRecipe(Recipe):
     op_block_list: tuple[str, ...] = ()  # fp16
     block_size: int = 128  # int4
     int4_symmetric: bool = True  # int4
+    shapes: tuple[str, ...] = ()  # input specification for synthetic data and the result's run
+    ranges: tuple[str, ...] = ()
 
     def title(self) -> str:
         """Mode and types in a few words."""
@@ -140,6 +101,7 @@ class QuantRecipe(Recipe):
                 cmd.append("--int4-asymmetric")
         for node in self.exclude:
             cmd += ["--exclude", node]
+        cmd += input_args(self.shapes, self.ranges, None)
         if not self.preprocess:
             cmd.append("--no-preprocess")
         if self.overwrite:

@@ -13,6 +13,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+from edgestudio.core.data_source import DataSource, data_source_from_dict
+
 
 @dataclass(frozen=True)
 class Tolerance:
@@ -73,6 +75,9 @@ class ConvertRecipe(Recipe):
     opset: int | None = None
     dims: tuple[DimChange, ...] = ()
     tolerance: Tolerance = field(default_factory=Tolerance)
+    shapes: tuple[str, ...] = ()  # the check's inputs: NAME=DIMxDIM (input specification)
+    ranges: tuple[str, ...] = ()  # NAME=LOW:HIGH
+    data: DataSource | None = None  # real data for the check instead of derived inputs
 
     def title(self) -> str:
         """Describe the conversion in a few words."""
@@ -94,6 +99,7 @@ class ConvertRecipe(Recipe):
             cmd += ["--opset", str(self.opset)]
         for d in self.dims:
             cmd += ["--dynamic" if isinstance(d.value, str) else "--static", d.to_cli()]
+        cmd += input_args(self.shapes, self.ranges, self.data)
         cmd += _tolerance_args(self.tolerance)
         if self.overwrite:
             cmd.append("--overwrite")
@@ -212,6 +218,19 @@ class ShapesRecipe(Recipe):
         return ["edgestudio", "inspect", self.model, "--shapes", "--json"]
 
 
+def input_args(shapes: tuple[str, ...], ranges: tuple[str, ...],
+               data: DataSource | None) -> list[str]:
+    """The ``--shape``/``--range``/``--data`` arguments of a job that feeds a model."""
+    args: list[str] = []
+    for s in shapes:
+        args += ["--shape", s]
+    for r in ranges:
+        args += ["--range", r]
+    if data is not None:
+        args += ["--data", *data.to_cli()]
+    return args
+
+
 def _tolerance_args(tol: Tolerance) -> list[str]:
     default = Tolerance()
     args = []
@@ -234,7 +253,7 @@ def register_recipe(cls: type[Recipe]) -> type[Recipe]:
 
 
 # Field name -> how to rebuild it from JSON (extended by modules that add recipes).
-FIELD_CONVERTERS: dict[str, Any] = {}
+FIELD_CONVERTERS: dict[str, Any] = {"calib": data_source_from_dict, "data": data_source_from_dict}
 
 
 def recipe_from_dict(data: dict[str, Any]) -> Recipe:

@@ -23,12 +23,24 @@ class CheckCase:
 
     label: str
     outputs: list[OutputCheck] = field(default_factory=list)
-    error: str | None = None  # set when the result could not even run on these inputs
+    error: str | None = None  # the result failed where it should have run
+    skipped: str | None = None  # why nothing could be compared on these inputs
 
     @property
     def passed(self) -> bool:
         """True when the result ran and every output was within tolerance."""
         return self.error is None and all(o.allclose for o in self.outputs)
+
+    @property
+    def compared(self) -> bool:
+        """True when outputs were really compared with the original's."""
+        return bool(self.outputs)
+
+    def status(self) -> str:
+        """``ok``, ``FAILED`` or ``could not check``."""
+        if not self.passed:
+            return "FAILED"
+        return "ok" if self.compared else "could not check"
 
 
 @dataclass
@@ -42,12 +54,25 @@ class EquivalenceCheck:
     session_ok: bool = False
     session_message: str = ""
     cases: list[CheckCase] = field(default_factory=list)
+    note: str = ""  # why no inputs could be made, when there are no cases
+
+    def status(self) -> str:
+        """``passed``, ``failed`` (with the numbers) or ``unchecked`` (nothing was compared)."""
+        if not (self.checker_ok and self.session_ok) or not all(c.passed for c in self.cases):
+            return "failed"
+        return "passed" if any(c.compared for c in self.cases) else "unchecked"
 
     @property
     def passed(self) -> bool:
-        """True only when every part of the check passed."""
-        return (self.checker_ok and self.session_ok and bool(self.cases)
-                and all(c.passed for c in self.cases))
+        """True only when every part of the check passed and something was compared."""
+        return self.status() == "passed"
+
+    def unchecked_reason(self) -> str:
+        """Why nothing could be compared (empty unless the status is ``unchecked``)."""
+        if self.status() != "unchecked":
+            return ""
+        reasons = [c.skipped for c in self.cases if c.skipped]
+        return self.note or (reasons[0] if reasons else "no inputs to compare on")
 
     def verdict(self) -> str:
         """One phrase for the user: ``"equivalent"`` or what went wrong."""
@@ -55,8 +80,11 @@ class EquivalenceCheck:
             return "invalid model (onnx checker)"
         if not self.session_ok:
             return "onnxruntime cannot load it"
-        if not self.passed:
+        status = self.status()
+        if status == "failed":
             return "converted, not equivalent"
+        if status == "unchecked":
+            return "converted, unchecked"
         return "equivalent"
 
     def text_lines(self) -> list[str]:
@@ -64,10 +92,14 @@ class EquivalenceCheck:
         lines = [f"check: {self.verdict()} (atol={self.atol:g}, rtol={self.rtol:g})",
                  f"  onnx checker: {self.checker_message}",
                  f"  onnxruntime:  {self.session_message}"]
+        if self.status() == "unchecked":
+            lines.append(f"  could not check: {self.unchecked_reason()}")
         for case in self.cases:
-            lines.append(f"  inputs {case.label}: {'ok' if case.passed else 'FAILED'}")
+            lines.append(f"  inputs {case.label}: {case.status()}")
             if case.error:
                 lines.append(f"    error: {case.error}")
+            if case.skipped:
+                lines.append(f"    {case.skipped}")
             for o in case.outputs:
                 verdict = "allclose" if o.allclose else "NOT allclose"
                 lines.append(f"    {o.name:<24} max abs {o.max_abs_err:.3g}  "
@@ -78,9 +110,11 @@ class EquivalenceCheck:
         """JSON form, with ``passed`` and ``verdict`` included."""
         data = asdict(self)
         data["passed"] = self.passed
+        data["status"] = self.status()
         data["verdict"] = self.verdict()
         for case, obj in zip(data["cases"], self.cases, strict=True):
             case["passed"] = obj.passed
+            case["status"] = obj.status()
         return data
 
 
@@ -100,6 +134,11 @@ class JobReport:
         """True when there was no check or the check passed."""
         return self.check is None or self.check.passed
 
+    @property
+    def outcome(self) -> str:
+        """``passed``, ``failed`` or ``unchecked`` (a check that could not compare anything)."""
+        return "passed" if self.check is None else self.check.status()
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form (the CLI's ``--json`` report)."""
         return {
@@ -107,6 +146,7 @@ class JobReport:
             "output": self.output,
             "files": list(self.files),
             "passed": self.passed,
+            "outcome": self.outcome,
             "check": self.check.to_dict() if self.check else None,
             "warnings": list(self.warnings),
             "details": self.details,
@@ -119,12 +159,12 @@ def report_from_dict(data: dict[str, Any]) -> JobReport:
     if data.get("check"):
         c = dict(data["check"])
         cases = [
-            CheckCase(label=k["label"], error=k.get("error"),
+            CheckCase(label=k["label"], error=k.get("error"), skipped=k.get("skipped"),
                       outputs=[OutputCheck(**o) for o in k["outputs"]])
             for k in c.pop("cases")
         ]
-        c.pop("passed", None)
-        c.pop("verdict", None)
+        for key in ("passed", "verdict", "status"):
+            c.pop(key, None)
         check = EquivalenceCheck(cases=cases, **c)
     return JobReport(
         kind=data["kind"], files=list(data.get("files", [])), output=data.get("output"),

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from edgestudio.core.ops.bench import session_for, sizes_and_feeds, time_session
+from edgestudio.core.ops.bench import session_for, time_session
+from edgestudio.core.ops.input_probe import resolve_inputs
 from edgestudio.core.profile_parse import GraphNode, load_events, summarize_profile
 from edgestudio.resources import SAMPLE_MODEL
 from tests.benchmarks.bench_quant import build_cnn
@@ -21,7 +22,7 @@ from tests.benchmarks.bench_quant import build_cnn
 def overhead(model: str, runs: int) -> tuple[float, float]:
     """(median ms through our harness, median ms of a bare loop), best of 3 rounds each."""
     session = session_for(model, "CPUExecutionProvider", 1)
-    feeds = sizes_and_feeds(session, (), 1, 0)
+    feeds = resolve_inputs(Path(model), session=session).feeds()
     ours, bare = [], []
     for _ in range(3):
         wall, _ = time_session(session, feeds, warmup=10, runs=runs, seconds=None)

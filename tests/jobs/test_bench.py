@@ -39,10 +39,11 @@ def test_contended_flag() -> None:
 def test_harness_agrees_with_a_bare_loop() -> None:
     import onnxruntime as ort
 
-    from edgestudio.core.ops.bench import session_for, sizes_and_feeds, time_session
+    from edgestudio.core.ops.bench import session_for, time_session
+    from edgestudio.core.ops.input_probe import resolve_inputs
 
     session = session_for(str(SAMPLE_MODEL), "CPUExecutionProvider", 1)
-    feeds = sizes_and_feeds(session, (), 1, 0)
+    feeds = resolve_inputs(SAMPLE_MODEL, session=session).feeds()
     medians_ours, medians_bare = [], []
     for _ in range(3):
         wall, _ = time_session(session, feeds, warmup=20, runs=300, seconds=None)

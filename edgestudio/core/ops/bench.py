@@ -12,8 +12,7 @@ import onnx
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.latency_stats import latency_stats
 from edgestudio.core.ops.convert import load_full_model
-from edgestudio.core.ops.validate import make_feeds
-from edgestudio.core.parsing import parse_shape
+from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.progress import Reporter
 from edgestudio.core.providers import package_for
 from edgestudio.core.recipes import Recipe
@@ -56,34 +55,6 @@ def session_for(model: bytes | str, provider: str, threads: int, opt_level: str 
     providers = [provider] + (["CPUExecutionProvider"] if provider != "CPUExecutionProvider"
                               else [])
     return ort.InferenceSession(model, options, providers=providers)
-
-
-def sizes_and_feeds(session: Any, shapes: tuple[str, ...], batch: int,
-                    seed: int) -> dict[str, np.ndarray]:
-    """Seeded inputs: dims from ``shapes``, else ``batch`` for a symbolic first axis, else 1."""
-    fixed: dict[str, tuple[int, ...]] = {}
-    for text in shapes:
-        name, sep, dims = text.partition("=")
-        if not sep:
-            raise BenchError(f"--shape expects NAME=DIMxDIM (got '{text}')")
-        try:
-            fixed[name] = parse_shape(dims)
-        except ValueError as exc:
-            raise BenchError(str(exc)) from exc
-    inputs = {i.name: i for i in session.get_inputs()}
-    unknown = set(fixed) - set(inputs)
-    if unknown:
-        raise BenchError(f"--shape names {', '.join(sorted(unknown))}; the model's inputs are "
-                         f"{', '.join(f'{i.name} {i.shape}' for i in inputs.values())}.")
-    sizes: dict[str, int] = {}
-    for name, inp in inputs.items():
-        for axis, dim in enumerate(inp.shape):
-            if not isinstance(dim, int) or dim <= 0:
-                if name in fixed:
-                    sizes[str(dim)] = fixed[name][axis]
-                else:
-                    sizes.setdefault(str(dim), batch if axis == 0 else 1)
-    return make_feeds(session, sizes, seed=seed)
 
 
 def time_session(session: Any, feeds: dict[str, np.ndarray], warmup: int, runs: int,
@@ -134,6 +105,7 @@ def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         raise BenchError("Give at least one model.")
     configs = [(m, p, t) for m in recipe.models for p in recipe.providers for t in recipe.threads]
     results: list[dict[str, Any]] = []
+    inputs: dict[str, dict[str, np.ndarray] | str] = {}  # feeds per model, or why there are none
     for k, (model_path, provider, threads) in enumerate(configs):
         label = f"{Path(model_path).name} · {provider} · {threads} thread(s)"
         reporter.stage(label, k / len(configs))
@@ -155,7 +127,18 @@ def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
             results.append({**row, "error": f"{provider} could not be used; onnxruntime fell "
                                              f"back to {', '.join(placed)}."})
             continue
-        feeds = sizes_and_feeds(session, recipe.shapes, recipe.batch, recipe.seed)
+        if model_path not in inputs:
+            reporter.stage(f"{label}: finding inputs the model runs on", k / len(configs))
+            try:
+                inputs[model_path] = job_inputs(
+                    Path(model_path), load_full_model(Path(model_path)), recipe.shapes,
+                    recipe.ranges, recipe.data, reporter).feeds(recipe.batch, recipe.seed)
+            except EdgeStudioError as exc:
+                inputs[model_path] = str(exc)
+        feeds = inputs[model_path]
+        if isinstance(feeds, str):
+            results.append({**row, "error": feeds})
+            continue
         wall, cpu = time_session(session, feeds, recipe.warmup, recipe.runs, recipe.seconds,
                                  recipe.io_binding)
         stats = latency_stats(wall, batch=recipe.batch, cpu_ms=cpu, threads=threads)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import onnx
 
 from edgestudio.core.conversion_plan import (
@@ -15,11 +14,18 @@ from edgestudio.core.conversion_plan import (
 )
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.external_data import check_external_data
+from edgestudio.core.input_spec import InputOverrides, InputSpecError, InputSpecification
 from edgestudio.core.model_io import load_model
-from edgestudio.core.ops.validate import Feeds, check_against, ort_session, session_runner
+from edgestudio.core.ops.input_probe import resolve_inputs
+from edgestudio.core.ops.validate import (
+    check_against,
+    declared_dims,
+    ort_session,
+    session_runner,
+)
 from edgestudio.core.progress import Reporter
 from edgestudio.core.recipes import ConvertRecipe, Recipe
-from edgestudio.core.reports import JobReport
+from edgestudio.core.reports import EquivalenceCheck, JobReport
 
 INLINE_LIMIT = 1_800_000_000  # above this the result keeps its weights in external data
 
@@ -47,20 +53,14 @@ def save_model(model: onnx.ModelProto, folder: Path, name: str) -> list[str]:
     return [name, data_name]
 
 
-def size_sets_for(dims: dict[str, list[int | str | None]]) -> list[dict[str, int]]:
-    """Two sizes (1 and 3) for every symbolic dim, so dynamic axes are really exercised."""
-    symbols = sorted({d for shape in dims.values() for d in shape if isinstance(d, str)})
-    if not symbols:
-        return [{}]
-    return [dict.fromkeys(symbols, 1), dict.fromkeys(symbols, 3)]
-
-
 def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     """Convert ``recipe.model`` as asked, write it to ``staging`` and check it."""
     assert isinstance(recipe, ConvertRecipe)
     source = Path(recipe.model)
     reporter.stage("Reading the model", 0.0)
     model = load_full_model(source)
+    model_for_spec = onnx.ModelProto()
+    model_for_spec.CopyFrom(model)
     report = JobReport(kind=recipe.kind)
 
     if recipe.opset is not None:
@@ -99,45 +99,68 @@ def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
 
     reporter.stage("Checking against the original", 0.6)
     original = ort_session(source)
-    original_dims = {i.name: list(i.shape) for i in original.get_inputs()}  # type: ignore[attr-defined]
-
-    def accepts(feeds: Feeds) -> bool:
-        return all(
-            name in feeds and _fits(feeds[name], shape) for name, shape in original_dims.items()
-        )
-
-    sizes = size_sets_for(io_dims(model))
-    fixed_before = _sizes_fixed_in_original(io_dims(model), original_dims)
-    if fixed_before:  # compare numerically at the sizes the original was fixed to, too
-        sizes.insert(0, {**sizes[0], **fixed_before})
+    spec, why_not = original_spec(source, model_for_spec, recipe, original, reporter)
+    result_dims = io_dims(model)
     check = check_against(
-        staging / name, session_runner(original), sizes,
-        recipe.tolerance.atol, recipe.tolerance.rtol, accepts,
-    )
+        staging / name, session_runner(original), spec, recipe.tolerance.atol,
+        recipe.tolerance.rtol, declared_dims(original),
+        second_sizes=second_sizes(spec, result_dims, declared_dims(original)) if spec else None,
+        unchecked_reason=why_not)
+    unusable = result_unusable(check)
+    if unusable:
+        raise ConversionError(unusable)
     report.check = check
     report.details = {
         "source": str(source),
         "opset": recipe.opset,
-        "dims": {k: v for k, v in io_dims(model).items()},
+        "dims": {k: v for k, v in result_dims.items()},
+        "inputs": spec.to_dict() if spec else None,
     }
     reporter.stage(f"Done: {check.verdict()}", 1.0)
     return report
 
 
-def _sizes_fixed_in_original(
-    new_dims: dict[str, list[int | str | None]], original: dict[str, list[object]]
-) -> dict[str, int]:
-    """Symbols of the result whose axis had a fixed size in the original inputs."""
-    fixed: dict[str, int] = {}
-    for name, shape in new_dims.items():
-        for axis, dim in enumerate(shape):
-            old = original.get(name, [])
-            if isinstance(dim, str) and axis < len(old) and isinstance(old[axis], int):
-                fixed[dim] = int(old[axis])  # type: ignore[call-overload]
-    return fixed
+def original_spec(source: Path, model: onnx.ModelProto, recipe: ConvertRecipe, session: object,
+                  reporter: Reporter) -> tuple[InputSpecification | None, str]:
+    """The original's input specification, or None and why it could not be found."""
+    try:
+        resolved = resolve_inputs(source, model, InputOverrides(recipe.shapes, recipe.ranges),
+                                  recipe.data, reporter, session=session)
+    except InputSpecError as exc:
+        reporter.warn(f"Could not check the result against the original: {exc}")
+        return None, str(exc)
+    reporter.log("Checking on inputs: " + "; ".join(resolved.spec.text_lines()))
+    return resolved.spec, ""
 
 
-def _fits(array: np.ndarray, shape: list[object]) -> bool:
-    return array.ndim == len(shape) and all(
-        not isinstance(d, int) or d <= 0 or d == n for d, n in zip(shape, array.shape, strict=True)
-    )
+def second_sizes(spec: InputSpecification, result_dims: dict[str, list[int | str | None]],
+                 original_dims: dict[str, list[object]]) -> dict[str, int]:
+    """Sizes for the check's second case: batch dims at 3, dims the conversion made dynamic at
+    twice their old fixed size, so that every dynamic axis is really exercised."""
+    sizes: dict[str, int] = {}
+    for name, dims in result_dims.items():
+        before = original_dims.get(name)
+        if before is None:
+            continue  # an output, or an input the original lacks
+        for axis, dim in enumerate(dims):
+            if not isinstance(dim, str):
+                continue
+            old = before[axis] if axis < len(before) else None
+            if isinstance(old, int) and old > 0:
+                sizes.setdefault(dim, 3 if axis == 0 and old == 1 else old * 2)
+            elif str(old) in spec.batch_symbols or (axis == 0 and len(dims) >= 2):
+                sizes.setdefault(dim, 3)
+    return sizes
+
+
+def result_unusable(check: EquivalenceCheck) -> str:
+    """Why a written result cannot be used (it does not load, or does not run where the
+    original does); empty when it can."""
+    if not check.checker_ok:
+        return f"The result is not a valid model: {check.checker_message}"
+    if not check.session_ok:
+        return f"onnxruntime cannot load the result: {check.session_message}"
+    first = check.cases[0] if check.cases else None
+    if first is not None and first.error:
+        return f"The result does not run on the inputs the original runs on: {first.error}"
+    return ""

@@ -18,6 +18,7 @@ import numpy as np
 import onnx
 
 from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.input_spec import Domain, InputEntry, InputSpecification
 from edgestudio.core.ops.convert import save_model
 from edgestudio.core.ops.validate import Feeds, check_against
 from edgestudio.core.parsing import TORCH_DTYPES
@@ -158,12 +159,28 @@ def run_export(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         return [o.detach().numpy() for o in outs]
 
     symbols = sorted({str(d.value) for d in recipe.dynamic})
-    sizes = [dict.fromkeys(symbols, 1), dict.fromkeys(symbols, 3)] if symbols else [{}]
-    report.check = check_against(staging / name, reference, sizes,
-                                 recipe.tolerance.atol, recipe.tolerance.rtol)
+    report.check = check_against(staging / name, reference, example_spec(recipe),
+                                 recipe.tolerance.atol, recipe.tolerance.rtol,
+                                 second_sizes=dict.fromkeys(symbols, 3))
+    if not report.check.session_ok:
+        raise ExportError(f"onnxruntime cannot load the exported model: "
+                          f"{report.check.session_message}")
     report.details = {"source": recipe.model, "exporter": recipe.exporter, "opset": got}
     reporter.stage(f"Done: {report.check.verdict()}", 1.0)
     return report
+
+
+def example_spec(recipe: ExportRecipe) -> InputSpecification:
+    """The check's inputs: the example shapes, with the recipe's dynamic axes as symbols."""
+    symbols = {(d.tensor, d.axis): str(d.value) for d in recipe.dynamic}
+    entries = []
+    for i in recipe.inputs:
+        integer = i.dtype.startswith("int")
+        entries.append(InputEntry(
+            i.name, i.dtype, tuple(i.shape),
+            Domain("integers", 0, 2) if integer else Domain("normal"),
+            tuple(symbols.get((i.name, a), n) for a, n in enumerate(i.shape))))
+    return InputSpecification(tuple(entries))
 
 
 def _dynamic_shapes(

@@ -10,11 +10,11 @@ from typing import Any
 from edgestudio.core.ops.bench import (
     BenchError,
     session_for,
-    sizes_and_feeds,
     time_session,
     unavailable_reason,
 )
 from edgestudio.core.ops.convert import load_full_model
+from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.profile_parse import (
     GraphNode,
     load_events,
@@ -71,7 +71,8 @@ def run_profile(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         reporter.stage(f"Profiling {recipe.runs} runs on {provider}", 0.1)
         session = session_for(model.SerializeToString(), provider, recipe.threads,
                               profile_prefix=str(Path(tmp) / "profile"))
-        feeds = sizes_and_feeds(session, recipe.shapes, recipe.batch, seed=0)
+        feeds = job_inputs(Path(recipe.model), model, recipe.shapes, recipe.ranges, recipe.data,
+                           reporter).feeds(recipe.batch)
         time_session(session, feeds, warmup=0, runs=recipe.runs, seconds=None)
         trace = session.end_profiling()
         reporter.stage("Reading the profile", 0.7)

