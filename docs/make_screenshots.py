@@ -63,7 +63,8 @@ def main() -> None:
     dialog.grab().save(str(OUT / "convert.png"))
     dialog.reject()
 
-    from edgestudio.core.quant_recipes import DataSource, QuantRecipe
+    from edgestudio.core.data_source import DataSource
+    from edgestudio.core.quant_recipes import QuantRecipe
     from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION
 
     run = window.start_quantization(

@@ -8,15 +8,20 @@ a large folder is never held in memory at once.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from edgestudio.core.data_source import IMAGE_SUFFIXES, DataSource
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.quant_recipes import IMAGE_SUFFIXES, DataSource
+from edgestudio.core.input_spec import (
+    DeclaredInput,
+    InputSpecification,
+    declared_inputs,
+    derive_candidates,
+)
 
 SYNTHETIC_DEFAULT = 32
 Sample = dict[str, np.ndarray]
@@ -26,41 +31,14 @@ class DataError(EdgeStudioError):
     """The data does not fit the model, or holds values that would corrupt the result."""
 
 
-@dataclass(frozen=True)
-class InputSpec:
-    """A model input as the data must match it."""
-
-    name: str
-    dtype: np.dtype
-    shape: tuple[int | str | None, ...]
-
-    def text(self) -> str:
-        """``image float32 [batch, 1, 8, 8]``."""
-        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
-        return f"{self.name} {self.dtype} [{dims}]"
-
-
-def model_inputs(model: onnx.ModelProto) -> list[InputSpec]:
-    """The model's real inputs (initializers excluded)."""
-    inits = {t.name for t in model.graph.initializer}
-    specs = []
-    for value in model.graph.input:
-        if value.name in inits:
-            continue
-        tensor = value.type.tensor_type
-        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type))
-        shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
-                      for d in tensor.shape.dim)
-        specs.append(InputSpec(value.name, dtype, shape))
-    return specs
-
-
 class SampleSet:
     """A replayable sequence of samples (each a dict input name -> array with batch dim 1)."""
 
-    def __init__(self, source: DataSource, inputs: list[InputSpec]) -> None:
+    def __init__(self, source: DataSource, inputs: list[DeclaredInput],
+                 spec: InputSpecification | None = None) -> None:
         self.source = source
         self.inputs = inputs
+        self.spec = spec  # synthetic samples are drawn from it
         self.labels: np.ndarray | None = None
         self._count = self._prepare()
 
@@ -78,9 +56,10 @@ class SampleSet:
             for path in self._files[: self._count]:
                 yield self._check({self.inputs[0].name: self._read_image(path)}, path.name)
         else:
-            rng = np.random.default_rng(self.source.seed)
-            for _ in range(self._count):
-                yield {i.name: self._synthetic(i, rng) for i in self.inputs}
+            if self.spec is None:
+                raise DataError("Synthetic data needs the model's input specification.")
+            for k in range(self._count):
+                yield self.spec.feeds(self.source.seed * 1_000_003 + k)
 
     # ----- preparation ------------------------------------------------------------------------
     def _prepare(self) -> int:
@@ -194,18 +173,11 @@ class SampleSet:
             array = array.transpose(2, 0, 1)
         return np.ascontiguousarray(array[None, ...]).astype(spec.dtype)
 
-    @staticmethod
-    def _synthetic(spec: InputSpec, rng: np.random.Generator) -> np.ndarray:
-        shape = [1] + [d if isinstance(d, int) and d > 0 else 1 for d in spec.shape[1:]]
-        if np.issubdtype(spec.dtype, np.floating):
-            return rng.standard_normal(shape).astype(spec.dtype)
-        return rng.integers(0, 4, shape).astype(spec.dtype)
-
     # ----- checks -------------------------------------------------------------------------------
     def _check(self, sample: Sample, where: str) -> Sample:
         for spec in self.inputs:
             array = sample[spec.name]
-            if array.dtype != spec.dtype:
+            if array.dtype != np.dtype(spec.dtype):
                 if np.issubdtype(array.dtype, np.floating) and np.issubdtype(spec.dtype,
                                                                              np.floating):
                     array = array.astype(spec.dtype)
@@ -244,9 +216,16 @@ class SampleSet:
         return warnings
 
 
-def open_samples(source: DataSource, model: onnx.ModelProto) -> SampleSet:
-    """Open ``source`` for ``model``. Raises DataError with both sides listed on a mismatch."""
-    return SampleSet(source, model_inputs(model))
+def open_samples(source: DataSource, model: onnx.ModelProto,
+                 spec: InputSpecification | None = None) -> SampleSet:
+    """Open ``source`` for ``model``. Raises DataError with both sides listed on a mismatch.
+
+    Synthetic samples are drawn from ``spec`` (the model's verified input specification);
+    without one, from the first spec derived from the graph (not proven to run).
+    """
+    if source.kind == "synthetic" and spec is None:
+        spec = next(derive_candidates(model), None)
+    return SampleSet(source, declared_inputs(model), spec)
 
 
 class ReplayReader:

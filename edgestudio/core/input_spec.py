@@ -221,7 +221,7 @@ class InputOverrides:
 
     def parsed_shapes(self) -> dict[str, tuple[int, ...]]:
         """``{name: shape}``; raises InputSpecError on a malformed entry."""
-        out = {}
+        out: dict[str, tuple[int, ...]] = {}
         for text in self.shapes:
             name, sep, dims = text.rpartition("=")
             if not sep or not name:
@@ -285,6 +285,11 @@ class DeclaredInput:
     name: str
     dtype: str
     shape: tuple[int | str | None, ...]
+
+    def text(self) -> str:
+        """``image float32 [batch, 1, 8, 8]``."""
+        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
+        return f"{self.name} {self.dtype} [{dims}]"
 
 
 def declared_inputs(model: onnx.ModelProto) -> list[DeclaredInput]:

@@ -11,6 +11,7 @@ from pathlib import Path
 CHILD_ENTRIES = {
     "--job-worker": "edgestudio.jobs.worker",
     "--probe-runtime": "edgestudio.core.ops.probe_runtime",
+    "--run-model": "edgestudio.core.ops.result_gate",
 }
 
 

@@ -9,12 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from edgestudio.core.data_source import (  # noqa: F401  (re-exported: older imports)
-    IMAGE_SUFFIXES,
-    SOURCE_KINDS,
-    DataSource,
-    data_source_from_dict,
-)
+from edgestudio.core.data_source import DataSource
 from edgestudio.core.recipes import Recipe, Tolerance, input_args, register_recipe
 
 MODES = ("dynamic", "qdq", "qoperator", "fp16", "int4")

@@ -26,8 +26,9 @@ from PySide6.QtWidgets import (
 
 from edgestudio import __version__
 from edgestudio.core.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
+from edgestudio.core.data_source import DataSource
 from edgestudio.core.preferences import Preferences
-from edgestudio.core.quant_recipes import AnalyzeRecipe, DataSource, QuantRecipe
+from edgestudio.core.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant_runs import QuantRun
 from edgestudio.core.recipes import Recipe
 from edgestudio.core.report import ReportData, write_report

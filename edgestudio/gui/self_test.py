@@ -17,7 +17,8 @@ from pathlib import Path
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from edgestudio.core.quant_recipes import DataSource, QuantRecipe
+from edgestudio.core.data_source import DataSource
+from edgestudio.core.quant_recipes import QuantRecipe
 from edgestudio.core.quant_runs import QuantRun
 from edgestudio.gui.main_window import MainWindow
 from edgestudio.jobs.runner import JobState

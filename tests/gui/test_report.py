@@ -8,7 +8,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from edgestudio.core.bench_recipes import BenchRecipe
-from edgestudio.core.quant_recipes import DataSource, QuantRecipe
+from edgestudio.core.data_source import DataSource
+from edgestudio.core.quant_recipes import QuantRecipe
 from edgestudio.core.recipes import ConvertRecipe
 from edgestudio.core.report import SECTIONS
 from edgestudio.gui.main_window import MainWindow

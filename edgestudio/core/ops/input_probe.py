@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from edgestudio.core.data_source import DataSource
 from edgestudio.core.input_spec import (
     InputOverrides,
     InputSpecError,
@@ -28,7 +29,6 @@ from edgestudio.core.input_spec import (
 from edgestudio.core.ops.validate import short
 from edgestudio.core.paths import cache_dir
 from edgestudio.core.progress import Reporter
-from edgestudio.core.quant_recipes import DataSource
 
 CACHE_VERSION = 1
 

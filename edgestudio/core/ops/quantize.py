@@ -9,6 +9,7 @@ result's quantization parameters are inspected afterwards for the failures ORT s
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,11 @@ from edgestudio.core.calib_data import ReplayReader, open_samples
 from edgestudio.core.conversion_plan import model_opset
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.external_data import check_external_data
+from edgestudio.core.input_spec import InputSpecError
 from edgestudio.core.model_io import load_model
 from edgestudio.core.ops.convert import load_full_model, save_model
-from edgestudio.core.ops.validate import ort_session
+from edgestudio.core.ops.input_probe import job_inputs
+from edgestudio.core.ops.result_gate import run_in_process, run_isolated
 from edgestudio.core.opsets import iter_nodes
 from edgestudio.core.progress import Reporter
 from edgestudio.core.quant_recipes import STATIC_MODES, QuantRecipe, check_rules
@@ -34,6 +37,9 @@ QUANTIZED_OPS = frozenset({
     "QLinearMatMul", "ConvInteger", "MatMulInteger", "MatMulNBits", "QGemm", "QLinearAdd",
     "QLinearMul", "DynamicQuantizeMatMul", "QAttention",
 })
+
+
+PER_CHANNEL_MIN_OPSET = 13  # DequantizeLinear's axis attribute exists from opset 13
 
 
 class QuantizeError(EdgeStudioError):
@@ -100,7 +106,14 @@ def inspect_quant_params(model: onnx.ModelProto) -> list[str]:
 
 
 def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
-    """Quantize ``recipe.model`` into ``staging``; report warnings and sizes."""
+    """Quantize ``recipe.model`` into ``staging``, prove the result runs, report what was done.
+
+    The result is loaded and run on the model's input specification before the job succeeds;
+    a result that does not run fails the job and nothing is written. Known causes are avoided
+    up front: per-channel quantization of an opset < 13 model raises the opset first (checked),
+    a result that breaks after ORT's pre-processing is quantized again without it, and fp16
+    operators that crash onnxruntime are kept in float32.
+    """
     assert isinstance(recipe, QuantRecipe)
     reporter.stage("Reading the model", 0.0)
     source = Path(recipe.model)
@@ -116,13 +129,23 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
             f"The model is already quantized (it contains {', '.join(already)}); quantize the "
             "float original instead.")
     report = JobReport(kind=recipe.kind)
+    notes: list[str] = []
     calibration_warnings: list[str] = list(rules.warnings)
+
+    reporter.stage("Finding inputs the model runs on", 0.03)
+    data = recipe.calib if recipe.calib and recipe.calib.kind != "synthetic" else None
+    try:
+        resolved = job_inputs(source, model, recipe.shapes, recipe.ranges, data, reporter)
+    except InputSpecError as exc:
+        raise QuantizeError(f"Cannot prove a quantized model works without inputs the original "
+                            f"runs on. {exc}") from exc
+    feeds = resolved.feeds()
 
     samples = None
     if recipe.mode in STATIC_MODES:
         assert recipe.calib is not None
         reporter.stage(f"Checking calibration data ({recipe.calib.describe()})", 0.05)
-        samples = open_samples(recipe.calib, model)
+        samples = open_samples(recipe.calib, model, resolved.spec)
         calibration_warnings += samples.validate()  # raises DataError before anything is written
     for w in calibration_warnings:
         reporter.warn(w)
@@ -130,21 +153,16 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
     name = Path(recipe.output or "quantized.onnx").name
     with tempfile.TemporaryDirectory(dir=staging) as scratch:
         work = Path(scratch)
+        float_model = _opset_for(recipe, model, resolved.session, feeds, reporter, notes)
         # ORT's quantizers read a path. The source itself will do when its weights are inline
-        # (it is only read); a copy is made when weights live in external files.
-        if external or model.graph.sparse_initializer:
+        # and nothing was changed (it is only read); otherwise a copy is written.
+        if float_model is not model or external or model.graph.sparse_initializer:
             float_path = work / "float.onnx"
-            save_model(model, work, float_path.name)
+            save_model(float_model, work, float_path.name)
         else:
             float_path = source
-        quant_input = float_path
-        if recipe.preprocess and recipe.mode in ("dynamic", *STATIC_MODES):
-            reporter.stage("Pre-processing (quant_pre_process)", 0.1)
-            quant_input = _preprocess(float_path, work / "pre.onnx", reporter, report)
-        out = work / "quant.onnx"
-        _quantize(recipe, quant_input, out, samples, reporter)
-        reporter.stage("Checking the result", 0.85)
-        result = onnx.load(str(out))
+        result, gate = _quantize_and_prove(recipe, float_path, work, samples, feeds, reporter,
+                                           report, notes)
     quant_warnings = inspect_quant_params(result)
     if recipe.mode == "int4" and "MatMulNBits" not in quantized_ops_in(result):
         quant_warnings.append("No MatMul with a constant weight was found: 4-bit weight-only "
@@ -153,25 +171,112 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
         reporter.warn(w)
     calibration_warnings += quant_warnings
     report.files = save_model(result, staging, name)
-    try:
-        ort_session(staging / name)
-        loads = "loads"
-    except Exception as exc:  # keep the file, but say clearly that ORT cannot run it
-        loads = f"onnxruntime cannot load it: {exc}"
-        reporter.warn(loads)
-        calibration_warnings.append(loads)
-    report.warnings = calibration_warnings
+    for note in notes:
+        reporter.log(note)
+    report.warnings = calibration_warnings + report.warnings
     report.details = {
         "recipe": recipe.to_dict(),
         "command": recipe.command_line(),
         "calibration_warnings": calibration_warnings,
         "float_bytes": source.stat().st_size,
         "quant_bytes": (staging / name).stat().st_size,
-        "onnxruntime": loads,
+        "onnxruntime": gate,
         "quantized_ops": quantized_ops_in(result),
+        "notes": notes,
+        "inputs": resolved.spec.to_dict(),
     }
     reporter.stage("Done", 1.0)
     return report
+
+
+def _opset_for(recipe: QuantRecipe, model: onnx.ModelProto, session: object,
+               feeds: dict[str, np.ndarray], reporter: Reporter,
+               notes: list[str]) -> onnx.ModelProto:
+    """The float model to quantize: raised to opset 13 where per-channel needs it (checked)."""
+    opset = model_opset(model) or 13
+    if not recipe.per_channel or opset >= PER_CHANNEL_MIN_OPSET or recipe.mode in ("fp16", "int4"):
+        return model
+    reporter.stage(f"Raising the opset {opset} → {PER_CHANNEL_MIN_OPSET} for per-channel "
+                   "quantization", 0.08)
+    why = (f"Per-channel quantization writes DequantizeLinear with an axis, which exists only "
+           f"from opset {PER_CHANNEL_MIN_OPSET}; this model is opset {opset}")
+    try:
+        raised = onnx.version_converter.convert_version(model, PER_CHANNEL_MIN_OPSET)
+    except Exception as exc:
+        raise QuantizeError(f"{why}, and onnx's version converter could not raise it "
+                            f"({type(exc).__name__}: {exc}). Quantize per-tensor instead, or "
+                            "convert the model to opset 13 first.") from exc
+    from edgestudio.core.ops.input_probe import cpu_session
+    from edgestudio.core.ops.validate import compare_outputs, short
+
+    try:
+        got = cpu_session(raised.SerializeToString()).run(None, feeds)
+        want = session.run(None, feeds)  # type: ignore[attr-defined]
+    except Exception as exc:
+        raise QuantizeError(f"{why}; raised to opset {PER_CHANNEL_MIN_OPSET} it no longer runs "
+                            f"({short(exc)}). Quantize per-tensor instead.") from exc
+    names = [o.name for o in raised.graph.output]
+    checks = compare_outputs(names, [np.asarray(g) for g in got],
+                             [np.asarray(w) for w in want], 1e-4, 1e-3)
+    if not all(c.allclose for c in checks):
+        worst = max(checks, key=lambda c: c.max_abs_err)
+        raise QuantizeError(f"{why}; raised to opset {PER_CHANNEL_MIN_OPSET} its output "
+                            f"'{worst.name}' changes (max abs error {worst.max_abs_err:.3g}). "
+                            "Quantize per-tensor instead.")
+    notes.append(f"{why}: raised to opset {PER_CHANNEL_MIN_OPSET} first (outputs checked "
+                 "equal with np.allclose).")
+    return raised
+
+
+def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, work: Path, samples: object,
+                        feeds: dict[str, np.ndarray], reporter: Reporter, report: JobReport,
+                        notes: list[str]) -> tuple[onnx.ModelProto, str]:
+    """Quantize, then load and run the result; retry the known fixes; raise if none works."""
+    attempts: list[tuple[str, bool, tuple[str, ...]]] = []
+    preprocess = recipe.preprocess and recipe.mode in ("dynamic", *STATIC_MODES)
+    attempts.append(("with pre-processing" if preprocess else "as given", preprocess,
+                     recipe.op_block_list))
+    if preprocess:
+        attempts.append(("without pre-processing", False, recipe.op_block_list))
+    failures: list[str] = []
+    for k, (label, pre, blocked) in enumerate(attempts):
+        out = work / f"quant{k}.onnx"
+        quant_input = float_path
+        if pre:
+            reporter.stage("Pre-processing (quant_pre_process)", 0.1)
+            quant_input = _preprocess(float_path, work / "pre.onnx", reporter, report)
+        _quantize(replace(recipe, op_block_list=blocked), quant_input, out, samples, reporter)
+        reporter.stage("Loading and running the result", 0.85)
+        gate = (run_isolated(out, feeds) if recipe.mode == "fp16"
+                else run_in_process(out, feeds))
+        if gate.ok:
+            if k:
+                notes.append(f"The result {attempts[0][0]} did not run ({failures[0]}); "
+                             f"quantized {label} instead.")
+            return onnx.load(str(out)), "loads and runs"
+        failures.append(gate.reason)
+        reporter.warn(f"The result quantized {label} is unusable: {gate.reason}")
+        if gate.crashed and recipe.mode == "fp16" and len(attempts) == k + 1:
+            suspects = _fp16_suspects(onnx.load(str(float_path), load_external_data=False),
+                                      blocked)
+            if suspects:
+                attempts.append((f"keeping {', '.join(suspects)} in float32", False,
+                                 (*blocked, *suspects)))
+                notes.append(f"onnxruntime crashes on the fp16 form of {', '.join(suspects)}: "
+                             "kept in float32.")
+    raise QuantizeError("The quantized model is unusable, so nothing was written: "
+                        + "; ".join(f"{a[0]}: {f}" for a, f in zip(attempts, failures,
+                                                                     strict=False)) + ".")
+
+
+# onnxruntime (1.32) segfaults opening the fp16 forms of these on some models (GRU audio models
+# reproduced without EdgeStudio); they are kept in float32 when the fp16 result crashes it.
+FP16_CRASH_SUSPECTS = ("GRU", "LSTM", "RNN")
+
+
+def _fp16_suspects(model: onnx.ModelProto, blocked: tuple[str, ...]) -> list[str]:
+    present = {n.op_type for n in iter_nodes(model.graph)}
+    return [op for op in FP16_CRASH_SUSPECTS if op in present and op not in blocked]
 
 
 def _preprocess(src: Path, dst: Path, reporter: Reporter, report: JobReport) -> Path:

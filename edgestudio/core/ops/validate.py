@@ -143,7 +143,7 @@ def check_against(
     names = [o.name for o in session.get_outputs()]  # type: ignore[attr-defined]
     run = session_runner(session)
     result_dims = declared_dims(session)
-    cases = [("as specified", {})]
+    cases: list[tuple[str, dict[str, int]]] = [("as specified", {})]
     if second_sizes:
         cases.append((", ".join(f"{k}={v}" for k, v in sorted(second_sizes.items())),
                       second_sizes))

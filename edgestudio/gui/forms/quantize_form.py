@@ -22,13 +22,13 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.conversion_plan import model_opset
+from edgestudio.core.data_source import DataSource
 from edgestudio.core.parsing import parse_data_source, parse_floats
 from edgestudio.core.quant_recipes import (
     CALIB_METHODS,
     MODES,
     QUANT_TYPES,
     STATIC_MODES,
-    DataSource,
     QuantRecipe,
     check_rules,
 )
