@@ -62,3 +62,11 @@ def isolated_settings(tmp_path: Path) -> Iterator[object]:
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     yield settings
     settings.sync()
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory,
+                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets its own cache folder (input specifications, remembered inputs), so no
+    test sees another's results or the user's; workers inherit it through the environment."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))

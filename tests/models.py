@@ -139,3 +139,111 @@ def matmul_model(hidden: int = 64) -> onnx.ModelProto:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
+
+
+def _model(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto],
+           outputs: list[onnx.ValueInfoProto], inits: list[onnx.TensorProto], name: str,
+           opset: int = 17) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, name, inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+def state_input(hidden: int = 128) -> onnx.ModelProto:
+    """x[batch,16], state[2,batch,hidden] -> MatMul + state[1] -> y[batch,hidden].
+
+    Like a VAD's recurrent state: the first axis is fixed at 2 and the batch is the second;
+    setting the first axis to 1 makes Gather(index 1) fail.
+    """
+    rng = np.random.default_rng(1)
+    w = numpy_helper.from_array(rng.standard_normal((16, hidden)).astype(np.float32), "w")
+    one = numpy_helper.from_array(np.array(1, np.int64), "one")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="proj"),
+             helper.make_node("Gather", ["state", "one"], ["h"], name="last_layer", axis=0),
+             helper.make_node("Add", ["m", "h"], ["y"], name="add")]
+    return _model(nodes, [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16]),
+        helper.make_tensor_value_info("state", TensorProto.FLOAT, [2, "batch", hidden])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", hidden])],
+        [w, one], "state_input")
+
+
+def scalar_rate() -> onnx.ModelProto:
+    """x[batch,8] and a scalar int64 sample rate ``sr``; y = x * (sr == 16000).
+
+    A scalar made [1] does not load; a rate of 0–3 gives all-zero outputs.
+    """
+    rate = numpy_helper.from_array(np.array(16000, np.int64), "rate")
+    nodes = [helper.make_node("Equal", ["sr", "rate"], ["is16k"], name="check_rate"),
+             helper.make_node("Cast", ["is16k"], ["gain"], name="gain", to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["x", "gain"], ["y"], name="apply")]
+    return _model(nodes, [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8]),
+        helper.make_tensor_value_info("sr", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8])],
+        [rate], "scalar_rate")
+
+
+def embedding_encoder(rows: int = 30, types: int = 2) -> onnx.ModelProto:
+    """ids[batch,seq] int64 → Gather(table[rows,8]); type_ids → Gather(table[types,8]); masked
+    mean → y[batch,8]. Ids of 0–3 break the 2-row type table."""
+    rng = np.random.default_rng(2)
+    table = numpy_helper.from_array(rng.standard_normal((rows, 8)).astype(np.float32), "table")
+    type_table = numpy_helper.from_array(rng.standard_normal((types, 8)).astype(np.float32),
+                                         "type_table")
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    nodes = [
+        helper.make_node("Gather", ["table", "ids"], ["e"], name="word_embedding"),
+        helper.make_node("Gather", ["type_table", "type_ids"], ["t"], name="type_embedding"),
+        helper.make_node("Add", ["e", "t"], ["s"], name="sum"),
+        helper.make_node("Cast", ["mask"], ["mf"], name="mask_float", to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["mf", "minus1"], ["mu"], name="mask_axis"),
+        helper.make_node("Mul", ["s", "mu"], ["masked"], name="apply_mask"),
+        helper.make_node("ReduceMean", ["masked", "axes"], ["y"], name="pool", keepdims=0),
+    ]
+    minus1 = numpy_helper.from_array(np.array([-1], np.int64), "minus1")
+    return _model(nodes, [
+        helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "sequence"]),
+        helper.make_tensor_value_info("type_ids", TensorProto.INT64, ["batch", "sequence"]),
+        helper.make_tensor_value_info("mask", TensorProto.INT64, ["batch", "sequence"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8])],
+        [table, type_table, axes, minus1], "embedding_encoder", opset=18)
+
+
+def reflect_pad(pad: int = 8) -> onnx.ModelProto:
+    """x[batch,time] → reflect Pad by ``pad`` on the time axis: needs time > ``pad`` (a length
+    of 1 fails)."""
+    pads = numpy_helper.from_array(np.array([0, pad, 0, pad], np.int64), "pads")
+    nodes = [helper.make_node("Pad", ["x", "pads"], ["y"], name="reflect", mode="reflect")]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                        ["batch", "time"])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", None])],
+                  [pads], "reflect_pad")
+
+
+def odd_length(length: int = 37) -> onnx.ModelProto:
+    """x[batch,n] → Reshape to [1, ``length``]: runs only when n == ``length``, a size no
+    derivation guesses, so no derived input specification runs."""
+    shape = numpy_helper.from_array(np.array([1, length], np.int64), "shape")
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"], name="fixed_reshape"),
+             helper.make_node("Relu", ["r"], ["y"], name="relu")]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "n"])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, length])],
+                  [shape], "odd_length")
+
+
+def gru_model(opset: int = 11) -> onnx.ModelProto:
+    """x[time,batch,4] with ``sequence_lens`` int32[batch] and h0[1,batch,8] → GRU → y."""
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array(rng.standard_normal((1, 24, 4)).astype(np.float32) * 0.3, "W")
+    r = numpy_helper.from_array(rng.standard_normal((1, 24, 8)).astype(np.float32) * 0.3, "R")
+    nodes = [helper.make_node("GRU", ["x", "W", "R", "", "sequence_lens", "h0"], ["y", "hn"],
+                              name="gru", hidden_size=8)]
+    return _model(nodes, [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, ["time", "batch", 4]),
+        helper.make_tensor_value_info("sequence_lens", TensorProto.INT32, ["batch"]),
+        helper.make_tensor_value_info("h0", TensorProto.FLOAT, [1, "batch", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["time", 1, "batch", 8]),
+         helper.make_tensor_value_info("hn", TensorProto.FLOAT, [1, "batch", 8])],
+        [w, r], "gru", opset=opset)

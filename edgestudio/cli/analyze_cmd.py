@@ -59,6 +59,12 @@ def print_analysis(details: dict[str, Any], top: int) -> None:
         if "float_top1" in acc:
             line += f"; accuracy float {acc['float_top1']:.2%}, quantized {acc['quant_top1']:.2%}"
         print(line)
+    verdict = details.get("verdict")
+    if verdict:
+        print(f"verdict: {verdict['level'].upper()} — " + "; ".join(verdict["reasons"]))
+        print(f"  thresholds: {verdict['thresholds']}")
+        for tip in verdict["suggestions"]:
+            print(f"  try: {tip}")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -95,6 +95,8 @@ def run_bench(args: argparse.Namespace) -> int:
     code, job = execute_job(recipe, args, show_report=False)
     if job is not None and job.report is not None:
         print_results(job.report.details["results"])
+        for line in job.report.details.get("verdicts", []):
+            print(line)
     return code
 
 

@@ -12,14 +12,15 @@ from edgestudio.cli import (
     bench_cmd,
     convert_cmd,
     export_cmd,
+    inputs_cmd,
     inspect_cmd,
     quantize_cmd,
     selftest_cmd,
 )
 from edgestudio.core.errors import EdgeStudioError
 
-SUBCOMMAND_MODULES = (inspect_cmd, convert_cmd, export_cmd, quantize_cmd, analyze_cmd,
-                      bench_cmd, selftest_cmd)
+SUBCOMMAND_MODULES = (inspect_cmd, inputs_cmd, convert_cmd, export_cmd, quantize_cmd,
+                      analyze_cmd, bench_cmd, selftest_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

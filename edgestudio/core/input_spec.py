@@ -34,7 +34,7 @@ _RECURRENT = frozenset({"RNN", "GRU", "LSTM", "DynamicQuantizeLSTM"})
 _STATE_NAME = re.compile(r"(^|[_.\-/])(state|states|hidden|h0|c0|h|c|cache|past|memory)"
                          r"($|[_.\-/\d])", re.IGNORECASE)
 _MASK_NAME = re.compile(r"mask", re.IGNORECASE)
-_BATCH_NAME = re.compile(r"^(n|b|bs|batch|batch_?size|unk__\d+)$", re.IGNORECASE)
+_BATCH_NAME = re.compile(r"^(bs|batch|batch_?size|unk__\d+)$", re.IGNORECASE)
 _COMPARE_OPS = frozenset({"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"})
 
 # Sizes tried, in order, for symbolic dims other than the batch (first one that runs wins).
@@ -73,6 +73,15 @@ class Domain:
         if self.kind == "sequence_length":
             return f"= {self.of_dim}"
         return self.kind
+
+
+    def cli_text(self) -> str:
+        """The ``--range`` value that gives this domain: ``0:30522``, ``16000,8000``, ``ones``."""
+        if self.kind == "values":
+            return ",".join(_num(v) for v in self.values)
+        if self.kind == "sequence_length":
+            return self.text()
+        return self.text()
 
 
 def _num(value: float) -> str:

@@ -28,28 +28,45 @@ class GraphNode:
     outputs: tuple[str, ...]
 
 
-def _covered(kernel: str, op_type: str, nodes: list[GraphNode],
-             producer: dict[str, GraphNode]) -> list[str]:
-    """Model nodes a fused kernel stands for, from the node or tensor names in its name.
+def _named_after(kernel: str, by_name: dict[str, GraphNode],
+                 producer: dict[str, GraphNode]) -> GraphNode | None:
+    """The node a fused kernel is named after: its name, or the longest prefix of it (cut at
+    an underscore: ``X_nchwc``, ``X_token_12``) that is a node's name or a node's output."""
+    candidate = kernel
+    while candidate:
+        if candidate in by_name:
+            return by_name[candidate]
+        if candidate in producer:
+            return producer[candidate]
+        if "_" not in candidate:
+            return None
+        candidate = candidate.rsplit("_", 1)[0]
+    return None
 
-    ORT names fused kernels after a node or an output tensor (``X_nchwc``); when the named
-    node is not of the kernel's op type (Conv fused with the Relu after it), the chain is
-    followed up through single-input producers until a node of that type is found.
+
+def _covered(kernel: str, op_type: str, by_name: dict[str, GraphNode],
+             producer: dict[str, GraphNode]) -> list[str]:
+    """Model nodes a fused kernel stands for.
+
+    ORT names fused kernels after a node or an output tensor; only whole names count (a tensor
+    called ``x`` is not in every kernel whose name contains an x). When the named node is not
+    of the kernel's op type (Conv fused with the BatchNormalization or Relu after it), the chain
+    is followed up through single-activation producers to the node of that type.
     """
-    named = [n for n in nodes if n.name and n.name in kernel]
-    named += [producer[t] for t in producer if t and t in kernel and producer[t] not in named]
-    covered: list[str] = []
-    for node in named:
+    node = _named_after(kernel, by_name, producer)
+    if node is None:
+        return []
+    chain = [node]
+    while chain[-1].op_type != op_type and len(chain) <= 4:
+        # Constant nodes feed weights, not activations (many exports keep weights in them).
+        activations = [t for t in chain[-1].inputs
+                       if t in producer and producer[t].op_type != "Constant"]
+        if len(activations) != 1:
+            break
+        chain.append(producer[activations[0]])
+    if chain[-1].op_type != op_type:
         chain = [node]
-        while chain[-1].op_type != op_type:
-            activations = [t for t in chain[-1].inputs if t in producer]
-            if len(activations) != 1 or len(chain) > 4:
-                break
-            chain.append(producer[activations[0]])
-        if chain[-1].op_type != op_type:
-            chain = [node]
-        covered += [c.name for c in chain if c.name not in covered]
-    return covered
+    return list(dict.fromkeys(c.name for c in chain))
 
 
 def summarize_profile(events: list[dict[str, Any]], graph: list[GraphNode],
@@ -62,6 +79,7 @@ def summarize_profile(events: list[dict[str, Any]], graph: list[GraphNode],
     node_names = {n.name for n in graph if n.name}
     op_types = {n.name: n.op_type for n in graph}
     producer = {t: n for n in graph for t in n.outputs}
+    by_name = {n.name: n for n in graph if n.name}
     per_node: dict[str, dict[str, Any]] = {}
     for event in events:
         if event.get("cat") != "Node" or not str(event.get("name", "")).endswith(KERNEL_SUFFIX):
@@ -82,7 +100,7 @@ def summarize_profile(events: list[dict[str, Any]], graph: list[GraphNode],
             entry["covers"] = [entry["node"]]
         else:
             entry["fused"] = True
-            entry["covers"] = _covered(entry["node"], entry["op_type"], graph, producer)
+            entry["covers"] = _covered(entry["node"], entry["op_type"], by_name, producer)
         nodes.append(entry)
     nodes.sort(key=lambda e: -e["time_us"])
     total = sum(e["time_us"] for e in nodes) or 1.0

@@ -231,6 +231,30 @@ def input_args(shapes: tuple[str, ...], ranges: tuple[str, ...],
     return args
 
 
+@dataclass(frozen=True)
+class InputsRecipe(Recipe):
+    """Find the model's input specification: derived from the graph, tried until it runs."""
+
+    kind: ClassVar[str] = "inputs"
+    model: str = ""
+    shapes: tuple[str, ...] = ()
+    ranges: tuple[str, ...] = ()
+    data: DataSource | None = None
+
+    def title(self) -> str:
+        """Name the job."""
+        return f"Find inputs: {self.model.rsplit('/', 1)[-1]}"
+
+    def input_paths(self) -> list[str]:
+        """The model."""
+        return [self.model]
+
+    def to_command(self) -> list[str]:
+        """``edgestudio inputs MODEL [--shape …] [--range …] [--data …]``."""
+        return ["edgestudio", "inputs", self.model,
+                *input_args(self.shapes, self.ranges, self.data)]
+
+
 def _tolerance_args(tol: Tolerance) -> list[str]:
     default = Tolerance()
     args = []
@@ -242,7 +266,8 @@ def _tolerance_args(tol: Tolerance) -> list[str]:
 
 
 RECIPE_TYPES: dict[str, type[Recipe]] = {
-    cls.kind: cls for cls in (ConvertRecipe, ExportRecipe, DiagnosticRecipe, ShapesRecipe)
+    cls.kind: cls for cls in (ConvertRecipe, ExportRecipe, DiagnosticRecipe, ShapesRecipe,
+                              InputsRecipe)
 }
 
 

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from edgestudio.gui.graph_panel import GraphPanel
+from edgestudio.gui.inputs_panel import InputsPanel
 from edgestudio.gui.model_loader import LoadedModel
 from edgestudio.gui.netron_view import NetronView
 from edgestudio.gui.perf_panel import PerfPanel
@@ -47,6 +48,8 @@ class DocumentView(QWidget):
         self.graph_panel.subgraph_requested.connect(self.open_subgraph)
         self.panels.addTab(self.graph_panel, "Graph")
         self.excluded: set[str] = set()  # nodes to keep in float, picked in the graph
+        self.inputs_panel = InputsPanel(loaded.path, loaded.model)
+        self.panels.addTab(self.inputs_panel, "Inputs")
         self.graph_panel.view.node_context_menu.connect(self._node_menu)
         self.quant_panel = QuantPanel(loaded.path, loaded.model)
         self.quant_panel.node_chosen.connect(self.graph_panel.select_by_name)
@@ -95,6 +98,10 @@ class DocumentView(QWidget):
         menu.popup(global_pos)  # type: ignore[arg-type]
 
     def _maybe_build_netron(self, index: int) -> None:
+        # The first look at the Inputs tab finds the inputs (a background job).
+        if self.panels.widget(index) is self.inputs_panel and self.inputs_panel.state in (
+                "unknown", "edited"):
+            self.inputs_panel.request_find()
         if self.panels.widget(index) is self.netron_holder and self.netron_view is None:
             self.netron_view = NetronView(self.path)
             layout = self.netron_holder.layout()

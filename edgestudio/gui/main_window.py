@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import (
@@ -27,6 +29,7 @@ from PySide6.QtWidgets import (
 from edgestudio import __version__
 from edgestudio.core.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.data_source import DataSource
+from edgestudio.core.input_spec import InputSpecification
 from edgestudio.core.preferences import Preferences
 from edgestudio.core.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant_runs import QuantRun
@@ -98,6 +101,7 @@ class MainWindow(QMainWindow):
 
         self._quant_jobs: dict[str, tuple[DocumentView, QuantRun, DataSource | None]] = {}
         self._perf_jobs: dict[str, DocumentView] = {}
+        self._inputs_jobs: dict[str, DocumentView] = {}
         self._probe: list[dict[str, object]] | None = None
         self._probe_job: Job | None = None
         self.jobs = JobController(self)
@@ -226,6 +230,7 @@ class MainWindow(QMainWindow):
         doc.perf_panel.apply_preferences(self.prefs)
         doc.perf_panel.bench_requested.connect(lambda r, d=doc: self._submit_for(d, r))
         doc.perf_panel.profile_requested.connect(lambda r, d=doc: self._submit_for(d, r))
+        doc.inputs_panel.find_requested.connect(lambda r, d=doc: self._find_inputs(d, r))
         if self._probe is not None:
             doc.perf_panel.set_providers(self._probe)
         elif self._probe_job is None:
@@ -335,11 +340,45 @@ class MainWindow(QMainWindow):
 
     # ----- jobs ------------------------------------------------------------------------------
     def submit(self, recipe: Recipe) -> Job:
-        """Run ``recipe`` in the background and show the Jobs panel."""
+        """Run ``recipe`` in the background and show the Jobs panel.
+
+        A job that feeds a model takes the inputs set in that model's Inputs panel, unless the
+        recipe already names some.
+        """
+        recipe = self._with_inputs(recipe)
         job = self.jobs.submit(recipe)
         self.jobs_dock.show()
         self.statusBar().showMessage(f"Started: {recipe.title()}", 5000)
         return job
+
+    def _with_inputs(self, recipe: Recipe) -> Recipe:
+        fields = {f.name for f in dataclasses.fields(recipe)}
+        if not {"shapes", "ranges"} <= fields or recipe.to_dict()["shapes"] \
+                or recipe.to_dict()["ranges"]:
+            return recipe
+        data = recipe.to_dict()
+        models = list(data.get("models") or [data.get("model", "")])
+        doc = next((d for d in self.documents() if d.is_loaded and models
+                    and str(d.path) == str(Path(models[0]).absolute())), None)
+        if doc is None or not doc.inputs_panel.overrides:
+            return recipe
+        given = doc.inputs_panel.overrides
+        changes: dict[str, Any] = {"shapes": given.shapes, "ranges": given.ranges}
+        return dataclasses.replace(recipe, **changes)
+
+    def _find_inputs(self, doc: DocumentView, recipe: Recipe) -> Job:
+        job = self.jobs.submit(recipe)
+        self._inputs_jobs[job.id] = doc
+        return job
+
+    def _on_inputs_job_finished(self, job: Job) -> None:
+        doc = self._inputs_jobs.pop(job.id, None)
+        if doc is None or not doc.is_loaded:
+            return
+        if job.state is JobState.SUCCEEDED and job.report is not None:
+            doc.inputs_panel.show_spec(InputSpecification.from_dict(job.report.details["spec"]))
+        else:
+            doc.inputs_panel.show_error(job.error or job.state.value)
 
     def show_convert_form(self) -> ConvertDialog | None:
         """Open the Convert form for the current model (non-modal); Run submits the job."""
@@ -452,6 +491,7 @@ class MainWindow(QMainWindow):
             doc.perf_panel.show_profile(job.report.details, job.report.warnings)
 
     def _on_job_finished(self, job: Job) -> None:
+        self._on_inputs_job_finished(job)
         self._on_quant_job_finished(job)
         self._on_perf_job_finished(job)
         if job.id in self.jobs.background:
@@ -459,6 +499,9 @@ class MainWindow(QMainWindow):
         verdict = job.state.value
         if job.state is JobState.SUCCEEDED and job.report is not None and job.report.check:
             verdict = job.report.check.verdict()
+            reason = job.report.check.unchecked_reason()
+            if reason:
+                verdict += f" ({reason})"
         self.statusBar().showMessage(f"{job.recipe.title()}: {verdict}", 10_000)
 
     # ----- misc ----------------------------------------------------------------------------

@@ -22,6 +22,7 @@ OPERATIONS: dict[str, str] = {
     "bench": "edgestudio.core.ops.bench:run_bench",
     "profile": "edgestudio.core.ops.profile:run_profile",
     "providers": "edgestudio.core.ops.bench:run_probe",
+    "inputs": "edgestudio.core.ops.input_probe:run_inputs",
 }
 
 

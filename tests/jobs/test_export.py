@@ -119,3 +119,24 @@ def test_crafted_pt2_payload_never_runs(tmp_path: Path, pt_files: dict[str, Path
     assert "could not load evil.pt2" in (job.error or "")
     assert not marker.exists()
     assert not (tmp_path / "o.onnx").exists()
+
+
+def test_torchscript_with_the_default_exporter_uses_the_one_that_reads_it(
+        tmp_path: Path, pt_files: dict[str, Path]) -> None:
+    out = tmp_path / "ts.onnx"
+    job = run_job(ExportRecipe(model=str(pt_files["pt"]), output=str(out),
+                               inputs=(TorchInput("x", (1, 1, 6, 6)),)), timeout=300)
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None and job.report.details["exporter"] == "legacy"
+    assert any("TorchScript" in w for w in job.report.warnings)
+    assert not any("training mode" in w for w in job.report.warnings)
+    assert [o.name for o in onnx.load(str(out)).graph.output] == ["output"]  # not "8"
+
+
+def test_exporter_errors_are_plain_text() -> None:
+    from edgestudio.core.ops.export_torch import export_failure, plain
+
+    coloured = "\x1b[31mConstraints violated (batch)!\x1b[0m The values of batch must match"
+    assert plain(coloured) == "Constraints violated (batch)! The values of batch must match"
+    message = export_failure("dynamo", RuntimeError(coloured))
+    assert "\x1b" not in message and "could not keep an axis dynamic" in message

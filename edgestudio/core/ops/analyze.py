@@ -24,6 +24,7 @@ from edgestudio.core.progress import Reporter
 from edgestudio.core.quant_recipes import AnalyzeRecipe
 from edgestudio.core.recipes import Recipe
 from edgestudio.core.reports import JobReport
+from edgestudio.core.verdicts import analysis_verdict
 
 DQ_SUFFIX = "_DequantizeLinear_Output"
 EDGESTUDIO_DQ = "_edgestudio_dequantized"
@@ -327,7 +328,7 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
             if mask.any():
                 max_rel[i] = max(max_rel[i], float((np.abs(test - ref)[mask] / np.abs(ref[mask]))
                                                    .max()))
-            if i == 0 and test.ndim == 2:
+            if i == 0 and is_class_scores(test):
                 top1_float += ref.argmax(axis=1).tolist()
                 top1_quant += test.argmax(axis=1).tolist()
         for m in matches:
@@ -373,10 +374,25 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
             accuracy["quant_top1"] = float(np.mean(labels == np.asarray(top1_quant)))
     for w in warnings:
         reporter.warn(w)
-    reporter.stage("Done", 1.0)
+    quant_ops = sorted({n.op_type for n in quant_model.graph.node})
+    float_ops = {n.op_type for n in float_model.graph.node}
+    verdict = analysis_verdict(
+        outputs, accuracy, layers, quant_ops,
+        per_channel=any(w["per_channel"] for w in weights) if weights else None,
+        has_matmul=bool(float_ops & {"MatMul", "Attention"}) and "Conv" not in float_ops,
+        warnings=warnings)
+    for line in verdict.text_lines():
+        reporter.log(line)
+    reporter.stage(f"Done: {verdict.level}", 1.0)
     return JobReport(kind=recipe.kind, warnings=warnings, details={
         "float_model": recipe.float_model, "quant_model": recipe.quant_model,
         "samples": len(samples), "layers": layers, "weights": weights, "outputs": outputs,
-        "accuracy": accuracy,
+        "accuracy": accuracy, "verdict": verdict.to_dict(),
     })
+
+
+def is_class_scores(output: np.ndarray) -> bool:
+    """True for a ``[batch, classes]`` output with several classes: where top-1 means
+    something (a single score, a box list or a feature map has no top-1)."""
+    return output.ndim == 2 and output.shape[1] >= 2
 

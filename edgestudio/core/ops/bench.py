@@ -13,10 +13,12 @@ from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.latency_stats import latency_stats
 from edgestudio.core.ops.convert import load_full_model
 from edgestudio.core.ops.input_probe import job_inputs
+from edgestudio.core.opsets import iter_nodes
 from edgestudio.core.progress import Reporter
 from edgestudio.core.providers import package_for
 from edgestudio.core.recipes import Recipe
 from edgestudio.core.reports import JobReport
+from edgestudio.core.verdicts import bench_verdicts
 
 MAX_SAMPLES_KEPT = 2000  # raw timings kept per configuration, for the distribution plots
 OPT_LEVELS = {"all": "ORT_ENABLE_ALL", "extended": "ORT_ENABLE_EXTENDED",
@@ -25,6 +27,18 @@ OPT_LEVELS = {"all": "ORT_ENABLE_ALL", "extended": "ORT_ENABLE_EXTENDED",
 
 class BenchError(EdgeStudioError):
     """A benchmark could not be set up (bad shape, unknown input…)."""
+
+
+QUANTIZED_OPS = frozenset({
+    "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv",
+    "QLinearMatMul", "ConvInteger", "MatMulInteger", "MatMulNBits", "QGemm", "QLinearAdd",
+    "QLinearMul", "DynamicQuantizeMatMul", "QAttention", "DynamicQuantizeLSTM",
+})
+
+
+def quantized_ops_in(model: onnx.ModelProto) -> list[str]:
+    """Op types that show the model is quantized (empty for a float model)."""
+    return sorted({n.op_type for n in iter_nodes(model.graph) if n.op_type in QUANTIZED_OPS})
 
 
 def unavailable_reason(provider: str) -> str | None:
@@ -115,7 +129,9 @@ def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
             reporter.warn(reason)
             results.append({**row, "error": reason})
             continue
-        model_bytes = load_full_model(Path(model_path)).SerializeToString()
+        proto = load_full_model(Path(model_path))
+        row["quantized_ops"] = quantized_ops_in(proto)
+        model_bytes = proto.SerializeToString()
         try:
             session = session_for(model_bytes, provider, threads, recipe.opt_level)
         except Exception as exc:
@@ -146,8 +162,12 @@ def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
                         "inputs": {n: list(v.shape) for n, v in feeds.items()}})
         reporter.log(f"{label}: median {stats.median_ms:.3f} ms, p90 {stats.p90_ms:.3f} ms"
                      + (" (contended machine)" if stats.contended else ""))
+    verdicts = bench_verdicts(results)
+    for line in verdicts:
+        reporter.log(line)
     reporter.stage("Done", 1.0)
-    return JobReport(kind=recipe.kind, details={"results": results, "recipe": recipe.to_dict()})
+    return JobReport(kind=recipe.kind, details={"results": results, "recipe": recipe.to_dict(),
+                                                "verdicts": verdicts})
 
 
 def run_probe(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 import warnings
 from pathlib import Path
@@ -95,6 +96,12 @@ def run_export(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     with contextlib.suppress(Exception):
         module.eval()
     report = JobReport(kind=recipe.kind)
+    exporter = recipe.exporter
+    if Path(recipe.model).suffix == ".pt" and exporter == "dynamo":
+        # torch.export cannot trace a ScriptModule; the TorchScript-based exporter is made for it.
+        exporter = "legacy"
+        report.warnings.append("A TorchScript (.pt) file is exported with the TorchScript-based "
+                               "(legacy) exporter: the dynamo exporter cannot read TorchScript.")
     example = _example(recipe, report.warnings)
     for note in report.warnings:
         reporter.warn(note)
@@ -107,16 +114,16 @@ def run_export(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         raise ExportError(f"--dynamic names {', '.join(sorted(unknown))}, which is not an input "
                           f"(inputs: {', '.join(i.name for i in recipe.inputs)}).")
     input_names = [i.name for i in recipe.inputs]
-    output_names = list(recipe.output_names) or None
+    output_names = list(recipe.output_names) or _default_output_names(module, example)
     name = Path(recipe.output or "model.onnx").name
-    reporter.stage(f"Exporting with the {recipe.exporter} exporter", 0.2)
+    reporter.stage(f"Exporting with the {exporter} exporter", 0.2)
     with tempfile.TemporaryDirectory(dir=staging) as scratch, \
             warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         raw = Path(scratch) / name
         try:
             with torch.no_grad():
-                if recipe.exporter == "dynamo":
+                if exporter == "dynamo":
                     torch.onnx.export(
                         module, example, str(raw), input_names=input_names,
                         output_names=output_names, opset_version=recipe.opset, dynamo=True,
@@ -129,13 +136,13 @@ def run_export(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
                         opset_version=recipe.opset, dynamo=False,
                     )
         except Exception as exc:
-            raise ExportError(f"The {recipe.exporter} exporter failed: {type(exc).__name__}: "
-                              f"{exc}") from exc
+            raise ExportError(export_failure(exporter, exc)) from exc
         model = onnx.load(str(raw))  # the exporter's own output, external data included
     seen: set[str] = set()
     for record in caught:
-        text = f"{record.category.__name__}: {record.message}"
-        if issubclass(record.category, (DeprecationWarning, FutureWarning)) or text in seen:
+        text = plain(f"{record.category.__name__}: {record.message}")
+        if issubclass(record.category, (DeprecationWarning, FutureWarning)) or text in seen \
+                or "training mode" in text:  # the module was put in eval mode above
             continue
         seen.add(text)
         if len(seen) <= _MAX_WARNINGS:
@@ -165,9 +172,44 @@ def run_export(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     if not report.check.session_ok:
         raise ExportError(f"onnxruntime cannot load the exported model: "
                           f"{report.check.session_message}")
-    report.details = {"source": recipe.model, "exporter": recipe.exporter, "opset": got}
+    report.details = {"source": recipe.model, "exporter": exporter, "opset": got}
     reporter.stage(f"Done: {report.check.verdict()}", 1.0)
     return report
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def plain(text: str) -> str:
+    """``text`` without terminal colour codes (PyTorch colours its guard errors)."""
+    return _ANSI.sub("", text)
+
+
+def export_failure(exporter: str, exc: BaseException) -> str:
+    """The exporter's failure in plain words, the part a user can act on first."""
+    text = plain(str(exc)).strip()
+    if "Constraints violated" in text or "guard" in text.lower():
+        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), text)
+        return (f"The {exporter} exporter could not keep an axis dynamic: the model's code "
+                f"fixes its size ({first[:300]}). Make that axis static, or export with the "
+                "other exporter.")
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    summary = " ".join(lines[:3])
+    return (f"The {exporter} exporter failed: {type(exc).__name__}: "
+            f"{summary[:600]}{'…' if len(summary) > 600 else ''}")
+
+
+def _default_output_names(module: Any, example: tuple[Any, ...]) -> list[str]:
+    """``output`` (or ``output_0``, ``output_1``…) rather than the exporter's numbers."""
+    import torch
+
+    try:
+        with torch.no_grad():
+            out = module(*example)
+    except Exception:  # the export itself will report the problem
+        return ["output"]
+    count = len(out) if isinstance(out, (tuple, list)) else 1
+    return ["output"] if count == 1 else [f"output_{i}" for i in range(count)]
 
 
 def example_spec(recipe: ExportRecipe) -> InputSpecification:

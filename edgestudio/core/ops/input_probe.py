@@ -29,6 +29,8 @@ from edgestudio.core.input_spec import (
 from edgestudio.core.ops.validate import short
 from edgestudio.core.paths import cache_dir
 from edgestudio.core.progress import Reporter
+from edgestudio.core.recipes import InputsRecipe, Recipe
+from edgestudio.core.reports import JobReport
 
 CACHE_VERSION = 1
 
@@ -170,3 +172,18 @@ def job_inputs(model_path: Path, model: onnx.ModelProto, shapes: tuple[str, ...]
         source = "cached" if resolved.from_cache else resolved.spec.note
         reporter.log(f"Inputs ({source}): " + "; ".join(resolved.spec.text_lines()))
     return resolved
+
+
+def run_inputs(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+    """The ``inputs`` job: find and report the spec the model runs on."""
+    assert isinstance(recipe, InputsRecipe)
+    reporter.stage("Reading the model", 0.0)
+    from edgestudio.core.ops.convert import load_full_model
+
+    model = load_full_model(Path(recipe.model))
+    reporter.stage("Trying inputs until the model runs", 0.2)
+    resolved = job_inputs(Path(recipe.model), model, recipe.shapes, recipe.ranges, recipe.data,
+                          reporter)
+    reporter.stage("Done: the model runs on these inputs", 1.0)
+    return JobReport(kind=recipe.kind, details={"spec": resolved.spec.to_dict(),
+                                                "from_cache": resolved.from_cache})

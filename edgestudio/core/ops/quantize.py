@@ -23,6 +23,7 @@ from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.external_data import check_external_data
 from edgestudio.core.input_spec import InputSpecError
 from edgestudio.core.model_io import load_model
+from edgestudio.core.ops.bench import quantized_ops_in
 from edgestudio.core.ops.convert import load_full_model, save_model
 from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.ops.result_gate import run_in_process, run_isolated
@@ -32,23 +33,11 @@ from edgestudio.core.quant_recipes import STATIC_MODES, QuantRecipe, check_rules
 from edgestudio.core.recipes import Recipe
 from edgestudio.core.reports import JobReport
 
-QUANTIZED_OPS = frozenset({
-    "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv",
-    "QLinearMatMul", "ConvInteger", "MatMulInteger", "MatMulNBits", "QGemm", "QLinearAdd",
-    "QLinearMul", "DynamicQuantizeMatMul", "QAttention",
-})
-
-
 PER_CHANNEL_MIN_OPSET = 13  # DequantizeLinear's axis attribute exists from opset 13
 
 
 class QuantizeError(EdgeStudioError):
     """The recipe breaks a rule, the model cannot be quantized, or ORT's quantizer failed."""
-
-
-def quantized_ops_in(model: onnx.ModelProto) -> list[str]:
-    """Op types that show the model is already quantized."""
-    return sorted({n.op_type for n in iter_nodes(model.graph) if n.op_type in QUANTIZED_OPS})
 
 
 def ort_options(recipe: QuantRecipe) -> dict[str, Any]:

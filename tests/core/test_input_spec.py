@@ -1,0 +1,95 @@
+"""The input specification: derived from the graph, run until it works, overridable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgestudio.core.input_spec import (
+    InputOverrides,
+    InputSpecError,
+    InputSpecification,
+    derive_candidates,
+)
+from edgestudio.core.ops.input_probe import resolve_inputs
+from tests import models
+
+
+def _resolve(model, tmp_path: Path, **kw) -> InputSpecification:  # type: ignore[no-untyped-def]
+    return resolve_inputs(models.save(model, tmp_path / "m.onnx"), **kw).spec
+
+
+def test_state_input_keeps_its_fixed_first_axis(tmp_path: Path) -> None:
+    spec = _resolve(models.state_input(), tmp_path)
+    state = spec.entry("state")
+    assert state.shape == (2, 1, 128) and state.domain.kind == "zeros"
+    assert spec.entry("x").shape == (1, 16) and spec.verified
+    assert not spec.feeds()["state"].any()
+
+
+def test_scalar_input_stays_scalar_and_takes_the_compared_constant(tmp_path: Path) -> None:
+    spec = _resolve(models.scalar_rate(), tmp_path)
+    sr = spec.entry("sr")
+    assert sr.shape == () and sr.domain.values == (16000.0,)
+    assert spec.feeds()["sr"].shape == () and int(spec.feeds()["sr"]) == 16000
+
+
+def test_embedding_ids_stay_below_their_table(tmp_path: Path) -> None:
+    spec = _resolve(models.embedding_encoder(rows=30, types=2), tmp_path)
+    feeds = spec.with_batch(4).feeds(seed=5)
+    assert feeds["ids"].shape[0] == 4 and feeds["ids"].max() < 30 and feeds["ids"].min() >= 0
+    assert set(np.unique(feeds["type_ids"])) <= {0, 1}
+    assert (feeds["mask"] == 1).all()
+    assert "30 rows" in spec.entry("ids").reason
+
+
+def test_a_pad_that_needs_a_longer_sequence_gets_one(tmp_path: Path) -> None:
+    spec = _resolve(models.reflect_pad(pad=8), tmp_path)
+    assert spec.entry("x").shape[1] > 8
+
+
+def test_recurrent_sequence_lengths_match_the_time_axis(tmp_path: Path) -> None:
+    spec = _resolve(models.gru_model(), tmp_path)
+    feeds = spec.feeds()
+    assert feeds["sequence_lens"].tolist() == [feeds["x"].shape[0]]
+    assert spec.entry("h0").domain.kind == "zeros"
+
+
+def test_no_candidate_runs_names_the_input_and_an_override_fixes_it(tmp_path: Path) -> None:
+    path = models.save(models.odd_length(37), tmp_path / "m.onnx")
+    with pytest.raises(InputSpecError, match=r"x float32 \['batch', 'n'\].*--shape"):
+        resolve_inputs(path, use_cache=False)
+    spec = resolve_inputs(path, overrides=InputOverrides(shapes=("x=1x37",))).spec
+    assert spec.entry("x").shape == (1, 37) and spec.entry("x").user_set
+
+
+def test_overrides_are_checked_against_the_model() -> None:
+    model = models.embedding_encoder()
+    with pytest.raises(InputSpecError, match="No input called nope"):
+        next(derive_candidates(model, InputOverrides(shapes=("nope=1x2",))))
+    with pytest.raises(InputSpecError, match="does not fit the declared shape"):
+        next(derive_candidates(model, InputOverrides(shapes=("ids=1x2x3",))))
+    with pytest.raises(InputSpecError, match="HIGH must be above LOW"):
+        next(derive_candidates(model, InputOverrides(ranges=("ids=5:1",))))
+    spec = next(derive_candidates(model, InputOverrides(ranges=("ids=3:4",))))
+    assert (spec.feeds()["ids"] == 3).all()
+
+
+def test_spec_is_cached_per_model_and_overrides(tmp_path: Path) -> None:
+    path = models.save(models.embedding_encoder(), tmp_path / "m.onnx")
+    first = resolve_inputs(path)
+    again = resolve_inputs(path)
+    assert not first.from_cache and again.from_cache
+    assert again.spec == first.spec
+    other = resolve_inputs(path, overrides=InputOverrides(shapes=("ids=1x4",)))
+    assert not other.from_cache and other.spec.entry("ids").shape == (1, 4)
+
+
+def test_spec_round_trips_through_json(tmp_path: Path) -> None:
+    spec = _resolve(models.gru_model(), tmp_path)
+    again = InputSpecification.from_dict(spec.to_dict())
+    assert again == spec
+    for name, array in spec.feeds(3).items():
+        assert np.array_equal(again.feeds(3)[name], array)

@@ -1,0 +1,81 @@
+"""Verdicts on analyses and benchmarks, top-1 only for class scores, and the profile's mapping
+of fused kernels back to the nodes they stand for."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from edgestudio.core.ops.analyze import is_class_scores
+from edgestudio.core.profile_parse import GraphNode, summarize_profile
+from edgestudio.core.verdicts import analysis_verdict, bench_verdicts, sqnr_level
+
+
+def _out(sqnr: float, cosine: float) -> dict[str, object]:
+    return {"output": "y", "sqnr_db": sqnr, "cosine": cosine}
+
+
+def test_analysis_verdict_levels_and_thresholds() -> None:
+    good = analysis_verdict([_out(38.0, 0.9999)], None, [])
+    assert good.level == "good" and not good.suggestions
+    assert "≥ 30 dB" in good.thresholds
+    fair = analysis_verdict([_out(24.0, 0.995)], None, [])
+    assert fair.level == "acceptable"
+    layers = [{"node": "attn", "sqnr_db": 3.0}, {"node": "fc", "sqnr_db": 25.0}]
+    poor = analysis_verdict([_out(1.8, 0.71)], None, layers,
+                            quantized_ops=["DequantizeLinear", "QuantizeLinear"],
+                            per_channel=False, has_matmul=True)
+    assert poor.level == "poor"
+    assert "1.8 dB" in poor.reasons[0]
+    tips = " ".join(poor.suggestions)
+    assert "--per-channel" in tips and "attn (3.0 dB)" in tips and "--mode dynamic" in tips
+
+
+def test_accuracy_drop_decides_when_it_is_worst() -> None:
+    acc = {"float_top1": 0.90, "quant_top1": 0.85, "top1_agreement": 0.9, "samples": 100}
+    verdict = analysis_verdict([_out(35.0, 0.9999)], acc, [])
+    assert verdict.level == "poor" and "5.00 points drop" in verdict.reasons[0]
+
+
+def test_sqnr_colour_scale_is_absolute() -> None:
+    assert [sqnr_level(v) for v in (45.0, 30.0, 25.0, 19.9)] == [
+        "good", "good", "acceptable", "poor"]
+    assert sqnr_level(None) is None
+
+
+def test_bench_names_a_slower_quantized_model_and_its_cause() -> None:
+    rows = [
+        {"model": "/m/cnn.onnx", "ep": "CPUExecutionProvider", "threads": 1, "median_ms": 2.0,
+         "quantized_ops": []},
+        {"model": "/m/cnn_dyn.onnx", "ep": "CPUExecutionProvider", "threads": 1,
+         "median_ms": 16.0, "quantized_ops": ["ConvInteger", "DynamicQuantizeLinear"]},
+        {"model": "/m/cnn_qdq.onnx", "ep": "CPUExecutionProvider", "threads": 1,
+         "median_ms": 1.0, "quantized_ops": ["DequantizeLinear", "QuantizeLinear"]},
+    ]
+    lines = bench_verdicts(rows)
+    assert "cnn_dyn.onnx is SLOWER" in lines[0] and "8.00×" in lines[0]
+    assert "ConvInteger" in lines[0]
+    assert "2.00× speed-up" in lines[1]
+
+
+def test_top1_is_only_for_class_scores() -> None:
+    assert is_class_scores(np.zeros((1, 10)))
+    assert not is_class_scores(np.zeros((1, 1)))  # one score (a VAD probability)
+    assert not is_class_scores(np.zeros((1, 84, 2100)))  # a detector's boxes
+
+
+def test_fused_kernels_are_mapped_by_whole_names_only() -> None:
+    # A tensor called "1" and a node called "x" must not match every kernel whose name
+    # contains those characters; a Constant feeding weights is not an activation.
+    graph = [GraphNode("x", "Conv", ("image", "w0"), ("1",)),
+             GraphNode("w1", "Constant", (), ("w1_out",)),
+             GraphNode("conv_12", "Conv", ("1", "w1_out"), ("c12",)),
+             GraphNode("bn_12", "BatchNormalization", ("c12", "s", "b", "m", "v"), ("bn12.tmp_1",)),
+             GraphNode("relu", "Relu", ("bn12.tmp_1",), ("r",))]
+    events = [{"cat": "Node", "name": f"{k}_kernel_time", "dur": 10,
+               "args": {"op_name": "Conv", "provider": "CPUExecutionProvider"}}
+              for k in ("bn12.tmp_1_nchwc", "1_nchwc", "ReorderOutput_token_12")]
+    summary = summarize_profile(events, graph, runs=1)
+    covers = {n["node"]: n["covers"] for n in summary["nodes"]}
+    assert covers["bn12.tmp_1_nchwc"] == ["bn_12", "conv_12"]
+    assert covers["1_nchwc"] == ["x"]
+    assert covers["ReorderOutput_token_12"] == []

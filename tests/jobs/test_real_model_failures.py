@@ -1,0 +1,121 @@
+"""Each failure seen on real pretrained models, reproduced with a small model built in code:
+results that do not load are never a success, jobs feed models inputs they accept, and a check
+that could not run says so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from edgestudio.core.data_source import DataSource
+from edgestudio.core.ops.result_gate import run_in_process, run_isolated
+from edgestudio.core.quant_recipes import QuantRecipe
+from edgestudio.jobs.runner import JobState, run_job
+from tests import models
+from tests.cli.test_job_commands import run_cli
+
+SYNTHETIC = DataSource("synthetic", samples=4, seed=0)
+
+
+def test_per_channel_qdq_on_opset_11_raises_the_opset_and_loads(tmp_path: Path) -> None:
+    src = models.save(models.conv_relu_gemm(opset=11), tmp_path / "m.onnx")
+    out = tmp_path / "pc.onnx"
+    job = run_job(QuantRecipe(model=str(src), output=str(out), mode="qdq", per_channel=True,
+                              calib=SYNTHETIC))
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None and job.report.details["onnxruntime"] == "loads and runs"
+    assert any("raised to opset 13" in n for n in job.report.details["notes"])
+    result = onnx.load(str(out))
+    assert next(o.version for o in result.opset_import if o.domain in ("", "ai.onnx")) >= 13
+    assert run_in_process(out, {"x": np.ones((1, 3, 8, 8), np.float32)}).ok
+
+
+def _per_axis_dq_at_opset_11() -> onnx.ModelProto:
+    """What ORT's quantizer wrote for per-channel QDQ at opset 11: a DequantizeLinear with an
+    axis attribute, which that opset does not have ("Unrecognized attribute: axis")."""
+    q = numpy_helper.from_array(np.ones((2, 3), np.int8), "q")
+    scale = numpy_helper.from_array(np.ones(2, np.float32), "scale")
+    zp = numpy_helper.from_array(np.zeros(2, np.int8), "zp")
+    nodes = [helper.make_node("DequantizeLinear", ["q", "scale", "zp"], ["w"], axis=0),
+             helper.make_node("MatMul", ["x", "w"], ["y"])]
+    graph = helper.make_graph(nodes, "bad", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [1, 2])], [helper.make_tensor_value_info(
+            "y", TensorProto.FLOAT, [1, 3])], [q, scale, zp])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    model.ir_version = 6
+    return model
+
+
+def test_the_result_gate_refuses_what_onnxruntime_cannot_load(tmp_path: Path) -> None:
+    bad = models.save(_per_axis_dq_at_opset_11(), tmp_path / "bad.onnx")
+    feeds = {"x": np.ones((1, 2), np.float32)}
+    here = run_in_process(bad, feeds)
+    assert not here.ok and "cannot load" in here.reason and "axis" in here.reason
+    isolated = run_isolated(bad, feeds)
+    assert not isolated.ok and not isolated.crashed and "axis" in isolated.reason
+    good = models.save(models.state_input(), tmp_path / "good.onnx")
+    assert run_isolated(good, {"x": np.ones((1, 16), np.float32),
+                               "state": np.zeros((2, 1, 128), np.float32)}).ok
+
+
+def test_static_quantization_calibrates_a_state_input_model(tmp_path: Path) -> None:
+    src = models.save(models.state_input(), tmp_path / "m.onnx")
+    job = run_job(QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), mode="qdq",
+                              calib=SYNTHETIC))
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None
+    assert job.report.details["inputs"]["inputs"][1]["shape"] == [2, 1, 128]
+
+
+def test_fp16_of_a_gru_model_is_proven_to_run(tmp_path: Path) -> None:
+    src = models.save(models.gru_model(), tmp_path / "gru.onnx")
+    out = tmp_path / "gru16.onnx"
+    job = run_job(QuantRecipe(model=str(src), output=str(out), mode="fp16"))
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None and job.report.details["onnxruntime"] == "loads and runs"
+
+
+def test_convert_whose_check_cannot_run_is_unchecked_not_failed(tmp_path: Path) -> None:
+    src = models.save(models.odd_length(37), tmp_path / "m.onnx")
+    out, report = tmp_path / "o.onnx", tmp_path / "r.json"
+    proc = run_cli("convert", str(src), "-o", str(out), "--opset", "18", "--json", str(report))
+    assert proc.returncode == 4, proc.stderr
+    assert "converted, unchecked" in proc.stdout and "could not check" in proc.stdout
+    data = json.loads(report.read_text())
+    assert data["outcome"] == "unchecked" and data["check"]["status"] == "unchecked"
+    assert out.exists()
+    # Told the size, the same conversion is checked and passes.
+    proc = run_cli("convert", str(src), "-o", str(out), "--opset", "18", "--overwrite",
+                   "--shape", "x=1x37")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "equivalent" in proc.stdout
+
+
+def test_convert_of_an_embedding_model_compares_real_numbers(tmp_path: Path) -> None:
+    src = models.save(models.embedding_encoder(rows=30, types=2), tmp_path / "m.onnx")
+    proc = run_cli("convert", str(src), "-o", str(tmp_path / "o.onnx"), "--opset", "19")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "check: equivalent" in proc.stdout and "batch=3" in proc.stdout
+
+
+def test_bench_and_profile_take_shape_range_and_data(tmp_path: Path) -> None:
+    src = models.save(models.embedding_encoder(rows=30), tmp_path / "m.onnx")
+    report = tmp_path / "b.json"
+    proc = run_cli("bench", str(src), "--runs", "3", "--warmup", "1", "--shape", "ids=1x5",
+                   "--shape", "type_ids=1x5", "--shape", "mask=1x5", "--range", "ids=0:3",
+                   "--json", str(report))
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads(report.read_text())["results"][0]
+    assert row["inputs"]["ids"] == [1, 5] and "median_ms" in row
+    data = tmp_path / "d.npz"
+    np.savez(data, ids=np.zeros((2, 9), np.int64), type_ids=np.ones((2, 9), np.int64),
+             mask=np.ones((2, 9), np.int64))
+    proc = run_cli("profile", str(src), "--runs", "2", "--data", str(data))
+    assert proc.returncode == 0, proc.stderr
+    assert "placement:" in proc.stdout
+    proc = run_cli("bench", str(src), "--runs", "2", "--shape", "nope=1x2")
+    assert "No input called nope" in proc.stdout + proc.stderr
