@@ -50,11 +50,12 @@ class QuantRun:
             "float_top1": accuracy.get("float_top1"),
             "quant_top1": accuracy.get("quant_top1"),
             "top1_agreement": accuracy.get("top1_agreement"),
+            "verdict": (analysis.get("verdict") or {}).get("level"),
         }
 
 
 COMPARE_ROWS = [
-    ("mode", "Mode", "{}"), ("size_bytes", "Size (bytes)", "{:,}"),
+    ("mode", "Mode", "{}"), ("verdict", "Verdict", "{}"), ("size_bytes", "Size (bytes)", "{:,}"),
     ("excluded", "Excluded nodes", "{}"), ("output_sqnr_db", "Output SQNR (dB)", "{:.2f}"),
     ("worst_layer_sqnr_db", "Worst layer SQNR (dB)", "{:.2f}"),
     ("median_layer_sqnr_db", "Median layer SQNR (dB)", "{:.2f}"),

@@ -3,6 +3,7 @@ their quantization grid, the exclusion loop and side-by-side comparison of runs.
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import numpy as np
 import onnx
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QCursor
+from PySide6.QtGui import QColor, QCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -28,13 +29,15 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.quant_runs import QuantRun, compare, write_layers_csv
+from edgestudio.core.verdicts import SQNR_SCALE, sqnr_level
 from edgestudio.core.weights import read_weight, weight_histogram
 from edgestudio.gui.exporting import export_widget
 from edgestudio.gui.tables import NumericItem, _num, results_table
 
-HISTORY_COLUMNS = ["Run", "Mode", "State", "Size", "Output SQNR", "Worst layer", "Top-1",
-                   "Agreement"]
-LAYER_COLUMNS = ["Tensor", "Node", "Op", "SQNR dB", "MSE", "Max abs", "Cosine", "Clipped"]
+HISTORY_COLUMNS = ["Run", "Mode", "State", "Verdict", "Size", "Output SQNR (dB)",
+                   "Worst layer (dB)", "Top-1", "Agreement"]
+LAYER_COLUMNS = ["Tensor", "Node", "Op", "SQNR (dB)", "MSE", "Max abs", "Cosine",
+                 "Clipped (%)"]
 WEIGHT_COLUMNS = ["Weight", "SQNR dB", "Max abs", "S/2 (model)", "S/2 per-tensor",
                   "S/2 per-channel (mean)"]
 
@@ -81,6 +84,13 @@ class QuantPanel(QWidget):
         item.setLabel("bottom", "layers, worst first (click a bar to find it in the graph)")
         item.showGrid(y=True, alpha=0.3)
         item.setMenuEnabled(False)
+        self.legend = QLabel(sqnr_legend_html())
+        self.legend.setObjectName("sqnr_legend")
+        self.verdict = QLabel()
+        self.verdict.setObjectName("verdict_label")
+        self.verdict.setWordWrap(True)
+        self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.verdict.hide()
         self.plot.scene().sigMouseMoved.connect(self._hover)
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         self.layers = results_table(LAYER_COLUMNS, "layers_table")
@@ -97,8 +107,13 @@ class QuantPanel(QWidget):
         weights_tab.addWidget(self.weights)
         weights_tab.addWidget(self.weight_plot)
 
+        plot_box = QWidget()
+        pb = QVBoxLayout(plot_box)
+        pb.setContentsMargins(0, 0, 0, 0)
+        pb.addWidget(self.legend)
+        pb.addWidget(self.plot, 1)
         activations = QSplitter(Qt.Orientation.Horizontal)
-        activations.addWidget(self.plot)
+        activations.addWidget(plot_box)
         activations.addWidget(self.layers)
         activations.setSizes([600, 500])
         self.tabs = QTabWidget()
@@ -130,6 +145,7 @@ class QuantPanel(QWidget):
         hb.setContentsMargins(0, 0, 0, 0)
         hb.addLayout(top_buttons)
         hb.addWidget(self.history)
+        hb.addWidget(self.verdict)
         splitter.addWidget(history_box)
         splitter.addWidget(self.tabs)
         splitter.setSizes([180, 520])
@@ -153,7 +169,7 @@ class QuantPanel(QWidget):
         s = run.summary()
         top1 = (f"{s['float_top1']:.1%} → {s['quant_top1']:.1%}"
                 if s["quant_top1"] is not None else "—")
-        cells = [f"#{run.number}", s["mode"], run.error or run.state,
+        cells = [f"#{run.number}", s["mode"], run.error or run.state, s["verdict"] or "—",
                  f"{s['size_bytes'] / 1024:.1f} KiB" if s["size_bytes"] else "—",
                  _num(s["output_sqnr_db"], ".2f"),
                  f"{_num(s['worst_layer_sqnr_db'], '.1f')} dB {s['worst_layer'] or ''}".strip(),
@@ -161,6 +177,8 @@ class QuantPanel(QWidget):
         for col, text in enumerate(cells):
             item = QTableWidgetItem(text)
             item.setToolTip(text)
+            if col == 3 and s["verdict"] in VERDICT_COLOURS:
+                item.setForeground(QColor(VERDICT_COLOURS[s["verdict"]]))
             self.history.setItem(row, col, item)
         if run.analysis is not None and (self.current is None or self.current is run
                                          or not self.history.selectedItems()):
@@ -168,6 +186,20 @@ class QuantPanel(QWidget):
             self.show_run(run)
         self.hint.setVisible(not self.runs)
         self._refresh_buttons()
+
+    def _show_verdict(self, verdict: dict[str, Any] | None) -> None:
+        if not verdict:
+            self.verdict.hide()
+            return
+        colour = VERDICT_COLOURS.get(verdict["level"], "#333")
+        tips = "".join(f"<li>{html.escape(t)}</li>" for t in verdict["suggestions"])
+        self.verdict.setText(
+            f'<b style="color:{colour}">{verdict["level"].capitalize()}</b>: '
+            f'{html.escape("; ".join(verdict["reasons"]))}.'
+            + (f"<br>Try:<ul style='margin:0'>{tips}</ul>" if tips else "")
+            + f'<br><span style="color:#666">Thresholds — '
+              f'{html.escape(verdict["thresholds"])}.</span>')
+        self.verdict.show()
 
     def _history_selected(self) -> None:
         rows = sorted({i.row() for i in self.history.selectedItems()})
@@ -195,11 +227,15 @@ class QuantPanel(QWidget):
         if self._bars:
             values = [r["sqnr_db"] for r in self._bars]
             low, high = min(values), max(values)
-            brushes = [pg.mkBrush(_bar_colour(v, low, high)) for v in values]
+            brushes = [pg.mkBrush(sqnr_colour(v)) for v in values]
             item.addItem(pg.BarGraphItem(x=np.arange(len(values)), height=values, width=0.8,
                                          brushes=brushes, pen=pg.mkPen(None)))
+            for bound, _, colour in SQNR_SCALE[:2]:  # the scale's thresholds as dashed lines
+                item.addItem(pg.InfiniteLine(pos=bound, angle=0, pen=pg.mkPen(
+                    colour, width=1, style=Qt.PenStyle.DashLine)))
             item.setXRange(-1, len(values), padding=0)
-            item.setYRange(min(0.0, low), high * 1.05, padding=0)
+            item.setYRange(min(0.0, low), max(high, SQNR_SCALE[0][0]) * 1.05, padding=0)
+        self._show_verdict((run.analysis or {}).get("verdict"))
         self.layers.setSortingEnabled(False)
         layers = run.layers_worst_first()
         self.layers.setRowCount(len(layers))
@@ -363,6 +399,19 @@ def sqnr_by_node(run: QuantRun) -> dict[str, float]:
     return values
 
 
-def _bar_colour(value: float, low: float, high: float) -> str:
-    t = 0.0 if high == low else (value - low) / (high - low)
-    return "#d32f2f" if t < 0.2 else "#f57c00" if t < 0.5 else "#4f8fc0"
+VERDICT_COLOURS = {level: colour for _, level, colour in SQNR_SCALE}
+
+
+def sqnr_colour(value: float) -> str:
+    """A bar's colour on the absolute scale (the same for every model and run)."""
+    return VERDICT_COLOURS[sqnr_level(value) or "poor"]
+
+
+def sqnr_legend_html() -> str:
+    """The colour scale's legend: what each colour means, in dB."""
+    (good, _, c_good), (fair, _, c_fair), (_, _, c_poor) = SQNR_SCALE
+    swatch = '<span style="color:{}">■</span> {}'
+    return "&nbsp;&nbsp;".join([
+        swatch.format(c_good, f"good ≥ {good:g} dB"),
+        swatch.format(c_fair, f"acceptable {fair:g}–{good:g} dB"),
+        swatch.format(c_poor, f"poor &lt; {fair:g} dB")])

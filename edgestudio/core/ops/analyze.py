@@ -20,6 +20,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from edgestudio.core.calib_data import open_samples
 from edgestudio.core.ops.convert import load_full_model
+from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.progress import Reporter
 from edgestudio.core.quant_recipes import AnalyzeRecipe
 from edgestudio.core.recipes import Recipe
@@ -286,7 +287,10 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     reporter.stage("Reading both models", 0.0)
     float_model = load_full_model(Path(recipe.float_model))
     quant_model = load_full_model(Path(recipe.quant_model))
-    samples = open_samples(recipe.data, float_model)
+    spec = None
+    if recipe.data.kind == "synthetic":  # drawn from inputs the model is proven to run on
+        spec = job_inputs(Path(recipe.float_model), float_model, reporter=reporter).spec
+    samples = open_samples(recipe.data, float_model, spec)
     warnings = samples.validate()
     matches = match_activations(float_model, quant_model)
     reporter.log(f"{len(matches)} activations matched between the two models")

@@ -163,4 +163,11 @@ def result_unusable(check: EquivalenceCheck) -> str:
     first = check.cases[0] if check.cases else None
     if first is not None and first.error:
         return f"The result does not run on the inputs the original runs on: {first.error}"
+    second = check.cases[1] if len(check.cases) > 1 else None
+    if second is not None and second.error:
+        sizes = second.label.split(" (")[0]
+        return (f"The result declares dynamic axes but does not run at {sizes}: "
+                f"{second.error.removeprefix('the result does not run on these inputs: ')}. "
+                "Something in the graph fixes that size; keep the axis static (or fix the "
+                "model where the error points).")
     return ""
