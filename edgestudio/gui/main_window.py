@@ -353,17 +353,17 @@ class MainWindow(QMainWindow):
 
     def _with_inputs(self, recipe: Recipe) -> Recipe:
         fields = {f.name for f in dataclasses.fields(recipe)}
-        if not {"shapes", "ranges"} <= fields or recipe.to_dict()["shapes"] \
-                or recipe.to_dict()["ranges"]:
-            return recipe
         data = recipe.to_dict()
+        if not {"shapes", "ranges"} <= fields or (data["shapes"] and data["ranges"]):
+            return recipe
         models = list(data.get("models") or [data.get("model", "")])
         doc = next((d for d in self.documents() if d.is_loaded and models
                     and str(d.path) == str(Path(models[0]).absolute())), None)
         if doc is None or not doc.inputs_panel.overrides:
             return recipe
         given = doc.inputs_panel.overrides
-        changes: dict[str, Any] = {"shapes": given.shapes, "ranges": given.ranges}
+        changes: dict[str, Any] = {"shapes": tuple(data["shapes"]) or given.shapes,
+                                   "ranges": tuple(data["ranges"]) or given.ranges}
         return dataclasses.replace(recipe, **changes)
 
     def _find_inputs(self, doc: DocumentView, recipe: Recipe) -> Job:
@@ -486,7 +486,8 @@ class MainWindow(QMainWindow):
         if doc is None or job.report is None or job.state is not JobState.SUCCEEDED:
             return
         if isinstance(job.recipe, BenchRecipe):
-            doc.perf_panel.show_results(job.report.details["results"])
+            doc.perf_panel.show_results(job.report.details["results"],
+                                        job.report.details.get("verdicts"))
         elif isinstance(job.recipe, ProfileRecipe):
             doc.perf_panel.show_profile(job.report.details, job.report.warnings)
 
@@ -588,7 +589,8 @@ class MainWindow(QMainWindow):
                          "command": job.recipe.command_line(), "output": report.get("output"),
                          "error": job.error, "check": report.get("check")})
         runs = [{"summary": run.summary(), "layers": run.layers_worst_first(),
-                 "command": run.recipe.command_line()} for run in doc.quant_panel.runs]
+                 "command": run.recipe.command_line(),
+                 "verdict": (run.analysis or {}).get("verdict")} for run in doc.quant_panel.runs]
         images = {}
         if doc.quant_panel.current is not None:
             images["sqnr"] = _png(doc.quant_panel.plot)
@@ -597,7 +599,9 @@ class MainWindow(QMainWindow):
             images["medians"] = _png(doc.perf_panel.median_plot)
         return ReportData(title=f"EdgeStudio report: {doc.path.name}",
                           summary=doc.loaded.summary.to_json(), jobs=jobs, quant_runs=runs,
-                          latency=doc.perf_panel.results, profile=doc.perf_panel.profile,
+                          latency=doc.perf_panel.results,
+                          latency_verdicts=doc.perf_panel.latency_verdicts,
+                          profile=doc.perf_panel.profile,
                           images=images)
 
     def export_report(self, path: str | None = None) -> str | None:

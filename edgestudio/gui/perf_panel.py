@@ -3,6 +3,7 @@ table), per-op profile with EP placement on the graph, and the edge-vs-cloud bre
 
 from __future__ import annotations
 
+import html
 import json
 import os
 from pathlib import Path
@@ -45,8 +46,8 @@ from edgestudio.core.providers import provider_colour, short_name
 from edgestudio.gui.exporting import export_widget
 from edgestudio.gui.tables import NumericItem, results_table
 
-RESULT_COLUMNS = ["Model", "EP", "Threads", "Median ms", "p90", "p99", "Min", "Mean", "Std",
-                  "Per s", "CPU ms", "Note"]
+RESULT_COLUMNS = ["Model", "EP", "Threads", "Median (ms)", "p90 (ms)", "p99 (ms)", "Min (ms)",
+                  "Mean (ms)", "Std (ms)", "Runs/s", "CPU (ms)", "Note"]
 PROFILE_COLUMNS = ["Node", "Op", "EP", "µs / run", "Share", "Fused from"]
 
 
@@ -66,6 +67,7 @@ class PerfPanel(QWidget):
         self.setObjectName("perf_panel")
         self.model_path = model_path
         self.results: list[dict[str, Any]] = []
+        self.latency_verdicts: list[str] = []
         self.profile: dict[str, Any] | None = None
 
         # ----- form ------------------------------------------------------------------------
@@ -149,8 +151,14 @@ class PerfPanel(QWidget):
         plots.addWidget(self.dist_plot)
         plots.addWidget(self.median_plot)
         plots.setSizes([500, 500])
+        self.verdicts = QLabel()
+        self.verdicts.setObjectName("bench_verdicts")
+        self.verdicts.setWordWrap(True)
+        self.verdicts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.verdicts.hide()
         rl.addWidget(plots, 2)
         rl.addWidget(self.table, 1)
+        rl.addWidget(self.verdicts)
         rl.addLayout(export_row)
 
         # ----- profile -----------------------------------------------------------------------
@@ -299,9 +307,15 @@ class PerfPanel(QWidget):
                                                   batch=self.batch.value()))
 
     # ----- latency results -------------------------------------------------------------------
-    def show_results(self, results: list[dict[str, Any]]) -> None:
-        """Fill the table and both plots."""
+    def show_results(self, results: list[dict[str, Any]],
+                     verdicts: list[str] | None = None) -> None:
+        """Fill the table and both plots; ``verdicts`` say how quantized models compare."""
         self.results = results
+        self.latency_verdicts = list(verdicts or [])
+        self.verdicts.setVisible(bool(verdicts))
+        self.verdicts.setText("<br>".join(
+            (f'<b style="color:#c62828">{html.escape(v)}</b>' if "SLOWER" in v
+             else html.escape(v)) for v in verdicts or []))
         ok = [r for r in results if "error" not in r]
         self.table.setSortingEnabled(False)
         self.table.setRowCount(len(results))

@@ -119,3 +119,33 @@ def test_bench_and_profile_take_shape_range_and_data(tmp_path: Path) -> None:
     assert "placement:" in proc.stdout
     proc = run_cli("bench", str(src), "--runs", "2", "--shape", "nope=1x2")
     assert "No input called nope" in proc.stdout + proc.stderr
+
+
+def test_fp16_keeps_ops_in_float32_when_onnxruntime_crashes_on_them(
+        tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """onnxruntime 1.32 segfaults opening some fp16 GRU models; the gate sees a crash, and the
+    job converts again with the recurrent ops kept in float32 and says so."""
+    from edgestudio.core.ops import quantize as quantize_op
+    from edgestudio.core.ops.result_gate import GateResult
+    from edgestudio.core.progress import RecordingReporter
+    from edgestudio.core.reports import JobReport
+
+    def gate(path: Path, feeds: dict[str, np.ndarray]) -> GateResult:
+        model = onnx.load(str(path))
+        inits = {t.name: t.data_type for t in model.graph.initializer}
+        fp16_gru = any(n.op_type == "GRU" and inits.get(n.input[1]) == TensorProto.FLOAT16
+                       for n in model.graph.node)
+        return GateResult(False, "onnxruntime crashed (SIGSEGV)", crashed=True) if fp16_gru \
+            else GateResult(True)
+
+    monkeypatch.setattr(quantize_op, "run_isolated", gate)
+    src = models.save(models.gru_model(), tmp_path / "gru.onnx")
+    recipe = QuantRecipe(model=str(src), output=str(tmp_path / "o.onnx"), mode="fp16")
+    notes: list[str] = []
+    result, state = quantize_op._quantize_and_prove(
+        recipe, src, tmp_path, None, {}, RecordingReporter(), JobReport("quantize"), notes)
+    assert state == "loads and runs"
+    assert any("fp16 form of GRU" in n and "float32" in n for n in notes)
+    gru = next(n for n in result.graph.node if n.op_type == "GRU")
+    weights = {t.name: t.data_type for t in result.graph.initializer}
+    assert weights[gru.input[1]] == TensorProto.FLOAT
