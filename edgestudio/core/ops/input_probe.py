@@ -89,12 +89,21 @@ def runs_on(session: Any, feeds: dict[str, np.ndarray]) -> str | None:
 
 @dataclass
 class ResolvedInputs:
-    """The spec the model ran on, and the session that proved it (reused by the caller)."""
+    """The spec the model ran on, and a session on the model (made when first asked for: a
+    cached spec needs none, and a session on a big graph can take minutes)."""
 
     spec: InputSpecification
-    session: Any
+    model: onnx.ModelProto
     from_cache: bool = False
     sample: dict[str, np.ndarray] | None = None  # the real sample, when data decided the spec
+    _session: Any = None
+
+    @property
+    def session(self) -> Any:
+        """A CPU onnxruntime session on the model (shared with the caller)."""
+        if self._session is None:
+            self._session = cpu_session(self.model.SerializeToString())
+        return self._session
 
     def feeds(self, batch: int = 1, seed: int = 0) -> dict[str, np.ndarray]:
         """The arrays to run on: the real sample, or the spec's seeded arrays."""
@@ -118,8 +127,6 @@ def resolve_inputs(model_path: Path, model: onnx.ModelProto | None = None,
         from edgestudio.core.ops.convert import load_full_model
 
         model = load_full_model(model_path)
-    if session is None:
-        session = cpu_session(model.SerializeToString())
     if data is not None:
         from edgestudio.core.calib_data import open_samples
 
@@ -128,19 +135,21 @@ def resolve_inputs(model_path: Path, model: onnx.ModelProto | None = None,
         if sample is None:
             raise InputSpecError("The data holds no samples.")
         spec = spec_from_sample(model, sample)
-        error = runs_on(session, sample)
+        resolved = ResolvedInputs(InputSpecification(spec.inputs, verified=True,
+                                                     note="shapes from your data"), model,
+                                  sample=sample, _session=session)
+        error = runs_on(resolved.session, sample)
         if error:
             raise InputSpecError(f"The model does not run on the first sample of your data: "
                                  f"{error}")
-        return ResolvedInputs(InputSpecification(spec.inputs, verified=True,
-                                                 note="shapes from your data"), session,
-                              sample=sample)
+        return resolved
     key = _cache_path(file_hash(model_path), overrides) if use_cache else None
     if key is not None:
-        cached = _read_cache(key)
-        if cached is not None and cached.verified and runs_on(session,
-                                                              cached.feeds()) is None:
-            return ResolvedInputs(cached, session, from_cache=True)
+        cached = _read_cache(key)  # keyed by the file's bytes: it ran on this very model
+        if cached is not None and cached.verified:
+            return ResolvedInputs(cached, model, from_cache=True, _session=session)
+    if session is None:
+        session = cpu_session(model.SerializeToString())
     errors: list[str] = []
     for k, candidate in enumerate(derive_candidates(model, overrides)):
         if reporter is not None:
@@ -153,7 +162,7 @@ def resolve_inputs(model_path: Path, model: onnx.ModelProto | None = None,
             spec = replace(candidate, verified=True, note=note)
             if key is not None:
                 _write_cache(key, spec)
-            return ResolvedInputs(spec, session)
+            return ResolvedInputs(spec, model, _session=session)
         errors.append(error)
     raise InputSpecError(describe_failure(model, errors))
 
