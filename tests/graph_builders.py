@@ -97,3 +97,61 @@ def conv_branches(target_nodes: int) -> onnx.ModelProto:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
+
+
+def residual_mlp(target_nodes: int, hidden: int = 16, seed: int = 0) -> onnx.ModelProto:
+    """Blocks of MatMul → Add(bias) → Relu → Add(residual) → Mul(0.5), each with its own
+    weights (what the quantizer works on), until ``target_nodes``; values stay bounded."""
+    rng = np.random.default_rng(seed)
+    inits = [numpy_helper.from_array(np.array(0.5, np.float32), "half")]
+    nodes: list[onnx.NodeProto] = []
+    x = "x"
+    i = 0
+    while len(nodes) + 5 <= target_nodes:
+        inits += [numpy_helper.from_array(
+                      (rng.standard_normal((hidden, hidden)) / 4).astype(np.float32), f"w{i}"),
+                  numpy_helper.from_array(
+                      (rng.standard_normal(hidden) / 10).astype(np.float32), f"b{i}")]
+        nodes += [helper.make_node("MatMul", [x, f"w{i}"], [f"m{i}"], name=f"matmul{i}"),
+                  helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}"], name=f"bias{i}"),
+                  helper.make_node("Relu", [f"a{i}"], [f"r{i}"], name=f"relu{i}"),
+                  helper.make_node("Add", [x, f"r{i}"], [f"s{i}"], name=f"res{i}"),
+                  helper.make_node("Mul", [f"s{i}", "half"], [f"x{i}"], name=f"scale{i}")]
+        x = f"x{i}"
+        i += 1
+    graph = helper.make_graph(
+        nodes, "residual_mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", hidden])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", hidden])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def cnn_like(blocks: int = 6, channels: int = 8, seed: int = 0) -> onnx.ModelProto:
+    """Conv → BatchNorm-free Relu → residual Add blocks with their own weights, then Gemm."""
+    rng = np.random.default_rng(seed)
+    inits: list[onnx.TensorProto] = []
+    nodes: list[onnx.NodeProto] = []
+    x = "x"
+    for i in range(blocks):
+        w = (rng.standard_normal((channels, channels, 3, 3)) / (3 * channels)).astype(np.float32)
+        inits += [numpy_helper.from_array(w, f"cw{i}"),
+                  numpy_helper.from_array(np.zeros(channels, np.float32), f"cb{i}")]
+        nodes += [helper.make_node("Conv", [x, f"cw{i}", f"cb{i}"], [f"c{i}"], name=f"conv{i}",
+                                   pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", [f"c{i}"], [f"r{i}"], name=f"relu{i}"),
+                  helper.make_node("Add", [x, f"r{i}"], [f"x{i}"], name=f"res{i}")]
+        x = f"x{i}"
+    inits += [numpy_helper.from_array(
+        (rng.standard_normal((10, channels * 64)) / 20).astype(np.float32), "fc_w"),
+        numpy_helper.from_array(np.zeros(10, np.float32), "fc_b")]
+    nodes += [helper.make_node("Flatten", [x], ["flat"], name="flatten"),
+              helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["y"], name="fc", transB=1)]
+    graph = helper.make_graph(
+        nodes, "cnn_like",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", channels, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 10])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model

@@ -26,6 +26,7 @@ from edgestudio.core.model_io import load_model
 from edgestudio.core.ops.bench import quantized_ops_in
 from edgestudio.core.ops.convert import load_full_model, save_model
 from edgestudio.core.ops.input_probe import job_inputs
+from edgestudio.core.ops.quant_accel import accelerated
 from edgestudio.core.ops.result_gate import run_in_process, run_isolated
 from edgestudio.core.opsets import iter_nodes
 from edgestudio.core.progress import Reporter
@@ -292,14 +293,16 @@ def _quantize(recipe: QuantRecipe, src: Path, out: Path, samples: object,
 
             reporter.stage("Quantizing weights (dynamic)", 0.3)
             options = ort_options(recipe)
-            quantize_dynamic(str(src), str(out), **options)
+            with accelerated(reporter.log):
+                quantize_dynamic(str(src), str(out), **options)
         elif recipe.mode in STATIC_MODES:
             from onnxruntime.quantization import quantize_static
 
             reporter.stage("Calibrating and quantizing", 0.2)
             reader = ReplayReader(samples,  # type: ignore[arg-type]
                                   progress=lambda f: reporter.progress(0.2 + 0.6 * f))
-            quantize_static(str(src), str(out), reader, **ort_options(recipe))
+            with accelerated(reporter.log):
+                quantize_static(str(src), str(out), reader, **ort_options(recipe))
         elif recipe.mode == "fp16":
             from onnxruntime.transformers import float16
 

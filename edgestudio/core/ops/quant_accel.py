@@ -1,0 +1,512 @@
+"""Indexed stand-ins for onnxruntime's quadratic quantization helpers, from outside ORT.
+
+``onnxruntime.quantization`` (1.32) scans the whole graph for every tensor or node it touches:
+name lookups walk every initializer (``find_by_name``, ``ONNXModel.get_initializer``), input
+rewiring walks every node per quantized tensor (``replace_input_of_all_nodes``), producer and
+consumer maps are rebuilt per call, and calibration inserts two nodes per tensor by scanning for
+the first consumer. On a few thousand nodes that is minutes; here each becomes a lookup in an
+index that is checked on every use, with ORT's exact semantics (first occurrence, graph order),
+so the quantized model is byte-identical (tests compare the serialised models).
+
+:func:`accelerated` patches them for the duration of one quantization and restores them after.
+It refuses — and the job runs stock ORT, saying why — on any onnxruntime version other than the
+one this was written and tested against, or when a replaced function's source changed.
+``EDGESTUDIO_QUANT_CROSSCHECK=1`` checks every indexed answer against ORT's own scan.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import hashlib
+import inspect
+import os
+import weakref
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+SUPPORTED_VERSION = "1.32.0"
+CROSSCHECK_ENV = "EDGESTUDIO_QUANT_CROSSCHECK"
+
+# sha256 (first 16 hex) of each replaced function's source in the supported version: a change
+# means our stand-in may no longer match what it replaces.
+EXPECTED_SOURCE = {
+    "quant_utils.find_by_name": "40cf7740b42609de",
+    "ONNXModel.get_initializer": "9246321687c546d4",
+    "ONNXModel.find_node_by_name": "7473866402fc5a00",
+    "ONNXModel.replace_input_of_all_nodes": "dc01c5a634a1e3c1",
+    "ONNXModel.replace_output_of_all_nodes": "c50ea5ed645ee813",
+    "ONNXModel.replace_input_of_nodes": "3c7b558cd10d1a6e",
+    "ONNXModel.replace_output_of_nodes": "226ca0ba267f2200",
+    "ONNXModel.replace_node_input": "161a2ad57d6b1ee7",
+    "ONNXModel.replace_node_output": "bcca3f179f2f42bb",
+    "ONNXModel.input_name_to_nodes": "e507ed8b6d71f027",
+    "ONNXModel.output_name_to_node": "b154751fe1ea52cd",
+    "MinMaxCalibrater.augment_graph": "fce1d4bdb6e14d7a",
+}
+# Modules that import find_by_name by name (their own reference must be replaced too).
+FIND_BY_NAME_USERS = ("quant_utils", "onnx_model", "base_quantizer", "onnx_quantizer",
+                      "qdq_quantizer", "operators.conv", "operators.matmul")
+
+
+class CrossCheckError(AssertionError):
+    """An indexed answer differed from onnxruntime's own scan (debug mode only)."""
+
+
+def _source_hash(func: Callable[..., Any]) -> str:
+    return hashlib.sha256(inspect.getsource(func).encode()).hexdigest()[:16]
+
+
+def _targets() -> dict[str, Callable[..., Any]]:
+    from onnxruntime.quantization import calibrate, onnx_model, quant_utils
+
+    model_cls = onnx_model.ONNXModel
+    return {
+        "quant_utils.find_by_name": quant_utils.find_by_name,
+        "ONNXModel.get_initializer": model_cls.get_initializer,
+        "ONNXModel.find_node_by_name": model_cls.find_node_by_name,
+        "ONNXModel.replace_input_of_all_nodes": model_cls.replace_input_of_all_nodes,
+        "ONNXModel.replace_output_of_all_nodes": model_cls.replace_output_of_all_nodes,
+        "ONNXModel.replace_input_of_nodes": model_cls.replace_input_of_nodes,
+        "ONNXModel.replace_output_of_nodes": model_cls.replace_output_of_nodes,
+        "ONNXModel.replace_node_input": model_cls.replace_node_input,
+        "ONNXModel.replace_node_output": model_cls.replace_node_output,
+        "ONNXModel.input_name_to_nodes": model_cls.input_name_to_nodes,
+        "ONNXModel.output_name_to_node": model_cls.output_name_to_node,
+        "MinMaxCalibrater.augment_graph": calibrate.MinMaxCalibrater.augment_graph,
+    }
+
+
+def unsupported_reason() -> str | None:
+    """Why the accelerated path cannot be used with the installed onnxruntime (None: it can)."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return "onnxruntime is not installed"
+    if onnxruntime.__version__ != SUPPORTED_VERSION:
+        return (f"it was written for onnxruntime {SUPPORTED_VERSION}, this is "
+                f"{onnxruntime.__version__}")
+    try:
+        targets = _targets()
+    except (ImportError, AttributeError) as exc:
+        return f"onnxruntime's quantization module changed ({exc})"
+    for name, func in targets.items():
+        want = EXPECTED_SOURCE.get(name)
+        if want and _source_hash(func) != want:
+            return f"onnxruntime's {name} is not the version it was written for"
+    return None
+
+
+# ----- name lookups ------------------------------------------------------------------------------
+
+class _NameIndex:
+    """First position of each name in one protobuf repeated field, kept fresh on every use.
+
+    Appends are indexed incrementally; any other change (a removal, an insertion, a cleared
+    field) moves the last indexed item, which is checked on every lookup, and rebuilds it.
+    """
+
+    def __init__(self, container: Any) -> None:
+        self.container = container  # held: a freed container's id could be reused
+        self.items: list[Any] = []
+        self.first: dict[str, int] = {}
+
+    def _refresh(self) -> None:
+        container, items = self.container, self.items
+        n = len(container)
+        if n < len(items) or (items and (container[len(items) - 1] is not items[-1]
+                                         or container[0] is not items[0])):
+            items.clear()
+            self.first.clear()
+        for i in range(len(items), n):
+            item = container[i]
+            items.append(item)
+            self.first.setdefault(item.name, i)
+
+    def find(self, name: str) -> Any:
+        self._refresh()
+        pos = self.first.get(name)
+        if pos is None:
+            return None
+        item = self.items[pos]
+        if item.name != name:  # renamed in place: start again
+            self.items.clear()
+            self.first.clear()
+            return self.find(name)
+        return item
+
+
+class _Indexes:
+    """Every index of one accelerated run (dropped when the run ends)."""
+
+    def __init__(self, crosscheck: bool) -> None:
+        self.crosscheck = crosscheck
+        self.names: dict[int, _NameIndex] = {}
+        self.graphs: dict[int, _NodeIndex] = {}
+
+    def names_of(self, container: Any) -> _NameIndex:
+        index = self.names.get(id(container))
+        if index is None or index.container is not container:
+            index = self.names[id(container)] = _NameIndex(container)
+        return index
+
+    def holding(self, node: Any) -> _NodeIndex | None:
+        """The fresh index of the graph that holds ``node`` (None: no indexed graph does)."""
+        for index in self.graphs.values():
+            pos = index.pos.get(id(node))
+            if pos is not None and pos < len(index.order) and index.order[pos] is node:
+                index.refresh()
+                if index.pos.get(id(node)) is not None:
+                    return index
+        return None
+
+    def nodes_of(self, graph: Any) -> _NodeIndex:
+        nodes = graph.node
+        index = self.graphs.get(id(nodes))
+        if index is None or index.nodes is not nodes:
+            index = self.graphs[id(nodes)] = _NodeIndex(nodes)
+        index.refresh()
+        return index
+
+
+# ----- producer / consumer maps ----------------------------------------------------------------
+
+class _NodeIndex:
+    """Consumers and producers of every tensor of one graph, in graph order (with repeats where
+    a node names a tensor twice, as onnxruntime's own maps have them)."""
+
+    def __init__(self, nodes: Any) -> None:
+        self.nodes = nodes
+        self.order: list[Any] = []
+        self.pos: dict[int, int] = {}
+        self.consumers: dict[str, list[Any]] = {}
+        self.producers: dict[str, list[Any]] = {}
+        self.views: list[weakref.ref[_MapView]] = []
+
+    def changing(self) -> None:
+        """Before any change: maps handed out earlier keep what they showed (ORT's are
+        snapshots), by copying themselves now. Callers drop them at once, so this is rare."""
+        for ref in self.views:
+            view = ref()
+            if view is not None:
+                view.freeze()
+        self.views.clear()
+
+    def refresh(self) -> None:
+        nodes, order = self.nodes, self.order
+        n = len(nodes)
+        if n != len(order):
+            self.changing()
+        if n < len(order) or (order and (nodes[len(order) - 1] is not order[-1]
+                                         or nodes[0] is not order[0])):
+            self.changing()
+            order.clear()
+            self.pos.clear()
+            self.consumers.clear()
+            self.producers.clear()
+        for i in range(len(order), n):
+            node = nodes[i]
+            order.append(node)
+            self.pos[id(node)] = i
+            for name in node.input:
+                if name:
+                    self.consumers.setdefault(name, []).append(node)
+            for name in node.output:
+                if name:
+                    self.producers.setdefault(name, []).append(node)
+
+    def _key(self, node: Any) -> int:
+        return self.pos[id(node)]
+
+    def move(self, table: dict[str, list[Any]], old: str, new: str,
+             field: Callable[[Any], Any], only: Callable[[Any], bool] | None = None) -> None:
+        """Rename ``old`` to ``new`` in ``field`` of every node listed under ``old`` (of those
+        ``only`` accepts)."""
+        if not table.get(old):
+            return
+        self.changing()
+        nodes = table.pop(old)
+        if only is not None:
+            kept = [n for n in nodes if not only(n)]
+            nodes = [n for n in nodes if only(n)]
+            if kept:
+                table[old] = kept
+        seen: set[int] = set()
+        moved: list[Any] = []
+        for node in nodes:
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            names = field(node)
+            for j in range(len(names)):
+                if names[j] == old:
+                    names[j] = new
+                    moved.append(node)
+        if new:
+            target = table.setdefault(new, [])
+            for node in moved:  # keep graph order, equal positions kept together
+                keys = [self._key(x) for x in target]
+                target.insert(bisect.bisect_right(keys, self._key(node)), node)
+
+
+class _MapView(Mapping[str, Any]):
+    """ORT's ``input_name_to_nodes()``/``output_name_to_node()`` without building a new dict
+    per call: a read-only view of the index that copies itself before the index changes."""
+
+    def __init__(self, index: _NodeIndex, table: dict[str, list[Any]], last: bool) -> None:
+        self._table = table
+        self._last = last
+        self._frozen: dict[str, list[Any]] | None = None
+        index.views.append(weakref.ref(self))
+
+    def freeze(self) -> None:
+        self._frozen = {k: list(v) for k, v in self._table.items() if v}
+
+    def _data(self) -> dict[str, list[Any]]:
+        return self._frozen if self._frozen is not None else self._table
+
+    def __getitem__(self, name: str) -> Any:
+        nodes = self._data().get(name)
+        if not nodes:
+            raise KeyError(name)
+        return nodes[-1] if self._last else list(nodes)
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, v in list(self._data().items()) if v)
+
+    def __len__(self) -> int:
+        return sum(1 for v in self._data().values() if v)
+
+    __hash__ = object.__hash__  # identity (Mapping would make views unhashable)
+
+
+# ----- the stand-ins -----------------------------------------------------------------------------
+
+def _make_standins(stock: dict[str, Callable[..., Any]],
+                   idx: _Indexes) -> dict[str, Callable[..., Any]]:
+    stock_find = stock["quant_utils.find_by_name"]
+
+    def find_by_name(item_name: str, item_list: Any) -> Any:
+        if isinstance(item_list, (list, tuple)) or not hasattr(item_list, "add"):
+            return stock_find(item_name, item_list)  # a plain list: ORT builds new ones
+        found = idx.names_of(item_list).find(item_name)
+        if idx.crosscheck and found is not stock_find(item_name, item_list):
+            raise CrossCheckError(f"find_by_name({item_name!r}) differs")
+        return found
+
+    def get_initializer(self: Any, name: str) -> Any:
+        return find_by_name(name, self.model.graph.initializer)
+
+    def find_node_by_name(self: Any, node_name: str, new_nodes_list: Any, graph: Any) -> Any:
+        found = find_by_name(node_name, graph.node)
+        if found is None:
+            found = stock_find(node_name, list(new_nodes_list))
+        if idx.crosscheck and found is not stock["ONNXModel.find_node_by_name"](
+                self, node_name, new_nodes_list, graph):
+            raise CrossCheckError(f"find_node_by_name({node_name!r}) differs")
+        return found
+
+    def replace_input_of_all_nodes(self: Any, old_input_name: str, new_input_name: str) -> None:
+        assert isinstance(old_input_name, str) and isinstance(new_input_name, str)
+        index = idx.nodes_of(self.model.graph)
+        index.move(index.consumers, old_input_name, new_input_name, lambda n: n.input)
+        if idx.crosscheck:
+            _crosscheck_maps(self, index, stock)
+
+    def replace_output_of_all_nodes(self: Any, old_output_name: str,
+                                    new_output_name: str) -> None:
+        assert isinstance(old_output_name, str) and isinstance(new_output_name, str)
+        index = idx.nodes_of(self.model.graph)
+        index.move(index.producers, old_output_name, new_output_name, lambda n: n.output)
+        if idx.crosscheck:
+            _crosscheck_maps(self, index, stock)
+
+    def replace_input_of_nodes(self: Any, old_input_name: str, new_input_name: str,
+                               node_names_set: Any) -> None:
+        index = idx.nodes_of(self.model.graph)
+        index.move(index.consumers, old_input_name, new_input_name, lambda n: n.input,
+                   only=lambda n: n.name in node_names_set)
+        if idx.crosscheck:
+            _crosscheck_maps(self, index, stock)
+
+    def replace_output_of_nodes(self: Any, old_output_name: str, new_output_name: str,
+                                node_names_set: Any) -> None:
+        index = idx.nodes_of(self.model.graph)
+        index.move(index.producers, old_output_name, new_output_name, lambda n: n.output,
+                   only=lambda n: n.name in node_names_set)
+        if idx.crosscheck:
+            _crosscheck_maps(self, index, stock)
+
+    def replace_node_input(node: Any, old_input_name: str, new_input_name: str) -> None:
+        assert isinstance(old_input_name, str) and isinstance(new_input_name, str)
+        index = idx.holding(node)
+        if index is None:  # a node of no indexed graph (a new node, a copy)
+            stock["ONNXModel.replace_node_input"](node, old_input_name, new_input_name)
+            return
+        index.move(index.consumers, old_input_name, new_input_name, lambda n: n.input,
+                   only=lambda n: n is node)
+
+    def replace_node_output(node: Any, old_output_name: str, new_output_name: str) -> None:
+        assert isinstance(old_output_name, str) and isinstance(new_output_name, str)
+        index = idx.holding(node)
+        if index is None:
+            stock["ONNXModel.replace_node_output"](node, old_output_name, new_output_name)
+            return
+        index.move(index.producers, old_output_name, new_output_name, lambda n: n.output,
+                   only=lambda n: n is node)
+
+    def input_name_to_nodes(self: Any) -> Mapping[str, list[Any]]:
+        index = idx.nodes_of(self.model.graph)
+        result = _MapView(index, index.consumers, last=False)
+        if idx.crosscheck:
+            _same_map(result, stock["ONNXModel.input_name_to_nodes"](self), "consumers")
+        return result
+
+    def output_name_to_node(self: Any) -> Mapping[str, Any]:
+        index = idx.nodes_of(self.model.graph)
+        result = _MapView(index, index.producers, last=True)
+        if idx.crosscheck:
+            want = stock["ONNXModel.output_name_to_node"](self)
+            if set(result.keys()) != set(want.keys()) or any(result[k] is not want[k]
+                                                              for k in want):
+                raise CrossCheckError("output_name_to_node differs")
+        return result
+
+    return {
+        "quant_utils.find_by_name": find_by_name,
+        "ONNXModel.get_initializer": get_initializer,
+        "ONNXModel.find_node_by_name": find_node_by_name,
+        "ONNXModel.replace_input_of_all_nodes": replace_input_of_all_nodes,
+        "ONNXModel.replace_output_of_all_nodes": replace_output_of_all_nodes,
+        "ONNXModel.replace_input_of_nodes": replace_input_of_nodes,
+        "ONNXModel.replace_output_of_nodes": replace_output_of_nodes,
+        "ONNXModel.replace_node_input": staticmethod(replace_node_input),
+        "ONNXModel.replace_node_output": staticmethod(replace_node_output),
+        "ONNXModel.input_name_to_nodes": input_name_to_nodes,
+        "ONNXModel.output_name_to_node": output_name_to_node,
+        "MinMaxCalibrater.augment_graph": _augment_graph,
+    }
+
+
+def _same_map(got: Mapping[str, list[Any]], want: dict[str, list[Any]], what: str) -> None:
+    if set(got.keys()) != set(want.keys()) or any(
+            len(got[k]) != len(want[k]) or any(a is not b for a, b in zip(got[k], want[k],
+                                                                          strict=True))
+            for k in want):
+        raise CrossCheckError(f"{what} differ from onnxruntime's scan")
+
+
+def _crosscheck_maps(model: Any, index: _NodeIndex, stock: dict[str, Callable[..., Any]]) -> None:
+    got = {k: v for k, v in index.consumers.items() if v}
+    _same_map(got, stock["ONNXModel.input_name_to_nodes"](model), "consumers")
+    producers = {k: v for k, v in index.producers.items() if v}
+    want: dict[str, list[Any]] = {}
+    for node in model.model.graph.node:
+        for name in node.output:
+            if name:
+                want.setdefault(name, []).append(node)
+    _same_map(producers, want, "producers")
+
+
+def _augment_graph(self: Any) -> None:
+    """ORT's MinMaxCalibrater.augment_graph, with the same nodes, outputs and names, appended
+    once instead of inserted one tensor at a time (each insertion scanned the graph for the
+    tensor's first consumer and rebuilt every value-info map). Where the reduce nodes stand in
+    the node list does not change what they compute; the outputs keep ORT's order, which is how
+    the calibrator pairs them up."""
+    import uuid
+
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+
+    tensors, _ = self.select_tensors_to_calibrate(self.model)
+    reshape_shape_name = str(uuid.uuid4())
+    reshape_shape = numpy_helper.from_array(np.array([-1], dtype=np.int64), reshape_shape_name)
+    self.model.graph.initializer.append(reshape_shape)
+    graph = self.model.graph
+    value_infos = {vi.name: vi for vi in graph.value_info}
+    value_infos.update({o.name: o for o in graph.output})
+    value_infos.update({i.name: i for i in graph.input})
+
+    def get_op_version(op_type: str) -> int:
+        for opset_import in self.model.opset_import:
+            if onnx.defs.has(op_type, opset_import.domain):
+                return int(opset_import.version)
+        raise RuntimeError(f"Model does not contain a version for '{op_type}'.")
+
+    new_nodes, new_outputs = [], []
+    for tensor_name in tensors:
+        for reduce_op_name in ("ReduceMin", "ReduceMax"):
+            reduce_output = tensor_name + "_" + reduce_op_name
+            intermediate_output = reduce_output + "_Reshape"
+            reduce_node = helper.make_node(reduce_op_name, [tensor_name], [intermediate_output],
+                                           keepdims=1, name=reduce_output)
+            reshape_node = helper.make_node("Reshape", [intermediate_output, reshape_shape_name],
+                                            [reduce_output], name=intermediate_output)
+            if tensor_name not in value_infos:
+                raise ValueError(
+                    f"Unable to guess tensor type for tensor {tensor_name!r}, "
+                    "running shape inference before quantization may resolve this issue.")
+            onnx_type = value_infos[tensor_name].type.tensor_type.elem_type
+            if self.per_channel:
+                rank = len(value_infos[tensor_name].type.tensor_type.shape.dim)
+                axes = [0, *range(2, rank)]
+                if get_op_version(reduce_op_name) < 18:
+                    reduce_node.attribute.append(helper.make_attribute("axes", axes))
+                else:
+                    axes_name = str(uuid.uuid4())
+                    graph.initializer.append(
+                        numpy_helper.from_array(np.array(axes, dtype=np.int64), axes_name))
+                    reduce_node.input.append(axes_name)
+            new_nodes += [reduce_node, reshape_node]
+            new_outputs.append(helper.make_tensor_value_info(reduce_output, onnx_type, [None]))
+    graph.node.extend(new_nodes)
+    graph.output.extend(new_outputs)
+    onnx.save(self.model, self.augmented_model_path,
+              save_as_external_data=self.use_external_data_format)
+
+
+# ----- patching ----------------------------------------------------------------------------------
+
+def _slots() -> dict[str, tuple[Any, str]]:
+    """Where each replaced function lives (owner object, attribute)."""
+    import importlib
+
+    from onnxruntime.quantization import calibrate, onnx_model
+
+    slots: dict[str, tuple[Any, str]] = {
+        name: (onnx_model.ONNXModel, name.split(".", 1)[1])
+        for name in EXPECTED_SOURCE if name.startswith("ONNXModel.")
+    }
+    slots["MinMaxCalibrater.augment_graph"] = (calibrate.MinMaxCalibrater, "augment_graph")
+    for module in FIND_BY_NAME_USERS:
+        owner = importlib.import_module(f"onnxruntime.quantization.{module}")
+        if hasattr(owner, "find_by_name"):
+            slots[f"find_by_name@{module}"] = (owner, "find_by_name")
+    return slots
+
+
+@contextlib.contextmanager
+def accelerated(log: Callable[[str], None] | None = None) -> Iterator[bool]:
+    """Patch onnxruntime's quadratic helpers for the body of the ``with``; yields whether the
+    accelerated path is in use (False: stock ORT, the reason logged)."""
+    reason = unsupported_reason()
+    if reason is not None:
+        if log:
+            log(f"Quantizing with stock onnxruntime (slower on big graphs): the accelerated path "
+                f"is off because {reason}.")
+        yield False
+        return
+    stock = _targets()
+    standins = _make_standins(stock, _Indexes(os.environ.get(CROSSCHECK_ENV) == "1"))
+    saved: list[tuple[Any, str, Any]] = []
+    try:
+        for name, (owner, attr) in _slots().items():
+            saved.append((owner, attr, owner.__dict__[attr]))
+            key = "quant_utils.find_by_name" if name.startswith("find_by_name@") else name
+            setattr(owner, attr, standins[key])
+        yield True
+    finally:
+        for owner, attr, original in reversed(saved):
+            setattr(owner, attr, original)

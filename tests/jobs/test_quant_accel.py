@@ -1,0 +1,135 @@
+"""The accelerated quantizer writes byte-identical models to stock onnxruntime, for every mode
+and three graph families, with every indexed answer cross-checked against ORT's own scan; on
+any other onnxruntime (or a changed function) it steps aside and says why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+
+from edgestudio.core.ops import quant_accel
+from tests import graph_builders, models
+
+FAMILIES = {
+    "cnn": lambda: graph_builders.cnn_like(blocks=5),
+    "transformer": lambda: graph_builders.transformer_like(90),
+    "residual_mlp": lambda: graph_builders.residual_mlp(120),
+}
+STATIC = {
+    "qdq_u8s8": {},
+    "qdq_per_channel": {"per_channel": True},
+    "qdq_symmetric": {"extra_options": {"ActivationSymmetric": True, "WeightSymmetric": True}},
+    "qdq_dedicated_pairs": {"extra_options": {"DedicatedQDQPair": True}},
+    "qdq_int16_activations": {"activation_type": "QInt16"},
+    "qoperator": {"quant_format": "QOperator"},
+    "qdq_matmul_only": {"op_types_to_quantize": ["MatMul"]},
+    "qdq_excluded": {"nodes_to_exclude": "first-two"},
+}
+
+
+class _Reader:
+    def __init__(self, model: onnx.ModelProto, count: int = 4) -> None:
+        from edgestudio.core.input_spec import derive_candidates
+
+        spec = next(derive_candidates(model))
+        self.samples = [spec.feeds(seed) for seed in range(count)]
+        self.k = 0
+
+    def get_next(self) -> dict[str, np.ndarray] | None:
+        self.k += 1
+        return self.samples[self.k - 1] if self.k <= len(self.samples) else None
+
+    def rewind(self) -> None:
+        self.k = 0
+
+
+def _options(model: onnx.ModelProto, raw: dict[str, Any]) -> dict[str, Any]:
+    from onnxruntime.quantization import QuantFormat, QuantType
+
+    options = dict(raw)
+    if "quant_format" in options:
+        options["quant_format"] = QuantFormat.QOperator
+    if "activation_type" in options:
+        options["activation_type"] = QuantType.QInt16
+    if options.get("nodes_to_exclude") == "first-two":
+        options["nodes_to_exclude"] = [n.name for n in model.graph.node[:2]]
+    return options
+
+
+def _quantize_both(tmp_path: Path, model: onnx.ModelProto, mode: str) -> tuple[bytes, bytes]:
+    from onnxruntime.quantization import quantize_dynamic, quantize_static
+
+    src = models.save(model, tmp_path / "src.onnx")
+    outputs = []
+    for accelerate in (False, True):
+        out = tmp_path / f"{mode}_{accelerate}.onnx"
+        context = quant_accel.accelerated() if accelerate else _stock()
+        with context as used:
+            assert used is accelerate
+            if mode == "dynamic":
+                quantize_dynamic(str(src), str(out))
+            else:
+                quantize_static(str(src), str(out), _Reader(model),
+                                **_options(model, STATIC[mode]))
+        outputs.append(onnx.load(str(out)).SerializeToString())
+    return outputs[0], outputs[1]
+
+
+class _stock:  # noqa: N801  (reads like the context manager it stands beside)
+    def __enter__(self) -> bool:
+        return False
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+@pytest.fixture(autouse=True)
+def _crosscheck(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(quant_accel.CROSSCHECK_ENV, "1")
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("mode", ["dynamic", *STATIC])
+def test_accelerated_output_is_byte_identical(tmp_path: Path, family: str, mode: str) -> None:
+    if quant_accel.unsupported_reason():
+        pytest.skip(reason=f"accelerated path off: {quant_accel.unsupported_reason()}")
+    stock, fast = _quantize_both(tmp_path, FAMILIES[family](), mode)
+    assert stock == fast
+
+
+def test_patches_are_removed_afterwards() -> None:
+    from onnxruntime.quantization import calibrate, onnx_model, qdq_quantizer, quant_utils
+
+    before = (quant_utils.find_by_name, qdq_quantizer.find_by_name,
+              onnx_model.ONNXModel.replace_input_of_all_nodes,
+              calibrate.MinMaxCalibrater.augment_graph)
+    with quant_accel.accelerated() as used:
+        if used:
+            assert quant_utils.find_by_name is not before[0]
+    after = (quant_utils.find_by_name, qdq_quantizer.find_by_name,
+             onnx_model.ONNXModel.replace_input_of_all_nodes,
+             calibrate.MinMaxCalibrater.augment_graph)
+    assert after == before
+
+
+def test_other_onnxruntime_versions_fall_back_to_stock(monkeypatch: pytest.MonkeyPatch) -> None:
+    from onnxruntime.quantization import quant_utils
+
+    said: list[str] = []
+    monkeypatch.setattr(quant_accel, "SUPPORTED_VERSION", "0.0.1")
+    with quant_accel.accelerated(said.append) as used:
+        assert not used and quant_utils.find_by_name.__module__.startswith("onnxruntime")
+    assert "written for onnxruntime 0.0.1" in said[0]
+
+
+def test_a_changed_function_falls_back_to_stock(monkeypatch: pytest.MonkeyPatch) -> None:
+    said: list[str] = []
+    expected = dict(quant_accel.EXPECTED_SOURCE, **{"ONNXModel.get_initializer": "0" * 16})
+    monkeypatch.setattr(quant_accel, "EXPECTED_SOURCE", expected)
+    with quant_accel.accelerated(said.append) as used:
+        assert not used
+    assert "ONNXModel.get_initializer is not the version" in said[0]
