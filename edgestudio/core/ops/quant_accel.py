@@ -40,6 +40,8 @@ EXPECTED_SOURCE = {
     "ONNXModel.replace_output_of_nodes": "226ca0ba267f2200",
     "ONNXModel.replace_node_input": "161a2ad57d6b1ee7",
     "ONNXModel.replace_node_output": "bcca3f179f2f42bb",
+    "ONNXModel.initializer_extend": "97d3149606630924",
+    "ONNXModel._check_init": "7ff484d0442990d9",  # watched, not replaced: we rely on it
     "ONNXModel.input_name_to_nodes": "e507ed8b6d71f027",
     "ONNXModel.output_name_to_node": "b154751fe1ea52cd",
     "MinMaxCalibrater.augment_graph": "fce1d4bdb6e14d7a",
@@ -47,6 +49,9 @@ EXPECTED_SOURCE = {
 # Modules that import find_by_name by name (their own reference must be replaced too).
 FIND_BY_NAME_USERS = ("quant_utils", "onnx_model", "base_quantizer", "onnx_quantizer",
                       "qdq_quantizer", "operators.conv", "operators.matmul")
+
+
+_FLOAT8E4M3FN = 17  # onnx.TensorProto.FLOAT8E4M3FN
 
 
 class CrossCheckError(AssertionError):
@@ -71,6 +76,8 @@ def _targets() -> dict[str, Callable[..., Any]]:
         "ONNXModel.replace_output_of_nodes": model_cls.replace_output_of_nodes,
         "ONNXModel.replace_node_input": model_cls.replace_node_input,
         "ONNXModel.replace_node_output": model_cls.replace_node_output,
+        "ONNXModel.initializer_extend": model_cls.initializer_extend,
+        "ONNXModel._check_init": model_cls._check_init,
         "ONNXModel.input_name_to_nodes": model_cls.input_name_to_nodes,
         "ONNXModel.output_name_to_node": model_cls.output_name_to_node,
         "MinMaxCalibrater.augment_graph": calibrate.MinMaxCalibrater.augment_graph,
@@ -110,6 +117,7 @@ class _NameIndex:
         self.container = container  # held: a freed container's id could be reused
         self.items: list[Any] = []
         self.first: dict[str, int] = {}
+        self.float8: list[Any] = []  # the only tensors ORT's _check_init looks into
 
     def _refresh(self) -> None:
         container, items = self.container, self.items
@@ -118,10 +126,18 @@ class _NameIndex:
                                          or container[0] is not items[0])):
             items.clear()
             self.first.clear()
+            self.float8.clear()
         for i in range(len(items), n):
             item = container[i]
             items.append(item)
             self.first.setdefault(item.name, i)
+            if getattr(item, "data_type", None) == _FLOAT8E4M3FN:
+                self.float8.append(item)
+
+    def float8_items(self) -> list[Any]:
+        """The FLOAT8E4M3FN tensors of the container, in order."""
+        self._refresh()
+        return self.float8
 
     def find(self, name: str) -> Any:
         self._refresh()
@@ -287,8 +303,11 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
     stock_find = stock["quant_utils.find_by_name"]
 
     def find_by_name(item_name: str, item_list: Any) -> Any:
-        if isinstance(item_list, (list, tuple)) or not hasattr(item_list, "add"):
-            return stock_find(item_name, item_list)  # a plain list: ORT builds new ones
+        # Protobuf fields and ORT's long-lived lists (the quantizer's new nodes) are indexed;
+        # short or other sequences are cheap to scan (and may be temporaries).
+        if not (hasattr(item_list, "add") or isinstance(item_list, list)) \
+                or len(item_list) < 32:
+            return stock_find(item_name, item_list)
         found = idx.names_of(item_list).find(item_name)
         if idx.crosscheck and found is not stock_find(item_name, item_list):
             raise CrossCheckError(f"find_by_name({item_name!r}) differs")
@@ -299,8 +318,8 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
 
     def find_node_by_name(self: Any, node_name: str, new_nodes_list: Any, graph: Any) -> Any:
         found = find_by_name(node_name, graph.node)
-        if found is None:
-            found = stock_find(node_name, list(new_nodes_list))
+        if found is None:  # the quantizer's own, long-lived list of new nodes: index it too
+            found = idx.names_of(new_nodes_list).find(node_name)
         if idx.crosscheck and found is not stock["ONNXModel.find_node_by_name"](
                 self, node_name, new_nodes_list, graph):
             raise CrossCheckError(f"find_node_by_name({node_name!r}) differs")
@@ -320,6 +339,17 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
         index.move(index.producers, old_output_name, new_output_name, lambda n: n.output)
         if idx.crosscheck:
             _crosscheck_maps(self, index, stock)
+
+    def initializer_extend(self: Any, inits: Any) -> None:
+        if len(inits) == 0:
+            raise ValueError("Can add an empty list.")
+        # ORT re-checks every existing initializer on each call; only FLOAT8E4M3FN tensors
+        # can fail that check, so only those are looked at again.
+        for init in idx.names_of(self.model.graph.initializer).float8_items():
+            self._check_init(init, "gain")
+        for init in inits:
+            self._check_init(init)
+            self.model.graph.initializer.append(init)
 
     def replace_input_of_nodes(self: Any, old_input_name: str, new_input_name: str,
                                node_names_set: Any) -> None:
@@ -376,6 +406,7 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
         "quant_utils.find_by_name": find_by_name,
         "ONNXModel.get_initializer": get_initializer,
         "ONNXModel.find_node_by_name": find_node_by_name,
+        "ONNXModel.initializer_extend": initializer_extend,
         "ONNXModel.replace_input_of_all_nodes": replace_input_of_all_nodes,
         "ONNXModel.replace_output_of_all_nodes": replace_output_of_all_nodes,
         "ONNXModel.replace_input_of_nodes": replace_input_of_nodes,
@@ -503,8 +534,10 @@ def accelerated(log: Callable[[str], None] | None = None) -> Iterator[bool]:
     saved: list[tuple[Any, str, Any]] = []
     try:
         for name, (owner, attr) in _slots().items():
-            saved.append((owner, attr, owner.__dict__[attr]))
             key = "quant_utils.find_by_name" if name.startswith("find_by_name@") else name
+            if key not in standins:
+                continue
+            saved.append((owner, attr, owner.__dict__[attr]))
             setattr(owner, attr, standins[key])
         yield True
     finally:
