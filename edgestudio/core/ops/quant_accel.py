@@ -45,6 +45,8 @@ EXPECTED_SOURCE = {
     "ONNXModel.input_name_to_nodes": "e507ed8b6d71f027",
     "ONNXModel.output_name_to_node": "b154751fe1ea52cd",
     "MinMaxCalibrater.augment_graph": "fce1d4bdb6e14d7a",
+    "MinMaxCalibrater.collect_data": "c9854d7ec050ac98",
+    "MinMaxCalibrater.compute_data": "e8e499dd5f2cb16a",  # watched, not replaced: we rely on it
 }
 # Modules that import find_by_name by name (their own reference must be replaced too).
 FIND_BY_NAME_USERS = ("quant_utils", "onnx_model", "base_quantizer", "onnx_quantizer",
@@ -81,6 +83,8 @@ def _targets() -> dict[str, Callable[..., Any]]:
         "ONNXModel.input_name_to_nodes": model_cls.input_name_to_nodes,
         "ONNXModel.output_name_to_node": model_cls.output_name_to_node,
         "MinMaxCalibrater.augment_graph": calibrate.MinMaxCalibrater.augment_graph,
+        "MinMaxCalibrater.collect_data": calibrate.MinMaxCalibrater.collect_data,
+        "MinMaxCalibrater.compute_data": calibrate.MinMaxCalibrater.compute_data,
     }
 
 
@@ -416,6 +420,8 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
         "ONNXModel.input_name_to_nodes": input_name_to_nodes,
         "ONNXModel.output_name_to_node": output_name_to_node,
         "MinMaxCalibrater.augment_graph": _augment_graph,
+        "MinMaxCalibrater.collect_data": _streaming_collect_data(
+            stock["MinMaxCalibrater.collect_data"]),
     }
 
 
@@ -498,6 +504,52 @@ def _augment_graph(self: Any) -> None:
               save_as_external_data=self.use_external_data_format)
 
 
+def _streaming_collect_data(stock_collect: Callable[..., Any]) -> Callable[..., Any]:
+    """ORT's MinMaxCalibrater.collect_data keeps every reduced output of every sample and
+    takes nanmin/nanmax over them at the end (memory grows with the sample count). This folds
+    each sample into a running np.fmin/np.fmax — the same NaN-ignoring minimum and maximum —
+    and hands ORT's compute_data that one folded sample, so the ranges are identical. Moving
+    averages (a different sum order) and ORT's chunking option use the stock code."""
+
+    def collect_data(self: Any, data_reader: Any) -> None:
+        import numpy as np
+
+        if self.moving_average or self.max_intermediate_outputs is not None:
+            stock_collect(self, data_reader)
+            return
+        outputs = self.infer_session.get_outputs()
+        names = [o.name for o in outputs]
+        added = names[self.num_model_outputs:]
+        is_max = {name: k % 2 == 1 for k, name in enumerate(added)}  # (min, max) pairs
+        folded: list[Any] | None = None
+        while True:
+            inputs = data_reader.get_next()
+            if not inputs:
+                break
+            values = [None if name in self.model_original_outputs else value
+                      for name, value in zip(names, self.infer_session.run(None, inputs),
+                                             strict=False)]
+            if folded is None:
+                folded = [None if v is None else np.array(v, copy=True) for v in values]
+                continue
+            for k, (name, value) in enumerate(zip(names, values, strict=False)):
+                if value is not None and name in is_max:
+                    fold = np.fmax if is_max[name] else np.fmin
+                    folded[k] = fold(folded[k], value)
+        if folded is not None:
+            self.intermediate_outputs.append(folded)
+        if len(self.intermediate_outputs) == 0 and self.calibrate_tensors_range is None:
+            raise ValueError("No data is collected.")
+        t = self.compute_data()
+        from onnxruntime.quantization.calibrate import TensorsData
+
+        if not isinstance(t, TensorsData):
+            raise TypeError(f"compute_data must return a TensorsData not {type(t)}.")
+        self.clear_collected_data()
+
+    return collect_data
+
+
 # ----- patching ----------------------------------------------------------------------------------
 
 def _slots() -> dict[str, tuple[Any, str]]:
@@ -511,6 +563,7 @@ def _slots() -> dict[str, tuple[Any, str]]:
         for name in EXPECTED_SOURCE if name.startswith("ONNXModel.")
     }
     slots["MinMaxCalibrater.augment_graph"] = (calibrate.MinMaxCalibrater, "augment_graph")
+    slots["MinMaxCalibrater.collect_data"] = (calibrate.MinMaxCalibrater, "collect_data")
     for module in FIND_BY_NAME_USERS:
         owner = importlib.import_module(f"onnxruntime.quantization.{module}")
         if hasattr(owner, "find_by_name"):
