@@ -14,10 +14,24 @@ import pytest
 from edgestudio.core.ops import quant_accel
 from tests import graph_builders, models
 
+def _preprocessed(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` after ORT's quant_pre_process, as the quantize job feeds it (value_info for
+    every tensor, fused nodes, initializers removed during quantization)."""
+    import tempfile
+
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    with tempfile.TemporaryDirectory() as tmp:
+        onnx.save(model, f"{tmp}/in.onnx")
+        quant_pre_process(f"{tmp}/in.onnx", f"{tmp}/out.onnx", skip_symbolic_shape=True)
+        return onnx.load(f"{tmp}/out.onnx")
+
+
 FAMILIES = {
     "cnn": lambda: graph_builders.cnn_like(blocks=5),
     "transformer": lambda: graph_builders.transformer_like(90),
     "residual_mlp": lambda: graph_builders.residual_mlp(120),
+    "preprocessed_cnn": lambda: _preprocessed(graph_builders.cnn_like(blocks=5)),
 }
 STATIC = {
     "qdq_u8s8": {},

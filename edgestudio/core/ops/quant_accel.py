@@ -41,7 +41,9 @@ EXPECTED_SOURCE = {
     "ONNXModel.replace_node_input": "161a2ad57d6b1ee7",
     "ONNXModel.replace_node_output": "bcca3f179f2f42bb",
     "ONNXModel.initializer_extend": "97d3149606630924",
-    "ONNXModel._check_init": "7ff484d0442990d9",  # watched, not replaced: we rely on it
+    "ONNXModel._check_init": "7ff484d0442990d9",
+    "ONNXModel.remove_initializer": "af14720c5446adb6",
+    "ONNXModel.remove_node": "f32022433395cf13",  # watched, not replaced: we rely on it
     "ONNXModel.input_name_to_nodes": "e507ed8b6d71f027",
     "ONNXModel.output_name_to_node": "b154751fe1ea52cd",
     "MinMaxCalibrater.augment_graph": "fce1d4bdb6e14d7a",
@@ -80,6 +82,8 @@ def _targets() -> dict[str, Callable[..., Any]]:
         "ONNXModel.replace_node_output": model_cls.replace_node_output,
         "ONNXModel.initializer_extend": model_cls.initializer_extend,
         "ONNXModel._check_init": model_cls._check_init,
+        "ONNXModel.remove_initializer": model_cls.remove_initializer,
+        "ONNXModel.remove_node": model_cls.remove_node,
         "ONNXModel.input_name_to_nodes": model_cls.input_name_to_nodes,
         "ONNXModel.output_name_to_node": model_cls.output_name_to_node,
         "MinMaxCalibrater.augment_graph": calibrate.MinMaxCalibrater.augment_graph,
@@ -110,50 +114,116 @@ def unsupported_reason() -> str | None:
 
 # ----- name lookups ------------------------------------------------------------------------------
 
-class _NameIndex:
-    """First position of each name in one protobuf repeated field, kept fresh on every use.
-
-    Appends are indexed incrementally; any other change (a removal, an insertion, a cleared
-    field) moves the last indexed item, which is checked on every lookup, and rebuilds it.
-    """
+class _Tracked:
+    """Items of one protobuf repeated field (or long-lived list) in their original order, in
+    step with it: appends are taken in incrementally, deletions made through us leave a
+    tombstone (later items keep their original numbers, so graph order stays comparable), and
+    any other change — an insertion, a removal behind our back, a cleared field — is caught by
+    checking the first and last live items on every use, and starts the index again."""
 
     def __init__(self, container: Any) -> None:
         self.container = container  # held: a freed container's id could be reused
-        self.items: list[Any] = []
-        self.first: dict[str, int] = {}
-        self.float8: list[Any] = []  # the only tensors ORT's _check_init looks into
+        self.items: list[Any] = []  # by original number; None once deleted
+        self.deleted: list[int] = []  # original numbers deleted, sorted
+        self.first_live = 0
+        self.last_live = -1
 
-    def _refresh(self) -> None:
+    def live_position(self, number: int) -> int:
+        """Where item ``number`` is in the container now."""
+        return number - bisect.bisect_left(self.deleted, number)
+
+    def sync(self) -> bool:
+        """Take in appended items; False when the index had to start again."""
         container, items = self.container, self.items
+        live = len(items) - len(self.deleted)
         n = len(container)
-        if n < len(items) or (items and (container[len(items) - 1] is not items[-1]
-                                         or container[0] is not items[0])):
-            items.clear()
-            self.first.clear()
-            self.float8.clear()
-        for i in range(len(items), n):
+        fresh = True
+        if n < live or (live and (container[live - 1] is not items[self.last_live]
+                                  or container[0] is not items[self.first_live])):
+            self.reset()
+            live, fresh = 0, False
+        for i in range(live, n):
             item = container[i]
-            items.append(item)
-            self.first.setdefault(item.name, i)
-            if getattr(item, "data_type", None) == _FLOAT8E4M3FN:
-                self.float8.append(item)
+            number = len(self.items)
+            self.items.append(item)
+            self.last_live = number
+            if number == 0 or self.first_live >= number:
+                self.first_live = number
+            self.added(item, number)
+        return fresh
+
+    def delete(self, number: int) -> None:
+        """Delete item ``number`` from the container and the index."""
+        item = self.items[number]
+        del self.container[self.live_position(number)]
+        bisect.insort(self.deleted, number)
+        self.items[number] = None
+        while self.first_live < len(self.items) and self.items[self.first_live] is None:
+            self.first_live += 1
+        while self.last_live >= 0 and self.items[self.last_live] is None:
+            self.last_live -= 1
+        self.removed(item, number)
+
+    def reset(self) -> None:
+        self.items.clear()
+        self.deleted.clear()
+        self.first_live, self.last_live = 0, -1
+
+    def added(self, item: Any, number: int) -> None:
+        """Index one item (subclasses)."""
+
+    def removed(self, item: Any, number: int) -> None:
+        """Forget one item (subclasses)."""
+
+
+class _NameIndex(_Tracked):
+    """Where each name stands in one repeated field (first occurrence first)."""
+
+    def __init__(self, container: Any) -> None:
+        super().__init__(container)
+        self.numbers: dict[str, list[int]] = {}
+        self.float8: dict[int, Any] = {}  # the only tensors ORT's _check_init looks into
+
+    def reset(self) -> None:
+        super().reset()
+        self.numbers.clear()
+        self.float8.clear()
+
+    def added(self, item: Any, number: int) -> None:
+        self.numbers.setdefault(item.name, []).append(number)
+        if getattr(item, "data_type", None) == _FLOAT8E4M3FN:
+            self.float8[number] = item
+
+    def removed(self, item: Any, number: int) -> None:
+        self.numbers[item.name].remove(number)
+        self.float8.pop(number, None)
 
     def float8_items(self) -> list[Any]:
         """The FLOAT8E4M3FN tensors of the container, in order."""
-        self._refresh()
-        return self.float8
+        self.sync()
+        return [self.float8[k] for k in sorted(self.float8)]
 
     def find(self, name: str) -> Any:
-        self._refresh()
-        pos = self.first.get(name)
-        if pos is None:
+        self.sync()
+        numbers = self.numbers.get(name)
+        if not numbers:
             return None
-        item = self.items[pos]
+        item = self.items[numbers[0]]
         if item.name != name:  # renamed in place: start again
-            self.items.clear()
-            self.first.clear()
+            self.reset()
             return self.find(name)
         return item
+
+    def remove_equal(self, wanted: Any) -> bool:
+        """Delete the first item equal to ``wanted`` (as ``RepeatedField.remove`` does);
+        False when there is none."""
+        self.sync()
+        for number in list(self.numbers.get(wanted.name, [])):
+            item = self.items[number]
+            if item is wanted or item == wanted:
+                self.delete(number)
+                return True
+        return False
 
 
 class _Indexes:
@@ -173,17 +243,18 @@ class _Indexes:
     def holding(self, node: Any) -> _NodeIndex | None:
         """The fresh index of the graph that holds ``node`` (None: no indexed graph does)."""
         for index in self.graphs.values():
-            pos = index.pos.get(id(node))
-            if pos is not None and pos < len(index.order) and index.order[pos] is node:
+            number = index.number.get(id(node))
+            if number is not None and index.items[number] is node:
                 index.refresh()
-                if index.pos.get(id(node)) is not None:
+                number = index.number.get(id(node))
+                if number is not None and index.items[number] is node:
                     return index
         return None
 
     def nodes_of(self, graph: Any) -> _NodeIndex:
         nodes = graph.node
         index = self.graphs.get(id(nodes))
-        if index is None or index.nodes is not nodes:
+        if index is None or index.container is not nodes:
             index = self.graphs[id(nodes)] = _NodeIndex(nodes)
         index.refresh()
         return index
@@ -191,14 +262,14 @@ class _Indexes:
 
 # ----- producer / consumer maps ----------------------------------------------------------------
 
-class _NodeIndex:
+class _NodeIndex(_Tracked):
     """Consumers and producers of every tensor of one graph, in graph order (with repeats where
     a node names a tensor twice, as onnxruntime's own maps have them)."""
 
     def __init__(self, nodes: Any) -> None:
-        self.nodes = nodes
-        self.order: list[Any] = []
-        self.pos: dict[int, int] = {}
+        super().__init__(nodes)
+        self.number: dict[int, int] = {}
+        self.by_name: dict[str, list[int]] = {}
         self.consumers: dict[str, list[Any]] = {}
         self.producers: dict[str, list[Any]] = {}
         self.views: list[weakref.ref[_MapView]] = []
@@ -213,30 +284,49 @@ class _NodeIndex:
         self.views.clear()
 
     def refresh(self) -> None:
-        nodes, order = self.nodes, self.order
-        n = len(nodes)
-        if n != len(order):
+        if len(self.container) != len(self.items) - len(self.deleted):
             self.changing()
-        if n < len(order) or (order and (nodes[len(order) - 1] is not order[-1]
-                                         or nodes[0] is not order[0])):
-            self.changing()
-            order.clear()
-            self.pos.clear()
-            self.consumers.clear()
-            self.producers.clear()
-        for i in range(len(order), n):
-            node = nodes[i]
-            order.append(node)
-            self.pos[id(node)] = i
-            for name in node.input:
-                if name:
-                    self.consumers.setdefault(name, []).append(node)
-            for name in node.output:
-                if name:
-                    self.producers.setdefault(name, []).append(node)
+        self.sync()
+
+    def reset(self) -> None:
+        self.changing()
+        super().reset()
+        self.number.clear()
+        self.by_name.clear()
+        self.consumers.clear()
+        self.producers.clear()
+
+    def added(self, node: Any, number: int) -> None:
+        self.number[id(node)] = number
+        self.by_name.setdefault(node.name, []).append(number)
+        for name in node.input:
+            if name:
+                self.consumers.setdefault(name, []).append(node)
+        for name in node.output:
+            if name:
+                self.producers.setdefault(name, []).append(node)
+
+    def removed(self, node: Any, number: int) -> None:
+        del self.number[id(node)]
+        self.by_name[node.name].remove(number)
+        for table, names in ((self.consumers, node.input), (self.producers, node.output)):
+            for name in dict.fromkeys(names):
+                if name and name in table:
+                    table[name] = [n for n in table[name] if n is not node]
+
+    def remove_equal(self, wanted: Any) -> bool:
+        """Delete the first node equal to ``wanted`` (as ``RepeatedField.remove`` does)."""
+        self.refresh()
+        for number in list(self.by_name.get(wanted.name, [])):
+            node = self.items[number]
+            if node is wanted or node == wanted:
+                self.changing()
+                self.delete(number)
+                return True
+        return False
 
     def _key(self, node: Any) -> int:
-        return self.pos[id(node)]
+        return self.number[id(node)]
 
     def move(self, table: dict[str, list[Any]], old: str, new: str,
              field: Callable[[Any], Any], only: Callable[[Any], bool] | None = None) -> None:
@@ -355,6 +445,19 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
             self._check_init(init)
             self.model.graph.initializer.append(init)
 
+    def remove_initializer(self: Any, tensor: Any) -> None:
+        graph = self.model.graph
+        if idx.names_of(graph.initializer).remove_equal(tensor):
+            inputs = idx.names_of(graph.input)
+            listed = inputs.find(tensor.name)
+            if listed is not None:
+                inputs.remove_equal(listed)
+
+    def remove_node(self: Any, node: Any) -> None:
+        idx.nodes_of(self.model.graph).remove_equal(node)
+        if idx.crosscheck:
+            _crosscheck_maps(self, idx.nodes_of(self.model.graph), stock)
+
     def replace_input_of_nodes(self: Any, old_input_name: str, new_input_name: str,
                                node_names_set: Any) -> None:
         index = idx.nodes_of(self.model.graph)
@@ -411,6 +514,8 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
         "ONNXModel.get_initializer": get_initializer,
         "ONNXModel.find_node_by_name": find_node_by_name,
         "ONNXModel.initializer_extend": initializer_extend,
+        "ONNXModel.remove_initializer": remove_initializer,
+        "ONNXModel.remove_node": remove_node,
         "ONNXModel.replace_input_of_all_nodes": replace_input_of_all_nodes,
         "ONNXModel.replace_output_of_all_nodes": replace_output_of_all_nodes,
         "ONNXModel.replace_input_of_nodes": replace_input_of_nodes,
