@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHMARKS = ["bench_graph", "bench_jobs", "bench_quant", "bench_ep"]
+BENCHMARKS = ["bench_graph", "bench_jobs", "bench_quant", "bench_quant_scale", "bench_ep"]
 
 
 def main(argv: list[str]) -> int:

@@ -48,6 +48,7 @@ EXPECTED_SOURCE = {
     "ONNXModel.output_name_to_node": "b154751fe1ea52cd",
     "MinMaxCalibrater.augment_graph": "fce1d4bdb6e14d7a",
     "MinMaxCalibrater.collect_data": "c9854d7ec050ac98",
+    "CalibraterBase.create_inference_session": "ced245cd08569f7f",
     "MinMaxCalibrater.compute_data": "e8e499dd5f2cb16a",  # watched, not replaced: we rely on it
 }
 # Modules that import find_by_name by name (their own reference must be replaced too).
@@ -88,6 +89,8 @@ def _targets() -> dict[str, Callable[..., Any]]:
         "ONNXModel.output_name_to_node": model_cls.output_name_to_node,
         "MinMaxCalibrater.augment_graph": calibrate.MinMaxCalibrater.augment_graph,
         "MinMaxCalibrater.collect_data": calibrate.MinMaxCalibrater.collect_data,
+        "CalibraterBase.create_inference_session":
+            calibrate.CalibraterBase.create_inference_session,
         "MinMaxCalibrater.compute_data": calibrate.MinMaxCalibrater.compute_data,
     }
 
@@ -352,11 +355,8 @@ class _NodeIndex(_Tracked):
                 if names[j] == old:
                     names[j] = new
                     moved.append(node)
-        if new:
-            target = table.setdefault(new, [])
-            for node in moved:  # keep graph order, equal positions kept together
-                keys = [self._key(x) for x in target]
-                target.insert(bisect.bisect_right(keys, self._key(node)), node)
+        if new:  # merged in graph order (a stable sort keeps a node's repeats together)
+            table[new] = sorted([*table.get(new, []), *moved], key=self._key)
 
 
 class _MapView(Mapping[str, Any]):
@@ -527,6 +527,7 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
         "MinMaxCalibrater.augment_graph": _augment_graph,
         "MinMaxCalibrater.collect_data": _streaming_collect_data(
             stock["MinMaxCalibrater.collect_data"]),
+        "CalibraterBase.create_inference_session": _calibration_session,
     }
 
 
@@ -609,6 +610,20 @@ def _augment_graph(self: Any) -> None:
               save_as_external_data=self.use_external_data_format)
 
 
+def _calibration_session(self: Any) -> None:
+    """ORT's calibration session, without memory-pattern planning: on a graph with thousands
+    of added outputs that planning makes the first run super-linear, and it changes only how
+    buffers are allocated, never a value."""
+    import onnxruntime
+
+    sess_options = onnxruntime.SessionOptions()
+    sess_options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess_options.enable_mem_pattern = False
+    self.infer_session = onnxruntime.InferenceSession(
+        self.augmented_model_path, sess_options=sess_options,
+        providers=self.execution_providers)
+
+
 def _streaming_collect_data(stock_collect: Callable[..., Any]) -> Callable[..., Any]:
     """ORT's MinMaxCalibrater.collect_data keeps every reduced output of every sample and
     takes nanmin/nanmax over them at the end (memory grows with the sample count). This folds
@@ -669,6 +684,8 @@ def _slots() -> dict[str, tuple[Any, str]]:
     }
     slots["MinMaxCalibrater.augment_graph"] = (calibrate.MinMaxCalibrater, "augment_graph")
     slots["MinMaxCalibrater.collect_data"] = (calibrate.MinMaxCalibrater, "collect_data")
+    slots["CalibraterBase.create_inference_session"] = (calibrate.CalibraterBase,
+                                                        "create_inference_session")
     for module in FIND_BY_NAME_USERS:
         owner = importlib.import_module(f"onnxruntime.quantization.{module}")
         if hasattr(owner, "find_by_name"):

@@ -1,0 +1,137 @@
+"""Quantizing big graphs: stock onnxruntime vs EdgeStudio's quantize job, side by side.
+
+Generated residual-MLP graphs (MatMul → Add → Relu → Add → Mul blocks, each with its own
+weights), 8 calibration samples. Stock ORT is a fresh process calling ``quantize_static`` /
+``quantize_dynamic``; ours is the whole job (a fresh process running the job: input
+specification, ORT's pre-processing, quantization with the accelerated helpers, loading and
+running the result). Stock ORT runs at 1k, 2k and 4k nodes (8k takes over half an hour: set
+EDGESTUDIO_BENCH_STOCK_8K=1); ours also at 8k and 20k. Then calibration peak memory at 8 and 64
+samples on the 8k graph. Each figure is one run (minutes each); the exponent is the slope of
+log(time) over log(nodes).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from tests.graph_builders import residual_mlp
+
+SAMPLES = 8
+STOCK_SIZES = [1000, 2000, 4000] + ([8000] if os.environ.get("EDGESTUDIO_BENCH_STOCK_8K") else [])
+OUR_SIZES = [1000, 2000, 4000, 8000, 20000]
+
+STOCK = """
+import json, os, resource, sys, time, numpy as np
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+from onnxruntime.quantization import QuantFormat, quantize_dynamic, quantize_static
+data = np.load(sys.argv[2])["x"]
+class R:
+    def __init__(s): s.i = 0
+    def get_next(s):
+        if s.i >= len(data): return None
+        s.i += 1; return {"x": data[s.i - 1:s.i]}
+    def rewind(s): s.i = 0
+start = time.perf_counter()
+if sys.argv[4] == "dynamic":
+    quantize_dynamic(sys.argv[1], sys.argv[3])
+else:
+    quantize_static(sys.argv[1], sys.argv[3], R(), quant_format=QuantFormat.QDQ)
+print(json.dumps({"seconds": time.perf_counter() - start,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+OURS = """
+import json, sys, time
+from edgestudio.core.data_source import DataSource
+from edgestudio.core.quant_recipes import QuantRecipe
+from edgestudio.jobs.runner import run_job
+mode = sys.argv[4]
+start = time.perf_counter()
+job = run_job(QuantRecipe(model=sys.argv[1], output=sys.argv[3], mode=mode, overwrite=True,
+                          calib=DataSource("npz", sys.argv[2]) if mode == "qdq" else None),
+              timeout=3600)
+assert job.state.value == "succeeded", job.error
+print(json.dumps({"seconds": time.perf_counter() - start, "peak_mb": job.peak_memory_mb,
+                  "accelerated": not any("stock onnxruntime" in line for line in job.log)}))
+"""
+
+CALIBRATION_MEMORY = """
+import json, resource, sys, numpy as np
+from onnxruntime.quantization import QuantFormat, quantize_static
+from edgestudio.core.ops.quant_accel import accelerated
+count = int(sys.argv[3])
+class R:
+    def __init__(s): s.i = 0
+    def get_next(s):
+        if s.i >= count: return None
+        s.i += 1; return {"x": np.random.default_rng(s.i).standard_normal((1, 16)).astype("float32")}
+    def rewind(s): s.i = 0
+with accelerated() as used:
+    quantize_static(sys.argv[1], sys.argv[2], R(), quant_format=QuantFormat.QDQ)
+print(json.dumps({"peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "accelerated": used}))
+"""
+
+
+def _run(code: str, *args: str) -> dict[str, float]:
+    done = subprocess.run([sys.executable, "-c", code, *args], check=True, capture_output=True,
+                          text=True, env={**os.environ, "ORT_DISABLE_TELEMETRY": "1"})
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _exponent(points: list[tuple[int, float]]) -> float:
+    """Least-squares slope of log(seconds) over log(nodes)."""
+    xs = [math.log(n) for n, _ in points]
+    ys = [math.log(t) for _, t in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs)
+
+
+def main() -> None:
+    tmp = Path(tempfile.mkdtemp())
+    data = tmp / "calib.npz"
+    np.savez(data, x=np.random.default_rng(0).standard_normal((SAMPLES, 16)).astype(np.float32))
+    models = {}
+    for n in sorted(set(STOCK_SIZES) | set(OUR_SIZES)):
+        models[n] = tmp / f"mlp{n}.onnx"
+        onnx.save(residual_mlp(n), str(models[n]))
+    print(f"residual-MLP graphs, {SAMPLES} calibration samples, one run per cell")
+    print(f"{'mode':<8}{'nodes':>7}{'stock ORT s':>13}{'ours s':>9}{'speed-up':>10}"
+          f"{'stock MB':>10}{'ours MB':>9}")
+    for mode in ("qdq", "dynamic"):
+        stock_points, our_points = [], []
+        for n in OUR_SIZES:
+            ours = _run(OURS, str(models[n]), str(data), str(tmp / "ours.onnx"), mode)
+            our_points.append((n, ours["seconds"]))
+            stock = (_run(STOCK, str(models[n]), str(data), str(tmp / "stock.onnx"), mode)
+                     if n in STOCK_SIZES else None)
+            if stock:
+                stock_points.append((n, stock["seconds"]))
+            cells = (f"{stock['seconds']:>13.1f}" if stock else f"{'—':>13}",
+                     f"{ours['seconds']:>9.1f}",
+                     f"{stock['seconds'] / ours['seconds']:>9.1f}×" if stock else f"{'—':>10}",
+                     f"{stock['peak_mb']:>10.0f}" if stock else f"{'—':>10}",
+                     f"{ours['peak_mb'] or 0:>9.0f}")
+            print(f"{mode:<8}{n:>7}" + "".join(cells)
+                  + ("" if ours.get("accelerated") else "  (stock path!)"), flush=True)
+        print(f"{mode}: scaling exponent stock {_exponent(stock_points):.2f}, "
+              f"ours {_exponent(our_points):.2f} (1 = linear, 2 = quadratic)", flush=True)
+    for count in (8, 64):
+        mem = _run(CALIBRATION_MEMORY, str(models[8000]), str(tmp / "cal.onnx"), str(count))
+        print(f"calibration at 8k nodes, {count} samples: peak {mem['peak_mb']:.0f} MB",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
