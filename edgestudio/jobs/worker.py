@@ -26,6 +26,7 @@ class PipeReporter:
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
+        self._last_fraction = -1.0
 
     def _send(self, msg_type: str, **fields: object) -> None:
         self._stream.write(protocol.encode(msg_type, **fields))
@@ -36,8 +37,13 @@ class PipeReporter:
         self._send("stage", name=name, fraction=fraction)
 
     def progress(self, fraction: float) -> None:
-        """Send a progress message."""
-        self._send("progress", fraction=max(0.0, min(1.0, fraction)))
+        """Send a progress message (steps under 0.2 % are not worth a message: per-node
+        progress on a 20k-node graph would otherwise send 20k of them)."""
+        fraction = max(0.0, min(1.0, fraction))
+        if abs(fraction - self._last_fraction) < 0.002 and fraction < 1.0:
+            return
+        self._last_fraction = fraction
+        self._send("progress", fraction=fraction)
 
     def log(self, text: str) -> None:
         """Send a log line."""

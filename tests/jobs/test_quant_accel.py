@@ -147,3 +147,20 @@ def test_a_changed_function_falls_back_to_stock(monkeypatch: pytest.MonkeyPatch)
     with quant_accel.accelerated(said.append) as used:
         assert not used
     assert "ONNXModel.get_initializer is not the version" in said[0]
+
+
+def test_quantize_job_reports_progress_node_by_node(tmp_path: Path) -> None:
+    from edgestudio.core.data_source import DataSource
+    from edgestudio.core.quant_recipes import QuantRecipe
+    from edgestudio.jobs.runner import JobState, run_job
+
+    src = models.save(graph_builders.residual_mlp(400), tmp_path / "mlp.onnx")
+    seen: list[float] = []
+    job = run_job(QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), mode="qdq",
+                              calib=DataSource("synthetic", samples=4)),
+                  on_update=lambda j: seen.append(j.fraction or 0.0))
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert "▸ Quantizing node by node" in job.log
+    assert not any("stock onnxruntime" in line for line in job.log)
+    during = [f for f in seen if 0.5 < f < 0.8]
+    assert len(set(during)) >= 3 and during == sorted(during)

@@ -693,10 +693,26 @@ def _slots() -> dict[str, tuple[Any, str]]:
     return slots
 
 
+def _with_progress(create: Callable[..., Any], idx: _Indexes,
+                   progress: Callable[[float], None]) -> Callable[..., Any]:
+    """ORT's per-node quantizer factory, reporting how far through the graph the node is."""
+
+    def create_and_report(quantizer: Any, node: Any) -> Any:
+        index = idx.nodes_of(quantizer.model.model.graph)
+        number = index.number.get(id(node))
+        if number is not None and index.items:
+            progress(number / len(index.items))
+        return create(quantizer, node)
+
+    return create_and_report
+
+
 @contextlib.contextmanager
-def accelerated(log: Callable[[str], None] | None = None) -> Iterator[bool]:
+def accelerated(log: Callable[[str], None] | None = None,
+                progress: Callable[[float], None] | None = None) -> Iterator[bool]:
     """Patch onnxruntime's quadratic helpers for the body of the ``with``; yields whether the
-    accelerated path is in use (False: stock ORT, the reason logged)."""
+    accelerated path is in use (False: stock ORT, the reason logged). ``progress`` hears how
+    far quantization has gone through the graph (0–1)."""
     reason = unsupported_reason()
     if reason is not None:
         if log:
@@ -705,8 +721,16 @@ def accelerated(log: Callable[[str], None] | None = None) -> Iterator[bool]:
         yield False
         return
     stock = _targets()
-    standins = _make_standins(stock, _Indexes(os.environ.get(CROSSCHECK_ENV) == "1"))
+    indexes = _Indexes(os.environ.get(CROSSCHECK_ENV) == "1")
+    standins = _make_standins(stock, indexes)
     saved: list[tuple[Any, str, Any]] = []
+    if progress is not None:
+        from onnxruntime.quantization import onnx_quantizer, qdq_quantizer
+
+        for owner, attr in ((qdq_quantizer, "CreateQDQQuantizer"),
+                            (onnx_quantizer, "CreateOpQuantizer")):
+            saved.append((owner, attr, owner.__dict__[attr]))
+            setattr(owner, attr, _with_progress(owner.__dict__[attr], indexes, progress))
     try:
         for name, (owner, attr) in _slots().items():
             key = "quant_utils.find_by_name" if name.startswith("find_by_name@") else name

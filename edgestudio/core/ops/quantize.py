@@ -293,15 +293,24 @@ def _quantize(recipe: QuantRecipe, src: Path, out: Path, samples: object,
 
             reporter.stage("Quantizing weights (dynamic)", 0.3)
             options = ort_options(recipe)
-            with accelerated(reporter.log):
+            with accelerated(reporter.log, lambda f: reporter.progress(0.3 + 0.5 * f)):
                 quantize_dynamic(str(src), str(out), **options)
         elif recipe.mode in STATIC_MODES:
             from onnxruntime.quantization import quantize_static
 
             reporter.stage("Calibrating and quantizing", 0.2)
             reader = ReplayReader(samples,  # type: ignore[arg-type]
-                                  progress=lambda f: reporter.progress(0.2 + 0.6 * f))
-            with accelerated(reporter.log):
+                                  progress=lambda f: reporter.progress(0.2 + 0.3 * f))
+
+            started: list[bool] = []
+
+            def quantizing(fraction: float) -> None:
+                if not started:
+                    started.append(True)
+                    reporter.stage("Quantizing node by node", 0.5)
+                reporter.progress(0.5 + 0.3 * fraction)
+
+            with accelerated(reporter.log, quantizing):
                 quantize_static(str(src), str(out), reader, **ort_options(recipe))
         elif recipe.mode == "fp16":
             from onnxruntime.transformers import float16
