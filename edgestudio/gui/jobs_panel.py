@@ -26,6 +26,9 @@ _STATE_COLOURS = {
     JobState.TIMED_OUT: "#ef6c00", JobState.CANCELLED: "#757575", JobState.RUNNING: "#1565c0",
     JobState.QUEUED: "#757575",
 }
+# A succeeded job whose result check did not pass: red when it failed, amber when it could not
+# run (the result is written, but nothing was compared).
+_OUTCOMES = {"failed": ("not equivalent", "#c62828"), "unchecked": ("unchecked", "#ef6c00")}
 COLUMNS = ["Job", "State", "Progress", "Stage", "Elapsed", "Memory"]
 
 
@@ -146,16 +149,21 @@ class JobsPanel(QWidget):
         if row is None:
             return
         state = job.state.value
-        if job.state is JobState.SUCCEEDED and job.report is not None and not job.report.passed:
-            state = "not equivalent"
+        colour = _STATE_COLOURS[job.state]
+        if job.state is JobState.SUCCEEDED and job.report is not None:
+            outcome = job.report.outcome
+            if outcome in _OUTCOMES:
+                state, colour = _OUTCOMES[outcome]
         state_item = self._item(row, 1)
         state_item.setText(state)
-        colour = "#c62828" if state == "not equivalent" else _STATE_COLOURS[job.state]
         state_item.setForeground(QColor(colour))
         stage = job.stage
         if job.state.is_final:
-            stage = job.error or (job.report.check.verdict() if job.report and job.report.check
-                                  else job.state.value)
+            check = job.report.check if job.report else None
+            stage = job.error or (
+                check.verdict() + (f": {check.unchecked_reason()}"
+                                   if check.unchecked_reason() else "")
+                if check else job.state.value)
         self._item(row, 3).setText(stage)
         self._item(row, 3).setToolTip(job.error or job.stage)
         self._item(row, 4).setText(f"{job.elapsed:.1f} s")

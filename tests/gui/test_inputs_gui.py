@@ -49,3 +49,18 @@ def test_inputs_panel_finds_edits_and_remembers(qtbot, window: MainWindow, tmp_p
     panel.reset()
     assert not input_memory.recall(path)
     qtbot.waitUntil(lambda: panel.state in ("verified", "failed"), timeout=60_000)
+
+
+def test_a_check_that_could_not_run_is_amber_unchecked(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                       tmp_path: Path) -> None:
+    from edgestudio.core.recipes import ConvertRecipe
+
+    src = models.save(models.odd_length(37), tmp_path / "odd.onnx")
+    job = window.submit(ConvertRecipe(model=str(src), output=str(tmp_path / "o.onnx"), opset=18))
+    qtbot.waitUntil(lambda: job.state.is_final, timeout=60_000)
+    row = window.jobs_panel._rows[job.id]
+    state = window.jobs_panel.table.item(row, 1)
+    assert state.text() == "unchecked"
+    assert state.foreground().color().name() == "#ef6c00"
+    assert "could not" in window.jobs_panel.table.item(row, 3).text() or \
+        "did not run" in window.jobs_panel.table.item(row, 3).text()
