@@ -419,20 +419,25 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
             raise CrossCheckError(f"find_node_by_name({node_name!r}) differs")
         return found
 
-    def replace_input_of_all_nodes(self: Any, old_input_name: str, new_input_name: str) -> None:
-        assert isinstance(old_input_name, str) and isinstance(new_input_name, str)
-        index = idx.nodes_of(self.model.graph)
-        index.move(index.consumers, old_input_name, new_input_name, lambda n: n.input)
+    def rename(model: Any, side: str, old: str, new: str,
+               only: Callable[[Any], bool] | None = None) -> None:
+        """Rename tensor ``old`` to ``new`` among the inputs (``side="input"``) or outputs of
+        the nodes of ``model`` (those ``only`` accepts), through the index."""
+        assert isinstance(old, str) and isinstance(new, str)
+        index = idx.nodes_of(model.model.graph)
+        if side == "input":
+            index.move(index.consumers, old, new, lambda n: n.input, only)
+        else:
+            index.move(index.producers, old, new, lambda n: n.output, only)
         if idx.crosscheck:
-            _crosscheck_maps(self, index, stock)
+            _crosscheck_maps(model, index, stock)
+
+    def replace_input_of_all_nodes(self: Any, old_input_name: str, new_input_name: str) -> None:
+        rename(self, "input", old_input_name, new_input_name)
 
     def replace_output_of_all_nodes(self: Any, old_output_name: str,
                                     new_output_name: str) -> None:
-        assert isinstance(old_output_name, str) and isinstance(new_output_name, str)
-        index = idx.nodes_of(self.model.graph)
-        index.move(index.producers, old_output_name, new_output_name, lambda n: n.output)
-        if idx.crosscheck:
-            _crosscheck_maps(self, index, stock)
+        rename(self, "output", old_output_name, new_output_name)
 
     def initializer_extend(self: Any, inits: Any) -> None:
         if len(inits) == 0:
@@ -460,37 +465,31 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
 
     def replace_input_of_nodes(self: Any, old_input_name: str, new_input_name: str,
                                node_names_set: Any) -> None:
-        index = idx.nodes_of(self.model.graph)
-        index.move(index.consumers, old_input_name, new_input_name, lambda n: n.input,
-                   only=lambda n: n.name in node_names_set)
-        if idx.crosscheck:
-            _crosscheck_maps(self, index, stock)
+        rename(self, "input", old_input_name, new_input_name,
+               lambda n: n.name in node_names_set)
 
     def replace_output_of_nodes(self: Any, old_output_name: str, new_output_name: str,
                                 node_names_set: Any) -> None:
-        index = idx.nodes_of(self.model.graph)
-        index.move(index.producers, old_output_name, new_output_name, lambda n: n.output,
-                   only=lambda n: n.name in node_names_set)
-        if idx.crosscheck:
-            _crosscheck_maps(self, index, stock)
+        rename(self, "output", old_output_name, new_output_name,
+               lambda n: n.name in node_names_set)
 
-    def replace_node_input(node: Any, old_input_name: str, new_input_name: str) -> None:
-        assert isinstance(old_input_name, str) and isinstance(new_input_name, str)
-        index = idx.holding(node)
-        if index is None:  # a node of no indexed graph (a new node, a copy)
-            stock["ONNXModel.replace_node_input"](node, old_input_name, new_input_name)
-            return
-        index.move(index.consumers, old_input_name, new_input_name, lambda n: n.input,
-                   only=lambda n: n is node)
-
-    def replace_node_output(node: Any, old_output_name: str, new_output_name: str) -> None:
-        assert isinstance(old_output_name, str) and isinstance(new_output_name, str)
+    def rename_in_node(node: Any, side: str, old: str, new: str) -> None:
+        """ORT's static replace_node_input/output: through the index of the graph holding
+        ``node``, or directly for a node of no indexed graph (a new node, a copy)."""
+        assert isinstance(old, str) and isinstance(new, str)
         index = idx.holding(node)
         if index is None:
-            stock["ONNXModel.replace_node_output"](node, old_output_name, new_output_name)
-            return
-        index.move(index.producers, old_output_name, new_output_name, lambda n: n.output,
-                   only=lambda n: n is node)
+            stock[f"ONNXModel.replace_node_{side}"](node, old, new)
+        elif side == "input":
+            index.move(index.consumers, old, new, lambda n: n.input, lambda n: n is node)
+        else:
+            index.move(index.producers, old, new, lambda n: n.output, lambda n: n is node)
+
+    def replace_node_input(node: Any, old_input_name: str, new_input_name: str) -> None:
+        rename_in_node(node, "input", old_input_name, new_input_name)
+
+    def replace_node_output(node: Any, old_output_name: str, new_output_name: str) -> None:
+        rename_in_node(node, "output", old_output_name, new_output_name)
 
     def input_name_to_nodes(self: Any) -> Mapping[str, list[Any]]:
         index = idx.nodes_of(self.model.graph)
