@@ -49,6 +49,7 @@ EXPECTED_SOURCE = {
     "MinMaxCalibrater.augment_graph": "fce1d4bdb6e14d7a",
     "MinMaxCalibrater.collect_data": "c9854d7ec050ac98",
     "CalibraterBase.create_inference_session": "ced245cd08569f7f",
+    "onnx_model._clean_initializers_helper": "a9b3358dff2116bd",
     "MinMaxCalibrater.compute_data": "e8e499dd5f2cb16a",  # watched, not replaced: we rely on it
 }
 # Modules that import find_by_name by name (their own reference must be replaced too).
@@ -91,6 +92,7 @@ def _targets() -> dict[str, Callable[..., Any]]:
         "MinMaxCalibrater.collect_data": calibrate.MinMaxCalibrater.collect_data,
         "CalibraterBase.create_inference_session":
             calibrate.CalibraterBase.create_inference_session,
+        "onnx_model._clean_initializers_helper": onnx_model._clean_initializers_helper,
         "MinMaxCalibrater.compute_data": calibrate.MinMaxCalibrater.compute_data,
     }
 
@@ -527,6 +529,7 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
         "MinMaxCalibrater.collect_data": _streaming_collect_data(
             stock["MinMaxCalibrater.collect_data"]),
         "CalibraterBase.create_inference_session": _calibration_session,
+        "onnx_model._clean_initializers_helper": _clean_initializers_helper,
     }
 
 
@@ -609,6 +612,70 @@ def _augment_graph(self: Any) -> None:
               save_as_external_data=self.use_external_data_format)
 
 
+def _clean_initializers_helper(graph: Any, model: Any) -> tuple[Any, set[str]]:
+    """ORT's _clean_initializers_helper, removing the unused initializers (and their graph
+    inputs) in one pass instead of one ``RepeatedField.remove`` — a scan comparing whole
+    tensors — per initializer. What remains, and in what order, is the same."""
+    from onnx import AttributeProto
+    from onnx import helper as onnx_helper
+    from onnxruntime.quantization.quant_utils import attribute_to_kwarg
+
+    requesting = {name for node in graph.node for name in node.input if name}
+    requesting.update(g_out.name for g_out in graph.output if g_out.name)
+    new_nodes = []
+    for node in graph.node:
+        new_node = node
+        if any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in node.attribute):
+            kwargs: dict[str, Any] = {}
+            for attr in node.attribute:
+                if attr.type == AttributeProto.GRAPH:
+                    cleaned, sub_requesting = _clean_initializers_helper(attr.g, model)
+                    kwargs[attr.name] = cleaned
+                    requesting.update(sub_requesting)
+                elif attr.type == AttributeProto.GRAPHS:
+                    graphs = []
+                    for subgraph in attr.graphs:
+                        cleaned, sub_requesting = _clean_initializers_helper(subgraph, model)
+                        graphs.append(cleaned)
+                        requesting.update(sub_requesting)
+                    kwargs[attr.name] = graphs
+                else:
+                    kwargs.update(attribute_to_kwarg(attr))
+            new_node = onnx_helper.make_node(node.op_type, node.input, node.output,
+                                             name=node.name, **kwargs)
+        new_nodes.append(new_node)
+    graph.ClearField("node")
+    graph.node.extend(new_nodes)
+    requesting.difference_update(output for node in graph.node for output in node.output)
+    unused: list[Any] = []
+    kept: list[Any] = []
+    for initializer in graph.initializer:
+        if initializer.name in requesting:
+            requesting.remove(initializer.name)
+            kept.append(initializer)
+        else:
+            unused.append(initializer)
+    if unused:
+        unused_names = {i.name for i in unused}
+        name_to_input = {i.name: i for i in graph.input}
+        dropped_inputs = {id(name_to_input[n]) for n in unused_names if n in name_to_input}
+        inputs = [i for i in graph.input if id(i) not in dropped_inputs]
+        kept_copies = [_copy(i) for i in kept]
+        input_copies = [_copy(i) for i in inputs]
+        graph.ClearField("initializer")
+        graph.initializer.extend(kept_copies)
+        graph.ClearField("input")
+        graph.input.extend(input_copies)
+    requesting.difference_update(i.name for i in graph.input)
+    return graph, requesting
+
+
+def _copy(message: Any) -> Any:
+    twin = type(message)()
+    twin.CopyFrom(message)
+    return twin
+
+
 def _calibration_session(self: Any) -> None:
     """ORT's calibration session, without memory-pattern planning: on a graph with thousands
     of added outputs that planning makes the first run super-linear, and it changes only how
@@ -683,6 +750,7 @@ def _slots() -> dict[str, tuple[Any, str]]:
     }
     slots["MinMaxCalibrater.augment_graph"] = (calibrate.MinMaxCalibrater, "augment_graph")
     slots["MinMaxCalibrater.collect_data"] = (calibrate.MinMaxCalibrater, "collect_data")
+    slots["onnx_model._clean_initializers_helper"] = (onnx_model, "_clean_initializers_helper")
     slots["CalibraterBase.create_inference_session"] = (calibrate.CalibraterBase,
                                                         "create_inference_session")
     for module in FIND_BY_NAME_USERS:
