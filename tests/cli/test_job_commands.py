@@ -43,10 +43,29 @@ def test_convert_static_whole_shape_and_dynamic(tmp_path: Path) -> None:
 
 
 def test_not_equivalent_exits_1(tmp_path: Path) -> None:
+    # Unseeded random noise: the converted model runs, but never gives the same numbers.
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("RandomUniformLike", ["x"], ["noise"], dtype=TensorProto.FLOAT),
+         helper.make_node("Add", ["x", "noise"], ["y"])], "noisy",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    src = models.save(model, tmp_path / "m.onnx")
+    proc = run_cli("convert", str(src), "-o", str(tmp_path / "o.onnx"), "--opset", "18")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "converted, not equivalent" in proc.stdout
+    assert (tmp_path / "o.onnx").exists()  # it runs: kept, with the numbers
+
+
+def test_a_dynamic_axis_the_model_cannot_take_exits_2(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     proc = run_cli("convert", str(src), "-o", str(tmp_path / "o.onnx"), "--dynamic", "x:2=h")
-    assert proc.returncode == 1
-    assert "converted, not equivalent" in proc.stdout
+    assert proc.returncode == 2
+    assert "declares dynamic axes but does not run" in proc.stderr
+    assert not (tmp_path / "o.onnx").exists()
 
 
 def test_existing_output_needs_overwrite(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import pytest
 from edgestudio.core.ops import quant_accel
 from tests import graph_builders, models
 
+
 def _preprocessed(model: onnx.ModelProto) -> onnx.ModelProto:
     """``model`` after ORT's quant_pre_process, as the quantize job feeds it (value_info for
     every tensor, fused nodes, initializers removed during quantization)."""
