@@ -165,3 +165,16 @@ def test_quantize_job_reports_progress_node_by_node(tmp_path: Path) -> None:
     assert not any("stock onnxruntime" in line for line in job.log)
     during = [f for f in seen if 0.5 < f < 0.8]
     assert len(set(during)) >= 3 and during == sorted(during)
+
+
+def test_without_source_code_the_version_alone_decides(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A packaged app ships bytecode only: inspect.getsource fails there."""
+    import inspect
+
+    def no_source(obj: object) -> str:
+        raise OSError("could not get source code")
+
+    monkeypatch.setattr(inspect, "getsource", no_source)
+    assert quant_accel.unsupported_reason() is None
+    monkeypatch.setattr(quant_accel, "SUPPORTED_VERSION", "0.0.1")
+    assert "0.0.1" in (quant_accel.unsupported_reason() or "")
