@@ -83,6 +83,15 @@ def cpu_session(model: bytes | str, optimized: bool = True) -> Any:
     return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
+PROTOBUF_LIMIT = 2_000_000_000  # a serialised model above this cannot be handed over as bytes
+
+
+def session_source(model: onnx.ModelProto, path: Path) -> bytes | str:
+    """What a session is made from: the model's bytes, or its path when it is too big to
+    serialise (its external data has passed our policy check when the model was loaded)."""
+    return str(path) if model.ByteSize() >= PROTOBUF_LIMIT else model.SerializeToString()
+
+
 def runs_on(session: Any, feeds: dict[str, np.ndarray]) -> str | None:
     """None when ``session`` runs on ``feeds``; otherwise why not, in one line."""
     try:
@@ -99,6 +108,7 @@ class ResolvedInputs:
 
     spec: InputSpecification
     model: onnx.ModelProto
+    path: Path
     from_cache: bool = False
     sample: dict[str, np.ndarray] | None = None  # the real sample, when data decided the spec
     _session: Any = None
@@ -107,7 +117,7 @@ class ResolvedInputs:
     def session(self) -> Any:
         """A CPU onnxruntime session on the model (shared with the caller)."""
         if self._session is None:
-            self._session = cpu_session(self.model.SerializeToString(), optimized=False)
+            self._session = cpu_session(session_source(self.model, self.path), optimized=False)
         return self._session
 
     def feeds(self, batch: int = 1, seed: int = 0) -> dict[str, np.ndarray]:
@@ -142,7 +152,7 @@ def resolve_inputs(model_path: Path, model: onnx.ModelProto | None = None,
         spec = spec_from_sample(model, sample)
         resolved = ResolvedInputs(InputSpecification(spec.inputs, verified=True,
                                                      note="shapes from your data"), model,
-                                  sample=sample, _session=session)
+                                  model_path, sample=sample, _session=session)
         error = runs_on(resolved.session, sample)
         if error:
             raise InputSpecError(f"The model does not run on the first sample of your data: "
@@ -152,9 +162,9 @@ def resolve_inputs(model_path: Path, model: onnx.ModelProto | None = None,
     if key is not None:
         cached = _read_cache(key)  # keyed by the file's bytes: it ran on this very model
         if cached is not None and cached.verified:
-            return ResolvedInputs(cached, model, from_cache=True, _session=session)
+            return ResolvedInputs(cached, model, model_path, from_cache=True, _session=session)
     if session is None:
-        session = cpu_session(model.SerializeToString(), optimized=False)
+        session = cpu_session(session_source(model, model_path), optimized=False)
     errors: list[str] = []
     for k, candidate in enumerate(derive_candidates(model, overrides)):
         if reporter is not None:
@@ -167,7 +177,7 @@ def resolve_inputs(model_path: Path, model: onnx.ModelProto | None = None,
             spec = replace(candidate, verified=True, note=note)
             if key is not None:
                 _write_cache(key, spec)
-            return ResolvedInputs(spec, model, _session=session)
+            return ResolvedInputs(spec, model, model_path, _session=session)
         errors.append(error)
     raise InputSpecError(describe_failure(model, errors))
 
