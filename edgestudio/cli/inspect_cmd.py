@@ -44,7 +44,7 @@ def format_summary(s: ModelSummary) -> str:
         rows.append(("External data", f"{ext.location} ({human_bytes(ext.size_bytes)}, "
                                       f"{ext.tensor_count} tensors)"))
     for key, value in s.metadata.items():
-        rows.append((f"meta: {key}", value))
+        rows.append((f"meta: {key}", _clip(value)))
     width = max(len(k) for k, _ in rows)
     lines = [f"{k:<{width}}  {v}" for k, v in rows]
     for title, specs in (("Inputs", s.inputs), ("Outputs", s.outputs)):
@@ -53,6 +53,17 @@ def format_summary(s: ModelSummary) -> str:
         lines += [f"  {t.name:<{name_w}}  {t.dtype:<8} {t.shape_text()}" for t in specs]
     lines.append("Operators: " + ", ".join(f"{op} ×{n}" for op, n in s.op_types.items()))
     return "\n".join(lines)
+
+
+METADATA_CHARS = 300  # a vocabulary or a config stored as metadata can be megabytes
+
+
+def _clip(value: str) -> str:
+    """One line of at most METADATA_CHARS characters (--json keeps the whole value)."""
+    flat = " ".join(str(value).split())
+    if len(flat) <= METADATA_CHARS:
+        return flat
+    return f"{flat[:METADATA_CHARS]}… ({len(flat):,} characters; --json prints all)"
 
 
 def _opset_range(s: ModelSummary) -> str:

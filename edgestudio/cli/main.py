@@ -74,6 +74,18 @@ def _subcommand_names() -> list[str]:
     return []  # pragma: no cover
 
 
+def _silence_stdout() -> None:
+    """After a closed pipe, point stdout at /dev/null so the interpreter's final flush does
+    not print a second traceback."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -87,6 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("edgestudio: cancelled", file=sys.stderr)
             return 130
+        except BrokenPipeError:  # `edgestudio inspect big.onnx | head`: the reader left
+            _silence_stdout()
+            return 0
         except Exception as exc:  # never a traceback: say what happened in one line
             print(f"edgestudio: error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
             return 3

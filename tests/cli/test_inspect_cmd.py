@@ -60,3 +60,22 @@ def test_opset_unknown_to_runtime_keeps_json_output(tmp_path: Path) -> None:
 def test_version_and_help() -> None:
     assert run_cli("--version").stdout.startswith("edgestudio ")
     assert "inspect" in run_cli("--help").stdout
+
+
+def test_huge_metadata_is_clipped_and_a_closed_pipe_is_quiet(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    import onnx
+
+    from tests import models
+
+    model = models.conv_relu_gemm()
+    onnx.helper.set_model_props(model, {"vocab": "\n".join(f"t{i}" for i in range(18000))})
+    path = models.save(model, tmp_path / "m.onnx")
+    text = subprocess.run([sys.executable, "-m", "edgestudio", "inspect", str(path)],
+                          capture_output=True, text=True, timeout=60).stdout
+    assert len(text.splitlines()) < 30 and "--json prints all" in text
+    piped = subprocess.run(f"{sys.executable} -m edgestudio inspect {path} --json | head -1",
+                           shell=True, capture_output=True, text=True, timeout=60)
+    assert piped.stdout.strip() == "{" and "Traceback" not in piped.stderr
