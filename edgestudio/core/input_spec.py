@@ -55,7 +55,7 @@ class Domain:
     ``normal``: standard normal floats; ``uniform``: floats in [low, high); ``integers``: ints
     in [low, high); ``ones`` / ``zeros``; ``bool``: random booleans; ``values``: drawn from
     ``values`` (a sample rate, say); ``sequence_length``: every element is the size of
-    ``of_dim`` (an RNN's ``sequence_lens``).
+    ``of_dim`` (an RNN's ``sequence_lens``); ``text``: a short word (string inputs).
     """
 
     kind: str = "normal"
@@ -119,6 +119,8 @@ class InputEntry:
             return np.ones(shape, dtype)
         if d.kind == "bool" or dtype == np.bool_:
             return (rng.random(shape) > 0.5).astype(dtype)
+        if d.kind == "text" or dtype.kind in "OSU":  # in-graph tokenizers: a short word each
+            return np.full(shape, "edge", dtype=object)
         if d.kind == "values":
             return rng.choice(np.asarray(d.values), size=shape).astype(dtype)
         if d.kind == "sequence_length":
@@ -434,6 +436,8 @@ def _domain_for(inp: DeclaredInput, usage: _Usage, state: bool,
     dtype = np.dtype(inp.dtype)
     if dtype == np.bool_:
         return Domain("bool"), "a boolean input"
+    if dtype.kind in "OSU":
+        return Domain("text"), "a string input: a short word"
     if state:
         return Domain("zeros"), "recurrent state: starts at zeros"
     if np.issubdtype(dtype, np.integer):
@@ -456,6 +460,8 @@ def _domain_for(inp: DeclaredInput, usage: _Usage, state: bool,
         if usage.compared_with:
             values = tuple(dict.fromkeys(usage.compared_with))
             return Domain("values", values=values), "compared with constants in the graph"
+        if dtype == np.uint8 and len(inp.shape) in (3, 4):
+            return Domain("integers", 0, 256), "an image in bytes: values 0–255"
         return Domain("integers", 0, 2), "an integer input: small safe values (0 or 1)"
     if _MASK_NAME.search(inp.name):
         return Domain("ones"), "a mask: all ones"

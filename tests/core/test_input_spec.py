@@ -93,3 +93,22 @@ def test_spec_round_trips_through_json(tmp_path: Path) -> None:
     assert again == spec
     for name, array in spec.feeds(3).items():
         assert np.array_equal(again.feeds(3)[name], array)
+
+
+def test_string_and_byte_image_inputs_get_values_of_their_kind(tmp_path: Path) -> None:
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["text"], ["t"]),
+         helper.make_node("Cast", ["pixels"], ["p"], to=TensorProto.FLOAT)], "kinds",
+        [helper.make_tensor_value_info("text", TensorProto.STRING, ["batch"]),
+         helper.make_tensor_value_info("pixels", TensorProto.UINT8, [1, 8, 8, 3])],
+        [helper.make_tensor_value_info("t", TensorProto.STRING, ["batch"]),
+         helper.make_tensor_value_info("p", TensorProto.FLOAT, [1, 8, 8, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    spec = _resolve(model, tmp_path)
+    feeds = spec.feeds()
+    assert feeds["text"].dtype == object and feeds["text"].shape == (1,)
+    assert spec.entry("text").domain.kind == "text"
+    assert spec.entry("pixels").domain.high == 256 and feeds["pixels"].max() > 1
