@@ -554,11 +554,6 @@ def spec_from_sample(model: onnx.ModelProto, sample: Feeds) -> InputSpecificatio
     return InputSpecification(tuple(entries), note="from your data")
 
 
-def symbolic_groups(spec: InputSpecification) -> dict[str, list[str]]:
-    """Which symbols each input's unknown dims use (for the conversion check's second size)."""
-    return {e.name: [d for d in e.declared if isinstance(d, str)] for e in spec.inputs}
-
-
 def needs_attention(model: onnx.ModelProto) -> list[str]:
     """Inputs a user may have to specify when no derived spec runs: unknown dims or ints."""
     names = []
