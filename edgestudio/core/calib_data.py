@@ -16,12 +16,8 @@ from onnx import numpy_helper
 
 from edgestudio.core.data_source import IMAGE_SUFFIXES, DataSource
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.input_spec import (
-    DeclaredInput,
-    InputSpecification,
-    declared_inputs,
-    derive_candidates,
-)
+from edgestudio.core.input_derivation import DeclaredInput, declared_inputs, derive_candidates
+from edgestudio.core.input_spec import InputSpecification
 
 SYNTHETIC_DEFAULT = 32
 Sample = dict[str, np.ndarray]

@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core import input_memory
-from edgestudio.core.input_spec import InputOverrides, InputSpecification, declared_inputs
+from edgestudio.core.input_derivation import declared_inputs
+from edgestudio.core.input_spec import InputOverrides, InputSpecification
 from edgestudio.core.recipes import InputsRecipe
 
 COLUMNS = ["Input", "Type", "Declared shape", "Shape used", "Values", "Why"]

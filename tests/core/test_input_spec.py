@@ -7,12 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgestudio.core.input_spec import (
-    InputOverrides,
-    InputSpecError,
-    InputSpecification,
-    derive_candidates,
-)
+from edgestudio.core.input_derivation import derive_candidates
+from edgestudio.core.input_spec import InputOverrides, InputSpecError, InputSpecification
 from edgestudio.core.ops.input_probe import resolve_inputs
 from tests import models
 

@@ -48,7 +48,7 @@ STATIC = {
 
 class _Reader:
     def __init__(self, model: onnx.ModelProto, count: int = 4) -> None:
-        from edgestudio.core.input_spec import derive_candidates
+        from edgestudio.core.input_derivation import derive_candidates
 
         spec = next(derive_candidates(model))
         self.samples = [spec.feeds(seed) for seed in range(count)]

@@ -18,14 +18,8 @@ import numpy as np
 import onnx
 
 from edgestudio.core.data_source import DataSource
-from edgestudio.core.input_spec import (
-    InputOverrides,
-    InputSpecError,
-    InputSpecification,
-    derive_candidates,
-    describe_failure,
-    spec_from_sample,
-)
+from edgestudio.core.input_derivation import derive_candidates, describe_failure, spec_from_sample
+from edgestudio.core.input_spec import InputOverrides, InputSpecError, InputSpecification
 from edgestudio.core.ops.validate import short
 from edgestudio.core.paths import cache_dir
 from edgestudio.core.progress import Reporter

@@ -1,0 +1,328 @@
+"""Deriving candidate input specifications from a model's graph (pure Python + onnx).
+
+Which node consumes each input decides its values (an embedding's ids stay below its row count,
+recurrent state starts at zeros, a sample rate compared with 16000 is 16000); fixed dims are
+kept, batch dims are 1, and the other symbolic dims take candidate sizes of their kind in
+lockstep. :mod:`edgestudio.core.ops.input_probe` runs the candidates until one works.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import onnx
+
+from edgestudio.core.input_spec import (
+    Domain,
+    Feeds,
+    InputEntry,
+    InputOverrides,
+    InputSpecError,
+    InputSpecification,
+)
+from edgestudio.core.opsets import iter_nodes
+
+# Ops through which an input keeps its meaning (an index stays an index after a Cast).
+_PASSTHROUGH = frozenset({"Cast", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity",
+                          "Expand", "Transpose"})
+_RECURRENT = frozenset({"RNN", "GRU", "LSTM", "DynamicQuantizeLSTM"})
+_STATE_NAME = re.compile(r"(^|[_.\-/])(state|states|hidden|h0|c0|h|c|cache|past|memory)"
+                         r"($|[_.\-/\d])", re.IGNORECASE)
+_MASK_NAME = re.compile(r"mask", re.IGNORECASE)
+_BATCH_NAME = re.compile(r"^(bs|batch|batch_?size|unk__\d+)$", re.IGNORECASE)
+_COMPARE_OPS = frozenset({"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"})
+
+# Sizes tried, in order, for symbolic dims other than the batch (first one that runs wins).
+IMAGE_SIZES = (224, 320, 640, 64, 32, 128, 256, 96, 48, 512)
+SEQUENCE_SIZES = (16, 128, 8, 64, 32, 1, 256, 512)
+SIGNAL_SIZES = (512, 1024, 16000, 16, 64, 256, 4096, 160, 1, 8, 32, 128, 2048)
+MAX_CANDIDATES = 13
+
+
+@dataclass(frozen=True)
+class DeclaredInput:
+    """A model input as the graph declares it."""
+
+    name: str
+    dtype: str
+    shape: tuple[int | str | None, ...]
+
+    def text(self) -> str:
+        """``image float32 [batch, 1, 8, 8]``."""
+        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
+        return f"{self.name} {self.dtype} [{dims}]"
+
+
+def declared_inputs(model: onnx.ModelProto) -> list[DeclaredInput]:
+    """The model's real inputs (initializers excluded), unknown dims as None."""
+    inits = {t.name for t in model.graph.initializer}
+    found = []
+    for value in model.graph.input:
+        if value.name in inits:
+            continue
+        tensor = value.type.tensor_type
+        try:
+            dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)).name
+        except (KeyError, TypeError, ValueError):
+            dtype = "float32"
+        shape = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0
+                      else (d.dim_param or None) for d in tensor.shape.dim)
+        found.append(DeclaredInput(value.name, dtype, shape))
+    return found
+
+
+@dataclass
+class _Usage:
+    """What the graph does with one input (found by following it through pass-through ops)."""
+
+    gather_rows: list[tuple[str, int]] = field(default_factory=list)
+    recurrent_state: bool = False
+    sequence_lens_of: str | None = None  # the RNN data input whose time dim this counts
+    compared_with: list[float] = field(default_factory=list)
+
+
+def _constants(model: onnx.ModelProto) -> dict[str, onnx.TensorProto]:
+    found = {t.name: t for t in model.graph.initializer}
+    for node in iter_nodes(model.graph):
+        if node.op_type == "Constant" and node.output:
+            for attr in node.attribute:
+                if attr.name == "value" and attr.HasField("t"):
+                    found[node.output[0]] = attr.t
+    return found
+
+
+def _usage(model: onnx.ModelProto, name: str, consumers: dict[str, list[onnx.NodeProto]],
+           consts: dict[str, onnx.TensorProto]) -> _Usage:
+    usage = _Usage()
+    frontier, seen = [name], {name}
+    while frontier:
+        tensor = frontier.pop()
+        for node in consumers.get(tensor, []):
+            op = node.op_type
+            if op in _PASSTHROUGH and node.input and node.input[0] == tensor:
+                for out in node.output:
+                    if out not in seen:
+                        seen.add(out)
+                        frontier.append(out)
+            elif op == "Gather" and len(node.input) > 1 and node.input[1] == tensor \
+                    and node.input[0] in consts:
+                axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
+                dims = list(consts[node.input[0]].dims)
+                if dims:
+                    usage.gather_rows.append((node.input[0], int(dims[axis % len(dims)])))
+            elif op in _RECURRENT:
+                index = list(node.input).index(tensor)
+                if index in (5, 6):
+                    usage.recurrent_state = True
+                elif index == 4:
+                    usage.sequence_lens_of = node.input[0]
+            elif op in _COMPARE_OPS:
+                other = [t for t in node.input if t != tensor and t in consts]
+                for t in other:
+                    values = onnx.numpy_helper.to_array(consts[t]).reshape(-1)
+                    if 0 < values.size <= 4:
+                        usage.compared_with += [float(v) for v in values]
+    return usage
+
+
+def _consumers(model: onnx.ModelProto) -> dict[str, list[onnx.NodeProto]]:
+    found: dict[str, list[onnx.NodeProto]] = {}
+    for node in iter_nodes(model.graph):
+        for t in dict.fromkeys(node.input):
+            if t:
+                found.setdefault(t, []).append(node)
+    return found
+
+
+@dataclass(frozen=True)
+class _Slot:
+    """One unknown dim: the symbol that names it (or a private name) and its kind."""
+
+    symbol: str
+    kind: str  # batch | image | sequence | signal | state
+
+
+def _is_state(inp: DeclaredInput, usage: _Usage) -> bool:
+    fixed_leading = bool(inp.shape) and isinstance(inp.shape[0], int) and len(inp.shape) >= 3
+    return usage.recurrent_state or (
+        np.issubdtype(np.dtype(inp.dtype), np.floating)
+        and bool(_STATE_NAME.search(inp.name)) and (fixed_leading or len(inp.shape) >= 2))
+
+
+def _slots(inputs: list[DeclaredInput], usages: dict[str, _Usage]) -> dict[tuple[str, int], _Slot]:
+    """Classify every unknown dim of every input."""
+    slots: dict[tuple[str, int], _Slot] = {}
+    batch_symbols: set[str] = set()
+    for inp in inputs:  # a symbol at axis 0 of a tensor input is a batch wherever it appears
+        if len(inp.shape) >= 2 and isinstance(inp.shape[0], str) \
+                and not _is_state(inp, usages[inp.name]):
+            batch_symbols.add(inp.shape[0])
+    for inp in inputs:
+        state = _is_state(inp, usages[inp.name])
+        floating = np.issubdtype(np.dtype(inp.dtype), np.floating)
+        for axis, dim in enumerate(inp.shape):
+            if isinstance(dim, int):
+                continue
+            symbol = dim if isinstance(dim, str) else f"{inp.name}:{axis}"
+            if (isinstance(dim, str) and (dim in batch_symbols or _BATCH_NAME.match(dim))) \
+                    or (axis == 0 and len(inp.shape) >= 2) or state:
+                kind = "batch"
+            elif floating and len(inp.shape) == 4 and axis >= 1:
+                kind = "image"
+            elif not floating:
+                kind = "sequence"
+            else:
+                kind = "signal"
+            slots[(inp.name, axis)] = _Slot(symbol, kind)
+    return slots
+
+
+_SIZES_BY_KIND = {"image": IMAGE_SIZES, "sequence": SEQUENCE_SIZES, "signal": SIGNAL_SIZES}
+
+
+def _domain_for(inp: DeclaredInput, usage: _Usage, state: bool,
+                slots: dict[tuple[str, int], _Slot],
+                data_inputs: dict[str, DeclaredInput]) -> tuple[Domain, str]:
+    dtype = np.dtype(inp.dtype)
+    if dtype == np.bool_:
+        return Domain("bool"), "a boolean input"
+    if dtype.kind in "OSU":
+        return Domain("text"), "a string input: a short word"
+    if state:
+        return Domain("zeros"), "recurrent state: starts at zeros"
+    if np.issubdtype(dtype, np.integer):
+        if usage.gather_rows:
+            table, rows = min(usage.gather_rows, key=lambda tr: tr[1])
+            return (Domain("integers", 0, rows),
+                    f"indexes '{table}' ({rows} rows): values below {rows}")
+        if _MASK_NAME.search(inp.name):
+            return Domain("ones"), "a mask: all ones (nothing masked)"
+        if usage.sequence_lens_of is not None:
+            data = data_inputs.get(usage.sequence_lens_of)
+            slot = slots.get((data.name, 0)) if data else None
+            if slot is not None:
+                return (Domain("sequence_length", of_dim=slot.symbol),
+                        "sequence lengths of a recurrent layer: the full length")
+            fixed = data.shape[0] if data and data.shape else None
+            if isinstance(fixed, int):
+                return (Domain("values", values=(float(fixed),)),
+                        "sequence lengths of a recurrent layer: the full length")
+        if usage.compared_with:
+            values = tuple(dict.fromkeys(usage.compared_with))
+            return Domain("values", values=values), "compared with constants in the graph"
+        if dtype == np.uint8 and len(inp.shape) in (3, 4):
+            return Domain("integers", 0, 256), "an image in bytes: values 0–255"
+        return Domain("integers", 0, 2), "an integer input: small safe values (0 or 1)"
+    if _MASK_NAME.search(inp.name):
+        return Domain("ones"), "a mask: all ones"
+    return Domain("normal"), ""
+
+
+def derive_candidates(model: onnx.ModelProto,
+                      overrides: InputOverrides | None = None) -> Iterator[InputSpecification]:
+    """Candidate specifications, most plausible first; the first that runs is the one to use.
+
+    Fixed dims are kept, batch dims are 1, and the other symbolic dims take, in lockstep, the
+    sizes of their kind (image, sequence, signal). Overrides are applied to every candidate.
+    Raises InputSpecError when an override names no input or contradicts a fixed dim.
+    """
+    overrides = overrides or InputOverrides()
+    inputs = declared_inputs(model)
+    by_name = {i.name: i for i in inputs}
+    shapes, ranges = overrides.parsed_shapes(), overrides.parsed_ranges()
+    unknown = sorted((set(shapes) | set(ranges)) - set(by_name))
+    if unknown:
+        listed = ", ".join(f"{i.name} {i.dtype} {list(i.shape)}" for i in inputs) or "none"
+        raise InputSpecError(f"No input called {', '.join(unknown)}; the model's inputs are "
+                             f"{listed}.")
+    for name, shape in shapes.items():
+        declared = by_name[name].shape
+        if len(shape) != len(declared) or any(isinstance(d, int) and d != n
+                                              for d, n in zip(declared, shape, strict=True)):
+            raise InputSpecError(f"--shape {name}={'x'.join(map(str, shape)) or 'scalar'} does "
+                                 f"not fit the declared shape {list(declared)} (rank and fixed "
+                                 "dims must match).")
+    consumers, consts = _consumers(model), _constants(model)
+    usages = {i.name: _usage(model, i.name, consumers, consts) for i in inputs}
+    slots = _slots(inputs, usages)
+    # Symbols fixed by a user's --shape apply wherever the symbol appears.
+    pinned: dict[str, int] = {}
+    for name, shape in shapes.items():
+        for axis, n in enumerate(shape):
+            slot = slots.get((name, axis))
+            if slot is not None:
+                pinned[slot.symbol] = n
+    free = sorted({s.symbol: s for s in slots.values()
+                   if s.kind != "batch" and s.symbol not in pinned}.values(),
+                  key=lambda s: s.symbol)
+    domains = {i.name: _domain_for(i, usages[i.name], _is_state(i, usages[i.name]), slots,
+                                   by_name) for i in inputs}
+    tries = max([len(_SIZES_BY_KIND[s.kind]) for s in free] + [1])
+    for k in range(min(tries, MAX_CANDIDATES)):
+        sizes = {s.symbol: 1 for s in slots.values() if s.kind == "batch"}
+        for s in free:
+            options = _SIZES_BY_KIND[s.kind]
+            sizes[s.symbol] = options[min(k, len(options) - 1)]
+        sizes.update(pinned)
+        entries = []
+        for inp in inputs:
+            shape = shapes.get(inp.name) or tuple(
+                d if isinstance(d, int) else sizes[slots[(inp.name, a)].symbol]
+                for a, d in enumerate(inp.shape))
+            domain, reason = domains[inp.name]
+            user = inp.name in shapes or inp.name in ranges
+            if inp.name in ranges:
+                domain = _user_domain(ranges[inp.name], inp.dtype)
+                reason = "set by you"
+            declared = tuple(d if d is not None else slots[(inp.name, a)].symbol
+                             for a, d in enumerate(inp.shape))
+            entries.append(InputEntry(inp.name, inp.dtype, tuple(shape), domain, declared,
+                                      reason, user))
+        batch = tuple(sorted({s.symbol for s in slots.values() if s.kind == "batch"}
+                             - set(pinned)))
+        yield InputSpecification(tuple(entries), tuple(sorted(sizes.items())),
+                                 batch_symbols=batch)
+
+
+def _user_domain(domain: Domain, dtype: str) -> Domain:
+    if domain.kind != "range":
+        return domain
+    kind = "integers" if np.issubdtype(np.dtype(dtype), np.integer) else "uniform"
+    return replace(domain, kind=kind)
+
+
+def spec_from_sample(model: onnx.ModelProto, sample: Feeds) -> InputSpecification:
+    """A spec that matches one sample of real data (shapes from the data, normal values)."""
+    entries = []
+    for inp in declared_inputs(model):
+        if inp.name not in sample:
+            raise InputSpecError(f"The data has no array for input '{inp.name}'.")
+        array = sample[inp.name]
+        entries.append(InputEntry(inp.name, inp.dtype, tuple(array.shape), Domain("normal"),
+                                  tuple(d if d is not None else "?" for d in inp.shape),
+                                  "shape from your data"))
+    return InputSpecification(tuple(entries), note="from your data")
+
+
+def needs_attention(model: onnx.ModelProto) -> list[str]:
+    """Inputs a user may have to specify when no derived spec runs: unknown dims or ints."""
+    names = []
+    for inp in declared_inputs(model):
+        if any(not isinstance(d, int) for d in inp.shape) or \
+                np.issubdtype(np.dtype(inp.dtype), np.integer):
+            names.append(f"{inp.name} {inp.dtype} {list(inp.shape)}")
+    return names
+
+
+def describe_failure(model: onnx.ModelProto, errors: Sequence[str]) -> str:
+    """The message when no candidate ran: the last error and which inputs to specify."""
+    last = errors[-1] if errors else "no candidate could be built"
+    attention = needs_attention(model)
+    hint = (f" Give the shapes or value ranges of {', '.join(attention)} with --shape "
+            "NAME=DIMxDIM / --range NAME=LOW:HIGH (or in the Inputs form), or real data with "
+            "--data." if attention else " Give real data with --data.")
+    return (f"The model did not run on any of {len(errors)} derived input specification(s); "
+            f"the last error was: {last}.{hint}")
