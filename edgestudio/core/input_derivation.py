@@ -218,7 +218,7 @@ def _domain_for(inp: DeclaredInput, usage: _Usage, state: bool,
         return Domain("integers", 0, 2), "an integer input: small safe values (0 or 1)"
     if _MASK_NAME.search(inp.name):
         return Domain("ones"), "a mask: all ones"
-    return Domain("normal"), ""
+    return Domain("normal"), "a float input: standard normal values"
 
 
 def derive_candidates(model: onnx.ModelProto,

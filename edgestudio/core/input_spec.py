@@ -87,8 +87,11 @@ class InputEntry:
         return "x".join(str(d) for d in self.shape) if self.shape else "scalar"
 
     def declared_text(self) -> str:
-        """The shape as the model declares it: ``[batch, 3, 224, 224]``."""
-        return "[" + ", ".join("?" if d is None else str(d) for d in self.declared) + "]"
+        """The shape as the model declares it: ``[batch, 3, 224, 224]`` (an unnamed dim,
+        which the derivation calls ``NAME:AXIS`` internally, shows as ``?``)."""
+        private = f"{self.name}:"
+        return "[" + ", ".join("?" if d is None or str(d).startswith(private) else str(d)
+                               for d in self.declared) + "]"
 
     def make(self, rng: np.random.Generator, sizes: dict[str, int] | None = None) -> np.ndarray:
         """Draw one array for this input."""

@@ -33,6 +33,15 @@ COLOURS: dict[str, str] = {
 
 _BY_OP = {op: cat for cat, ops in CATEGORIES.items() for op in ops}
 
+# Operators that only a quantized model contains (the quantize job refuses such a model; the
+# benchmark compares models that have them with their float original).
+QUANTIZED_OPS = frozenset({
+    "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv",
+    "QLinearMatMul", "ConvInteger", "MatMulInteger", "MatMulNBits", "QGemm", "QLinearAdd",
+    "QLinearMul", "DynamicQuantizeMatMul", "QAttention", "DynamicQuantizeLSTM",
+})
+
+
 
 def category_of(op_type: str) -> str:
     """The category of an op type; ``"input"``/``"output"`` for graph I/O, ``"math"`` otherwise."""

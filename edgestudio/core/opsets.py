@@ -7,6 +7,8 @@ from functools import lru_cache
 import onnx
 import onnx.defs
 
+from edgestudio.core.op_categories import QUANTIZED_OPS
+
 DEFAULT_DOMAIN = "ai.onnx"
 
 # Domains onnxruntime implements besides the standard one (its contrib and internal ops).
@@ -81,3 +83,8 @@ def unknown_operators(model: onnx.ModelProto) -> list[str]:
             and op_introduced_in(node.op_type) is None
         }
     )
+
+
+def quantized_ops_in(model: onnx.ModelProto) -> list[str]:
+    """The quantized operators the model contains, sorted (empty for a float model)."""
+    return sorted({n.op_type for n in iter_nodes(model.graph)} & QUANTIZED_OPS)

@@ -66,7 +66,7 @@ class DocumentView(QWidget):
         QVBoxLayout(self.netron_holder).setContentsMargins(0, 0, 0, 0)
         self.netron_view: NetronView | None = None
         self.panels.addTab(self.netron_holder, "Netron")
-        self.panels.currentChanged.connect(self._maybe_build_netron)
+        self.panels.currentChanged.connect(self._on_panel_shown)
         self._placeholder.hide()
         self.panels.show()
 
@@ -97,8 +97,9 @@ class DocumentView(QWidget):
             action.triggered.connect(lambda: self.set_excluded(self.excluded | {name}))
         menu.popup(global_pos)  # type: ignore[arg-type]
 
-    def _maybe_build_netron(self, index: int) -> None:
-        # The first look at the Inputs tab finds the inputs (a background job).
+    def _on_panel_shown(self, index: int) -> None:
+        # The first look at the Inputs tab finds the inputs (a background job); Netron's web
+        # view is built the first time its tab is shown.
         if self.panels.widget(index) is self.inputs_panel and self.inputs_panel.state in (
                 "unknown", "edited"):
             self.inputs_panel.request_find()

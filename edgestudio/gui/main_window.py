@@ -352,18 +352,17 @@ class MainWindow(QMainWindow):
         return job
 
     def _with_inputs(self, recipe: Recipe) -> Recipe:
-        fields = {f.name for f in dataclasses.fields(recipe)}
-        data = recipe.to_dict()
-        if not {"shapes", "ranges"} <= fields or (data["shapes"] and data["ranges"]):
-            return recipe
-        models = list(data.get("models") or [data.get("model", "")])
-        doc = next((d for d in self.documents() if d.is_loaded and models
-                    and str(d.path) == str(Path(models[0]).absolute())), None)
+        shapes, ranges = getattr(recipe, "shapes", None), getattr(recipe, "ranges", None)
+        if shapes is None or ranges is None or (shapes and ranges):
+            return recipe  # feeds no model, or names its inputs itself
+        model = (getattr(recipe, "models", None) or (getattr(recipe, "model", ""),))[0]
+        doc = next((d for d in self.documents()
+                    if d.is_loaded and str(d.path) == str(Path(model).absolute())), None)
         if doc is None or not doc.inputs_panel.overrides:
             return recipe
         given = doc.inputs_panel.overrides
-        changes: dict[str, Any] = {"shapes": tuple(data["shapes"]) or given.shapes,
-                                   "ranges": tuple(data["ranges"]) or given.ranges}
+        changes: dict[str, Any] = {"shapes": shapes or given.shapes,
+                                   "ranges": ranges or given.ranges}
         return dataclasses.replace(recipe, **changes)
 
     def _find_inputs(self, doc: DocumentView, recipe: Recipe) -> Job:

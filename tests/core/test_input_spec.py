@@ -108,3 +108,10 @@ def test_string_and_byte_image_inputs_get_values_of_their_kind(tmp_path: Path) -
     assert feeds["text"].dtype == object and feeds["text"].shape == (1,)
     assert spec.entry("text").domain.kind == "text"
     assert spec.entry("pixels").domain.high == 256 and feeds["pixels"].max() > 1
+
+
+def test_unnamed_dims_show_as_question_marks() -> None:
+    from edgestudio.core.input_spec import InputEntry
+
+    entry = InputEntry("x", "float32", (1, 3, 224, 224), declared=("x:0", 3, "?", "?"))
+    assert entry.declared_text() == "[?, 3, ?, ?]"

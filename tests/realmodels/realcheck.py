@@ -33,7 +33,7 @@ from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.recipes import ConvertRecipe, DimChange, Recipe
 from edgestudio.core.summary import summarize_file
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import Job, JobState, run_job
 from tests.realmodels.corpus import SKIP_REASON, RealModel, available
 
 STEPS = ("inspect", "convert", "dynamic", "qdq", "qdq-pc", "fp16", "analyze", "bench", "profile")
@@ -61,24 +61,35 @@ def _runs(path: Path) -> str:
 
 
 def _job(recipe: Recipe, written: Path | None = None) -> Cell:
+    return _cell(recipe, written)[0]
+
+
+def _cell(recipe: Recipe, written: Path | None = None) -> tuple[Cell, Job]:
+    """Run ``recipe`` and judge it (the job too, for callers that read its report)."""
     start = time.perf_counter()
     job = run_job(recipe, timeout=JOB_TIMEOUT)
-    seconds = time.perf_counter() - start
+    cell = _judge(job, written)
+    cell.seconds = time.perf_counter() - start
+    return cell, job
+
+
+def _judge(job: Job, written: Path | None) -> Cell:
+    """The cell for a finished job (its seconds are filled in by the caller)."""
     if job.state in (JobState.CRASHED, JobState.TIMED_OUT):
-        return Cell("crashed", f"{job.state.value}: {job.error}", seconds)
+        return Cell("crashed", f"{job.state.value}: {job.error}")
     if job.state is not JobState.SUCCEEDED or job.report is None:
-        return Cell("refused", str(job.error), seconds)
+        return Cell("refused", str(job.error))
     outcome = job.report.outcome
     if outcome == "failed":
         check = job.report.check
-        return Cell("broken", check.verdict() if check else "check failed", seconds)
+        return Cell("broken", check.verdict() if check else "check failed")
     if written is not None:
         problem = _runs(written)
         if problem:
-            return Cell("broken", f"written model does not run: {problem}", seconds)
+            return Cell("broken", f"written model does not run: {problem}")
     if outcome == "unchecked" and job.report.check is not None:
-        return Cell("unchecked", job.report.check.unchecked_reason(), seconds)
-    return Cell("ok", "", seconds)
+        return Cell("unchecked", job.report.check.unchecked_reason())
+    return Cell("ok", "")
 
 
 def convert_recipe(model: RealModel, out: Path) -> ConvertRecipe:
@@ -130,10 +141,10 @@ def check_model(model: RealModel, work: Path, report: Callable[[str], None]) -> 
 
 
 def _bench_cell(recipe: BenchRecipe) -> Cell:
-    cell = _job(recipe)
+    cell, job = _cell(recipe)
     if cell.state != "ok":
         return cell
-    job = run_job(recipe, timeout=JOB_TIMEOUT)  # cheap: rows carry per-model errors
+    # A benchmark succeeds with per-model errors in its rows: those are refusals.
     errors = [r["error"] for r in (job.report.details["results"] if job.report else [])
               if "error" in r]
     return Cell("refused", errors[0], cell.seconds) if errors else cell

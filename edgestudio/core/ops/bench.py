@@ -13,7 +13,7 @@ from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.latency_stats import latency_stats
 from edgestudio.core.ops.convert import load_full_model
 from edgestudio.core.ops.input_probe import job_inputs
-from edgestudio.core.opsets import iter_nodes
+from edgestudio.core.opsets import quantized_ops_in
 from edgestudio.core.progress import Reporter
 from edgestudio.core.providers import package_for
 from edgestudio.core.recipes import Recipe
@@ -27,18 +27,6 @@ OPT_LEVELS = {"all": "ORT_ENABLE_ALL", "extended": "ORT_ENABLE_EXTENDED",
 
 class BenchError(EdgeStudioError):
     """A benchmark could not be set up (bad shape, unknown input…)."""
-
-
-QUANTIZED_OPS = frozenset({
-    "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv",
-    "QLinearMatMul", "ConvInteger", "MatMulInteger", "MatMulNBits", "QGemm", "QLinearAdd",
-    "QLinearMul", "DynamicQuantizeMatMul", "QAttention", "DynamicQuantizeLSTM",
-})
-
-
-def quantized_ops_in(model: onnx.ModelProto) -> list[str]:
-    """Op types that show the model is quantized (empty for a float model)."""
-    return sorted({n.op_type for n in iter_nodes(model.graph) if n.op_type in QUANTIZED_OPS})
 
 
 def unavailable_reason(provider: str) -> str | None:
@@ -119,6 +107,7 @@ def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         raise BenchError("Give at least one model.")
     configs = [(m, p, t) for m in recipe.models for p in recipe.providers for t in recipe.threads]
     results: list[dict[str, Any]] = []
+    loaded: tuple[str, onnx.ModelProto] | None = None  # configs come model by model: read once
     inputs: dict[str, dict[str, np.ndarray] | str] = {}  # feeds per model, or why there are none
     for k, (model_path, provider, threads) in enumerate(configs):
         label = f"{Path(model_path).name} · {provider} · {threads} thread(s)"
@@ -129,7 +118,9 @@ def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
             reporter.warn(reason)
             results.append({**row, "error": reason})
             continue
-        proto = load_full_model(Path(model_path))
+        if loaded is None or loaded[0] != model_path:
+            loaded = (model_path, load_full_model(Path(model_path)))
+        proto = loaded[1]
         row["quantized_ops"] = quantized_ops_in(proto)
         model_bytes = proto.SerializeToString()
         try:
@@ -147,8 +138,8 @@ def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
             reporter.stage(f"{label}: finding inputs the model runs on", k / len(configs))
             try:
                 inputs[model_path] = job_inputs(
-                    Path(model_path), load_full_model(Path(model_path)), recipe.shapes,
-                    recipe.ranges, recipe.data, reporter).feeds(recipe.batch, recipe.seed)
+                    Path(model_path), proto, recipe.shapes, recipe.ranges, recipe.data,
+                    reporter).feeds(recipe.batch, recipe.seed)
             except EdgeStudioError as exc:
                 inputs[model_path] = str(exc)
         feeds = inputs[model_path]

@@ -14,9 +14,9 @@ from edgestudio.core.conversion_plan import (
 )
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.external_data import check_external_data
-from edgestudio.core.input_spec import InputOverrides, InputSpecError, InputSpecification
+from edgestudio.core.input_spec import InputSpecError, InputSpecification
 from edgestudio.core.model_io import load_model
-from edgestudio.core.ops.input_probe import resolve_inputs
+from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.ops.validate import (
     check_against,
     declared_dims,
@@ -59,9 +59,11 @@ def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     source = Path(recipe.model)
     reporter.stage("Reading the model", 0.0)
     model = load_full_model(source)
-    model_for_spec = onnx.ModelProto()
-    model_for_spec.CopyFrom(model)
     report = JobReport(kind=recipe.kind)
+    # The original's inputs are found first: the conversion below may change the graph in place.
+    reporter.stage("Finding inputs the original runs on", 0.05)
+    original = ort_session(source)
+    spec, why_not = original_spec(source, model, recipe, original, reporter)
 
     if recipe.opset is not None:
         plan = plan_opset_conversion(model, recipe.opset)
@@ -98,8 +100,6 @@ def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     report.files = save_model(model, staging, name)
 
     reporter.stage("Checking against the original", 0.6)
-    original = ort_session(source)
-    spec, why_not = original_spec(source, model_for_spec, recipe, original, reporter)
     result_dims = io_dims(model)
     check = check_against(
         staging / name, session_runner(original), spec, recipe.tolerance.atol,
@@ -124,12 +124,11 @@ def original_spec(source: Path, model: onnx.ModelProto, recipe: ConvertRecipe, s
                   reporter: Reporter) -> tuple[InputSpecification | None, str]:
     """The original's input specification, or None and why it could not be found."""
     try:
-        resolved = resolve_inputs(source, model, InputOverrides(recipe.shapes, recipe.ranges),
-                                  recipe.data, reporter, session=session)
+        resolved = job_inputs(source, model, recipe.shapes, recipe.ranges, recipe.data, reporter,
+                              session=session)
     except InputSpecError as exc:
         reporter.warn(f"Could not check the result against the original: {exc}")
         return None, str(exc)
-    reporter.log("Checking on inputs: " + "; ".join(resolved.spec.text_lines()))
     return resolved.spec, ""
 
 

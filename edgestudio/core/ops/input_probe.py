@@ -26,7 +26,7 @@ from edgestudio.core.progress import Reporter
 from edgestudio.core.recipes import InputsRecipe, Recipe
 from edgestudio.core.reports import JobReport
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # bumped whenever what a cached spec holds changes
 
 
 def file_hash(path: Path) -> str:
@@ -180,12 +180,13 @@ def _sizes_text(spec: InputSpecification) -> str:
     return ", ".join(f"{e.name} {e.shape_text()}" for e in spec.inputs) or "(no inputs)"
 
 
-
 def job_inputs(model_path: Path, model: onnx.ModelProto, shapes: tuple[str, ...] = (),
                ranges: tuple[str, ...] = (), data: DataSource | None = None,
-               reporter: Reporter | None = None) -> ResolvedInputs:
-    """:func:`resolve_inputs` from a recipe's input fields, logging what was chosen."""
-    resolved = resolve_inputs(model_path, model, InputOverrides(shapes, ranges), data, reporter)
+               reporter: Reporter | None = None, session: Any = None) -> ResolvedInputs:
+    """:func:`resolve_inputs` from a recipe's input fields, logging what was chosen
+    (``session``: one the caller already has on the model, to try the candidates on)."""
+    resolved = resolve_inputs(model_path, model, InputOverrides(shapes, ranges), data, reporter,
+                              session=session)
     if reporter is not None:
         source = "cached" if resolved.from_cache else resolved.spec.note
         reporter.log(f"Inputs ({source}): " + "; ".join(resolved.spec.text_lines()))

@@ -23,12 +23,11 @@ from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.external_data import check_external_data
 from edgestudio.core.input_spec import InputSpecError
 from edgestudio.core.model_io import load_model
-from edgestudio.core.ops.bench import quantized_ops_in
 from edgestudio.core.ops.convert import load_full_model, save_model
 from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.ops.quant_accel import accelerated
 from edgestudio.core.ops.result_gate import run_in_process, run_isolated
-from edgestudio.core.opsets import iter_nodes
+from edgestudio.core.opsets import iter_nodes, quantized_ops_in
 from edgestudio.core.progress import Reporter
 from edgestudio.core.quant_recipes import STATIC_MODES, QuantRecipe, check_rules
 from edgestudio.core.recipes import Recipe
