@@ -7,7 +7,7 @@ import argparse
 from edgestudio.cli.job_ui import execute
 from edgestudio.core.recipes import DiagnosticRecipe
 
-ACTIONS = ("succeed", "fail", "crash", "hang", "spin", "partial", "hog")
+ACTIONS = ("succeed", "fail", "crash", "hang", "spawn", "noise", "spin", "partial", "hog")
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -15,7 +15,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p = subparsers.add_parser(
         "selftest", help="run a purpose-made job to check the job system",
         description="Run a purpose-made worker job: 'succeed' writes OUTPUT, 'fail' raises, "
-        "'crash' segfaults, 'hang' never ends (use --timeout), 'spin' burns CPU for --seconds, "
+        "'crash' segfaults, 'hang' never ends (use --timeout), 'spawn' starts a child process "
+        "and hangs, 'noise' prints garbage on stdout and succeeds, 'spin' burns CPU for --seconds, "
         "'partial' writes half a file then crashes, 'hog' allocates memory until it runs out "
         "(within --megabytes when given, else up to 1 GiB and then waits to be killed). "
         "Useful to see how each outcome is reported.",

@@ -6,6 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+import platformdirs
+
 # Child processes a frozen app starts by re-running itself with a flag (it has no separate Python
 # to run ``-m module`` with); edgestudio.__main__ dispatches these flags before any Qt import.
 CHILD_ENTRIES = {
@@ -16,9 +18,17 @@ CHILD_ENTRIES = {
 
 
 def cache_dir() -> Path:
-    """Return EdgeStudio's cache folder (``$XDG_CACHE_HOME/edgestudio`` by default)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "edgestudio"
+    """Return EdgeStudio's per-user cache folder, where each OS keeps caches.
+
+    ``~/.cache/edgestudio`` (or ``$XDG_CACHE_HOME/edgestudio``) on Linux,
+    ``~/Library/Caches/edgestudio`` on macOS, ``%LOCALAPPDATA%\\edgestudio\\Cache`` on Windows.
+    """
+    return Path(platformdirs.user_cache_dir("edgestudio", appauthor=False))
+
+
+def data_dir() -> Path:
+    """Return EdgeStudio's per-user data folder (workspaces remembered per model live here)."""
+    return Path(platformdirs.user_data_dir("edgestudio", appauthor=False))
 
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -174,9 +174,11 @@ class DiagnosticRecipe(Recipe):
     """A purpose-made job that exercises the job system (``edgestudio selftest``).
 
     ``action``: ``succeed`` (writes ``output``), ``fail`` (raises), ``crash`` (segfaults),
-    ``hang`` (sleeps forever), ``spin`` (burns CPU for ``seconds``), ``partial`` (writes half an
-    output, then crashes), ``hog`` (allocates memory until it runs out: within a ``megabytes``
-    address-space limit when given, else up to 1 GiB, then waits to be killed).
+    ``hang`` (sleeps forever), ``spawn`` (starts a sleeping child process, then hangs),
+    ``noise`` (writes garbage to fd 1, then succeeds), ``spin`` (burns CPU for ``seconds``),
+    ``partial`` (writes half an output, then crashes), ``hog`` (allocates memory until it runs
+    out: within a ``megabytes`` address-space limit when given, else up to 1 GiB, then waits to
+    be killed).
     """
 
     kind: ClassVar[str] = "selftest"

@@ -4,6 +4,10 @@ Nothing here blocks for long: :meth:`Job.poll` reads whatever the worker has sen
 it from a timer and the CLI from a loop. Outputs are written by the worker into a staging folder
 next to the target and moved into place only when the job succeeded; any other outcome deletes
 the staging folder, so no half-written file is ever left behind.
+
+Portable by construction: the worker's protocol arrives on its stdout pipe, read by a thread
+(no ``select`` on a pipe, which Windows lacks); the worker tree is stopped and its memory sampled
+through psutil (no process groups, no ``/proc``).
 """
 
 from __future__ import annotations
@@ -12,15 +16,20 @@ import contextlib
 import enum
 import json
 import os
-import select
+import queue
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
+
+import psutil
 
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.paths import child_command, child_env
@@ -81,9 +90,43 @@ def check_output(recipe: Recipe) -> Path | None:
     return out
 
 
-def worker_command(spec: Path, fd: int) -> list[str]:
+def worker_command(spec: Path) -> list[str]:
     """The argv that starts a worker: ourselves with ``--job-worker`` when frozen, else Python."""
-    return child_command("--job-worker", str(spec), "--fd", str(fd))
+    return child_command("--job-worker", str(spec))
+
+
+def _new_group_flags() -> dict[str, object]:
+    """Popen arguments that detach the worker from the terminal's Ctrl+C (each OS its way)."""
+    if sys.platform == "win32":
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    return {"start_new_session": True}
+
+
+def _read_lines(stream: IO[bytes], lines: queue.Queue[bytes | None]) -> None:
+    """Copy the worker's protocol lines into ``lines``; None marks the end of the pipe."""
+    try:
+        for line in iter(stream.readline, b""):
+            lines.put(line)
+    except (OSError, ValueError):
+        pass  # the pipe broke: the job is over either way
+    finally:
+        stream.close()
+        lines.put(None)
+
+
+def _process_tree(pid: int) -> list[psutil.Process]:
+    """The worker and every process it started (alive ones only)."""
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def _signal_all(processes: list[psutil.Process], kill: bool) -> None:
+    for process in processes:
+        with contextlib.suppress(psutil.Error):  # already gone
+            process.kill() if kill else process.terminate()
 
 
 class Job:
@@ -115,8 +158,10 @@ class Job:
         self.started_at: float | None = None
         self.finished_at: float | None = None
         self._proc: subprocess.Popen[bytes] | None = None
-        self._read_fd = -1
-        self._buffer = b""
+        self._ps: psutil.Process | None = None
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._pipe_open = False
+        self._stopping: list[psutil.Process] = []
         self._tmp: Path | None = None
         self._staging: Path | None = None
         self._stderr_path: Path | None = None
@@ -140,15 +185,19 @@ class Job:
         spec.write_text(json.dumps({"recipe": self.recipe.to_dict(),
                                     "staging": str(self._staging)}))
         self._stderr_path = self._tmp / "stderr.txt"
-        read_fd, write_fd = os.pipe()
-        os.set_blocking(read_fd, False)
         with open(self._stderr_path, "wb") as err:
             self._proc = subprocess.Popen(
-                worker_command(spec, write_fd), stdin=subprocess.DEVNULL, stdout=err, stderr=err,
-                pass_fds=(write_fd,), env=child_env(), start_new_session=True,
+                worker_command(spec), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=err, env=child_env(), **_new_group_flags(),  # type: ignore[call-overload]
             )
-        os.close(write_fd)
-        self._read_fd = read_fd
+        assert self._proc.stdout is not None
+        self._pipe_open = True
+        threading.Thread(target=_read_lines, args=(self._proc.stdout, self._lines),
+                         name=f"job-{self.id}-reader", daemon=True).start()
+        try:
+            self._ps = psutil.Process(self._proc.pid)
+        except psutil.Error:
+            self._ps = None  # it died at once; poll() will say how
         self.state = JobState.RUNNING
         self.stage = "starting"
         self.started_at = time.monotonic()
@@ -179,10 +228,9 @@ class Job:
             self._stop_worker()
         if self._kill_at is not None and time.monotonic() > self._kill_at:
             self._kill_at = None
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self._proc.pid, signal.SIGKILL)
+            _signal_all(self._stopping + _process_tree(self._proc.pid), kill=True)
         if self._proc.poll() is not None:
-            self._read_messages(0.0)
+            self._drain_after_exit()
             self._conclude()
             return True
         return changed
@@ -213,51 +261,54 @@ class Job:
 
     # ----- internals ----------------------------------------------------------------------------
     def _stop_worker(self) -> None:
+        """Terminate the worker and everything it started; :meth:`poll` kills what stays."""
         assert self._proc is not None
         if self._proc.poll() is not None:
             return
-        try:
-            os.killpg(self._proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return
+        # The tree is listed now: once the worker is gone its children are orphans that
+        # psutil can no longer find through it.
+        self._stopping = _process_tree(self._proc.pid)
+        _signal_all(self._stopping, kill=False)
         self._kill_at = time.monotonic() + KILL_GRACE_S
 
     def _sample_peak_memory(self) -> None:
-        """Keep the worker's peak resident memory (Linux VmHWM), so a crash can say how much."""
-        assert self._proc is not None
+        """Keep the highest resident memory seen, so a killed worker can say how much it used.
+
+        Sampled at every poll (the GUI polls ~20 times a second); the worker also reports its
+        own exact peak with its result where the OS keeps one.
+        """
+        if self._ps is None:
+            return
         try:
-            with open(f"/proc/{self._proc.pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmHWM:"):
-                        self.peak_memory_mb = int(line.split()[1]) / 1024
-                        return
-        except (OSError, ValueError, IndexError):
-            return  # not Linux, or the worker is already gone
+            rss_mb = self._ps.memory_info().rss / 2**20
+        except psutil.Error:
+            return  # already gone
+        self.peak_memory_mb = max(self.peak_memory_mb or 0.0, rss_mb)
 
     def _read_messages(self, timeout: float) -> bool:
-        if self._read_fd < 0:
-            return False
-        ready, _, _ = select.select([self._read_fd], [], [], timeout)
-        if not ready:
-            return False
+        """Handle the lines the reader thread has queued, waiting up to ``timeout`` s for one."""
         changed = False
-        while True:
+        wait = timeout
+        while self._pipe_open:
             try:
-                chunk = os.read(self._read_fd, 65536)
-            except BlockingIOError:
+                line = self._lines.get(timeout=wait) if wait > 0 else self._lines.get_nowait()
+            except queue.Empty:
                 break
-            if not chunk:
-                os.close(self._read_fd)
-                self._read_fd = -1
+            wait = 0.0
+            if line is None:
+                self._pipe_open = False
                 break
-            self._buffer += chunk
-        *lines, self._buffer = self._buffer.split(b"\n")
-        for line in lines:
-            msg = protocol.decode(line)
+            msg = protocol.decode(line.rstrip(b"\n"))
             if msg is not None:
                 self._handle(msg)
                 changed = True
         return changed
+
+    def _drain_after_exit(self) -> None:
+        """Read the last messages of an exited worker (its pipe closes right after)."""
+        deadline = time.monotonic() + 2.0
+        while self._pipe_open and time.monotonic() < deadline:
+            self._read_messages(0.05)
 
     def _handle(self, msg: dict[str, object]) -> None:
         kind = msg["type"]
@@ -279,6 +330,9 @@ class Job:
             self.report = report_from_dict(report)
         elif kind == "error":
             self._error_msg = msg
+        elif kind == "memory":
+            peak = float(msg["peak_mb"])  # type: ignore[arg-type]
+            self.peak_memory_mb = max(self.peak_memory_mb or 0.0, peak)
 
     def _conclude(self) -> None:
         assert self._proc is not None
@@ -354,9 +408,7 @@ class Job:
         self.state = state
         self.stage = state.value
         self.finished_at = time.monotonic()
-        if self._read_fd >= 0:
-            os.close(self._read_fd)
-            self._read_fd = -1
+        self._pipe_open = False  # the reader thread closes the pipe when it ends
         for folder in (self._staging, self._tmp):
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)

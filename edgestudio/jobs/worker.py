@@ -1,9 +1,11 @@
 """The job worker: a child process that runs one recipe and reports over the protocol pipe.
 
-Started as ``python -X faulthandler -m edgestudio.jobs.worker SPEC --fd N`` (or, in a frozen app,
-``edgestudio --job-worker SPEC --fd N``). SPEC is a JSON file with the recipe and the staging
-folder; N is the write end of the protocol pipe. A native crash kills only this process: the
-parent classifies it from the exit status and our stderr.
+Started as ``python -X faulthandler -m edgestudio.jobs.worker SPEC`` (or, in a frozen app,
+``edgestudio --job-worker SPEC``). SPEC is a JSON file with the recipe and the staging folder.
+The protocol travels on the stdout pipe the worker was started with: the worker keeps that pipe
+for itself and points its own stdout at stderr, so whatever native libraries print never mixes
+with the messages (this works the same on every OS, unlike passing extra descriptors). A native
+crash kills only this process: the parent classifies it from the exit status and our stderr.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import traceback
 from pathlib import Path
 from typing import BinaryIO
@@ -57,7 +60,10 @@ class PipeReporter:
         """Cancellation terminates the worker process, so there is nothing to poll here."""
 
     def result(self, report: dict[str, object]) -> None:
-        """Send the final report."""
+        """Send this process's peak memory (where the OS keeps it), then the final report."""
+        peak = _peak_memory_mb()
+        if peak is not None:
+            self._send("memory", peak_mb=peak)
         self._send("result", report=report)
 
     def error(self, exc: BaseException, output_folder: str | None = None) -> None:
@@ -67,18 +73,35 @@ class PipeReporter:
                    traceback="".join(traceback.format_exception(exc)))
 
 
+def _peak_memory_mb() -> float | None:
+    """The process's peak resident memory in MB, where the OS records one (not on Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024  # bytes there, KiB here
+
+
+def _take_protocol_stream() -> int:
+    """Keep the stdout pipe for the protocol; send fd 1 (native prints too) to stderr."""
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)  # not inherited by anything this job starts
+    os.dup2(2, 1)
+    return protocol_fd
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the job described by the spec file; exit 0 on success, 1 when it raised."""
     parser = argparse.ArgumentParser(prog="edgestudio-worker")
     parser.add_argument("spec")
-    parser.add_argument("--fd", type=int, required=True)
     args = parser.parse_args(argv)
     os.environ["ORT_DISABLE_TELEMETRY"] = "1"
     os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"] = "1"
     import faulthandler
 
     faulthandler.enable()
-    with os.fdopen(args.fd, "wb", buffering=0) as stream:
+    with os.fdopen(_take_protocol_stream(), "wb", buffering=0) as stream:
         reporter = PipeReporter(stream)
         output_folder: str | None = None
         try:

@@ -140,3 +140,41 @@ def test_out_of_memory_kill_is_a_crash_with_peak_memory_and_stderr_tail(tmp_path
     assert " MB" in (job.error or "")
     assert "self-test: holding" in job.stderr_tail
     assert _files(tmp_path) == []
+
+
+def test_cancel_stops_the_workers_children_too() -> None:
+    """The whole process tree goes, found through psutil (no process groups)."""
+    import psutil
+
+    job = Job(DiagnosticRecipe(action="spawn"))
+    job.start()
+    deadline = time.monotonic() + 30
+    while not any(line.startswith("child ") for line in job.log) and time.monotonic() < deadline:
+        job.poll(0.1)
+    child_pid = int(next(line for line in job.log if line.startswith("child ")).split()[1])
+    assert psutil.pid_exists(child_pid)
+    job.cancel()
+    assert job.wait(10) is JobState.CANCELLED
+    if psutil.pid_exists(child_pid):
+        _, alive = psutil.wait_procs([psutil.Process(child_pid)], timeout=5)
+        assert not alive
+
+
+def test_native_prints_on_stdout_do_not_disturb_the_protocol() -> None:
+    """The worker points fd 1 at stderr: a library writing there lands in the stderr tail."""
+    job = run_job(DiagnosticRecipe(action="noise"))
+    assert job.state is JobState.SUCCEEDED
+    assert "noise from a native library" in job.stderr_tail
+
+
+def test_worker_reports_its_peak_memory() -> None:
+    job = run_job(DiagnosticRecipe(action="succeed"))
+    assert job.peak_memory_mb is not None and job.peak_memory_mb > 10
+
+
+def test_the_runner_reads_no_proc_and_uses_no_process_groups() -> None:
+    """Portable by construction: nothing under edgestudio/ reads /proc or calls killpg."""
+    root = Path(__file__).resolve().parents[2] / "edgestudio"
+    for path in root.rglob("*.py"):
+        text = path.read_text()
+        assert "/proc/" not in text and "killpg" not in text and "pass_fds" not in text, path

@@ -34,6 +34,18 @@ def run_diagnostic(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRepo
     if action == "hang":
         while True:
             time.sleep(1)
+    if action == "noise":  # what a native library printing to stdout does
+        import os
+
+        os.write(1, b"noise from a native library {not json\n")
+        return JobReport(kind=recipe.kind, details={"action": action})
+    if action == "spawn":  # a worker with a child of its own: cancel must stop both
+        import subprocess
+
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        reporter.log(f"child {child.pid}")
+        while True:
+            time.sleep(1)
     if action == "spin":
         end = time.monotonic() + recipe.seconds
         total = 0
@@ -56,8 +68,9 @@ def _hog_memory(limit_mb: int) -> None:
     import resource  # Unix only: imported where it is needed
 
     if limit_mb > 0:
-        with open("/proc/self/statm") as f:
-            current = int(f.read().split()[0]) * resource.getpagesize()
+        import psutil
+
+        current = psutil.Process().memory_info().vms
         hard = resource.getrlimit(resource.RLIMIT_AS)[1]
         resource.setrlimit(resource.RLIMIT_AS, (current + limit_mb * 2**20, hard))
     step = 16 * 2**20
