@@ -87,14 +87,14 @@ def main() -> None:
     from edgestudio.core.bench_recipes import BenchRecipe, ProfileRecipe
 
     perf = doc.perf_panel
-    bench = window._submit_for(doc, BenchRecipe(
+    bench = window.workflow.submit(BenchRecipe(
         models=(str(SAMPLE_MODEL), str(tmp / "digits_qdq.onnx")), threads=(1, 2), runs=200))
     spin(120, lambda: bench.state.is_final)
     spin(0.5)
     doc.show_panel("performance")
     spin(0.5)
     window.grab().save(str(OUT / "performance.png"))
-    profile = window._submit_for(doc, ProfileRecipe(model=str(SAMPLE_MODEL), runs=20))
+    profile = window.workflow.submit(ProfileRecipe(model=str(SAMPLE_MODEL), runs=20))
     spin(120, lambda: profile.state.is_final)
     spin(0.5)
     perf.grab().save(str(OUT / "profile.png"))

@@ -67,6 +67,8 @@ def isolated_settings(tmp_path: Path) -> Iterator[object]:
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory,
                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test gets its own cache folder (input specifications, remembered inputs), so no
-    test sees another's results or the user's; workers inherit it through the environment."""
+    """Each test gets its own cache and data folders (input specifications, remembered inputs,
+    the last workspace of each model), so no test sees another's results or the user's; workers
+    inherit them through the environment."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))

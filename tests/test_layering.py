@@ -9,7 +9,9 @@ import pytest
 @pytest.mark.parametrize(
     "module",
     ["edgestudio.core.summary", "edgestudio.core.model_io", "edgestudio.core.runtime_info",
-     "edgestudio.jobs", "edgestudio.cli.main", "edgestudio.__main__"],
+     "edgestudio.core.document", "edgestudio.core.workspace", "edgestudio.core.report",
+     "edgestudio.jobs", "edgestudio.jobs.workflow", "edgestudio.cli.main",
+     "edgestudio.__main__"],
 )
 def test_module_imports_without_qt(module: str) -> None:
     code = (

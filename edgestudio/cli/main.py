@@ -15,12 +15,13 @@ from edgestudio.cli import (
     inputs_cmd,
     inspect_cmd,
     quantize_cmd,
+    report_cmd,
     selftest_cmd,
 )
 from edgestudio.core.errors import EdgeStudioError
 
 SUBCOMMAND_MODULES = (inspect_cmd, inputs_cmd, convert_cmd, export_cmd, quantize_cmd,
-                      analyze_cmd, bench_cmd, selftest_cmd)
+                      analyze_cmd, bench_cmd, report_cmd, selftest_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,7 +46,7 @@ def build_gui_parser() -> argparse.ArgumentParser:
         + ", ".join(sorted(_subcommand_names())) + " (see `edgestudio COMMAND --help`).",
     )
     parser.add_argument("--version", action="version", version=f"edgestudio {__version__}")
-    parser.add_argument("models", nargs="*", metavar="MODEL", help="model files to open")
+    parser.add_argument("models", nargs="*", metavar="MODEL", help="model files or workspaces (*.edgestudio.json) to open")
     parser.add_argument(
         "--screenshot", metavar="PNG",
         help="save a PNG of the window once the models are loaded and drawn, then exit",

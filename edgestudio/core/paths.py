@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -29,6 +30,25 @@ def cache_dir() -> Path:
 def data_dir() -> Path:
     """Return EdgeStudio's per-user data folder (workspaces remembered per model live here)."""
     return Path(platformdirs.user_data_dir("edgestudio", appauthor=False))
+
+
+def file_hash(path: Path) -> str:
+    """SHA-256 of a file (streamed): the identity of a model for caches and workspaces."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename: all or nothing."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:

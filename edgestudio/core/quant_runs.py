@@ -4,6 +4,7 @@ the headline figures used to compare two runs side by side."""
 from __future__ import annotations
 
 import csv
+import enum
 import os
 import statistics
 from dataclasses import dataclass, field
@@ -11,6 +12,23 @@ from pathlib import Path
 from typing import Any
 
 from edgestudio.core.quant_recipes import QuantRecipe
+from edgestudio.core.recipes import recipe_from_dict
+
+
+class RunState(enum.Enum):
+    """Where a quantization run is: quantize, then (with evaluation data) analyse."""
+
+    QUANTIZING = "quantizing"
+    QUANTIZED = "quantized"  # done; no analysis was asked for
+    ANALYSING = "analysing"
+    ANALYSED = "analysed"
+    FAILED = "failed"  # the quantization did not produce a usable model
+    ANALYSIS_FAILED = "analysis failed"  # the model was written, its analysis did not finish
+
+    @property
+    def is_final(self) -> bool:
+        """True once nothing more will happen to the run."""
+        return self not in (RunState.QUANTIZING, RunState.ANALYSING)
 
 
 @dataclass
@@ -22,8 +40,28 @@ class QuantRun:
     output: str | None = None
     quant_details: dict[str, Any] = field(default_factory=dict)
     analysis: dict[str, Any] | None = None
-    state: str = "running"
+    state: RunState = RunState.QUANTIZING
     error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON (for workspaces)."""
+        return {"number": self.number, "recipe": self.recipe.to_dict(), "output": self.output,
+                "quant_details": self.quant_details, "analysis": self.analysis,
+                "state": self.state.value, "error": self.error}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> QuantRun:
+        """Inverse of :meth:`to_dict`; a run saved while unfinished comes back as failed."""
+        recipe = recipe_from_dict(data["recipe"])
+        assert isinstance(recipe, QuantRecipe)
+        state = RunState(data["state"])
+        error = data.get("error")
+        if not state.is_final:
+            state, error = (RunState.FAILED if state is RunState.QUANTIZING
+                            else RunState.ANALYSIS_FAILED), "interrupted: the window was closed"
+        return cls(number=int(data["number"]), recipe=recipe, output=data.get("output"),
+                   quant_details=dict(data.get("quant_details") or {}),
+                   analysis=data.get("analysis"), state=state, error=error)
 
     def layers_worst_first(self) -> list[dict[str, Any]]:
         """Analysed layers, lowest SQNR first (n/a last)."""
@@ -39,7 +77,7 @@ class QuantRun:
         return {
             "run": self.number,
             "mode": self.recipe.title().removeprefix("Quantize: "),
-            "state": self.state,
+            "state": self.state.value,
             "size_bytes": self.quant_details.get("quant_bytes"),
             "float_bytes": self.quant_details.get("float_bytes"),
             "excluded": len(self.recipe.exclude),

@@ -1,18 +1,22 @@
 """A self-contained HTML report (and its JSON twin) of everything done to one model.
 
-Pure Python: the GUI hands over plain dicts and PNG bytes; images are embedded as data URIs so
-the file opens anywhere, offline.
+Rendered from a :class:`~edgestudio.core.document.ModelDocument` — the window's open model or a
+workspace read by ``edgestudio report`` — so both give the same report. Charts are inline SVG
+(:mod:`edgestudio.core.charts`): the file opens anywhere, offline.
 """
 
 from __future__ import annotations
 
-import base64
 import html
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from edgestudio.core.charts import latency_chart, sqnr_chart
+from edgestudio.core.document import ModelDocument
+from edgestudio.core.paths import write_atomically
+from edgestudio.core.quant_runs import QuantRun
 
 SECTIONS = ("summary", "jobs", "quantization", "latency", "profile", "commands")
 
@@ -28,7 +32,35 @@ class ReportData:
     latency: list[dict[str, Any]] = field(default_factory=list)
     latency_verdicts: list[str] = field(default_factory=list)
     profile: dict[str, Any] | None = None
-    images: dict[str, bytes] = field(default_factory=dict)  # name -> PNG bytes
+    charts: dict[str, str] = field(default_factory=dict)  # name -> SVG
+
+
+def _current_run(document: ModelDocument) -> QuantRun | None:
+    """The run whose chart the report shows: the one on the graph, else the last analysed."""
+    shown = document.run(document.overlay.run or 0)
+    if shown is not None and shown.analysis:
+        return shown
+    return next((r for r in reversed(document.runs) if r.analysis), None)
+
+
+def report_from_document(document: ModelDocument) -> ReportData:
+    """Everything done to ``document``'s model, ready to render."""
+    runs = [{"summary": run.summary(), "layers": run.layers_worst_first(),
+             "command": run.recipe.command_line(),
+             "verdict": (run.analysis or {}).get("verdict")} for run in document.runs]
+    charts: dict[str, str] = {}
+    current = _current_run(document)
+    sqnr = sqnr_chart((current.analysis or {}).get("layers", [])) if current else None
+    if sqnr:
+        charts["sqnr"] = sqnr
+    latency = latency_chart(document.latency.rows)
+    if latency:
+        charts["latency"] = latency
+    return ReportData(title=f"EdgeStudio report: {document.path.name}",
+                      summary=document.summary, jobs=[j.to_dict() for j in document.jobs],
+                      quant_runs=runs, latency=document.latency.rows,
+                      latency_verdicts=document.latency.verdicts, profile=document.profile,
+                      charts=charts)
 
 
 def _e(value: Any) -> str:
@@ -41,12 +73,9 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _image(data: ReportData, name: str, alt: str) -> str:
-    png = data.images.get(name)
-    if not png:
-        return ""
-    return (f'<img alt="{_e(alt)}" src="data:image/png;base64,'
-            f'{base64.b64encode(png).decode()}">')
+def _chart(data: ReportData, name: str) -> str:
+    svg = data.charts.get(name)
+    return f'<figure class="chart">{svg}</figure>' if svg else ""
 
 
 def _fmt(value: Any, spec: str) -> str:
@@ -108,7 +137,7 @@ def render_html(data: ReportData) -> str:
             parts.append(_table(["Tensor", "Node", "SQNR dB", "MSE", "Max abs", "Cosine"], [
                 [r["tensor"], r["node"], _fmt(r["sqnr_db"], ".2f"), _fmt(r["mse"], ".3g"),
                  _fmt(r["max_abs"], ".3g"), _fmt(r["cosine"], ".5f")] for r in layers]))
-    parts += [_image(data, "sqnr", "Per-layer SQNR, worst first"), "</section>"]
+    parts += [_chart(data, "sqnr"), "</section>"]
 
     parts.append('<section id="latency"><h2>Latency</h2>')
     if data.latency:
@@ -119,8 +148,7 @@ def render_html(data: ReportData) -> str:
               _fmt(r.get("p90_ms"), ".3f"), _fmt(r.get("p99_ms"), ".3f"), r.get("runs"),
               r.get("error") or ("contended machine" if r.get("contended") else "")]
              for r in data.latency]))
-        parts += [_image(data, "latency", "Latency distribution"),
-                  _image(data, "medians", "Median latency")]
+        parts.append(_chart(data, "latency"))
     else:
         parts.append("<p>No benchmark was run.</p>")
     parts.append("</section>")
@@ -141,7 +169,8 @@ def render_html(data: ReportData) -> str:
               "<pre>" + _e("\n".join(commands) or "(none)") + "</pre></section>"]
     style = ("body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;"
              "margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}"
-             "th{background:#f0f0f0}img{max-width:100%;border:1px solid #ddd}")
+             "th{background:#f0f0f0}figure.chart svg{max-width:100%;height:auto;"
+             "border:1px solid #ddd}")
     return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{_e(data.title)}</title>"
             f"<style>{style}</style></head><body>{''.join(parts)}</body></html>")
 
@@ -154,7 +183,5 @@ def write_report(path: str | Path, data: ReportData) -> tuple[Path, Path]:
                "quantization": data.quant_runs, "latency": data.latency, "profile": data.profile}
     for target, text in ((html_path, render_html(data)),
                          (json_path, json.dumps(payload, indent=2, default=str))):
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
+        write_atomically(target, text)
     return html_path, json_path

@@ -114,7 +114,7 @@ def run_app(models: Sequence[str], screenshot: str | None = None, panel: str = "
         app.files_opened.connect(window.receive_files)
     window.show()
     for path in models:
-        window.open_model(Path(path))
+        window.open_file(Path(path))
     if self_test:
         from edgestudio.gui.self_test import start_self_test
 

@@ -1,4 +1,8 @@
-"""One open model: its panels (Summary, and later Graph, Netron, …) in a tab widget."""
+"""One open model: its panels (Summary, Graph, Inputs, Quantization, Performance, Netron).
+
+The state lives in a Qt-free :class:`~edgestudio.core.document.ModelDocument`; this view builds
+the panels, which render it and change it through its methods.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,9 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
+from edgestudio.core import input_memory
+from edgestudio.core.document import ModelDocument, Overlay, OverlayKind
+from edgestudio.core.providers import provider_colour, short_name
 from edgestudio.gui.graph_panel import GraphPanel
 from edgestudio.gui.inputs_panel import InputsPanel
 from edgestudio.gui.model_loader import LoadedModel
@@ -22,6 +29,7 @@ class DocumentView(QWidget):
     def __init__(self, path: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.path = path
+        self.document = ModelDocument(path)
         self.loaded: LoadedModel | None = None
         self.panels = QTabWidget()
         self.panels.setObjectName("panels")
@@ -42,25 +50,28 @@ class DocumentView(QWidget):
     def set_loaded(self, loaded: LoadedModel) -> None:
         """Build the panels for a parsed model."""
         self.loaded = loaded
+        document = self.document
+        document.summary = loaded.summary.to_json()
+        document.inputs = input_memory.recall(loaded.path)
         self.summary_panel = SummaryPanel(loaded.summary)
         self.panels.addTab(self.summary_panel, "Summary")
         self.graph_panel = GraphPanel(loaded.model.graph, loaded.path)
         self.graph_panel.subgraph_requested.connect(self.open_subgraph)
         self.panels.addTab(self.graph_panel, "Graph")
-        self.excluded: set[str] = set()  # nodes to keep in float, picked in the graph
-        self.inputs_panel = InputsPanel(loaded.path, loaded.model)
+        self.inputs_panel = InputsPanel(document, loaded.model)
         self.panels.addTab(self.inputs_panel, "Inputs")
         self.graph_panel.view.node_context_menu.connect(self._node_menu)
-        self.quant_panel = QuantPanel(loaded.path, loaded.model)
+        self.quant_panel = QuantPanel(document, loaded.model)
         self.quant_panel.node_chosen.connect(self.graph_panel.select_by_name)
-        self.quant_panel.overlay_requested.connect(self.show_sqnr_overlay)
         self.panels.addTab(self.quant_panel, "Quantization")
-        self.perf_panel = PerfPanel(loaded.path)
+        self.perf_panel = PerfPanel(document)
         self.perf_panel.node_chosen.connect(self.graph_panel.select_by_name)
-        self.perf_panel.overlay_scalar.connect(
-            lambda values, title: self.graph_panel.view.set_scalar_overlay(values, title))
-        self.perf_panel.overlay_categories.connect(self.graph_panel.view.set_category_overlay)
         self.panels.addTab(self.perf_panel, "Performance")
+        document.inputs_changed.connect(self._remember_inputs)
+        document.excluded_changed.connect(self._show_excluded)
+        document.overlay_changed.connect(self._show_overlay)
+        document.restored.connect(self._on_restored)
+        self.graph_panel.ready.connect(self._on_restored)  # marks need the laid-out graph
         # Netron's web view is heavy: built the first time its tab is shown.
         self.netron_holder = QWidget()
         QVBoxLayout(self.netron_holder).setContentsMargins(0, 0, 0, 0)
@@ -70,16 +81,39 @@ class DocumentView(QWidget):
         self._placeholder.hide()
         self.panels.show()
 
-    def show_sqnr_overlay(self, values: dict[str, float]) -> None:
-        """Colour the graph by per-layer SQNR (low = dark = bad) and mark excluded nodes."""
-        view = self.graph_panel.view
-        view.set_scalar_overlay(values, "SQNR (dB)")
-        view.set_marked(sorted(self.excluded))
+    @property
+    def excluded(self) -> frozenset[str]:
+        """Nodes to keep in float in the next quantization (the document's)."""
+        return self.document.excluded
 
-    def set_excluded(self, nodes: set[str]) -> None:
-        """Nodes to keep in float in the next quantization; outlined on the graph."""
-        self.excluded = set(nodes)
-        self.graph_panel.view.set_marked(sorted(self.excluded))
+    def set_excluded(self, nodes: set[str] | frozenset[str]) -> None:
+        """Keep ``nodes`` in float in the next quantization; they are outlined on the graph."""
+        self.document.set_excluded(nodes)
+
+    def _show_excluded(self, nodes: frozenset[str]) -> None:
+        self.graph_panel.view.set_marked(sorted(nodes))
+
+    def _remember_inputs(self, overrides: object) -> None:
+        input_memory.remember(self.path, overrides)  # type: ignore[arg-type]
+
+    def _show_overlay(self, overlay: Overlay) -> None:
+        """Colour the graph as the document's overlay says, and outline the excluded nodes."""
+        view = self.graph_panel.view
+        shown = self.document.overlay_values()
+        if shown is None:
+            return
+        title, values = shown
+        if overlay.kind is OverlayKind.PROVIDER:
+            placement = {node: short_name(str(ep)) for node, ep in values.items()}
+            colours = {short_name(str(ep)): provider_colour(str(ep)) for ep in values.values()}
+            view.set_category_overlay(placement, colours, title)
+        else:
+            view.set_scalar_overlay(values, title)  # type: ignore[arg-type]
+        view.set_marked(sorted(self.document.excluded))
+
+    def _on_restored(self) -> None:
+        self._show_excluded(self.document.excluded)
+        self._show_overlay(self.document.overlay)
 
     def _node_menu(self, index: int, global_pos: object) -> None:
         from PySide6.QtWidgets import QMenu

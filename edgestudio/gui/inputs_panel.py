@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgestudio.core import input_memory
+from edgestudio.core.document import ModelDocument
 from edgestudio.core.input_derivation import declared_inputs
 from edgestudio.core.input_spec import InputOverrides, InputSpecification
 from edgestudio.core.recipes import InputsRecipe
@@ -50,13 +50,12 @@ class InputsPanel(QWidget):
     """Shows and edits one model's input specification; ``find_requested`` starts the job."""
 
     find_requested = Signal(object)  # an InputsRecipe
-    overrides_changed = Signal(object)  # InputOverrides
 
-    def __init__(self, path: Path, model: onnx.ModelProto, parent: QWidget | None = None) -> None:
+    def __init__(self, document: ModelDocument, model: onnx.ModelProto,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.path = path
-        self.spec: InputSpecification | None = None
-        self.overrides = input_memory.recall(path)
+        self.document = document
+        self.path: Path = document.path
         self._filling = False
         intro = QLabel("The inputs every job feeds this model with — calibration with synthetic "
                        "data, the conversion check, benchmarks and profiles. Edit a shape or "
@@ -100,8 +99,31 @@ class InputsPanel(QWidget):
         layout.addWidget(self.status)
         layout.addLayout(buttons)
         self._declared = declared_inputs(model)
-        self._fill_declared()
-        self._set_state("edited" if self.overrides else "unknown")
+        document.input_spec_changed.connect(self._spec_changed)
+        document.input_spec_failed.connect(self.show_error)
+        document.restored.connect(self._show_document)
+        self._show_document()
+
+    @property
+    def overrides(self) -> InputOverrides:
+        """What the user set (the document's)."""
+        return self.document.inputs
+
+    @property
+    def spec(self) -> InputSpecification | None:
+        """The specification the model last ran on (the document's)."""
+        return self.document.input_spec
+
+    def _show_document(self) -> None:
+        if self.spec is not None:
+            self.show_spec(self.spec)
+        else:
+            self._fill_declared()
+            self._set_state("edited" if self.overrides else "unknown")
+
+    def _spec_changed(self, spec: InputSpecification | None) -> None:
+        if spec is not None:
+            self.show_spec(spec)
 
     # ----- state -----------------------------------------------------------------------------
     def _set_state(self, state: str, text: str = "") -> None:
@@ -124,7 +146,6 @@ class InputsPanel(QWidget):
 
     def show_spec(self, spec: InputSpecification) -> None:
         """The job found ``spec`` and the model ran on it."""
-        self.spec = spec
         self._fill_spec(spec)
         shapes = ", ".join(f"{e.name} {e.shape_text()}" for e in spec.inputs)
         self._set_state("verified", f"✓ The model runs on these inputs ({spec.note}): {shapes}.")
@@ -212,6 +233,4 @@ class InputsPanel(QWidget):
         return entry.shape_text() if column == SHAPE_COL else entry.domain.cli_text()
 
     def _set_overrides(self, overrides: InputOverrides) -> None:
-        self.overrides = overrides
-        input_memory.remember(self.path, overrides)
-        self.overrides_changed.emit(overrides)
+        self.document.set_inputs(overrides)

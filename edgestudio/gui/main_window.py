@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import (
@@ -27,14 +25,13 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio import __version__
-from edgestudio.core.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
+from edgestudio.core import workspace
 from edgestudio.core.data_source import DataSource
-from edgestudio.core.input_spec import InputSpecification
 from edgestudio.core.preferences import Preferences
-from edgestudio.core.quant_recipes import AnalyzeRecipe, QuantRecipe
+from edgestudio.core.quant_recipes import QuantRecipe
 from edgestudio.core.quant_runs import QuantRun
-from edgestudio.core.recipes import Recipe
-from edgestudio.core.report import ReportData, write_report
+from edgestudio.core.recipes import InputsRecipe, Recipe
+from edgestudio.core.report import report_from_document, write_report
 from edgestudio.gui.document_view import DocumentView
 from edgestudio.gui.forms.convert_form import ConvertDialog
 from edgestudio.gui.forms.export_form import ExportDialog
@@ -48,21 +45,13 @@ from edgestudio.gui.preferences_dialog import (
     load_preferences,
     save_preferences,
 )
-from edgestudio.gui.quant_panel import sqnr_by_node
 from edgestudio.gui.recent_files import RecentFiles
 from edgestudio.jobs.runner import Job, JobState
+from edgestudio.jobs.workflow import Workflow
 
-MODEL_FILTER = "ONNX models (*.onnx *.ort *.pb);;All files (*)"
-
-
-def _png(widget: QWidget) -> bytes:
-    """A widget's current look as PNG bytes (for reports)."""
-    from PySide6.QtCore import QBuffer, QIODevice
-
-    buffer = QBuffer()
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    widget.grab().save(buffer, "PNG")
-    return bytes(buffer.data().data())
+WORKSPACE_FILTER = f"EdgeStudio workspaces (*{workspace.SUFFIX});;All files (*)"
+MODEL_FILTER = (f"ONNX models and workspaces (*.onnx *.ort *.pb *{workspace.SUFFIX});;"
+                "All files (*)")
 
 
 class MainWindow(QMainWindow):
@@ -71,6 +60,7 @@ class MainWindow(QMainWindow):
     model_opened = Signal(object)  # DocumentView
     model_failed = Signal(str, str)  # path, message
     loads_settled = Signal()  # no load is pending any more
+    workspace_restored = Signal(object)  # DocumentView
 
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
@@ -99,13 +89,11 @@ class MainWindow(QMainWindow):
         self.welcome.setObjectName("welcome")
         self._show_central()
 
-        self._quant_jobs: dict[str, tuple[DocumentView, QuantRun, DataSource | None]] = {}
-        self._perf_jobs: dict[str, DocumentView] = {}
-        self._inputs_jobs: dict[str, DocumentView] = {}
-        self._probe: list[dict[str, object]] | None = None
-        self._probe_job: Job | None = None
+        self._restores: dict[str, workspace.Workspace] = {}  # applied once the model is loaded
         self.jobs = JobController(self)
         self.jobs.job_finished.connect(self._on_job_finished)
+        self.workflow = Workflow(self._run)
+        self.workflow.providers_found.connect(self._show_providers)
         self.jobs_panel = JobsPanel(self.jobs)
         self.jobs_panel.open_result_requested.connect(self.open_model)
         self.jobs_dock = QDockWidget("Jobs", self)
@@ -127,6 +115,11 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self._action(
             "&Close", QKeySequence.StandardKey.Close,
             lambda: self.close_document(self.tabs.currentIndex())))
+        file_menu.addSeparator()
+        file_menu.addAction(self._action("Open &workspace…", QKeySequence("Ctrl+Shift+O"),
+                                         self.open_workspace_dialog))
+        file_menu.addAction(self._action("&Save workspace…", QKeySequence.StandardKey.Save,
+                                         self.save_workspace))
         file_menu.addAction(self._action("&Export report…", QKeySequence("Ctrl+E"),
                                          self.export_report))
         file_menu.addAction(self._action("&Preferences…", QKeySequence("Ctrl+,"),
@@ -190,16 +183,22 @@ class MainWindow(QMainWindow):
         """Ask for model files and open them."""
         paths, _ = QFileDialog.getOpenFileNames(self, "Open model", "", MODEL_FILTER)
         for path in paths:
-            self.open_model(path)
+            self.open_file(path)
 
     def receive_files(self, paths: list[str]) -> None:
         """Open files handed over by another launch or the OS, and come to the front."""
         for path in paths:
-            self.open_model(path)
+            self.open_file(path)
         if self.isMinimized():
             self.showNormal()
         self.raise_()
         self.activateWindow()
+
+    def open_file(self, path: str | Path) -> DocumentView | None:
+        """Open a model, or a workspace (``*.edgestudio.json``) with its model."""
+        if str(path).endswith(workspace.SUFFIX):
+            return self.open_workspace(path)
+        return self.open_model(path)
 
     def open_model(self, path: str | Path) -> DocumentView:
         """Open ``path`` in a new tab (or focus its tab if it is already open)."""
@@ -225,16 +224,20 @@ class MainWindow(QMainWindow):
             self._maybe_settled()
             return
         doc.set_loaded(loaded)
+        self.workflow.add_document(doc.document)
         doc.quant_panel.requantize_requested.connect(
             lambda request, d=doc: self._requantize(d, request))
         doc.perf_panel.apply_preferences(self.prefs)
-        doc.perf_panel.bench_requested.connect(lambda r, d=doc: self._submit_for(d, r))
-        doc.perf_panel.profile_requested.connect(lambda r, d=doc: self._submit_for(d, r))
-        doc.inputs_panel.find_requested.connect(lambda r, d=doc: self._find_inputs(d, r))
-        if self._probe is not None:
-            doc.perf_panel.set_providers(self._probe)
-        elif self._probe_job is None:
-            self._probe_job = self.jobs.submit(ProbeRecipe(), background=True)
+        doc.perf_panel.bench_requested.connect(
+            lambda r, d=doc: self.workflow.submit(r, d.document))
+        doc.perf_panel.profile_requested.connect(
+            lambda r, d=doc: self.workflow.submit(r, d.document))
+        doc.inputs_panel.find_requested.connect(
+            lambda r, d=doc: self.workflow.find_inputs(d.document, r))
+        if self.workflow.providers is not None:
+            doc.perf_panel.set_providers(self.workflow.providers)
+        else:
+            self.workflow.probe_providers()
         self.recent.add(loaded.path)
         s = loaded.summary
         self.statusBar().showMessage(
@@ -246,6 +249,11 @@ class MainWindow(QMainWindow):
                 f"{loaded.path.name} was opened, but:", "\n\n".join(s.problems),
             )
         self.model_opened.emit(doc)
+        restored = self._restores.pop(str(doc.path), None)
+        if restored is not None:
+            self._restore(doc, restored)
+        else:
+            self._offer_last_workspace(doc)
         self._maybe_settled()
 
     def _on_failed(self, path: str, message: str, kind: str) -> None:
@@ -310,6 +318,7 @@ class MainWindow(QMainWindow):
         widget = self.tabs.widget(index)
         self.tabs.removeTab(index)
         if isinstance(widget, DocumentView):
+            self.workflow.remove_document(widget.document)
             widget.shutdown()
         if widget is not None:
             self._pending = {k: v for k, v in self._pending.items() if v is not widget}
@@ -334,50 +343,26 @@ class MainWindow(QMainWindow):
     def dropEvent(self, event: QDropEvent) -> None:
         files = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
         for path in files:
-            self.open_model(path)
+            self.open_file(path)
         if files:
             event.acceptProposedAction()
 
     # ----- jobs ------------------------------------------------------------------------------
+    def _run(self, recipe: Recipe, background: bool) -> Job:
+        """The workflow's way to start a job: the window's queue, the Jobs panel shown."""
+        job = self.jobs.submit(recipe, background=background)
+        if not background and not isinstance(recipe, InputsRecipe):  # finding inputs is quiet
+            self.jobs_dock.show()
+            self.statusBar().showMessage(f"Started: {recipe.title()}", 5000)
+        return job
+
     def submit(self, recipe: Recipe) -> Job:
         """Run ``recipe`` in the background and show the Jobs panel.
 
         A job that feeds a model takes the inputs set in that model's Inputs panel, unless the
-        recipe already names some.
+        recipe already names some; its outcome goes to that model's document.
         """
-        recipe = self._with_inputs(recipe)
-        job = self.jobs.submit(recipe)
-        self.jobs_dock.show()
-        self.statusBar().showMessage(f"Started: {recipe.title()}", 5000)
-        return job
-
-    def _with_inputs(self, recipe: Recipe) -> Recipe:
-        shapes, ranges = getattr(recipe, "shapes", None), getattr(recipe, "ranges", None)
-        if shapes is None or ranges is None or (shapes and ranges):
-            return recipe  # feeds no model, or names its inputs itself
-        model = (getattr(recipe, "models", None) or (getattr(recipe, "model", ""),))[0]
-        doc = next((d for d in self.documents()
-                    if d.is_loaded and str(d.path) == str(Path(model).absolute())), None)
-        if doc is None or not doc.inputs_panel.overrides:
-            return recipe
-        given = doc.inputs_panel.overrides
-        changes: dict[str, Any] = {"shapes": shapes or given.shapes,
-                                   "ranges": ranges or given.ranges}
-        return dataclasses.replace(recipe, **changes)
-
-    def _find_inputs(self, doc: DocumentView, recipe: Recipe) -> Job:
-        job = self.jobs.submit(recipe)
-        self._inputs_jobs[job.id] = doc
-        return job
-
-    def _on_inputs_job_finished(self, job: Job) -> None:
-        doc = self._inputs_jobs.pop(job.id, None)
-        if doc is None or not doc.is_loaded:
-            return
-        if job.state is JobState.SUCCEEDED and job.report is not None:
-            doc.inputs_panel.show_spec(InputSpecification.from_dict(job.report.details["spec"]))
-        else:
-            doc.inputs_panel.show_error(job.error or job.state.value)
+        return self.workflow.submit(recipe)
 
     def show_convert_form(self) -> ConvertDialog | None:
         """Open the Convert form for the current model (non-modal); Run submits the job."""
@@ -420,80 +405,20 @@ class MainWindow(QMainWindow):
     def start_quantization(self, doc: DocumentView, recipe: QuantRecipe,
                            analyze_on: DataSource | None) -> QuantRun:
         """Submit a quantization (and, when it succeeds, its analysis) for ``doc``."""
-        run = QuantRun(number=len(doc.quant_panel.runs) + 1, recipe=recipe)
-        doc.quant_panel.add_run(run)
-        job = self.submit(recipe)
-        self._quant_jobs[job.id] = (doc, run, analyze_on)
-        return run
+        return self.workflow.quantize(doc.document, recipe, analyze_on)
 
     def _requantize(self, doc: DocumentView, request: tuple[QuantRun, list[str]]) -> None:
         run, worst = request
         doc.set_excluded(doc.excluded | set(worst))
         self.show_quantize_form(base=run.recipe, extra_exclude=worst)
 
-    def _on_quant_job_finished(self, job: Job) -> bool:
-        """Book-keeping for quantize/analyze jobs; True when ``job`` was one of them."""
-        entry = self._quant_jobs.pop(job.id, None)
-        if entry is None:
-            return False
-        doc, run, analyze_on = entry
-        if isinstance(job.recipe, AnalyzeRecipe):
-            if job.state is JobState.SUCCEEDED and job.report is not None:
-                run.analysis = job.report.details
-                run.state = "analysed"
-                doc.quant_panel.refresh_run(run)
-                doc.show_sqnr_overlay(sqnr_by_node(run))
-            else:
-                run.state = f"analysis {job.state.value}"
-                run.error = job.error
-                doc.quant_panel.refresh_run(run)
-            return True
-        if job.state is not JobState.SUCCEEDED or job.report is None:
-            run.state = job.state.value
-            run.error = job.error
-            doc.quant_panel.refresh_run(run)
-            return True
-        run.output = job.report.output
-        run.quant_details = job.report.details
-        if run.output:
-            doc.perf_panel.add_model(run.output)
-        run.state = "quantized"
-        doc.quant_panel.refresh_run(run)
-        if analyze_on is not None and run.output:
-            analysis = self.submit(AnalyzeRecipe(float_model=str(doc.path),
-                                                 quant_model=run.output, data=analyze_on))
-            run.state = "analysing"
-            doc.quant_panel.refresh_run(run)
-            self._quant_jobs[analysis.id] = (doc, run, None)
-        return True
-
-    def _submit_for(self, doc: DocumentView, recipe: Recipe) -> Job:
-        """Submit a benchmark or profile whose results go to ``doc``'s Performance tab."""
-        job = self.submit(recipe)
-        self._perf_jobs[job.id] = doc
-        return job
-
-    def _on_perf_job_finished(self, job: Job) -> None:
-        if job is self._probe_job:
-            if job.state is JobState.SUCCEEDED and job.report is not None:
-                self._probe = job.report.details["providers"]
-                for open_doc in self.documents():
-                    if open_doc.is_loaded:
-                        open_doc.perf_panel.set_providers(self._probe or [])
-            return
-        doc = self._perf_jobs.pop(job.id) if job.id in self._perf_jobs else None
-        if doc is None or job.report is None or job.state is not JobState.SUCCEEDED:
-            return
-        if isinstance(job.recipe, BenchRecipe):
-            doc.perf_panel.show_results(job.report.details["results"],
-                                        job.report.details.get("verdicts"))
-        elif isinstance(job.recipe, ProfileRecipe):
-            doc.perf_panel.show_profile(job.report.details, job.report.warnings)
+    def _show_providers(self, rows: list[dict[str, object]]) -> None:
+        for doc in self.documents():
+            if doc.is_loaded:
+                doc.perf_panel.set_providers(rows)
 
     def _on_job_finished(self, job: Job) -> None:
-        self._on_inputs_job_finished(job)
-        self._on_quant_job_finished(job)
-        self._on_perf_job_finished(job)
+        self.workflow.job_finished(job)
         if job.id in self.jobs.background:
             return  # the app's own probe: not news for the status bar
         verdict = job.state.value
@@ -503,6 +428,77 @@ class MainWindow(QMainWindow):
             if reason:
                 verdict += f" ({reason})"
         self.statusBar().showMessage(f"{job.recipe.title()}: {verdict}", 10_000)
+
+    # ----- workspaces ----------------------------------------------------------------------------
+    def save_workspace(self, path: str | None = None) -> str | None:
+        """Save the current model's document (runs, results, inputs…) to a workspace file."""
+        doc = self.current_document()
+        if doc is None or doc.loaded is None:
+            self.statusBar().showMessage("Open a model first (Ctrl+O).", 5000)
+            return None
+        if path is None:
+            suggested = workspace.last_for(doc.path) or workspace.default_path(doc.path)
+            path, _ = QFileDialog.getSaveFileName(self, "Save workspace", str(suggested),
+                                                  WORKSPACE_FILTER)
+        if not path:
+            return None
+        try:
+            saved = workspace.save(doc.document, path)
+        except OSError as exc:
+            self._message(QMessageBox.Icon.Critical, "Cannot save the workspace",
+                          f"{Path(path).name} could not be written.", str(exc.strerror or exc))
+            return None
+        self.statusBar().showMessage(f"Workspace saved to {saved}", 10_000)
+        return str(saved)
+
+    def open_workspace_dialog(self) -> None:
+        """Ask for a workspace file and open it."""
+        path, _ = QFileDialog.getOpenFileName(self, "Open workspace", "", WORKSPACE_FILTER)
+        if path:
+            self.open_workspace(path)
+
+    def open_workspace(self, path: str | Path) -> DocumentView | None:
+        """Open a workspace: its model in a tab (or the open tab), with every result restored."""
+        try:
+            restored = workspace.load(path)
+        except workspace.WorkspaceError as exc:
+            self._message(QMessageBox.Icon.Critical, "Cannot open the workspace", str(exc),
+                          str(path))
+            return None
+        if not restored.model_found:
+            self._message(QMessageBox.Icon.Critical, "Cannot open the workspace",
+                          restored.warning() or "", str(path))
+            return None
+        doc = self.open_model(restored.document.path)
+        if doc.is_loaded:
+            self._restore(doc, restored)
+        else:
+            self._restores[str(doc.path)] = restored
+        return doc
+
+    def _restore(self, doc: DocumentView, restored: workspace.Workspace) -> None:
+        doc.document.restore(restored.document)
+        warning = restored.warning()
+        if warning:
+            self._message(QMessageBox.Icon.Warning, "The model changed", warning,
+                          str(restored.path))
+        self.statusBar().showMessage(f"Workspace {restored.path.name} restored", 10_000)
+        self.workspace_restored.emit(doc)
+
+    def _offer_last_workspace(self, doc: DocumentView) -> None:
+        """A model with a saved workspace: offer to bring its results back."""
+        last = workspace.last_for(doc.path)
+        if last is None:
+            return
+        box = self._message(QMessageBox.Icon.Question, "Restore the workspace?",
+                            f"{doc.path.name} has a saved workspace ({last.name}) with its "
+                            "quantization runs, benchmarks and inputs. Restore it?", str(last))
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        box.setDefaultButton(QMessageBox.StandardButton.Yes)
+        box.setObjectName("restore_workspace")
+        yes = QMessageBox.StandardButton.Yes
+        box.buttonClicked.connect(
+            lambda button: box.standardButton(button) == yes and self.open_workspace(last))
 
     # ----- misc ----------------------------------------------------------------------------
     def shortcut_list(self) -> list[tuple[str, str]]:
@@ -575,34 +571,6 @@ class MainWindow(QMainWindow):
             if doc.is_loaded:
                 doc.perf_panel.apply_preferences(prefs)
 
-    def report_data(self, doc: DocumentView) -> ReportData:
-        """Everything done to ``doc``'s model this session, as plain data and PNGs."""
-        assert doc.loaded is not None
-        path = str(doc.path)
-        jobs = []
-        for job in self.jobs.jobs:
-            if job.id in self.jobs.background or path not in job.recipe.input_paths():
-                continue
-            report = job.report.to_dict() if job.report else {}
-            jobs.append({"title": job.recipe.title(), "state": job.state.value,
-                         "command": job.recipe.command_line(), "output": report.get("output"),
-                         "error": job.error, "check": report.get("check")})
-        runs = [{"summary": run.summary(), "layers": run.layers_worst_first(),
-                 "command": run.recipe.command_line(),
-                 "verdict": (run.analysis or {}).get("verdict")} for run in doc.quant_panel.runs]
-        images = {}
-        if doc.quant_panel.current is not None:
-            images["sqnr"] = _png(doc.quant_panel.plot)
-        if doc.perf_panel.results:
-            images["latency"] = _png(doc.perf_panel.dist_plot)
-            images["medians"] = _png(doc.perf_panel.median_plot)
-        return ReportData(title=f"EdgeStudio report: {doc.path.name}",
-                          summary=doc.loaded.summary.to_json(), jobs=jobs, quant_runs=runs,
-                          latency=doc.perf_panel.results,
-                          latency_verdicts=doc.perf_panel.latency_verdicts,
-                          profile=doc.perf_panel.profile,
-                          images=images)
-
     def export_report(self, path: str | None = None) -> str | None:
         """Write the current model's report as HTML (and JSON beside it)."""
         doc = self.current_document()
@@ -615,7 +583,7 @@ class MainWindow(QMainWindow):
                 "HTML report (*.html)")
         if not path:
             return None
-        html_path, _ = write_report(path, self.report_data(doc))
+        html_path, _ = write_report(path, report_from_document(doc.document))
         self.statusBar().showMessage(f"Report written to {html_path}", 10_000)
         return str(html_path)
 

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.bench_recipes import OPT_LEVELS, BenchRecipe, ProfileRecipe
+from edgestudio.core.document import LatencyResults, ModelDocument, Overlay, OverlayKind
 from edgestudio.core.edge_cloud import (
     EdgeCloudInputs,
     break_even_payload_kb,
@@ -58,17 +59,13 @@ class PerfPanel(QWidget):
 
     bench_requested = Signal(object)  # BenchRecipe
     profile_requested = Signal(object)  # ProfileRecipe
-    overlay_scalar = Signal(object, str)  # {node: value}, title
-    overlay_categories = Signal(object, object, str)  # {node: ep}, {ep: colour}, title
     node_chosen = Signal(str)
 
-    def __init__(self, model_path: Path, parent: QWidget | None = None) -> None:
+    def __init__(self, document: ModelDocument, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("perf_panel")
-        self.model_path = model_path
-        self.results: list[dict[str, Any]] = []
-        self.latency_verdicts: list[str] = []
-        self.profile: dict[str, Any] | None = None
+        self.document = document
+        model_path = self.model_path = document.path
 
         # ----- form ------------------------------------------------------------------------
         self.models = QListWidget()
@@ -222,6 +219,44 @@ class PerfPanel(QWidget):
         layout.addWidget(form_box)
         layout.addWidget(self.tabs, 1)
         self.refresh_edge_cloud()
+        for extra in document.extra_models:
+            self.add_model(extra)
+        document.extra_model_added.connect(self.add_model)
+        document.latency_changed.connect(self._show_latency)
+        document.profile_changed.connect(self._show_profile)
+        document.restored.connect(self._show_document)
+        self._show_document()
+
+    # ----- the document's results --------------------------------------------------------------
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        """The last benchmark's rows (the document's)."""
+        return self.document.latency.rows
+
+    @property
+    def latency_verdicts(self) -> list[str]:
+        """What the last benchmark says about quantized models against the float one."""
+        return self.document.latency.verdicts
+
+    @property
+    def profile(self) -> dict[str, Any] | None:
+        """The last per-op profile (the document's)."""
+        return self.document.profile
+
+    def _show_document(self) -> None:
+        for extra in self.document.extra_models:
+            self.add_model(extra)
+        if self.document.latency:
+            self._show_latency(self.document.latency)
+        if self.document.profile:
+            self._show_profile(self.document.profile)
+
+    def _show_latency(self, latency: LatencyResults) -> None:
+        self.show_results(latency.rows, latency.verdicts)
+
+    def _show_profile(self, profile: dict[str, Any] | None) -> None:
+        if profile:
+            self.show_profile(profile, list(profile.get("warnings", [])))
 
     @staticmethod
     def _spin(low: float, high: float, value: float) -> QDoubleSpinBox:
@@ -310,8 +345,6 @@ class PerfPanel(QWidget):
     def show_results(self, results: list[dict[str, Any]],
                      verdicts: list[str] | None = None) -> None:
         """Fill the table and both plots; ``verdicts`` say how quantized models compare."""
-        self.results = results
-        self.latency_verdicts = list(verdicts or [])
         self.verdicts.setVisible(bool(verdicts))
         self.verdicts.setText("<br>".join(
             (f'<b style="color:#c62828">{html.escape(v)}</b>' if "SLOWER" in v
@@ -372,7 +405,6 @@ class PerfPanel(QWidget):
     # ----- profile -----------------------------------------------------------------------------
     def show_profile(self, details: dict[str, Any], warnings: list[str]) -> None:
         """Fill the per-op table and the placement summary."""
-        self.profile = details
         mobile = details.get("mobile", {})
         lines = [f"<b>Placement on {short_name(details['first_choice'])}:</b> "
                  f"{details['placement_text']}"]
@@ -404,21 +436,13 @@ class PerfPanel(QWidget):
 
     def show_time_overlay(self) -> None:
         """Colour graph nodes by their share of the run time."""
-        if self.profile is None:
-            return
-        shares: dict[str, float] = {}
-        for n in self.profile["nodes"]:
-            for covered in n["covers"]:
-                shares[covered] = shares.get(covered, 0.0) + n["share"] * 100 / len(n["covers"])
-        self.overlay_scalar.emit(shares, "time share (%)")
+        if self.profile is not None:
+            self.document.set_overlay(Overlay(OverlayKind.TIME))
 
     def show_ep_overlay(self) -> None:
         """Colour graph nodes by the provider that ran them."""
-        if self.profile is None:
-            return
-        placement = {node: short_name(ep) for node, ep in self.profile["placement"].items()}
-        colours = {short_name(ep): provider_colour(ep) for ep in self.profile["placement"].values()}
-        self.overlay_categories.emit(placement, colours, "Execution provider")
+        if self.profile is not None:
+            self.document.set_overlay(Overlay(OverlayKind.PROVIDER))
 
     # ----- edge vs cloud -----------------------------------------------------------------------
     def edge_cloud_inputs(self) -> EdgeCloudInputs:

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from edgestudio.core.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.core.quant_runs import QuantRun, compare, write_layers_csv
 from edgestudio.core.verdicts import SQNR_SCALE, sqnr_level
 from edgestudio.core.weights import read_weight, weight_histogram
@@ -49,16 +50,15 @@ class QuantPanel(QWidget):
     """Everything about the quantization runs of one model."""
 
     node_chosen = Signal(str)  # a layer was clicked: select its node in the graph
-    overlay_requested = Signal(object)  # {node name: SQNR dB} to colour the graph
     requantize_requested = Signal(object)  # QuantRun to re-run with more exclusions, list[str]
 
-    def __init__(self, model_path: Path, model: onnx.ModelProto,
+    def __init__(self, document: ModelDocument, model: onnx.ModelProto,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("quant_panel")
-        self.model_path = model_path
+        self.document = document
+        self.model_path = document.path
         self.initializers = {t.name: t for t in model.graph.initializer}
-        self.runs: list[QuantRun] = []
         self.current: QuantRun | None = None
         self._bars: list[dict[str, Any]] = []
 
@@ -153,13 +153,23 @@ class QuantPanel(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(splitter, 1)
         layout.addLayout(bottom)
-        self._refresh_buttons()
+        document.run_added.connect(self.refresh_run)
+        document.run_changed.connect(self.refresh_run)
+        document.restored.connect(self._show_all_runs)
+        self._show_all_runs()
 
     # ----- runs --------------------------------------------------------------------------------
-    def add_run(self, run: QuantRun) -> None:
-        """Show a new run (usually still running)."""
-        self.runs.append(run)
-        self.refresh_run(run)
+    @property
+    def runs(self) -> list[QuantRun]:
+        """The document's quantization runs, in the order they were started."""
+        return self.document.runs
+
+    def _show_all_runs(self) -> None:
+        self.current = None
+        self.history.setRowCount(0)
+        for run in self.runs:
+            self.refresh_run(run)
+        self._refresh_buttons()
 
     def refresh_run(self, run: QuantRun) -> None:
         """Update a run's history row; show its analysis if it is the selected one."""
@@ -169,7 +179,7 @@ class QuantPanel(QWidget):
         s = run.summary()
         top1 = (f"{s['float_top1']:.1%} → {s['quant_top1']:.1%}"
                 if s["quant_top1"] is not None else "—")
-        cells = [f"#{run.number}", s["mode"], run.error or run.state, s["verdict"] or "—",
+        cells = [f"#{run.number}", s["mode"], run.error or run.state.value, s["verdict"] or "—",
                  f"{s['size_bytes'] / 1024:.1f} KiB" if s["size_bytes"] else "—",
                  _num(s["output_sqnr_db"], ".2f"),
                  f"{_num(s['worst_layer_sqnr_db'], '.1f')} dB {s['worst_layer'] or ''}".strip(),
@@ -303,7 +313,7 @@ class QuantPanel(QWidget):
 
     def _request_overlay(self) -> None:
         if self.current is not None:
-            self.overlay_requested.emit(sqnr_by_node(self.current))
+            self.document.set_overlay(Overlay(OverlayKind.SQNR, self.current.number))
 
     def worst_nodes(self, n: int) -> list[str]:
         """The nodes of the ``n`` worst layers of the current run (real operators only)."""
@@ -388,15 +398,6 @@ class QuantPanel(QWidget):
             return None
         write_layers_csv(Path(path), (self.current.analysis or {}).get("layers", []))
         return path
-
-
-def sqnr_by_node(run: QuantRun) -> dict[str, float]:
-    """Each node's worst output SQNR in ``run`` (for the graph overlay)."""
-    values: dict[str, float] = {}
-    for r in (run.analysis or {}).get("layers", []):
-        if r["sqnr_db"] is not None:
-            values[r["node"]] = min(values.get(r["node"], np.inf), r["sqnr_db"])
-    return values
 
 
 VERDICT_COLOURS = {level: colour for _, level, colour in SQNR_SCALE}

@@ -19,15 +19,13 @@ from PySide6.QtWidgets import QApplication
 
 from edgestudio.core.data_source import DataSource
 from edgestudio.core.quant_recipes import QuantRecipe
-from edgestudio.core.quant_runs import QuantRun
+from edgestudio.core.quant_runs import QuantRun, RunState
 from edgestudio.gui.main_window import MainWindow
-from edgestudio.jobs.runner import JobState
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
 
 MIN_TOP1_AGREEMENT = 0.9  # int8 keeps ~99 % on the sample; far below means a broken install
 POLL_MS = 100
 # A run ends "analysed", or as its quantize or analysis job ended ("crashed", "analysis failed").
-_JOB_ENDINGS = {s.value for s in JobState if s.is_final and s is not JobState.SUCCEEDED}
 
 
 def _say(text: str) -> None:
@@ -47,11 +45,11 @@ def start_self_test(window: MainWindow, out_dir: str | None = None) -> None:
         QApplication.exit(0 if ok else 1)
 
     def watch(run: QuantRun) -> None:
-        if run.state != "analysed" and run.state.removeprefix("analysis ") not in _JOB_ENDINGS:
+        if not run.state.is_final:
             QTimer.singleShot(POLL_MS, lambda: watch(run))
             return
-        if run.state != "analysed":
-            finish(False, f"quantization {run.state}: {run.error}")
+        if run.state is not RunState.ANALYSED:
+            finish(False, f"quantization {run.state.value}: {run.error}")
             return
         summary = run.summary()
         agreement = summary["top1_agreement"]

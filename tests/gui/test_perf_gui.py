@@ -18,7 +18,7 @@ def test_benchmark_profile_and_overlays(qtbot, window: MainWindow, sample_model:
     doc = window.current_document()
     assert doc is not None
     panel = doc.perf_panel
-    qtbot.waitUntil(lambda: window._probe is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: window.workflow.providers is not None, timeout=60_000)
     names = [panel.providers.item(i).data(Qt.ItemDataRole.UserRole)
              for i in range(panel.providers.count())]
     assert names[0] == "CPUExecutionProvider" and "CUDAExecutionProvider" in names

@@ -21,21 +21,12 @@ from edgestudio.core.data_source import DataSource
 from edgestudio.core.input_derivation import derive_candidates, describe_failure, spec_from_sample
 from edgestudio.core.input_spec import InputOverrides, InputSpecError, InputSpecification
 from edgestudio.core.ops.validate import short
-from edgestudio.core.paths import cache_dir
+from edgestudio.core.paths import cache_dir, file_hash
 from edgestudio.core.progress import Reporter
 from edgestudio.core.recipes import InputsRecipe, Recipe
 from edgestudio.core.reports import JobReport
 
 CACHE_VERSION = 2  # bumped whenever what a cached spec holds changes
-
-
-def file_hash(path: Path) -> str:
-    """SHA-256 of the model file (streamed), the key of the spec cache."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _cache_path(model_hash: str, overrides: InputOverrides) -> Path:

@@ -1,0 +1,226 @@
+"""The open model as a document: everything done to it, without Qt.
+
+One :class:`ModelDocument` per open model holds its state — the inputs it is fed with, the nodes
+kept in float, the quantization runs with their analyses, benchmark and profile results, the jobs
+run on it, and which overlay colours its graph. It says what changed through psygnal signals
+(Qt-like signals without Qt), so panels subscribe and render while the workflow
+(:mod:`edgestudio.jobs.workflow`), the workspace file (:mod:`edgestudio.core.workspace`) and the
+report (:mod:`edgestudio.core.report`) work on the same object in tests and in the CLI.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from psygnal import Signal
+
+from edgestudio.core.input_spec import InputOverrides, InputSpecification
+from edgestudio.core.quant_runs import QuantRun
+
+
+class OverlayKind(enum.Enum):
+    """What colours the graph."""
+
+    NONE = "none"
+    SQNR = "sqnr"  # per-layer SQNR of one quantization run
+    TIME = "time"  # each node's share of the profiled run time
+    PROVIDER = "provider"  # the execution provider that ran each node
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """The graph's active overlay; ``run`` is the quantization run an SQNR overlay shows."""
+
+    kind: OverlayKind = OverlayKind.NONE
+    run: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON."""
+        return {"kind": self.kind.value, "run": self.run}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Overlay:
+        """Inverse of :meth:`to_dict`."""
+        return cls(OverlayKind(data.get("kind", "none")), data.get("run"))
+
+
+@dataclass
+class JobRecord:
+    """A finished job run on the document's model, as the report lists it."""
+
+    title: str
+    state: str
+    command: str
+    output: str | None = None
+    error: str | None = None
+    check: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON."""
+        return {"title": self.title, "state": self.state, "command": self.command,
+                "output": self.output, "error": self.error, "check": self.check}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> JobRecord:
+        """Inverse of :meth:`to_dict`."""
+        return cls(title=data["title"], state=data["state"], command=data["command"],
+                   output=data.get("output"), error=data.get("error"), check=data.get("check"))
+
+
+@dataclass
+class LatencyResults:
+    """The last benchmark: one row per (model, provider, threads) and the verdicts on them."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    verdicts: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.rows)
+
+
+class ModelDocument:
+    """One open model and everything done to it this session (or restored from a workspace).
+
+    Mutate it only through its methods: each emits the signal that tells the views.
+    """
+
+    inputs_changed = Signal(object)  # InputOverrides
+    input_spec_changed = Signal(object)  # InputSpecification | None
+    input_spec_failed = Signal(str)  # why no inputs were found that the model runs on
+    excluded_changed = Signal(object)  # frozenset[str]
+    run_added = Signal(object)  # QuantRun
+    run_changed = Signal(object)  # QuantRun
+    latency_changed = Signal(object)  # LatencyResults
+    profile_changed = Signal(object)  # dict | None
+    overlay_changed = Signal(object)  # Overlay
+    job_recorded = Signal(object)  # JobRecord
+    extra_model_added = Signal(str)  # a model worth benchmarking beside this one (a run's output)
+    restored = Signal()  # everything was replaced (a workspace was opened): render it all again
+
+    def __init__(self, path: Path, summary: dict[str, Any] | None = None,
+                 inputs: InputOverrides | None = None) -> None:
+        self.path = Path(path).absolute()
+        self.summary: dict[str, Any] = summary or {}
+        self.inputs = inputs or InputOverrides()
+        self.input_spec: InputSpecification | None = None
+        self.excluded: frozenset[str] = frozenset()
+        self.runs: list[QuantRun] = []
+        self.latency = LatencyResults()
+        self.profile: dict[str, Any] | None = None
+        self.overlay = Overlay()
+        self.jobs: list[JobRecord] = []
+        self.extra_models: list[str] = []
+
+    # ----- inputs ------------------------------------------------------------------------------
+    def set_inputs(self, overrides: InputOverrides) -> None:
+        """The user's shapes and values for the model's inputs (every job uses them)."""
+        if overrides != self.inputs:
+            self.inputs = overrides
+            self.inputs_changed.emit(overrides)
+
+    def set_input_spec(self, spec: InputSpecification | None) -> None:
+        """The specification the model was last verified to run on."""
+        self.input_spec = spec
+        self.input_spec_changed.emit(spec)
+
+    def fail_input_spec(self, message: str) -> None:
+        """No inputs were found that the model runs on (``message`` says what to set)."""
+        self.input_spec = None
+        self.input_spec_failed.emit(message)
+
+    # ----- quantization --------------------------------------------------------------------------
+    def set_excluded(self, nodes: set[str] | frozenset[str]) -> None:
+        """Nodes to keep in float in the next quantization."""
+        nodes = frozenset(nodes)
+        if nodes != self.excluded:
+            self.excluded = nodes
+            self.excluded_changed.emit(nodes)
+
+    def new_run(self, run: QuantRun) -> QuantRun:
+        """Add a quantization run (numbered after the existing ones)."""
+        run.number = len(self.runs) + 1
+        self.runs.append(run)
+        self.run_added.emit(run)
+        return run
+
+    def update_run(self, run: QuantRun) -> None:
+        """Say that ``run`` changed (state, output, analysis)."""
+        if run.output:
+            self.add_extra_model(run.output)
+        self.run_changed.emit(run)
+
+    def run(self, number: int) -> QuantRun | None:
+        """The run numbered ``number``."""
+        return next((r for r in self.runs if r.number == number), None)
+
+    def add_extra_model(self, path: str) -> None:
+        """Offer ``path`` (a quantized version) beside the model, e.g. for benchmarks."""
+        if path not in self.extra_models:
+            self.extra_models.append(path)
+            self.extra_model_added.emit(path)
+
+    # ----- performance ---------------------------------------------------------------------------
+    def set_latency(self, results: LatencyResults) -> None:
+        """The last benchmark's results."""
+        self.latency = results
+        self.latency_changed.emit(results)
+
+    def set_profile(self, profile: dict[str, Any] | None) -> None:
+        """The last per-op profile (placement and time per node)."""
+        self.profile = profile
+        self.profile_changed.emit(profile)
+
+    # ----- overlay and history -----------------------------------------------------------------
+    def set_overlay(self, overlay: Overlay) -> None:
+        """Choose what colours the graph."""
+        self.overlay = overlay
+        self.overlay_changed.emit(overlay)
+
+    def record_job(self, record: JobRecord) -> None:
+        """Keep a finished job for the report."""
+        self.jobs.append(record)
+        self.job_recorded.emit(record)
+
+    def restore(self, saved: ModelDocument) -> None:
+        """Take over everything ``saved`` (a workspace's document) holds, then say so once."""
+        for name in ("inputs", "input_spec", "excluded", "runs", "latency", "profile", "overlay",
+                     "jobs", "extra_models"):
+            setattr(self, name, getattr(saved, name))
+        if saved.summary and not self.summary:
+            self.summary = saved.summary
+        self.restored.emit()
+
+    # ----- derived views -----------------------------------------------------------------------
+    def overlay_values(self) -> tuple[str, dict[str, float] | dict[str, str]] | None:
+        """The active overlay as (title, {node: value}); None when nothing colours the graph."""
+        kind = self.overlay.kind
+        if kind is OverlayKind.SQNR:
+            run = self.run(self.overlay.run or 0)
+            return ("SQNR (dB)", sqnr_by_node(run)) if run is not None else None
+        if kind is OverlayKind.TIME and self.profile:
+            return "time share (%)", time_share_by_node(self.profile)
+        if kind is OverlayKind.PROVIDER and self.profile:
+            return "Execution provider", dict(self.profile["placement"])
+        return None
+
+
+def sqnr_by_node(run: QuantRun) -> dict[str, float]:
+    """Each node's worst output SQNR in ``run`` (for the graph overlay)."""
+    values: dict[str, float] = {}
+    for r in (run.analysis or {}).get("layers", []):
+        if r["sqnr_db"] is not None:
+            values[r["node"]] = min(values.get(r["node"], float("inf")), r["sqnr_db"])
+    return values
+
+
+def time_share_by_node(profile: dict[str, Any]) -> dict[str, float]:
+    """Each graph node's share of the profiled run time, in percent (fused kernels split evenly
+    between the nodes they cover)."""
+    shares: dict[str, float] = {}
+    for n in profile["nodes"]:
+        for covered in n["covers"]:
+            shares[covered] = shares.get(covered, 0.0) + n["share"] * 100 / len(n["covers"])
+    return shares

@@ -1,0 +1,192 @@
+"""The workflow: which document a job works for, what its outcome changes, what follows it.
+
+Fed with finished jobs by whoever runs them (the window's job queue, a test's loop), it puts each
+outcome into the document it belongs to and starts the jobs that follow (a quantization with
+evaluation data is analysed next). It holds no Qt: the GUI connects the document's signals to
+its panels, and the same chain runs in tests without a display.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from psygnal import Signal
+
+from edgestudio.core.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
+from edgestudio.core.data_source import DataSource
+from edgestudio.core.document import JobRecord, LatencyResults, ModelDocument, Overlay, OverlayKind
+from edgestudio.core.input_spec import InputSpecification
+from edgestudio.core.quant_recipes import AnalyzeRecipe, QuantRecipe
+from edgestudio.core.quant_runs import QuantRun, RunState
+from edgestudio.core.recipes import InputsRecipe, Recipe
+from edgestudio.jobs.runner import Job, JobState
+
+#: Runs a recipe in the background and returns its job; ``True`` marks the app's own jobs
+#: (a provider probe) that the user did not start.
+Submit = Callable[[Recipe, bool], Job]
+
+
+@dataclass
+class _Route:
+    """What a running job is for."""
+
+    document: ModelDocument | None
+    run: QuantRun | None = None
+    analyze_on: DataSource | None = None
+
+
+class Workflow:
+    """Routes job outcomes into documents and chains quantize → analyse."""
+
+    providers_found = Signal(object)  # list of probe rows: {"provider", "works", "reason"}
+
+    def __init__(self, submit: Submit) -> None:
+        self._submit = submit
+        self.documents: list[ModelDocument] = []
+        self.providers: list[dict[str, Any]] | None = None
+        self._routes: dict[str, _Route] = {}
+        self._probe: Job | None = None
+
+    # ----- documents -----------------------------------------------------------------------
+    def add_document(self, document: ModelDocument) -> None:
+        """Follow jobs on ``document``'s model from now on."""
+        if document not in self.documents:
+            self.documents.append(document)
+
+    def remove_document(self, document: ModelDocument) -> None:
+        """Stop following ``document`` (closed); its running jobs go on, their outcome is lost."""
+        if document in self.documents:
+            self.documents.remove(document)
+        for route in self._routes.values():
+            if route.document is document:
+                route.document = None
+
+    def document_for(self, path: str | Path) -> ModelDocument | None:
+        """The open document of the model at ``path``."""
+        absolute = Path(path).absolute()
+        return next((d for d in self.documents if d.path == absolute), None)
+
+    # ----- starting jobs -------------------------------------------------------------------
+    def submit(self, recipe: Recipe, document: ModelDocument | None = None) -> Job:
+        """Start ``recipe`` with the inputs the user set for the model it feeds.
+
+        Its outcome goes to ``document``, by default the open document of the first model the
+        recipe reads.
+        """
+        recipe = self.with_inputs(recipe)
+        if document is None:
+            document = next((d for path in recipe.input_paths() if path
+                             for d in [self.document_for(path)] if d is not None), None)
+        job = self._submit(recipe, False)
+        self._routes[job.id] = _Route(document)
+        return job
+
+    def with_inputs(self, recipe: Recipe) -> Recipe:
+        """``recipe`` with its model's input overrides, unless it names inputs itself."""
+        shapes, ranges = getattr(recipe, "shapes", None), getattr(recipe, "ranges", None)
+        if shapes is None or ranges is None or (shapes and ranges):
+            return recipe  # feeds no model, or names its inputs itself
+        model = (getattr(recipe, "models", None) or (getattr(recipe, "model", ""),))[0]
+        document = self.document_for(model) if model else None
+        if document is None or not document.inputs:
+            return recipe
+        given = document.inputs
+        changes: dict[str, Any] = {"shapes": shapes or given.shapes,
+                                   "ranges": ranges or given.ranges}
+        return dataclasses.replace(recipe, **changes)
+
+    def quantize(self, document: ModelDocument, recipe: QuantRecipe,
+                 analyze_on: DataSource | None = None) -> QuantRun:
+        """Quantize ``document``'s model; analyse the result on ``analyze_on`` when given."""
+        run = document.new_run(QuantRun(number=0, recipe=recipe))
+        job = self.submit(recipe, document)
+        self._routes[job.id] = _Route(document, run, analyze_on)
+        return run
+
+    def find_inputs(self, document: ModelDocument, recipe: InputsRecipe) -> Job:
+        """Find the inputs ``document``'s model runs on."""
+        return self.submit(recipe, document)
+
+    def probe_providers(self) -> Job | None:
+        """Find which execution providers work (once per session, in the background)."""
+        if self._probe is None and self.providers is None:
+            self._probe = self._submit(ProbeRecipe(), True)
+        return self._probe
+
+    # ----- outcomes ------------------------------------------------------------------------
+    def job_finished(self, job: Job) -> None:
+        """Put a finished job's outcome where it belongs and start what follows it."""
+        if job is self._probe:
+            self._probe = None
+            if job.state is JobState.SUCCEEDED and job.report is not None:
+                self.providers = list(job.report.details["providers"])
+                self.providers_found.emit(self.providers)
+            return
+        route = self._routes.pop(job.id, None)
+        if route is None or route.document is None:
+            return
+        document = route.document
+        self._record(document, job)
+        ok = job.state is JobState.SUCCEEDED and job.report is not None
+        recipe = job.recipe
+        if route.run is not None:
+            self._quant_outcome(document, route, job)
+        elif isinstance(recipe, InputsRecipe):
+            if ok:
+                assert job.report is not None
+                document.set_input_spec(InputSpecification.from_dict(job.report.details["spec"]))
+            else:
+                document.fail_input_spec(job.error or job.state.value)
+        elif ok and isinstance(recipe, BenchRecipe):
+            assert job.report is not None
+            details = job.report.details
+            document.set_latency(LatencyResults(list(details["results"]),
+                                                list(details.get("verdicts") or [])))
+        elif ok and isinstance(recipe, ProfileRecipe):
+            assert job.report is not None
+            document.set_profile({**job.report.details, "warnings": list(job.report.warnings)})
+
+    def _quant_outcome(self, document: ModelDocument, route: _Route, job: Job) -> None:
+        run = route.run
+        assert run is not None
+        ok = job.state is JobState.SUCCEEDED and job.report is not None
+        if isinstance(job.recipe, AnalyzeRecipe):
+            if ok:
+                assert job.report is not None
+                run.analysis = job.report.details
+                run.state = RunState.ANALYSED
+                document.update_run(run)
+                document.set_overlay(Overlay(OverlayKind.SQNR, run.number))
+            else:
+                run.state, run.error = RunState.ANALYSIS_FAILED, job.error or job.state.value
+                document.update_run(run)
+            return
+        if not ok:
+            run.state, run.error = RunState.FAILED, job.error or job.state.value
+            document.update_run(run)
+            return
+        assert job.report is not None
+        run.output = job.report.output
+        run.quant_details = job.report.details
+        run.state = RunState.QUANTIZED
+        if route.analyze_on is not None and run.output:
+            analysis = self.submit(AnalyzeRecipe(float_model=str(document.path),
+                                                 quant_model=run.output, data=route.analyze_on),
+                                   document)
+            self._routes[analysis.id] = _Route(document, run)
+            run.state = RunState.ANALYSING
+        document.update_run(run)
+
+    @staticmethod
+    def _record(document: ModelDocument, job: Job) -> None:
+        """Keep the job in the document's history if it read the document's model."""
+        if str(document.path) not in job.recipe.input_paths():
+            return
+        report = job.report.to_dict() if job.report else {}
+        document.record_job(JobRecord(
+            title=job.recipe.title(), state=job.state.value, command=job.recipe.command_line(),
+            output=report.get("output"), error=job.error, check=report.get("check")))

@@ -1,0 +1,197 @@
+"""The workflow and the document without Qt: quantize → analyse → benchmark, routed into the
+document by real worker jobs, then saved as a workspace and rendered as a report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from edgestudio.core import workspace
+from edgestudio.core.bench_recipes import BenchRecipe
+from edgestudio.core.data_source import DataSource
+from edgestudio.core.document import ModelDocument, OverlayKind
+from edgestudio.core.input_spec import InputOverrides
+from edgestudio.core.quant_recipes import QuantRecipe
+from edgestudio.core.quant_runs import RunState
+from edgestudio.core.recipes import InputsRecipe, Recipe
+from edgestudio.core.report import report_from_document, write_report
+from edgestudio.core.summary import summarize_model
+from edgestudio.jobs.runner import Job
+from edgestudio.jobs.workflow import Workflow
+from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
+
+
+class Queue:
+    """Runs the workflow's jobs one after the other, as the window's queue does."""
+
+    def __init__(self) -> None:
+        self.pending: list[Job] = []
+        self.started: list[Recipe] = []
+        self.workflow = Workflow(self.submit)
+
+    def submit(self, recipe: Recipe, background: bool) -> Job:
+        job = Job(recipe)
+        self.pending.append(job)
+        self.started.append(recipe)
+        return job
+
+    def drain(self) -> None:
+        while self.pending:
+            job = self.pending.pop(0)
+            job.start()
+            job.wait(300)
+            self.workflow.job_finished(job)
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Path:
+    for f in (SAMPLE_MODEL, SAMPLE_CALIBRATION, SAMPLE_EVALUATION):
+        shutil.copy(f, tmp_path / f.name)
+    return tmp_path / SAMPLE_MODEL.name
+
+
+def _document(model: Path) -> ModelDocument:
+    import onnx
+
+    summary = summarize_model(onnx.load(model, load_external_data=False), model, None)
+    return ModelDocument(model, summary=summary.to_json())
+
+
+def test_quantize_analyse_benchmark_chain_fills_the_document(model: Path, tmp_path: Path) -> None:
+    queue = Queue()
+    document = _document(model)
+    queue.workflow.add_document(document)
+    events: list[str] = []
+    document.run_added.connect(lambda run: events.append(f"added {run.number}"))
+    document.run_changed.connect(lambda run: events.append(f"{run.number} {run.state.value}"))
+    document.overlay_changed.connect(lambda overlay: events.append(f"overlay {overlay.kind.value}"))
+
+    run = queue.workflow.quantize(document, QuantRecipe(
+        model=str(model), output=str(tmp_path / "q.onnx"),
+        calib=DataSource("npz", str(model.with_name(SAMPLE_CALIBRATION.name)))),
+        DataSource("npz", str(model.with_name(SAMPLE_EVALUATION.name)), samples=40))
+    assert run.number == 1 and run.state is RunState.QUANTIZING
+    queue.drain()
+    assert run.state is RunState.ANALYSED, run.error
+    assert events == ["added 1", "1 analysing", "1 analysed", "overlay sqnr"]
+    assert [type(r).__name__ for r in queue.started] == ["QuantRecipe", "AnalyzeRecipe"]
+    assert document.overlay.kind is OverlayKind.SQNR and document.overlay.run == 1
+    title, values = document.overlay_values() or ("", {})
+    assert title == "SQNR (dB)" and values  # every analysed node has a value
+    assert document.extra_models == [str(tmp_path / "q.onnx")]
+
+    queue.workflow.submit(BenchRecipe(models=(str(model), str(tmp_path / "q.onnx")), runs=10,
+                                      warmup=1))
+    queue.drain()
+    assert len(document.latency.rows) == 2 and document.latency.rows[0]["median_ms"] > 0
+    assert [j.title.split(":")[0] for j in document.jobs] == ["Quantize", "Analyze", "Benchmark"]
+
+
+def test_a_failed_quantization_is_recorded_and_nothing_follows(model: Path,
+                                                               tmp_path: Path) -> None:
+    queue = Queue()
+    document = _document(model)
+    queue.workflow.add_document(document)
+    missing = DataSource("npz", str(tmp_path / "missing.npz"))
+    run = queue.workflow.quantize(document, QuantRecipe(
+        model=str(model), output=str(tmp_path / "q.onnx"), calib=missing), missing)
+    queue.drain()
+    assert run.state is RunState.FAILED and run.error
+    assert len(queue.started) == 1  # no analysis of a model that was never written
+    assert document.jobs[0].state == "failed"
+
+
+def test_the_documents_inputs_reach_its_jobs(model: Path) -> None:
+    queue = Queue()
+    document = _document(model)
+    queue.workflow.add_document(document)
+    document.set_inputs(InputOverrides(shapes=("image=2x1x8x8",)))
+    queue.workflow.find_inputs(document, InputsRecipe(model=str(model)))
+    assert queue.started[0].shapes == ("image=2x1x8x8",)  # type: ignore[attr-defined]
+    seen: list[object] = []
+    document.input_spec_changed.connect(seen.append)
+    queue.drain()
+    assert document.input_spec is not None and seen == [document.input_spec]
+    assert document.input_spec.entry("image").shape == (2, 1, 8, 8)
+
+
+def test_workspace_round_trip_and_report_from_the_cli(model: Path, tmp_path: Path) -> None:
+    queue = Queue()
+    document = _document(model)
+    queue.workflow.add_document(document)
+    document.set_excluded({"/features/features.0/Conv"})
+    queue.workflow.quantize(document, QuantRecipe(
+        model=str(model), output=str(tmp_path / "q.onnx"),
+        calib=DataSource("npz", str(model.with_name(SAMPLE_CALIBRATION.name)))),
+        DataSource("npz", str(model.with_name(SAMPLE_EVALUATION.name)), samples=40))
+    queue.workflow.submit(BenchRecipe(models=(str(model),), runs=10, warmup=1))
+    queue.drain()
+
+    saved = workspace.save(document, tmp_path / "digits.edgestudio.json")
+    assert workspace.last_for(model) == saved
+    restored = workspace.load(saved)
+    assert restored.warning() is None
+    again = restored.document
+    assert again.excluded == document.excluded
+    assert [r.to_dict() for r in again.runs] == [r.to_dict() for r in document.runs]
+    assert again.latency.rows == document.latency.rows
+    assert again.overlay == document.overlay
+    assert json.dumps(workspace.to_dict(again, "x")) == json.dumps(workspace.to_dict(document, "x"))
+
+    # the CLI renders the same report as the window's File › Export report
+    write_report(tmp_path / "from_document.html", report_from_document(document))
+    done = subprocess.run([sys.executable, "-m", "edgestudio", "report", str(saved), "-o",
+                           str(tmp_path / "from_cli.html")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert ((tmp_path / "from_cli.html").read_text()
+            == (tmp_path / "from_document.html").read_text())
+    html = (tmp_path / "from_cli.html").read_text()
+    assert html.count("<svg") == 2 and "edgestudio quantize" in html
+
+    # the model changes on disk: the workspace says so (and the CLI warns)
+    model.write_bytes(model.read_bytes() + b"\0")
+    assert workspace.load(saved).model_changed
+    done = subprocess.run([sys.executable, "-m", "edgestudio", "report", str(saved)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "changed on disk" in done.stderr
+
+
+def test_workspace_found_beside_a_moved_model_and_bad_files_refused(model: Path,
+                                                                     tmp_path: Path) -> None:
+    document = _document(model)
+    saved = workspace.save(document, tmp_path / "m.edgestudio.json")
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    shutil.move(model, moved / model.name)
+    shutil.move(saved, moved / saved.name)
+    restored = workspace.load(moved / saved.name)
+    assert restored.model_found and not restored.model_changed
+    assert restored.document.path == moved / model.name
+    (moved / model.name).unlink()
+    assert "not there any more" in (workspace.load(moved / saved.name).warning() or "")
+
+    (tmp_path / "bad.edgestudio.json").write_text("{not json")
+    with pytest.raises(workspace.WorkspaceError, match="not a workspace"):
+        workspace.load(tmp_path / "bad.edgestudio.json")
+    (tmp_path / "other.edgestudio.json").write_text('{"format": "something else"}')
+    with pytest.raises(workspace.WorkspaceError, match="not an EdgeStudio workspace"):
+        workspace.load(tmp_path / "other.edgestudio.json")
+    done = subprocess.run([sys.executable, "-m", "edgestudio", "report",
+                           str(tmp_path / "bad.edgestudio.json")], capture_output=True, text=True)
+    assert done.returncode == 2 and "not a workspace" in done.stderr
+
+
+def test_an_interrupted_run_comes_back_as_failed(model: Path, tmp_path: Path) -> None:
+    document = _document(model)
+    queue = Queue()
+    queue.workflow.add_document(document)
+    queue.workflow.quantize(document, QuantRecipe(model=str(model),
+                                                  output=str(tmp_path / "q.onnx")))
+    saved = workspace.save(document, tmp_path / "w.edgestudio.json")  # saved while running
+    run = workspace.load(saved).document.runs[0]
+    assert run.state is RunState.FAILED and "interrupted" in (run.error or "")
