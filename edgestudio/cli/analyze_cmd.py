@@ -22,16 +22,18 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "onnxruntime's qdq_loss_debug), per weight the same plus scale error bounds, and per "
         "output allclose/SQNR/cosine and top-1 accuracy when the data has 'labels'.",
     )
-    p.add_argument("float_model")
-    p.add_argument("quant_model")
+    p.add_argument("float_model", help="the float original")
+    p.add_argument("quant_model", help="its quantized version")
     add_data_args(p, "--data", "evaluation data (as --calib of quantize)", required=True)
-    p.add_argument("--atol", type=float, default=1e-2)
-    p.add_argument("--rtol", type=float, default=1e-2)
+    p.add_argument("--atol", type=float, default=1e-2,
+                   help="absolute tolerance of the outputs' allclose (default %(default)g)")
+    p.add_argument("--rtol", type=float, default=1e-2,
+                   help="relative tolerance of the outputs' allclose (default %(default)g)")
     p.add_argument("--top", type=int, default=15, help="print the N worst layers (default 15)")
     p.add_argument("--json", metavar="REPORT", help="write the full report as JSON")
     p.add_argument("--csv", metavar="TABLE", help="write the per-layer table as CSV")
-    p.add_argument("--timeout", type=float)
-    p.set_defaults(func=run)
+    p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
+    p.set_defaults(func=run, make_recipe=recipe_from_args)
 
 
 def _fmt(value: Any, spec: str) -> str:
@@ -67,11 +69,16 @@ def print_analysis(details: dict[str, Any], top: int) -> None:
             print(f"  try: {tip}")
 
 
+def recipe_from_args(args: argparse.Namespace) -> AnalyzeRecipe:
+    """The recipe the parsed arguments describe."""
+    return AnalyzeRecipe(float_model=args.float_model, quant_model=args.quant_model,
+                         data=data_source(args, args.data),
+                         tolerance=Tolerance(args.atol, args.rtol))
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the analysis job, print the summary, write JSON/CSV if asked."""
-    recipe = AnalyzeRecipe(float_model=args.float_model, quant_model=args.quant_model,
-                           data=data_source(args, args.data),  # type: ignore[arg-type]
-                           tolerance=Tolerance(args.atol, args.rtol))
+    recipe = recipe_from_args(args)
     code, job = execute_job(recipe, args, show_report=False)
     if job is not None and job.report is not None:
         print_analysis(job.report.details, args.top)

@@ -32,40 +32,46 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "configuration): median, p90, p99, min, mean ± std, throughput, process-CPU median and a "
         "contended-machine flag. Providers are tried in the order given; CPU takes the nodes "
         "the first cannot run.")
-    p.add_argument("models", nargs="+", metavar="MODEL")
+    p.add_argument("models", nargs="+", metavar="MODEL", help="the .onnx models to time")
     p.add_argument("--ep", type=_providers, default=("CPUExecutionProvider",),
                    help="providers, e.g. cpu,cuda (default cpu)")
-    p.add_argument("--threads", type=_ints, default=(1,), help="intra-op threads, e.g. 1,2")
-    p.add_argument("--warmup", type=int, default=10)
-    p.add_argument("--runs", type=int, default=100)
+    p.add_argument("--threads", type=_ints, default=(1,),
+                   help="intra-op threads, e.g. 1,2 (default 1)")
+    p.add_argument("--warmup", type=int, default=10,
+                   help="untimed runs first (default %(default)s)")
+    p.add_argument("--runs", type=int, default=100, help="timed runs (default %(default)s)")
     p.add_argument("--seconds", type=float, help="time budget per configuration instead of --runs")
     add_input_args(p, data=True)
     p.add_argument("--batch", type=int, default=1, help="size of the batch dims (default 1)")
-    p.add_argument("--opt-level", choices=OPT_LEVELS, default="all")
-    p.add_argument("--io-binding", action="store_true")
-    p.add_argument("--json", metavar="REPORT")
-    p.add_argument("--timeout", type=float)
-    p.set_defaults(func=run_bench)
+    p.add_argument("--opt-level", choices=OPT_LEVELS, default="all",
+                   help="onnxruntime's graph optimisation level (default %(default)s)")
+    p.add_argument("--io-binding", action="store_true",
+                   help="bind inputs and outputs to the device once (no copies per run)")
+    p.add_argument("--json", metavar="REPORT", help="also write the results as JSON")
+    p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
+    p.set_defaults(func=run_bench, make_recipe=bench_recipe_from_args)
 
     q = subparsers.add_parser(
         "profile", help="per-op time and execution-provider placement",
         description="A separate, profiled run: time per node and per op type, which provider "
         "ran each node (with a warning when nodes fell back from the first choice), and the "
         "NNAPI/CoreML coverage ORT's mobile usability checker predicts.")
-    q.add_argument("model")
-    q.add_argument("--ep", type=_providers, default=("CPUExecutionProvider",))
-    q.add_argument("--threads", type=int, default=1)
-    q.add_argument("--runs", type=int, default=20)
+    q.add_argument("model", help="the .onnx model")
+    q.add_argument("--ep", type=_providers, default=("CPUExecutionProvider",),
+                   help="providers in order of preference, e.g. xnnpack,cpu (default cpu)")
+    q.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
+    q.add_argument("--runs", type=int, default=20, help="profiled runs (default %(default)s)")
     add_input_args(q, data=True)
     q.add_argument("--batch", type=int, default=1, help="size of the batch dims (default 1)")
-    q.add_argument("--top", type=int, default=15)
-    q.add_argument("--json", metavar="REPORT")
-    q.add_argument("--timeout", type=float)
-    q.set_defaults(func=run_profile)
+    q.add_argument("--top", type=int, default=15,
+                   help="print the N slowest nodes (default %(default)s)")
+    q.add_argument("--json", metavar="REPORT", help="also write the profile as JSON")
+    q.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
+    q.set_defaults(func=run_profile, make_recipe=profile_recipe_from_args)
 
     r = subparsers.add_parser("providers", help="list execution providers and whether they work")
-    r.add_argument("--json", metavar="REPORT")
-    r.add_argument("--timeout", type=float)
+    r.add_argument("--json", metavar="REPORT", help="also write the list as JSON")
+    r.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
     r.set_defaults(func=run_providers)
 
 
@@ -86,13 +92,23 @@ def print_results(results: list[dict[str, Any]]) -> None:
               f"  {'contended machine' if r['contended'] else ''}")
 
 
+def bench_recipe_from_args(args: argparse.Namespace) -> BenchRecipe:
+    """The benchmark the parsed arguments describe."""
+    return BenchRecipe(models=tuple(args.models), providers=args.ep, threads=args.threads,
+                       warmup=args.warmup, runs=args.runs, seconds=args.seconds,
+                       batch=args.batch, opt_level=args.opt_level,
+                       io_binding=args.io_binding, **input_fields(args))
+
+
+def profile_recipe_from_args(args: argparse.Namespace) -> ProfileRecipe:
+    """The profile the parsed arguments describe."""
+    return ProfileRecipe(model=args.model, providers=args.ep, threads=args.threads,
+                         runs=args.runs, batch=args.batch, **input_fields(args))
+
+
 def run_bench(args: argparse.Namespace) -> int:
     """Run the benchmark and print its table."""
-    recipe = BenchRecipe(models=tuple(args.models), providers=args.ep, threads=args.threads,
-                         warmup=args.warmup, runs=args.runs, seconds=args.seconds,
-                         batch=args.batch, opt_level=args.opt_level,
-                         io_binding=args.io_binding, **input_fields(args))
-    code, job = execute_job(recipe, args, show_report=False)
+    code, job = execute_job(bench_recipe_from_args(args), args, show_report=False)
     if job is not None and job.report is not None:
         print_results(job.report.details["results"])
         for line in job.report.details.get("verdicts", []):
@@ -102,9 +118,7 @@ def run_bench(args: argparse.Namespace) -> int:
 
 def run_profile(args: argparse.Namespace) -> int:
     """Run the profile and print per-op time and placement."""
-    recipe = ProfileRecipe(model=args.model, providers=args.ep, threads=args.threads,
-                           runs=args.runs, batch=args.batch, **input_fields(args))
-    code, job = execute_job(recipe, args, show_report=False)
+    code, job = execute_job(profile_recipe_from_args(args), args, show_report=False)
     if job is None or job.report is None:
         return code
     d = job.report.details

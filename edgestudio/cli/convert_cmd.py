@@ -38,16 +38,20 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    "(repeatable)")
     add_common_job_args(p)
     add_input_args(p, data=True)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, make_recipe=recipe_from_args)
+
+
+def recipe_from_args(args: argparse.Namespace) -> ConvertRecipe:
+    """The recipe the parsed arguments describe."""
+    dims = [*args.dynamic, *(d for group in args.static for d in group)]
+    if args.opset is None and not dims:
+        raise SystemExit("edgestudio convert: nothing to do: give --opset, --dynamic or --static")
+    return ConvertRecipe(
+        model=args.model, output=args.output, overwrite=args.overwrite, opset=args.opset,
+        dims=tuple(dims), tolerance=Tolerance(args.atol, args.rtol), **input_fields(args),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Build the recipe from the arguments and run it."""
-    dims = [*args.dynamic, *(d for group in args.static for d in group)]
-    if args.opset is None and not dims:
-        raise SystemExit("edgestudio convert: nothing to do: give --opset, --dynamic or --static")
-    recipe = ConvertRecipe(
-        model=args.model, output=args.output, overwrite=args.overwrite, opset=args.opset,
-        dims=tuple(dims), tolerance=Tolerance(args.atol, args.rtol), **input_fields(args),
-    )
-    return execute(recipe, args)
+    return execute(recipe_from_args(args), args)

@@ -25,7 +25,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    metavar="NAME=DIMxDIM[:DTYPE]", help="example input (repeatable, in order)")
     p.add_argument("--output-name", "--output-names", dest="output_names", action="append",
                    default=[], metavar="NAME", help="ONNX output name (repeatable)")
-    p.add_argument("--opset", type=int, default=18)
+    p.add_argument("--opset", type=int, default=18,
+                   help="the ONNX opset to export to (default %(default)s)")
     p.add_argument("--dynamic", action="append", default=[], metavar="NAME:AXIS=SYMBOL",
                    type=argument_type(functools.partial(parse_axis_change, symbolic=True),
                                       "--dynamic"),
@@ -33,14 +34,18 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--exporter", choices=("dynamo", "legacy"), default="dynamo",
                    help="dynamo (torch.export, default) or legacy (TorchScript tracing)")
     add_common_job_args(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, make_recipe=recipe_from_args)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Build the recipe from the arguments and run it."""
-    recipe = ExportRecipe(
+def recipe_from_args(args: argparse.Namespace) -> ExportRecipe:
+    """The recipe the parsed arguments describe."""
+    return ExportRecipe(
         model=args.model, output=args.output, overwrite=args.overwrite, inputs=tuple(args.input),
         output_names=tuple(args.output_names), opset=args.opset, dynamic=tuple(args.dynamic),
         exporter=args.exporter, tolerance=Tolerance(args.atol, args.rtol),
     )
-    return execute(recipe, args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the recipe from the arguments and run it."""
+    return execute(recipe_from_args(args), args)

@@ -18,17 +18,21 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "try candidate sizes until the model runs, and print the result. Calibration with "
         "synthetic data, the conversion check, bench and profile all use it; override parts "
         "with --shape/--range on any of them.")
-    p.add_argument("model")
+    p.add_argument("model", help="the .onnx model")
     add_input_args(p, data=True)
     p.add_argument("--json", metavar="REPORT", help="also write the specification as JSON")
-    p.add_argument("--timeout", type=float)
-    p.set_defaults(func=run)
+    p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
+    p.set_defaults(func=run, make_recipe=recipe_from_args)
+
+
+def recipe_from_args(args: argparse.Namespace) -> InputsRecipe:
+    """The recipe the parsed arguments describe."""
+    return InputsRecipe(model=args.model, **input_fields(args))
 
 
 def run(args: argparse.Namespace) -> int:
     """Find the specification and print it, one input a line."""
-    recipe = InputsRecipe(model=args.model, **input_fields(args))
-    code, job = execute_job(recipe, args, show_report=False)
+    code, job = execute_job(recipe_from_args(args), args, show_report=False)
     if job is not None and job.report is not None:
         spec = InputSpecification.from_dict(job.report.details["spec"])
         print(f"The model runs on these inputs ({spec.note}):")

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from edgestudio.core.data_source import DataSource
 from edgestudio.core.parsing import parse_data_source, parse_floats, parse_shape
 from edgestudio.core.recipes import Recipe, Tolerance
 from edgestudio.core.reports import JobReport
@@ -77,17 +78,21 @@ def add_data_args(p: argparse.ArgumentParser, option: str, help_text: str,
     g = p.add_argument_group("image folders")
     g.add_argument("--image-size", type=argument_type(parse_shape, "--image-size"),
                    metavar="HxW", help="resize images to H×W")
-    g.add_argument("--image-layout", choices=("NCHW", "NHWC"), default="NCHW")
+    g.add_argument("--image-layout", choices=("NCHW", "NHWC"), default="NCHW",
+                   help="channels first or last (default %(default)s)")
     g.add_argument("--image-scale", type=float, default=1 / 255,
                    help="multiply pixels by this first (default 1/255)")
     g.add_argument("--image-mean", type=argument_type(parse_floats, "--image-mean"),
-                   default=(0.0,), metavar="M[,M,M]")
+                   default=(0.0,), metavar="M[,M,M]",
+                   help="subtract per channel after scaling (default 0)")
     g.add_argument("--image-std", type=argument_type(parse_floats, "--image-std"),
-                   default=(1.0,), metavar="S[,S,S]")
-    g.add_argument("--image-colour", choices=("RGB", "BGR", "L"), default="RGB")
+                   default=(1.0,), metavar="S[,S,S]",
+                   help="divide per channel after the mean (default 1)")
+    g.add_argument("--image-colour", choices=("RGB", "BGR", "L"), default="RGB",
+                   help="channel order, or L for grey (default %(default)s)")
 
 
-def data_source(args: argparse.Namespace, text: str) -> object:
+def data_source(args: argparse.Namespace, text: str) -> DataSource:
     """Build the DataSource from the data options."""
     try:
         return parse_data_source(

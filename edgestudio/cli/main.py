@@ -46,7 +46,8 @@ def build_gui_parser() -> argparse.ArgumentParser:
         + ", ".join(sorted(_subcommand_names())) + " (see `edgestudio COMMAND --help`).",
     )
     parser.add_argument("--version", action="version", version=f"edgestudio {__version__}")
-    parser.add_argument("models", nargs="*", metavar="MODEL", help="model files or workspaces (*.edgestudio.json) to open")
+    parser.add_argument("models", nargs="*", metavar="MODEL",
+                        help="model files or workspaces (*.edgestudio.json) to open")
     parser.add_argument(
         "--screenshot", metavar="PNG",
         help="save a PNG of the window once the models are loaded and drawn, then exit",

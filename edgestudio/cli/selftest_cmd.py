@@ -21,19 +21,24 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "(within --megabytes when given, else up to 1 GiB and then waits to be killed). "
         "Useful to see how each outcome is reported.",
     )
-    p.add_argument("action", choices=ACTIONS)
-    p.add_argument("--seconds", type=float, default=1.0)
+    p.add_argument("action", choices=ACTIONS, help="what the job does")
+    p.add_argument("--seconds", type=float, default=1.0,
+                   help="how long 'spin' runs (default %(default)s)")
     p.add_argument("--megabytes", type=int, default=0, help="memory limit of 'hog' (MB)")
-    p.add_argument("-o", "--output")
-    p.add_argument("--overwrite", action="store_true")
-    p.add_argument("--timeout", type=float)
-    p.add_argument("--json", metavar="REPORT")
-    p.set_defaults(func=run)
+    p.add_argument("-o", "--output", help="the file 'succeed' writes")
+    p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
+    p.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
+    p.set_defaults(func=run, make_recipe=recipe_from_args)
+
+
+def recipe_from_args(args: argparse.Namespace) -> DiagnosticRecipe:
+    """The recipe the parsed arguments describe."""
+    return DiagnosticRecipe(action=args.action, seconds=args.seconds,
+                            megabytes=args.megabytes, output=args.output,
+                            overwrite=args.overwrite)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the self-test job."""
-    recipe = DiagnosticRecipe(action=args.action, seconds=args.seconds,
-                              megabytes=args.megabytes, output=args.output,
-                              overwrite=args.overwrite)
-    return execute(recipe, args)
+    return execute(recipe_from_args(args), args)

@@ -52,7 +52,9 @@ class BenchRecipe(Recipe):
         cmd = ["edgestudio", "bench", *self.models,
                "--ep", ",".join(short_name(p) for p in self.providers),
                "--threads", ",".join(str(t) for t in self.threads), "--warmup", str(self.warmup)]
-        cmd += ["--seconds", repr(self.seconds)] if self.seconds else ["--runs", str(self.runs)]
+        cmd += ["--runs", str(self.runs)]
+        if self.seconds:
+            cmd += ["--seconds", repr(self.seconds)]
         cmd += input_args(self.shapes, self.ranges, self.data)
         if self.batch != 1:
             cmd += ["--batch", str(self.batch)]

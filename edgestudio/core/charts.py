@@ -16,8 +16,8 @@ from typing import Any
 from edgestudio.core.providers import provider_colour, short_name
 from edgestudio.core.verdicts import SQNR_SCALE, sqnr_level
 
-WIDTH, HEIGHT = 760, 300
-LEFT, RIGHT, TOP, BOTTOM = 64, 16, 28, 86
+WIDTH, HEIGHT = 760, 320
+LEFT, RIGHT, TOP, BOTTOM = 64, 16, 28, 104
 MAX_BARS = 60  # beyond this the worst are shown; the table has them all
 
 
@@ -26,7 +26,7 @@ def _nice_top(value: float) -> float:
     if value <= 0:
         return 1.0
     step = 10.0 ** math.floor(math.log10(value))
-    for k in (1.0, 2.0, 2.5, 5.0, 10.0):
+    for k in (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0):
         if k * step >= value:
             return k * step
     return 10.0 * step
@@ -66,7 +66,7 @@ def bar_chart(labels: Sequence[str], values: Sequence[float], colours: Sequence[
                      f'height="{max(bottom - top, 0.5):.1f}" fill="{colour}">'
                      f'<title>{e(label)}: {value:.4g}</title></rect>')
         if n <= 30:  # readable labels, rotated so that neighbours never overlap
-            short = label if len(label) <= 18 else label[:8] + "…" + label[-8:]
+            short = label if len(label) <= 16 else label[:7] + "…" + label[-8:]
             cx, cy = x + slot / 2, TOP + plot_h + 10
             parts.append(f'<text x="{cx:.1f}" y="{cy:.1f}" text-anchor="end" '
                          f'transform="rotate(-40 {cx:.1f} {cy:.1f})">{e(short)}'
@@ -76,7 +76,7 @@ def bar_chart(labels: Sequence[str], values: Sequence[float], colours: Sequence[
               'stroke="#555"/>',
               f'<text transform="rotate(-90)" x="{-(TOP + plot_h / 2):.1f}" y="14" '
               f'text-anchor="middle">{e(y_label)}</text>',
-              f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 6}" text-anchor="middle">'
+              f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 4}" text-anchor="middle">'
               f'{e(x_label)}</text>', "</svg>"]
     return "".join(parts)
 

@@ -36,10 +36,29 @@ class DataSource:
         return f"{self.kind} {self.path}" + (f" (first {self.samples})" if self.samples else "")
 
     def to_cli(self) -> list[str]:
-        """The ``--calib``/``--data`` argument(s) selecting this source."""
+        """The ``--calib``/``--data`` argument and the options that shape it (sample count, image
+        preprocessing), each only where it differs from the default."""
         if self.kind == "synthetic":
             return [f"synthetic:{self.samples or 32}:{self.seed}"]
-        return [self.path]
+        args = [self.path]
+        if self.samples:
+            args += ["--samples", str(self.samples)]
+        if self.kind != "images":
+            return args
+        default = DataSource()
+        if self.size is not None:
+            args += ["--image-size", f"{self.size[0]}x{self.size[1]}"]
+        if self.layout != default.layout:
+            args += ["--image-layout", self.layout]
+        if self.scale != default.scale:
+            args += ["--image-scale", repr(self.scale)]
+        if self.mean != default.mean:
+            args += ["--image-mean", ",".join(repr(v) for v in self.mean)]
+        if self.std != default.std:
+            args += ["--image-std", ",".join(repr(v) for v in self.std)]
+        if self.colour != default.colour:
+            args += ["--image-colour", self.colour]
+        return args
 
 
 def data_source_from_dict(data: dict[str, object]) -> DataSource:

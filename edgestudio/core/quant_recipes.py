@@ -10,40 +10,86 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from edgestudio.core.data_source import DataSource
+from edgestudio.core.recipe_options import declared_options, option, option_argv
 from edgestudio.core.recipes import Recipe, Tolerance, input_args, register_recipe
 
-MODES = ("dynamic", "qdq", "qoperator", "fp16", "int4")
-STATIC_MODES = ("qdq", "qoperator")
 QUANT_TYPES = ("int8", "uint8", "int16", "uint16", "int4", "uint4")
 CALIB_METHODS = ("minmax", "entropy", "percentile", "distribution")
 
 
+@dataclass(frozen=True)
+class QuantMode:
+    """One way to quantize: its name on the command line, its label in the form, whether it
+    calibrates on data. Which options it uses is declared on the options themselves
+    (``modes=`` in :class:`QuantRecipe`); its rules are in :func:`check_rules`, its onnxruntime
+    call in :mod:`edgestudio.core.ops.quantize`."""
+
+    name: str
+    label: str
+    calibrated: bool = False
+
+    def uses(self, field_name: str) -> bool:
+        """True when this mode uses the :class:`QuantRecipe` field ``field_name``."""
+        declared = dict((f.name, opt) for f, opt in declared_options(QuantRecipe))
+        return field_name not in declared or declared[field_name].used_in(self.name)
+
+
+QUANT_MODES: dict[str, QuantMode] = {m.name: m for m in (
+    QuantMode("dynamic", "Dynamic (int8 weights, uint8 activations at run time)"),
+    QuantMode("qdq", "Static, QDQ format", calibrated=True),
+    QuantMode("qoperator", "Static, QOperator format", calibrated=True),
+    QuantMode("fp16", "float16 conversion"),
+    QuantMode("int4", "4-bit weight-only (MatMulNBits)"),
+)}
+MODES = tuple(QUANT_MODES)
+STATIC_MODES = tuple(m.name for m in QUANT_MODES.values() if m.calibrated)
+INTEGER_MODES = ("dynamic", *STATIC_MODES)  # 8/16-bit integer quantization of ops
 
 
 @register_recipe
 @dataclass(frozen=True)
 class QuantRecipe(Recipe):
-    """One quantization run through onnxruntime.quantization."""
+    """One quantization run through onnxruntime.quantization.
+
+    Every option is declared once, with its flag, help and the modes that use it; the CLI, the
+    equivalent command and the form are derived from these declarations.
+    """
 
     kind: ClassVar[str] = "quantize"
     model: str = ""
-    mode: str = "qdq"
-    activation_type: str = "uint8"
-    weight_type: str = "int8"
-    per_channel: bool = False
-    reduce_range: bool = False
-    activation_symmetric: bool = False
-    weight_symmetric: bool = True
-    calib_method: str = "minmax"
-    percentile: float = 99.999
-    op_types: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    preprocess: bool = True
+    mode: str = option("qdq", "--mode", "how to quantize", choices=MODES)
+    activation_type: str = option("uint8", "--activation-type", "activation type",
+                                  choices=QUANT_TYPES, modes=STATIC_MODES)
+    weight_type: str = option("int8", "--weight-type", "weight type", choices=QUANT_TYPES,
+                              modes=INTEGER_MODES)
+    per_channel: bool = option(False, "--per-channel", "one scale per output channel of "
+                               "each weight", modes=INTEGER_MODES)
+    reduce_range: bool = option(False, "--reduce-range", "7-bit weights, avoiding saturation "
+                                "on CPUs without VNNI", modes=INTEGER_MODES)
+    activation_symmetric: bool = option(False, "--activation-symmetric", "symmetric "
+                                        "activation ranges", modes=STATIC_MODES)
+    weight_symmetric: bool = option(True, "--weight-asymmetric", "asymmetric weight ranges "
+                                    "(default: symmetric)", modes=STATIC_MODES)
+    calib_method: str = option("minmax", "--calib-method", "how calibration picks ranges",
+                               choices=CALIB_METHODS, modes=STATIC_MODES)
+    percentile: float = option(99.999, "--percentile", "percentile of the 'percentile' "
+                               "calibration method", modes=STATIC_MODES)
+    op_types: tuple[str, ...] = option((), "--op-type", "quantize only these op types",
+                                       modes=INTEGER_MODES, metavar="OP")
+    exclude: tuple[str, ...] = option((), "--exclude", "leave this node in float",
+                                      metavar="NODE")
+    preprocess: bool = option(True, "--no-preprocess", "skip onnxruntime's quant_pre_process "
+                              "(shape inference and graph optimisation first)",
+                              modes=INTEGER_MODES)
     calib: DataSource | None = None
-    keep_io_types: bool = True  # fp16
-    op_block_list: tuple[str, ...] = ()  # fp16
-    block_size: int = 128  # int4
-    int4_symmetric: bool = True  # int4
+    keep_io_types: bool = option(True, "--fp16-io", "make the inputs and outputs float16 too "
+                                 "(default: kept float32)", modes=("fp16",))
+    op_block_list: tuple[str, ...] = option((), "--block-op", "keep this op type in float32",
+                                            modes=("fp16",), metavar="OP")
+    block_size: int = option(128, "--block-size", "weights per 4-bit block (a power of two "
+                             "≥ 16)", modes=("int4",))
+    int4_symmetric: bool = option(True, "--int4-asymmetric", "asymmetric 4-bit blocks "
+                                  "(default: symmetric)", modes=("int4",))
     shapes: tuple[str, ...] = ()  # input specification for synthetic data and the result's run
     ranges: tuple[str, ...] = ()
 
@@ -63,42 +109,13 @@ class QuantRecipe(Recipe):
         return [self.model] + ([self.calib.path] if self.calib and self.calib.path else [])
 
     def to_command(self) -> list[str]:
-        """``edgestudio quantize MODEL -o OUT --mode M …``."""
-        cmd = ["edgestudio", "quantize", self.model, "-o", str(self.output), "--mode", self.mode]
-        if self.mode in STATIC_MODES:
-            cmd += ["--activation-type", self.activation_type]
-        if self.mode in ("dynamic", *STATIC_MODES):
-            cmd += ["--weight-type", self.weight_type]
-            if self.per_channel:
-                cmd.append("--per-channel")
-            if self.reduce_range:
-                cmd.append("--reduce-range")
-            for op in self.op_types:
-                cmd += ["--op-type", op]
-        if self.mode in STATIC_MODES:
-            if self.activation_symmetric:
-                cmd.append("--activation-symmetric")
-            if not self.weight_symmetric:
-                cmd.append("--weight-asymmetric")
-            cmd += ["--calib-method", self.calib_method]
-            if self.calib_method == "percentile":
-                cmd += ["--percentile", repr(self.percentile)]
-            if self.calib is not None:
-                cmd += ["--calib", *self.calib.to_cli()]
-        if self.mode == "fp16":
-            if not self.keep_io_types:
-                cmd.append("--fp16-io")
-            for op in self.op_block_list:
-                cmd += ["--block-op", op]
-        if self.mode == "int4":
-            cmd += ["--block-size", str(self.block_size)]
-            if not self.int4_symmetric:
-                cmd.append("--int4-asymmetric")
-        for node in self.exclude:
-            cmd += ["--exclude", node]
+        """``edgestudio quantize MODEL -o OUT --mode M …`` (the types always spelled out)."""
+        spelled = {"mode", "activation_type", "weight_type", "calib_method"}
+        cmd = ["edgestudio", "quantize", self.model, "-o", str(self.output),
+               *option_argv(self, self.mode, keep=spelled.__contains__)]
+        if self.mode in STATIC_MODES and self.calib is not None:
+            cmd += ["--calib", *self.calib.to_cli()]
         cmd += input_args(self.shapes, self.ranges, None)
-        if not self.preprocess:
-            cmd.append("--no-preprocess")
         if self.overwrite:
             cmd.append("--overwrite")
         return cmd

@@ -157,7 +157,7 @@ class ExportRecipe(Recipe):
         for i in self.inputs:
             cmd += ["--input", i.to_cli()]
         for name in self.output_names:
-            cmd += ["--output", name]
+            cmd += ["--output-name", name]
         cmd += ["--opset", str(self.opset)]
         for d in self.dynamic:
             cmd += ["--dynamic", d.to_cli()]
@@ -197,6 +197,8 @@ class DiagnosticRecipe(Recipe):
             cmd += ["--megabytes", str(self.megabytes)]
         if self.output:
             cmd += ["-o", self.output]
+        if self.overwrite:
+            cmd.append("--overwrite")
         return cmd
 
 

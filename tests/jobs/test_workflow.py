@@ -154,7 +154,7 @@ def test_workspace_round_trip_and_report_from_the_cli(model: Path, tmp_path: Pat
     assert html.count("<svg") == 2 and "edgestudio quantize" in html
 
     # the model changes on disk: the workspace says so (and the CLI warns)
-    model.write_bytes(model.read_bytes() + b"\0")
+    model.write_bytes(model.read_bytes() + b"\0")  # (the report needs no valid model)
     assert workspace.load(saved).model_changed
     done = subprocess.run([sys.executable, "-m", "edgestudio", "report", str(saved)],
                           capture_output=True, text=True)

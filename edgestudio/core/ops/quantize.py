@@ -9,6 +9,7 @@ result's quantization parameters are inspected afterwards for the failures ORT s
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -284,52 +285,70 @@ def _preprocess(src: Path, dst: Path, reporter: Reporter, report: JobReport) -> 
     return dst
 
 
+def _dynamic(recipe: QuantRecipe, src: Path, out: Path, samples: object,
+             reporter: Reporter) -> None:
+    from onnxruntime.quantization import quantize_dynamic
+
+    reporter.stage("Quantizing weights (dynamic)", 0.3)
+    with accelerated(reporter.log, lambda f: reporter.progress(0.3 + 0.5 * f)):
+        quantize_dynamic(str(src), str(out), **ort_options(recipe))
+
+
+def _static(recipe: QuantRecipe, src: Path, out: Path, samples: object,
+            reporter: Reporter) -> None:
+    from onnxruntime.quantization import quantize_static
+
+    reporter.stage("Calibrating and quantizing", 0.2)
+    reader = ReplayReader(samples,  # type: ignore[arg-type]
+                          progress=lambda f: reporter.progress(0.2 + 0.3 * f))
+    started: list[bool] = []
+
+    def quantizing(fraction: float) -> None:
+        if not started:
+            started.append(True)
+            reporter.stage("Quantizing node by node", 0.5)
+        reporter.progress(0.5 + 0.3 * fraction)
+
+    with accelerated(reporter.log, quantizing):
+        quantize_static(str(src), str(out), reader, **ort_options(recipe))
+
+
+def _fp16(recipe: QuantRecipe, src: Path, out: Path, samples: object,
+          reporter: Reporter) -> None:
+    from onnxruntime.transformers import float16
+
+    reporter.stage("Converting to float16", 0.3)
+    converted = float16.convert_float_to_float16(
+        onnx.load(str(src)), keep_io_types=recipe.keep_io_types,
+        op_block_list=list(recipe.op_block_list) or None,
+        node_block_list=list(recipe.exclude) or None,
+    )
+    onnx.save(converted, str(out))
+
+
+def _int4(recipe: QuantRecipe, src: Path, out: Path, samples: object,
+          reporter: Reporter) -> None:
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    reporter.stage("Quantizing MatMul weights to 4 bits", 0.3)
+    quantizer = MatMulNBitsQuantizer(
+        onnx.load(str(src)), block_size=recipe.block_size,
+        is_symmetric=recipe.int4_symmetric, nodes_to_exclude=list(recipe.exclude))
+    quantizer.process()
+    onnx.save(quantizer.model.model, str(out))
+
+
+#: The onnxruntime call of each mode of :data:`~edgestudio.core.quant_recipes.QUANT_MODES`
+#: (a test checks that every mode has one).
+QUANTIZERS: dict[str, Callable[[QuantRecipe, Path, Path, object, Reporter], None]] = {
+    "dynamic": _dynamic, "qdq": _static, "qoperator": _static, "fp16": _fp16, "int4": _int4,
+}
+
+
 def _quantize(recipe: QuantRecipe, src: Path, out: Path, samples: object,
               reporter: Reporter) -> None:
     try:
-        if recipe.mode == "dynamic":
-            from onnxruntime.quantization import quantize_dynamic
-
-            reporter.stage("Quantizing weights (dynamic)", 0.3)
-            options = ort_options(recipe)
-            with accelerated(reporter.log, lambda f: reporter.progress(0.3 + 0.5 * f)):
-                quantize_dynamic(str(src), str(out), **options)
-        elif recipe.mode in STATIC_MODES:
-            from onnxruntime.quantization import quantize_static
-
-            reporter.stage("Calibrating and quantizing", 0.2)
-            reader = ReplayReader(samples,  # type: ignore[arg-type]
-                                  progress=lambda f: reporter.progress(0.2 + 0.3 * f))
-
-            started: list[bool] = []
-
-            def quantizing(fraction: float) -> None:
-                if not started:
-                    started.append(True)
-                    reporter.stage("Quantizing node by node", 0.5)
-                reporter.progress(0.5 + 0.3 * fraction)
-
-            with accelerated(reporter.log, quantizing):
-                quantize_static(str(src), str(out), reader, **ort_options(recipe))
-        elif recipe.mode == "fp16":
-            from onnxruntime.transformers import float16
-
-            reporter.stage("Converting to float16", 0.3)
-            converted = float16.convert_float_to_float16(
-                onnx.load(str(src)), keep_io_types=recipe.keep_io_types,
-                op_block_list=list(recipe.op_block_list) or None,
-                node_block_list=list(recipe.exclude) or None,
-            )
-            onnx.save(converted, str(out))
-        else:  # int4
-            from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
-
-            reporter.stage("Quantizing MatMul weights to 4 bits", 0.3)
-            quantizer = MatMulNBitsQuantizer(
-                onnx.load(str(src)), block_size=recipe.block_size,
-                is_symmetric=recipe.int4_symmetric, nodes_to_exclude=list(recipe.exclude))
-            quantizer.process()
-            onnx.save(quantizer.model.model, str(out))
+        QUANTIZERS[recipe.mode](recipe, src, out, samples, reporter)
     except EdgeStudioError:
         raise
     except Exception as exc:

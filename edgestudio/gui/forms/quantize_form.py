@@ -26,21 +26,12 @@ from edgestudio.core.data_source import DataSource
 from edgestudio.core.parsing import parse_data_source, parse_floats
 from edgestudio.core.quant_recipes import (
     CALIB_METHODS,
-    MODES,
+    QUANT_MODES,
     QUANT_TYPES,
-    STATIC_MODES,
     QuantRecipe,
     check_rules,
 )
 from edgestudio.gui.forms.common import JobDialog, PathPicker, command_preview
-
-MODE_LABELS = {
-    "dynamic": "Dynamic (int8 weights, uint8 activations at run time)",
-    "qdq": "Static, QDQ format",
-    "qoperator": "Static, QOperator format",
-    "fp16": "float16 conversion",
-    "int4": "4-bit weight-only (MatMulNBits)",
-}
 
 
 def _list(text: str) -> tuple[str, ...]:
@@ -61,9 +52,9 @@ class QuantizeDialog(JobDialog):
         base = base or QuantRecipe(model=str(model_path))
 
         self.mode = QComboBox()
-        for m in MODES:
-            self.mode.addItem(MODE_LABELS[m], m)
-        self.mode.setCurrentIndex(MODES.index(base.mode))
+        for m in QUANT_MODES.values():
+            self.mode.addItem(m.label, m.name)
+        self.mode.setCurrentIndex(list(QUANT_MODES).index(base.mode))
 
         self.types_box = QGroupBox("Types")
         types = QFormLayout(self.types_box)
@@ -226,7 +217,8 @@ class QuantizeDialog(JobDialog):
     def recipe(self) -> QuantRecipe:
         """The recipe as the form stands (raises ValueError on unparsable fields)."""
         mode = str(self.mode.currentData())
-        calib = self.data_source(self.calib_path.path()) if mode in STATIC_MODES else None
+        calib = (self.data_source(self.calib_path.path()) if QUANT_MODES[mode].calibrated
+                 else None)
         return QuantRecipe(
             model=str(self.model_path), output=self.output.path(), overwrite=self._overwrite,
             mode=mode, activation_type=self.activation_type.currentText(),
@@ -268,14 +260,14 @@ class QuantizeDialog(JobDialog):
         """Show the options of the chosen mode and re-check the rules."""
         import html
 
-        mode = str(self.mode.currentData())
-        self.types_box.setVisible(mode in ("dynamic", *STATIC_MODES))
-        self.activation_type.setEnabled(mode in STATIC_MODES)
-        self.act_sym.setEnabled(mode in STATIC_MODES)
-        self.calib_box.setVisible(mode in STATIC_MODES)
+        mode = QUANT_MODES[str(self.mode.currentData())]  # what it uses is declared per option
+        self.types_box.setVisible(mode.uses("weight_type"))
+        self.activation_type.setEnabled(mode.uses("activation_type"))
+        self.act_sym.setEnabled(mode.uses("activation_symmetric"))
+        self.calib_box.setVisible(mode.calibrated)
         self.percentile.setEnabled(self.calib_method.currentText() == "percentile")
-        self.fp16_box.setVisible(mode == "fp16")
-        self.int4_box.setVisible(mode == "int4")
+        self.fp16_box.setVisible(mode.uses("keep_io_types"))
+        self.int4_box.setVisible(mode.uses("block_size"))
         errors, warnings, notes = self.problems()
         parts = [f"<p style='color:#b3261e'>✖ {html.escape(e)}</p>" for e in errors]
         parts += [f"<p style='color:#8a5300'>⚠ {html.escape(w)}</p>" for w in warnings]

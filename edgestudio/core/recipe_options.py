@@ -1,0 +1,119 @@
+"""One declaration per recipe option: the CLI flag, its help, its choices, which modes use it.
+
+A recipe field declared with :func:`option` is all a new option needs: the argparse option
+(:func:`add_options`), the recipe built from parsed arguments (:func:`values_from_args`), the
+equivalent command line (:func:`option_argv`) and the form's visibility rules all read it from
+here, so the copies cannot disagree (a test round-trips every declared option through the CLI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+FIELD_OPTION = "edgestudio_option"
+
+
+@dataclass(frozen=True)
+class Option:
+    """How one recipe field appears on the command line and in forms.
+
+    Parameters
+    ----------
+    flag
+        The CLI flag (``--weight-type``). For a boolean that defaults to True, the flag turns it
+        off (``--weight-asymmetric`` for ``weight_symmetric``).
+    help
+        One line for ``--help``; the default is appended by argparse.
+    choices
+        Allowed values, if the field is one of a set.
+    modes
+        The modes of the recipe that use the field (None: every mode).
+    metavar
+        The placeholder shown in ``--help`` for a value.
+    """
+
+    flag: str
+    help: str
+    choices: tuple[str, ...] | None = None
+    modes: tuple[str, ...] | None = None
+    metavar: str | None = None
+
+    def used_in(self, mode: str) -> bool:
+        """True when ``mode`` uses this field."""
+        return self.modes is None or mode in self.modes
+
+
+def option(default: Any, flag: str, help: str, choices: Sequence[str] | None = None,
+           modes: Sequence[str] | None = None, metavar: str | None = None) -> Any:
+    """A dataclass field with its :class:`Option` declaration (use as a field's default)."""
+    declared = Option(flag, help, tuple(choices) if choices else None,
+                      tuple(modes) if modes is not None else None, metavar)
+    return dataclasses.field(default=default, metadata={FIELD_OPTION: declared})
+
+
+def declared_options(cls: type) -> list[tuple[dataclasses.Field[Any], Option]]:
+    """The fields of recipe class ``cls`` that carry an :class:`Option`, in declaration order."""
+    return [(f, f.metadata[FIELD_OPTION]) for f in dataclasses.fields(cls)
+            if FIELD_OPTION in f.metadata]
+
+
+def _dest(opt: Option) -> str:
+    return opt.flag.lstrip("-").replace("-", "_")
+
+
+def add_options(parser: argparse.ArgumentParser, cls: type) -> None:
+    """Add an argparse option for every declared field of ``cls``."""
+    for f, opt in declared_options(cls):
+        default = f.default
+        modes = f" ({', '.join(opt.modes)})" if opt.modes else ""
+        if isinstance(default, bool):
+            parser.add_argument(opt.flag, action="store_true", dest=_dest(opt),
+                                help=f"{opt.help}{modes}")
+        elif isinstance(default, tuple):
+            parser.add_argument(opt.flag, action="append", default=[], dest=_dest(opt),
+                                metavar=opt.metavar or "VALUE",
+                                help=f"{opt.help}{modes} (repeatable)")
+        else:
+            parser.add_argument(opt.flag, type=type(default), default=default,
+                                choices=opt.choices, dest=_dest(opt), metavar=opt.metavar,
+                                help=f"{opt.help}{modes} (default: %(default)s)")
+
+
+def values_from_args(args: argparse.Namespace, cls: type) -> dict[str, Any]:
+    """The declared fields of ``cls`` as parsed by :func:`add_options`."""
+    values: dict[str, Any] = {}
+    for f, opt in declared_options(cls):
+        given = getattr(args, _dest(opt))
+        if isinstance(f.default, bool):
+            values[f.name] = (not given) if f.default else bool(given)
+        elif isinstance(f.default, tuple):
+            values[f.name] = tuple(given)
+        else:
+            values[f.name] = given
+    return values
+
+
+def option_argv(recipe: Any, mode: str | None = None,
+                keep: Callable[[str], bool] = lambda name: False) -> list[str]:
+    """The CLI arguments for ``recipe``'s declared fields: those its ``mode`` uses whose value
+    differs from the default (or that ``keep`` asks for, to spell out a default)."""
+    argv: list[str] = []
+    for f, opt in declared_options(type(recipe)):
+        if mode is not None and not opt.used_in(mode):
+            continue
+        value = getattr(recipe, f.name)
+        if value == f.default and not keep(f.name):
+            continue
+        if isinstance(f.default, bool):
+            if value != f.default:
+                argv.append(opt.flag)
+        elif isinstance(f.default, tuple):
+            for item in value:
+                argv += [opt.flag, str(item)]
+        else:
+            argv += [opt.flag, repr(value) if isinstance(value, float) else str(value)]
+    return argv

@@ -1,0 +1,153 @@
+"""Every recipe kind survives recipe → equivalent command → CLI parser → recipe unchanged.
+
+Quantization options are varied one at a time from their declarations, in a mode that uses
+them, so a new option or a new mode is covered here without editing this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from edgestudio.cli.main import build_parser
+from edgestudio.core.bench_recipes import BenchRecipe, ProfileRecipe
+from edgestudio.core.data_source import DataSource
+from edgestudio.core.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
+from edgestudio.core.recipe_options import declared_options
+from edgestudio.core.recipes import (
+    RECIPE_TYPES,
+    ConvertRecipe,
+    DiagnosticRecipe,
+    DimChange,
+    ExportRecipe,
+    InputsRecipe,
+    Recipe,
+    Tolerance,
+    TorchInput,
+    recipe_from_dict,
+)
+
+NO_COMMAND = {"shapes", "providers"}  # the app's own jobs, run without options
+
+
+def _bases(tmp: Path) -> dict[str, Recipe]:
+    """One recipe of every kind, with non-default values wherever the CLI can say them."""
+    for name in ("m.onnx", "q.onnx", "c.npz", "d.npz", "m.pt2"):
+        (tmp / name).write_bytes(b"")
+    (tmp / "images").mkdir()
+    (tmp / "images" / "a.png").write_bytes(b"")
+    images = DataSource("images", str(tmp / "images"), samples=5, size=(32, 48), layout="NHWC",
+                        scale=0.5, mean=(0.1, 0.2, 0.3), std=(2.0, 3.0, 4.0), colour="BGR")
+    m, q, c, d = (str(tmp / n) for n in ("m.onnx", "q.onnx", "c.npz", "d.npz"))
+    data = DataSource("npz", d, samples=4)
+    io = {"shapes": ("x=1x3x8x8",), "ranges": ("x=0:5",)}
+    return {
+        "convert": ConvertRecipe(model=m, output=str(tmp / "o.onnx"), overwrite=True, opset=17,
+                                 dims=(DimChange("x", 0, "batch"), DimChange("y", 1, 8)),
+                                 tolerance=Tolerance(1e-3, 1e-2), data=data, **io),
+        "export": ExportRecipe(model=str(tmp / "m.pt2"), output=str(tmp / "o.onnx"),
+                               overwrite=True, inputs=(TorchInput("x", (1, 3), "float16"),),
+                               output_names=("y",), opset=17,
+                               dynamic=(DimChange("x", 0, "batch"),), exporter="legacy",
+                               tolerance=Tolerance(1e-3, 1e-2)),
+        "quantize": QuantRecipe(model=m, output=str(tmp / "o.onnx"), overwrite=True,
+                                calib=DataSource("npz", c, samples=8), **io),
+        "analyze": AnalyzeRecipe(float_model=m, quant_model=q, data=images,
+                                 tolerance=Tolerance(1e-3, 1e-3)),
+        "bench": BenchRecipe(models=(m, q), providers=("CPUExecutionProvider",
+                                                       "XnnpackExecutionProvider"),
+                             threads=(1, 2), warmup=3, runs=7, seconds=2.5, batch=2,
+                             opt_level="basic", io_binding=True, data=data, **io),
+        "profile": ProfileRecipe(model=m, providers=("XnnpackExecutionProvider",), threads=2,
+                                 runs=9, batch=2, data=data, **io),
+        "inputs": InputsRecipe(model=m, data=data, **io),
+        "selftest": DiagnosticRecipe(action="spin", seconds=2.5, megabytes=10,
+                                     output=str(tmp / "o.txt"), overwrite=True),
+    }
+
+
+def _through_the_cli(recipe: Recipe) -> Recipe:
+    argv = recipe.to_command()
+    assert argv[0] == "edgestudio"
+    args = build_parser().parse_args(argv[1:])
+    rebuilt: Recipe = args.make_recipe(args)
+    return rebuilt
+
+
+def test_every_recipe_kind_is_covered(tmp_path: Path) -> None:
+    assert set(RECIPE_TYPES) - NO_COMMAND == set(_bases(tmp_path))
+
+
+@pytest.mark.parametrize("kind", ["convert", "export", "quantize", "analyze", "bench",
+                                  "profile", "inputs", "selftest"])
+def test_recipe_round_trips_through_the_cli_and_json(kind: str, tmp_path: Path) -> None:
+    recipe = _bases(tmp_path)[kind]
+    assert _through_the_cli(recipe) == recipe
+    assert recipe_from_dict(recipe.to_dict()) == recipe
+
+
+def _other_value(field: dataclasses.Field[Any], choices: tuple[str, ...] | None) -> Any:
+    default = field.default
+    if isinstance(default, bool):
+        return not default
+    if isinstance(default, tuple):
+        return ("First", "Second")
+    if choices:
+        return next(c for c in choices if c != default)
+    if isinstance(default, int):
+        return default * 2 if default else 3
+    if isinstance(default, float):
+        return round(default / 2, 4)
+    return f"{default}-other"
+
+
+def _quant_cases() -> list[tuple[str, str, Any]]:
+    cases = [("mode", mode, mode) for mode in QUANT_MODES]
+    for field, opt in declared_options(QuantRecipe):
+        if field.name == "mode":
+            continue
+        mode = next(m for m in QUANT_MODES if opt.used_in(m))
+        cases.append((field.name, mode, _other_value(field, opt.choices)))
+    return cases
+
+
+@pytest.mark.parametrize(("name", "mode", "value"), _quant_cases(),
+                         ids=[f"{n}-{m}" for n, m, _ in _quant_cases()])
+def test_every_quantization_option_round_trips(name: str, mode: str, value: Any,
+                                               tmp_path: Path) -> None:
+    base = _bases(tmp_path)["quantize"]
+    assert isinstance(base, QuantRecipe)
+    changes: dict[str, Any] = {"mode": mode, name: value}
+    if not QUANT_MODES[mode].calibrated:
+        changes["calib"] = None
+    recipe = dataclasses.replace(base, **changes)
+    assert _through_the_cli(recipe) == recipe
+
+
+def test_every_option_says_what_it_does_and_its_default() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    missing = []
+    for name, command in sub.choices.items():
+        for action in command._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            flag = action.option_strings[-1] if action.option_strings else action.dest
+            if not action.help:
+                missing.append(f"{name} {flag}: no help")
+            elif (action.option_strings and action.default not in (None, False, [], ())
+                  and not isinstance(action, argparse._AppendAction)
+                  and "default" not in action.help):
+                missing.append(f"{name} {flag}: default {action.default!r} not shown")
+    assert missing == []
+
+
+def test_every_mode_has_its_onnxruntime_call_and_a_form_label() -> None:
+    from edgestudio.core.ops.quantize import QUANTIZERS
+
+    assert set(QUANTIZERS) == set(QUANT_MODES)
+    assert all(mode.label for mode in QUANT_MODES.values())
