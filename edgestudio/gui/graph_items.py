@@ -90,10 +90,12 @@ class NodeBatchItem(QGraphicsItem):
         self.update()
 
     def boundingRect(self) -> QRectF:
+        """Qt: the area the item paints in."""
         return self._bounds
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
+        """Qt: draw the item."""
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         if lod < LOD_BLOCKS:
             for colour, rect in self._blocks:
@@ -197,10 +199,12 @@ class EdgeBatchItem(QGraphicsItem):
         return path
 
     def boundingRect(self) -> QRectF:
+        """Qt: the area the item paints in."""
         return self._bounds
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
+        """Qt: draw the item."""
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         if lod < LOD_BLOCKS:
             return

@@ -152,6 +152,7 @@ class Minimap(QWidget):
         return s, ox, oy
 
     def paintEvent(self, event: QPaintEvent) -> None:
+        """Qt: draw the widget."""
         painter = QPainter(self)
         painter.drawPixmap(0, 0, self._pixmap)
         painter.setPen(QPen(QColor("#909090"), 1))
@@ -168,9 +169,11 @@ class Minimap(QWidget):
         self.view.centerOn(QPointF((pos.x() - ox) / s, (pos.y() - oy) / s))
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
+        """Qt: a mouse button went down."""
         self._jump(event.position())
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        """Qt: the mouse moved."""
         if event.buttons() & Qt.MouseButton.LeftButton:
             self._jump(event.position())
 
@@ -293,12 +296,14 @@ class GraphView(QGraphicsView):
         self._update_minimap()
 
     def wheelEvent(self, event: QWheelEvent) -> None:
+        """Qt: the wheel zooms; Shift+wheel scrolls."""
         if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
             super().wheelEvent(event)  # shift+wheel scrolls
             return
         self.zoom(math.pow(1.0015, event.angleDelta().y()))
 
     def viewportEvent(self, event: QEvent) -> bool:
+        """Qt: pinch gestures zoom; tooltips name the node under the mouse."""
         if event.type() == QEvent.Type.NativeGesture:
             gesture = event
             assert isinstance(gesture, QNativeGestureEvent)
@@ -312,6 +317,7 @@ class GraphView(QGraphicsView):
         return super().viewportEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Qt: keyboard navigation and zoom keys."""
         key = event.key()
         if key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
             self.zoom(1.25)
@@ -327,10 +333,12 @@ class GraphView(QGraphicsView):
             super().keyPressEvent(event)
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:
+        """Qt: the view scrolled; the minimap follows."""
         super().scrollContentsBy(dx, dy)
         self.minimap.update()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
+        """Qt: the view was resized; the legend and minimap keep to its corners."""
         super().resizeEvent(event)
         if self._auto_fit and self.ir is not None:
             self.fit()
@@ -346,6 +354,7 @@ class GraphView(QGraphicsView):
         return self.geometry_.node_at(self.mapToScene(viewport_pos.toPoint()))
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
+        """Qt: a mouse button went down."""
         self._auto_fit = False
         if event.button() == Qt.MouseButton.LeftButton:
             node = self.node_at(event.position())
@@ -355,12 +364,14 @@ class GraphView(QGraphicsView):
         super().mousePressEvent(event)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        """Qt: right click."""
         node = self.node_at(QPointF(event.pos()))
         if node is not None:
             self.select_node(node, centre=False)
             self.node_context_menu.emit(node, event.globalPos())
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        """Qt: double click."""
         node = self.node_at(event.position())
         if node is not None:
             self.node_activated.emit(node)

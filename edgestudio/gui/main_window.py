@@ -335,12 +335,14 @@ class MainWindow(QMainWindow):
 
     # ----- drag and drop ----------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        """Qt: accept drags that carry local files."""
         if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
             event.acceptProposedAction()
         else:
             event.ignore()
 
     def dropEvent(self, event: QDropEvent) -> None:
+        """Qt: open the dropped files."""
         files = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
         for path in files:
             self.open_file(path)
@@ -544,6 +546,7 @@ class MainWindow(QMainWindow):
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        """Qt: ask before cancelling running jobs, then stop everything."""
         running = self.jobs.user_jobs_running()
         if running and self.isVisible() and not self._confirm_quit(len(running)):
             event.ignore()
