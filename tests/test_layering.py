@@ -75,3 +75,42 @@ def test_tiers_import_in_one_direction(package: str, forbidden: set[str]) -> Non
     bad = {module: deps & forbidden for module, deps in _imports(package).items()
            if deps & forbidden and not (package == "cli" and module == "main.py")}
     assert bad == {}
+
+
+def test_no_import_cycles_inside_the_package() -> None:
+    """Modules import each other in one direction only (at module level)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "edgestudio"
+    graph: dict[str, set[str]] = {}
+    for path in root.rglob("*.py"):
+        module = ".".join(("edgestudio", *path.relative_to(root).with_suffix("").parts))
+        module = module.removesuffix(".__init__")
+        deps = set()
+        for node in ast.parse(path.read_text()).body:  # module level: lazy imports may cycle
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(
+                    "edgestudio."):
+                deps.add(node.module)
+                deps.update(f"{node.module}.{a.name}" for a in node.names)
+            elif isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names if a.name.startswith("edgestudio."))
+        graph[module] = deps
+    graph = {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
+
+    cycles = []
+    state: dict[str, int] = {}
+
+    def visit(m: str, stack: list[str]) -> None:
+        state[m] = 1
+        for d in sorted(graph[m]):
+            if state.get(d) == 1:
+                cycles.append(stack[stack.index(d):] + [d] if d in stack else [m, d])
+            elif d not in state:
+                visit(d, [*stack, d])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert cycles == []

@@ -7,12 +7,11 @@ from typing import ClassVar
 
 from edgestudio.core.data_source import DataSource
 from edgestudio.core.providers import short_name
-from edgestudio.core.recipes import Recipe, input_args, register_recipe
+from edgestudio.core.recipes import Recipe, input_args
 
 OPT_LEVELS = ("all", "extended", "basic", "disabled")
 
 
-@register_recipe
 @dataclass(frozen=True)
 class BenchRecipe(Recipe):
     """Latency of models × execution providers × intra-op thread counts, on the same inputs.
@@ -65,7 +64,6 @@ class BenchRecipe(Recipe):
         return cmd
 
 
-@register_recipe
 @dataclass(frozen=True)
 class ProfileRecipe(Recipe):
     """A profiling run (separate from latency runs: profiling adds ~5 µs per kernel)."""
@@ -99,7 +97,6 @@ class ProfileRecipe(Recipe):
         return cmd
 
 
-@register_recipe
 @dataclass(frozen=True)
 class ProbeRecipe(Recipe):
     """Which execution providers this onnxruntime has and whether each really works."""

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from edgestudio.core.data_source import DataSource
 from edgestudio.core.recipe_options import declared_options, option, option_argv
-from edgestudio.core.recipes import Recipe, Tolerance, input_args, register_recipe
+from edgestudio.core.recipes import Recipe, Tolerance, input_args
 
 QUANT_TYPES = ("int8", "uint8", "int16", "uint16", "int4", "uint4")
 CALIB_METHODS = ("minmax", "entropy", "percentile", "distribution")
@@ -46,7 +46,6 @@ STATIC_MODES = tuple(m.name for m in QUANT_MODES.values() if m.calibrated)
 INTEGER_MODES = ("dynamic", *STATIC_MODES)  # 8/16-bit integer quantization of ops
 
 
-@register_recipe
 @dataclass(frozen=True)
 class QuantRecipe(Recipe):
     """One quantization run through onnxruntime.quantization.
@@ -121,7 +120,6 @@ class QuantRecipe(Recipe):
         return cmd
 
 
-@register_recipe
 @dataclass(frozen=True)
 class AnalyzeRecipe(Recipe):
     """Per-layer and whole-model error of a quantized model against its float original."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from edgestudio.core.quant_recipes import QuantRecipe
-from edgestudio.core.recipes import recipe_from_dict
+from edgestudio.core.recipe_registry import recipe_from_dict
 
 
 class RunState(enum.Enum):

@@ -1,19 +1,19 @@
 """Typed, serialisable job recipes: what the GUI's forms edit and the CLI parses.
 
-A recipe is plain data; :func:`recipe_from_dict` rebuilds it in the worker. Each recipe knows the
+A recipe is plain data; :func:`~edgestudio.core.recipe_registry.recipe_from_dict` rebuilds it in
+the worker. Each recipe knows the
 ``edgestudio`` command line that runs the same job (``to_command``), which the Jobs panel offers
 as "Copy equivalent command".
 """
 
 from __future__ import annotations
 
-import dataclasses
 import shlex
 import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
-from edgestudio.core.data_source import DataSource, data_source_from_dict
+from edgestudio.core.data_source import DataSource
 
 
 @dataclass(frozen=True)
@@ -267,49 +267,3 @@ def _tolerance_args(tol: Tolerance) -> list[str]:
     if tol.rtol != default.rtol:
         args += ["--rtol", repr(tol.rtol)]
     return args
-
-
-RECIPE_TYPES: dict[str, type[Recipe]] = {
-    cls.kind: cls for cls in (ConvertRecipe, ExportRecipe, DiagnosticRecipe, ShapesRecipe,
-                              InputsRecipe)
-}
-
-
-def register_recipe(cls: type[Recipe]) -> type[Recipe]:
-    """Add a recipe class to :data:`RECIPE_TYPES` (used as a class decorator by later recipes)."""
-    RECIPE_TYPES[cls.kind] = cls
-    return cls
-
-
-# Field name -> how to rebuild it from JSON (extended by modules that add recipes).
-FIELD_CONVERTERS: dict[str, Any] = {"calib": data_source_from_dict, "data": data_source_from_dict}
-
-
-def recipe_from_dict(data: dict[str, Any]) -> Recipe:
-    """Rebuild a recipe from :meth:`Recipe.to_dict` output."""
-    data = dict(data)
-    cls = RECIPE_TYPES[data.pop("kind")]
-    for key, convert in FIELD_CONVERTERS.items():
-        if key in data and data[key] is not None:
-            data[key] = convert(data[key])
-    for f in dataclasses.fields(cls):
-        if f.name in data and isinstance(data[f.name], list) and isinstance(f.default, tuple):
-            data[f.name] = tuple(data[f.name])
-    if "tolerance" in data and isinstance(data["tolerance"], dict):
-        data["tolerance"] = Tolerance(**data["tolerance"])
-    for key in ("dims", "dynamic"):
-        if key in data:
-            data[key] = tuple(DimChange(**d) for d in data[key])
-    if "inputs" in data and cls is ExportRecipe:
-        data["inputs"] = tuple(
-            TorchInput(i["name"], tuple(i["shape"]), i.get("dtype", "float32"))
-            for i in data["inputs"]
-        )
-    if "output_names" in data:
-        data["output_names"] = tuple(data["output_names"])
-    return cls(**data)
-
-
-# Quantization and benchmark recipes live in their own modules; importing them registers them.
-from edgestudio.core import bench_recipes as _bench_recipes  # noqa: E402,F401
-from edgestudio.core import quant_recipes as _quant_recipes  # noqa: E402,F401

@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         output_folder: str | None = None
         try:
             spec = json.loads(Path(args.spec).read_text())
-            from edgestudio.core.recipes import recipe_from_dict
+            from edgestudio.core.recipe_registry import recipe_from_dict
             from edgestudio.jobs.registry import resolve_operation
 
             recipe = recipe_from_dict(spec["recipe"])

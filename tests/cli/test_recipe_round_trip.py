@@ -18,8 +18,8 @@ from edgestudio.core.bench_recipes import BenchRecipe, ProfileRecipe
 from edgestudio.core.data_source import DataSource
 from edgestudio.core.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
 from edgestudio.core.recipe_options import declared_options
+from edgestudio.core.recipe_registry import RECIPE_TYPES, recipe_from_dict
 from edgestudio.core.recipes import (
-    RECIPE_TYPES,
     ConvertRecipe,
     DiagnosticRecipe,
     DimChange,
@@ -28,7 +28,6 @@ from edgestudio.core.recipes import (
     Recipe,
     Tolerance,
     TorchInput,
-    recipe_from_dict,
 )
 
 NO_COMMAND = {"shapes", "providers"}  # the app's own jobs, run without options

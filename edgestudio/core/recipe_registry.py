@@ -1,0 +1,56 @@
+"""Every recipe kind by name, and recipes rebuilt from JSON (in the worker, from workspaces).
+
+The one module that knows every recipe module; they do not import it, so there is no cycle.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from edgestudio.core.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
+from edgestudio.core.data_source import data_source_from_dict
+from edgestudio.core.quant_recipes import AnalyzeRecipe, QuantRecipe
+from edgestudio.core.recipes import (
+    ConvertRecipe,
+    DiagnosticRecipe,
+    DimChange,
+    ExportRecipe,
+    InputsRecipe,
+    Recipe,
+    ShapesRecipe,
+    Tolerance,
+    TorchInput,
+)
+
+RECIPE_TYPES: dict[str, type[Recipe]] = {cls.kind: cls for cls in (
+    ConvertRecipe, ExportRecipe, DiagnosticRecipe, ShapesRecipe, InputsRecipe, QuantRecipe,
+    AnalyzeRecipe, BenchRecipe, ProfileRecipe, ProbeRecipe)}
+
+# Field name -> how to rebuild it from JSON.
+FIELD_CONVERTERS: dict[str, Any] = {"calib": data_source_from_dict, "data": data_source_from_dict}
+
+
+def recipe_from_dict(data: dict[str, Any]) -> Recipe:
+    """Rebuild a recipe from :meth:`Recipe.to_dict` output."""
+    data = dict(data)
+    cls = RECIPE_TYPES[data.pop("kind")]
+    for key, convert in FIELD_CONVERTERS.items():
+        if key in data and data[key] is not None:
+            data[key] = convert(data[key])
+    for f in dataclasses.fields(cls):
+        if f.name in data and isinstance(data[f.name], list) and isinstance(f.default, tuple):
+            data[f.name] = tuple(data[f.name])
+    if "tolerance" in data and isinstance(data["tolerance"], dict):
+        data["tolerance"] = Tolerance(**data["tolerance"])
+    for key in ("dims", "dynamic"):
+        if key in data:
+            data[key] = tuple(DimChange(**d) for d in data[key])
+    if "inputs" in data and cls is ExportRecipe:
+        data["inputs"] = tuple(
+            TorchInput(i["name"], tuple(i["shape"]), i.get("dtype", "float32"))
+            for i in data["inputs"]
+        )
+    if "output_names" in data:
+        data["output_names"] = tuple(data["output_names"])
+    return cls(**data)
