@@ -98,6 +98,7 @@ class ModelDocument:
     overlay_changed = Signal(object)  # Overlay
     job_recorded = Signal(object)  # JobRecord
     extra_model_added = Signal(str)  # a model worth benchmarking beside this one (a run's output)
+    tensor_shapes_changed = Signal(object)  # {tensor: (dtype, shape)} from shape inference
     restored = Signal()  # everything was replaced (a workspace was opened): render it all again
 
     def __init__(self, path: Path, summary: dict[str, Any] | None = None,
@@ -113,6 +114,8 @@ class ModelDocument:
         self.overlay = Overlay()
         self.jobs: list[JobRecord] = []
         self.extra_models: list[str] = []
+        # Derived from the file again in every session (not saved in workspaces).
+        self.tensor_shapes: dict[str, Any] = {}
 
     # ----- inputs ------------------------------------------------------------------------------
     def set_inputs(self, overrides: InputOverrides) -> None:
@@ -130,6 +133,11 @@ class ModelDocument:
         """No inputs were found that the model runs on (``message`` says what to set)."""
         self.input_spec = None
         self.input_spec_failed.emit(message)
+
+    def set_tensor_shapes(self, shapes: dict[str, Any]) -> None:
+        """Every tensor's inferred ``(dtype, shape)``, for the graph's labels and properties."""
+        self.tensor_shapes = shapes
+        self.tensor_shapes_changed.emit(shapes)
 
     # ----- quantization --------------------------------------------------------------------------
     def set_excluded(self, nodes: set[str] | frozenset[str]) -> None:

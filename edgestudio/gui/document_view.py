@@ -71,6 +71,7 @@ class DocumentView(QWidget):
         document.excluded_changed.connect(self._show_excluded)
         document.overlay_changed.connect(self._show_overlay)
         document.restored.connect(self._on_restored)
+        document.tensor_shapes_changed.connect(self.graph_panel.show_shapes)
         self.graph_panel.ready.connect(self._on_restored)  # marks need the laid-out graph
         # Netron's web view is heavy: built the first time its tab is shown.
         self.netron_holder = QWidget()

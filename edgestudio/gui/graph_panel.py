@@ -3,11 +3,11 @@ the background with progress and cancel."""
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import onnx
-from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -26,39 +26,21 @@ from edgestudio.core.graph_ir import GraphIR, TensorInfo, build_graph_ir
 from edgestudio.core.layout import Layout, layered_layout
 from edgestudio.core.progress import CancelledError
 from edgestudio.core.recipes import ShapesRecipe
+from edgestudio.gui.background import Background, Work
 from edgestudio.gui.graph_view import GraphView
 from edgestudio.gui.properties_panel import PropertiesPanel
-from edgestudio.jobs.runner import Job, JobState
 
 
-class _LayoutSignals(QObject):
-    progressed = Signal(float)
-    finished = Signal(object, object)  # GraphIR, Layout
-    failed = Signal(str)
+def _layout_work(graph: onnx.GraphProto) -> Work:
+    """Build the IR and its layout (on a pool thread), stopping early when cancelled."""
 
+    def work(progress: Callable[[float], None],
+             cancelled: Callable[[], bool]) -> tuple[GraphIR, Layout]:
+        ir = build_graph_ir(graph)
+        return ir, layered_layout(ir.node_count, ir.edge_src, ir.edge_dst, progress=progress,
+                                  cancelled=cancelled)
 
-class _LayoutTask(QRunnable):
-    """Builds the IR and the layout on a pool thread; stops early when cancelled."""
-
-    def __init__(self, graph: onnx.GraphProto, signals: _LayoutSignals,
-                 cancel: threading.Event) -> None:
-        super().__init__()
-        self.graph = graph
-        self.signals = signals
-        self.cancel = cancel
-
-    def run(self) -> None:
-        try:
-            ir = build_graph_ir(self.graph)
-            layout = layered_layout(ir.node_count, ir.edge_src, ir.edge_dst,
-                                    progress=self.signals.progressed.emit,
-                                    cancelled=self.cancel.is_set)
-        except CancelledError:
-            self.signals.failed.emit("Layout cancelled.")
-        except Exception as exc:  # a malformed graph must not take the app down
-            self.signals.failed.emit(f"Layout failed: {type(exc).__name__}: {exc}")
-        else:
-            self.signals.finished.emit(ir, layout)
+    return work
 
 
 class GraphPanel(QWidget):
@@ -67,6 +49,7 @@ class GraphPanel(QWidget):
     ready = Signal()  # layout done (or failed): the panel shows its final content
     node_selected = Signal(int)
     subgraph_requested = Signal(str, object)
+    shapes_requested = Signal(object)  # a ShapesRecipe for the window's job queue
 
     def __init__(self, graph: onnx.GraphProto, model_path: Path | None,
                  parent: QWidget | None = None) -> None:
@@ -80,7 +63,6 @@ class GraphPanel(QWidget):
         self.error: str | None = None
         self._hits: list[int] = []
         self._hit = -1
-        self._shape_job: Job | None = None
 
         self.view = GraphView()
         self.properties = PropertiesPanel(model_path.parent if model_path else Path("."))
@@ -151,24 +133,18 @@ class GraphPanel(QWidget):
             shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             shortcut.activated.connect(slot)
 
-        self._cancel = threading.Event()
-        self._signals = _LayoutSignals(self)
-        self._signals.progressed.connect(lambda f: self.progress.setValue(int(f * 1000)))
-        self._signals.finished.connect(self._on_layout)
-        self._signals.failed.connect(self._on_layout_failed)
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        self._pool.start(_LayoutTask(graph, self._signals, self._cancel))
-        self._shape_timer = QTimer(self)
-        self._shape_timer.setInterval(100)
-        self._shape_timer.timeout.connect(self._poll_shapes)
+        self._background = Background(self)
+        self._layout_task = self._background.run(
+            _layout_work(graph), self._on_layout, self._on_layout_failed,
+            lambda f: self.progress.setValue(int(f * 1000)))
 
     # ----- layout ------------------------------------------------------------------------------
     def cancel_layout(self) -> None:
         """Stop a running layout (the panel then says so)."""
-        self._cancel.set()
+        self._layout_task.cancel()
 
-    def _on_layout(self, ir: GraphIR, layout: Layout) -> None:
+    def _on_layout(self, result: tuple[GraphIR, Layout]) -> None:
+        ir, layout = result
         self.ir = ir
         self.layout_result = layout
         self.view.set_graph(ir, layout)
@@ -178,9 +154,12 @@ class GraphPanel(QWidget):
         self.status.setText(f"{len(self.graph.node):,} nodes{note}")
         self.is_ready = True
         self.ready.emit()
-        self._start_shape_inference()
+        if self.model_path is not None:  # the main graph of a file: ask for every tensor's shape
+            self.shapes_requested.emit(ShapesRecipe(model=str(self.model_path)))
 
-    def _on_layout_failed(self, message: str) -> None:
+    def _on_layout_failed(self, exc: Exception) -> None:
+        message = ("Layout cancelled." if isinstance(exc, CancelledError)
+                   else f"Layout failed: {type(exc).__name__}: {exc}")
         self.error = message
         self.progress.hide()
         self.cancel_button.hide()
@@ -190,45 +169,24 @@ class GraphPanel(QWidget):
 
     def wait(self, msecs: int = 60_000) -> bool:
         """Block until the layout thread finished (shutdown and tests)."""
-        return bool(self._pool.waitForDone(msecs))
+        return self._background.wait(msecs)
 
     def shutdown(self) -> None:
         """Cancel background work and wait for it (the tab is closing)."""
-        self._cancel.set()
-        self._pool.waitForDone(10_000)
-        if self._shape_job is not None and not self._shape_job.state.is_final:
-            self._shape_job.cancel()
-            self._shape_job.wait(10)
-        self._shape_timer.stop()
+        self._layout_task.cancel()
+        self._background.wait(10_000)
 
     # ----- shapes --------------------------------------------------------------------------------
-    def _start_shape_inference(self) -> None:
-        """Ask a worker for every tensor's shape (main graph of a file only)."""
-        if self.model_path is None or self.ir is None:
+    def show_shapes(self, shapes: dict[str, tuple[str, list[int | str | None] | None]]) -> None:
+        """Every tensor's inferred type and shape (the shape-inference job's result)."""
+        if self.ir is None:
             return
-        self._shape_job = Job(ShapesRecipe(model=str(self.model_path)), timeout=600)
-        try:
-            self._shape_job.start()
-        except Exception as exc:
-            self.status.setText(f"{self.status.text()} · shapes unavailable: {exc}")
-            return
-        self._shape_timer.start()
-
-    def _poll_shapes(self) -> None:
-        job = self._shape_job
-        if job is None or self.ir is None:
-            return
-        job.poll(0.0)
-        if not job.state.is_final:
-            return
-        self._shape_timer.stop()
-        if job.state is JobState.SUCCEEDED and job.report is not None:
-            for name, (dtype, shape) in job.report.details.get("shapes", {}).items():
-                self.ir.tensor_info[name] = TensorInfo(
-                    str(dtype), None if shape is None else tuple(shape))
-            self.view.viewport().update()
-            if self.view.selected >= 0:
-                self.properties.show_node(self.view.selected)
+        for name, (dtype, shape) in shapes.items():
+            self.ir.tensor_info[name] = TensorInfo(str(dtype),
+                                                   None if shape is None else tuple(shape))
+        self.view.viewport().update()
+        if self.view.selected >= 0:
+            self.properties.show_node(self.view.selected)
 
     # ----- search and selection ---------------------------------------------------------------
     def focus_search(self) -> None:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, Signal
 
 from edgestudio.core.errors import ModelLoadError
 from edgestudio.core.model_io import load_model
 from edgestudio.core.runtime_info import runtime_info
 from edgestudio.core.summary import ModelSummary, summarize_model
+from edgestudio.gui.background import Background
 
 
 @dataclass(frozen=True)
@@ -23,43 +25,37 @@ class LoadedModel:
     summary: ModelSummary
 
 
-class _LoadTask(QRunnable):
-    def __init__(self, loader: ModelLoader, path: Path) -> None:
-        super().__init__()
-        self._loader = loader
-        self._path = path
+def _parse(path: Path) -> Callable[[Callable[[float], None], Callable[[], bool]], LoadedModel]:
+    def work(progress: Callable[[float], None], cancelled: Callable[[], bool]) -> LoadedModel:
+        model = load_model(path)
+        return LoadedModel(path, model, summarize_model(model, path, runtime_info()))
 
-    def run(self) -> None:
-        try:
-            model = load_model(self._path)
-            summary = summarize_model(model, self._path, runtime_info())
-        except ModelLoadError as exc:
-            self._loader.failed.emit(str(self._path), str(exc), exc.kind)
-        except Exception as exc:  # a parser bug must not take the app down: report it instead
-            self._loader.failed.emit(
-                str(self._path),
-                f"{self._path.name} could not be read ({type(exc).__name__}: {exc}).",
-                "unexpected",
-            )
-        else:
-            self._loader.loaded.emit(LoadedModel(self._path, model, summary))
+    return work
 
 
 class ModelLoader(QObject):
-    """Loads models on a private thread pool and reports back through queued signals."""
+    """Loads models in the background and reports back on the UI thread."""
 
     loaded = Signal(object)  # LoadedModel
     failed = Signal(str, str, str)  # path, message, kind
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(2)
+        self._background = Background(self, threads=2)
 
     def load(self, path: str | Path) -> None:
         """Start parsing ``path``; ``loaded`` or ``failed`` follows."""
-        self._pool.start(_LoadTask(self, Path(path)))
+        path = Path(path)
+        self._background.run(_parse(path), self.loaded.emit,
+                             lambda exc: self._failed(path, exc))
+
+    def _failed(self, path: Path, exc: Exception) -> None:
+        if isinstance(exc, ModelLoadError):
+            self.failed.emit(str(path), str(exc), exc.kind)
+        else:  # a parser bug must not take the app down: report it instead
+            self.failed.emit(str(path), f"{path.name} could not be read "
+                             f"({type(exc).__name__}: {exc}).", "unexpected")
 
     def wait(self, msecs: int = 30_000) -> bool:
         """Block until every started load has finished (for shutdown and tests)."""
-        return bool(self._pool.waitForDone(msecs))
+        return self._background.wait(msecs)

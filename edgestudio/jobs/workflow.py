@@ -22,7 +22,7 @@ from edgestudio.core.document import JobRecord, LatencyResults, ModelDocument, O
 from edgestudio.core.input_spec import InputSpecification
 from edgestudio.core.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant_runs import QuantRun, RunState
-from edgestudio.core.recipes import InputsRecipe, Recipe
+from edgestudio.core.recipes import InputsRecipe, Recipe, ShapesRecipe
 from edgestudio.jobs.runner import Job, JobState
 
 #: Runs a recipe in the background and returns its job; ``True`` marks the app's own jobs
@@ -71,17 +71,18 @@ class Workflow:
         return next((d for d in self.documents if d.path == absolute), None)
 
     # ----- starting jobs -------------------------------------------------------------------
-    def submit(self, recipe: Recipe, document: ModelDocument | None = None) -> Job:
+    def submit(self, recipe: Recipe, document: ModelDocument | None = None,
+               background: bool = False) -> Job:
         """Start ``recipe`` with the inputs the user set for the model it feeds.
 
         Its outcome goes to ``document``, by default the open document of the first model the
-        recipe reads.
+        recipe reads. ``background`` marks work the app does for itself (shape inference).
         """
         recipe = self.with_inputs(recipe)
         if document is None:
             document = next((d for path in recipe.input_paths() if path
                              for d in [self.document_for(path)] if d is not None), None)
-        job = self._submit(recipe, False)
+        job = self._submit(recipe, background)
         self._routes[job.id] = _Route(document)
         return job
 
@@ -146,6 +147,9 @@ class Workflow:
             details = job.report.details
             document.set_latency(LatencyResults(list(details["results"]),
                                                 list(details.get("verdicts") or [])))
+        elif ok and isinstance(recipe, ShapesRecipe):
+            assert job.report is not None
+            document.set_tensor_shapes(dict(job.report.details.get("shapes", {})))
         elif ok and isinstance(recipe, ProfileRecipe):
             assert job.report is not None
             document.set_profile({**job.report.details, "warnings": list(job.report.warnings)})
@@ -183,8 +187,10 @@ class Workflow:
 
     @staticmethod
     def _record(document: ModelDocument, job: Job) -> None:
-        """Keep the job in the document's history if it read the document's model."""
-        if str(document.path) not in job.recipe.input_paths():
+        """Keep the job in the document's history if it read the document's model (the app's
+        own shape inference is not part of the history)."""
+        if (str(document.path) not in job.recipe.input_paths()
+                or isinstance(job.recipe, ShapesRecipe)):
             return
         report = job.report.to_dict() if job.report else {}
         document.record_job(JobRecord(

@@ -124,6 +124,9 @@ def test_edge_labels_get_inferred_shapes(qtbot, window: MainWindow, sample_model
                     timeout=60_000)
     info = panel.ir.tensor_info["/features/features.0/Conv_output_0"]
     assert info.text() == "float32[batch, 16, 8, 8]"
+    # the shape inference ran as a job of the window's queue (never beside a benchmark), quietly
+    shapes = [j for j in window.jobs.jobs if j.recipe.kind == "shapes"]
+    assert len(shapes) == 1 and shapes[0].id in window.jobs.background
 
 
 def test_big_graph_renders_zoomed_out_and_in(qtbot) -> None:  # type: ignore[no-untyped-def]
