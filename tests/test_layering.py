@@ -105,7 +105,7 @@ def test_no_import_cycles_inside_the_package() -> None:
         state[m] = 1
         for d in sorted(graph[m]):
             if state.get(d) == 1:
-                cycles.append(stack[stack.index(d):] + [d] if d in stack else [m, d])
+                cycles.append([*stack[stack.index(d):], d] if d in stack else [m, d])
             elif d not in state:
                 visit(d, [*stack, d])
         state[m] = 2

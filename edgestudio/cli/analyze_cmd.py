@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from edgestudio.cli.job_ui import add_data_args, data_source, execute_job
+from edgestudio.cli.output import print_table
 from edgestudio.core.quant_recipes import AnalyzeRecipe
-from edgestudio.core.quant_runs import worst_first, write_layers_csv
+from edgestudio.core.quant_runs import write_layers_csv
 from edgestudio.core.recipes import Tolerance
+from edgestudio.core.results import Analysis, from_json
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -40,33 +42,28 @@ def _fmt(value: Any, spec: str) -> str:
     return "n/a" if value is None else format(value, spec)
 
 
-def print_analysis(details: dict[str, Any], top: int) -> None:
+def print_analysis(analysis: Analysis, top: int) -> None:
     """The worst layers, the outputs and the accuracy as text tables."""
-    layers = worst_first(details["layers"])
-    print(f"{len(layers)} activations compared on {details['samples']} samples; worst first:")
-    print(f"  {'SQNR dB':>8} {'MSE':>10} {'max abs':>9} {'cosine':>8}  tensor (node)")
-    for r in layers[:top]:
-        print(f"  {_fmt(r['sqnr_db'], '8.2f')} {_fmt(r['mse'], '10.3g')} "
-              f"{_fmt(r['max_abs'], '9.3g')} {_fmt(r['cosine'], '8.5f')}  {r['tensor']} "
-              f"({r['node']})")
-    for o in details["outputs"]:
-        close = "yes" if o["allclose"] else "NO"
-        print(f"output {o['output']}: SQNR {_fmt(o['sqnr_db'], '.2f')} dB as deployed "
-              f"({_fmt(o.get('sqnr_db_simulated'), '.2f')} dB in the simulated graph), max abs "
-              f"{o['max_abs']:.3g}, max rel {o['max_rel']:.3g}, cosine {_fmt(o['cosine'], '.5f')}, "
-              f"allclose(atol={o['atol']:g}, rtol={o['rtol']:g}) {close}")
-    acc = details.get("accuracy")
+    layers = analysis.layers_worst_first()
+    print_table(["SQNR dB", "MSE", "max abs", "cosine", "tensor", "node"],
+                [[_fmt(r.sqnr_db, ".2f"), _fmt(r.mse, ".3g"), _fmt(r.max_abs, ".3g"),
+                  _fmt(r.cosine, ".5f"), r.tensor, r.node] for r in layers[:top]],
+                title=f"{len(layers)} activations compared on {analysis.samples} samples; "
+                      f"the {min(top, len(layers))} worst", numeric=(0, 1, 2, 3))
+    print_table(["output", "SQNR dB", "simulated dB", "max abs", "max rel", "cosine",
+                 "allclose"],
+                [[o.output, _fmt(o.sqnr_db, ".2f"), _fmt(o.sqnr_db_simulated, ".2f"),
+                  _fmt(o.max_abs, ".3g"), _fmt(o.max_rel, ".3g"), _fmt(o.cosine, ".5f"),
+                  f"{'yes' if o.allclose else 'NO'} (atol={o.atol:g}, rtol={o.rtol:g})"]
+                 for o in analysis.outputs], numeric=(1, 2, 3, 4, 5))
+    acc = analysis.accuracy
     if acc:
-        line = f"top-1 agreement {acc['top1_agreement']:.2%} on {acc['samples']} samples"
-        if "float_top1" in acc:
-            line += f"; accuracy float {acc['float_top1']:.2%}, quantized {acc['quant_top1']:.2%}"
+        line = f"top-1 agreement {acc.top1_agreement:.2%} on {acc.samples} samples"
+        if acc.float_top1 is not None and acc.quant_top1 is not None:
+            line += f"; accuracy float {acc.float_top1:.2%}, quantized {acc.quant_top1:.2%}"
         print(line)
-    verdict = details.get("verdict")
-    if verdict:
-        print(f"verdict: {verdict['level'].upper()} — " + "; ".join(verdict["reasons"]))
-        print(f"  thresholds: {verdict['thresholds']}")
-        for tip in verdict["suggestions"]:
-            print(f"  try: {tip}")
+    if analysis.verdict:
+        print("\n".join(analysis.verdict.text_lines()))
 
 
 def recipe_from_args(args: argparse.Namespace) -> AnalyzeRecipe:
@@ -81,8 +78,9 @@ def run(args: argparse.Namespace) -> int:
     recipe = recipe_from_args(args)
     code, job = execute_job(recipe, args, show_report=False)
     if job is not None and job.report is not None:
-        print_analysis(job.report.details, args.top)
+        analysis = from_json(Analysis, job.report.details)
+        print_analysis(analysis, args.top)
         if args.csv:
-            write_layers_csv(Path(args.csv), job.report.details["layers"])
+            write_layers_csv(Path(args.csv), analysis.layers)
             print(f"per-layer table written to {args.csv}", file=sys.stderr)
     return code

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from pathlib import Path
 
 from edgestudio.cli.job_ui import add_input_args, execute_job, input_fields
+from edgestudio.cli.output import print_table
 from edgestudio.core.bench_recipes import OPT_LEVELS, BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.providers import resolve_provider, short_name
+from edgestudio.core.results import LatencyRow, latency_of, profile_of, providers_of
 
 
 def _providers(text: str) -> tuple[str, ...]:
@@ -75,21 +77,24 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     r.set_defaults(func=run_providers)
 
 
-def print_results(results: list[dict[str, Any]]) -> None:
-    """The benchmark table."""
-    print(f"{'model':<28}{'ep':<10}{'thr':>4}{'median ms':>11}{'p90':>9}{'p99':>9}{'min':>9}"
-          f"{'mean±std':>16}{'/s':>9}{'cpu ms':>9}  note")
-    for r in results:
-        name = r["model"].rsplit("/", 1)[-1][:27]
-        ep = short_name(r["ep"])
-        if "error" in r:
-            print(f"{name:<28}{ep:<10}{r['threads']:>4}  {r['error']}")
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def print_results(rows: list[LatencyRow]) -> None:
+    """The benchmark table (milliseconds; runs per second)."""
+    table = []
+    for r in rows:
+        head = [Path(r.model).name, short_name(r.ep), r.threads]
+        if not r.ok:
+            table.append([*head, "", "", "", "", "", "", "", r.error])
             continue
-        cpu = f"{r['cpu_median_ms']:.3f}" if r["cpu_median_ms"] is not None else "-"
-        print(f"{name:<28}{ep:<10}{r['threads']:>4}{r['median_ms']:>11.3f}{r['p90_ms']:>9.3f}"
-              f"{r['p99_ms']:>9.3f}{r['min_ms']:>9.3f}"
-              f"{r['mean_ms']:>9.3f}±{r['std_ms']:<6.3f}{r['throughput_per_s']:>9.0f}{cpu:>9}"
-              f"  {'contended machine' if r['contended'] else ''}")
+        table.append([*head, _ms(r.median_ms), _ms(r.p90_ms), _ms(r.p99_ms), _ms(r.min_ms),
+                      f"{_ms(r.mean_ms)} ± {_ms(r.std_ms)}", f"{r.throughput_per_s or 0:.0f}",
+                      _ms(r.cpu_median_ms), "contended machine" if r.contended else ""])
+    print_table(["model", "ep", "threads", "median ms", "p90 ms", "p99 ms", "min ms",
+                 "mean ± std ms", "runs/s", "cpu ms", "note"], table,
+                numeric=(2, 3, 4, 5, 6, 7, 8, 9))
 
 
 def bench_recipe_from_args(args: argparse.Namespace) -> BenchRecipe:
@@ -110,8 +115,9 @@ def run_bench(args: argparse.Namespace) -> int:
     """Run the benchmark and print its table."""
     code, job = execute_job(bench_recipe_from_args(args), args, show_report=False)
     if job is not None and job.report is not None:
-        print_results(job.report.details["results"])
-        for line in job.report.details.get("verdicts", []):
+        latency = latency_of(job.report.details)
+        print_results(latency.rows)
+        for line in latency.verdicts:
             print(line)
     return code
 
@@ -121,20 +127,21 @@ def run_profile(args: argparse.Namespace) -> int:
     code, job = execute_job(profile_recipe_from_args(args), args, show_report=False)
     if job is None or job.report is None:
         return code
-    d = job.report.details
-    print(f"placement: {d['placement_text']}")
-    print(f"{'time µs':>10}{'share':>8}  {'op':<16}{'ep':<8} node")
-    for n in d["nodes"][: args.top]:
-        fused = f"  (fused: {', '.join(n['covers']) or '?'})" if n["fused"] else ""
-        print(f"{n['time_us']:>10.1f}{n['share']:>8.1%}  {n['op_type']:<16}"
-              f"{short_name(n['ep']):<8} {n['node']}{fused}")
-    print("by op type: " + ", ".join(f"{o['op_type']} {o['share']:.0%}" for o in d["op_types"]))
-    for ep, info in d.get("mobile", {}).items():
-        if isinstance(info, dict):
-            print(f"predicted {ep}: {info['supported_nodes']}/{info['nodes']} nodes in "
-                  f"{info['partitions']} partition(s), {info['suitability']}"
-                  + (f"; unsupported: {', '.join(info['unsupported_ops'])}"
-                     if info["unsupported_ops"] else ""))
+    profile = profile_of(job.report.details, job.report.warnings)
+    print(f"placement: {profile.placement_text}")
+    print_table(["µs / run", "share", "op", "ep", "node", "fused from"],
+                [[f"{n.time_us:.1f}", f"{n.share:.1%}", n.op_type, short_name(n.ep), n.node,
+                  ", ".join(n.covers) or "?" if n.fused else ""]
+                 for n in profile.nodes[: args.top]],
+                title=f"The {min(args.top, len(profile.nodes))} slowest nodes", numeric=(0, 1))
+    print("by op type: " + ", ".join(f"{o.op_type} {o.share:.0%}" for o in profile.op_types))
+    for ep, info in profile.mobile.items():
+        print(f"predicted {ep}: {info.supported_nodes}/{info.nodes} nodes in "
+              f"{info.partitions} partition(s), {info.suitability}"
+              + (f"; unsupported: {', '.join(info.unsupported_ops)}"
+                 if info.unsupported_ops else ""))
+    if profile.mobile_error:
+        print(f"NNAPI/CoreML coverage could not be predicted: {profile.mobile_error}")
     return code
 
 
@@ -142,7 +149,7 @@ def run_providers(args: argparse.Namespace) -> int:
     """List the providers."""
     code, job = execute_job(ProbeRecipe(), args, show_report=False)
     if job is not None and job.report is not None:
-        for r in job.report.details["providers"]:
-            state = "works" if r["works"] else "unavailable"
-            print(f"{r['provider']:<28}{state:<12}{r['reason'] or ''}")
+        print_table(["provider", "state", "why"],
+                    [[p.provider, "works" if p.works else "unavailable", p.reason or ""]
+                     for p in providers_of(job.report.details)])
     return code

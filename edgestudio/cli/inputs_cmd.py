@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 
 from edgestudio.cli.job_ui import add_input_args, execute_job, input_fields
-from edgestudio.core.input_spec import InputSpecification
+from edgestudio.cli.output import print_table
 from edgestudio.core.recipes import InputsRecipe
+from edgestudio.core.results import spec_of
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,12 +35,9 @@ def run(args: argparse.Namespace) -> int:
     """Find the specification and print it, one input a line."""
     code, job = execute_job(recipe_from_args(args), args, show_report=False)
     if job is not None and job.report is not None:
-        spec = InputSpecification.from_dict(job.report.details["spec"])
-        print(f"The model runs on these inputs ({spec.note}):")
-        width = max((len(e.name) for e in spec.inputs), default=4)
-        print(f"  {'input':<{width}}  {'dtype':<8} {'shape':<16} {'declared':<22} values")
-        for e in spec.inputs:
-            print(f"  {e.name:<{width}}  {e.dtype:<8} {e.shape_text():<16} "
-                  f"{e.declared_text():<22} {e.domain.text()}"
-                  + (f"  ({e.reason})" if e.reason else ""))
+        spec = spec_of(job.report.details)
+        print_table(["input", "dtype", "shape", "declared", "values", "why"],
+                    [[e.name, e.dtype, e.shape_text(), e.declared_text(), e.domain.text(),
+                      e.reason] for e in spec.inputs],
+                    title=f"The model runs on these inputs ({spec.note}):")
     return code

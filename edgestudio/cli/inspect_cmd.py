@@ -12,6 +12,7 @@ from edgestudio.core.formatting import human_bytes
 from edgestudio.core.runtime_info import runtime_info
 
 if TYPE_CHECKING:
+    from edgestudio.core.results import TensorShapes
     from edgestudio.core.summary import ModelSummary
 
 
@@ -73,7 +74,7 @@ def _opset_range(s: ModelSummary) -> str:
     return f"{need}; onnxruntime {s.runtime_version} runs ≤ {s.max_runtime_opset}"
 
 
-def _infer_shapes(model: str) -> dict[str, list[object]]:
+def _infer_shapes(model: str) -> TensorShapes:
     from edgestudio.core.recipes import ShapesRecipe
     from edgestudio.jobs.runner import JobState, run_job
 
@@ -82,8 +83,9 @@ def _infer_shapes(model: str) -> dict[str, list[object]]:
         raise EdgeStudioError(f"shape inference {job.state.value}: {job.error}")
     for warning in job.warnings:
         print(f"edgestudio: warning: {warning}", file=sys.stderr)
-    shapes: dict[str, list[object]] = job.report.details["shapes"]
-    return shapes
+    from edgestudio.core.results import shapes_of
+
+    return shapes_of(job.report.details)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,17 +97,18 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         data = summary.to_json()
         if shapes is not None:
-            data["tensors"] = {k: {"dtype": v[0], "shape": v[1]} for k, v in shapes.items()}
+            data["tensors"] = {k: {"dtype": dtype, "shape": shape}
+                               for k, (dtype, shape) in shapes.items()}
         print(json.dumps(data, indent=2))
     else:
         print(format_summary(summary))
         if shapes is not None:
-            print("Tensors:")
-            width = max((len(k) for k in shapes), default=0)
-            for name, (dtype, shape) in shapes.items():
-                dims = "?" if not isinstance(shape, list) else "[" + ", ".join(
-                    "?" if d is None else str(d) for d in shape) + "]"
-                print(f"  {name:<{width}}  {dtype!s:<8} {dims}")
+            from edgestudio.cli.output import print_table
+
+            print_table(["tensor", "dtype", "shape"], [
+                [name, dtype, "?" if shape is None else "[" + ", ".join(
+                    "?" if d is None else str(d) for d in shape) + "]"]
+                for name, (dtype, shape) in shapes.items()], title="Tensors:")
     for problem in summary.problems:
         print(f"edgestudio: error: {problem}", file=sys.stderr)
     return 1 if summary.problems else 0

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from edgestudio.cli.output import JobProgress
 from edgestudio.core.data_source import DataSource
 from edgestudio.core.parsing import parse_data_source, parse_floats, parse_shape
 from edgestudio.core.recipes import Recipe, Tolerance
@@ -20,40 +21,6 @@ T = TypeVar("T")
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_JOB_FAILED, EXIT_UNCHECKED, EXIT_CANCELLED = 0, 1, 2, 4, 130
 OUTCOME_EXIT = {"passed": EXIT_OK, "failed": EXIT_CHECK_FAILED, "unchecked": EXIT_UNCHECKED}
-
-
-class ProgressPrinter:
-    """A one-line progress bar on a terminal; plain stage lines otherwise (logs, CI)."""
-
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
-        self.stream = stream
-        self.tty = stream.isatty()
-        self._last_stage = ""
-        self._printed_warnings = 0
-
-    def __call__(self, job: Job) -> None:
-        """Show the job's current state."""
-        for warning in job.warnings[self._printed_warnings:]:
-            self._line(f"warning: {warning}")
-        self._printed_warnings = len(job.warnings)
-        if self.tty:
-            frac = job.fraction or 0.0
-            bar = "█" * int(frac * 30) + "·" * (30 - int(frac * 30))
-            self.stream.write(f"\r[{bar}] {frac:4.0%} {job.stage[:60]:<60} {job.elapsed:6.1f}s")
-            self.stream.flush()
-        elif job.stage != self._last_stage:
-            self.stream.write(f"[{job.elapsed:6.1f}s] {job.stage}\n")
-        self._last_stage = job.stage
-
-    def _line(self, text: str) -> None:
-        if self.tty:
-            self.stream.write("\r" + " " * 110 + "\r")
-        self.stream.write(text + "\n")
-
-    def done(self) -> None:
-        """End the progress line."""
-        if self.tty:
-            self.stream.write("\n")
 
 
 def add_common_job_args(p: argparse.ArgumentParser, tolerance: bool = True) -> None:
@@ -120,11 +87,13 @@ def add_input_args(p: argparse.ArgumentParser, data: bool = False) -> None:
                       "used)")
 
 
-def input_fields(args: argparse.Namespace) -> dict[str, Any]:
-    """The recipe fields given by :func:`add_input_args`."""
-    text = getattr(args, "data", None)
-    return {"shapes": tuple(args.shape), "ranges": tuple(args.range),
-            "data": data_source(args, text) if text else None}
+def input_fields(args: argparse.Namespace, with_data: bool = True) -> dict[str, Any]:
+    """The recipe fields given by :func:`add_input_args` (``data`` only ``with_data``)."""
+    fields: dict[str, Any] = {"shapes": tuple(args.shape), "ranges": tuple(args.range)}
+    if with_data:
+        text = getattr(args, "data", None)
+        fields["data"] = data_source(args, text) if text else None
+    return fields
 
 
 def argument_type(parser: Callable[[str], T], option: str) -> Callable[[str], T]:
@@ -160,14 +129,18 @@ def execute(recipe: Recipe, args: argparse.Namespace) -> int:
 def execute_job(recipe: Recipe, args: argparse.Namespace,
                 show_report: bool = True) -> tuple[int, Job | None]:
     """Like :func:`execute`, also returning the finished job (None when cancelled)."""
-    printer = ProgressPrinter()
+    progress = JobProgress()
+
+    def show(job: Job) -> None:
+        progress.update(job.stage, job.fraction, job.elapsed, job.warnings)
+
     try:
-        job = run_job(recipe, timeout=getattr(args, "timeout", None), on_update=printer)
+        job = run_job(recipe, timeout=getattr(args, "timeout", None), on_update=show)
     except KeyboardInterrupt:
-        printer.done()
+        progress.done()
         print("edgestudio: cancelled; no output was written", file=sys.stderr)
         return EXIT_CANCELLED, None
-    printer.done()
+    progress.done()
     if getattr(args, "json", None):
         _write_json(Path(args.json), job)
     if job.state is JobState.SUCCEEDED and job.report is not None:

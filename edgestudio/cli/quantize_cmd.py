@@ -34,8 +34,7 @@ def recipe_from_args(args: argparse.Namespace) -> QuantRecipe:
     return QuantRecipe(
         model=args.model, output=args.output, overwrite=args.overwrite,
         calib=data_source(args, args.calib) if args.calib else None,
-        shapes=input_fields(args)["shapes"], ranges=input_fields(args)["ranges"],
-        **values_from_args(args, QuantRecipe))
+        **input_fields(args, with_data=False), **values_from_args(args, QuantRecipe))
 
 
 def run(args: argparse.Namespace) -> int:

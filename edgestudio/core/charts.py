@@ -11,9 +11,9 @@ import html
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from edgestudio.core.providers import provider_colour, short_name
+from edgestudio.core.results import LatencyRow, LayerError
 from edgestudio.core.verdicts import SQNR_SCALE, sqnr_level
 
 WIDTH, HEIGHT = 760, 320
@@ -81,27 +81,26 @@ def bar_chart(labels: Sequence[str], values: Sequence[float], colours: Sequence[
     return "".join(parts)
 
 
-def sqnr_chart(layers: list[dict[str, Any]]) -> str | None:
+def sqnr_chart(layers: list[LayerError]) -> str | None:
     """Per-layer SQNR, worst first, coloured on the absolute scale; None without numbers."""
-    rows = [r for r in layers if r["sqnr_db"] is not None]
-    rows.sort(key=lambda r: r["sqnr_db"])
-    if not rows:
+    values = sorted((r.sqnr_db, r.node) for r in layers if r.sqnr_db is not None)
+    if not values:
         return None
-    shown = rows[:MAX_BARS]
+    shown = values[:MAX_BARS]
     colours = {level: colour for _, level, colour in SQNR_SCALE}
-    more = f" ({len(shown)} worst of {len(rows)})" if len(rows) > len(shown) else ""
-    return bar_chart([r["node"] for r in shown], [r["sqnr_db"] for r in shown],
-                     [colours[sqnr_level(r["sqnr_db"]) or "poor"] for r in shown],
+    more = f" ({len(shown)} worst of {len(values)})" if len(values) > len(shown) else ""
+    return bar_chart([node for _, node in shown], [v for v, _ in shown],
+                     [colours[sqnr_level(v) or "poor"] for v, _ in shown],
                      f"Per-layer SQNR, worst first{more}", "SQNR (dB), higher is better",
                      "layer (node)", [(bound, colour) for bound, _, colour in SQNR_SCALE[:2]])
 
 
-def latency_chart(rows: list[dict[str, Any]]) -> str | None:
+def latency_chart(rows: list[LatencyRow]) -> str | None:
     """Median latency per (model, provider, threads); None when nothing was measured."""
-    ok = [r for r in rows if "error" not in r and r.get("median_ms") is not None]
+    ok = [r for r in rows if r.ok]
     if not ok:
         return None
-    labels = [f"{Path(r['model']).stem} {short_name(r['ep'])}×{r['threads']}" for r in ok]
-    return bar_chart(labels, [r["median_ms"] for r in ok], [provider_colour(r["ep"]) for r in ok],
+    labels = [f"{Path(r.model).stem} {short_name(r.ep)}×{r.threads}" for r in ok]
+    return bar_chart(labels, [r.median_ms or 0.0 for r in ok], [provider_colour(r.ep) for r in ok],
                      "Median latency per model, provider and threads", "median latency (ms)",
                      "model, provider × threads")

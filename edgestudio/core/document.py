@@ -11,7 +11,7 @@ report (:mod:`edgestudio.core.report`) work on the same object in tests and in t
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from psygnal import Signal
 
 from edgestudio.core.input_spec import InputOverrides, InputSpecification
 from edgestudio.core.quant_runs import QuantRun
+from edgestudio.core.results import Latency, Profile
 
 
 class OverlayKind(enum.Enum):
@@ -70,17 +71,6 @@ class JobRecord:
                    output=data.get("output"), error=data.get("error"), check=data.get("check"))
 
 
-@dataclass
-class LatencyResults:
-    """The last benchmark: one row per (model, provider, threads) and the verdicts on them."""
-
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    verdicts: list[str] = field(default_factory=list)
-
-    def __bool__(self) -> bool:
-        return bool(self.rows)
-
-
 class ModelDocument:
     """One open model and everything done to it this session (or restored from a workspace).
 
@@ -93,8 +83,8 @@ class ModelDocument:
     excluded_changed = Signal(object)  # frozenset[str]
     run_added = Signal(object)  # QuantRun
     run_changed = Signal(object)  # QuantRun
-    latency_changed = Signal(object)  # LatencyResults
-    profile_changed = Signal(object)  # dict | None
+    latency_changed = Signal(object)  # Latency
+    profile_changed = Signal(object)  # Profile | None
     overlay_changed = Signal(object)  # Overlay
     job_recorded = Signal(object)  # JobRecord
     extra_model_added = Signal(str)  # a model worth benchmarking beside this one (a run's output)
@@ -109,8 +99,8 @@ class ModelDocument:
         self.input_spec: InputSpecification | None = None
         self.excluded: frozenset[str] = frozenset()
         self.runs: list[QuantRun] = []
-        self.latency = LatencyResults()
-        self.profile: dict[str, Any] | None = None
+        self.latency = Latency()
+        self.profile: Profile | None = None
         self.overlay = Overlay()
         self.jobs: list[JobRecord] = []
         self.extra_models: list[str] = []
@@ -171,12 +161,12 @@ class ModelDocument:
             self.extra_model_added.emit(path)
 
     # ----- performance ---------------------------------------------------------------------------
-    def set_latency(self, results: LatencyResults) -> None:
+    def set_latency(self, results: Latency) -> None:
         """The last benchmark's results."""
         self.latency = results
         self.latency_changed.emit(results)
 
-    def set_profile(self, profile: dict[str, Any] | None) -> None:
+    def set_profile(self, profile: Profile | None) -> None:
         """The last per-op profile (placement and time per node)."""
         self.profile = profile
         self.profile_changed.emit(profile)
@@ -207,28 +197,11 @@ class ModelDocument:
         kind = self.overlay.kind
         if kind is OverlayKind.SQNR:
             run = self.run(self.overlay.run or 0)
-            return ("SQNR (dB)", sqnr_by_node(run)) if run is not None else None
+            if run is None or run.analysis is None:
+                return None
+            return "SQNR (dB)", run.analysis.sqnr_by_node()
         if kind is OverlayKind.TIME and self.profile:
-            return "time share (%)", time_share_by_node(self.profile)
+            return "time share (%)", self.profile.time_share_by_node()
         if kind is OverlayKind.PROVIDER and self.profile:
-            return "Execution provider", dict(self.profile["placement"])
+            return "Execution provider", dict(self.profile.placement)
         return None
-
-
-def sqnr_by_node(run: QuantRun) -> dict[str, float]:
-    """Each node's worst output SQNR in ``run`` (for the graph overlay)."""
-    values: dict[str, float] = {}
-    for r in (run.analysis or {}).get("layers", []):
-        if r["sqnr_db"] is not None:
-            values[r["node"]] = min(values.get(r["node"], float("inf")), r["sqnr_db"])
-    return values
-
-
-def time_share_by_node(profile: dict[str, Any]) -> dict[str, float]:
-    """Each graph node's share of the profiled run time, in percent (fused kernels split evenly
-    between the nodes they cover)."""
-    shares: dict[str, float] = {}
-    for n in profile["nodes"]:
-        for covered in n["covers"]:
-            shares[covered] = shares.get(covered, 0.0) + n["share"] * 100 / len(n["covers"])
-    return shares

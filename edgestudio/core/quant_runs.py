@@ -7,12 +7,13 @@ import csv
 import enum
 import os
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from edgestudio.core.quant_recipes import QuantRecipe
 from edgestudio.core.recipe_registry import recipe_from_dict
+from edgestudio.core.results import Analysis, LayerError, Quantization, from_json, to_json
 
 
 class RunState(enum.Enum):
@@ -38,15 +39,15 @@ class QuantRun:
     number: int
     recipe: QuantRecipe
     output: str | None = None
-    quant_details: dict[str, Any] = field(default_factory=dict)
-    analysis: dict[str, Any] | None = None
+    quantization: Quantization | None = None
+    analysis: Analysis | None = None
     state: RunState = RunState.QUANTIZING
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON (for workspaces)."""
         return {"number": self.number, "recipe": self.recipe.to_dict(), "output": self.output,
-                "quant_details": self.quant_details, "analysis": self.analysis,
+                "quantization": to_json(self.quantization), "analysis": to_json(self.analysis),
                 "state": self.state.value, "error": self.error}
 
     @classmethod
@@ -60,36 +61,57 @@ class QuantRun:
             state, error = (RunState.FAILED if state is RunState.QUANTIZING
                             else RunState.ANALYSIS_FAILED), "interrupted: the window was closed"
         return cls(number=int(data["number"]), recipe=recipe, output=data.get("output"),
-                   quant_details=dict(data.get("quant_details") or {}),
-                   analysis=data.get("analysis"), state=state, error=error)
+                   quantization=from_json(Quantization, data.get("quantization")),
+                   analysis=from_json(Analysis, data.get("analysis")), state=state, error=error)
 
-    def layers_worst_first(self) -> list[dict[str, Any]]:
+    def layers_worst_first(self) -> list[LayerError]:
         """Analysed layers, lowest SQNR first (n/a last)."""
-        return worst_first((self.analysis or {}).get("layers", []))
+        return self.analysis.layers_worst_first() if self.analysis else []
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> RunSummary:
         """Headline figures (None where unknown) for the history table and comparisons."""
-        analysis = self.analysis or {}
-        sqnrs = [r["sqnr_db"] for r in analysis.get("layers", []) if r["sqnr_db"] is not None]
-        outputs = analysis.get("outputs", [])
-        accuracy = analysis.get("accuracy") or {}
+        analysis = self.analysis
+        layers = analysis.layers if analysis else []
+        sqnrs = [r.sqnr_db for r in layers if r.sqnr_db is not None]
+        outputs = analysis.outputs if analysis else []
+        accuracy = analysis.accuracy if analysis else None
         worst = self.layers_worst_first()[:1]
-        return {
-            "run": self.number,
-            "mode": self.recipe.title().removeprefix("Quantize: "),
-            "state": self.state.value,
-            "size_bytes": self.quant_details.get("quant_bytes"),
-            "float_bytes": self.quant_details.get("float_bytes"),
-            "excluded": len(self.recipe.exclude),
-            "output_sqnr_db": outputs[0]["sqnr_db"] if outputs else None,
-            "worst_layer": worst[0]["node"] if worst else None,
-            "worst_layer_sqnr_db": min(sqnrs) if sqnrs else None,
-            "median_layer_sqnr_db": statistics.median(sqnrs) if sqnrs else None,
-            "float_top1": accuracy.get("float_top1"),
-            "quant_top1": accuracy.get("quant_top1"),
-            "top1_agreement": accuracy.get("top1_agreement"),
-            "verdict": (analysis.get("verdict") or {}).get("level"),
-        }
+        return RunSummary(
+            run=self.number,
+            mode=self.recipe.title().removeprefix("Quantize: "),
+            state=self.state.value,
+            size_bytes=self.quantization.quant_bytes if self.quantization else None,
+            float_bytes=self.quantization.float_bytes if self.quantization else None,
+            excluded=len(self.recipe.exclude),
+            output_sqnr_db=outputs[0].sqnr_db if outputs else None,
+            worst_layer=worst[0].node if worst else None,
+            worst_layer_sqnr_db=min(sqnrs) if sqnrs else None,
+            median_layer_sqnr_db=statistics.median(sqnrs) if sqnrs else None,
+            float_top1=accuracy.float_top1 if accuracy else None,
+            quant_top1=accuracy.quant_top1 if accuracy else None,
+            top1_agreement=accuracy.top1_agreement if accuracy else None,
+            verdict=analysis.verdict.level if analysis and analysis.verdict else None,
+        )
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A run's headline figures (None where unknown)."""
+
+    run: int
+    mode: str
+    state: str
+    size_bytes: int | None
+    float_bytes: int | None
+    excluded: int
+    output_sqnr_db: float | None
+    worst_layer: str | None
+    worst_layer_sqnr_db: float | None
+    median_layer_sqnr_db: float | None
+    float_top1: float | None
+    quant_top1: float | None
+    top1_agreement: float | None
+    verdict: str | None
 
 
 COMPARE_ROWS = [
@@ -106,18 +128,14 @@ LAYER_COLUMNS = ("tensor", "node", "op_type", "sqnr_db", "mse", "max_abs", "cosi
                  "clipped_fraction")
 
 
-def worst_first(layers: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Layers sorted by SQNR, lowest (worst) first; n/a last."""
-    return sorted(layers, key=lambda r: (r["sqnr_db"] is None, r["sqnr_db"] or 0.0))
-
-
-def write_layers_csv(path: Path, layers: list[dict[str, Any]]) -> None:
+def write_layers_csv(path: Path, layers: list[LayerError]) -> None:
     """The per-layer table as CSV, worst first (written atomically)."""
+    rows = sorted(layers, key=lambda r: (r.sqnr_db is None, r.sqnr_db or 0.0))
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=LAYER_COLUMNS, extrasaction="ignore")
         writer.writeheader()
-        writer.writerows(worst_first(layers))
+        writer.writerows(to_json(r) for r in rows)
     os.replace(tmp, path)
 
 
@@ -125,6 +143,7 @@ def compare(runs: list[QuantRun]) -> list[list[str]]:
     """Rows of (metric, value per run) for a side-by-side table."""
     summaries = [r.summary() for r in runs]
     rows = []
-    for key, label, fmt in COMPARE_ROWS:
-        rows.append([label] + ["—" if s[key] is None else fmt.format(s[key]) for s in summaries])
+    for name, label, fmt in COMPARE_ROWS:
+        values = [getattr(s, name) for s in summaries]
+        rows.append([label] + ["—" if v is None else fmt.format(v) for v in values])
     return rows

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from edgestudio.core.charts import latency_chart, sqnr_chart
-from edgestudio.core.document import ModelDocument
+from edgestudio.core.document import JobRecord, ModelDocument
 from edgestudio.core.paths import write_atomically
 from edgestudio.core.quant_runs import QuantRun
+from edgestudio.core.results import Latency, Profile, to_json
 
 SECTIONS = ("summary", "jobs", "quantization", "latency", "profile", "commands")
 
@@ -26,12 +27,11 @@ class ReportData:
     """What goes into a report. Every list may be empty; the section then says so."""
 
     title: str
-    summary: dict[str, Any]
-    jobs: list[dict[str, Any]] = field(default_factory=list)  # recipe, command, state, check
-    quant_runs: list[dict[str, Any]] = field(default_factory=list)  # summary, layers
-    latency: list[dict[str, Any]] = field(default_factory=list)
-    latency_verdicts: list[str] = field(default_factory=list)
-    profile: dict[str, Any] | None = None
+    summary: dict[str, Any]  # the model summary's JSON form
+    jobs: list[JobRecord] = field(default_factory=list)
+    quant_runs: list[QuantRun] = field(default_factory=list)
+    latency: Latency = field(default_factory=Latency)
+    profile: Profile | None = None
     charts: dict[str, str] = field(default_factory=dict)  # name -> SVG
 
 
@@ -45,22 +45,18 @@ def _current_run(document: ModelDocument) -> QuantRun | None:
 
 def report_from_document(document: ModelDocument) -> ReportData:
     """Everything done to ``document``'s model, ready to render."""
-    runs = [{"summary": run.summary(), "layers": run.layers_worst_first(),
-             "command": run.recipe.command_line(),
-             "verdict": (run.analysis or {}).get("verdict")} for run in document.runs]
     charts: dict[str, str] = {}
     current = _current_run(document)
-    sqnr = sqnr_chart((current.analysis or {}).get("layers", [])) if current else None
+    sqnr = sqnr_chart(current.analysis.layers) if current and current.analysis else None
     if sqnr:
         charts["sqnr"] = sqnr
     latency = latency_chart(document.latency.rows)
     if latency:
         charts["latency"] = latency
     return ReportData(title=f"EdgeStudio report: {document.path.name}",
-                      summary=document.summary, jobs=[j.to_dict() for j in document.jobs],
-                      quant_runs=runs, latency=document.latency.rows,
-                      latency_verdicts=document.latency.verdicts, profile=document.profile,
-                      charts=charts)
+                      summary=document.summary, jobs=list(document.jobs),
+                      quant_runs=list(document.runs), latency=document.latency,
+                      profile=document.profile, charts=charts)
 
 
 def _e(value: Any) -> str:
@@ -100,20 +96,19 @@ def render_html(data: ReportData) -> str:
 
     rows = []
     for j in data.jobs:
-        check = j.get("check") or {}
-        rows.append([j["title"], j["state"], check.get("verdict", "—"), j.get("output"),
-                     j.get("error")])
+        check = j.check or {}
+        rows.append([j.title, j.state, check.get("verdict", "—"), j.output, j.error])
     parts += ['<section id="jobs"><h2>Conversions and other jobs</h2>',
               _table(["Job", "State", "Check", "Output", "Error"], rows) if rows
               else "<p>No jobs were run.</p>"]
     for j in data.jobs:
-        check = j.get("check")
-        if not check:
+        if not j.check:
             continue
+        check = j.check
         case_rows = [[c["label"], o["name"], _fmt(o["max_abs_err"], ".3g"),
                       _fmt(o["max_rel_err"], ".3g"), "yes" if o["allclose"] else "NO"]
                      for c in check["cases"] for o in c["outputs"]]
-        parts += [f"<h3>Check of {_e(j['title'])} (atol={check['atol']:g}, "
+        parts += [f"<h3>Check of {_e(j.title)} (atol={check['atol']:g}, "
                   f"rtol={check['rtol']:g}): {_e(check['verdict'])}</h3>",
                   _table(["Inputs", "Output", "Max abs", "Max rel", "allclose"], case_rows)]
     parts.append("</section>")
@@ -122,32 +117,32 @@ def render_html(data: ReportData) -> str:
     if not data.quant_runs:
         parts.append("<p>No quantization runs.</p>")
     for run in data.quant_runs:
-        summary = run["summary"]
-        parts += [f"<h3>Run #{summary['run']}: {_e(summary['mode'])} ({_e(summary['state'])})</h3>",
-                  _table(["Metric", "Value"], [[k, v] for k, v in summary.items()])]
-        verdict = run.get("verdict")
+        summary = run.summary()
+        parts += [f"<h3>Run #{summary.run}: {_e(summary.mode)} ({_e(summary.state)})</h3>",
+                  _table(["Metric", "Value"], [[k, v] for k, v in to_json(summary).items()])]
+        verdict = run.analysis.verdict if run.analysis else None
         if verdict:
-            tips = "".join(f"<li>{_e(t)}</li>" for t in verdict["suggestions"])
-            parts.append(f"<p><b>{_e(verdict['level'].capitalize())}</b>: "
-                         f"{_e('; '.join(verdict['reasons']))}. <small>Thresholds: "
-                         f"{_e(verdict['thresholds'])}.</small></p>"
+            tips = "".join(f"<li>{_e(t)}</li>" for t in verdict.suggestions)
+            parts.append(f"<p><b>{_e(verdict.level.capitalize())}</b>: "
+                         f"{_e('; '.join(verdict.reasons))}. <small>Thresholds: "
+                         f"{_e(verdict.thresholds)}.</small></p>"
                          + (f"<p>Try:</p><ul>{tips}</ul>" if tips else ""))
-        layers = run.get("layers", [])
+        layers = run.layers_worst_first()
         if layers:
             parts.append(_table(["Tensor", "Node", "SQNR dB", "MSE", "Max abs", "Cosine"], [
-                [r["tensor"], r["node"], _fmt(r["sqnr_db"], ".2f"), _fmt(r["mse"], ".3g"),
-                 _fmt(r["max_abs"], ".3g"), _fmt(r["cosine"], ".5f")] for r in layers]))
+                [r.tensor, r.node, _fmt(r.sqnr_db, ".2f"), _fmt(r.mse, ".3g"),
+                 _fmt(r.max_abs, ".3g"), _fmt(r.cosine, ".5f")] for r in layers]))
     parts += [_chart(data, "sqnr"), "</section>"]
 
     parts.append('<section id="latency"><h2>Latency</h2>')
     if data.latency:
-        parts += [f"<p>{_e(v)}</p>" for v in data.latency_verdicts]
+        parts += [f"<p>{_e(v)}</p>" for v in data.latency.verdicts]
         parts.append(_table(
             ["Model", "EP", "Threads", "Median (ms)", "p90 (ms)", "p99 (ms)", "Runs", "Note"],
-            [[Path(r["model"]).name, r["ep"], r["threads"], _fmt(r.get("median_ms"), ".3f"),
-              _fmt(r.get("p90_ms"), ".3f"), _fmt(r.get("p99_ms"), ".3f"), r.get("runs"),
-              r.get("error") or ("contended machine" if r.get("contended") else "")]
-             for r in data.latency]))
+            [[Path(r.model).name, r.ep, r.threads, _fmt(r.median_ms, ".3f"),
+              _fmt(r.p90_ms, ".3f"), _fmt(r.p99_ms, ".3f"), r.runs,
+              r.error or ("contended machine" if r.contended else "")]
+             for r in data.latency.rows]))
         parts.append(_chart(data, "latency"))
     else:
         parts.append("<p>No benchmark was run.</p>")
@@ -155,16 +150,16 @@ def render_html(data: ReportData) -> str:
 
     parts.append('<section id="profile"><h2>Per-op profile and placement</h2>')
     if data.profile:
-        parts += [f"<p>{_e(data.profile.get('placement_text'))}</p>", _table(
+        parts += [f"<p>{_e(data.profile.placement_text)}</p>", _table(
             ["Node", "Op", "EP", "µs / run", "Share"],
-            [[n["node"], n["op_type"], n["ep"], _fmt(n["time_us"], ".1f"),
-              _fmt(n["share"], ".1%")] for n in data.profile["nodes"][:30]])]
+            [[n.node, n.op_type, n.ep, _fmt(n.time_us, ".1f"),
+              _fmt(n.share, ".1%")] for n in data.profile.nodes[:30]])]
     else:
         parts.append("<p>No profile was run.</p>")
     parts.append("</section>")
 
-    commands = [j["command"] for j in data.jobs]
-    commands += [run["command"] for run in data.quant_runs if run.get("command")]
+    commands = [j.command for j in data.jobs]
+    commands += [run.recipe.command_line() for run in data.quant_runs]
     parts += ['<section id="commands"><h2>Commands that reproduce each job</h2>',
               "<pre>" + _e("\n".join(commands) or "(none)") + "</pre></section>"]
     style = ("body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;"
@@ -179,8 +174,14 @@ def write_report(path: str | Path, data: ReportData) -> tuple[Path, Path]:
     """Write ``path`` (.html) and its ``.json`` twin atomically; return both paths."""
     html_path = Path(path).with_suffix(".html")
     json_path = html_path.with_suffix(".json")
-    payload = {"title": data.title, "summary": data.summary, "jobs": data.jobs,
-               "quantization": data.quant_runs, "latency": data.latency, "profile": data.profile}
+    payload = {"title": data.title, "summary": data.summary, "jobs": to_json(data.jobs),
+               "quantization": [{"summary": to_json(run.summary()),
+                                 "command": run.recipe.command_line(),
+                                 "layers": to_json(run.layers_worst_first()),
+                                 "verdict": to_json(run.analysis.verdict if run.analysis
+                                                    else None)} for run in data.quant_runs],
+               "latency": to_json(data.latency.rows),
+               "latency_verdicts": data.latency.verdicts, "profile": to_json(data.profile)}
     for target, text in ((html_path, render_html(data)),
                          (json_path, json.dumps(payload, indent=2, default=str))):
         write_atomically(target, text)

@@ -15,16 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edgestudio.core.document import (
-    JobRecord,
-    LatencyResults,
-    ModelDocument,
-    Overlay,
-)
+from edgestudio.core.document import JobRecord, ModelDocument, Overlay
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.input_spec import InputOverrides, InputSpecification
 from edgestudio.core.paths import data_dir, file_hash, write_atomically
 from edgestudio.core.quant_runs import QuantRun
+from edgestudio.core.results import Latency, Profile, from_json, to_json
 
 FORMAT = "edgestudio-workspace"
 VERSION = 1
@@ -72,8 +68,8 @@ def to_dict(document: ModelDocument, model_hash: str) -> dict[str, Any]:
         "input_spec": document.input_spec.to_dict() if document.input_spec else None,
         "excluded": sorted(document.excluded),
         "runs": [run.to_dict() for run in document.runs],
-        "latency": {"rows": document.latency.rows, "verdicts": document.latency.verdicts},
-        "profile": document.profile,
+        "latency": to_json(document.latency),
+        "profile": to_json(document.profile),
         "overlay": document.overlay.to_dict(),
         "jobs": [job.to_dict() for job in document.jobs],
         "extra_models": list(document.extra_models),
@@ -130,10 +126,8 @@ def _from_dict(data: dict[str, Any], source: Path) -> Workspace:
         document.input_spec = InputSpecification.from_dict(data["input_spec"])
     document.excluded = frozenset(data.get("excluded", ()))
     document.runs = [QuantRun.from_dict(r) for r in data.get("runs", ())]
-    latency = data.get("latency") or {}
-    document.latency = LatencyResults(list(latency.get("rows", ())),
-                                      list(latency.get("verdicts", ())))
-    document.profile = data.get("profile")
+    document.latency = from_json(Latency, data.get("latency") or {})
+    document.profile = from_json(Profile, data.get("profile"))
     document.overlay = Overlay.from_dict(data.get("overlay") or {})
     document.jobs = [JobRecord.from_dict(j) for j in data.get("jobs", ())]
     document.extra_models = [str(m) for m in data.get("extra_models", ())]

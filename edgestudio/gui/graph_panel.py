@@ -26,6 +26,7 @@ from edgestudio.core.graph_ir import GraphIR, TensorInfo, build_graph_ir
 from edgestudio.core.layout import Layout, layered_layout
 from edgestudio.core.progress import CancelledError
 from edgestudio.core.recipes import ShapesRecipe
+from edgestudio.core.results import TensorShapes
 from edgestudio.gui.background import Background, Work
 from edgestudio.gui.graph_view import GraphView
 from edgestudio.gui.properties_panel import PropertiesPanel
@@ -177,7 +178,7 @@ class GraphPanel(QWidget):
         self._background.wait(10_000)
 
     # ----- shapes --------------------------------------------------------------------------------
-    def show_shapes(self, shapes: dict[str, tuple[str, list[int | str | None] | None]]) -> None:
+    def show_shapes(self, shapes: TensorShapes) -> None:
         """Every tensor's inferred type and shape (the shape-inference job's result)."""
         if self.ir is None:
             return

@@ -32,6 +32,7 @@ from edgestudio.core.quant_recipes import QuantRecipe
 from edgestudio.core.quant_runs import QuantRun
 from edgestudio.core.recipes import InputsRecipe, Recipe
 from edgestudio.core.report import report_from_document, write_report
+from edgestudio.core.results import ProviderProbe
 from edgestudio.gui.document_view import DocumentView
 from edgestudio.gui.forms.convert_form import ConvertDialog
 from edgestudio.gui.forms.export_form import ExportDialog
@@ -416,7 +417,7 @@ class MainWindow(QMainWindow):
         doc.set_excluded(doc.excluded | set(worst))
         self.show_quantize_form(base=run.recipe, extra_exclude=worst)
 
-    def _show_providers(self, rows: list[dict[str, object]]) -> None:
+    def _show_providers(self, rows: list[ProviderProbe]) -> None:
         for doc in self.documents():
             if doc.is_loaded:
                 doc.perf_panel.set_providers(rows)

@@ -7,7 +7,6 @@ import html
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -35,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.bench_recipes import OPT_LEVELS, BenchRecipe, ProfileRecipe
-from edgestudio.core.document import LatencyResults, ModelDocument, Overlay, OverlayKind
+from edgestudio.core.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.core.edge_cloud import (
     EdgeCloudInputs,
     break_even_payload_kb,
@@ -44,6 +43,7 @@ from edgestudio.core.edge_cloud import (
 )
 from edgestudio.core.preferences import Preferences
 from edgestudio.core.providers import provider_colour, short_name
+from edgestudio.core.results import Latency, LatencyRow, Profile, ProviderProbe, to_json
 from edgestudio.gui.exporting import export_widget
 from edgestudio.gui.tables import NumericItem, results_table
 
@@ -76,7 +76,7 @@ class PerfPanel(QWidget):
         self.providers.setObjectName("bench_providers")
         self.providers.setMaximumHeight(110)
         self.providers.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
-        self.set_providers([{"provider": "CPUExecutionProvider", "works": True, "reason": None}])
+        self.set_providers([ProviderProbe("CPUExecutionProvider", works=True)])
         order_note = QLabel("Checked providers are benchmarked one by one. Drag to reorder: the "
                             "order is the order onnxruntime assigns nodes in, CPU taking what the "
                             "first cannot run.")
@@ -229,7 +229,7 @@ class PerfPanel(QWidget):
 
     # ----- the document's results --------------------------------------------------------------
     @property
-    def results(self) -> list[dict[str, Any]]:
+    def results(self) -> list[LatencyRow]:
         """The last benchmark's rows (the document's)."""
         return self.document.latency.rows
 
@@ -239,7 +239,7 @@ class PerfPanel(QWidget):
         return self.document.latency.verdicts
 
     @property
-    def profile(self) -> dict[str, Any] | None:
+    def profile(self) -> Profile | None:
         """The last per-op profile (the document's)."""
         return self.document.profile
 
@@ -251,12 +251,12 @@ class PerfPanel(QWidget):
         if self.document.profile:
             self._show_profile(self.document.profile)
 
-    def _show_latency(self, latency: LatencyResults) -> None:
+    def _show_latency(self, latency: Latency) -> None:
         self.show_results(latency.rows, latency.verdicts)
 
-    def _show_profile(self, profile: dict[str, Any] | None) -> None:
+    def _show_profile(self, profile: Profile | None) -> None:
         if profile:
-            self.show_profile(profile, list(profile.get("warnings", [])))
+            self.show_profile(profile)
 
     @staticmethod
     def _spin(low: float, high: float, value: float) -> QDoubleSpinBox:
@@ -280,20 +280,20 @@ class PerfPanel(QWidget):
         item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
         self.models.addItem(item)
 
-    def set_providers(self, rows: list[dict[str, Any]]) -> None:
+    def set_providers(self, rows: list[ProviderProbe]) -> None:
         """Show the probe's providers: working ones checkable, others greyed with the reason."""
         self.providers.clear()
-        def order(r: dict[str, Any]) -> tuple[bool, bool]:
-            return (not r["works"], r["provider"] != "CPUExecutionProvider")
+        def order(r: ProviderProbe) -> tuple[bool, bool]:
+            return (not r.works, r.provider != "CPUExecutionProvider")
 
         for row in sorted(rows, key=order):
-            item = QListWidgetItem(row["provider"] + ("" if row["works"] else "  (unavailable)"))
-            item.setData(Qt.ItemDataRole.UserRole, row["provider"])
-            item.setToolTip(row["reason"] or "available")
-            if row["works"]:
+            item = QListWidgetItem(row.provider + ("" if row.works else "  (unavailable)"))
+            item.setData(Qt.ItemDataRole.UserRole, row.provider)
+            item.setToolTip(row.reason or "available")
+            if row.works:
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
                 item.setCheckState(Qt.CheckState.Checked
-                                   if row["provider"] == "CPUExecutionProvider"
+                                   if row.provider == "CPUExecutionProvider"
                                    else Qt.CheckState.Unchecked)
             else:
                 item.setFlags(Qt.ItemFlag.NoItemFlags)
@@ -342,32 +342,32 @@ class PerfPanel(QWidget):
                                                   batch=self.batch.value()))
 
     # ----- latency results -------------------------------------------------------------------
-    def show_results(self, results: list[dict[str, Any]],
+    def show_results(self, results: list[LatencyRow],
                      verdicts: list[str] | None = None) -> None:
         """Fill the table and both plots; ``verdicts`` say how quantized models compare."""
         self.verdicts.setVisible(bool(verdicts))
         self.verdicts.setText("<br>".join(
             (f'<b style="color:#c62828">{html.escape(v)}</b>' if "SLOWER" in v
              else html.escape(v)) for v in verdicts or []))
-        ok = [r for r in results if "error" not in r]
+        ok = [r for r in results if r.ok]
         self.table.setSortingEnabled(False)
         self.table.setRowCount(len(results))
         for row, r in enumerate(results):
-            cells: list[QTableWidgetItem] = [QTableWidgetItem(Path(r["model"]).name),
-                                             QTableWidgetItem(short_name(r["ep"])),
-                                             NumericItem(r["threads"], "d")]
-            if "error" in r:
-                cells.append(QTableWidgetItem(r["error"]))
+            cells: list[QTableWidgetItem] = [QTableWidgetItem(Path(r.model).name),
+                                             QTableWidgetItem(short_name(r.ep)),
+                                             NumericItem(r.threads, "d")]
+            if not r.ok:
+                cells.append(QTableWidgetItem(r.error or "not measured"))
             else:
-                cells += [NumericItem(r[k], ".3f") for k in ("median_ms", "p90_ms", "p99_ms",
-                                                             "min_ms", "mean_ms", "std_ms")]
-                cells += [NumericItem(r["throughput_per_s"], ".0f"),
-                          NumericItem(r["cpu_median_ms"], ".3f"),
-                          QTableWidgetItem("contended machine" if r["contended"] else "")]
+                cells += [NumericItem(v, ".3f") for v in (r.median_ms, r.p90_ms, r.p99_ms,
+                                                          r.min_ms, r.mean_ms, r.std_ms)]
+                cells += [NumericItem(r.throughput_per_s, ".0f"),
+                          NumericItem(r.cpu_median_ms, ".3f"),
+                          QTableWidgetItem("contended machine" if r.contended else "")]
             for col, cell in enumerate(cells):
                 self.table.setItem(row, col, cell)
         self.table.setSortingEnabled(True)
-        labels = [f"{Path(r['model']).stem[:12]} {short_name(r['ep'])}×{r['threads']}"
+        labels = [f"{Path(r.model).stem[:12]} {short_name(r.ep)}×{r.threads}"
                   for r in ok]
         ticks = [list(enumerate(labels))]
         dist = self.dist_plot.getPlotItem()
@@ -376,53 +376,55 @@ class PerfPanel(QWidget):
         med.clear()
         rng = np.random.default_rng(0)
         for i, r in enumerate(ok):
-            samples = np.asarray(r["samples_ms"])
+            samples = np.asarray(r.samples_ms)
             q1, q3 = np.percentile(samples, [25, 75])
-            colour = provider_colour(r["ep"])
+            colour = provider_colour(r.ep)
+            # measured rows (``ok``) have every figure
+            median, p90, p99, low = (r.median_ms or 0.0, r.p90_ms or 0.0, r.p99_ms or 0.0,
+                                     r.min_ms or 0.0)
             dist.addItem(pg.BarGraphItem(x=[i], y0=[q1], height=[q3 - q1], width=0.5,
                                          brush=pg.mkBrush(colour + "80"), pen=pg.mkPen(colour)))
-            dist.addItem(pg.PlotDataItem([i - 0.25, i + 0.25], [r["median_ms"]] * 2,
+            dist.addItem(pg.PlotDataItem([i - 0.25, i + 0.25], [median] * 2,
                                          pen=pg.mkPen("k", width=2)))
-            dist.addItem(pg.ErrorBarItem(x=np.array([i]), y=np.array([r["median_ms"]]),
-                                         top=np.array([r["p99_ms"] - r["median_ms"]]),
-                                         bottom=np.array([r["median_ms"] - r["min_ms"]]),
+            dist.addItem(pg.ErrorBarItem(x=np.array([i]), y=np.array([median]),
+                                         top=np.array([p99 - median]),
+                                         bottom=np.array([median - low]),
                                          beam=0.2, pen=pg.mkPen(colour)))
             jitter = i + rng.uniform(-0.18, 0.18, len(samples))
             dist.addItem(pg.ScatterPlotItem(jitter, samples, size=3, pen=None,
                                             brush=pg.mkBrush(60, 60, 60, 90)))
-            med.addItem(pg.BarGraphItem(x=[i], height=[r["median_ms"]], width=0.6,
-                                        brush=colour))
-            med.addItem(pg.ErrorBarItem(x=np.array([i]), y=np.array([r["median_ms"]]),
-                                        top=np.array([r["p90_ms"] - r["median_ms"]]),
+            med.addItem(pg.BarGraphItem(x=[i], height=[median], width=0.6, brush=colour))
+            med.addItem(pg.ErrorBarItem(x=np.array([i]), y=np.array([median]),
+                                        top=np.array([p90 - median]),
                                         bottom=np.array([0.0]), beam=0.25))
         for plot in (dist, med):
             plot.getAxis("bottom").setTicks(ticks)
         if ok:
-            best = min(ok, key=lambda r: r["median_ms"])
-            self.edge_ms.setValue(best["median_ms"])
+            best = min(ok, key=lambda r: r.median_ms or 0.0)
+            self.edge_ms.setValue(best.median_ms or 0.0)
         self.tabs.setCurrentIndex(0)
 
     # ----- profile -----------------------------------------------------------------------------
-    def show_profile(self, details: dict[str, Any], warnings: list[str]) -> None:
+    def show_profile(self, profile: Profile) -> None:
         """Fill the per-op table and the placement summary."""
-        mobile = details.get("mobile", {})
-        lines = [f"<b>Placement on {short_name(details['first_choice'])}:</b> "
-                 f"{details['placement_text']}"]
-        lines += [f"<span style='color:#b3261e'>⚠ {w}</span>" for w in warnings]
-        for ep, info in mobile.items():
-            if isinstance(info, dict):
-                lines.append(f"Predicted {ep}: {info['supported_nodes']}/{info['nodes']} nodes in "
-                             f"{info['partitions']} partition(s) — {info['suitability']}"
-                             + (f" (unsupported: {', '.join(info['unsupported_ops'])})"
-                                if info["unsupported_ops"] else ""))
+        lines = [f"<b>Placement on {short_name(profile.first_choice)}:</b> "
+                 f"{profile.placement_text}"]
+        lines += [f"<span style='color:#b3261e'>⚠ {w}</span>" for w in profile.warnings]
+        for ep, info in profile.mobile.items():
+            lines.append(f"Predicted {ep}: {info.supported_nodes}/{info.nodes} nodes in "
+                         f"{info.partitions} partition(s) — {info.suitability}"
+                         + (f" (unsupported: {', '.join(info.unsupported_ops)})"
+                            if info.unsupported_ops else ""))
+        if profile.mobile_error:
+            lines.append(f"NNAPI/CoreML coverage could not be predicted: {profile.mobile_error}")
         self.placement.setText("<br>".join(lines))
-        nodes = details["nodes"]
+        nodes = profile.nodes
         self.profile_table.setRowCount(len(nodes))
         for r, n in enumerate(nodes):
-            cells = [QTableWidgetItem(n["node"]), QTableWidgetItem(n["op_type"]),
-                     QTableWidgetItem(short_name(n["ep"])), NumericItem(n["time_us"], ".1f"),
-                     NumericItem(n["share"], ".1%"),
-                     QTableWidgetItem(", ".join(n["covers"]) if n["fused"] else "")]
+            cells = [QTableWidgetItem(n.node), QTableWidgetItem(n.op_type),
+                     QTableWidgetItem(short_name(n.ep)), NumericItem(n.time_us, ".1f"),
+                     NumericItem(n.share, ".1%"),
+                     QTableWidgetItem(", ".join(n.covers) if n.fused else "")]
             for c, cell in enumerate(cells):
                 self.profile_table.setItem(r, c, cell)
         self.tabs.setCurrentIndex(1)
@@ -430,7 +432,7 @@ class PerfPanel(QWidget):
     def _profile_selected(self) -> None:
         rows = {i.row() for i in self.profile_table.selectedItems()}
         if len(rows) == 1 and self.profile is not None:
-            covers = self.profile["nodes"][rows.pop()]["covers"]
+            covers = self.profile.nodes[rows.pop()].covers
             if covers:
                 self.node_chosen.emit(covers[0])
 
@@ -499,7 +501,7 @@ class PerfPanel(QWidget):
         with open(tmp, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
             writer.writeheader()
-            writer.writerows(self.results)
+            writer.writerows(to_json(r) for r in self.results)
         os.replace(tmp, path)
         return path
 
@@ -511,6 +513,6 @@ class PerfPanel(QWidget):
         if not path:
             return None
         tmp = f"{path}.{os.getpid()}.tmp"
-        Path(tmp).write_text(json.dumps({"results": self.results}, indent=2))
+        Path(tmp).write_text(json.dumps({"results": to_json(self.results)}, indent=2))
         os.replace(tmp, path)
         return path

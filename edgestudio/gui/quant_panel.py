@@ -30,7 +30,8 @@ from PySide6.QtWidgets import (
 
 from edgestudio.core.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.core.quant_runs import QuantRun, compare, write_layers_csv
-from edgestudio.core.verdicts import SQNR_SCALE, sqnr_level
+from edgestudio.core.results import LayerError, WeightError
+from edgestudio.core.verdicts import SQNR_SCALE, Verdict, sqnr_level
 from edgestudio.core.weights import read_weight, weight_histogram
 from edgestudio.gui.exporting import export_widget
 from edgestudio.gui.tables import NumericItem, _num, results_table
@@ -60,7 +61,7 @@ class QuantPanel(QWidget):
         self.model_path = document.path
         self.initializers = {t.name: t for t in model.graph.initializer}
         self.current: QuantRun | None = None
-        self._bars: list[dict[str, Any]] = []
+        self._bars: list[LayerError] = []
 
         self.history = results_table(HISTORY_COLUMNS, "history_table")
         self.history.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
@@ -177,18 +178,18 @@ class QuantPanel(QWidget):
         if self.history.rowCount() <= row:
             self.history.setRowCount(row + 1)
         s = run.summary()
-        top1 = (f"{s['float_top1']:.1%} → {s['quant_top1']:.1%}"
-                if s["quant_top1"] is not None else "—")
-        cells = [f"#{run.number}", s["mode"], run.error or run.state.value, s["verdict"] or "—",
-                 f"{s['size_bytes'] / 1024:.1f} KiB" if s["size_bytes"] else "—",
-                 _num(s["output_sqnr_db"], ".2f"),
-                 f"{_num(s['worst_layer_sqnr_db'], '.1f')} dB {s['worst_layer'] or ''}".strip(),
-                 top1, _num(s["top1_agreement"], ".1%")]
+        top1 = (f"{s.float_top1:.1%} → {s.quant_top1:.1%}"
+                if s.quant_top1 is not None and s.float_top1 is not None else "—")
+        cells = [f"#{run.number}", s.mode, run.error or run.state.value, s.verdict or "—",
+                 f"{s.size_bytes / 1024:.1f} KiB" if s.size_bytes else "—",
+                 _num(s.output_sqnr_db, ".2f"),
+                 f"{_num(s.worst_layer_sqnr_db, '.1f')} dB {s.worst_layer or ''}".strip(),
+                 top1, _num(s.top1_agreement, ".1%")]
         for col, text in enumerate(cells):
             item = QTableWidgetItem(text)
             item.setToolTip(text)
-            if col == 3 and s["verdict"] in VERDICT_COLOURS:
-                item.setForeground(QColor(VERDICT_COLOURS[s["verdict"]]))
+            if col == 3 and s.verdict in VERDICT_COLOURS:
+                item.setForeground(QColor(VERDICT_COLOURS[s.verdict or ""]))
             self.history.setItem(row, col, item)
         if run.analysis is not None and (self.current is None or self.current is run
                                          or not self.history.selectedItems()):
@@ -197,18 +198,18 @@ class QuantPanel(QWidget):
         self.hint.setVisible(not self.runs)
         self._refresh_buttons()
 
-    def _show_verdict(self, verdict: dict[str, Any] | None) -> None:
+    def _show_verdict(self, verdict: Verdict | None) -> None:
         if not verdict:
             self.verdict.hide()
             return
-        colour = VERDICT_COLOURS.get(verdict["level"], "#333")
-        tips = "".join(f"<li>{html.escape(t)}</li>" for t in verdict["suggestions"])
+        colour = VERDICT_COLOURS.get(verdict.level, "#333")
+        tips = "".join(f"<li>{html.escape(t)}</li>" for t in verdict.suggestions)
         self.verdict.setText(
-            f'<b style="color:{colour}">{verdict["level"].capitalize()}</b>: '
-            f'{html.escape("; ".join(verdict["reasons"]))}.'
+            f'<b style="color:{colour}">{verdict.level.capitalize()}</b>: '
+            f'{html.escape("; ".join(verdict.reasons))}.'
             + (f"<br>Try:<ul style='margin:0'>{tips}</ul>" if tips else "")
             + f'<br><span style="color:#666">Thresholds — '
-              f'{html.escape(verdict["thresholds"])}.</span>')
+              f'{html.escape(verdict.thresholds)}.</span>')
         self.verdict.show()
 
     def _history_selected(self) -> None:
@@ -231,11 +232,11 @@ class QuantPanel(QWidget):
     def show_run(self, run: QuantRun) -> None:
         """Plot and tabulate ``run``'s analysis."""
         self.current = run
-        self._bars = [r for r in run.layers_worst_first() if r["sqnr_db"] is not None]
+        self._bars = [r for r in run.layers_worst_first() if r.sqnr_db is not None]
         item = self.plot.getPlotItem()
         item.clear()
         if self._bars:
-            values = [r["sqnr_db"] for r in self._bars]
+            values = [r.sqnr_db or 0.0 for r in self._bars]
             low, high = min(values), max(values)
             brushes = [pg.mkBrush(sqnr_colour(v)) for v in values]
             item.addItem(pg.BarGraphItem(x=np.arange(len(values)), height=values, width=0.8,
@@ -245,28 +246,28 @@ class QuantPanel(QWidget):
                     colour, width=1, style=Qt.PenStyle.DashLine)))
             item.setXRange(-1, len(values), padding=0)
             item.setYRange(min(0.0, low), max(high, SQNR_SCALE[0][0]) * 1.05, padding=0)
-        self._show_verdict((run.analysis or {}).get("verdict"))
+        self._show_verdict(run.analysis.verdict if run.analysis else None)
         self.layers.setSortingEnabled(False)
         layers = run.layers_worst_first()
         self.layers.setRowCount(len(layers))
         for r, layer in enumerate(layers):
             cells: list[QTableWidgetItem] = [
-                QTableWidgetItem(layer["tensor"]), QTableWidgetItem(layer["node"]),
-                QTableWidgetItem(layer["op_type"]), NumericItem(layer["sqnr_db"], ".2f"),
-                NumericItem(layer["mse"], ".3g"), NumericItem(layer["max_abs"], ".3g"),
-                NumericItem(layer["cosine"], ".5f"),
-                NumericItem(layer["clipped_fraction"], ".2%")]
+                QTableWidgetItem(layer.tensor), QTableWidgetItem(layer.node),
+                QTableWidgetItem(layer.op_type), NumericItem(layer.sqnr_db, ".2f"),
+                NumericItem(layer.mse, ".3g"), NumericItem(layer.max_abs, ".3g"),
+                NumericItem(layer.cosine, ".5f"),
+                NumericItem(layer.clipped_fraction, ".2%")]
             for c, cell in enumerate(cells):
                 self.layers.setItem(r, c, cell)
         self.layers.setSortingEnabled(True)
         self.layers.sortItems(3, Qt.SortOrder.AscendingOrder)  # worst SQNR first
-        weights = (run.analysis or {}).get("weights", [])
+        weights = run.analysis.weights if run.analysis else []
         self.weights.setRowCount(len(weights))
-        for r, w in enumerate(sorted(weights, key=lambda w: w["sqnr_db"] or 0.0)):
-            cells = [QTableWidgetItem(w["tensor"]), NumericItem(w["sqnr_db"], ".2f"),
-                     NumericItem(w["max_abs"], ".3g"), NumericItem(w["scale_bound"], ".3g"),
-                     NumericItem(w["per_tensor_bound"], ".3g"),
-                     NumericItem(w["per_channel_bound_mean"], ".3g")]
+        for r, w in enumerate(sorted(weights, key=lambda w: w.sqnr_db or 0.0)):
+            cells = [QTableWidgetItem(w.tensor), NumericItem(w.sqnr_db, ".2f"),
+                     NumericItem(w.max_abs, ".3g"), NumericItem(w.scale_bound, ".3g"),
+                     NumericItem(w.per_tensor_bound, ".3g"),
+                     NumericItem(w.per_channel_bound_mean, ".3g")]
             for c, cell in enumerate(cells):
                 self.weights.setItem(r, c, cell)
         self._refresh_buttons()
@@ -286,8 +287,9 @@ class QuantPanel(QWidget):
             QToolTip.hideText()
             return
         r = self._bars[index]
-        QToolTip.showText(QCursor.pos(), f"{r['node']}\n{r['tensor']}\nSQNR {r['sqnr_db']:.2f} dB"
-                          f"  MSE {r['mse']:.3g}  cosine {_num(r['cosine'], '.5f')}", self.plot)
+        QToolTip.showText(QCursor.pos(), f"{r.node}\n{r.tensor}\nSQNR {_num(r.sqnr_db, '.2f')} dB"
+                          f"  MSE {_num(r.mse, '.3g')}  cosine {_num(r.cosine, '.5f')}",
+                          self.plot)
 
     def _clicked(self, event: Any) -> None:
         index = self.bar_at(event.scenePos())
@@ -296,7 +298,7 @@ class QuantPanel(QWidget):
 
     def choose_bar(self, index: int) -> None:
         """Select bar ``index``'s node in the graph and its row in the table."""
-        node = self._bars[index]["node"]
+        node = self._bars[index].node
         for r in range(self.layers.rowCount()):
             cell = self.layers.item(r, 1)
             if cell is not None and cell.text() == node:
@@ -319,8 +321,8 @@ class QuantPanel(QWidget):
         """The nodes of the ``n`` worst layers of the current run (real operators only)."""
         if self.current is None:
             return []
-        nodes = [r["node"] for r in self.current.layers_worst_first()
-                 if r["sqnr_db"] is not None and not r["node"].startswith("input:")]
+        nodes = [r.node for r in self.current.layers_worst_first()
+                 if r.sqnr_db is not None and not r.node.startswith("input:")]
         return list(dict.fromkeys(nodes))[:n]
 
     def _requantize(self) -> None:
@@ -330,19 +332,18 @@ class QuantPanel(QWidget):
     # ----- weights -----------------------------------------------------------------------------
     def _weight_selected(self) -> None:
         rows = {i.row() for i in self.weights.selectedItems()}
-        if len(rows) != 1 or self.current is None:
+        if len(rows) != 1 or self.current is None or self.current.analysis is None:
             return
         row = rows.pop()
         name_item = self.weights.item(row, 0)
         if name_item is None:
             return
-        info = next(w for w in self.current.analysis["weights"]  # type: ignore[index]
-                    if w["tensor"] == name_item.text())
+        info = next(w for w in self.current.analysis.weights if w.tensor == name_item.text())
         self.show_weight(info)
 
-    def show_weight(self, info: dict[str, Any]) -> None:
+    def show_weight(self, info: WeightError) -> None:
         """Histogram of a float weight with its quantization grid and clipping range."""
-        tensor = self.initializers.get(info["tensor"])
+        tensor = self.initializers.get(info.tensor)
         plot = self.weight_plot.getPlotItem()
         plot.clear()
         if tensor is None:
@@ -351,16 +352,16 @@ class QuantPanel(QWidget):
         counts, edges = weight_histogram(values, bins=128)
         plot.addItem(pg.PlotDataItem(edges, counts, stepMode="center", fillLevel=0,
                                      brush="#4f8fc0", pen=pg.mkPen("#2f5f80")))
-        step = 2 * info["scale_bound"]  # S: one quantization step of the model's scale
+        step = 2 * info.scale_bound  # S: one quantization step of the model's scale
         low, high = float(values.min()), float(values.max())
         if step > 0 and (high - low) / step <= 64:  # the grid, where it is readable
             for k in np.arange(np.floor(low / step), np.ceil(high / step) + 1):
                 plot.addItem(pg.InfiniteLine(k * step, pen=pg.mkPen("#bbbbbb", width=1)))
         for x in (low, high):  # the clipping range a per-tensor MinMax scale covers
             plot.addItem(pg.InfiniteLine(x, pen=pg.mkPen("#d32f2f", width=2)))
-        plot.setTitle(f"{info['tensor']}: S/2 per-tensor {info['per_tensor_bound']:.3g}, "
-                      f"per-channel mean {info['per_channel_bound_mean']:.3g}"
-                      f"{' (model is per-channel)' if info['per_channel'] else ''}")
+        plot.setTitle(f"{info.tensor}: S/2 per-tensor {info.per_tensor_bound:.3g}, "
+                      f"per-channel mean {info.per_channel_bound_mean:.3g}"
+                      f"{' (model is per-channel)' if info.per_channel else ''}")
 
     # ----- comparison and export ---------------------------------------------------------------
     def show_comparison(self) -> QDialog:
@@ -396,7 +397,8 @@ class QuantPanel(QWidget):
             path, _ = QFileDialog.getSaveFileName(self, "Export table", "layers.csv", "CSV (*.csv)")
         if not path or self.current is None:
             return None
-        write_layers_csv(Path(path), (self.current.analysis or {}).get("layers", []))
+        write_layers_csv(Path(path), self.current.analysis.layers if self.current.analysis
+                         else [])
         return path
 
 

@@ -52,10 +52,10 @@ def start_self_test(window: MainWindow, out_dir: str | None = None) -> None:
             finish(False, f"quantization {run.state.value}: {run.error}")
             return
         summary = run.summary()
-        agreement = summary["top1_agreement"]
-        _say(f"wrote {run.output} ({summary['size_bytes']:,} bytes); output SQNR "
-             f"{summary['output_sqnr_db']:.1f} dB; float top-1 {summary['float_top1']:.2%}, "
-             f"int8 top-1 {summary['quant_top1']:.2%}, agreement {agreement:.2%}")
+        agreement = summary.top1_agreement
+        _say(f"wrote {run.output} ({summary.size_bytes or 0:,} bytes); output SQNR "
+             f"{summary.output_sqnr_db or 0:.1f} dB; float top-1 {summary.float_top1 or 0:.2%}, "
+             f"int8 top-1 {summary.quant_top1 or 0:.2%}, agreement {agreement or 0:.2%}")
         if agreement is None or agreement < MIN_TOP1_AGREEMENT:
             finish(False, f"top-1 agreement {agreement} is below {MIN_TOP1_AGREEMENT:.0%}")
         else:

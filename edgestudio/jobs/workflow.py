@@ -18,11 +18,21 @@ from psygnal import Signal
 
 from edgestudio.core.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.data_source import DataSource
-from edgestudio.core.document import JobRecord, LatencyResults, ModelDocument, Overlay, OverlayKind
-from edgestudio.core.input_spec import InputSpecification
+from edgestudio.core.document import JobRecord, ModelDocument, Overlay, OverlayKind
 from edgestudio.core.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant_runs import QuantRun, RunState
 from edgestudio.core.recipes import InputsRecipe, Recipe, ShapesRecipe
+from edgestudio.core.results import (
+    Analysis,
+    ProviderProbe,
+    Quantization,
+    from_json,
+    latency_of,
+    profile_of,
+    providers_of,
+    shapes_of,
+    spec_of,
+)
 from edgestudio.jobs.runner import Job, JobState
 
 #: Runs a recipe in the background and returns its job; ``True`` marks the app's own jobs
@@ -42,12 +52,12 @@ class _Route:
 class Workflow:
     """Routes job outcomes into documents and chains quantize → analyse."""
 
-    providers_found = Signal(object)  # list of probe rows: {"provider", "works", "reason"}
+    providers_found = Signal(object)  # list[ProviderProbe]
 
     def __init__(self, submit: Submit) -> None:
         self._submit = submit
         self.documents: list[ModelDocument] = []
-        self.providers: list[dict[str, Any]] | None = None
+        self.providers: list[ProviderProbe] | None = None
         self._routes: dict[str, _Route] = {}
         self._probe: Job | None = None
 
@@ -124,7 +134,7 @@ class Workflow:
         if job is self._probe:
             self._probe = None
             if job.state is JobState.SUCCEEDED and job.report is not None:
-                self.providers = list(job.report.details["providers"])
+                self.providers = providers_of(job.report.details)
                 self.providers_found.emit(self.providers)
             return
         route = self._routes.pop(job.id, None)
@@ -139,20 +149,18 @@ class Workflow:
         elif isinstance(recipe, InputsRecipe):
             if ok:
                 assert job.report is not None
-                document.set_input_spec(InputSpecification.from_dict(job.report.details["spec"]))
+                document.set_input_spec(spec_of(job.report.details))
             else:
                 document.fail_input_spec(job.error or job.state.value)
         elif ok and isinstance(recipe, BenchRecipe):
             assert job.report is not None
-            details = job.report.details
-            document.set_latency(LatencyResults(list(details["results"]),
-                                                list(details.get("verdicts") or [])))
+            document.set_latency(latency_of(job.report.details))
         elif ok and isinstance(recipe, ShapesRecipe):
             assert job.report is not None
-            document.set_tensor_shapes(dict(job.report.details.get("shapes", {})))
+            document.set_tensor_shapes(shapes_of(job.report.details))
         elif ok and isinstance(recipe, ProfileRecipe):
             assert job.report is not None
-            document.set_profile({**job.report.details, "warnings": list(job.report.warnings)})
+            document.set_profile(profile_of(job.report.details, job.report.warnings))
 
     def _quant_outcome(self, document: ModelDocument, route: _Route, job: Job) -> None:
         run = route.run
@@ -161,7 +169,7 @@ class Workflow:
         if isinstance(job.recipe, AnalyzeRecipe):
             if ok:
                 assert job.report is not None
-                run.analysis = job.report.details
+                run.analysis = from_json(Analysis, job.report.details)
                 run.state = RunState.ANALYSED
                 document.update_run(run)
                 document.set_overlay(Overlay(OverlayKind.SQNR, run.number))
@@ -175,7 +183,7 @@ class Workflow:
             return
         assert job.report is not None
         run.output = job.report.output
-        run.quant_details = job.report.details
+        run.quantization = from_json(Quantization, job.report.details)
         run.state = RunState.QUANTIZED
         if route.analyze_on is not None and run.output:
             analysis = self.submit(AnalyzeRecipe(float_model=str(document.path),

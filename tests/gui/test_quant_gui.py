@@ -60,7 +60,7 @@ def test_quantize_analyze_select_exclude_requantize_compare(qtbot, window: MainW
     assert run.analysis is not None, run.error
     assert Path(run.output or "").exists()
     assert panel.history.item(0, 2).text() == "analysed"
-    assert len(panel._bars) == len([r for r in run.analysis["layers"] if r["sqnr_db"] is not None])
+    assert len(panel._bars) == len([r for r in run.analysis.layers if r.sqnr_db is not None])
     # the graph is coloured by SQNR with a legend
     assert not doc.graph_panel.view.legend.isHidden()
     assert "SQNR" in doc.graph_panel.view.legend.label.text()
@@ -70,21 +70,21 @@ def test_quantize_analyze_select_exclude_requantize_compare(qtbot, window: MainW
     qtbot.waitExposed(panel.plot)
     view_box = panel.plot.getPlotItem().getViewBox()
     worst = panel._bars[0]
-    scene_point = view_box.mapViewToScene(QPointF(0, worst["sqnr_db"] / 2))
+    scene_point = view_box.mapViewToScene(QPointF(0, worst.sqnr_db / 2))
     widget_point = panel.plot.mapFromScene(scene_point)
     with qtbot.waitSignal(panel.node_chosen, timeout=5000) as chosen:
         QTest.mouseClick(panel.plot.viewport(), Qt.MouseButton.LeftButton, pos=widget_point)
-    assert chosen.args == [worst["node"]]
+    assert chosen.args == [worst.node]
     graph = doc.graph_panel
-    assert graph.ir is not None and graph.ir.names[graph.view.selected] == worst["node"]
+    assert graph.ir is not None and graph.ir.names[graph.view.selected] == worst.node
 
     # exclude the worst layer and re-run
     panel.worst_n.setValue(1)
     panel.requantize_button.click()
-    assert worst["node"] in doc.excluded
-    assert graph.view.marked == [graph.ir.index_of(worst["node"])]
+    assert worst.node in doc.excluded
+    assert graph.view.marked == [graph.ir.index_of(worst.node)]
     second_form = window.findChild(QuantizeDialog)
-    assert second_form is not None and worst["node"] in second_form.exclude.text()
+    assert second_form is not None and worst.node in second_form.exclude.text()
     assert second_form.per_channel.isChecked()  # the base recipe is kept
     second_form.output.edit.setText(str(tmp_path / "second.onnx"))
     second_form.accept()
@@ -92,7 +92,7 @@ def test_quantize_analyze_select_exclude_requantize_compare(qtbot, window: MainW
     qtbot.waitUntil(lambda: second.analysis is not None or second.error is not None,
                     timeout=120_000)
     assert second.analysis is not None, second.error
-    assert second.recipe.exclude == (worst["node"],)
+    assert second.recipe.exclude == (worst.node,)
 
     # compare both runs side by side
     panel.history.selectAll()

@@ -20,6 +20,7 @@ from edgestudio.core.quant_recipes import QuantRecipe
 from edgestudio.core.quant_runs import RunState
 from edgestudio.core.recipes import InputsRecipe, Recipe
 from edgestudio.core.report import report_from_document, write_report
+from edgestudio.core.results import Analysis, Quantization, from_json, latency_of, to_json
 from edgestudio.core.summary import summarize_model
 from edgestudio.jobs.runner import Job
 from edgestudio.jobs.workflow import Workflow
@@ -32,6 +33,7 @@ class Queue:
     def __init__(self) -> None:
         self.pending: list[Job] = []
         self.started: list[Recipe] = []
+        self.finished: list[Job] = []
         self.workflow = Workflow(self.submit)
 
     def submit(self, recipe: Recipe, background: bool) -> Job:
@@ -45,6 +47,7 @@ class Queue:
             job = self.pending.pop(0)
             job.start()
             job.wait(300)
+            self.finished.append(job)
             self.workflow.job_finished(job)
 
 
@@ -88,8 +91,19 @@ def test_quantize_analyse_benchmark_chain_fills_the_document(model: Path, tmp_pa
     queue.workflow.submit(BenchRecipe(models=(str(model), str(tmp_path / "q.onnx")), runs=10,
                                       warmup=1))
     queue.drain()
-    assert len(document.latency.rows) == 2 and document.latency.rows[0]["median_ms"] > 0
+    assert len(document.latency.rows) == 2 and (document.latency.rows[0].median_ms or 0) > 0
     assert [j.title.split(":")[0] for j in document.jobs] == ["Quantize", "Analyze", "Benchmark"]
+
+    # the typed results hold every field the operations send (nothing dropped on the way)
+    details = {job.recipe.kind: job.report.details for job in queue.finished if job.report}
+    typed = {"quantize": to_json(from_json(Quantization, details["quantize"])),
+             "analyze": to_json(from_json(Analysis, details["analyze"])),
+             "bench": to_json(latency_of(details["bench"]))}
+    assert set(details["quantize"]) - {"recipe"} == set(typed["quantize"])
+    assert set(details["analyze"]) == set(typed["analyze"])
+    for part in ("layers", "weights", "outputs"):
+        assert set(details["analyze"][part][0]) == set(typed["analyze"][part][0]), part
+    assert set(details["bench"]["results"][0]) == set(typed["bench"]["rows"][0]) - {"error"}
 
 
 def test_a_failed_quantization_is_recorded_and_nothing_follows(model: Path,

@@ -82,7 +82,10 @@ def run_profile(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     for w in warnings:
         reporter.warn(w)
     reporter.stage("Predicting NNAPI / CoreML coverage", 0.85)
-    summary["mobile"] = mobile_coverage(Path(recipe.model))
+    mobile = mobile_coverage(Path(recipe.model))
+    if "error" in mobile:
+        summary["mobile_error"] = mobile.pop("error")
+    summary["mobile"] = mobile
     summary["placement_text"] = text
     summary["first_choice"] = provider
     summary["events"] = len(events)
