@@ -63,8 +63,8 @@ def main() -> None:
     dialog.grab().save(str(OUT / "convert.png"))
     dialog.reject()
 
-    from edgestudio.core.data_source import DataSource
-    from edgestudio.core.quant_recipes import QuantRecipe
+    from edgestudio.core.inputs.data_source import DataSource
+    from edgestudio.core.quant.quant_recipes import QuantRecipe
     from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION
 
     run = window.start_quantization(
@@ -84,7 +84,7 @@ def main() -> None:
     doc.show_panel("graph")
     spin(0.5)
     window.grab().save(str(OUT / "graph_sqnr.png"))
-    from edgestudio.core.bench_recipes import BenchRecipe, ProfileRecipe
+    from edgestudio.core.perf.bench_recipes import BenchRecipe, ProfileRecipe
 
     perf = doc.perf_panel
     bench = window.workflow.submit(BenchRecipe(

@@ -8,8 +8,8 @@ import pytest
 
 @pytest.mark.parametrize(
     "module",
-    ["edgestudio.core.summary", "edgestudio.core.model_io", "edgestudio.core.runtime_info",
-     "edgestudio.core.document", "edgestudio.core.workspace", "edgestudio.core.report",
+    ["edgestudio.core.model.summary", "edgestudio.core.model.model_io", "edgestudio.core.model.runtime_info",
+     "edgestudio.core.workspace.document", "edgestudio.core.workspace.workspace", "edgestudio.core.workspace.report",
      "edgestudio.jobs", "edgestudio.jobs.workflow", "edgestudio.cli.main",
      "edgestudio.__main__"],
 )

@@ -9,8 +9,8 @@ from typing import Any
 
 from edgestudio.cli.job_ui import add_data_args, data_source, execute_job
 from edgestudio.cli.output import print_table
-from edgestudio.core.quant_recipes import AnalyzeRecipe
-from edgestudio.core.quant_runs import write_layers_csv
+from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
+from edgestudio.core.quant.quant_runs import write_layers_csv
 from edgestudio.core.recipes import Tolerance
 from edgestudio.core.results import Analysis, from_json
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from edgestudio.cli.job_ui import add_input_args, execute_job, input_fields
 from edgestudio.cli.output import print_table
-from edgestudio.core.bench_recipes import OPT_LEVELS, BenchRecipe, ProbeRecipe, ProfileRecipe
-from edgestudio.core.providers import resolve_provider, short_name
+from edgestudio.core.perf.bench_recipes import OPT_LEVELS, BenchRecipe, ProbeRecipe, ProfileRecipe
+from edgestudio.core.perf.providers import resolve_provider, short_name
 from edgestudio.core.results import LatencyRow, latency_of, profile_of, providers_of
 
 

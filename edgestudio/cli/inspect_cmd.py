@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.formatting import human_bytes
-from edgestudio.core.runtime_info import runtime_info
+from edgestudio.core.model.runtime_info import runtime_info
 
 if TYPE_CHECKING:
+    from edgestudio.core.model.summary import ModelSummary
     from edgestudio.core.results import TensorShapes
-    from edgestudio.core.summary import ModelSummary
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -90,7 +90,7 @@ def _infer_shapes(model: str) -> TensorShapes:
 
 def run(args: argparse.Namespace) -> int:
     """Print the summary; exit 1 when the model has problems that stop it from running."""
-    from edgestudio.core.summary import summarize_file  # onnx: imported only when needed
+    from edgestudio.core.model.summary import summarize_file  # onnx: imported only when needed
 
     summary = summarize_file(args.model, runtime_info())
     shapes = _infer_shapes(args.model) if args.shapes else None

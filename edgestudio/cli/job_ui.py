@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from edgestudio.cli.output import JobProgress
-from edgestudio.core.data_source import DataSource
+from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.parsing import parse_data_source, parse_floats, parse_shape
 from edgestudio.core.recipes import Recipe, Tolerance
 from edgestudio.core.reports import JobReport

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from edgestudio.cli.job_ui import add_data_args, add_input_args, data_source, execute, input_fields
-from edgestudio.core.quant_recipes import QuantRecipe
+from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.recipe_options import add_options, values_from_args
 
 

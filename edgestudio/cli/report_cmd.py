@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from edgestudio.core import workspace
-from edgestudio.core.report import report_from_document, write_report
+from edgestudio.core.workspace import workspace
+from edgestudio.core.workspace.report import report_from_document, write_report
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

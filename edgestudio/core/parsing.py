@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from edgestudio.core.data_source import IMAGE_SUFFIXES, DataSource
+from edgestudio.core.inputs.data_source import IMAGE_SUFFIXES, DataSource
 from edgestudio.core.recipes import DimChange, TorchInput
 
 TORCH_DTYPES = ("float32", "float16", "float64", "int64", "int32", "bool")

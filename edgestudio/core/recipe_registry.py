@@ -8,9 +8,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from edgestudio.core.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
-from edgestudio.core.data_source import data_source_from_dict
-from edgestudio.core.quant_recipes import AnalyzeRecipe, QuantRecipe
+from edgestudio.core.inputs.data_source import data_source_from_dict
+from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
+from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.recipes import (
     ConvertRecipe,
     DiagnosticRecipe,

@@ -13,7 +13,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
-from edgestudio.core.data_source import DataSource
+from edgestudio.core.inputs.data_source import DataSource
 
 
 @dataclass(frozen=True)

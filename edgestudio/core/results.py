@@ -15,7 +15,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from edgestudio.core.input_spec import InputSpecification
+from edgestudio.core.inputs.input_spec import InputSpecification
 from edgestudio.core.verdicts import Verdict
 
 T = TypeVar("T")

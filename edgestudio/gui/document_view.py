@@ -1,7 +1,7 @@
 """One open model: its panels (Summary, Graph, Inputs, Quantization, Performance, Netron).
 
-The state lives in a Qt-free :class:`~edgestudio.core.document.ModelDocument`; this view builds
-the panels, which render it and change it through its methods.
+The state lives in a Qt-free :class:`~edgestudio.core.workspace.document.ModelDocument`; this
+view builds the panels, which render it and change it through its methods.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
-from edgestudio.core import input_memory
-from edgestudio.core.document import ModelDocument, Overlay, OverlayKind
-from edgestudio.core.providers import provider_colour, short_name
+from edgestudio.core.inputs import input_memory
+from edgestudio.core.perf.providers import provider_colour, short_name
+from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.gui.graph_panel import GraphPanel
 from edgestudio.gui.inputs_panel import InputsPanel
 from edgestudio.gui.model_loader import LoadedModel

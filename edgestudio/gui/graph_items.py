@@ -13,8 +13,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
-from edgestudio.core.graph_ir import GraphIR, NodeKind
-from edgestudio.core.layout import NODE_HEIGHT, NODE_WIDTH, Layout
+from edgestudio.core.model.graph_ir import GraphIR, NodeKind
+from edgestudio.core.model.layout import NODE_HEIGHT, NODE_WIDTH, Layout
 
 BATCH_SIZE = 256
 BLOCKS_PER_BATCH = 16
@@ -243,7 +243,7 @@ def build_items(geometry: GraphGeometry) -> tuple[list[NodeBatchItem], list[Edge
 
 def default_colours(ir: GraphIR) -> list[QColor]:
     """Fill colours by operator category."""
-    from edgestudio.core.op_categories import colour_of
+    from edgestudio.core.model.op_categories import colour_of
 
     cache: dict[str, QColor] = {}
     colours = []

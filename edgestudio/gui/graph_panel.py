@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgestudio.core.graph_ir import GraphIR, TensorInfo, build_graph_ir
-from edgestudio.core.layout import Layout, layered_layout
+from edgestudio.core.model.graph_ir import GraphIR, TensorInfo, build_graph_ir
+from edgestudio.core.model.layout import Layout, layered_layout
 from edgestudio.core.progress import CancelledError
 from edgestudio.core.recipes import ShapesRecipe
 from edgestudio.core.results import TensorShapes

@@ -38,8 +38,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgestudio.core.graph_ir import GraphIR, NodeKind
-from edgestudio.core.layout import Layout
+from edgestudio.core.model.graph_ir import GraphIR, NodeKind
+from edgestudio.core.model.layout import Layout
 from edgestudio.gui.graph_items import (
     GraphGeometry,
     NodeBatchItem,

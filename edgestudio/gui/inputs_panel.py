@@ -25,10 +25,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgestudio.core.document import ModelDocument
-from edgestudio.core.input_derivation import declared_inputs
-from edgestudio.core.input_spec import InputOverrides, InputSpecification
+from edgestudio.core.inputs.input_derivation import declared_inputs
+from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecification
 from edgestudio.core.recipes import InputsRecipe
+from edgestudio.core.workspace.document import ModelDocument
 
 COLUMNS = ["Input", "Type", "Declared shape", "Shape used", "Values", "Why"]
 SHAPE_COL, VALUES_COL = 3, 4

@@ -25,14 +25,14 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio import __version__
-from edgestudio.core import workspace
-from edgestudio.core.data_source import DataSource
+from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.preferences import Preferences
-from edgestudio.core.quant_recipes import QuantRecipe
-from edgestudio.core.quant_runs import QuantRun
+from edgestudio.core.quant.quant_recipes import QuantRecipe
+from edgestudio.core.quant.quant_runs import QuantRun
 from edgestudio.core.recipes import InputsRecipe, Recipe
-from edgestudio.core.report import report_from_document, write_report
 from edgestudio.core.results import ProviderProbe
+from edgestudio.core.workspace import workspace
+from edgestudio.core.workspace.report import report_from_document, write_report
 from edgestudio.gui.document_view import DocumentView
 from edgestudio.gui.forms.convert_form import ConvertDialog
 from edgestudio.gui.forms.export_form import ExportDialog

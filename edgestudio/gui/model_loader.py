@@ -10,9 +10,9 @@ import onnx
 from PySide6.QtCore import QObject, Signal
 
 from edgestudio.core.errors import ModelLoadError
-from edgestudio.core.model_io import load_model
-from edgestudio.core.runtime_info import runtime_info
-from edgestudio.core.summary import ModelSummary, summarize_model
+from edgestudio.core.model.model_io import load_model
+from edgestudio.core.model.runtime_info import runtime_info
+from edgestudio.core.model.summary import ModelSummary, summarize_model
 from edgestudio.gui.background import Background
 
 

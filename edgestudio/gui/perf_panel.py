@@ -33,17 +33,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgestudio.core.bench_recipes import OPT_LEVELS, BenchRecipe, ProfileRecipe
-from edgestudio.core.document import ModelDocument, Overlay, OverlayKind
-from edgestudio.core.edge_cloud import (
+from edgestudio.core.perf.bench_recipes import OPT_LEVELS, BenchRecipe, ProfileRecipe
+from edgestudio.core.perf.edge_cloud import (
     EdgeCloudInputs,
     break_even_payload_kb,
     cloud_total_ms,
     verdict,
 )
+from edgestudio.core.perf.providers import provider_colour, short_name
 from edgestudio.core.preferences import Preferences
-from edgestudio.core.providers import provider_colour, short_name
 from edgestudio.core.results import Latency, LatencyRow, Profile, ProviderProbe, to_json
+from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.gui.exporting import export_widget
 from edgestudio.gui.tables import NumericItem, results_table
 

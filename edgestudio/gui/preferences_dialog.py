@@ -16,8 +16,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from edgestudio.core.perf.providers import resolve_provider, short_name
 from edgestudio.core.preferences import THEMES, Preferences
-from edgestudio.core.providers import resolve_provider, short_name
 
 _KEY = "preferences"
 

@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.graph_ir import GraphIR, NodeKind, subgraphs
-from edgestudio.core.weights import read_weight, weight_histogram, weight_stats
+from edgestudio.core.model.graph_ir import GraphIR, NodeKind, subgraphs
+from edgestudio.core.model.weights import read_weight, weight_histogram, weight_stats
 from edgestudio.gui.tables import filled_table
 
 

@@ -28,11 +28,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgestudio.core.document import ModelDocument, Overlay, OverlayKind
-from edgestudio.core.quant_runs import QuantRun, compare, write_layers_csv
+from edgestudio.core.model.weights import read_weight, weight_histogram
+from edgestudio.core.quant.quant_runs import QuantRun, compare, write_layers_csv
 from edgestudio.core.results import LayerError, WeightError
 from edgestudio.core.verdicts import SQNR_SCALE, Verdict, sqnr_level
-from edgestudio.core.weights import read_weight, weight_histogram
+from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.gui.exporting import export_widget
 from edgestudio.gui.tables import NumericItem, _num, results_table
 

@@ -17,9 +17,9 @@ from pathlib import Path
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from edgestudio.core.data_source import DataSource
-from edgestudio.core.quant_recipes import QuantRecipe
-from edgestudio.core.quant_runs import QuantRun, RunState
+from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.quant.quant_recipes import QuantRecipe
+from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.gui.main_window import MainWindow
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
 

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.formatting import human_bytes, human_count
-from edgestudio.core.summary import ModelSummary, TensorSpec
+from edgestudio.core.model.summary import ModelSummary, TensorSpec
 from edgestudio.gui.tables import filled_table
 
 _MAX_BARS = 40  # beyond this the histogram lumps the rarest op types into "other"

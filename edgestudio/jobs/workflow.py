@@ -16,11 +16,10 @@ from typing import Any
 
 from psygnal import Signal
 
-from edgestudio.core.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
-from edgestudio.core.data_source import DataSource
-from edgestudio.core.document import JobRecord, ModelDocument, Overlay, OverlayKind
-from edgestudio.core.quant_recipes import AnalyzeRecipe, QuantRecipe
-from edgestudio.core.quant_runs import QuantRun, RunState
+from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
+from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
+from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.recipes import InputsRecipe, Recipe, ShapesRecipe
 from edgestudio.core.results import (
     Analysis,
@@ -32,6 +31,12 @@ from edgestudio.core.results import (
     providers_of,
     shapes_of,
     spec_of,
+)
+from edgestudio.core.workspace.document import (
+    JobRecord,
+    ModelDocument,
+    Overlay,
+    OverlayKind,
 )
 from edgestudio.jobs.runner import Job, JobState
 

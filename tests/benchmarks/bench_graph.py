@@ -13,9 +13,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import onnx
 
-from edgestudio.core.graph_ir import build_graph_ir
-from edgestudio.core.layout import layered_layout
-from edgestudio.core.model_io import load_model
+from edgestudio.core.model.graph_ir import build_graph_ir
+from edgestudio.core.model.layout import layered_layout
+from edgestudio.core.model.model_io import load_model
 from tests.graph_builders import conv_branches, transformer_like
 
 SIZES = (1_000, 5_000, 20_000, 50_000)

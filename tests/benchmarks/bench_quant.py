@@ -99,8 +99,8 @@ import onnxruntime  # same imports as the other side before the baseline
 from pathlib import Path
 from edgestudio.core.ops.analyze import run_analyze
 from edgestudio.core.progress import RecordingReporter
-from edgestudio.core.data_source import DataSource
-from edgestudio.core.quant_recipes import AnalyzeRecipe
+from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()
 report = run_analyze(AnalyzeRecipe(float_model=sys.argv[1], quant_model=sys.argv[2],

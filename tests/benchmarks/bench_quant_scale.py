@@ -51,8 +51,8 @@ print(json.dumps({"seconds": time.perf_counter() - start,
 
 OURS = """
 import json, sys, time
-from edgestudio.core.data_source import DataSource
-from edgestudio.core.quant_recipes import QuantRecipe
+from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.jobs.runner import run_job
 mode = sys.argv[4]
 start = time.perf_counter()

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from edgestudio.cli.main import build_parser
-from edgestudio.core.bench_recipes import BenchRecipe, ProfileRecipe
-from edgestudio.core.data_source import DataSource
-from edgestudio.core.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
+from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.perf.bench_recipes import BenchRecipe, ProfileRecipe
+from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
 from edgestudio.core.recipe_options import declared_options
 from edgestudio.core.recipe_registry import RECIPE_TYPES, recipe_from_dict
 from edgestudio.core.recipes import (

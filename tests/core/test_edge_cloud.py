@@ -2,7 +2,7 @@
 
 import pytest
 
-from edgestudio.core.edge_cloud import (
+from edgestudio.core.perf.edge_cloud import (
     EdgeCloudInputs,
     break_even_payload_kb,
     cloud_total_ms,

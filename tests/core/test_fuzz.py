@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from edgestudio.core.errors import ModelLoadError
-from edgestudio.core.summary import summarize_file
+from edgestudio.core.model.summary import summarize_file
 from tests import models
 
 MUTANTS = 600

@@ -8,8 +8,8 @@ import numpy as np
 import onnx
 import pytest
 
-from edgestudio.core.graph_ir import NodeKind, build_graph_ir
-from edgestudio.core.layout import NODE_WIDTH, layered_layout
+from edgestudio.core.model.graph_ir import NodeKind, build_graph_ir
+from edgestudio.core.model.layout import NODE_WIDTH, layered_layout
 from edgestudio.core.progress import CancelledError
 from tests import models
 from tests.graph_builders import conv_branches, transformer_like

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgestudio.core.input_derivation import derive_candidates
-from edgestudio.core.input_spec import InputOverrides, InputSpecError, InputSpecification
+from edgestudio.core.inputs.input_derivation import derive_candidates
+from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecError, InputSpecification
 from edgestudio.core.ops.input_probe import resolve_inputs
 from tests import models
 
@@ -111,7 +111,7 @@ def test_string_and_byte_image_inputs_get_values_of_their_kind(tmp_path: Path) -
 
 
 def test_unnamed_dims_show_as_question_marks() -> None:
-    from edgestudio.core.input_spec import InputEntry
+    from edgestudio.core.inputs.input_spec import InputEntry
 
     entry = InputEntry("x", "float32", (1, 3, 224, 224), declared=("x:0", 3, "?", "?"))
     assert entry.declared_text() == "[?, 3, ?, ?]"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from edgestudio.core.errors import ModelLoadError
-from edgestudio.core.model_io import load_model
-from edgestudio.core.summary import summarize_file
+from edgestudio.core.model.model_io import load_model
+from edgestudio.core.model.summary import summarize_file
 from tests.bad_models import CASES
 
 

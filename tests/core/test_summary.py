@@ -7,8 +7,8 @@ from pathlib import Path
 import onnx
 import pytest
 
-from edgestudio.core.runtime_info import RuntimeInfo, runtime_info
-from edgestudio.core.summary import summarize_file
+from edgestudio.core.model.runtime_info import RuntimeInfo, runtime_info
+from edgestudio.core.model.summary import summarize_file
 from tests import models
 from tests.bad_models import CASES
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from edgestudio.core.ops.analyze import is_class_scores
-from edgestudio.core.profile_parse import GraphNode, summarize_profile
+from edgestudio.core.perf.profile_parse import GraphNode, summarize_profile
 from edgestudio.core.verdicts import analysis_verdict, bench_verdicts, sqnr_level
 
 

@@ -11,8 +11,8 @@ from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLabel, QPushButton, QTableWidget
 
-from edgestudio.core.graph_ir import build_graph_ir
-from edgestudio.core.layout import layered_layout
+from edgestudio.core.model.graph_ir import build_graph_ir
+from edgestudio.core.model.layout import layered_layout
 from edgestudio.gui.graph_panel import GraphPanel
 from edgestudio.gui.graph_view import GraphView
 from edgestudio.gui.main_window import MainWindow

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from edgestudio.core import input_memory
-from edgestudio.core.bench_recipes import BenchRecipe
+from edgestudio.core.inputs import input_memory
+from edgestudio.core.perf.bench_recipes import BenchRecipe
 from edgestudio.gui.main_window import MainWindow
 from tests import models
 from tests.gui.conftest import open_and_wait

@@ -12,7 +12,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QImage
 from PySide6.QtWidgets import QMessageBox, QTableWidget
 
-from edgestudio.core.summary import summarize_file
+from edgestudio.core.model.summary import summarize_file
 from edgestudio.gui.main_window import MainWindow
 from tests.bad_models import CASES
 from tests.gui.conftest import open_and_wait

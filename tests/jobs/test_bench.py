@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgestudio.core.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
-from edgestudio.core.latency_stats import latency_stats
-from edgestudio.core.profile_parse import GraphNode, placement_summary, summarize_profile
+from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
+from edgestudio.core.perf.latency_stats import latency_stats
+from edgestudio.core.perf.profile_parse import GraphNode, placement_summary, summarize_profile
 from edgestudio.jobs.runner import JobState, run_job
 from edgestudio.resources import SAMPLE_MODEL
 from tests import models
@@ -126,7 +126,7 @@ def test_profile_parsing_maps_fused_kernels_and_fallbacks() -> None:
 def test_parsing_ten_thousand_events_is_quick(tmp_path: Path) -> None:
     import json
 
-    from edgestudio.core.profile_parse import load_events
+    from edgestudio.core.perf.profile_parse import load_events
 
     graph = [GraphNode(f"n{i}", "Add", (), (f"t{i}",)) for i in range(500)]
     events = [{"cat": "Node", "name": f"n{i % 500}_kernel_time", "dur": 5,

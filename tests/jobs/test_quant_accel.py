@@ -48,7 +48,7 @@ STATIC = {
 
 class _Reader:
     def __init__(self, model: onnx.ModelProto, count: int = 4) -> None:
-        from edgestudio.core.input_derivation import derive_candidates
+        from edgestudio.core.inputs.input_derivation import derive_candidates
 
         spec = next(derive_candidates(model))
         self.samples = [spec.feeds(seed) for seed in range(count)]
@@ -151,8 +151,8 @@ def test_a_changed_function_falls_back_to_stock(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_quantize_job_reports_progress_node_by_node(tmp_path: Path) -> None:
-    from edgestudio.core.data_source import DataSource
-    from edgestudio.core.quant_recipes import QuantRecipe
+    from edgestudio.core.inputs.data_source import DataSource
+    from edgestudio.core.quant.quant_recipes import QuantRecipe
     from edgestudio.jobs.runner import JobState, run_job
 
     src = models.save(graph_builders.residual_mlp(400), tmp_path / "mlp.onnx")

@@ -9,11 +9,11 @@ import numpy as np
 import onnx
 import pytest
 
-from edgestudio.core.calib_data import DataError, open_samples
-from edgestudio.core.data_source import DataSource
+from edgestudio.core.inputs.calib_data import DataError, open_samples
+from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.ops.analyze import run_analyze
 from edgestudio.core.progress import RecordingReporter
-from edgestudio.core.quant_recipes import AnalyzeRecipe, QuantRecipe, check_rules
+from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe, check_rules
 from edgestudio.jobs.runner import JobState, run_job
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
 from tests import models

@@ -11,9 +11,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from edgestudio.core.data_source import DataSource
+from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.ops.result_gate import run_in_process, run_isolated
-from edgestudio.core.quant_recipes import QuantRecipe
+from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.jobs.runner import JobState, run_job
 from tests import models
 from tests.cli.test_job_commands import run_cli

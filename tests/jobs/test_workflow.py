@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from edgestudio.core import workspace
-from edgestudio.core.bench_recipes import BenchRecipe
-from edgestudio.core.data_source import DataSource
-from edgestudio.core.document import ModelDocument, OverlayKind
-from edgestudio.core.input_spec import InputOverrides
-from edgestudio.core.quant_recipes import QuantRecipe
-from edgestudio.core.quant_runs import RunState
+from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.inputs.input_spec import InputOverrides
+from edgestudio.core.model.summary import summarize_model
+from edgestudio.core.perf.bench_recipes import BenchRecipe
+from edgestudio.core.quant.quant_recipes import QuantRecipe
+from edgestudio.core.quant.quant_runs import RunState
 from edgestudio.core.recipes import InputsRecipe, Recipe
-from edgestudio.core.report import report_from_document, write_report
 from edgestudio.core.results import Analysis, Quantization, from_json, latency_of, to_json
-from edgestudio.core.summary import summarize_model
+from edgestudio.core.workspace import workspace
+from edgestudio.core.workspace.document import ModelDocument, OverlayKind
+from edgestudio.core.workspace.report import report_from_document, write_report
 from edgestudio.jobs.runner import Job
 from edgestudio.jobs.workflow import Workflow
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL

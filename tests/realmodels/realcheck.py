@@ -27,12 +27,12 @@ from pathlib import Path
 
 import onnx
 
-from edgestudio.core.bench_recipes import BenchRecipe, ProfileRecipe
-from edgestudio.core.data_source import DataSource
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.quant_recipes import AnalyzeRecipe, QuantRecipe
+from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.model.summary import summarize_file
+from edgestudio.core.perf.bench_recipes import BenchRecipe, ProfileRecipe
+from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.recipes import ConvertRecipe, DimChange, Recipe
-from edgestudio.core.summary import summarize_file
 from edgestudio.jobs.runner import Job, JobState, run_job
 from tests.realmodels.corpus import SKIP_REASON, RealModel, available
 

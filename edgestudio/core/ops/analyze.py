@@ -18,11 +18,11 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from edgestudio.core.calib_data import open_samples
+from edgestudio.core.inputs.calib_data import open_samples
 from edgestudio.core.ops.convert import load_full_model
 from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.progress import Reporter
-from edgestudio.core.quant_recipes import AnalyzeRecipe
+from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
 from edgestudio.core.recipes import Recipe
 from edgestudio.core.reports import JobReport
 from edgestudio.core.verdicts import analysis_verdict

@@ -10,12 +10,12 @@ import numpy as np
 import onnx
 
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.latency_stats import latency_stats
+from edgestudio.core.model.opsets import quantized_ops_in
 from edgestudio.core.ops.convert import load_full_model
 from edgestudio.core.ops.input_probe import job_inputs
-from edgestudio.core.opsets import quantized_ops_in
+from edgestudio.core.perf.latency_stats import latency_stats
+from edgestudio.core.perf.providers import package_for
 from edgestudio.core.progress import Reporter
-from edgestudio.core.providers import package_for
 from edgestudio.core.recipes import Recipe
 from edgestudio.core.reports import JobReport
 from edgestudio.core.verdicts import bench_verdicts
@@ -100,7 +100,7 @@ def time_session(session: Any, feeds: dict[str, np.ndarray], warmup: int, runs: 
 def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     """Benchmark every configuration of ``recipe``; unavailable providers become rows with a
     reason, not a failure."""
-    from edgestudio.core.bench_recipes import BenchRecipe
+    from edgestudio.core.perf.bench_recipes import BenchRecipe
 
     assert isinstance(recipe, BenchRecipe)
     if not recipe.models:

@@ -6,16 +6,16 @@ from pathlib import Path
 
 import onnx
 
-from edgestudio.core.conversion_plan import (
+from edgestudio.core.convert.conversion_plan import (
     apply_dim_changes,
     io_dims,
     plan_dim_changes,
     plan_opset_conversion,
 )
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.external_data import check_external_data
-from edgestudio.core.input_spec import InputSpecError, InputSpecification
-from edgestudio.core.model_io import load_model
+from edgestudio.core.inputs.input_spec import InputSpecError, InputSpecification
+from edgestudio.core.model.external_data import check_external_data
+from edgestudio.core.model.model_io import load_model
 from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.ops.validate import (
     check_against,

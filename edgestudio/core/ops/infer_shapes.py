@@ -10,8 +10,8 @@ from pathlib import Path
 
 import onnx
 
-from edgestudio.core.graph_ir import collect_tensor_info
-from edgestudio.core.model_io import load_model
+from edgestudio.core.model.graph_ir import collect_tensor_info
+from edgestudio.core.model.model_io import load_model
 from edgestudio.core.progress import Reporter
 from edgestudio.core.recipes import Recipe, ShapesRecipe
 from edgestudio.core.reports import JobReport

@@ -17,9 +17,13 @@ from typing import Any
 import numpy as np
 import onnx
 
-from edgestudio.core.data_source import DataSource
-from edgestudio.core.input_derivation import derive_candidates, describe_failure, spec_from_sample
-from edgestudio.core.input_spec import InputOverrides, InputSpecError, InputSpecification
+from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.inputs.input_derivation import (
+    derive_candidates,
+    describe_failure,
+    spec_from_sample,
+)
+from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecError, InputSpecification
 from edgestudio.core.ops.validate import short
 from edgestudio.core.paths import cache_dir, file_hash
 from edgestudio.core.progress import Reporter
@@ -128,7 +132,7 @@ def resolve_inputs(model_path: Path, model: onnx.ModelProto | None = None,
 
         model = load_full_model(model_path)
     if data is not None:
-        from edgestudio.core.calib_data import open_samples
+        from edgestudio.core.inputs.calib_data import open_samples
 
         samples = open_samples(data, model)
         sample = next(iter(samples), None)

@@ -15,7 +15,7 @@ from edgestudio.core.ops.bench import (
 )
 from edgestudio.core.ops.convert import load_full_model
 from edgestudio.core.ops.input_probe import job_inputs
-from edgestudio.core.profile_parse import (
+from edgestudio.core.perf.profile_parse import (
     GraphNode,
     load_events,
     placement_summary,
@@ -55,7 +55,7 @@ def mobile_coverage(model_path: Path) -> dict[str, Any]:
 
 def run_profile(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     """Profile ``recipe.model`` on its first provider and summarise the trace."""
-    from edgestudio.core.bench_recipes import ProfileRecipe
+    from edgestudio.core.perf.bench_recipes import ProfileRecipe
 
     assert isinstance(recipe, ProfileRecipe)
     provider = recipe.providers[0]

@@ -18,19 +18,19 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from edgestudio.core.calib_data import ReplayReader, open_samples
-from edgestudio.core.conversion_plan import model_opset
+from edgestudio.core.convert.conversion_plan import model_opset
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.external_data import check_external_data
-from edgestudio.core.input_spec import InputSpecError
-from edgestudio.core.model_io import load_model
+from edgestudio.core.inputs.calib_data import ReplayReader, open_samples
+from edgestudio.core.inputs.input_spec import InputSpecError
+from edgestudio.core.model.external_data import check_external_data
+from edgestudio.core.model.model_io import load_model
+from edgestudio.core.model.opsets import iter_nodes, quantized_ops_in
 from edgestudio.core.ops.convert import load_full_model, save_model
 from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.ops.quant_accel import accelerated
 from edgestudio.core.ops.result_gate import run_in_process, run_isolated
-from edgestudio.core.opsets import iter_nodes, quantized_ops_in
 from edgestudio.core.progress import Reporter
-from edgestudio.core.quant_recipes import STATIC_MODES, QuantRecipe, check_rules
+from edgestudio.core.quant.quant_recipes import STATIC_MODES, QuantRecipe, check_rules
 from edgestudio.core.recipes import Recipe
 from edgestudio.core.reports import JobReport
 
@@ -338,7 +338,7 @@ def _int4(recipe: QuantRecipe, src: Path, out: Path, samples: object,
     onnx.save(quantizer.model.model, str(out))
 
 
-#: The onnxruntime call of each mode of :data:`~edgestudio.core.quant_recipes.QUANT_MODES`
+#: The onnxruntime call of each mode of :data:`~edgestudio.core.quant.quant_recipes.QUANT_MODES`
 #: (a test checks that every mode has one).
 QUANTIZERS: dict[str, Callable[[QuantRecipe, Path, Path, object, Reporter], None]] = {
     "dynamic": _dynamic, "qdq": _static, "qoperator": _static, "fp16": _fp16, "int4": _int4,

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from edgestudio.core.input_spec import InputSpecification
+from edgestudio.core.inputs.input_spec import InputSpecification
 from edgestudio.core.reports import CheckCase, EquivalenceCheck, OutputCheck
 
 Feeds = dict[str, np.ndarray]

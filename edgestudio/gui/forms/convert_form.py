@@ -20,10 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgestudio.core.conversion_plan import io_dims, plan_dim_changes, plan_opset_conversion
+from edgestudio.core.convert.conversion_plan import io_dims, plan_dim_changes, plan_opset_conversion
+from edgestudio.core.model.summary import ModelSummary
 from edgestudio.core.parsing import parse_dim_value
 from edgestudio.core.recipes import ConvertRecipe, DimChange
-from edgestudio.core.summary import ModelSummary
 from edgestudio.gui.forms.common import (
     JobDialog,
     PathPicker,

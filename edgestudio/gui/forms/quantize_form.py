@@ -21,10 +21,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgestudio.core.conversion_plan import model_opset
-from edgestudio.core.data_source import DataSource
+from edgestudio.core.convert.conversion_plan import model_opset
+from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.parsing import parse_data_source, parse_floats
-from edgestudio.core.quant_recipes import (
+from edgestudio.core.quant.quant_recipes import (
     CALIB_METHODS,
     QUANT_MODES,
     QUANT_TYPES,

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from edgestudio.core.providers import provider_colour, short_name
+from edgestudio.core.perf.providers import provider_colour, short_name
 from edgestudio.core.results import LatencyRow, LayerError
 from edgestudio.core.verdicts import SQNR_SCALE, sqnr_level
 

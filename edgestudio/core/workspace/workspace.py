@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edgestudio.core.document import JobRecord, ModelDocument, Overlay
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.input_spec import InputOverrides, InputSpecification
+from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecification
 from edgestudio.core.paths import data_dir, file_hash, write_atomically
-from edgestudio.core.quant_runs import QuantRun
+from edgestudio.core.quant.quant_runs import QuantRun
 from edgestudio.core.results import Latency, Profile, from_json, to_json
+from edgestudio.core.workspace.document import JobRecord, ModelDocument, Overlay
 
 FORMAT = "edgestudio-workspace"
 VERSION = 1

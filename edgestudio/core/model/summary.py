@@ -14,16 +14,16 @@ from typing import Any
 
 import onnx
 
-from edgestudio.core.dtypes import dtype_bits, dtype_name
 from edgestudio.core.errors import ModelLoadError
-from edgestudio.core.external_data import (
+from edgestudio.core.model.dtypes import dtype_bits, dtype_name
+from edgestudio.core.model.external_data import (
     ExternalDataFile,
     check_external_data,
     external_refs,
     iter_graph_tensors,
 )
-from edgestudio.core.model_io import load_model
-from edgestudio.core.opsets import (
+from edgestudio.core.model.model_io import load_model
+from edgestudio.core.model.opsets import (
     DEFAULT_DOMAIN,
     RUNTIME_DOMAINS,
     iter_nodes,
@@ -32,7 +32,7 @@ from edgestudio.core.opsets import (
     normalise_domain,
     unknown_operators,
 )
-from edgestudio.core.runtime_info import RuntimeInfo
+from edgestudio.core.model.runtime_info import RuntimeInfo
 
 Dim = int | str | None  # a fixed size, a symbolic name, or unknown
 
@@ -130,7 +130,7 @@ def summarize_model(
     Parameters
     ----------
     model
-        The model as parsed by :func:`edgestudio.core.model_io.load_model`.
+        The model as parsed by :func:`edgestudio.core.model.model_io.load_model`.
     path
         Where it was read from (for file size and external data).
     runtime

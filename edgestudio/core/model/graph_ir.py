@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx
 
-from edgestudio.core.dtypes import dtype_name
+from edgestudio.core.model.dtypes import dtype_name
 
 
 class NodeKind(enum.IntEnum):

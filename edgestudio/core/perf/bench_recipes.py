@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from edgestudio.core.data_source import DataSource
-from edgestudio.core.providers import short_name
+from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.perf.providers import short_name
 from edgestudio.core.recipes import Recipe, input_args
 
 OPT_LEVELS = ("all", "extended", "basic", "disabled")

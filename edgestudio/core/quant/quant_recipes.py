@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from edgestudio.core.data_source import DataSource
+from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.recipe_options import declared_options, option, option_argv
 from edgestudio.core.recipes import Recipe, Tolerance, input_args
 

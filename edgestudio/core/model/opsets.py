@@ -7,7 +7,7 @@ from functools import lru_cache
 import onnx
 import onnx.defs
 
-from edgestudio.core.op_categories import QUANTIZED_OPS
+from edgestudio.core.model.op_categories import QUANTIZED_OPS
 
 DEFAULT_DOMAIN = "ai.onnx"
 

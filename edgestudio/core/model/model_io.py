@@ -127,7 +127,7 @@ def load_model(path: str | Path) -> onnx.ModelProto:
 
 def _check_text(model: onnx.ModelProto, name: str) -> None:
     """Refuse names that are not UTF-8 text (protobuf then hands out bytes, not str)."""
-    from edgestudio.core.opsets import iter_nodes
+    from edgestudio.core.model.opsets import iter_nodes
 
     graph = model.graph
     values = [*graph.input, *graph.output, *graph.value_info]

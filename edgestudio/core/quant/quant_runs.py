@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edgestudio.core.quant_recipes import QuantRecipe
+from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.recipe_registry import recipe_from_dict
 from edgestudio.core.results import Analysis, LayerError, Quantization, from_json, to_json
 

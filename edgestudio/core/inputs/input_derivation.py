@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import onnx
 
-from edgestudio.core.input_spec import (
+from edgestudio.core.inputs.input_spec import (
     Domain,
     Feeds,
     InputEntry,
@@ -23,7 +23,7 @@ from edgestudio.core.input_spec import (
     InputSpecError,
     InputSpecification,
 )
-from edgestudio.core.opsets import iter_nodes
+from edgestudio.core.model.opsets import iter_nodes
 
 # Ops through which an input keeps its meaning (an index stays an index after a Cast).
 _PASSTHROUGH = frozenset({"Cast", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity",

@@ -1,8 +1,8 @@
 """A self-contained HTML report (and its JSON twin) of everything done to one model.
 
-Rendered from a :class:`~edgestudio.core.document.ModelDocument` — the window's open model or a
-workspace read by ``edgestudio report`` — so both give the same report. Charts are inline SVG
-(:mod:`edgestudio.core.charts`): the file opens anywhere, offline.
+Rendered from a :class:`~edgestudio.core.workspace.document.ModelDocument` — the window's open
+model or a workspace read by ``edgestudio report`` — so both give the same report. Charts are
+inline SVG (:mod:`edgestudio.core.workspace.charts`): the file opens anywhere, offline.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edgestudio.core.charts import latency_chart, sqnr_chart
-from edgestudio.core.document import JobRecord, ModelDocument
 from edgestudio.core.paths import write_atomically
-from edgestudio.core.quant_runs import QuantRun
+from edgestudio.core.quant.quant_runs import QuantRun
 from edgestudio.core.results import Latency, Profile, to_json
+from edgestudio.core.workspace.charts import latency_chart, sqnr_chart
+from edgestudio.core.workspace.document import JobRecord, ModelDocument
 
 SECTIONS = ("summary", "jobs", "quantization", "latency", "profile", "commands")
 

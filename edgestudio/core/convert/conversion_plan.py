@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from edgestudio.core.opsets import (
+from edgestudio.core.model.opsets import (
     DEFAULT_DOMAIN,
     iter_nodes,
     normalise_domain,

@@ -4,8 +4,9 @@ One :class:`ModelDocument` per open model holds its state — the inputs it is f
 kept in float, the quantization runs with their analyses, benchmark and profile results, the jobs
 run on it, and which overlay colours its graph. It says what changed through psygnal signals
 (Qt-like signals without Qt), so panels subscribe and render while the workflow
-(:mod:`edgestudio.jobs.workflow`), the workspace file (:mod:`edgestudio.core.workspace`) and the
-report (:mod:`edgestudio.core.report`) work on the same object in tests and in the CLI.
+(:mod:`edgestudio.jobs.workflow`), the workspace file
+(:mod:`edgestudio.core.workspace.workspace`) and the report
+(:mod:`edgestudio.core.workspace.report`) work on the same object in tests and in the CLI.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from typing import Any
 
 from psygnal import Signal
 
-from edgestudio.core.input_spec import InputOverrides, InputSpecification
-from edgestudio.core.quant_runs import QuantRun
+from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecification
+from edgestudio.core.quant.quant_runs import QuantRun
 from edgestudio.core.results import Latency, Profile
 
 

@@ -14,10 +14,14 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from edgestudio.core.data_source import IMAGE_SUFFIXES, DataSource
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.input_derivation import DeclaredInput, declared_inputs, derive_candidates
-from edgestudio.core.input_spec import InputSpecification
+from edgestudio.core.inputs.data_source import IMAGE_SUFFIXES, DataSource
+from edgestudio.core.inputs.input_derivation import (
+    DeclaredInput,
+    declared_inputs,
+    derive_candidates,
+)
+from edgestudio.core.inputs.input_spec import InputSpecification
 
 SYNTHETIC_DEFAULT = 32
 Sample = dict[str, np.ndarray]

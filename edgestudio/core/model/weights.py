@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from edgestudio.core.external_data import external_refs, resolve_location
+from edgestudio.core.model.external_data import external_refs, resolve_location
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""Opset and axis conversion planning."""

@@ -1,0 +1,1 @@
+"""What jobs feed a model: the input specification, data sources, calibration data."""

@@ -1,0 +1,1 @@
+"""The model file: reading it safely, its summary, graph IR and layout, opsets."""

@@ -1,0 +1,1 @@
+"""Benchmarks and profiles: recipes, statistics, providers, edge vs cloud."""

@@ -1,0 +1,1 @@
+"""The open model as a document, saved as a workspace, rendered as a report."""
