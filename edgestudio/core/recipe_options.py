@@ -34,6 +34,12 @@ class Option:
         The modes of the recipe that use the field (None: every mode).
     metavar
         The placeholder shown in ``--help`` for a value.
+    label, group, placeholder, minimum, maximum
+        How the form shows it: the row's label, the box it sits in, the hint in an empty text
+        field, a number's bounds.
+    ort
+        The ``extra_options`` key onnxruntime's quantizer reads the value from, when the value
+        goes there as is.
     """
 
     flag: str
@@ -41,6 +47,12 @@ class Option:
     choices: tuple[str, ...] | None = None
     modes: tuple[str, ...] | None = None
     metavar: str | None = None
+    label: str = ""
+    group: str = ""
+    placeholder: str = ""
+    minimum: float | None = None
+    maximum: float | None = None
+    ort: str | None = None
 
     def used_in(self, mode: str) -> bool:
         """True when ``mode`` uses this field."""
@@ -48,10 +60,11 @@ class Option:
 
 
 def option(default: Any, flag: str, help: str, choices: Sequence[str] | None = None,
-           modes: Sequence[str] | None = None, metavar: str | None = None) -> Any:
-    """A dataclass field with its :class:`Option` declaration (use as a field's default)."""
+           modes: Sequence[str] | None = None, **form: Any) -> Any:
+    """A dataclass field with its :class:`Option` declaration (use as a field's default);
+    ``form`` takes the other :class:`Option` fields (label, group, metavar, …)."""
     declared = Option(flag, help, tuple(choices) if choices else None,
-                      tuple(modes) if modes is not None else None, metavar)
+                      tuple(modes) if modes is not None else None, **form)
     return dataclasses.field(default=default, metadata={FIELD_OPTION: declared})
 
 

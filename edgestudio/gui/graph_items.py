@@ -38,6 +38,12 @@ class GraphGeometry:
             [t for t in ir.node_inputs[i] if t in ir.initializer_names]
             for i in range(ir.node_count)
         ]
+        self.label_room = _label_room(self.x, self.y)
+        # Folded constants each node reads (Constant nodes and chains computed from weights).
+        self.constants = [
+            [t for t in ir.node_inputs[i] if t in ir.constants]
+            for i in range(ir.node_count)
+        ]
 
     def node_at(self, point: QPointF) -> int | None:
         """The node under ``point`` (scene coordinates), if any."""
@@ -46,6 +52,19 @@ class GraphGeometry:
         hit = np.flatnonzero((np.abs(self.x - point.x()) <= NODE_WIDTH / 2)
                              & (np.abs(self.y - point.y()) <= NODE_HEIGHT / 2))
         return int(hit[0]) if len(hit) else None
+
+
+def _label_room(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """How wide each node's output label may be: up to the next node to its right on the same
+    row (labels start at the node's centre), unbounded at the end of a row."""
+    room = np.full(len(x), np.inf)
+    if not len(x):
+        return room
+    order = np.lexsort((x, y))
+    same_row = y[order][1:] == y[order][:-1]
+    gaps = x[order][1:] - x[order][:-1] - 10
+    room[order[:-1][same_row]] = gaps[same_row]
+    return room
 
 
 class NodeBatchItem(QGraphicsItem):
@@ -152,13 +171,19 @@ class NodeBatchItem(QGraphicsItem):
                              Qt.AlignmentFlag.AlignCenter,
                              metrics.elidedText(subtitle, Qt.TextElideMode.ElideMiddle,
                                                 int(inner.width())))
-            if geo.weights[i]:  # initializers feeding this node: a small badge
-                badge = QRectF(rect.right() - 20, rect.top() - 7, 24, 14)
+            # Small badges: weights feeding this node (W), folded constants (C).
+            right = rect.right() + 4
+            for names, letter, fill, ink in ((geo.weights[i], "W", "#fff3c4", "#5a4500"),
+                                             (geo.constants[i], "C", "#dde7f3", "#23415f")):
+                if not names:
+                    continue
+                badge = QRectF(right - 24, rect.top() - 7, 24, 14)
                 painter.setPen(QPen(QColor("#202020"), 0.6))
-                painter.setBrush(QColor("#fff3c4"))
+                painter.setBrush(QColor(fill))
                 painter.drawRoundedRect(badge, 7, 7)
-                painter.setPen(QColor("#5a4500"))
-                painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, f"W{len(geo.weights[i])}")
+                painter.setPen(QColor(ink))
+                painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, f"{letter}{len(names)}")
+                right -= 27
 
 
 class EdgeBatchItem(QGraphicsItem):
@@ -177,7 +202,7 @@ class EdgeBatchItem(QGraphicsItem):
         self._bounds = QRectF(float(xs.min()) - 2, float(ys.min()),
                               float(xs.max() - xs.min()) + 124, float(ys.max() - ys.min()) + 16)
         self.path: QPainterPath | None = None
-        self.labels: list[tuple[QPointF, str]] = []  # (where, tensor name)
+        self.labels: list[tuple[QPointF, str, float]] = []  # (where, tensor, room in pixels)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
         self.setZValue(-1)
 
@@ -186,6 +211,7 @@ class EdgeBatchItem(QGraphicsItem):
         x, y = self.geometry.x, self.geometry.y
         half = NODE_HEIGHT / 2
         path = QPainterPath()
+        labelled: set[tuple[int, str]] = set()
         for e in self.edges.tolist():
             s, d = int(ir.edge_src[e]), int(ir.edge_dst[e])
             start = QPointF(float(x[s]), float(y[s]) + half)
@@ -194,7 +220,10 @@ class EdgeBatchItem(QGraphicsItem):
             path.moveTo(start)
             path.cubicTo(QPointF(start.x(), start.y() + bend),
                          QPointF(end.x(), end.y() - bend), end)
-            self.labels.append((QPointF(start.x() + 4, start.y() + 12), ir.edge_tensor[e]))
+            if (s, ir.edge_tensor[e]) not in labelled:  # a tensor is labelled once, at its source
+                labelled.add((s, ir.edge_tensor[e]))
+                self.labels.append((QPointF(start.x() + 4, start.y() + 12), ir.edge_tensor[e],
+                                    float(self.geometry.label_room[s])))
         self.path = path
         return path
 
@@ -220,10 +249,15 @@ class EdgeBatchItem(QGraphicsItem):
             painter.setPen(QColor("#4a4a4a"))
             exposed = option.exposedRect
             info = self.geometry.ir.tensor_info  # looked up now: shapes may arrive later
-            for point, tensor in self.labels:
+            metrics = painter.fontMetrics()
+            for point, tensor, room in self.labels:
                 if exposed.contains(point):
                     known = info.get(tensor)
-                    painter.drawText(point, known.text() if known else tensor)
+                    text = known.text() if known else tensor
+                    if room < 1e6:  # shortened so that it never runs into its neighbour's
+                        text = metrics.elidedText(text, Qt.TextElideMode.ElideMiddle,
+                                                  max(int(room), 24))
+                    painter.drawText(point, text)
 
 
 def build_items(geometry: GraphGeometry) -> tuple[list[NodeBatchItem], list[EdgeBatchItem]]:

@@ -10,6 +10,7 @@ import onnx
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QCheckBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -32,12 +33,12 @@ from edgestudio.gui.graph_view import GraphView
 from edgestudio.gui.properties_panel import PropertiesPanel
 
 
-def _layout_work(graph: onnx.GraphProto) -> Work:
+def _layout_work(graph: onnx.GraphProto, fold_constants: bool) -> Work:
     """Build the IR and its layout (on a pool thread), stopping early when cancelled."""
 
     def work(progress: Callable[[float], None],
              cancelled: Callable[[], bool]) -> tuple[GraphIR, Layout]:
-        ir = build_graph_ir(graph)
+        ir = build_graph_ir(graph, fold_constants=fold_constants)
         return ir, layered_layout(ir.node_count, ir.edge_src, ir.edge_dst, progress=progress,
                                   cancelled=cancelled)
 
@@ -64,6 +65,10 @@ class GraphPanel(QWidget):
         self.error: str | None = None
         self._hits: list[int] = []
         self._hit = -1
+        self._keep_selection: str | None = None
+        self._generation = 0
+        self._shapes_asked = False
+        self._shapes: TensorShapes | None = None  # inferred once, applied to every layout
 
         self.view = GraphView()
         self.properties = PropertiesPanel(model_path.parent if model_path else Path("."))
@@ -91,6 +96,20 @@ class GraphPanel(QWidget):
         whole = QPushButton("Whole graph")
         whole.setToolTip("Zoom out until everything is in the window (A in the graph)")
         whole.clicked.connect(self.view.fit_all)
+        self.constants_toggle = QCheckBox("Constants as nodes")
+        self.constants_toggle.setObjectName("show_constants")
+        self.constants_toggle.setToolTip(
+            "Draw Constant nodes and the chains that only compute from weights (Cast, Reshape, "
+            "weight dequantization, …) as nodes. Off: they are folded into the node that uses "
+            "them, shown as a C badge, their values in the properties.")
+        self.constants_toggle.toggled.connect(self._relayout)
+        self.minimap_toggle = QCheckBox("Minimap")
+        self.minimap_toggle.setObjectName("show_minimap")
+        self.minimap_toggle.setChecked(True)
+        self.minimap_toggle.setToolTip("A thumbnail of the whole graph beside it when part is out "
+                                       "of sight; click or drag in it to move (M)")
+        self.minimap_toggle.toggled.connect(self.view.show_minimap)
+        self.view.minimap_toggled.connect(self.minimap_toggle.setChecked)
         self.status = QLabel("")
         bar = QHBoxLayout()
         bar.addWidget(self.search, 1)
@@ -99,6 +118,8 @@ class GraphPanel(QWidget):
         bar.addWidget(self.hit_label)
         bar.addWidget(fit)
         bar.addWidget(whole)
+        bar.addWidget(self.constants_toggle)
+        bar.addWidget(self.minimap_toggle)
         bar.addWidget(self.status)
 
         self.progress = QProgressBar()
@@ -135,9 +156,34 @@ class GraphPanel(QWidget):
             shortcut.activated.connect(slot)
 
         self._background = Background(self)
+        self._start_layout()
+
+    def _start_layout(self) -> None:
+        self.is_ready = False
+        self._generation += 1
+        generation = self._generation  # results of a layout replaced since are dropped
+
+        def done(result: tuple[GraphIR, Layout]) -> None:
+            if generation == self._generation:
+                self._on_layout(result)
+
+        def failed(exc: Exception) -> None:
+            if generation == self._generation:
+                self._on_layout_failed(exc)
+
         self._layout_task = self._background.run(
-            _layout_work(graph), self._on_layout, self._on_layout_failed,
+            _layout_work(self.graph, not self.constants_toggle.isChecked()), done, failed,
             lambda f: self.progress.setValue(int(f * 1000)))
+
+    def _relayout(self) -> None:
+        """Lay the graph out again (constants shown or folded); the selection is kept."""
+        self._layout_task.cancel()
+        self._background.wait(10_000)
+        self._keep_selection = (self.ir.names[self.view.selected]
+                                if self.ir is not None and self.view.selected >= 0 else None)
+        self.progress.setValue(0)
+        self.stack.setCurrentIndex(0)
+        self._start_layout()
 
     # ----- layout ------------------------------------------------------------------------------
     def cancel_layout(self) -> None:
@@ -152,10 +198,21 @@ class GraphPanel(QWidget):
         self.properties.set_graph(ir, self.graph)
         self.stack.setCurrentWidget(self.view)
         note = f" · {len(layout.cyclic)} nodes on a cycle" if len(layout.cyclic) else ""
+        if ir.folded_count:
+            note += f" · {ir.folded_count:,} constants folded"
         self.status.setText(f"{len(self.graph.node):,} nodes{note}")
+        self.status.setToolTip("Nodes in the graph; constants folded into the nodes that use "
+                               "them are drawn as C badges (tick 'Constants as nodes' to see "
+                               "them)." if ir.folded_count else "")
+        kept, self._keep_selection = self._keep_selection, None
+        if kept is not None:
+            self.select_by_name(kept)
         self.is_ready = True
+        if self._shapes is not None:
+            self.show_shapes(self._shapes)
         self.ready.emit()
-        if self.model_path is not None:  # the main graph of a file: ask for every tensor's shape
+        if self.model_path is not None and not self._shapes_asked:
+            self._shapes_asked = True  # the main graph of a file: ask for every tensor's shape
             self.shapes_requested.emit(ShapesRecipe(model=str(self.model_path)))
 
     def _on_layout_failed(self, exc: Exception) -> None:
@@ -180,6 +237,7 @@ class GraphPanel(QWidget):
     # ----- shapes --------------------------------------------------------------------------------
     def show_shapes(self, shapes: TensorShapes) -> None:
         """Every tensor's inferred type and shape (the shape-inference job's result)."""
+        self._shapes = shapes
         if self.ir is None:
             return
         for name, (dtype, shape) in shapes.items():

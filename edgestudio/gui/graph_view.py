@@ -50,6 +50,7 @@ from edgestudio.gui.graph_items import (
 
 MISSING_COLOUR = QColor("#d6d6d6")
 READABLE_SCALE = 0.75  # below this node labels get too small to read
+MINIMAP_STRIP = 186  # pixels beside the graph for the minimap, when it is shown
 # A perceptually ordered ramp (viridis stops) for scalar overlays.
 _RAMP = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]
 
@@ -184,6 +185,7 @@ class GraphView(QGraphicsView):
     node_selected = Signal(int)  # node index, -1 when cleared
     node_activated = Signal(int)  # double click
     node_context_menu = Signal(int, object)  # node index, global QPoint
+    minimap_toggled = Signal(bool)  # M pressed
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -209,6 +211,7 @@ class GraphView(QGraphicsView):
         self.legend = Legend(self)
         self.minimap = Minimap(self)
         self.minimap.hide()
+        self.minimap_wanted = True  # the user's choice (M, or the panel's check box)
         self._auto_fit = True  # keep fitting on resize until the user navigates
 
     # ----- content -------------------------------------------------------------------------
@@ -252,10 +255,11 @@ class GraphView(QGraphicsView):
         view = self.viewport().rect()
         scale = min(view.width() / rect.width(), view.height() / rect.height(), 1.2)
         if scale < READABLE_SCALE:
+            # Too big to read whole: start at the top, where the graph inputs are, above them.
             scale = max(min(1.0, view.width() / rect.width()), READABLE_SCALE)
             self.resetTransform()
             self.scale(scale, scale)
-            self.centerOn(rect.center().x(), rect.top() + view.height() / 2 / scale)
+            self.centerOn(self._inputs_x(rect), rect.top() + view.height() / 2 / scale)
         else:
             self.resetTransform()
             self.scale(scale, scale)
@@ -269,12 +273,41 @@ class GraphView(QGraphicsView):
         self._auto_fit = False
         self._update_minimap()
 
+    def _inputs_x(self, rect: QRectF) -> float:
+        """Where the graph inputs are across (the main trunk starts there)."""
+        if self.ir is None or self.geometry_ is None:
+            return rect.center().x()
+        inputs = np.flatnonzero(self.ir.kinds == NodeKind.INPUT)
+        if not len(inputs):
+            return rect.center().x()
+        return float(np.median(self.geometry_.x[inputs]))
+
+    def show_minimap(self, wanted: bool) -> None:
+        """Let the minimap appear when part of the graph is out of sight (or never)."""
+        self.minimap_wanted = wanted
+        self._update_minimap()
+
     def _update_minimap(self) -> None:
-        """Show the minimap only when part of the graph is out of sight."""
+        """Show the minimap only when wanted and part of the graph is out of sight; it then
+        takes a strip beside the graph instead of covering it."""
         scene_rect = self._scene.itemsBoundingRect()
         visible = self.mapToScene(self.viewport().rect()).boundingRect()
-        self.minimap.setVisible(self.ir is not None and not visible.contains(scene_rect))
+        shown = (self.minimap_wanted and self.ir is not None
+                 and not visible.contains(scene_rect))
+        strip = MINIMAP_STRIP if shown else 0
+        if self.viewportMargins().right() != strip:
+            self.setViewportMargins(0, 0, strip, 0)
+        self.minimap.setVisible(shown)
+        self._place_overlays()
         self.minimap.update()
+
+    def _place_overlays(self) -> None:
+        """The legend in the graph's top-right corner; the minimap in its strip."""
+        self.legend.move(self.viewport().width() - self.legend.width() - 12, 12)
+        frame = self.frameWidth()
+        self.minimap.move(frame + self.viewport().width() + (MINIMAP_STRIP - self.minimap.width())
+                          // 2, frame + max(8, self.viewport().height() - self.minimap.height()
+                                             - 8))
 
     def zoom(self, factor: float) -> None:
         """Zoom by ``factor`` around the mouse (or the centre), within sane limits."""
@@ -327,6 +360,9 @@ class GraphView(QGraphicsView):
             self.fit()
         elif key == Qt.Key.Key_A:
             self.fit_all()
+        elif key == Qt.Key.Key_M:
+            self.show_minimap(not self.minimap_wanted)
+            self.minimap_toggled.emit(self.minimap_wanted)
         elif key == Qt.Key.Key_Escape:
             self.select_node(-1)
         else:
@@ -342,9 +378,7 @@ class GraphView(QGraphicsView):
         super().resizeEvent(event)
         if self._auto_fit and self.ir is not None:
             self.fit()
-        self.legend.move(self.viewport().width() - self.legend.width() - 12, 12)
-        self.minimap.move(self.viewport().width() - self.minimap.width() - 12,
-                          self.viewport().height() - self.minimap.height() - 12)
+        self._place_overlays()
 
     # ----- selection -----------------------------------------------------------------------------
     def node_at(self, viewport_pos: QPointF) -> int | None:
@@ -422,7 +456,9 @@ class GraphView(QGraphicsView):
             rows = []
             for t in names:
                 info = ir.tensor_info.get(t)
-                weight = " <i>(weight)</i>" if t in ir.initializer_names else ""
+                weight = (" <i>(weight)</i>" if t in ir.initializer_names
+                          else f" <i>(constant: {' → '.join(ir.constants[t])})</i>"
+                          if t in ir.constants else "")
                 shape = info.text() if info else "?"
                 rows.append(f"<tr><td>{t}{weight}</td><td>{shape}</td></tr>")
             return "".join(rows)

@@ -81,6 +81,7 @@ class PropertiesPanel(QScrollArea):
         self.model_dir = model_dir
         self.ir: GraphIR | None = None
         self.initializers: dict[str, onnx.TensorProto] = {}
+        self.constant_values: dict[str, onnx.TensorProto] = {}
         self.node_index = -1
         self.stats_labels: dict[str, QLabel] = {}
         self.histogram: pg.PlotWidget | None = None
@@ -91,6 +92,10 @@ class PropertiesPanel(QScrollArea):
         """The graph whose nodes will be shown."""
         self.ir = ir
         self.initializers = {t.name: t for t in graph.initializer}
+        # Values of folded Constant nodes, shown with the weights of the node that reads them.
+        self.constant_values = {
+            n.output[0]: a.t for n in graph.node if n.op_type == "Constant" and n.output
+            and n.output[0] in ir.constants for a in n.attribute if a.name == "value"}
         self.show_node(-1)
 
     def show_node(self, index: int) -> None:
@@ -127,7 +132,8 @@ class PropertiesPanel(QScrollArea):
             self._tensor_rows(ir.node_inputs[index], True), "node_inputs")))
         layout.addWidget(self._box("Outputs", _tensor_list(
             self._tensor_rows(ir.node_outputs[index], False), "node_outputs")))
-        weights = [t for t in ir.node_inputs[index] if t in self.initializers]
+        weights = [t for t in ir.node_inputs[index]
+                   if t in self.initializers or t in self.constant_values]
         if weights:
             layout.addWidget(self._weights_box(weights))
         if node is not None:
@@ -151,6 +157,8 @@ class PropertiesPanel(QScrollArea):
             info = self.ir.tensor_info.get(t)
             if t in self.initializers:
                 kind = "weight"
+            elif t in self.ir.constants:
+                kind = "constant: " + " → ".join(self.ir.constants[t])
             elif inputs and self.ir.index_of(t) is not None \
                     and self.ir.kinds[self.ir.index_of(t) or 0] == NodeKind.INPUT:
                 kind = "graph input"
@@ -194,6 +202,8 @@ class PropertiesPanel(QScrollArea):
     def show_weight(self, name: str) -> None:
         """Show statistics and a histogram of the weight ``name``."""
         tensor = self.initializers.get(name)
+        if tensor is None:
+            tensor = self.constant_values.get(name)
         if tensor is None or self.histogram is None:
             return
         try:

@@ -145,6 +145,12 @@ def test_big_graph_renders_zoomed_out_and_in(qtbot) -> None:  # type: ignore[no-
     near = view.grab()
     assert far.width() == near.width() == view.width()
     assert view.minimap.isVisible()
+    # the minimap sits in a strip beside the graph, never over it; M hides it
+    assert view.viewportMargins().right() > 0
+    assert view.minimap.geometry().left() >= view.viewport().geometry().right()
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_M)
+    assert not view.minimap.isVisible() and view.viewportMargins().right() == 0
 
 
 def test_every_node_suite_and_zoo_model_renders(qtbot, node_suite_models: list[Path],  # type: ignore[no-untyped-def]
@@ -158,3 +164,29 @@ def test_every_node_suite_and_zoo_model_renders(qtbot, node_suite_models: list[P
         ir = build_graph_ir(graph)
         view.set_graph(ir, layered_layout(ir.node_count, ir.edge_src, ir.edge_dst))
         view.viewport().repaint()
+
+
+def test_constants_are_folded_and_can_be_shown(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import onnx
+
+    from tests.core.test_graph_ir import _model
+
+    path = tmp_path / "consts.onnx"
+    onnx.save(_model(), path)
+    panel = _graph_panel(qtbot, window, path)
+    assert panel.ir is not None and panel.ir.folded_count == 3
+    assert "3 constants folded" in panel.status.text()
+    assert panel.select_by_name("mm1")
+    geometry = panel.view.geometry_
+    assert geometry is not None
+    mm1 = panel.ir.index_of("mm1") or 0
+    assert geometry.weights[mm1] == [] and geometry.constants[mm1] == ["w_deq"]
+    panel.properties.show_node(mm1)
+    assert "constant: DequantizeLinear" in panel.properties.widget().findChild(
+        QLabel, "node_inputs").text()
+    panel.constants_toggle.setChecked(True)  # drawn as nodes: laid out again, selection kept
+    qtbot.waitUntil(lambda: panel.is_ready and panel.ir is not None
+                    and panel.ir.folded_count == 0, timeout=30_000)
+    assert len(panel.ir.onnx_nodes) == 9
+    assert panel.ir.names[panel.view.selected] == "mm1"
+    assert "constants folded" not in panel.status.text()

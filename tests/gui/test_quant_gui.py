@@ -125,3 +125,31 @@ def test_context_menu_excludes_a_node(qtbot, window: MainWindow, tmp_path: Path)
     assert dialog is not None and dialog.exclude.text() == "/features/features.0/Conv"
     assert "--exclude /features/features.0/Conv" in dialog.command.text()
     dialog.reject()
+
+
+def test_every_declared_option_is_in_the_form_and_round_trips(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The form is made from the option declarations: each one, varied in a mode that uses
+    it, comes back from the form unchanged (a new option is covered without editing this)."""
+    import dataclasses
+
+    import onnx
+
+    from edgestudio.core.inputs.data_source import DataSource
+    from edgestudio.core.quant.quant_recipes import QUANT_MODES, QuantRecipe
+    from tests.cli.test_recipe_round_trip import _quant_cases
+
+    model = _sample_copy(tmp_path)
+    proto = onnx.load(model)
+    base = QuantRecipe(model=str(model), output=str(tmp_path / "q.onnx"),
+                       calib=DataSource("npz", str(tmp_path / SAMPLE_CALIBRATION.name),
+                                        samples=8))
+    for name, mode, value in _quant_cases():
+        changes = {"mode": mode, name: value}
+        if not QUANT_MODES[mode].calibrated:
+            changes["calib"] = None
+        recipe = dataclasses.replace(base, **changes)
+        dialog = QuantizeDialog(proto, model, [], base=recipe)
+        qtbot.addWidget(dialog)
+        assert name == "mode" or dialog.option(name).isVisibleTo(dialog), name
+        # (the output is suggested afresh, so that a re-run never replaces the last result)
+        assert dataclasses.replace(dialog.recipe(), output=recipe.output) == recipe, name

@@ -43,6 +43,12 @@ def test_saved_workspace_reopens_as_it_was(qtbot, window: MainWindow, isolated_s
     assert run.analysis is not None, run.error
     saved = window.save_workspace(str(tmp_path / "digits.edgestudio.json"))
     assert saved is not None
+    # File › Export report and `edgestudio report WORKSPACE` give the same file
+    window.export_report(str(tmp_path / "window.html"))
+    done = subprocess.run([sys.executable, "-m", "edgestudio", "report", saved, "-o",
+                           str(tmp_path / "cli.html")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "cli.html").read_text() == (tmp_path / "window.html").read_text()
     before = {"history": _table(doc.quant_panel.history),
               "layers": _table(doc.quant_panel.layers),
               "bench": _table(doc.perf_panel.table),

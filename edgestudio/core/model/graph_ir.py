@@ -1,7 +1,10 @@
 """The graph as the views see it: numbered nodes (operators plus graph inputs and outputs),
 directed edges between them labelled by tensor, and lookups by name.
 
-Built from the parsed protobuf only (no weights are loaded), in one linear pass.
+Built from the parsed protobuf only (no weights are loaded), in one linear pass. By default the
+nodes that only compute constants — ``Constant`` nodes and chains that read nothing but weights
+and constants (a Cast or Reshape of a weight, the DequantizeLinear of a stored int8 weight) — are
+folded into the nodes that use them, as Netron does: a model's data flow is what is left.
 """
 
 from __future__ import annotations
@@ -42,8 +45,8 @@ class TensorInfo:
 class GraphIR:
     """Nodes and edges of one graph (the main graph or a subgraph).
 
-    Node ``i`` is ``graph.node[i]`` for ``i < len(graph.node)``; graph inputs, then graph outputs,
-    follow as pseudo-nodes.
+    Node ``i`` is ``onnx_nodes[i]`` for ``i < len(onnx_nodes)`` (the graph's operators, less the
+    folded constant ones); graph inputs, then graph outputs, follow as pseudo-nodes.
     """
 
     name: str
@@ -58,6 +61,19 @@ class GraphIR:
     initializer_names: set[str]
     onnx_nodes: list[onnx.NodeProto]
     tensor_info: dict[str, TensorInfo] = field(default_factory=dict)
+    # Folded constants: tensor -> the ops that compute it, input side first ("Constant",
+    # "DequantizeLinear", …), and the folded nodes' names (a search for one finds its consumer).
+    constants: dict[str, list[str]] = field(default_factory=dict)
+    folded_names: dict[str, str] = field(default_factory=dict)  # folded node -> its tensor
+
+    @property
+    def folded_count(self) -> int:
+        """How many operators were folded into their consumers."""
+        return len(self.folded_names)
+
+    def is_constant(self, tensor: str) -> bool:
+        """True for a weight or a folded constant (drawn as a badge, not as an edge)."""
+        return tensor in self.initializer_names or tensor in self.constants
 
     @property
     def node_count(self) -> int:
@@ -82,11 +98,16 @@ class GraphIR:
         ]
 
     def index_of(self, name: str) -> int | None:
-        """The node called ``name`` (operator name, or the tensor name of an input/output)."""
+        """The node called ``name`` (operator name, or the tensor name of an input/output); for a
+        folded constant node, the first node that uses its value."""
         try:
             return self.names.index(name)
         except ValueError:
+            pass
+        tensor = self.folded_names.get(name)
+        if tensor is None:
             return None
+        return next((i for i, inputs in enumerate(self.node_inputs) if tensor in inputs), None)
 
 
 def _value_info(value: onnx.ValueInfoProto) -> TensorInfo | None:
@@ -115,14 +136,72 @@ def collect_tensor_info(graph: onnx.GraphProto) -> dict[str, TensorInfo]:
     return info
 
 
-def build_graph_ir(graph: onnx.GraphProto) -> GraphIR:
-    """Number the nodes of ``graph`` and connect them through their tensors."""
-    nodes = list(graph.node)
+# Ops whose output is not a function of their inputs: never folded.
+NONDETERMINISTIC_OPS = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                  "RandomUniformLike", "Multinomial", "Bernoulli"})
+
+
+def constant_nodes(graph: onnx.GraphProto) -> dict[int, str]:
+    """Nodes that compute only constants, with the tensor each yields (the first output).
+
+    A node is constant when it is a ``Constant``, or when every input it reads is a weight or
+    another constant node's output; random ops, nodes with subgraphs and nodes whose output is
+    a graph output stay visible.
+    """
+    constant_tensors = {t.name for t in graph.initializer}
+    outputs = {v.name for v in graph.output}
+    found: dict[int, str] = {}
+    changed = True
+    while changed:  # one pass for a topologically sorted graph (the ONNX rule); more otherwise
+        changed = False
+        for i, node in enumerate(graph.node):
+            if i in found or not node.output or node.op_type in NONDETERMINISTIC_OPS:
+                continue
+            if node.op_type in SUBGRAPH_OPS or any(o in outputs for o in node.output):
+                continue
+            inputs = [t for t in node.input if t]
+            if node.op_type == "Constant" or (inputs and all(t in constant_tensors
+                                                             for t in inputs)):
+                found[i] = node.output[0]
+                constant_tensors.update(o for o in node.output if o)
+                changed = True
+    return found
+
+
+def _constant_chains(graph: onnx.GraphProto, folded: dict[int, str]) -> dict[str, list[str]]:
+    """For each folded tensor, the op types that compute it (inputs first)."""
+    producer = {graph.node[i].output[k]: i for i in folded
+                for k in range(len(graph.node[i].output)) if graph.node[i].output[k]}
+    chains: dict[str, list[str]] = {}
+
+    def chain(tensor: str, depth: int = 0) -> list[str]:
+        if tensor in chains:
+            return chains[tensor]
+        i = producer.get(tensor)
+        if i is None or depth > 50:
+            return []
+        node = graph.node[i]
+        before = max((chain(t, depth + 1) for t in node.input if t), key=len, default=[])
+        chains[tensor] = [*before, node.op_type]
+        return chains[tensor]
+
+    for tensor in producer:
+        chain(tensor)
+    return chains
+
+
+def build_graph_ir(graph: onnx.GraphProto, fold_constants: bool = True) -> GraphIR:
+    """Number the nodes of ``graph`` and connect them through their tensors; with
+    ``fold_constants`` the nodes that only compute constants are left out (see
+    :func:`constant_nodes`) and their values shown on the nodes that use them."""
+    folded = constant_nodes(graph) if fold_constants else {}
+    nodes = [n for i, n in enumerate(graph.node) if i not in folded]
     initializers = {t.name for t in graph.initializer}
     graph_inputs = [v.name for v in graph.input if v.name not in initializers]
     graph_outputs = [v.name for v in graph.output]
 
-    names = [n.name or (f"{n.op_type}_{i}") for i, n in enumerate(nodes)]
+    # Unnamed nodes are called after their place in the file, folded or not.
+    names = [n.name or f"{n.op_type}_{i}" for i, n in enumerate(graph.node) if i not in folded]
     op_types = [n.op_type for n in nodes]
     node_inputs = [list(n.input) for n in nodes]
     node_outputs = [list(n.output) for n in nodes]
@@ -170,6 +249,9 @@ def build_graph_ir(graph: onnx.GraphProto) -> GraphIR:
         edge_tensor=tensors, node_inputs=node_inputs, node_outputs=node_outputs,
         initializer_names=initializers, onnx_nodes=nodes,
         tensor_info=collect_tensor_info(graph),
+        constants=_constant_chains(graph, folded) if folded else {},
+        folded_names={graph.node[i].name or f"{graph.node[i].op_type}_{i}": tensor
+                      for i, tensor in folded.items()},
     )
 
 

@@ -31,6 +31,7 @@ from edgestudio.core.ops.quant_accel import accelerated
 from edgestudio.core.ops.result_gate import run_in_process, run_isolated
 from edgestudio.core.progress import Reporter
 from edgestudio.core.quant.quant_recipes import STATIC_MODES, QuantRecipe, check_rules
+from edgestudio.core.recipe_options import declared_options
 from edgestudio.core.recipes import Recipe
 from edgestudio.core.reports import JobReport
 
@@ -47,7 +48,11 @@ def ort_options(recipe: QuantRecipe) -> dict[str, Any]:
 
     types = {"int8": QuantType.QInt8, "uint8": QuantType.QUInt8, "int16": QuantType.QInt16,
              "uint16": QuantType.QUInt16, "int4": QuantType.QInt4, "uint4": QuantType.QUInt4}
-    extra: dict[str, Any] = {"WeightSymmetric": recipe.weight_symmetric}
+    # Options declared with their extra_options key go through as they are (the default where
+    # the mode does not use them).
+    extra: dict[str, Any] = {
+        opt.ort: getattr(recipe, f.name) if opt.used_in(recipe.mode) else f.default
+        for f, opt in declared_options(QuantRecipe) if opt.ort}
     options: dict[str, Any] = {
         "per_channel": recipe.per_channel,
         "reduce_range": recipe.reduce_range,
@@ -57,7 +62,6 @@ def ort_options(recipe: QuantRecipe) -> dict[str, Any]:
         "extra_options": extra,
     }
     if recipe.mode in STATIC_MODES:
-        extra["ActivationSymmetric"] = recipe.activation_symmetric
         if recipe.calib_method == "percentile":
             extra["CalibPercentile"] = recipe.percentile
         options["activation_type"] = types[recipe.activation_type]

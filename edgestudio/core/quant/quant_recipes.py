@@ -56,39 +56,58 @@ class QuantRecipe(Recipe):
 
     kind: ClassVar[str] = "quantize"
     model: str = ""
-    mode: str = option("qdq", "--mode", "how to quantize", choices=MODES)
+    mode: str = option("qdq", "--mode", "how to quantize", choices=MODES, label="Mode:")
     activation_type: str = option("uint8", "--activation-type", "activation type",
-                                  choices=QUANT_TYPES, modes=STATIC_MODES)
+                                  choices=QUANT_TYPES, modes=STATIC_MODES,
+                                  label="Activations:", group="types")
     weight_type: str = option("int8", "--weight-type", "weight type", choices=QUANT_TYPES,
-                              modes=INTEGER_MODES)
+                              modes=INTEGER_MODES, label="Weights:", group="types")
     per_channel: bool = option(False, "--per-channel", "one scale per output channel of "
-                               "each weight", modes=INTEGER_MODES)
+                               "each weight", modes=INTEGER_MODES, label="Per-channel weights",
+                               group="types")
     reduce_range: bool = option(False, "--reduce-range", "7-bit weights, avoiding saturation "
-                                "on CPUs without VNNI", modes=INTEGER_MODES)
+                                "on CPUs without VNNI", modes=INTEGER_MODES,
+                                label="Reduce range (7-bit weights)", group="types")
     activation_symmetric: bool = option(False, "--activation-symmetric", "symmetric "
-                                        "activation ranges", modes=STATIC_MODES)
+                                        "activation ranges", modes=STATIC_MODES,
+                                        label="Symmetric activations", group="types",
+                                        ort="ActivationSymmetric")
     weight_symmetric: bool = option(True, "--weight-asymmetric", "asymmetric weight ranges "
-                                    "(default: symmetric)", modes=STATIC_MODES)
-    calib_method: str = option("minmax", "--calib-method", "how calibration picks ranges",
-                               choices=CALIB_METHODS, modes=STATIC_MODES)
-    percentile: float = option(99.999, "--percentile", "percentile of the 'percentile' "
-                               "calibration method", modes=STATIC_MODES)
+                                    "(default: symmetric)", modes=INTEGER_MODES,
+                                    label="Symmetric weights", group="types",
+                                    ort="WeightSymmetric")
     op_types: tuple[str, ...] = option((), "--op-type", "quantize only these op types",
-                                       modes=INTEGER_MODES, metavar="OP")
+                                       modes=INTEGER_MODES, metavar="OP", label="Op types:",
+                                       group="types",
+                                       placeholder="all supported (e.g. Conv, MatMul)")
+    calib_method: str = option("minmax", "--calib-method", "how calibration picks ranges",
+                               choices=CALIB_METHODS, modes=STATIC_MODES, label="Method:",
+                               group="calibration")
+    percentile: float = option(99.999, "--percentile", "percentile of the 'percentile' "
+                               "calibration method", modes=STATIC_MODES, label="Percentile:",
+                               group="calibration", minimum=0.0, maximum=100.0)
     exclude: tuple[str, ...] = option((), "--exclude", "leave this node in float",
-                                      metavar="NODE")
+                                      metavar="NODE", label="Exclude nodes:",
+                                      placeholder="node names to keep in float (pick them in "
+                                                  "the graph)")
     preprocess: bool = option(True, "--no-preprocess", "skip onnxruntime's quant_pre_process "
                               "(shape inference and graph optimisation first)",
-                              modes=INTEGER_MODES)
+                              modes=INTEGER_MODES,
+                              label="Run ORT's pre-processing (quant_pre_process)")
     calib: DataSource | None = None
     keep_io_types: bool = option(True, "--fp16-io", "make the inputs and outputs float16 too "
-                                 "(default: kept float32)", modes=("fp16",))
+                                 "(default: kept float32)", modes=("fp16",),
+                                 label="Keep float32 inputs and outputs", group="float16")
     op_block_list: tuple[str, ...] = option((), "--block-op", "keep this op type in float32",
-                                            modes=("fp16",), metavar="OP")
+                                            modes=("fp16",), metavar="OP", label="Block ops:",
+                                            group="float16",
+                                            placeholder="op types to keep in float32")
     block_size: int = option(128, "--block-size", "weights per 4-bit block (a power of two "
-                             "≥ 16)", modes=("int4",))
+                             "≥ 16)", modes=("int4",), label="Block size:", group="4-bit",
+                             minimum=16, maximum=4096)
     int4_symmetric: bool = option(True, "--int4-asymmetric", "asymmetric 4-bit blocks "
-                                  "(default: symmetric)", modes=("int4",))
+                                  "(default: symmetric)", modes=("int4",), label="Symmetric",
+                                  group="4-bit")
     shapes: tuple[str, ...] = ()  # input specification for synthetic data and the result's run
     ranges: tuple[str, ...] = ()
 

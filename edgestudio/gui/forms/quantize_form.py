@@ -3,6 +3,7 @@ rules explained before the job starts."""
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 
 import onnx
@@ -11,7 +12,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialogButtonBox,
-    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QLabel,
@@ -25,17 +25,16 @@ from edgestudio.core.convert.conversion_plan import model_opset
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.parsing import parse_data_source, parse_floats
 from edgestudio.core.quant.quant_recipes import (
-    CALIB_METHODS,
     QUANT_MODES,
-    QUANT_TYPES,
     QuantRecipe,
     check_rules,
 )
+from edgestudio.core.recipe_options import declared_options
 from edgestudio.gui.forms.common import JobDialog, PathPicker, command_preview
+from edgestudio.gui.forms.option_widgets import on_change, option_widget, widget_value
 
-
-def _list(text: str) -> tuple[str, ...]:
-    return tuple(t.strip() for t in text.split(",") if t.strip())
+BOX_TITLES = {"types": "Types", "calibration": "Calibration", "float16": "float16",
+              "4-bit": "4-bit"}  # the boxes options are declared in, in the form's order
 
 
 class QuantizeDialog(JobDialog):
@@ -56,82 +55,49 @@ class QuantizeDialog(JobDialog):
             self.mode.addItem(m.label, m.name)
         self.mode.setCurrentIndex(list(QUANT_MODES).index(base.mode))
 
-        self.types_box = QGroupBox("Types")
-        types = QFormLayout(self.types_box)
-        self.activation_type = QComboBox()
-        self.activation_type.addItems(list(QUANT_TYPES))
-        self.activation_type.setCurrentText(base.activation_type)
-        self.weight_type = QComboBox()
-        self.weight_type.addItems(list(QUANT_TYPES))
-        self.weight_type.setCurrentText(base.weight_type)
-        self.per_channel = QCheckBox("Per-channel weights")
-        self.per_channel.setChecked(base.per_channel)
-        self.reduce_range = QCheckBox("Reduce range (7-bit weights)")
-        self.reduce_range.setChecked(base.reduce_range)
-        self.act_sym = QCheckBox("Symmetric activations")
-        self.act_sym.setChecked(base.activation_symmetric)
-        self.weight_sym = QCheckBox("Symmetric weights")
-        self.weight_sym.setChecked(base.weight_symmetric)
-        self.op_types = QLineEdit(", ".join(base.op_types))
-        self.op_types.setPlaceholderText("all supported (e.g. Conv, MatMul)")
-        types.addRow("Activations:", self.activation_type)
-        types.addRow("Weights:", self.weight_type)
-        types.addRow(self.per_channel)
-        types.addRow(self.reduce_range)
-        types.addRow(self.act_sym)
-        types.addRow(self.weight_sym)
-        types.addRow("Op types:", self.op_types)
+        # Every declared option gets its widget, in the box its declaration names.
+        self.boxes = {name: QGroupBox(title) for name, title in BOX_TITLES.items()}
+        form = general = QFormLayout()
+        form.addRow("Mode:", self.mode)
+        self.options: dict[str, QWidget] = {}
+        self._declared = [(f, opt) for f, opt in declared_options(QuantRecipe)
+                          if f.name != "mode"]
+        for f, opt in self._declared:
+            value = getattr(base, f.name)
+            if f.name == "exclude":
+                value = tuple(sorted(set(base.exclude) | set(excluded)))
+            widget = option_widget(f, opt, value)
+            widget.setObjectName(f.name)
+            self.options[f.name] = widget
+            rows = general if not opt.group else self._box_layout(opt.group)
+            if isinstance(widget, QCheckBox):
+                rows.addRow(widget)
+            else:
+                rows.addRow(opt.label, widget)
+            on_change(widget, self.refresh)
+        self.types_box = self.boxes["types"]
+        self.calib_box = self.boxes["calibration"]
+        self.fp16_box = self.boxes["float16"]
+        self.int4_box = self.boxes["4-bit"]
 
-        self.calib_box = QGroupBox("Calibration")
-        calib = QFormLayout(self.calib_box)
-        self.calib_method = QComboBox()
-        self.calib_method.addItems(list(CALIB_METHODS))
-        self.calib_method.setCurrentText(base.calib_method)
-        self.percentile = QDoubleSpinBox()
-        self.percentile.setDecimals(4)
-        self.percentile.setRange(0.0, 100.0)
-        self.percentile.setValue(base.percentile)
+        calib = self._box_layout("calibration")
         default_calib = base.calib.path if base.calib else self._guess_data("calib")
         self.calib_path = PathPicker(default_calib, "Data (*.npz);;All files (*)", save=False)
         self.calib_path.edit.setPlaceholderText(".npz, a folder, or synthetic:32")
+        source = base.calib or DataSource()
         self.samples = QSpinBox()
         self.samples.setRange(0, 1_000_000)
         self.samples.setSpecialValueText("all")
-        self.image_size = QLineEdit("")
+        self.samples.setValue(source.samples)
+        self.image_size = QLineEdit("x".join(str(d) for d in source.size) if source.size else "")
         self.image_size.setPlaceholderText("images: resize to HxW, e.g. 224x224")
-        self.image_mean = QLineEdit("0")
-        self.image_std = QLineEdit("1")
-        self.preprocess = QCheckBox("Run ORT's pre-processing (quant_pre_process)")
-        self.preprocess.setChecked(base.preprocess)
-        calib.addRow("Method:", self.calib_method)
-        calib.addRow("Percentile:", self.percentile)
+        self.image_mean = QLineEdit(",".join(f"{v:g}" for v in source.mean))
+        self.image_std = QLineEdit(",".join(f"{v:g}" for v in source.std))
         calib.addRow("Data:", self.calib_path)
         calib.addRow("Samples:", self.samples)
         calib.addRow("Image size:", self.image_size)
         calib.addRow("Image mean / std:", self._pair(self.image_mean, self.image_std))
 
-        self.fp16_box = QGroupBox("float16")
-        fp16 = QFormLayout(self.fp16_box)
-        self.keep_io = QCheckBox("Keep float32 inputs and outputs")
-        self.keep_io.setChecked(base.keep_io_types)
-        self.block_ops = QLineEdit(", ".join(base.op_block_list))
-        self.block_ops.setPlaceholderText("op types to keep in float32")
-        fp16.addRow(self.keep_io)
-        fp16.addRow("Block ops:", self.block_ops)
-
-        self.int4_box = QGroupBox("4-bit")
-        int4 = QFormLayout(self.int4_box)
-        self.block_size = QSpinBox()
-        self.block_size.setRange(16, 4096)
-        self.block_size.setValue(base.block_size)
-        self.int4_sym = QCheckBox("Symmetric")
-        self.int4_sym.setChecked(base.int4_symmetric)
-        int4.addRow("Block size:", self.block_size)
-        int4.addRow(self.int4_sym)
-
-        self.exclude = QLineEdit(", ".join(sorted(set(base.exclude) | set(excluded))))
-        self.exclude.setObjectName("exclude")
-        self.exclude.setPlaceholderText("node names to keep in float (pick them in the graph)")
         self.analyze = QCheckBox("Analyze the result afterwards on:")
         self.analyze.setChecked(True)
         self.eval_path = PathPicker(self._guess_data("eval") or default_calib,
@@ -144,10 +110,6 @@ class QuantizeDialog(JobDialog):
         self.messages.setTextFormat(Qt.TextFormat.RichText)
         self.command = command_preview()
 
-        form = QFormLayout()
-        form.addRow("Mode:", self.mode)
-        form.addRow("Exclude nodes:", self.exclude)
-        form.addRow(self.preprocess)
         form.addRow(self.analyze, self.eval_path)
         form.addRow("Output:", self.output)
         form.addRow("Command:", self.command)
@@ -157,27 +119,53 @@ class QuantizeDialog(JobDialog):
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
-        for box in (self.types_box, self.calib_box, self.fp16_box, self.int4_box):
+        for box in self.boxes.values():
             layout.addWidget(box)
         layout.addWidget(self.messages)
         layout.addWidget(self.buttons)
         self.resize(720, 760)
 
-        for w in (self.mode, self.activation_type, self.weight_type, self.calib_method):
-            w.currentIndexChanged.connect(self.refresh)
-        for c in (self.per_channel, self.reduce_range, self.act_sym, self.weight_sym,
-                  self.preprocess, self.keep_io, self.int4_sym, self.analyze):
-            c.toggled.connect(self.refresh)
-        for e in (self.op_types, self.exclude, self.block_ops, self.image_size, self.image_mean,
-                  self.image_std):
+        self.mode.currentIndexChanged.connect(self.refresh)
+        self.analyze.toggled.connect(self.refresh)
+        for e in (self.image_size, self.image_mean, self.image_std):
             e.textChanged.connect(self.refresh)
         for p in (self.calib_path, self.output, self.eval_path):
             p.changed.connect(self.refresh)
-        self.percentile.valueChanged.connect(self.refresh)
         self.samples.valueChanged.connect(self.refresh)
-        self.block_size.valueChanged.connect(self.refresh)
         self.mode.currentIndexChanged.connect(self._suggest_output)
         self.refresh()
+
+    def _box_layout(self, group: str) -> QFormLayout:
+        box = self.boxes[group]
+        if not isinstance(box.layout(), QFormLayout):
+            QFormLayout(box)
+        rows = box.layout()
+        assert isinstance(rows, QFormLayout)
+        return rows
+
+    def option(self, name: str) -> QWidget:
+        """The widget of the declared option ``name`` (``per_channel``, ``weight_type``, …)."""
+        return self.options[name]
+
+    @property
+    def per_channel(self) -> QCheckBox:
+        """The per-channel check box."""
+        return typing.cast(QCheckBox, self.options["per_channel"])
+
+    @property
+    def weight_type(self) -> QComboBox:
+        """The weight type."""
+        return typing.cast(QComboBox, self.options["weight_type"])
+
+    @property
+    def activation_type(self) -> QComboBox:
+        """The activation type."""
+        return typing.cast(QComboBox, self.options["activation_type"])
+
+    @property
+    def exclude(self) -> QLineEdit:
+        """The nodes kept in float."""
+        return typing.cast(QLineEdit, self.options["exclude"])
 
     @staticmethod
     def _pair(a: QWidget, b: QWidget) -> QWidget:
@@ -219,19 +207,9 @@ class QuantizeDialog(JobDialog):
         mode = str(self.mode.currentData())
         calib = (self.data_source(self.calib_path.path()) if QUANT_MODES[mode].calibrated
                  else None)
-        return QuantRecipe(
-            model=str(self.model_path), output=self.output.path(), overwrite=self._overwrite,
-            mode=mode, activation_type=self.activation_type.currentText(),
-            weight_type=self.weight_type.currentText(), per_channel=self.per_channel.isChecked(),
-            reduce_range=self.reduce_range.isChecked(),
-            activation_symmetric=self.act_sym.isChecked(),
-            weight_symmetric=self.weight_sym.isChecked(),
-            calib_method=self.calib_method.currentText(), percentile=self.percentile.value(),
-            op_types=_list(self.op_types.text()), exclude=_list(self.exclude.text()),
-            preprocess=self.preprocess.isChecked(), calib=calib,
-            keep_io_types=self.keep_io.isChecked(), op_block_list=_list(self.block_ops.text()),
-            block_size=self.block_size.value(), int4_symmetric=self.int4_sym.isChecked(),
-        )
+        values = {f.name: widget_value(f, self.options[f.name]) for f, _ in self._declared}
+        return QuantRecipe(model=str(self.model_path), output=self.output.path(),
+                           overwrite=self._overwrite, mode=mode, calib=calib, **values)
 
     def analyze_data(self) -> DataSource | None:
         """The evaluation data to analyze the result on (None: do not analyze)."""
@@ -261,13 +239,14 @@ class QuantizeDialog(JobDialog):
         import html
 
         mode = QUANT_MODES[str(self.mode.currentData())]  # what it uses is declared per option
-        self.types_box.setVisible(mode.uses("weight_type"))
-        self.activation_type.setEnabled(mode.uses("activation_type"))
-        self.act_sym.setEnabled(mode.uses("activation_symmetric"))
-        self.calib_box.setVisible(mode.calibrated)
-        self.percentile.setEnabled(self.calib_method.currentText() == "percentile")
-        self.fp16_box.setVisible(mode.uses("keep_io_types"))
-        self.int4_box.setVisible(mode.uses("block_size"))
+        for f, opt in self._declared:
+            self.options[f.name].setEnabled(opt.used_in(mode.name))
+        for group, box in self.boxes.items():
+            box.setVisible(any(opt.group == group and opt.used_in(mode.name)
+                               for _, opt in self._declared)
+                           or (group == "calibration" and mode.calibrated))
+        method = typing.cast(QComboBox, self.options["calib_method"]).currentText()
+        self.options["percentile"].setEnabled(mode.calibrated and method == "percentile")
         errors, warnings, notes = self.problems()
         parts = [f"<p style='color:#b3261e'>✖ {html.escape(e)}</p>" for e in errors]
         parts += [f"<p style='color:#8a5300'>⚠ {html.escape(w)}</p>" for w in warnings]
