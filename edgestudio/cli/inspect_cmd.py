@@ -37,7 +37,8 @@ def format_summary(s: ModelSummary) -> str:
         ("Producer", f"{s.producer_name} {s.producer_version}".strip() or "unknown"),
         ("Graph", s.graph_name or "(unnamed)"),
         ("Nodes", f"{s.nodes:,}" + (f" (+{s.nodes_in_subgraphs:,} in subgraphs)"
-                                    if s.nodes_in_subgraphs else "")),
+                                    if s.nodes_in_subgraphs else "")
+         + (f", {s.constant_nodes:,} only compute constants" if s.constant_nodes else "")),
         ("Parameters", f"{s.parameters:,} ({human_bytes(s.parameter_bytes)})"),
         ("Opset range", _opset_range(s)),
     ]

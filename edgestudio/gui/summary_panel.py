@@ -111,7 +111,11 @@ class SummaryPanel(QScrollArea):
         io_layout.addStretch(1)
         grid.addWidget(io, 3, 1)
 
-        ops = QGroupBox(f"Operators ({len(summary.op_types)} types, {summary.nodes:,} nodes)")
+        # The histogram counts subgraph nodes too: so does its title.
+        total = summary.nodes + summary.nodes_in_subgraphs
+        inside = (f", {summary.nodes_in_subgraphs:,} of them in subgraphs"
+                  if summary.nodes_in_subgraphs else "")
+        ops = QGroupBox(f"Operators ({len(summary.op_types)} types, {total:,} nodes{inside})")
         ops_layout = QVBoxLayout(ops)
         self.histogram = op_histogram(summary.op_types)
         ops_layout.addWidget(self.histogram)
@@ -145,6 +149,9 @@ class SummaryPanel(QScrollArea):
         nodes = f"{s.nodes:,}"
         if s.nodes_in_subgraphs:
             nodes += f" (+{s.nodes_in_subgraphs:,} in subgraphs)"
+        if s.constant_nodes:
+            nodes += (f"; {s.constant_nodes:,} only compute constants (folded into their users "
+                      "in the graph)")
         return {
             "File size": human_bytes(s.file_size),
             "IR version": str(s.ir_version),

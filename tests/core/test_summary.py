@@ -128,3 +128,16 @@ def test_cycle_names_the_nodes_in_it(tmp_path: Path) -> None:
     s = summarize_file(CASES["cycle"].build(tmp_path))
     cycle = [p for p in s.problems if "cycle" in p]
     assert len(cycle) == 1 and "(through first, second)" in cycle[0]  # not 'out', fed by it
+
+
+def test_summary_counts_the_nodes_that_only_compute_constants(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import onnx
+
+    from edgestudio.core.model.summary import summarize_model
+    from tests.core.test_graph_ir import _model
+
+    path = tmp_path / "consts.onnx"
+    onnx.save(_model(), path)
+    s = summarize_model(onnx.load(path), path)
+    assert s.nodes == 9 and s.constant_nodes == 3
+    assert sum(s.op_types.values()) == s.nodes + s.nodes_in_subgraphs

@@ -22,6 +22,7 @@ from edgestudio.core.model.external_data import (
     external_refs,
     iter_graph_tensors,
 )
+from edgestudio.core.model.graph_ir import constant_nodes
 from edgestudio.core.model.model_io import load_model
 from edgestudio.core.model.opsets import (
     DEFAULT_DOMAIN,
@@ -78,6 +79,8 @@ class ModelSummary:
     runtime_version: str | None = None
     max_runtime_opset: int | None = None
     problems: list[str] = field(default_factory=list)
+    # Top-level nodes that only compute constants (folded into their users in the graph view).
+    constant_nodes: int = 0
 
     @property
     def default_opset(self) -> int | None:
@@ -159,6 +162,7 @@ def summarize_model(
     initializer_names = {t.name for t in graph.initializer}
 
     summary = ModelSummary(
+        constant_nodes=len(constant_nodes(graph)),
         path=str(path),
         file_size=path.stat().st_size,
         ir_version=int(model.ir_version),
