@@ -76,6 +76,9 @@ class JobsPanel(QWidget):
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("jobs_table")
         self.table.setHorizontalHeaderLabels(COLUMNS)
+        memory = self.table.horizontalHeaderItem(COLUMNS.index("Memory"))
+        if memory is not None:
+            memory.setToolTip("The worker's peak resident memory, sampled while it ran")
         self.table.verticalHeader().setVisible(False)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)

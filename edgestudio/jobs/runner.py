@@ -274,8 +274,8 @@ class Job:
     def _sample_peak_memory(self) -> None:
         """Keep the highest resident memory seen, so a killed worker can say how much it used.
 
-        Sampled at every poll (the GUI polls ~20 times a second); the worker also reports its
-        own exact peak with its result where the OS keeps one.
+        Sampled at every poll (the GUI polls 20 times a second, the CLI 10). The OS's own peak
+        (``ru_maxrss``) is no help here: a forked worker inherits the window's peak with it.
         """
         if self._ps is None:
             return
@@ -330,9 +330,6 @@ class Job:
             self.report = report_from_dict(report)
         elif kind == "error":
             self._error_msg = msg
-        elif kind == "memory":
-            peak = float(msg["peak_mb"])  # type: ignore[arg-type]
-            self.peak_memory_mb = max(self.peak_memory_mb or 0.0, peak)
 
     def _conclude(self) -> None:
         assert self._proc is not None

@@ -60,10 +60,7 @@ class PipeReporter:
         """Cancellation terminates the worker process, so there is nothing to poll here."""
 
     def result(self, report: dict[str, object]) -> None:
-        """Send this process's peak memory (where the OS keeps it), then the final report."""
-        peak = _peak_memory_mb()
-        if peak is not None:
-            self._send("memory", peak_mb=peak)
+        """Send the final report."""
         self._send("result", report=report)
 
     def error(self, exc: BaseException, output_folder: str | None = None) -> None:
@@ -71,16 +68,6 @@ class PipeReporter:
         self._send("error", error_type=type(exc).__name__,
                    message=describe_exception(exc, output_folder),
                    traceback="".join(traceback.format_exception(exc)))
-
-
-def _peak_memory_mb() -> float | None:
-    """The process's peak resident memory in MB, where the OS records one (not on Windows)."""
-    try:
-        import resource
-    except ImportError:
-        return None
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 2**20 if sys.platform == "darwin" else peak / 1024  # bytes there, KiB here
 
 
 def _take_protocol_stream() -> int:
