@@ -74,6 +74,23 @@ def ramp_colour(t: float) -> QColor:
                            a.blueF() + (b.blueF() - a.blueF()) * f)
 
 
+LEGEND_RAMP_WIDTH = 150
+
+
+def _ramp_pixmap(width: int, height: int) -> QPixmap:
+    """The scalar ramp as a horizontal gradient."""
+    pixmap = QPixmap(width, height)
+    painter = QPainter(pixmap)
+    for x in range(width):
+        painter.setPen(ramp_colour(x / max(1, width - 1)))
+        painter.drawLine(x, 0, x, height - 1)
+    painter.setPen(QColor("#909090"))
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    painter.drawRect(0, 0, width - 1, height - 1)
+    painter.end()
+    return pixmap
+
+
 class Legend(QFrame):
     """Overlay legend in the view's top-right corner: a colour scale or category swatches."""
 
@@ -84,22 +101,29 @@ class Legend(QFrame):
                            " border: 1px solid #b0b0b0; border-radius: 4px; }")
         self.label = QLabel()
         self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.ramp = QLabel()  # the colour scale, drawn as a gradient (rich text cannot size it)
+        self.ramp.setObjectName("legend_ramp")
+        self.ramp.setPixmap(_ramp_pixmap(LEGEND_RAMP_WIDTH, 12))
+        self.ends = QLabel()
+        self.note = QLabel()
+        self.note.setStyleSheet("color: #777")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
-        layout.addWidget(self.label)
+        layout.setSpacing(2)
+        for widget in (self.label, self.ramp, self.ends, self.note):
+            layout.addWidget(widget)
         self.hide()
 
     def show_scale(self, title: str, low: float, high: float, log: bool, missing: int) -> None:
         """Show a ramp from ``low`` to ``high``."""
-        stops = "".join(f'<td style="background:{c}; width:28px;">&nbsp;</td>' for c in _RAMP)
-        note = (f"<br><span style='color:#777'>{missing} nodes without a value</span>"
-                if missing else "")
         scale = " (log)" if log else ""
-        self.label.setText(
-            f"<b>{title}</b>{scale}<table cellspacing=0><tr>{stops}</tr></table>"
-            f"<table width=100%><tr><td>{low:.4g}</td><td align=right>{high:.4g}</td></tr></table>"
-            f"{note}"
-        )
+        self.label.setText(f"<b>{title}</b>{scale}")
+        self.ends.setText(f"<table width={LEGEND_RAMP_WIDTH}><tr><td>{low:.4g}</td>"
+                          f"<td align=right>{high:.4g}</td></tr></table>")
+        self.note.setText(f"{missing} nodes without a value" if missing else "")
+        for widget in (self.ramp, self.ends):
+            widget.show()
+        self.note.setVisible(bool(missing))
         self.adjustSize()
         self.show()
 
@@ -112,6 +136,8 @@ class Legend(QFrame):
             for k, n in counts.items()
         )
         self.label.setText(f"<b>{title}</b><table>{rows}</table>")
+        for widget in (self.ramp, self.ends, self.note):
+            widget.hide()
         self.adjustSize()
         self.show()
 

@@ -33,6 +33,7 @@ from edgestudio.core.recipes import InputsRecipe, Recipe
 from edgestudio.core.results import ProviderProbe
 from edgestudio.core.workspace import workspace
 from edgestudio.core.workspace.report import report_from_document, write_report
+from edgestudio.gui.compare_view import CompareView
 from edgestudio.gui.document_view import DocumentView
 from edgestudio.gui.forms.convert_form import ConvertDialog
 from edgestudio.gui.forms.export_form import ExportDialog
@@ -91,6 +92,7 @@ class MainWindow(QMainWindow):
         self._show_central()
 
         self._restores: dict[str, workspace.Workspace] = {}  # applied once the model is loaded
+        self.compare_views: list[CompareView] = []
         self.jobs = JobController(self)
         self.jobs.job_finished.connect(self._on_job_finished)
         self.workflow = Workflow(self._run)
@@ -123,6 +125,8 @@ class MainWindow(QMainWindow):
                                          self.save_workspace))
         file_menu.addAction(self._action("&Export report…", QKeySequence("Ctrl+E"),
                                          self.export_report))
+        file_menu.addAction(self._action("Co&mpare with…", QKeySequence("Ctrl+Shift+D"),
+                                         self.compare_dialog))
         file_menu.addAction(self._action("&Preferences…", QKeySequence("Ctrl+,"),
                                          self.show_preferences))
         file_menu.addSeparator()
@@ -228,6 +232,8 @@ class MainWindow(QMainWindow):
         self.workflow.add_document(doc.document)
         doc.quant_panel.requantize_requested.connect(
             lambda request, d=doc: self._requantize(d, request))
+        doc.quant_panel.compare_requested.connect(
+            lambda run, d=doc: self.compare_run(d, run))
         doc.perf_panel.apply_preferences(self.prefs)
         doc.perf_panel.bench_requested.connect(
             lambda r, d=doc: self.workflow.submit(r, d.document))
@@ -433,6 +439,37 @@ class MainWindow(QMainWindow):
             if reason:
                 verdict += f" ({reason})"
         self.statusBar().showMessage(f"{job.recipe.title()}: {verdict}", 10_000)
+
+    # ----- comparing two models ---------------------------------------------------------------
+    def compare_dialog(self) -> CompareView | None:
+        """Ask for a second model and compare the current one with it."""
+        doc = self.current_document()
+        if doc is None:
+            self.statusBar().showMessage("Open a model first (Ctrl+O).", 5000)
+            return None
+        other, _ = QFileDialog.getOpenFileName(self, f"Compare {doc.path.name} with",
+                                               str(doc.path.parent), MODEL_FILTER)
+        return self.compare(doc.path, Path(other)) if other else None
+
+    def compare(self, a: Path, b: Path, sqnr: dict[str, float] | None = None) -> CompareView:
+        """Open a window with models ``a`` and ``b`` side by side and their differences."""
+        view = CompareView(a, b, sqnr)
+        view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        view.destroyed.connect(lambda _=None, v=view: self._forget_compare(v))
+        self.compare_views.append(view)
+        view.show()
+        return view
+
+    def _forget_compare(self, view: CompareView) -> None:
+        if view in self.compare_views:
+            self.compare_views.remove(view)
+
+    def compare_run(self, doc: DocumentView, run: QuantRun) -> CompareView | None:
+        """A quantization run's model beside its float original, coloured by its SQNR."""
+        if not run.output:
+            return None
+        sqnr = run.analysis.sqnr_by_node() if run.analysis else None
+        return self.compare(doc.path, Path(run.output), sqnr)
 
     # ----- workspaces ----------------------------------------------------------------------------
     def save_workspace(self, path: str | None = None) -> str | None:

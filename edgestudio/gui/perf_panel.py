@@ -45,6 +45,7 @@ from edgestudio.core.preferences import Preferences
 from edgestudio.core.results import Latency, LatencyRow, Profile, ProviderProbe, to_json
 from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.gui.exporting import export_widget
+from edgestudio.gui.plots import set_category_axis, show_empty, show_values
 from edgestudio.gui.tables import NumericItem, results_table
 
 RESULT_COLUMNS = ["Model", "EP", "Threads", "Median (ms)", "p90 (ms)", "p99 (ms)", "Min (ms)",
@@ -74,7 +75,10 @@ class PerfPanel(QWidget):
         self.add_model(str(model_path), checked=True)
         self.providers = QListWidget()
         self.providers.setObjectName("bench_providers")
-        self.providers.setMaximumHeight(110)
+        self.providers.setMaximumHeight(130)
+        for names in (self.models, self.providers):  # long names elide; never a 2nd scrollbar
+            names.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            names.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.providers.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
         self.set_providers([ProviderProbe("CPUExecutionProvider", works=True)])
         order_note = QLabel("Checked providers are benchmarked one by one. Drag to reorder: the "
@@ -136,12 +140,20 @@ class PerfPanel(QWidget):
         for plot in (self.dist_plot, self.median_plot):
             plot.getPlotItem().getAxis("left").enableAutoSIPrefix(False)
         export_row = QHBoxLayout()
+        self.export_buttons: list[QPushButton] = []
         for label, fn in (("Export plots…", self.export_plots), ("Export CSV…", self.export_csv),
                           ("Export JSON…", self.export_json)):
             button = QPushButton(label)
             button.clicked.connect(lambda _=False, f=fn: f())
+            button.setEnabled(False)  # until there is something to export
+            button.setToolTip("Run a benchmark first")
             export_row.addWidget(button)
+            self.export_buttons.append(button)
         export_row.addStretch(1)
+        for plot in (self.dist_plot, self.median_plot):
+            show_empty(plot, "Run a benchmark (left): the latency of each model on each "
+                             "provider appears here.")
+            plot.getPlotItem().setLabel("bottom", "model, provider × threads")
         results = QWidget()
         rl = QVBoxLayout(results)
         plots = QSplitter(Qt.Orientation.Horizontal)
@@ -287,9 +299,10 @@ class PerfPanel(QWidget):
             return (not r.works, r.provider != "CPUExecutionProvider")
 
         for row in sorted(rows, key=order):
-            item = QListWidgetItem(row.provider + ("" if row.works else "  (unavailable)"))
+            label = row.provider.removesuffix("ExecutionProvider") or row.provider
+            item = QListWidgetItem(label + ("" if row.works else "  (unavailable)"))
             item.setData(Qt.ItemDataRole.UserRole, row.provider)
-            item.setToolTip(row.reason or "available")
+            item.setToolTip(f"{row.provider}: {row.reason or 'available'}")
             if row.works:
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
                 item.setCheckState(Qt.CheckState.Checked
@@ -367,13 +380,25 @@ class PerfPanel(QWidget):
             for col, cell in enumerate(cells):
                 self.table.setItem(row, col, cell)
         self.table.setSortingEnabled(True)
-        labels = [f"{Path(r.model).stem[:12]} {short_name(r.ep)}×{r.threads}"
-                  for r in ok]
-        ticks = [list(enumerate(labels))]
+        labels = [f"{Path(r.model).stem} {short_name(r.ep)}×{r.threads}" for r in ok]
+        names = "".join(f"<br>{i + 1}: {Path(r.model).name} on {r.ep}, {r.threads} thread(s)"
+                        for i, r in enumerate(ok))
+        for button in self.export_buttons:
+            button.setEnabled(bool(results))
+            button.setToolTip("")
+        if not ok:
+            for plot in (self.dist_plot, self.median_plot):
+                show_empty(plot, "No configuration could be measured: the table says why.")
+            self.tabs.setCurrentIndex(0)
+            return
+        for plot in (self.dist_plot, self.median_plot):
+            show_values(plot)
+        self.dist_plot.setToolTip("Box: p25–p75, line: median, whiskers: min–p99, dots: runs "
+                                  "(slow outliers above the p99 whiskers are off the scale)"
+                                  + names)
+        self.median_plot.setToolTip("Median latency, whisker to p90" + names)
         dist = self.dist_plot.getPlotItem()
-        dist.clear()
         med = self.median_plot.getPlotItem()
-        med.clear()
         rng = np.random.default_rng(0)
         for i, r in enumerate(ok):
             samples = np.asarray(r.samples_ms)
@@ -397,8 +422,13 @@ class PerfPanel(QWidget):
             med.addItem(pg.ErrorBarItem(x=np.array([i]), y=np.array([median]),
                                         top=np.array([p90 - median]),
                                         bottom=np.array([0.0]), beam=0.25))
-        for plot in (dist, med):
-            plot.getAxis("bottom").setTicks(ticks)
+        for plot in (self.dist_plot, self.median_plot):
+            set_category_axis(plot, labels)
+            plot.getPlotItem().setXRange(-0.6, len(ok) - 0.4, padding=0)
+        # Scale to the whiskers: a few slow runs (a context switch) would squash every box.
+        top = max((r.p99_ms or 0.0) for r in ok)
+        dist.setYRange(0, top * 1.15 if top > 0 else 1, padding=0)
+        med.enableAutoRange(axis="y")
         if ok:
             best = min(ok, key=lambda r: r.median_ms or 0.0)
             self.edge_ms.setValue(best.median_ms or 0.0)

@@ -34,12 +34,14 @@ from edgestudio.core.results import LayerError, WeightError
 from edgestudio.core.verdicts import SQNR_SCALE, Verdict, sqnr_level
 from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.gui.exporting import export_widget
+from edgestudio.gui.plots import show_empty, show_values
 from edgestudio.gui.tables import NumericItem, _num, results_table
 
 HISTORY_COLUMNS = ["Run", "Mode", "State", "Verdict", "Size", "Output SQNR (dB)",
                    "Worst layer (dB)", "Top-1", "Agreement"]
-LAYER_COLUMNS = ["Tensor", "Node", "Op", "SQNR (dB)", "MSE", "Max abs", "Cosine",
-                 "Clipped (%)"]
+# The figures first, the (long) tensor name last: a narrow table still shows what matters.
+LAYER_COLUMNS = ["SQNR (dB)", "Node", "Op", "MSE", "Max abs", "Cosine", "Clipped (%)", "Tensor"]
+SQNR_COL, NODE_COL = 0, 1
 WEIGHT_COLUMNS = ["Weight", "SQNR dB", "Max abs", "S/2 (model)", "S/2 per-tensor",
                   "S/2 per-channel (mean)"]
 
@@ -52,6 +54,7 @@ class QuantPanel(QWidget):
 
     node_chosen = Signal(str)  # a layer was clicked: select its node in the graph
     requantize_requested = Signal(object)  # QuantRun to re-run with more exclusions, list[str]
+    compare_requested = Signal(object)  # QuantRun to show beside the float model
 
     def __init__(self, document: ModelDocument, model: onnx.ModelProto,
                  parent: QWidget | None = None) -> None:
@@ -68,6 +71,12 @@ class QuantPanel(QWidget):
         self.history.itemSelectionChanged.connect(self._history_selected)
         self.compare_button = QPushButton("Compare selected runs")
         self.compare_button.clicked.connect(self.show_comparison)
+        self.compare_float_button = QPushButton("Compare with float")
+        self.compare_float_button.setObjectName("compare_with_float")
+        self.compare_float_button.setToolTip("The quantized model beside the float one: inserted "
+                                             "Q/DQ, fused and changed nodes, SQNR per layer")
+        self.compare_float_button.clicked.connect(
+            lambda: self.current is not None and self.compare_requested.emit(self.current))
         self.overlay_button = QPushButton("Colour the graph by SQNR")
         self.overlay_button.clicked.connect(self._request_overlay)
         self.hint = QLabel("Quantize this model (Tools › Quantize…, Ctrl+Shift+Q): each run and "
@@ -76,6 +85,7 @@ class QuantPanel(QWidget):
         top_buttons = QHBoxLayout()
         top_buttons.addWidget(self.hint, 1)
         top_buttons.addWidget(self.overlay_button)
+        top_buttons.addWidget(self.compare_float_button)
         top_buttons.addWidget(self.compare_button)
 
         self.plot = pg.PlotWidget(background="w")
@@ -127,10 +137,15 @@ class QuantPanel(QWidget):
         self.requantize_button = QPushButton("Re-quantize without the worst")
         self.requantize_button.setObjectName("requantize")
         self.requantize_button.clicked.connect(self._requantize)
-        export_plot = QPushButton("Export plot…")
+        export_plot = self.export_plot_button = QPushButton("Export plot…")
         export_plot.clicked.connect(self.export_plot)
-        export_table = QPushButton("Export table (CSV)…")
+        export_table = self.export_table_button = QPushButton("Export table (CSV)…")
         export_table.clicked.connect(self.export_table)
+        show_empty(self.plot, "Quantize this model (Tools › Quantize…, Ctrl+Shift+Q) with "
+                              "evaluation data: the SQNR of every layer appears here, worst "
+                              "first.")
+        show_empty(self.weight_plot, "Pick a weight above to see its values and quantization "
+                                     "grid.")
         bottom = QHBoxLayout()
         bottom.addWidget(QLabel("Exclude the"))
         bottom.addWidget(self.worst_n)
@@ -225,6 +240,10 @@ class QuantPanel(QWidget):
     def _refresh_buttons(self) -> None:
         self.compare_button.setEnabled(len(self.selected_runs()) >= 2)
         has = self.current is not None and bool(self.current.analysis)
+        self.export_plot_button.setEnabled(has)
+        self.compare_float_button.setEnabled(self.current is not None
+                                             and bool(self.current.output))
+        self.export_table_button.setEnabled(has)
         self.overlay_button.setEnabled(has)
         self.requantize_button.setEnabled(has)
 
@@ -234,8 +253,11 @@ class QuantPanel(QWidget):
         self.current = run
         self._bars = [r for r in run.layers_worst_first() if r.sqnr_db is not None]
         item = self.plot.getPlotItem()
-        item.clear()
-        if self._bars:
+        if not self._bars:
+            show_empty(self.plot, "No layer could be compared (every activation of the float "
+                                  "model was zero on this data).")
+        else:
+            show_values(self.plot)
             values = [r.sqnr_db or 0.0 for r in self._bars]
             low, high = min(values), max(values)
             brushes = [pg.mkBrush(sqnr_colour(v)) for v in values]
@@ -252,15 +274,15 @@ class QuantPanel(QWidget):
         self.layers.setRowCount(len(layers))
         for r, layer in enumerate(layers):
             cells: list[QTableWidgetItem] = [
-                QTableWidgetItem(layer.tensor), QTableWidgetItem(layer.node),
-                QTableWidgetItem(layer.op_type), NumericItem(layer.sqnr_db, ".2f"),
-                NumericItem(layer.mse, ".3g"), NumericItem(layer.max_abs, ".3g"),
-                NumericItem(layer.cosine, ".5f"),
-                NumericItem(layer.clipped_fraction, ".2%")]
+                NumericItem(layer.sqnr_db, ".2f"), QTableWidgetItem(layer.node),
+                QTableWidgetItem(layer.op_type), NumericItem(layer.mse, ".3g"),
+                NumericItem(layer.max_abs, ".3g"), NumericItem(layer.cosine, ".5f"),
+                NumericItem(layer.clipped_fraction, ".2%"), QTableWidgetItem(layer.tensor)]
             for c, cell in enumerate(cells):
+                cell.setToolTip(f"{layer.node}\n{layer.tensor}")
                 self.layers.setItem(r, c, cell)
         self.layers.setSortingEnabled(True)
-        self.layers.sortItems(3, Qt.SortOrder.AscendingOrder)  # worst SQNR first
+        self.layers.sortItems(SQNR_COL, Qt.SortOrder.AscendingOrder)  # worst SQNR first
         weights = run.analysis.weights if run.analysis else []
         self.weights.setRowCount(len(weights))
         for r, w in enumerate(sorted(weights, key=lambda w: w.sqnr_db or 0.0)):
@@ -300,7 +322,7 @@ class QuantPanel(QWidget):
         """Select bar ``index``'s node in the graph and its row in the table."""
         node = self._bars[index].node
         for r in range(self.layers.rowCount()):
-            cell = self.layers.item(r, 1)
+            cell = self.layers.item(r, NODE_COL)
             if cell is not None and cell.text() == node:
                 self.layers.selectRow(r)
                 break
@@ -309,7 +331,7 @@ class QuantPanel(QWidget):
     def _layer_selected(self) -> None:
         rows = {i.row() for i in self.layers.selectedItems()}
         if len(rows) == 1:
-            cell = self.layers.item(rows.pop(), 1)
+            cell = self.layers.item(rows.pop(), NODE_COL)
             if cell is not None:
                 self.node_chosen.emit(cell.text())
 
@@ -345,9 +367,10 @@ class QuantPanel(QWidget):
         """Histogram of a float weight with its quantization grid and clipping range."""
         tensor = self.initializers.get(info.tensor)
         plot = self.weight_plot.getPlotItem()
-        plot.clear()
         if tensor is None:
+            show_empty(self.weight_plot, f"{info.tensor} is not a weight of the float model.")
             return
+        show_values(self.weight_plot)
         values = read_weight(tensor, self.model_path.parent).astype(np.float64)
         counts, edges = weight_histogram(values, bins=128)
         plot.addItem(pg.PlotDataItem(edges, counts, stepMode="center", fillLevel=0,

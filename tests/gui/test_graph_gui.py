@@ -89,7 +89,7 @@ def test_scalar_overlay_colours_nodes_with_a_legend(qtbot, window: MainWindow,
     view = _graph_panel(qtbot, window, conv_model).view
     view.set_scalar_overlay({"conv": 10.0, "relu": 40.0, "fc": 25.0}, "SQNR (dB)", reverse=True)
     assert view.legend.isVisible() and "SQNR (dB)" in view.legend.label.text()
-    assert "3 nodes without a value" in view.legend.label.text()  # flatten, input, output
+    assert "3 nodes without a value" in view.legend.note.text()  # flatten, input, output
     assert view.node_colour(2) == QColor("#d6d6d6")
     assert view.node_colour(0) != view.node_colour(1)
     assert "overlay value: <b>10</b>" in view.node_tooltip(0)

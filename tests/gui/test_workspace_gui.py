@@ -52,7 +52,8 @@ def test_saved_workspace_reopens_as_it_was(qtbot, window: MainWindow, isolated_s
     before = {"history": _table(doc.quant_panel.history),
               "layers": _table(doc.quant_panel.layers),
               "bench": _table(doc.perf_panel.table),
-              "legend": doc.graph_panel.view.legend.label.text(),
+              "legend": (doc.graph_panel.view.legend.label.text(),
+                         doc.graph_panel.view.legend.ends.text()),
               "marked": list(doc.graph_panel.view.marked),
               "bars": len(doc.quant_panel._bars)}
     window.close_document(window.tabs.currentIndex())
@@ -68,7 +69,8 @@ def test_saved_workspace_reopens_as_it_was(qtbot, window: MainWindow, isolated_s
     after = {"history": _table(doc.quant_panel.history),
              "layers": _table(doc.quant_panel.layers),
              "bench": _table(doc.perf_panel.table),
-             "legend": doc.graph_panel.view.legend.label.text(),
+             "legend": (doc.graph_panel.view.legend.label.text(),
+                        doc.graph_panel.view.legend.ends.text()),
              "marked": list(doc.graph_panel.view.marked),
              "bars": len(doc.quant_panel._bars)}
     assert after == before

@@ -94,7 +94,8 @@ class ModelSummary:
         return data
 
 
-def _value_spec(value: onnx.ValueInfoProto) -> TensorSpec:
+def value_spec(value: onnx.ValueInfoProto) -> TensorSpec:
+    """A graph input or output as a :class:`TensorSpec` (name, element type, shape)."""
     t = value.type
     kind = t.WhichOneof("value")
     if kind == "tensor_type" or kind == "sparse_tensor_type":
@@ -170,8 +171,8 @@ def summarize_model(
         producer_name=model.producer_name,
         producer_version=model.producer_version,
         graph_name=graph.name,
-        inputs=[_value_spec(v) for v in graph.input if v.name not in initializer_names],
-        outputs=[_value_spec(v) for v in graph.output],
+        inputs=[value_spec(v) for v in graph.input if v.name not in initializer_names],
+        outputs=[value_spec(v) for v in graph.output],
         nodes=len(graph.node),
         nodes_in_subgraphs=len(all_nodes) - len(graph.node),
         op_types=dict(op_counts.most_common()),

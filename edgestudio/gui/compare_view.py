@@ -1,0 +1,163 @@
+"""Two models side by side: the differences coloured on each graph, a list to step through, and
+selection that follows from one side to the other (File › Compare with…, or a quantization
+run's "Compare with float")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import onnx
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from edgestudio.core.model.diff import Change, ModelDiff, diff_models
+from edgestudio.core.model.model_io import load_model
+from edgestudio.gui.background import Background
+from edgestudio.gui.graph_panel import GraphPanel
+
+CHANGE_COLOURS = {Change.INSERTED: "#2e7d32", Change.REMOVED: "#c62828",
+                  Change.FUSED: "#ef6c00", Change.CHANGED: "#f9a825"}
+Loaded = tuple[ModelDiff, onnx.ModelProto, onnx.ModelProto]
+
+
+def _load(a: Path, b: Path) -> Callable[[Callable[[float], None], Callable[[], bool]], Loaded]:
+    def work(progress: Callable[[float], None], cancelled: Callable[[], bool]) -> Loaded:
+        return diff_models(a, b), load_model(a), load_model(b)
+
+    return work
+
+
+class CompareView(QWidget):
+    """Model A (left) and model B (right) with their differences.
+
+    ``sqnr`` (node -> dB, from a quantization run's analysis) colours B by per-layer SQNR
+    instead of by difference.
+    """
+
+    def __init__(self, a: Path, b: Path, sqnr: dict[str, float] | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent, Qt.WindowType.Window)
+        self.setObjectName("compare_view")
+        self.setWindowTitle(f"Compare {a.name} ↔ {b.name}")
+        self.resize(1400, 860)
+        self.a, self.b, self.sqnr = a, b, sqnr
+        self.result: ModelDiff | None = None
+        self.left: GraphPanel | None = None
+        self.right: GraphPanel | None = None
+        self._syncing = False
+        self.summary = QLabel(f"Comparing {a.name} with {b.name}…")
+        self.summary.setObjectName("compare_summary")
+        self.summary.setWordWrap(True)
+        self.graphs = QSplitter(Qt.Orientation.Horizontal)
+        self.list = QListWidget()
+        self.list.setObjectName("differences")
+        self.list.currentRowChanged.connect(self._difference_chosen)
+        body = QSplitter(Qt.Orientation.Vertical)
+        body.addWidget(self.graphs)
+        body.addWidget(self.list)
+        body.setSizes([640, 180])
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addWidget(body, 1)
+        for keys, step in (("N", 1), ("P", -1)):  # step through the differences
+            QShortcut(QKeySequence(keys), self, lambda s=step: self.step(s))
+        self._background = Background(self)
+        self._background.run(_load(a, b), self._on_loaded, self._on_failed)
+
+    @property
+    def is_ready(self) -> bool:
+        """Both graphs are laid out."""
+        return (self.left is not None and self.right is not None and self.left.is_ready
+                and self.right.is_ready)
+
+    def _on_failed(self, exc: Exception) -> None:
+        self.summary.setText(f"Cannot compare: {exc}")
+
+    def _on_loaded(self, loaded: Loaded) -> None:
+        self.result, model_a, model_b = loaded
+        self.left = GraphPanel(model_a.graph, self.a)
+        self.right = GraphPanel(model_b.graph, self.b)
+        for panel in (self.left, self.right):
+            panel.ready.connect(self._colour)
+            panel.properties.hide()  # two graphs need the width; the list says what differs
+            panel.minimap_toggle.setChecked(False)
+            self.graphs.addWidget(panel)
+        self.left.node_selected.connect(lambda i: self._follow(self.left, self.right, i))
+        self.right.node_selected.connect(lambda i: self._follow(self.right, self.left, i))
+        text = (f"<b>{self.a.name}</b> (left) ↔ <b>{self.b.name}</b> (right): "
+                f"{self.result.summary()}. Colours: ")
+        text += ", ".join(f'<span style="color:{c}">■</span> {k.value}'
+                          for k, c in CHANGE_COLOURS.items())
+        if self.sqnr is not None:
+            text += "; the right side is coloured by per-layer SQNR"
+        self.summary.setText(text + ". N / P step through the list.")
+        for d in self.result.differences:
+            item = QListWidgetItem(f"{d.change.value:9} {d.kind:9} {d.text}")
+            item.setForeground(Qt.GlobalColor.black)
+            item.setToolTip(d.text)
+            self.list.addItem(item)
+
+    def _colour(self) -> None:
+        """Colour each laid-out side by how its nodes differ (or B by SQNR)."""
+        if self.result is None:
+            return
+        for side, panel in (("a", self.left), ("b", self.right)):
+            if panel is None or not panel.is_ready or panel.ir is None:
+                continue
+            if side == "b" and self.sqnr is not None:
+                panel.view.set_scalar_overlay(self.sqnr, "SQNR (dB)")
+                continue
+            marks = {name: change.value for name, change in self.result.node_changes(side).items()}
+            colours = {k.value: c for k, c in CHANGE_COLOURS.items()}
+            panel.view.set_category_overlay(marks, colours, "Difference")
+
+    def _follow(self, source: GraphPanel | None, target: GraphPanel | None, index: int) -> None:
+        """Select on the other side the node matched with the one selected here."""
+        if self._syncing or source is None or target is None or source.ir is None \
+                or index < 0 or self.result is None:
+            return
+        name = source.ir.names[index]
+        matched = (self.result.matched.get(name) if source is self.left else
+                   next((a for a, b in self.result.matched.items() if b == name), None))
+        if matched is not None:
+            self._syncing = True
+            try:
+                target.select_by_name(matched)
+            finally:
+                self._syncing = False
+
+    def _difference_chosen(self, row: int) -> None:
+        if self.result is None or not 0 <= row < len(self.result.differences):
+            return
+        d = self.result.differences[row]
+        self._syncing = True
+        try:
+            if d.node_a and self.left is not None:
+                self.left.select_by_name(d.node_a)
+            if d.node_b and self.right is not None:
+                self.right.select_by_name(d.node_b)
+        finally:
+            self._syncing = False
+
+    def step(self, delta: int) -> None:
+        """Go to the next (or previous) difference."""
+        count = self.list.count()
+        if count:
+            self.list.setCurrentRow((self.list.currentRow() + delta) % count)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Qt: stop background work before going."""
+        for panel in (self.left, self.right):
+            if panel is not None:
+                panel.shutdown()
+        self._background.wait(10_000)
+        super().closeEvent(event)

@@ -1,0 +1,77 @@
+"""Model differences: matching, inserted/fused/removed/changed, and the CLI twin."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from edgestudio.core.model.diff import Change, diff_models
+from edgestudio.resources import SAMPLE_MODEL
+
+
+def test_a_model_equals_itself(tmp_path: Path) -> None:
+    result = diff_models(SAMPLE_MODEL, SAMPLE_MODEL)
+    assert result.differences == [] and len(result.matched) == 11
+    assert "same" in result.summary()
+
+
+def test_attribute_weight_and_opset_changes(tmp_path: Path) -> None:
+    model = onnx.load(SAMPLE_MODEL)
+    conv = model.graph.node[0]
+    for attr in conv.attribute:
+        if attr.name == "pads":
+            del attr.ints[:]
+            attr.ints.extend([0, 0, 0, 0])
+    weight = next(t for t in model.graph.initializer if t.name == conv.input[1])
+    values = numpy_helper.to_array(weight).copy()
+    values.flat[0] += 0.5
+    weight.CopyFrom(numpy_helper.from_array(values, weight.name))
+    converted = onnx.version_converter.convert_version(model, 18)
+    path = tmp_path / "changed.onnx"
+    onnx.save(converted, path)
+    result = diff_models(SAMPLE_MODEL, path)
+    kinds = {(d.change, d.kind) for d in result.differences}
+    assert (Change.CHANGED, "attribute") in kinds and (Change.CHANGED, "opset") in kinds
+    weight_change = next(d for d in result.differences if d.kind == "weight")
+    assert "max abs 0.5" in weight_change.text and weight_change.node_a == conv.name
+    assert result.node_changes("a")[conv.name] is Change.CHANGED
+
+
+def test_a_quantized_model_shows_inserted_qdq_and_fused_nodes(tmp_path: Path) -> None:
+    from onnxruntime.quantization import CalibrationDataReader, quantize_static
+
+    data = np.random.default_rng(0).normal(size=(8, 1, 1, 8, 8)).astype(np.float32)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.it = iter([{"image": x} for x in data])
+
+        def get_next(self) -> dict[str, np.ndarray] | None:
+            return next(self.it, None)
+
+    out = tmp_path / "q.onnx"
+    quantize_static(str(SAMPLE_MODEL), str(out), Reader())
+    result = diff_models(SAMPLE_MODEL, out)
+    inserted = [d for d in result.differences if d.change is Change.INSERTED]
+    assert inserted and all(d.op_type in ("QuantizeLinear", "DequantizeLinear")
+                            for d in inserted)
+    assert "quantize or dequantize" in result.summary()
+    fused = [d for d in result.differences if d.change is Change.FUSED]
+    assert fused and all(d.op_type == "Relu" and "fused into Conv" in d.text for d in fused)
+    marks_b = result.node_changes("b")
+    assert all(marks_b[d.node_b] is Change.INSERTED for d in inserted if d.node_b)
+
+    done = subprocess.run([sys.executable, "-m", "edgestudio", "diff", str(SAMPLE_MODEL),
+                           str(out), "--json"], capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    data_json = json.loads(done.stdout)
+    assert data_json["counts"] == result.counts()
+    same = subprocess.run([sys.executable, "-m", "edgestudio", "diff", str(SAMPLE_MODEL),
+                           str(SAMPLE_MODEL)], capture_output=True, text=True)
+    assert same.returncode == 0 and "same" in same.stdout
