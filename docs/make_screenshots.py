@@ -84,6 +84,14 @@ def main() -> None:
     doc.show_panel("graph")
     spin(0.5)
     window.grab().save(str(OUT / "graph_sqnr.png"))
+    compare = window.compare_run(doc, run)
+    assert compare is not None
+    compare.resize(1400, 820)
+    spin(30, lambda: compare.is_ready)
+    compare.step(1)
+    spin(0.5)
+    compare.grab().save(str(OUT / "compare.png"))
+    compare.close()
     from edgestudio.core.perf.bench_recipes import BenchRecipe, ProfileRecipe
 
     perf = doc.perf_panel

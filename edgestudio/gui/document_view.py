@@ -108,8 +108,10 @@ class DocumentView(QWidget):
             placement = {node: short_name(str(ep)) for node, ep in values.items()}
             colours = {short_name(str(ep)): provider_colour(str(ep)) for ep in values.values()}
             view.set_category_overlay(placement, colours, title)
-        else:
-            view.set_scalar_overlay(values, title)  # type: ignore[arg-type]
+        else:  # a closed group shows its worst SQNR, or its summed time share
+            view.set_scalar_overlay(values, title,  # type: ignore[arg-type]
+                                    aggregate="sum" if overlay.kind is OverlayKind.TIME
+                                    else "min")
         view.set_marked(sorted(self.document.excluded))
 
     def _on_restored(self) -> None:

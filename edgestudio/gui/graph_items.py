@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from edgestudio.core.model.graph_ir import GraphIR, NodeKind
+from edgestudio.core.model.groups import GROUP_OP
 from edgestudio.core.model.layout import NODE_HEIGHT, NODE_WIDTH, Layout
 
 BATCH_SIZE = 256
@@ -22,6 +23,7 @@ LOD_BLOCKS = 0.03  # below: each batch is a few coloured blocks, edges are not d
 LOD_FLAT = 0.12  # below: flat rectangles, no outlines, no text
 LOD_TEXT = 0.45  # above: rounded boxes with labels
 LOD_EDGE_LABELS = 0.7  # above: tensor type/shape on edges
+GROUP_COLOUR = "#546e7a"  # closed groups (slate: no operator category uses it)
 
 
 class GraphGeometry:
@@ -150,6 +152,10 @@ class NodeBatchItem(QGraphicsItem):
                 continue
             colour = geo.colours[i]
             painter.setPen(outline)
+            group = ir.is_group(i)
+            if group:  # a closed group: a stack of cards
+                painter.setBrush(colour.lighter(130))
+                painter.drawRoundedRect(rect.translated(4, 4), 6.0, 6.0)
             painter.setBrush(colour)
             radius = NODE_HEIGHT / 2 if ir.kinds[i] != NodeKind.OPERATOR else 6.0
             painter.drawRoundedRect(rect, radius, radius)
@@ -160,6 +166,8 @@ class NodeBatchItem(QGraphicsItem):
             kind = ir.kinds[i]
             title = ir.op_types[i] if kind == NodeKind.OPERATOR else ir.names[i]
             subtitle = ir.names[i] if kind == NodeKind.OPERATOR else ir.op_types[i].lower()
+            if group:
+                title, subtitle = f"▸ {ir.group_labels[i]}", ir.group_mix[i]
             metrics = painter.fontMetrics()
             painter.drawText(inner.adjusted(0, 0, 0, -inner.height() / 2),
                              Qt.AlignmentFlag.AlignCenter,
@@ -171,6 +179,8 @@ class NodeBatchItem(QGraphicsItem):
                              Qt.AlignmentFlag.AlignCenter,
                              metrics.elidedText(subtitle, Qt.TextElideMode.ElideMiddle,
                                                 int(inner.width())))
+            if group:
+                continue  # a group's weights are its operators' (shown when opened)
             # Small badges: weights feeding this node (W), folded constants (C).
             right = rect.right() + 4
             for names, letter, fill, ink in ((geo.weights[i], "W", "#fff3c4", "#5a4500"),
@@ -279,7 +289,7 @@ def default_colours(ir: GraphIR) -> list[QColor]:
     """Fill colours by operator category."""
     from edgestudio.core.model.op_categories import colour_of
 
-    cache: dict[str, QColor] = {}
+    cache: dict[str, QColor] = {GROUP_OP: QColor(GROUP_COLOUR)}
     colours = []
     for op in ir.op_types:
         if op not in cache:

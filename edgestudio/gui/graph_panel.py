@@ -4,6 +4,7 @@ the background with progress and cancel."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.model.graph_ir import GraphIR, TensorInfo, build_graph_ir
+from edgestudio.core.model.groups import GroupTree, grouped_ir
 from edgestudio.core.model.layout import Layout, layered_layout
 from edgestudio.core.progress import CancelledError
 from edgestudio.core.recipes import ShapesRecipe
@@ -33,16 +35,40 @@ from edgestudio.gui.graph_view import GraphView
 from edgestudio.gui.properties_panel import PropertiesPanel
 
 
-def _layout_work(graph: onnx.GraphProto, fold_constants: bool) -> Work:
-    """Build the IR and its layout (on a pool thread), stopping early when cancelled."""
+@dataclass
+class LaidOut:
+    """A layout's result: the flat graph and its groups (kept for the next opening), the
+    groups open, the graph as drawn and where its nodes go."""
 
-    def work(progress: Callable[[float], None],
-             cancelled: Callable[[], bool]) -> tuple[GraphIR, Layout]:
-        ir = build_graph_ir(graph, fold_constants=fold_constants)
-        return ir, layered_layout(ir.node_count, ir.edge_src, ir.edge_dst, progress=progress,
-                                  cancelled=cancelled)
+    flat: GraphIR
+    tree: GroupTree
+    opened: set[str]
+    ir: GraphIR
+    layout: Layout
+
+
+def _layout_work(graph: onnx.GraphProto, fold_constants: bool,
+                 known: tuple[GraphIR, GroupTree] | None, opened: set[str] | None,
+                 grouped: bool) -> Work:
+    """Build the IR, its groups and the layout of what is shown (on a pool thread), stopping
+    early when cancelled. ``known`` reuses the flat graph and groups of an earlier layout."""
+
+    def work(progress: Callable[[float], None], cancelled: Callable[[], bool]) -> LaidOut:
+        if known is None:
+            flat = build_graph_ir(graph, fold_constants=fold_constants)
+            tree = GroupTree.build(flat)
+        else:
+            flat, tree = known
+        shown = (set(tree.groups) if not grouped
+                 else opened if opened is not None else tree.first_view())
+        ir = flat if shown >= set(tree.groups) else grouped_ir(flat, tree, shown)
+        return LaidOut(flat, tree, shown, ir, layered_layout(
+            ir.node_count, ir.edge_src, ir.edge_dst, progress=progress, cancelled=cancelled))
 
     return work
+
+
+QUICK_RELAYOUT = 3000  # below this many nodes a new layout is quick: no progress page
 
 
 class GraphPanel(QWidget):
@@ -66,6 +92,11 @@ class GraphPanel(QWidget):
         self._hits: list[int] = []
         self._hit = -1
         self._keep_selection: str | None = None
+        # The flat graph and its groups, per constants setting, and the groups open now.
+        self._known: dict[bool, tuple[GraphIR, GroupTree]] = {}
+        self.flat: GraphIR | None = None
+        self.tree: GroupTree | None = None
+        self.opened: set[str] | None = None
         self._generation = 0
         self._shapes_asked = False
         self._shapes: TensorShapes | None = None  # inferred once, applied to every layout
@@ -74,6 +105,8 @@ class GraphPanel(QWidget):
         self.properties = PropertiesPanel(model_path.parent if model_path else Path("."))
         self.properties.subgraph_requested.connect(self.subgraph_requested)
         self.view.node_selected.connect(self._on_node_selected)
+        self.view.node_activated.connect(self._activated)
+        self.view.close_requested.connect(self.close_group_of)
 
         self.search = QLineEdit()
         self.search.setObjectName("graph_search")
@@ -102,7 +135,15 @@ class GraphPanel(QWidget):
             "Draw Constant nodes and the chains that only compute from weights (Cast, Reshape, "
             "weight dequantization, …) as nodes. Off: they are folded into the node that uses "
             "them, shown as a C badge, their values in the properties.")
-        self.constants_toggle.toggled.connect(self._relayout)
+        self.constants_toggle.toggled.connect(lambda _=False: self._relayout())
+        self.groups_toggle = QCheckBox("Groups")
+        self.groups_toggle.setObjectName("show_groups")
+        self.groups_toggle.setChecked(True)
+        self.groups_toggle.setToolTip(
+            "Big graphs open as boxes, one per name scope (a transformer block, an encoder…): "
+            "double-click or Enter opens one, Backspace closes the group around the selection. "
+            "Off: every node.")
+        self.groups_toggle.toggled.connect(lambda _=False: self._groups_toggled())
         self.minimap_toggle = QCheckBox("Minimap")
         self.minimap_toggle.setObjectName("show_minimap")
         self.minimap_toggle.setChecked(True)
@@ -118,6 +159,7 @@ class GraphPanel(QWidget):
         bar.addWidget(self.hit_label)
         bar.addWidget(fit)
         bar.addWidget(whole)
+        bar.addWidget(self.groups_toggle)
         bar.addWidget(self.constants_toggle)
         bar.addWidget(self.minimap_toggle)
         bar.addWidget(self.status)
@@ -163,7 +205,7 @@ class GraphPanel(QWidget):
         self._generation += 1
         generation = self._generation  # results of a layout replaced since are dropped
 
-        def done(result: tuple[GraphIR, Layout]) -> None:
+        def done(result: LaidOut) -> None:
             if generation == self._generation:
                 self._on_layout(result)
 
@@ -171,27 +213,67 @@ class GraphPanel(QWidget):
             if generation == self._generation:
                 self._on_layout_failed(exc)
 
+        fold = not self.constants_toggle.isChecked()
         self._layout_task = self._background.run(
-            _layout_work(self.graph, not self.constants_toggle.isChecked()), done, failed,
+            _layout_work(self.graph, fold, self._known.get(fold), self.opened,
+                         self.groups_toggle.isChecked()), done, failed,
             lambda f: self.progress.setValue(int(f * 1000)))
 
-    def _relayout(self) -> None:
-        """Lay the graph out again (constants shown or folded); the selection is kept."""
+    def _relayout(self, keep: str | None = None) -> None:
+        """Lay the graph out again (constants shown or folded, groups opened or closed); the
+        selection (or ``keep``) is selected again."""
         self._layout_task.cancel()
         self._background.wait(10_000)
-        self._keep_selection = (self.ir.names[self.view.selected]
-                                if self.ir is not None and self.view.selected >= 0 else None)
+        self._keep_selection = keep or (self.ir.names[self.view.selected]
+                                        if self.ir is not None and self.view.selected >= 0
+                                        else None)
         self.progress.setValue(0)
-        self.stack.setCurrentIndex(0)
+        if self.flat is None or self.flat.node_count > QUICK_RELAYOUT:
+            self.stack.setCurrentIndex(0)  # a progress bar for the big ones only
         self._start_layout()
+
+    # ----- groups --------------------------------------------------------------------------------
+    def open_group(self, path: str) -> None:
+        """Open the closed group ``path`` (its first operator is then selected)."""
+        if self.tree is None or path not in self.tree.groups or self.opened is None:
+            return
+        first = self.tree.groups[path].members[:1]
+        self.opened = self.opened | {path}
+        self._relayout(self.flat.names[first[0]] if first and self.flat else path)
+
+    def close_group_of(self, index: int) -> None:
+        """Close the innermost open group holding node ``index`` (the group is then selected)."""
+        if self.ir is None or self.tree is None or self.flat is None or self.opened is None:
+            return
+        name = self.ir.names[index]
+        if self.ir.is_group(index):
+            path = self.tree.groups[name].parent
+        else:
+            flat_index = self.flat.index_of(name)
+            scopes = self.tree.path_to(flat_index, self.flat) if flat_index is not None else []
+            path = scopes[-1] if scopes else None
+        if not path:
+            return  # already at the top
+        self.opened = {p for p in self.opened if p != path and not p.startswith(path + "/")}
+        self._relayout(path)
+
+    def _activated(self, index: int) -> None:
+        if self.ir is not None and self.ir.is_group(index):
+            self.open_group(self.ir.names[index])
+
+    def _groups_toggled(self) -> None:
+        self.opened = None  # back to the first view's choice (or everything when off)
+        self._relayout()
 
     # ----- layout ------------------------------------------------------------------------------
     def cancel_layout(self) -> None:
         """Stop a running layout (the panel then says so)."""
         self._layout_task.cancel()
 
-    def _on_layout(self, result: tuple[GraphIR, Layout]) -> None:
-        ir, layout = result
+    def _on_layout(self, result: LaidOut) -> None:
+        ir, layout = result.ir, result.layout
+        self._known[not self.constants_toggle.isChecked()] = (result.flat, result.tree)
+        self.flat, self.tree, self.opened = result.flat, result.tree, result.opened
         self.ir = ir
         self.layout_result = layout
         self.view.set_graph(ir, layout)
@@ -200,6 +282,8 @@ class GraphPanel(QWidget):
         note = f" · {len(layout.cyclic)} nodes on a cycle" if len(layout.cyclic) else ""
         if ir.folded_count:
             note += f" · {ir.folded_count:,} constants folded"
+        if ir.members:
+            note += f" · {len(ir.members):,} groups closed"
         self.status.setText(f"{len(self.graph.node):,} nodes{note}")
         self.status.setToolTip("Nodes in the graph; constants folded into the nodes that use "
                                "them are drawn as C badges (tick 'Constants as nodes' to see "
@@ -283,5 +367,15 @@ class GraphPanel(QWidget):
         self.node_selected.emit(index)
 
     def select_by_name(self, name: str) -> bool:
-        """Select (and centre) the node called ``name``; the way other views drive the graph."""
+        """Select (and centre) the node called ``name``; the way other views drive the graph.
+
+        A node inside closed groups opens them first (laid out again, then selected).
+        """
+        if self.ir is not None and self.tree is not None and self.flat is not None \
+                and name in self.ir.hidden and self.opened is not None:
+            flat_index = self.flat.index_of(name)
+            if flat_index is not None:
+                self.opened = self.opened | set(self.tree.path_to(flat_index, self.flat))
+                self._relayout(name)
+                return True
         return self.view.select_by_name(name)

@@ -212,6 +212,7 @@ class GraphView(QGraphicsView):
     node_activated = Signal(int)  # double click
     node_context_menu = Signal(int, object)  # node index, global QPoint
     minimap_toggled = Signal(bool)  # M pressed
+    close_requested = Signal(int)  # Backspace on a node: close the group that holds it
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -386,6 +387,10 @@ class GraphView(QGraphicsView):
             self.fit()
         elif key == Qt.Key.Key_A:
             self.fit_all()
+        elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.selected >= 0:
+            self.node_activated.emit(self.selected)  # opens a closed group
+        elif key == Qt.Key.Key_Backspace and self.selected >= 0:
+            self.close_requested.emit(self.selected)  # closes the group around it
         elif key == Qt.Key.Key_M:
             self.show_minimap(not self.minimap_wanted)
             self.minimap_toggled.emit(self.minimap_wanted)
@@ -500,7 +505,8 @@ class GraphView(QGraphicsView):
                 f"{tensor_rows(ir.node_outputs[index])}</table>")
 
     # ----- overlays ------------------------------------------------------------------------------
-    def _values_by_node(self, values: Mapping[str, float] | np.ndarray) -> np.ndarray:
+    def _values_by_node(self, values: Mapping[str, float] | np.ndarray,
+                        aggregate: str = "min") -> np.ndarray:
         assert self.ir is not None
         if isinstance(values, np.ndarray):
             return values.astype(np.float64)
@@ -508,18 +514,26 @@ class GraphView(QGraphicsView):
         for i, name in enumerate(self.ir.names):
             if name in values:
                 out[i] = values[name]
+            elif i in self.ir.members:  # a closed group: what its operators say together
+                inside = [values[m] for m in self.ir.members[i] if m in values]
+                if inside:
+                    out[i] = (min(inside) if aggregate == "min" else max(inside)
+                              if aggregate == "max" else sum(inside))
         return out
 
     def set_scalar_overlay(self, values: Mapping[str, float] | np.ndarray, title: str,
-                           log: bool = False, reverse: bool = False) -> None:
+                           log: bool = False, reverse: bool = False,
+                           aggregate: str = "min") -> None:
         """Colour nodes by a number per node (by node name, or an array in node order).
 
         Nodes without a value turn light grey. ``log`` uses a log scale (values > 0);
-        ``reverse`` puts high values at the dark end (e.g. SQNR, where low is bad).
+        ``reverse`` puts high values at the dark end (e.g. SQNR, where low is bad). A closed
+        group shows the ``aggregate`` (``min``, ``max`` or ``sum``) of its operators' values:
+        the worst SQNR inside it, its summed time share.
         """
         if self.geometry_ is None:
             return
-        raw = self._values_by_node(values)
+        raw = self._values_by_node(values, aggregate)
         self.overlay_values = raw
         shown = np.log10(np.where(raw > 0, raw, np.nan)) if log else raw
         finite = np.isfinite(shown)
@@ -548,8 +562,11 @@ class GraphView(QGraphicsView):
         self.overlay_values = None
         counts: dict[str, int] = {}
         result = []
-        for name in self.ir.names:
+        for i, name in enumerate(self.ir.names):
             cat = categories.get(name)
+            if cat is None and i in self.ir.members:  # a closed group: its operators' categories
+                inside = sorted({categories[m] for m in self.ir.members[i] if m in categories})
+                cat = inside[0] if len(inside) == 1 else " + ".join(inside) or None
             if cat is None:
                 result.append(MISSING_COLOUR)
                 continue

@@ -190,3 +190,43 @@ def test_constants_are_folded_and_can_be_shown(qtbot, window: MainWindow, tmp_pa
     assert len(panel.ir.onnx_nodes) == 9
     assert panel.ir.names[panel.view.selected] == "mm1"
     assert "constants folded" not in panel.status.text()
+
+
+def test_groups_open_close_and_carry_overlays(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import onnx
+
+    from tests.graph_builders import transformer_like
+
+    path = tmp_path / "blocks.onnx"
+    onnx.save(transformer_like(2_000), path)
+    panel = _graph_panel(qtbot, window, path)
+    ir = panel.ir
+    assert ir is not None and ir.members and "groups closed" in panel.status.text()
+    first = next(iter(ir.members))
+    block = ir.names[first]
+    inside = ir.members[first]
+    # an overlay gives a closed group its worst member value
+    panel.view.set_scalar_overlay({inside[0]: 12.0, inside[1]: 40.0}, "SQNR (dB)")
+    assert panel.view.overlay_values is not None and panel.view.overlay_values[first] == 12.0
+    # Enter on the selected group opens it; the first operator inside is selected
+    panel.view.select_node(first)
+    panel.view.setFocus()
+    QTest.keyClick(panel.view, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: panel.is_ready and panel.ir is not ir, timeout=30_000)
+    opened = panel.ir
+    assert opened is not None and block not in opened.names and inside[0] in opened.names
+    assert opened.names[panel.view.selected] == inside[0]
+    # Backspace closes it again, the group selected
+    QTest.keyClick(panel.view, Qt.Key.Key_Backspace)
+    qtbot.waitUntil(lambda: panel.is_ready and panel.ir is not opened, timeout=30_000)
+    assert panel.ir is not None and panel.ir.names[panel.view.selected] == block
+    # selecting a hidden node (search, a plot) opens the groups around it
+    other = panel.ir.members[panel.ir.names.index(ir.names[list(ir.members)[5]])][2]
+    panel.select_by_name(other)
+    qtbot.waitUntil(lambda: panel.is_ready and panel.ir is not None
+                    and other in panel.ir.names, timeout=30_000)
+    assert panel.ir.names[panel.view.selected] == other
+    # Groups off: every node
+    panel.groups_toggle.setChecked(False)
+    qtbot.waitUntil(lambda: panel.is_ready and panel.ir is not None and not panel.ir.members,
+                    timeout=30_000)

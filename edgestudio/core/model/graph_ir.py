@@ -59,12 +59,22 @@ class GraphIR:
     node_inputs: list[list[str]]
     node_outputs: list[list[str]]
     initializer_names: set[str]
-    onnx_nodes: list[onnx.NodeProto]
+    onnx_nodes: list[onnx.NodeProto | None]  # None: a closed group (see core.model.groups)
     tensor_info: dict[str, TensorInfo] = field(default_factory=dict)
     # Folded constants: tensor -> the ops that compute it, input side first ("Constant",
     # "DequantizeLinear", …), and the folded nodes' names (a search for one finds its consumer).
     constants: dict[str, list[str]] = field(default_factory=dict)
     folded_names: dict[str, str] = field(default_factory=dict)  # folded node -> its tensor
+    # Closed groups (core.model.groups): node -> the names of the operators inside, and each
+    # hidden operator's name -> the group node that holds it; labels and op mixes to draw.
+    members: dict[int, list[str]] = field(default_factory=dict)
+    hidden: dict[str, int] = field(default_factory=dict)
+    group_labels: dict[int, str] = field(default_factory=dict)
+    group_mix: dict[int, str] = field(default_factory=dict)
+
+    def is_group(self, index: int) -> bool:
+        """True for a closed group's node."""
+        return index in self.members
 
     @property
     def folded_count(self) -> int:
@@ -99,11 +109,14 @@ class GraphIR:
 
     def index_of(self, name: str) -> int | None:
         """The node called ``name`` (operator name, or the tensor name of an input/output); for a
-        folded constant node, the first node that uses its value."""
+        folded constant node, the first node that uses its value; for an operator inside a
+        closed group, the group."""
         try:
             return self.names.index(name)
         except ValueError:
             pass
+        if name in self.hidden:
+            return self.hidden[name]
         tensor = self.folded_names.get(name)
         if tensor is None:
             return None

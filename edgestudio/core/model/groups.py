@@ -1,0 +1,198 @@
+"""Hierarchical groups: nodes grouped by their name scope, drawn collapsed until opened.
+
+Exporters name nodes after the module that made them (``/encoder/layer.3/attention/MatMul``);
+those scopes make a tree, and a big graph reads best as its top blocks, opened one by one
+(Model Explorer's idea). :func:`grouped_ir` turns a flat :class:`GraphIR` and the set of opened
+groups into the IR the view draws: each closed group one node, edges between groups merged.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+
+from edgestudio.core.model.graph_ir import GraphIR, NodeKind
+
+GROUP_OP = "Group"  # the op type of a closed group's node
+FLAT_BELOW = 200  # graphs with fewer operators open fully expanded
+FIRST_VIEW_UNITS = 60  # open whole levels while the first view stays below this many boxes
+
+
+@dataclass
+class Group:
+    """One name scope: its sub-scopes and the nodes directly in it (flat IR indices)."""
+
+    path: str
+    parent: str | None
+    children: list[str] = field(default_factory=list)
+    nodes: list[int] = field(default_factory=list)
+    size: int = 0  # operators inside, at any depth
+    ops: Counter[str] = field(default_factory=Counter)
+    # Filled once by GroupTree.build, for drawing the group closed:
+    members: list[int] = field(default_factory=list)  # operators inside, at any depth
+    inputs: list[str] = field(default_factory=list)  # tensors it reads from outside
+    outputs: list[str] = field(default_factory=list)
+    mix_text: str = ""
+
+    @property
+    def label(self) -> str:
+        """The scope's own name (its last segment)."""
+        return self.path.rsplit("/", 1)[-1] or "(model)"
+
+    def mix(self, top: int = 3) -> str:
+        """The commonest op types inside: ``MatMul×6 Add×4 Softmax``."""
+        return " ".join(f"{op}×{n}" if n > 1 else op for op, n in self.ops.most_common(top))
+
+
+def _scope(name: str) -> list[str]:
+    """``/encoder/layer.3/attention/MatMul`` -> ``["encoder", "layer.3", "attention"]``."""
+    parts = [p for p in name.split("/") if p]
+    return parts[:-1]
+
+
+@dataclass
+class GroupTree:
+    """Every scope with at least two operators, under the root ``""``."""
+
+    groups: dict[str, Group]
+    depth_of: dict[str, int]
+
+    @classmethod
+    def build(cls, ir: GraphIR) -> GroupTree:
+        """Group ``ir``'s operators by name scope (scopes holding one operator are dropped)."""
+        operators = np.flatnonzero(ir.kinds == NodeKind.OPERATOR).tolist()
+        counts: Counter[str] = Counter()
+        scopes: dict[int, list[str]] = {}
+        for i in operators:
+            parts = _scope(ir.names[i])
+            scopes[i] = parts
+            for k in range(1, len(parts) + 1):
+                counts["/".join(parts[:k])] += 1
+        groups = {"": Group("", None)}
+        depth_of = {"": 0}
+        for i in operators:
+            parts = scopes[i]
+            parent = ""
+            for k in range(1, len(parts) + 1):
+                path = "/".join(parts[:k])
+                if counts[path] < 2:
+                    break  # a scope of one operator is no group
+                if path not in groups:
+                    groups[path] = Group(path, parent)
+                    groups[parent].children.append(path)
+                    depth_of[path] = depth_of[parent] + 1
+                parent = path
+            groups[parent].nodes.append(i)
+        for path in sorted(groups, key=lambda p: -depth_of[p]):  # bottom up
+            group = groups[path]
+            group.members = list(group.nodes)
+            for child in group.children:
+                group.members += groups[child].members
+            group.size = len(group.members)
+            group.ops = Counter(ir.op_types[i] for i in group.members)
+            produced = {t for i in group.members for t in ir.node_outputs[i]}
+            group.outputs = sorted(produced)
+            group.inputs = sorted({t for i in group.members for t in ir.node_inputs[i]}
+                                  - produced)
+            group.mix_text = group.mix()
+        return cls(groups, depth_of)
+
+    def first_view(self) -> set[str]:
+        """The groups to open at first: everything for a small graph; else whole levels, from
+        the top, while the view stays readable."""
+        root = self.groups[""]
+        if root.size < FLAT_BELOW:
+            return set(self.groups)
+        opened = {""}
+        level = [""]
+        while True:
+            deeper = [c for p in level for c in self.groups[p].children]
+            if not deeper:
+                return opened
+            trial = opened | set(deeper)
+            if len(self.units(trial)) > FIRST_VIEW_UNITS:
+                return opened
+            opened, level = trial, deeper
+
+    def units(self, opened: set[str]) -> list[tuple[str, int | str]]:
+        """What is drawn: ``("node", index)`` and ``("group", path)`` for closed groups."""
+        out: list[tuple[str, int | str]] = []
+
+        def walk(path: str) -> None:
+            group = self.groups[path]
+            for child in group.children:
+                if child in opened:
+                    walk(child)
+                else:
+                    out.append(("group", child))
+            out.extend(("node", i) for i in group.nodes)
+
+        walk("")
+        return out
+
+    def path_to(self, node: int, ir: GraphIR) -> list[str]:
+        """The groups that hold operator ``node``, outermost first (what to open to show it)."""
+        parts = _scope(ir.names[node])
+        return [p for p in ("/".join(parts[:k]) for k in range(1, len(parts) + 1))
+                if p in self.groups]
+
+
+def grouped_ir(ir: GraphIR, tree: GroupTree, opened: set[str]) -> GraphIR:
+    """``ir`` with every closed group drawn as one node (edges between groups merged)."""
+    units = tree.units(opened)
+    unit_of = np.full(ir.node_count, -1, dtype=np.int64)
+    names: list[str] = []
+    op_types: list[str] = []
+    inputs: list[list[str]] = []
+    outputs: list[list[str]] = []
+    protos: list[onnx.NodeProto | None] = []
+    members: dict[int, list[str]] = {}
+    hidden: dict[str, int] = {}
+    labels: dict[int, str] = {}
+    mixes: dict[int, str] = {}
+    for u, (kind, ref) in enumerate(units):
+        if kind == "node":
+            i = int(ref)
+            unit_of[i] = u
+            names.append(ir.names[i])
+            op_types.append(ir.op_types[i])
+            inputs.append(ir.node_inputs[i])
+            outputs.append(ir.node_outputs[i])
+            protos.append(ir.onnx_node(i))
+            continue
+        group = tree.groups[str(ref)]
+        unit_of[group.members] = u
+        member_names = [ir.names[i] for i in group.members]
+        members[u] = member_names
+        hidden.update(dict.fromkeys(member_names, u))
+        labels[u] = f"{group.label} ({group.size})"
+        mixes[u] = group.mix_text
+        names.append(group.path)
+        op_types.append(GROUP_OP)
+        inputs.append(group.inputs)
+        outputs.append(group.outputs)
+        protos.append(None)
+    kinds = [int(NodeKind.OPERATOR)] * len(names)
+    for i in np.flatnonzero(ir.kinds != NodeKind.OPERATOR).tolist():  # inputs and outputs stay
+        unit_of[i] = len(names)
+        names.append(ir.names[i])
+        op_types.append(ir.op_types[i])
+        inputs.append(ir.node_inputs[i])
+        outputs.append(ir.node_outputs[i])
+        kinds.append(int(ir.kinds[i]))
+    src, dst = unit_of[ir.edge_src], unit_of[ir.edge_dst]
+    between = np.flatnonzero(src != dst)
+    # One edge per pair of boxes: the first tensor that joins them labels it.
+    _, first = np.unique(src[between] * len(names) + dst[between], return_index=True)
+    chosen = between[np.sort(first)]
+    return GraphIR(
+        name=ir.name, names=names, op_types=op_types, kinds=np.array(kinds, dtype=np.int8),
+        edge_src=src[chosen].astype(np.int32), edge_dst=dst[chosen].astype(np.int32),
+        edge_tensor=[ir.edge_tensor[e] for e in chosen.tolist()], node_inputs=inputs,
+        node_outputs=outputs, initializer_names=ir.initializer_names, onnx_nodes=protos,
+        tensor_info=ir.tensor_info, constants=ir.constants, folded_names=ir.folded_names,
+        members=members, hidden=hidden, group_labels=labels, group_mix=mixes,
+    )

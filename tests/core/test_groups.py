@@ -1,0 +1,40 @@
+"""Name-scope groups: the tree, the first view, closed groups drawn as one node."""
+
+from __future__ import annotations
+
+from edgestudio.core.model.graph_ir import build_graph_ir
+from edgestudio.core.model.groups import FIRST_VIEW_UNITS, GROUP_OP, GroupTree, grouped_ir
+from tests.graph_builders import transformer_like
+
+
+def test_blocks_become_groups_and_close_into_one_node_each() -> None:
+    ir = build_graph_ir(transformer_like(2_000).graph)
+    tree = GroupTree.build(ir)
+    blocks = tree.groups[""].children
+    assert len(blocks) > 50 and all(tree.groups[b].size > 10 for b in blocks)
+    assert tree.groups[""].size == sum(1 for k in ir.kinds if k == 0)
+    opened = tree.first_view()
+    assert opened == {""}  # too many blocks to open on the first view
+    grouped = grouped_ir(ir, tree, opened)
+    assert grouped.node_count < ir.node_count / 10
+    first = grouped.names.index(blocks[0])
+    assert grouped.op_types[first] == GROUP_OP and grouped.is_group(first)
+    assert grouped.onnx_node(first) is None
+    # every operator inside is found on its group; edges between groups are merged
+    member = grouped.members[first][3]
+    assert grouped.index_of(member) == first
+    pairs = list(zip(grouped.edge_src.tolist(), grouped.edge_dst.tolist(), strict=True))
+    assert len(pairs) == len(set(pairs)) and all(a != b for a, b in pairs)
+    # opening a block shows its operators again
+    opened_one = grouped_ir(ir, tree, {"", blocks[0]})
+    assert member in opened_one.names and not opened_one.is_group(opened_one.names.index(member))
+    assert tree.path_to(ir.index_of(member) or 0, ir) == [blocks[0]]
+
+
+def test_small_graphs_open_fully_and_first_views_stay_small() -> None:
+    small = build_graph_ir(transformer_like(120).graph)
+    tree = GroupTree.build(small)
+    assert tree.first_view() == set(tree.groups)
+    big = GroupTree.build(build_graph_ir(transformer_like(20_000).graph))
+    assert len(big.units(big.first_view())) <= max(FIRST_VIEW_UNITS, len(big.groups[""].children)
+                                                   + len(big.groups[""].nodes))
