@@ -161,23 +161,35 @@ def constant_nodes(graph: onnx.GraphProto) -> dict[int, str]:
     another constant node's output; random ops, nodes with subgraphs and nodes whose output is
     a graph output stay visible.
     """
-    constant_tensors = {t.name for t in graph.initializer}
-    outputs = {v.name for v in graph.output}
+    return _constant_indices([n.op_type for n in graph.node], [list(n.input) for n in graph.node],
+                             [list(n.output) for n in graph.node],
+                             {t.name for t in graph.initializer}, {v.name for v in graph.output})
+
+
+def _constant_indices(ops: list[str], inputs: list[list[str]], outputs: list[list[str]],
+                      initializers: set[str], graph_outputs: set[str]) -> dict[int, str]:
+    constant_tensors = set(initializers)
+    produced: set[str] = set()
     found: dict[int, str] = {}
-    changed = True
-    while changed:  # one pass for a topologically sorted graph (the ONNX rule); more otherwise
+    unsorted = False
+    for _ in range(len(ops) + 1):  # one pass for a topologically sorted graph (the ONNX rule)
         changed = False
-        for i, node in enumerate(graph.node):
-            if i in found or not node.output or node.op_type in NONDETERMINISTIC_OPS:
+        for i, op in enumerate(ops):
+            outs = outputs[i]
+            if not unsorted:
+                produced.update(outs)
+            if i in found or not outs or op in NONDETERMINISTIC_OPS or op in SUBGRAPH_OPS:
                 continue
-            if node.op_type in SUBGRAPH_OPS or any(o in outputs for o in node.output):
-                continue
-            inputs = [t for t in node.input if t]
-            if node.op_type == "Constant" or (inputs and all(t in constant_tensors
-                                                             for t in inputs)):
-                found[i] = node.output[0]
-                constant_tensors.update(o for o in node.output if o)
+            ins = [t for t in inputs[i] if t]
+            if not unsorted and any(t not in produced and t not in initializers for t in ins):
+                unsorted = True  # reads a tensor made later: more passes may find more
+            if (op == "Constant" or (ins and all(t in constant_tensors for t in ins))) \
+                    and not any(o in graph_outputs for o in outs):
+                found[i] = outs[0]
+                constant_tensors.update(o for o in outs if o)
                 changed = True
+        if not (unsorted and changed):
+            return found
     return found
 
 
@@ -207,22 +219,28 @@ def build_graph_ir(graph: onnx.GraphProto, fold_constants: bool = True) -> Graph
     """Number the nodes of ``graph`` and connect them through their tensors; with
     ``fold_constants`` the nodes that only compute constants are left out (see
     :func:`constant_nodes`) and their values shown on the nodes that use them."""
-    folded = constant_nodes(graph) if fold_constants else {}
-    nodes = [n for i, n in enumerate(graph.node) if i not in folded]
+    all_ops = [n.op_type for n in graph.node]
+    all_inputs = [list(n.input) for n in graph.node]
+    all_outputs = [list(n.output) for n in graph.node]
     initializers = {t.name for t in graph.initializer}
+    folded = (_constant_indices(all_ops, all_inputs, all_outputs, initializers,
+                                {v.name for v in graph.output}) if fold_constants else {})
+    kept = [i for i in range(len(all_ops)) if i not in folded]
+    every = list(graph.node)  # one pass over the protobuf list: indexing it is slow
+    nodes = [every[i] for i in kept] if folded else every
     graph_inputs = [v.name for v in graph.input if v.name not in initializers]
     graph_outputs = [v.name for v in graph.output]
 
     # Unnamed nodes are called after their place in the file, folded or not.
-    names = [n.name or f"{n.op_type}_{i}" for i, n in enumerate(graph.node) if i not in folded]
-    op_types = [n.op_type for n in nodes]
-    node_inputs = [list(n.input) for n in nodes]
-    node_outputs = [list(n.output) for n in nodes]
+    names = [n.name or f"{all_ops[i]}_{i}" for i, n in zip(kept, nodes, strict=True)]
+    op_types = [all_ops[i] for i in kept]
+    node_inputs = [all_inputs[i] for i in kept]
+    node_outputs = [all_outputs[i] for i in kept]
     kinds = [NodeKind.OPERATOR] * len(nodes)
 
     producer: dict[str, int] = {}
-    for i, n in enumerate(nodes):
-        for out in n.output:
+    for i, outs in enumerate(node_outputs):
+        for out in outs:
             if out:
                 producer[out] = i
     for name in graph_inputs:
@@ -237,7 +255,8 @@ def build_graph_ir(graph: onnx.GraphProto, fold_constants: bool = True) -> Graph
     dst: list[int] = []
     tensors: list[str] = []
     for i, n in enumerate(nodes):
-        for tensor in _consumed(n):
+        plain = op_types[i] not in SUBGRAPH_OPS and n.domain in ("", "ai.onnx")
+        for tensor in (t for t in node_inputs[i] if t) if plain else _consumed(n):
             j = producer.get(tensor)
             if j is not None and j != i:
                 src.append(j)

@@ -63,42 +63,49 @@ class GroupTree:
     @classmethod
     def build(cls, ir: GraphIR) -> GroupTree:
         """Group ``ir``'s operators by name scope (scopes holding one operator are dropped)."""
-        operators = np.flatnonzero(ir.kinds == NodeKind.OPERATOR).tolist()
-        counts: Counter[str] = Counter()
-        scopes: dict[int, list[str]] = {}
-        for i in operators:
-            parts = _scope(ir.names[i])
-            scopes[i] = parts
+        by_scope: dict[str, list[int]] = {}  # the nodes of each distinct scope, in order
+        for i in np.flatnonzero(ir.kinds == NodeKind.OPERATOR).tolist():
+            by_scope.setdefault("/".join(_scope(ir.names[i])), []).append(i)
+        totals: Counter[str] = Counter()  # operators under each scope, at any depth
+        for scope, nodes in by_scope.items():
+            parts = scope.split("/") if scope else []
             for k in range(1, len(parts) + 1):
-                counts["/".join(parts[:k])] += 1
+                totals["/".join(parts[:k])] += len(nodes)
         groups = {"": Group("", None)}
         depth_of = {"": 0}
-        for i in operators:
-            parts = scopes[i]
+        for scope, nodes in by_scope.items():  # distinct scopes: far fewer than nodes
             parent = ""
+            parts = scope.split("/") if scope else []
             for k in range(1, len(parts) + 1):
                 path = "/".join(parts[:k])
-                if counts[path] < 2:
+                if totals[path] < 2:
                     break  # a scope of one operator is no group
                 if path not in groups:
                     groups[path] = Group(path, parent)
                     groups[parent].children.append(path)
                     depth_of[path] = depth_of[parent] + 1
                 parent = path
-            groups[parent].nodes.append(i)
+            groups[parent].nodes.extend(nodes)
         for path in sorted(groups, key=lambda p: -depth_of[p]):  # bottom up
             group = groups[path]
             group.members = list(group.nodes)
             for child in group.children:
                 group.members += groups[child].members
             group.size = len(group.members)
+        return cls(groups, depth_of)
+
+    def describe(self, path: str, ir: GraphIR) -> Group:
+        """``path``'s group with its op mix and outside tensors filled in (once, when it is
+        first drawn closed)."""
+        group = self.groups[path]
+        if not group.mix_text and group.members:
             group.ops = Counter(ir.op_types[i] for i in group.members)
             produced = {t for i in group.members for t in ir.node_outputs[i]}
             group.outputs = sorted(produced)
             group.inputs = sorted({t for i in group.members for t in ir.node_inputs[i]}
                                   - produced)
             group.mix_text = group.mix()
-        return cls(groups, depth_of)
+        return group
 
     def first_view(self) -> set[str]:
         """The groups to open at first: everything for a small graph; else whole levels, from
@@ -163,7 +170,7 @@ def grouped_ir(ir: GraphIR, tree: GroupTree, opened: set[str]) -> GraphIR:
             outputs.append(ir.node_outputs[i])
             protos.append(ir.onnx_node(i))
             continue
-        group = tree.groups[str(ref)]
+        group = tree.describe(str(ref), ir)
         unit_of[group.members] = u
         member_names = [ir.names[i] for i in group.members]
         members[u] = member_names
