@@ -123,6 +123,18 @@ def main() -> None:
     window.jobs_dock.hide()
     spin(0.3)
     window.grab().save(str(OUT / "inputs.png"))
+    if minilm.exists():  # a real transformer's graph: blocks closed, then one opened
+        text_doc.show_panel("graph")
+        graph = text_doc.graph_panel
+        spin(30, lambda: graph.is_ready)
+        graph.view.fit_all()
+        spin(0.5)
+        window.grab().save(str(OUT / "graph_groups.png"))
+        layer = next(g for g in graph.ir.members.keys() if "layer.3" in graph.ir.names[g])
+        graph.open_group(graph.ir.names[layer])
+        spin(30, lambda: graph.is_ready)
+        spin(0.5)
+        window.grab().save(str(OUT / "graph_group_open.png"))
     window.tabs.setCurrentIndex(0)
     doc.show_panel("summary")
 

@@ -234,12 +234,15 @@ class GraphPanel(QWidget):
 
     # ----- groups --------------------------------------------------------------------------------
     def open_group(self, path: str) -> None:
-        """Open the closed group ``path`` (its first operator is then selected)."""
-        if self.tree is None or path not in self.tree.groups or self.opened is None:
+        """Open the closed group ``path`` (its first box or operator is then selected)."""
+        if self.tree is None or path not in self.tree.groups or self.opened is None \
+                or self.flat is None:
             return
-        first = self.tree.groups[path].members[:1]
+        group = self.tree.groups[path]
+        first = (group.children[0] if group.children
+                 else self.flat.names[group.nodes[0]] if group.nodes else path)
         self.opened = self.opened | {path}
-        self._relayout(self.flat.names[first[0]] if first and self.flat else path)
+        self._relayout(first)
 
     def close_group_of(self, index: int) -> None:
         """Close the innermost open group holding node ``index`` (the group is then selected)."""

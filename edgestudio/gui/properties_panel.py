@@ -115,6 +115,10 @@ class PropertiesPanel(QScrollArea):
             self.setWidget(body)
             return
         ir = self.ir
+        if ir.is_group(index):
+            self._show_group(index, layout)
+            self.setWidget(body)
+            return
         title = QLabel(f"<h3>{ir.op_types[index]}</h3><code>{ir.names[index]}</code>")
         title.setObjectName("node_title")
         title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -146,6 +150,27 @@ class PropertiesPanel(QScrollArea):
                 layout.addWidget(button)
         layout.addStretch(1)
         self.setWidget(body)
+
+    def _show_group(self, index: int, layout: QVBoxLayout) -> None:
+        """A closed group: its size, what it is made of, and the data flowing in and out."""
+        import html
+
+        assert self.ir is not None
+        ir = self.ir
+        members = ir.members[index]
+        text = QLabel(f"<h3>Group</h3><code>{html.escape(ir.names[index])}</code>"
+                      f"<p>{len(members):,} operators, mostly "
+                      f"{html.escape(ir.group_mix.get(index, ''))}</p>"
+                      "<p style='color:#666'>Double-click or Enter opens it; Backspace on a "
+                      "node inside closes it again.</p>")
+        text.setObjectName("node_title")
+        text.setWordWrap(True)
+        text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(text)
+        data = [t for t in ir.node_inputs[index] if not ir.is_constant(t)]
+        layout.addWidget(self._box("Data in", _tensor_list(
+            self._tensor_rows(data, True), "node_inputs")))
+        layout.addStretch(1)
 
     def _tensor_rows(self, names: list[str], inputs: bool) -> list[list[str]]:
         assert self.ir is not None
