@@ -75,3 +75,50 @@ def test_a_quantized_model_shows_inserted_qdq_and_fused_nodes(tmp_path: Path) ->
     same = subprocess.run([sys.executable, "-m", "edgestudio", "diff", str(SAMPLE_MODEL),
                            str(SAMPLE_MODEL)], capture_output=True, text=True)
     assert same.returncode == 0 and "same" in same.stdout
+
+
+def test_an_opset_converted_twin_lists_exactly_the_changed_nodes(tmp_path: Path) -> None:
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("ReduceMean", ["x"], ["m"], name="mean", axes=[2], keepdims=1),
+             helper.make_node("Relu", ["m"], ["r"], name="relu"),
+             helper.make_node("Split", ["r", "sp"], ["a", "b"], name="split", axis=1),
+             helper.make_node("Add", ["a", "b"], ["y"], name="add")]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        initializer=[numpy_helper.from_array(np.array([2, 2], np.int64), "sp")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    a, b = tmp_path / "a13.onnx", tmp_path / "b18.onnx"
+    onnx.save(model, a)
+    onnx.save(onnx.version_converter.convert_version(model, 18), b)
+    result = diff_models(a, b)
+    node_level = [d for d in result.differences if d.node_a or d.node_b]
+    assert {d.node_a for d in node_level} == {"mean"}  # ReduceMean's axes became an input
+    assert not any(d.change is Change.INSERTED for d in result.differences)
+    assert any(d.kind == "opset" for d in result.differences)
+
+
+def test_a_qdq_twin_says_weights_are_stored_quantized_on_their_dequantize_nodes(
+        tmp_path: Path) -> None:
+    from onnxruntime.quantization import CalibrationDataReader, QuantType, quantize_static
+
+    data = np.random.default_rng(0).normal(size=(4, 1, 1, 8, 8)).astype(np.float32)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.it = iter([{"image": x} for x in data])
+
+        def get_next(self) -> dict[str, np.ndarray] | None:
+            return next(self.it, None)
+
+    out = tmp_path / "q.onnx"
+    quantize_static(str(SAMPLE_MODEL), str(out), Reader(), op_types_to_quantize=["Conv"],
+                    weight_type=QuantType.QInt8)
+    result = diff_models(SAMPLE_MODEL, out)
+    kinds = {(d.change, d.kind) for d in result.differences}
+    assert (Change.CHANGED, "weight") not in kinds  # said on the inserted DequantizeLinear
+    assert any("stores weight" in d.text for d in result.differences
+               if d.change is Change.INSERTED)
+    assert all(d.op_type in ("QuantizeLinear", "DequantizeLinear", "Relu")
+               for d in result.differences)

@@ -165,6 +165,8 @@ def diff_models(path_a: str | Path, path_b: str | Path) -> ModelDiff:
     weights_a = {t.name: t for t in a.initializer}
     weights_b = {t.name: t for t in b.initializer}
     compared: set[str] = set()
+    dequantizes: dict[int, str] = {}  # inserted DequantizeLinear -> the weight it restores
+    absorbed: set[int] = set()  # inserted Constants that only feed a changed node's new input
     producers_a = {t: k for k, n in enumerate(a.node) for t in n.output}
     producers_b = {t: k for k, n in enumerate(b.node) for t in n.output}
     for i, j in sorted(matched.items()):
@@ -175,6 +177,14 @@ def diff_models(path_a: str | Path, path_b: str | Path) -> ModelDiff:
                 add(Difference(Change.CHANGED, "attribute",
                                f"{names_a[i]}: {key} {attrs_a.get(key, '—')} → "
                                f"{attrs_b.get(key, '—')}", names_a[i], names_b[j], na.op_type))
+        for extra in list(nb.input)[len(na.input):]:  # e.g. an attribute become an input
+            made_by = producers_b.get(extra)
+            if made_by is not None and made_by not in set(matched.values()) \
+                    and b.node[made_by].op_type == "Constant":
+                absorbed.add(made_by)  # the new input's Constant is part of this change
+            add(Difference(Change.CHANGED, "input", f"{names_a[i]}: new input {extra}"
+                           + (" (a Constant)" if made_by in absorbed else ""),
+                           names_a[i], names_b[j], na.op_type))
         for ta, tb in zip(na.input, nb.input, strict=False):
             if ta in weights_a and tb in weights_b and ta not in compared:
                 compared.add(ta)
@@ -184,11 +194,13 @@ def diff_models(path_a: str | Path, path_b: str | Path) -> ModelDiff:
                     add(Difference(Change.CHANGED, "weight", f"{names_a[i]}: weight {ta} {why}",
                                    names_a[i], names_b[j], na.op_type))
             elif ta in weights_a and tb not in weights_b and tb in producers_b:
-                made_by = b.node[producers_b[tb]]
-                how = ("stored quantized, dequantized at run time"
-                       if made_by.op_type == "DequantizeLinear" else
-                       f"computed by {made_by.op_type} {names_b[producers_b[tb]]}")
-                add(Difference(Change.CHANGED, "weight", f"{names_a[i]}: weight {ta} {how}",
+                made_by = producers_b[tb]
+                if b.node[made_by].op_type == "DequantizeLinear":
+                    # part of the inserted Q/DQ pair: said there, not as a change of its own
+                    dequantizes[made_by] = f"weight {ta} of {names_a[i]}"
+                    continue
+                add(Difference(Change.CHANGED, "weight", f"{names_a[i]}: weight {ta} computed "
+                               f"by {b.node[made_by].op_type} {names_b[made_by]}",
                                names_a[i], names_b[j], na.op_type))
     kept_b = set(matched.values())
     for i, node in enumerate(a.node):
@@ -204,7 +216,8 @@ def diff_models(path_a: str | Path, path_b: str | Path) -> ModelDiff:
             add(Difference(Change.REMOVED, "node", f"{node.op_type} {names_a[i]}", names_a[i],
                            None, node.op_type))
     for j, node in enumerate(b.node):
-        if j not in kept_b:
-            add(Difference(Change.INSERTED, "node", f"{node.op_type} {names_b[j]}", None,
+        if j not in kept_b and j not in absorbed:
+            what = f" (stores {dequantizes[j]} quantized)" if j in dequantizes else ""
+            add(Difference(Change.INSERTED, "node", f"{node.op_type} {names_b[j]}{what}", None,
                            names_b[j], node.op_type))
     return result
