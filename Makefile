@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-EXTRAS ?= dev,torch,netron
+EXTRAS ?= dev,torch,netron,cluster
 SAMPLE := resources/samples/digits_cnn.onnx
 
 export ORT_DISABLE_TELEMETRY := 1

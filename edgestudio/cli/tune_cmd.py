@@ -1,0 +1,131 @@
+"""``edgestudio tune MODEL --data DATA --goal 'sqnr>=30'``: the quantization that meets an
+accuracy goal at the lowest latency (or size), searched in parallel, locally or on Ray."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from edgestudio.cli.job_ui import add_data_args, data_source
+from edgestudio.cli.output import print_table
+from edgestudio.core.errors import EdgeStudioError
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``tune``."""
+    p = subparsers.add_parser(
+        "tune", help="find the quantization that meets an accuracy goal fastest",
+        description="Quantize, analyse and time candidate recipes: sensible ones first "
+        "(QDQ, per-channel, reduce-range, percentile calibration, 16-bit activations, "
+        "dynamic), then the closest one without its worst layers, until one meets the goal "
+        "or the budget is spent. Quantizing and analysing run in parallel (locally, or as Ray "
+        "tasks with --ray); latency is measured one candidate at a time.")
+    p.add_argument("model", help="the float .onnx model (never modified)")
+    add_data_args(p, "--data", "calibration and evaluation data (as --calib of quantize; "
+                  "labels in an .npz allow top1_drop goals)", required=True)
+    p.add_argument("--goal", default="sqnr>=30",
+                   help="sqnr>=DB (output SQNR), top1_drop<=POINTS (needs labels) or "
+                   "max_abs<=ERROR (default %(default)s)")
+    p.add_argument("--objective", choices=("latency", "size"), default="latency",
+                   help="what to minimise among the recipes that meet the goal "
+                   "(default %(default)s)")
+    p.add_argument("--ep", default="CPUExecutionProvider",
+                   help="the provider latency is measured on (default %(default)s)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="intra-op threads for the latency (default %(default)s)")
+    p.add_argument("--budget", type=int, default=12,
+                   help="candidates at most (default %(default)s)")
+    p.add_argument("--minutes", type=float, help="stop starting candidates after this long")
+    p.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)),
+                   help="candidates quantized and analysed at once (default %(default)s)")
+    p.add_argument("--ray", metavar="ADDRESS", help="run candidates as tasks on the Ray "
+                   "cluster at ADDRESS (pip install 'edgestudio[cluster]'); 'local' starts one "
+                   "on this machine")
+    p.add_argument("--modes", default="qdq,dynamic",
+                   help="modes to try, comma-separated (default %(default)s)")
+    p.add_argument("--no-exclusions", action="store_true",
+                   help="never exclude layers from quantization")
+    p.add_argument("--bench-runs", type=int, default=50,
+                   help="timed runs per candidate (default %(default)s)")
+    p.add_argument("-o", "--output", help="write the winner's model here")
+    p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    p.add_argument("--json", metavar="REPORT", help="also write every candidate as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Tune, print the candidates and the winner; exit 0 when one meets the goal, 1 if none."""
+    from edgestudio.core.perf.providers import resolve_provider
+    from edgestudio.core.quant.tune import Goal, GoalError, SearchSpace, TuneSettings
+    from edgestudio.jobs.tuner import Tuner
+
+    try:
+        goal = Goal.parse(args.goal)
+    except GoalError as exc:
+        raise EdgeStudioError(str(exc)) from exc
+    if args.output and Path(args.output).exists() and not args.overwrite:
+        raise EdgeStudioError(f"{args.output} already exists (--overwrite replaces it).")
+    settings = TuneSettings(
+        model=args.model, data=data_source(args, args.data), goal=goal,
+        objective=args.objective, provider=resolve_provider(args.ep), threads=args.threads,
+        budget=args.budget, minutes=args.minutes, workers=args.workers,
+        space=SearchSpace(modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()),
+                          exclusions=not args.no_exclusions),
+        bench_runs=args.bench_runs, ray_address=args.ray)
+
+    def say(candidate: object) -> None:
+        from edgestudio.core.quant.tune import Candidate
+
+        assert isinstance(candidate, Candidate)
+        if candidate.state in ("done", "failed"):
+            value = "-" if candidate.goal_value is None else f"{candidate.goal_value:.4g}"
+            print(f"#{candidate.number} {candidate.state}: {candidate.why}: {goal.metric} "
+                  f"{value}{' (meets the goal)' if candidate.met else ''}"
+                  + (f"; {candidate.error}" if candidate.error else ""), file=sys.stderr)
+
+    try:
+        tuner = Tuner(settings, on_change=say)
+    except RuntimeError as exc:
+        raise EdgeStudioError(str(exc)) from exc
+    try:
+        winner = tuner.run()
+    except KeyboardInterrupt:
+        print("edgestudio: cancelled; nothing was written", file=sys.stderr)
+        return 130
+    try:
+        def figure(value: float | None, spec: str) -> str:
+            return "-" if value is None else format(value, spec)
+
+        print_table(["#", "recipe", "excluded", goal.metric, "meets", "median ms", "size KiB",
+                     "note"],
+                    [[c.number, c.recipe.title().removeprefix("Quantize: "),
+                      len(c.recipe.exclude), figure(c.goal_value, ".4g"),
+                      "yes" if c.met else "", figure(c.latency_ms, ".3f"),
+                      figure(None if c.quant_bytes is None else c.quant_bytes / 1024, ".1f"),
+                      c.error or c.why] for c in tuner.candidates],
+                    title=f"{len(tuner.candidates)} candidates, goal {goal.text()}, "
+                          f"objective {settings.objective}", numeric=(0, 2, 3, 5, 6))
+        if winner is None:
+            print("No candidate could be analysed.")
+        else:
+            verdict = "meets the goal" if winner.met else "is the closest (none meets the goal)"
+            import dataclasses
+
+            out = args.output or str(Path(args.model).with_name(
+                f"{Path(args.model).stem}_tuned.onnx"))
+            print(f"winner: #{winner.number} {verdict}: "
+                  f"{dataclasses.replace(winner.recipe, output=out).command_line()}")
+            if args.output:
+                print(f"written to {tuner.keep(winner, args.output)}")
+        if args.json:
+            Path(args.json).write_text(json.dumps({
+                "goal": goal.text(), "objective": settings.objective,
+                "winner": winner.number if winner else None,
+                "met": bool(winner and winner.met),
+                "candidates": [c.summary() for c in tuner.candidates]}, indent=2))
+    finally:
+        tuner.cleanup()
+    return 0 if winner is not None and winner.met else 1

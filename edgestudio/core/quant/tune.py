@@ -1,0 +1,215 @@
+"""Auto-tune: which quantization meets an accuracy goal at the lowest latency (or size).
+
+Pure logic, no onnxruntime: the goal and how a candidate is scored, the sensible recipes to try
+first, and the SQNR-guided exclusions that follow (exclude the worst layers, and keep an
+exclusion only when it helps). :mod:`edgestudio.jobs.tuner` runs the candidates as jobs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from edgestudio.core.quant.quant_recipes import QUANT_MODES, QuantRecipe, check_rules
+from edgestudio.core.results import Analysis, LatencyRow
+
+
+class GoalError(ValueError):
+    """A goal that cannot be read (``sqnr>=30``, ``top1_drop<=1``, ``max_abs<=0.05``)."""
+
+
+@dataclass(frozen=True)
+class Goal:
+    """The accuracy a quantization must keep.
+
+    ``sqnr``: output SQNR in dB, at least ``threshold``; ``top1_drop``: top-1 accuracy lost in
+    percentage points (needs labelled data), at most ``threshold``; ``max_abs``: the largest
+    absolute output error, at most ``threshold``.
+    """
+
+    metric: str = "sqnr"
+    threshold: float = 30.0
+
+    METRICS: ClassVar[dict[str, str]] = {"sqnr": ">=", "top1_drop": "<=", "max_abs": "<="}
+
+    @classmethod
+    def parse(cls, text: str) -> Goal:
+        """``sqnr>=30`` → Goal("sqnr", 30.0)."""
+        match = re.fullmatch(r"\s*(\w+)\s*(>=|<=)\s*([-+0-9.eE]+)\s*", text)
+        if not match or match.group(1) not in cls.METRICS \
+                or cls.METRICS[match.group(1)] != match.group(2):
+            raise GoalError(f"A goal reads sqnr>=DB, top1_drop<=POINTS or max_abs<=ERROR "
+                            f"(got '{text}').")
+        return cls(match.group(1), float(match.group(3)))
+
+    def text(self) -> str:
+        """``sqnr>=30``."""
+        return f"{self.metric}{self.METRICS[self.metric]}{self.threshold:g}"
+
+    def value(self, analysis: Analysis) -> float | None:
+        """The candidate's figure for this goal (None when its analysis cannot say)."""
+        if self.metric == "sqnr":
+            values = [o.sqnr_db for o in analysis.outputs if o.sqnr_db is not None]
+            return min(values) if values else None
+        if self.metric == "max_abs":
+            values = [o.max_abs for o in analysis.outputs if o.max_abs is not None]
+            return max(values) if values else None
+        accuracy = analysis.accuracy
+        if accuracy is None or accuracy.float_top1 is None or accuracy.quant_top1 is None:
+            return None
+        return (accuracy.float_top1 - accuracy.quant_top1) * 100
+
+    def met(self, value: float | None) -> bool:
+        """True when ``value`` reaches the goal."""
+        if value is None:
+            return False
+        return value >= self.threshold if self.metric == "sqnr" else value <= self.threshold
+
+    def better(self, a: float | None, b: float | None) -> bool:
+        """True when ``a`` is closer to the goal than ``b``."""
+        if a is None:
+            return False
+        if b is None:
+            return True
+        return a > b if self.metric == "sqnr" else a < b
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """What the tuner may vary."""
+
+    modes: tuple[str, ...] = ("qdq", "dynamic")
+    per_channel: tuple[bool, ...] = (False, True)
+    reduce_range: tuple[bool, ...] = (False, True)
+    calib_methods: tuple[str, ...] = ("minmax", "percentile")
+    activation_types: tuple[str, ...] = ("uint8", "uint16")
+    exclusions: bool = True  # exclude the worst layers when no recipe meets the goal
+
+
+@dataclass
+class Candidate:
+    """One recipe tried: what came out of quantizing, analysing and timing it."""
+
+    number: int
+    recipe: QuantRecipe
+    why: str  # how the search came to it
+    state: str = "pending"  # pending, running, done, failed
+    error: str | None = None
+    quant_bytes: int | None = None
+    analysis: Analysis | None = None
+    latency: LatencyRow | None = None
+    goal_value: float | None = None
+    met: bool = False
+    seconds: float = 0.0
+
+    @property
+    def latency_ms(self) -> float | None:
+        """Median latency, when measured."""
+        return self.latency.median_ms if self.latency is not None else None
+
+    def objective(self, objective: str) -> float | None:
+        """The figure to minimise: median latency in ms, or the model's size in bytes."""
+        return self.latency_ms if objective == "latency" else (
+            float(self.quant_bytes) if self.quant_bytes is not None else None)
+
+    def summary(self) -> dict[str, Any]:
+        """Plain JSON for reports."""
+        return {"number": self.number, "why": self.why, "state": self.state,
+                "error": self.error, "command": self.recipe.command_line(),
+                "mode": self.recipe.title().removeprefix("Quantize: "),
+                "goal_value": self.goal_value, "met": self.met,
+                "latency_ms": self.latency_ms, "quant_bytes": self.quant_bytes,
+                "excluded": list(self.recipe.exclude), "seconds": round(self.seconds, 2)}
+
+
+def first_recipes(base: QuantRecipe, space: SearchSpace, has_matmul: bool,
+                  opset: int | None) -> list[tuple[QuantRecipe, str]]:
+    """The sensible recipes to try first, most likely good and fast first; ones that break
+    onnxruntime's rules are left out."""
+    tries: list[tuple[dict[str, Any], str]] = []
+    if "qdq" in space.modes:
+        tries.append(({"mode": "qdq"}, "static QDQ defaults"))
+        if True in space.per_channel:
+            tries.append(({"mode": "qdq", "per_channel": True}, "per-channel weights"))
+            if True in space.reduce_range:
+                tries.append(({"mode": "qdq", "per_channel": True, "reduce_range": True},
+                              "per-channel, reduce-range (no saturation without VNNI)"))
+            if "percentile" in space.calib_methods:
+                tries.append(({"mode": "qdq", "per_channel": True, "calib_method": "percentile"},
+                              "per-channel, percentile calibration (outliers clipped)"))
+            if "uint16" in space.activation_types:
+                tries.append(({"mode": "qdq", "per_channel": True, "activation_type": "uint16"},
+                              "16-bit activations (A16W8): accuracy first"))
+    if "dynamic" in space.modes and has_matmul:
+        tries.append(({"mode": "dynamic"}, "dynamic (MatMul-heavy models)"))
+        if True in space.per_channel:
+            tries.append(({"mode": "dynamic", "per_channel": True}, "dynamic, per-channel"))
+    out = []
+    for changes, why in tries:
+        recipe = dataclasses.replace(base, **changes)
+        if not QUANT_MODES[recipe.mode].calibrated:
+            recipe = dataclasses.replace(recipe, calib=None)
+        if check_rules(recipe, opset).ok:
+            out.append((recipe, why))
+    return out
+
+
+def worst_nodes(analysis: Analysis, count: int, already: tuple[str, ...]) -> list[str]:
+    """The ``count`` worst layers' nodes (real operators, not yet excluded)."""
+    nodes = [r.node for r in analysis.layers_worst_first()
+             if r.sqnr_db is not None and not r.node.startswith("input:")
+             and r.node not in already]
+    return list(dict.fromkeys(nodes))[:count]
+
+
+def exclusion_step(best: Candidate, goal: Goal, tried: set[tuple[str, ...]],
+                   step: int) -> tuple[QuantRecipe, str] | None:
+    """The next exclusion to try from the closest candidate: its worst layers, doubling in
+    number at each step (1, 2, 4, …) until one meets the goal."""
+    if best.analysis is None:
+        return None
+    count = 2 ** step
+    worst = worst_nodes(best.analysis, count, best.recipe.exclude)
+    if not worst:
+        return None
+    exclude = tuple(sorted({*best.recipe.exclude, *worst}))
+    if exclude in tried:
+        return None
+    tried.add(exclude)
+    return (dataclasses.replace(best.recipe, exclude=exclude),
+            f"#{best.number} without its {len(worst)} worst layer(s): {', '.join(worst[:3])}"
+            + ("…" if len(worst) > 3 else ""))
+
+
+def pick_winner(candidates: list[Candidate], goal: Goal, objective: str) -> Candidate | None:
+    """The candidate that meets the goal at the lowest objective; else the closest to it."""
+    done = [c for c in candidates if c.state == "done"]
+    meeting = [c for c in done if c.met and c.objective(objective) is not None]
+    if meeting:
+        return min(meeting, key=lambda c: (c.objective(objective), c.number))
+    best: Candidate | None = None
+    for c in done:
+        if best is None or goal.better(c.goal_value, best.goal_value):
+            best = c
+    return best
+
+
+@dataclass
+class TuneSettings:
+    """A tune: the model, its data, the goal, what to minimise, where, and how long."""
+
+    model: str
+    data: Any  # a DataSource: calibration and evaluation samples
+    goal: Goal = field(default_factory=Goal)
+    objective: str = "latency"  # or "size"
+    provider: str = "CPUExecutionProvider"
+    threads: int = 1
+    budget: int = 12  # candidates at most
+    minutes: float | None = None
+    workers: int = 2
+    seed: int = 0
+    space: SearchSpace = field(default_factory=SearchSpace)
+    bench_runs: int = 50
+    ray_address: str | None = None

@@ -1,0 +1,353 @@
+"""The auto-tune run: candidates quantized and analysed in parallel, timed one at a time.
+
+Each candidate is quantize → analyse (in worker processes, ``workers`` at once, or as Ray tasks
+on a cluster) → benchmark (always here, and never beside other work, so the latencies stay
+clean). The search (:mod:`edgestudio.core.quant.tune`) tries sensible recipes first, then
+excludes the worst layers of the closest one until the goal is met or the budget is spent. A
+failed or crashed candidate is recorded with its reason and the search goes on. Drive it with
+:meth:`Tuner.poll` (the window's timer, the CLI's loop); :meth:`Tuner.cancel` stops everything
+and leaves no file behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import onnx
+
+from edgestudio.core.convert.conversion_plan import model_opset
+from edgestudio.core.perf.bench_recipes import BenchRecipe
+from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
+from edgestudio.core.quant.tune import (
+    Candidate,
+    TuneSettings,
+    exclusion_step,
+    first_recipes,
+    pick_winner,
+)
+from edgestudio.core.results import Analysis, Quantization, from_json, latency_of
+from edgestudio.jobs.runner import Job, JobState
+
+LATENCY_TIE = 0.05  # medians within 5 % are a tie (then the smaller model wins)
+
+
+class _LocalStep:
+    """Quantize, then analyse, in worker processes."""
+
+    def __init__(self, candidate: Candidate, settings: TuneSettings) -> None:
+        self.candidate = candidate
+        self.settings = settings
+        self.job = Job(candidate.recipe)
+        self.job.start()
+        self.analysing = False
+        self.quant_bytes = 0
+        self.result: tuple[int, Analysis] | str | None = None
+
+    def poll(self) -> bool:
+        """Advance; True once :attr:`result` holds the outcome (or why it failed)."""
+        self.job.poll(0.0)
+        if not self.job.state.is_final:
+            return False
+        report = self.job.report
+        if self.job.state is not JobState.SUCCEEDED or report is None:
+            self.result = self.job.error or self.job.state.value
+            return True
+        if not self.analysing:
+            quantization = from_json(Quantization, report.details)
+            self.quant_bytes = quantization.quant_bytes
+            self.analysing = True
+            self.job = Job(AnalyzeRecipe(float_model=self.settings.model,
+                                         quant_model=str(self.candidate.recipe.output),
+                                         data=self.settings.data))
+            self.job.start()
+            return False
+        self.result = (self.quant_bytes, from_json(Analysis, report.details))
+        return True
+
+    def cancel(self) -> None:
+        """Stop the running job."""
+        self.job.cancel()
+        self.job.wait(10)
+
+
+def _ray_quantize_and_analyse(recipe_data: dict[str, Any], model: bytes, model_name: str,
+                              data: bytes, data_name: str, data_source: dict[str, Any]
+                              ) -> tuple[int, bytes, dict[str, Any]] | str:
+    """A Ray task: the same operations the workers run, on files sent through the object store."""
+    import tempfile as _tempfile
+
+    from edgestudio.core.inputs.data_source import data_source_from_dict
+    from edgestudio.core.progress import RecordingReporter
+    from edgestudio.core.recipe_registry import recipe_from_dict
+    from edgestudio.jobs.registry import resolve_operation
+
+    with _tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / model_name).write_bytes(model)
+        (folder / data_name).write_bytes(data)
+        source = dataclasses.replace(data_source_from_dict(data_source),
+                                     path=str(folder / data_name))
+        recipe = recipe_from_dict({**recipe_data, "model": str(folder / model_name),
+                                   "output": str(folder / "out.onnx")})
+        assert isinstance(recipe, QuantRecipe)
+        if recipe.calib is not None:
+            recipe = dataclasses.replace(recipe, calib=source)
+        staging = folder / "staging"
+        staging.mkdir()
+        try:
+            report = resolve_operation("quantize")(recipe, RecordingReporter(), staging)
+            quantized = staging / report.files[0]
+            analysis = resolve_operation("analyze")(
+                AnalyzeRecipe(float_model=str(folder / model_name), quant_model=str(quantized),
+                              data=source), RecordingReporter(), staging)
+        except Exception as exc:  # recorded like a failed job
+            return f"{type(exc).__name__}: {exc}"
+        return quantized.stat().st_size, quantized.read_bytes(), analysis.details
+
+
+class _RayStep:
+    """Quantize and analyse as one Ray task; the model comes back through the object store."""
+
+    def __init__(self, candidate: Candidate, settings: TuneSettings, shared: dict[str, Any]
+                 ) -> None:
+        import ray
+
+        self.candidate = candidate
+        remote = ray.remote(_ray_quantize_and_analyse)
+        self.ref = remote.remote(candidate.recipe.to_dict(), shared["model"],
+                                 Path(settings.model).name, shared["data"],
+                                 Path(settings.data.path).name, dataclasses.asdict(settings.data))
+        self.result: tuple[int, Analysis] | str | None = None
+
+    def poll(self) -> bool:
+        """Advance; True once :attr:`result` holds the outcome (or why it failed)."""
+        import ray
+
+        ready, _ = ray.wait([self.ref], timeout=0)
+        if not ready:
+            return False
+        try:
+            outcome = ray.get(self.ref)
+        except Exception as exc:  # the task or its node died
+            self.result = f"the Ray task failed: {type(exc).__name__}: {exc}"
+            return True
+        if isinstance(outcome, str):
+            self.result = outcome
+            return True
+        size, model, analysis = outcome
+        Path(str(self.candidate.recipe.output)).write_bytes(model)
+        self.result = (size, from_json(Analysis, analysis))
+        return True
+
+    def cancel(self) -> None:
+        """Cancel the task wherever it runs."""
+        import ray
+
+        ray.cancel(self.ref, force=True)
+
+
+class Tuner:
+    """One auto-tune run (see the module doc)."""
+
+    def __init__(self, settings: TuneSettings,
+                 on_change: Callable[[Candidate], None] | None = None) -> None:
+        self.settings = settings
+        self.on_change = on_change or (lambda c: None)
+        self.folder = Path(tempfile.mkdtemp(prefix="edgestudio-tune-"))
+        model = onnx.load(settings.model, load_external_data=False)
+        ops = {n.op_type for n in model.graph.node}
+        base = QuantRecipe(model=settings.model, calib=settings.data, overwrite=True)
+        self.queue = list(first_recipes(base, settings.space,
+                                        has_matmul=bool(ops & {"MatMul", "Gemm", "Attention"}),
+                                        opset=model_opset(model)))
+        self.candidates: list[Candidate] = []
+        self.steps: list[_LocalStep | _RayStep] = []
+        self.waiting_bench: list[Candidate] = []
+        self.bench: tuple[Candidate, Job] | None = None
+        self.tried: set[tuple[str, ...]] = set()
+        self.exclusion_round = 0
+        self.started = time.monotonic()
+        self.finished = False
+        self.cancelled = False
+        self._ray: dict[str, Any] | None = None
+        if settings.ray_address:
+            self._ray = self._connect_ray(settings.ray_address)
+
+    # ----- Ray ---------------------------------------------------------------------------------
+    def _connect_ray(self, address: str) -> dict[str, Any]:
+        try:
+            import ray
+        except ImportError as exc:
+            raise RuntimeError("Ray is not installed: pip install 'edgestudio[cluster]'") \
+                from exc
+        if not ray.is_initialized():
+            ray.init(address=None if address == "local" else address,
+                     ignore_reinit_error=True, log_to_driver=False)
+        # The model and the data go to the object store once; every task reads them there.
+        return {"model": ray.put(Path(self.settings.model).read_bytes()),
+                "data": ray.put(Path(self.settings.data.path).read_bytes())}
+
+    # ----- driving -----------------------------------------------------------------------------
+    @property
+    def winner(self) -> Candidate | None:
+        """The best candidate so far (meeting the goal at the lowest objective, else closest)."""
+        meeting = [c for c in self.candidates if c.state == "done" and c.met]
+        if self.settings.objective == "latency" and meeting:
+            fastest = min(c.latency_ms or float("inf") for c in meeting)
+            ties = [c for c in meeting if (c.latency_ms or float("inf"))
+                    <= fastest * (1 + LATENCY_TIE)]
+            return min(ties, key=lambda c: (c.quant_bytes or 0, c.number))
+        return pick_winner(self.candidates, self.settings.goal, self.settings.objective)
+
+    def _out_of_budget(self) -> bool:
+        s = self.settings
+        late = s.minutes is not None and time.monotonic() - self.started > s.minutes * 60
+        return len(self.candidates) >= s.budget or late
+
+    def _next_recipe(self) -> tuple[QuantRecipe, str] | None:
+        if self.queue:
+            return self.queue.pop(0)
+        busy = self.steps or self.waiting_bench or self.bench
+        if busy or not self.settings.space.exclusions:
+            return None  # exclusions build on finished results: wait for them
+        if any(c.met for c in self.candidates):
+            return None
+        closest = pick_winner(self.candidates, self.settings.goal, self.settings.objective)
+        while closest is not None and self.exclusion_round < 8:
+            step = exclusion_step(closest, self.settings.goal, self.tried, self.exclusion_round)
+            self.exclusion_round += 1
+            if step is not None:
+                return step
+        return None
+
+    def _start(self, recipe: QuantRecipe, why: str) -> None:
+        number = len(self.candidates) + 1
+        if not QUANT_MODES[recipe.mode].calibrated:
+            recipe = dataclasses.replace(recipe, calib=None)
+        recipe = dataclasses.replace(recipe, output=str(self.folder / f"candidate_{number}.onnx"))
+        candidate = Candidate(number, recipe, why, state="running")
+        self.candidates.append(candidate)
+        candidate.seconds = time.monotonic()
+        try:
+            step: _LocalStep | _RayStep = (_RayStep(candidate, self.settings, self._ray)
+                                           if self._ray is not None
+                                           else _LocalStep(candidate, self.settings))
+        except Exception as exc:  # e.g. the output check: recorded, the search goes on
+            self._fail(candidate, str(exc))
+            return
+        self.steps.append(step)
+        self.on_change(candidate)
+
+    def _fail(self, candidate: Candidate, reason: str) -> None:
+        candidate.state, candidate.error = "failed", reason
+        candidate.seconds = time.monotonic() - candidate.seconds
+        self.on_change(candidate)
+
+    def poll(self) -> bool:
+        """Move the run on; True while there is more to do."""
+        if self.finished:
+            return False
+        for step in list(self.steps):
+            if step.poll():
+                self.steps.remove(step)
+                candidate = step.candidate
+                if isinstance(step.result, str) or step.result is None:
+                    self._fail(candidate, str(step.result))
+                    continue
+                candidate.quant_bytes, candidate.analysis = step.result
+                goal = self.settings.goal
+                candidate.goal_value = goal.value(candidate.analysis)
+                candidate.met = goal.met(candidate.goal_value)
+                self.waiting_bench.append(candidate)
+        self._poll_bench()
+        # Latency is measured alone: no new quantization while a benchmark waits or runs.
+        while (not self.waiting_bench and self.bench is None
+               and len(self.steps) < max(1, self.settings.workers)
+               and not self._out_of_budget()):
+            chosen = self._next_recipe()
+            if chosen is None:
+                break
+            self._start(*chosen)
+        idle = not (self.steps or self.waiting_bench or self.bench)
+        if idle and (self._out_of_budget() or self._next_recipe_preview() is None):
+            self.finished = True
+            self.queue = []
+        return not self.finished
+
+    def _next_recipe_preview(self) -> object:
+        """Whether the search would try anything more (without consuming it)."""
+        if self.queue:
+            return True
+        step = self._next_recipe()
+        if step is not None:
+            self.queue.insert(0, step)
+        return step
+
+    def _poll_bench(self) -> None:
+        if self.bench is not None:
+            candidate, job = self.bench
+            job.poll(0.0)
+            if not job.state.is_final:
+                return
+            self.bench = None
+            if job.state is JobState.SUCCEEDED and job.report is not None:
+                rows = latency_of(job.report.details).rows
+                candidate.latency = rows[0] if rows else None
+                if candidate.latency is not None and not candidate.latency.ok:
+                    candidate.error = candidate.latency.error
+            else:
+                candidate.error = f"benchmark {job.state.value}: {job.error}"
+            candidate.state = "done"
+            candidate.seconds = time.monotonic() - candidate.seconds
+            self.on_change(candidate)
+        if self.waiting_bench and not self.steps and self.bench is None:
+            candidate = self.waiting_bench.pop(0)
+            s = self.settings
+            job = Job(BenchRecipe(models=(str(candidate.recipe.output),),
+                                  providers=(s.provider,), threads=(s.threads,), warmup=5,
+                                  runs=s.bench_runs, seed=s.seed))
+            job.start()
+            self.bench = (candidate, job)
+
+    def run(self, interval: float = 0.05) -> Candidate | None:
+        """Drive the run to its end here (the CLI); return the winner."""
+        try:
+            while self.poll():
+                time.sleep(interval)
+        except KeyboardInterrupt:
+            self.cancel()
+            raise
+        return self.winner
+
+    def cancel(self) -> None:
+        """Stop every candidate, local or remote; nothing is left behind."""
+        self.cancelled = True
+        for step in self.steps:
+            step.cancel()
+        if self.bench is not None:
+            self.bench[1].cancel()
+            self.bench[1].wait(10)
+        for c in self.candidates:
+            if c.state in ("pending", "running"):
+                c.state, c.error = "failed", "cancelled"
+        self.steps, self.waiting_bench, self.bench, self.queue = [], [], None, []
+        self.finished = True
+        self.cleanup()
+
+    def keep(self, candidate: Candidate, output: str | Path) -> Path:
+        """Copy a candidate's model to ``output`` (the tuner's folder is temporary)."""
+        target = Path(output)
+        tmp = target.with_name(f".{target.name}.tmp")
+        shutil.copyfile(str(candidate.recipe.output), tmp)
+        tmp.replace(target)
+        return target
+
+    def cleanup(self) -> None:
+        """Remove the candidates' models."""
+        shutil.rmtree(self.folder, ignore_errors=True)

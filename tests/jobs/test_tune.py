@@ -1,0 +1,144 @@
+"""Auto-tune: goals, the search (first recipes, then SQNR-guided exclusions), failures recorded,
+cancel leaving nothing behind, and the same winner locally and on a real Ray cluster."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.quant.tune import Goal, GoalError, SearchSpace, TuneSettings
+from edgestudio.core.recipes import DiagnosticRecipe
+from edgestudio.jobs import tuner as tuner_module
+from edgestudio.jobs.tuner import Tuner
+from edgestudio.resources import SAMPLE_EVALUATION, SAMPLE_MODEL
+
+UINT8_QDQ = SearchSpace(modes=("qdq",), activation_types=("uint8",), calib_methods=("minmax",))
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Path:
+    for f in (SAMPLE_MODEL, SAMPLE_EVALUATION):
+        shutil.copy(f, tmp_path / f.name)
+    return tmp_path / SAMPLE_MODEL.name
+
+
+def _settings(model: Path, **changes: object) -> TuneSettings:
+    settings = TuneSettings(model=str(model), data=DataSource(
+        "npz", str(model.with_name(SAMPLE_EVALUATION.name)), samples=64),
+        budget=8, workers=2, bench_runs=10)
+    for key, value in changes.items():
+        setattr(settings, key, value)
+    return settings
+
+
+def test_goals_read_and_judge() -> None:
+    assert Goal.parse("sqnr>=30") == Goal("sqnr", 30.0)
+    assert Goal.parse(" top1_drop <= 0.5 ").text() == "top1_drop<=0.5"
+    for bad in ("sqnr<=30", "speed>=2", "sqnr>=fast"):
+        with pytest.raises(GoalError):
+            Goal.parse(bad)
+    assert Goal("sqnr", 30).met(31) and not Goal("sqnr", 30).met(None)
+    assert Goal("max_abs", 0.1).met(0.05) and Goal("max_abs", 0.1).better(0.05, 0.2)
+
+
+def test_a_tune_finds_a_recipe_that_meets_its_goal(model: Path) -> None:
+    tuner = Tuner(_settings(model, goal=Goal("sqnr", 30)))
+    winner = tuner.run()
+    assert winner is not None and winner.met and winner.goal_value is not None
+    assert winner.goal_value >= 30 and winner.latency_ms is not None
+    assert all(c.state == "done" for c in tuner.candidates)
+    # the winner is the fastest of those that meet the goal (5 % ties go to the smaller model)
+    meeting = [c.latency_ms for c in tuner.candidates if c.met]
+    assert (winner.latency_ms or 0) <= min(m or 0 for m in meeting) * 1.05 + 1e-9
+    tuner.cleanup()
+    assert not tuner.folder.exists()
+
+
+def test_when_no_recipe_meets_the_goal_the_worst_layers_are_excluded(model: Path) -> None:
+    tuner = Tuner(_settings(model, goal=Goal("sqnr", 40), space=UINT8_QDQ, budget=10))
+    winner = tuner.run()
+    excluded = [c for c in tuner.candidates if c.recipe.exclude]
+    assert excluded and all("worst layer" in c.why for c in excluded)
+    assert winner is not None and winner.met and winner.recipe.exclude  # 41.7 dB here
+    tuner.cleanup()
+
+
+def test_a_crashed_candidate_is_recorded_and_the_tune_finishes(model: Path,
+                                                               monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    real_job = tuner_module.Job
+    started: list[object] = []
+
+    def crashing_second(recipe: object, *args: object, **kwargs: object) -> object:
+        started.append(recipe)
+        if len(started) == 2:  # the second quantization's worker segfaults
+            return real_job(DiagnosticRecipe(action="crash"))
+        return real_job(recipe, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tuner_module, "Job", crashing_second)
+    tuner = Tuner(_settings(model, goal=Goal("sqnr", 30), space=UINT8_QDQ, budget=3))
+    winner = tuner.run()
+    states = [c.state for c in tuner.candidates]
+    assert states.count("failed") == 1 and "SIGSEGV" in str(tuner.candidates[1].error)
+    assert winner is not None and winner.state == "done"
+    tuner.cleanup()
+
+
+def test_cancel_leaves_no_worker_and_no_file(model: Path) -> None:
+    tuner = Tuner(_settings(model, goal=Goal("sqnr", 60)))
+    deadline = time.monotonic() + 30
+    while not tuner.steps and time.monotonic() < deadline:
+        tuner.poll()
+        time.sleep(0.05)
+    pids = [step.job.pid for step in tuner.steps if hasattr(step, "job")]
+    assert pids
+    tuner.cancel()
+    assert tuner.finished and not tuner.folder.exists()
+    for pid in pids:
+        assert pid is None or not psutil.pid_exists(pid) or \
+            psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert all(c.state in ("done", "failed") for c in tuner.candidates)
+
+
+def test_the_cli_prints_the_candidates_and_keeps_the_winner(model: Path, tmp_path: Path) -> None:
+    out, report = tmp_path / "best.onnx", tmp_path / "tune.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "edgestudio", "tune", str(model), "--data",
+         str(model.with_name(SAMPLE_EVALUATION.name)), "--samples", "64", "--goal",
+         "sqnr>=30", "--budget", "3", "--modes", "qdq", "--bench-runs", "10", "-o", str(out),
+         "--json", str(report)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "winner: #" in done.stdout and out.stat().st_size > 0
+    data = json.loads(report.read_text())
+    assert data["met"] and len(data["candidates"]) == 3
+    bad = subprocess.run([sys.executable, "-m", "edgestudio", "tune", str(model), "--data",
+                          str(model), "--goal", "fast"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "goal reads" in bad.stderr
+
+
+def test_the_same_winner_locally_and_on_a_ray_cluster(model: Path) -> None:
+    ray = pytest.importorskip("ray", reason="Ray is an optional extra (edgestudio[cluster])")
+    settings = dict(goal=Goal("sqnr", 40), space=UINT8_QDQ, budget=8, objective="size")
+    local = Tuner(_settings(model, **settings))
+    local_winner = local.run()
+    local.cleanup()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # a real local head
+    try:
+        remote = Tuner(_settings(model, ray_address="local", **settings))
+        remote_winner = remote.run()
+        remote.cleanup()
+    finally:
+        ray.shutdown()
+    assert local_winner is not None and remote_winner is not None
+    assert remote_winner.recipe.exclude == local_winner.recipe.exclude
+    assert remote_winner.number == local_winner.number
+    assert [c.goal_value for c in remote.candidates] == pytest.approx(
+        [c.goal_value for c in local.candidates], abs=1e-6)
