@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,10 +29,12 @@ from edgestudio import __version__
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.preferences import Preferences
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.core.quant.quant_runs import QuantRun
+from edgestudio.core.quant.quant_runs import QuantRun, RunState
+from edgestudio.core.quant.tune import Candidate
 from edgestudio.core.recipes import InputsRecipe, Recipe
-from edgestudio.core.results import ProviderProbe
+from edgestudio.core.results import ProviderProbe, Quantization
 from edgestudio.core.workspace import workspace
+from edgestudio.core.workspace.document import Overlay, OverlayKind
 from edgestudio.core.workspace.report import report_from_document, write_report
 from edgestudio.gui.compare_view import CompareView
 from edgestudio.gui.document_view import DocumentView
@@ -48,7 +51,9 @@ from edgestudio.gui.preferences_dialog import (
     save_preferences,
 )
 from edgestudio.gui.recent_files import RecentFiles
+from edgestudio.gui.tune_window import TuneWindow
 from edgestudio.jobs.runner import Job, JobState
+from edgestudio.jobs.tuner import Tuner, tuner_summary
 from edgestudio.jobs.workflow import Workflow
 
 WORKSPACE_FILTER = f"EdgeStudio workspaces (*{workspace.SUFFIX});;All files (*)"
@@ -93,6 +98,7 @@ class MainWindow(QMainWindow):
 
         self._restores: dict[str, workspace.Workspace] = {}  # applied once the model is loaded
         self.compare_views: list[CompareView] = []
+        self.tune_windows: list[TuneWindow] = []
         self.jobs = JobController(self)
         self.jobs.job_finished.connect(self._on_job_finished)
         self.workflow = Workflow(self._run)
@@ -147,6 +153,8 @@ class MainWindow(QMainWindow):
             "&Export from PyTorch…", QKeySequence("Ctrl+Shift+E"), self.show_export_form))
         tools.addAction(self._action(
             "&Quantize…", QKeySequence("Ctrl+Shift+Q"), self.show_quantize_form))
+        tools.addAction(self._action(
+            "&Auto-tune…", QKeySequence("Ctrl+Shift+T"), self.show_tune))
 
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction(self._action("&Keyboard shortcuts", QKeySequence("F1"),
@@ -439,6 +447,49 @@ class MainWindow(QMainWindow):
             if reason:
                 verdict += f" ({reason})"
         self.statusBar().showMessage(f"{job.recipe.title()}: {verdict}", 10_000)
+
+    # ----- auto-tune --------------------------------------------------------------------------
+    def show_tune(self) -> TuneWindow | None:
+        """Open the auto-tune window for the current model."""
+        doc = self.current_document()
+        if doc is None or not doc.is_loaded:
+            self.statusBar().showMessage("Open a model first (Ctrl+O).", 5000)
+            return None
+        providers = sorted((p.provider for p in self.workflow.providers or [] if p.works),
+                           key=lambda p: p != "CPUExecutionProvider")  # CPU first
+        guesses = sorted(doc.path.parent.glob("*eval*.npz")) + sorted(
+            doc.path.parent.glob("*calib*.npz"))
+        window = TuneWindow(doc.path, providers, str(guesses[0]) if guesses else "")
+        window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        window.keep_requested.connect(
+            lambda candidate, tuner, d=doc: self._keep_tuned(d, candidate, tuner))
+        window.destroyed.connect(lambda _=None, w=window: self._forget_tune(w))
+        self.tune_windows.append(window)
+        window.show()
+        return window
+
+    def _forget_tune(self, window: TuneWindow) -> None:
+        if window in self.tune_windows:
+            self.tune_windows.remove(window)
+
+    def _keep_tuned(self, doc: DocumentView, candidate: Candidate, tuner: Tuner) -> QuantRun:
+        """A tuned candidate becomes an ordinary quantization run of ``doc`` (with its
+        analysis: the graph is coloured by its SQNR)."""
+        target = doc.path.with_name(f"{doc.path.stem}_tuned_{candidate.number}.onnx")
+        tuner.keep(candidate, target)
+        run = doc.document.new_run(QuantRun(
+            number=0, recipe=dataclasses.replace(candidate.recipe, output=str(target)),
+            output=str(target), analysis=candidate.analysis, state=RunState.ANALYSED,
+            quantization=Quantization(float_bytes=doc.path.stat().st_size,
+                                      quant_bytes=candidate.quant_bytes or 0,
+                                      command=candidate.recipe.command_line())))
+        doc.document.record_tune(tuner_summary(tuner))
+        doc.document.update_run(run)
+        doc.document.set_overlay(Overlay(OverlayKind.SQNR, run.number))
+        doc.show_panel("quantization")
+        self.statusBar().showMessage(f"Kept tuned candidate #{candidate.number} as run "
+                                     f"#{run.number}: {target}", 10_000)
+        return run
 
     # ----- comparing two models ---------------------------------------------------------------
     def compare_dialog(self) -> CompareView | None:

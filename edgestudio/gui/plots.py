@@ -35,6 +35,7 @@ def show_values(plot: pg.PlotWidget) -> None:
     item.clear()
     for side in ("left", "bottom"):
         item.getAxis(side).setStyle(showValues=True)
+    item.enableAutoRange()
 
 
 def category_ticks(labels: list[str], width_px: float) -> list[tuple[int, str]]:

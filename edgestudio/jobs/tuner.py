@@ -152,6 +152,17 @@ class _RayStep:
         ray.cancel(self.ref, force=True)
 
 
+def tuner_summary(tuner: Tuner) -> dict[str, Any]:
+    """A tune as plain JSON: goal, objective, every candidate, the winner (for workspaces and
+    reports)."""
+    winner = tuner.winner
+    s = tuner.settings
+    return {"model": s.model, "goal": s.goal.text(), "objective": s.objective,
+            "provider": s.provider, "threads": s.threads,
+            "winner": winner.number if winner else None, "met": bool(winner and winner.met),
+            "candidates": [c.summary() for c in tuner.candidates]}
+
+
 class Tuner:
     """One auto-tune run (see the module doc)."""
 

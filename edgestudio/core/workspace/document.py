@@ -88,6 +88,7 @@ class ModelDocument:
     profile_changed = Signal(object)  # Profile | None
     overlay_changed = Signal(object)  # Overlay
     job_recorded = Signal(object)  # JobRecord
+    tune_recorded = Signal(object)  # a tune's summary (dict: goal, candidates, winner)
     extra_model_added = Signal(str)  # a model worth benchmarking beside this one (a run's output)
     tensor_shapes_changed = Signal(object)  # {tensor: (dtype, shape)} from shape inference
     restored = Signal()  # everything was replaced (a workspace was opened): render it all again
@@ -105,6 +106,7 @@ class ModelDocument:
         self.overlay = Overlay()
         self.jobs: list[JobRecord] = []
         self.extra_models: list[str] = []
+        self.tunes: list[dict[str, Any]] = []  # auto-tune summaries (jobs.tuner.tuner_summary)
         # Derived from the file again in every session (not saved in workspaces).
         self.tensor_shapes: dict[str, Any] = {}
 
@@ -178,6 +180,11 @@ class ModelDocument:
         self.overlay = overlay
         self.overlay_changed.emit(overlay)
 
+    def record_tune(self, summary: dict[str, Any]) -> None:
+        """Keep an auto-tune's candidates and winner."""
+        self.tunes.append(summary)
+        self.tune_recorded.emit(summary)
+
     def record_job(self, record: JobRecord) -> None:
         """Keep a finished job for the report."""
         self.jobs.append(record)
@@ -186,7 +193,7 @@ class ModelDocument:
     def restore(self, saved: ModelDocument) -> None:
         """Take over everything ``saved`` (a workspace's document) holds, then say so once."""
         for name in ("inputs", "input_spec", "excluded", "runs", "latency", "profile", "overlay",
-                     "jobs", "extra_models"):
+                     "jobs", "extra_models", "tunes"):
             setattr(self, name, getattr(saved, name))
         if saved.summary and not self.summary:
             self.summary = saved.summary

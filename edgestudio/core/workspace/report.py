@@ -33,6 +33,7 @@ class ReportData:
     latency: Latency = field(default_factory=Latency)
     profile: Profile | None = None
     charts: dict[str, str] = field(default_factory=dict)  # name -> SVG
+    tunes: list[dict[str, Any]] = field(default_factory=list)  # auto-tune summaries
 
 
 def _current_run(document: ModelDocument) -> QuantRun | None:
@@ -56,7 +57,7 @@ def report_from_document(document: ModelDocument) -> ReportData:
     return ReportData(title=f"EdgeStudio report: {document.path.name}",
                       summary=document.summary, jobs=list(document.jobs),
                       quant_runs=list(document.runs), latency=document.latency,
-                      profile=document.profile, charts=charts)
+                      profile=document.profile, charts=charts, tunes=list(document.tunes))
 
 
 def _e(value: Any) -> str:
@@ -132,7 +133,18 @@ def render_html(data: ReportData) -> str:
             parts.append(_table(["Tensor", "Node", "SQNR dB", "MSE", "Max abs", "Cosine"], [
                 [r.tensor, r.node, _fmt(r.sqnr_db, ".2f"), _fmt(r.mse, ".3g"),
                  _fmt(r.max_abs, ".3g"), _fmt(r.cosine, ".5f")] for r in layers]))
-    parts += [_chart(data, "sqnr"), "</section>"]
+    parts.append(_chart(data, "sqnr"))
+    for tune in data.tunes:
+        winner = tune.get("winner")
+        said = ("meets the goal" if tune.get("met") else "is the closest; none meets it")
+        parts += [f"<h3>Auto-tune: goal {_e(tune.get('goal'))}, minimising "
+                  f"{_e(tune.get('objective'))} — best #{_e(winner)} {said}</h3>",
+                  _table(["#", "How", "Goal figure", "Meets", "Median (ms)", "Size (bytes)",
+                          "Command"],
+                         [[c["number"], c.get("error") or c["why"], _fmt(c["goal_value"], ".4g"),
+                           "yes" if c["met"] else "", _fmt(c["latency_ms"], ".3f"),
+                           c["quant_bytes"], c["command"]] for c in tune["candidates"]])]
+    parts.append("</section>")
 
     parts.append('<section id="latency"><h2>Latency</h2>')
     if data.latency:
@@ -181,7 +193,8 @@ def write_report(path: str | Path, data: ReportData) -> tuple[Path, Path]:
                                  "verdict": to_json(run.analysis.verdict if run.analysis
                                                     else None)} for run in data.quant_runs],
                "latency": to_json(data.latency.rows),
-               "latency_verdicts": data.latency.verdicts, "profile": to_json(data.profile)}
+               "latency_verdicts": data.latency.verdicts, "profile": to_json(data.profile),
+               "tunes": data.tunes}
     for target, text in ((html_path, render_html(data)),
                          (json_path, json.dumps(payload, indent=2, default=str))):
         write_atomically(target, text)

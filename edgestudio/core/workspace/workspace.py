@@ -73,6 +73,7 @@ def to_dict(document: ModelDocument, model_hash: str) -> dict[str, Any]:
         "overlay": document.overlay.to_dict(),
         "jobs": [job.to_dict() for job in document.jobs],
         "extra_models": list(document.extra_models),
+        "tunes": document.tunes,
     }
 
 
@@ -131,6 +132,7 @@ def _from_dict(data: dict[str, Any], source: Path) -> Workspace:
     document.overlay = Overlay.from_dict(data.get("overlay") or {})
     document.jobs = [JobRecord.from_dict(j) for j in data.get("jobs", ())]
     document.extra_models = [str(m) for m in data.get("extra_models", ())]
+    document.tunes = list(data.get("tunes", ()))
     return Workspace(document, source, saved_hash, found, changed)
 
 

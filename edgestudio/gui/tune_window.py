@@ -1,0 +1,307 @@
+"""Tools › Auto-tune…: the goal, the objective, the search space and a budget; candidates appear
+on a live accuracy-vs-latency plot as they finish, and the best one can be kept as an ordinary
+quantization run (with its analysis, so the graph shows where it loses accuracy)."""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.parsing import parse_data_source
+from edgestudio.core.quant.tune import Candidate, Goal, GoalError, SearchSpace, TuneSettings
+from edgestudio.gui.forms.common import PathPicker
+from edgestudio.gui.plots import show_empty, show_values
+from edgestudio.gui.tables import results_table
+from edgestudio.jobs.tuner import Tuner
+
+COLUMNS = ["#", "Recipe", "Excluded", "Goal figure", "Meets", "Median (ms)", "Size (KiB)",
+           "Note"]
+MET, NOT_MET, WINNER = "#2e7d32", "#9e9e9e", "#ff6d00"
+
+
+class TuneWindow(QWidget):
+    """One model's auto-tune (a window of its own)."""
+
+    keep_requested = Signal(object, object)  # Candidate, Tuner
+
+    def __init__(self, model: Path, providers: list[str], data_guess: str = "",
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent, Qt.WindowType.Window)
+        self.setObjectName("tune_window")
+        self.setWindowTitle(f"Auto-tune {model.name}")
+        self.resize(1200, 780)
+        self.model = model
+        self.tuner: Tuner | None = None
+        self.timer = QTimer(self)
+        self.timer.setInterval(100)
+        self.timer.timeout.connect(self._tick)
+
+        self.goal = QLineEdit("sqnr>=30")
+        self.goal.setToolTip("sqnr>=DB (output SQNR), top1_drop<=POINTS (labelled data) or "
+                             "max_abs<=ERROR")
+        self.objective = QComboBox()
+        self.objective.addItems(["latency", "size"])
+        self.provider = QComboBox()
+        self.provider.addItems(providers or ["CPUExecutionProvider"])
+        self.threads = QSpinBox()
+        self.threads.setRange(1, 64)
+        self.budget = QSpinBox()
+        self.budget.setRange(1, 200)
+        self.budget.setValue(12)
+        self.minutes = QDoubleSpinBox()
+        self.minutes.setRange(0, 24 * 60)
+        self.minutes.setSpecialValueText("no limit")
+        self.workers = QSpinBox()
+        self.workers.setRange(1, 64)
+        self.workers.setValue(2)
+        self.data = PathPicker(data_guess, "Data (*.npz);;All files (*)", save=False)
+        self.samples = QSpinBox()
+        self.samples.setRange(0, 1_000_000)
+        self.samples.setValue(64)
+        self.samples.setSpecialValueText("all")
+        self.modes = {m: QCheckBox(label) for m, label in
+                      (("qdq", "static QDQ"), ("dynamic", "dynamic"))}
+        for box in self.modes.values():
+            box.setChecked(True)
+        self.exclusions = QCheckBox("exclude the worst layers when nothing meets the goal")
+        self.exclusions.setChecked(True)
+        self.ray = QLineEdit()
+        self.ray.setPlaceholderText("optional: a Ray cluster address, or 'local'")
+        form = QFormLayout()
+        form.addRow("Goal:", self.goal)
+        form.addRow("Minimise:", self.objective)
+        form.addRow("Latency on:", self._row(self.provider, QLabel("threads"), self.threads))
+        form.addRow("Data:", self.data)
+        form.addRow("Samples:", self.samples)
+        form.addRow("Try:", self._row(*self.modes.values(), self.exclusions))
+        form.addRow("Budget:", self._row(self.budget, QLabel("candidates, at most"),
+                                         self.minutes, QLabel("minutes")))
+        form.addRow("In parallel:", self._row(self.workers, QLabel("workers"), self.ray))
+        self.start_button = QPushButton("Start")
+        self.start_button.setObjectName("start_tune")
+        self.start_button.clicked.connect(self.start)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.keep_button = QPushButton("Keep the best as a quantization run")
+        self.keep_button.setEnabled(False)
+        self.keep_button.clicked.connect(self._keep)
+        self.status = QLabel("Set a goal and start: candidates appear on the plot as they "
+                             "finish.")
+        self.status.setObjectName("tune_status")
+        self.status.setWordWrap(True)
+        buttons = QHBoxLayout()
+        for b in (self.start_button, self.cancel_button, self.keep_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setObjectName("pareto_plot")
+        self.plot.getPlotItem().setMenuEnabled(False)
+        for side in ("left", "bottom"):  # plain milliseconds and dB, no "x0.001"
+            self.plot.getPlotItem().getAxis(side).enableAutoSIPrefix(False)
+        show_empty(self.plot, "Each candidate appears here as it finishes: accuracy against "
+                              "latency, the point's size the model's.")
+        self.scatter = pg.ScatterPlotItem()
+        self.scatter.sigClicked.connect(self._point_clicked)
+        self.table = results_table(COLUMNS, "candidates_table")
+        self.table.itemSelectionChanged.connect(self._row_selected)
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.addWidget(self.plot)
+        body.addWidget(self.table)
+        body.setSizes([520, 680])
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.status)
+        layout.addWidget(body, 1)
+
+    @staticmethod
+    def _row(*widgets: QWidget) -> QWidget:
+        row = QWidget()
+        line = QHBoxLayout(row)
+        line.setContentsMargins(0, 0, 0, 0)
+        for w in widgets:
+            if isinstance(w, (QSpinBox, QDoubleSpinBox)):
+                w.setMaximumWidth(110)  # numbers stay beside their words
+            line.addWidget(w)
+        line.addStretch(1)
+        return row
+
+    # ----- running -----------------------------------------------------------------------------
+    def settings(self) -> TuneSettings:
+        """The tune as the form stands (raises ValueError on a bad goal or missing data)."""
+        try:
+            goal = Goal.parse(self.goal.text())
+        except GoalError as exc:
+            raise ValueError(str(exc)) from exc
+        if not self.data.path():
+            raise ValueError("Choose calibration and evaluation data (an .npz, a folder, or "
+                             "images).")
+        data: DataSource = parse_data_source(self.data.path(), self.samples.value())
+        modes = tuple(m for m, box in self.modes.items() if box.isChecked())
+        if not modes:
+            raise ValueError("Tick at least one mode to try.")
+        return TuneSettings(
+            model=str(self.model), data=data, goal=goal, objective=self.objective.currentText(),
+            provider=self.provider.currentText(), threads=self.threads.value(),
+            budget=self.budget.value(), minutes=self.minutes.value() or None,
+            workers=self.workers.value(),
+            space=SearchSpace(modes=modes, exclusions=self.exclusions.isChecked()),
+            ray_address=self.ray.text().strip() or None)
+
+    def start(self) -> bool:
+        """Start the tune in the background (False, with the reason shown, if it cannot)."""
+        try:
+            settings = self.settings()
+            self.tuner = Tuner(settings, on_change=self._candidate_changed)
+        except (ValueError, RuntimeError, OSError) as exc:
+            self.status.setText(f"<span style='color:#c62828'>{html.escape(str(exc))}</span>")
+            return False
+        self.table.setRowCount(0)
+        show_values(self.plot)
+        item = self.plot.getPlotItem()
+        item.addItem(self.scatter)
+        item.addItem(pg.InfiniteLine(pos=settings.goal.threshold, angle=0, pen=pg.mkPen(
+            MET, width=1, style=Qt.PenStyle.DashLine)))
+        item.setLabel("left", {"sqnr": "output SQNR (dB)", "top1_drop": "top-1 drop (points)",
+                               "max_abs": "max abs output error"}[settings.goal.metric])
+        item.setLabel("bottom", "median latency (ms)" if settings.objective == "latency"
+                      else "model size (KiB)")
+        self.start_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.timer.start()
+        self.status.setText(f"Tuning: goal {settings.goal.text()}, minimising "
+                            f"{settings.objective}…")
+        return True
+
+    def _tick(self) -> None:
+        if self.tuner is None:
+            return
+        if not self.tuner.poll():
+            self.timer.stop()
+            self._finished()
+
+    def cancel(self) -> None:
+        """Stop every candidate (nothing is left behind)."""
+        if self.tuner is not None:
+            self.tuner.cancel()
+        self.timer.stop()
+        self.start_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.status.setText("Cancelled.")
+
+    def _finished(self) -> None:
+        self.start_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        winner = self.tuner.winner if self.tuner is not None else None
+        self.keep_button.setEnabled(winner is not None)
+        self._draw()
+        if winner is None:
+            self.status.setText("No candidate could be analysed: the table says why.")
+            return
+        verdict = ("meets the goal" if winner.met else
+                   "is the closest: no recipe in the search space meets the goal")
+        out = self.model.with_name(f"{self.model.stem}_tuned_{winner.number}.onnx")
+        command = dataclasses.replace(winner.recipe, output=str(out)).command_line()
+        self.status.setText(f"Best: #{winner.number} {verdict} — "
+                            f"<code>{html.escape(command)}</code>")
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+    def _candidate_changed(self, candidate: Candidate) -> None:
+        row = candidate.number - 1
+        if self.table.rowCount() <= row:
+            self.table.setRowCount(row + 1)
+
+        def fig(value: float | None, spec: str) -> str:
+            return "—" if value is None else format(value, spec)
+
+        cells = [str(candidate.number), candidate.recipe.title().removeprefix("Quantize: "),
+                 str(len(candidate.recipe.exclude)), fig(candidate.goal_value, ".4g"),
+                 "yes" if candidate.met else "", fig(candidate.latency_ms, ".3f"),
+                 fig(None if candidate.quant_bytes is None else candidate.quant_bytes / 1024,
+                     ".1f"),
+                 candidate.error or (candidate.why if candidate.state != "running"
+                                     else f"running: {candidate.why}")]
+        for col, text in enumerate(cells):
+            item = QTableWidgetItem(text)
+            item.setToolTip(candidate.recipe.command_line() if col == 1 else text)
+            self.table.setItem(row, col, item)
+        self._draw()
+
+    def _draw(self) -> None:
+        """Every finished candidate as a point; the ones meeting the goal green, the best
+        ringed."""
+        if self.tuner is None:
+            return
+        done = [c for c in self.tuner.candidates if c.state == "done"
+                and c.goal_value is not None and c.objective(self.tuner.settings.objective)
+                is not None]
+        winner = self.tuner.winner
+        latency = self.tuner.settings.objective == "latency"
+        xs = [(c.latency_ms if latency else (c.quant_bytes or 0) / 1024) or 0.0 for c in done]
+        sizes = np.array([c.quant_bytes or 0 for c in done], dtype=float)
+        scale = 8 + 16 * (sizes / sizes.max()) if len(sizes) and sizes.max() > 0 else sizes
+        self.scatter.setData(
+            x=xs, y=[c.goal_value for c in done], size=list(scale), data=[c.number for c in done],
+            brush=[pg.mkBrush(MET if c.met else NOT_MET) for c in done],
+            pen=[pg.mkPen(WINNER, width=3) if c is winner else pg.mkPen("#424242")
+                 for c in done])
+
+    # ----- choosing ----------------------------------------------------------------------------
+    def _point_clicked(self, _item: object, points: list[object]) -> None:
+        if points:
+            number = int(points[0].data())  # type: ignore[attr-defined]
+            self.table.selectRow(number - 1)
+
+    def _row_selected(self) -> None:
+        rows = {i.row() for i in self.table.selectedItems()}
+        self.keep_button.setEnabled(self.tuner is not None and len(rows) == 1
+                                    and self.tuner.finished)
+
+    def chosen(self) -> Candidate | None:
+        """The candidate selected in the table, else the best one."""
+        if self.tuner is None:
+            return None
+        rows = {i.row() for i in self.table.selectedItems()}
+        if len(rows) == 1 and rows.pop() < len(self.tuner.candidates):
+            picked = self.tuner.candidates[sorted({i.row() for i in self.table.selectedItems()})
+                                           [0]]
+            return picked if picked.state == "done" else None
+        return self.tuner.winner
+
+    def _keep(self) -> None:
+        candidate = self.chosen()
+        if candidate is not None and self.tuner is not None:
+            self.keep_requested.emit(candidate, self.tuner)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Qt: a tune still running is cancelled; its files go."""
+        if self.tuner is not None:
+            if not self.tuner.finished:
+                self.tuner.cancel()
+            self.tuner.cleanup()
+        self.timer.stop()
+        super().closeEvent(event)

@@ -1,0 +1,44 @@
+"""Tools › Auto-tune: the live plot fills, the best is kept as a run with its analysis, and the
+tune goes into the workspace and the report."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from edgestudio.core.workspace import workspace
+from edgestudio.gui.main_window import MainWindow
+from edgestudio.resources import SAMPLE_EVALUATION, SAMPLE_MODEL
+from tests.gui.conftest import open_and_wait
+
+
+def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    for f in (SAMPLE_MODEL, SAMPLE_EVALUATION):
+        shutil.copy(f, tmp_path / f.name)
+    model = tmp_path / SAMPLE_MODEL.name
+    open_and_wait(qtbot, window, model)
+    tune = window.show_tune()
+    assert tune is not None and tune.data.path().endswith("digits_eval.npz")
+    tune.goal.setText("sqnr>=99 dB")
+    assert not tune.start() and "goal reads" in tune.status.text()
+    tune.goal.setText("sqnr>=30")
+    tune.budget.setValue(3)
+    tune.modes["dynamic"].setChecked(False)
+    assert tune.start()
+    qtbot.waitUntil(lambda: tune.tuner is not None and tune.tuner.finished, timeout=240_000)
+    assert tune.table.rowCount() == 3 and len(tune.scatter.data) == 3
+    assert "Best: #" in tune.status.text() and tune.keep_button.isEnabled()
+    tune.resize(1200, 760)
+    tune.grab().save(str(tmp_path / "tune.png"))
+    best = tune.tuner.winner
+    tune.keep_button.click()
+    doc = window.current_document()
+    assert doc is not None
+    run = doc.document.runs[-1]
+    assert run.analysis is best.analysis and Path(run.output or "").exists()
+    assert doc.quant_panel.history.rowCount() == 1 and doc.document.tunes
+    saved = workspace.save(doc.document, tmp_path / "w.edgestudio.json")
+    assert workspace.load(saved).document.tunes[0]["winner"] == best.number
+    html = Path(window.export_report(str(tmp_path / "r.html")) or "").read_text()
+    assert "Auto-tune: goal sqnr&gt;=30" in html
+    tune.close()
