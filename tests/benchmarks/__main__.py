@@ -5,7 +5,8 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHMARKS = ["bench_graph", "bench_jobs", "bench_quant", "bench_quant_scale", "bench_ep"]
+BENCHMARKS = ["bench_graph", "bench_jobs", "bench_quant", "bench_quant_scale", "bench_ep",
+              "bench_tune"]
 
 
 def main(argv: list[str]) -> int:
