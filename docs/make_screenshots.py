@@ -145,6 +145,18 @@ def main() -> None:
         spin(30, lambda: graph.is_ready)
         spin(0.5)
         window.grab().save(str(OUT / "graph_group_open.png"))
+        # Auto-tune on the real encoder, where default static QDQ loses the output entirely.
+        tune = window.show_tune()
+        assert tune is not None
+        tune.resize(1200, 760)
+        tune.data.edit.setText("synthetic:16")
+        tune.goal.setText("sqnr>=20")
+        tune.budget.setValue(7)
+        tune.start()
+        spin(600, lambda: tune.tuner is not None and tune.tuner.finished)
+        spin(0.5)
+        tune.grab().save(str(OUT / "tune_minilm.png"))
+        tune.close()
     window.tabs.setCurrentIndex(0)
     doc.show_panel("summary")
 
