@@ -247,3 +247,24 @@ def gru_model(opset: int = 11) -> onnx.ModelProto:
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["time", 1, "batch", 8]),
          helper.make_tensor_value_info("hn", TensorProto.FLOAT, [1, "batch", 8])],
         [w, r], "gru", opset=opset)
+
+
+def quantized_sample(folder: Path, **options: object) -> Path:
+    """The digits sample quantized to QDQ by onnxruntime itself (random calibration data)."""
+    import numpy as np
+    from onnxruntime.quantization import CalibrationDataReader, quantize_static
+
+    from edgestudio.resources import SAMPLE_MODEL
+
+    data = np.random.default_rng(0).normal(size=(8, 1, 1, 8, 8)).astype(np.float32)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.it = iter([{"image": x} for x in data])
+
+        def get_next(self) -> dict[str, np.ndarray] | None:
+            return next(self.it, None)
+
+    out = folder / "q.onnx"
+    quantize_static(str(SAMPLE_MODEL), str(out), Reader(), **options)  # type: ignore[arg-type]
+    return out

@@ -71,6 +71,17 @@ def _layout_work(graph: onnx.GraphProto, fold_constants: bool,
 QUICK_RELAYOUT = 3000  # below this many nodes a new layout is quick: no progress page
 
 
+def _toggle(text: str, name: str, checked: bool, tip: str,
+            slot: Callable[[bool], object]) -> QCheckBox:
+    """A check box of the graph's bar."""
+    box = QCheckBox(text)
+    box.setObjectName(name)
+    box.setChecked(checked)
+    box.setToolTip(tip)
+    box.toggled.connect(slot)
+    return box
+
+
 class GraphPanel(QWidget):
     """One graph (the main graph or a subgraph) with search and node properties."""
 
@@ -129,27 +140,20 @@ class GraphPanel(QWidget):
         whole = QPushButton("Whole graph")
         whole.setToolTip("Zoom out until everything is in the window (A in the graph)")
         whole.clicked.connect(self.view.fit_all)
-        self.constants_toggle = QCheckBox("Constants as nodes")
-        self.constants_toggle.setObjectName("show_constants")
-        self.constants_toggle.setToolTip(
+        self.constants_toggle = _toggle(
+            "Constants as nodes", "show_constants", False,
             "Draw Constant nodes and the chains that only compute from weights (Cast, Reshape, "
             "weight dequantization, …) as nodes. Off: they are folded into the node that uses "
-            "them, shown as a C badge, their values in the properties.")
-        self.constants_toggle.toggled.connect(lambda _=False: self._relayout())
-        self.groups_toggle = QCheckBox("Groups")
-        self.groups_toggle.setObjectName("show_groups")
-        self.groups_toggle.setChecked(True)
-        self.groups_toggle.setToolTip(
+            "them, shown as a C badge, their values in the properties.",
+            lambda _: self._relayout())
+        self.groups_toggle = _toggle(
+            "Groups", "show_groups", True,
             "Big graphs open as boxes, one per name scope (a transformer block, an encoder…): "
             "double-click or Enter opens one, Backspace closes the group around the selection. "
-            "Off: every node.")
-        self.groups_toggle.toggled.connect(lambda _=False: self._groups_toggled())
-        self.minimap_toggle = QCheckBox("Minimap")
-        self.minimap_toggle.setObjectName("show_minimap")
-        self.minimap_toggle.setChecked(True)
-        self.minimap_toggle.setToolTip("A thumbnail of the whole graph beside it when part is out "
-                                       "of sight; click or drag in it to move (M)")
-        self.minimap_toggle.toggled.connect(self.view.show_minimap)
+            "Off: every node.", lambda _: self._groups_toggled())
+        self.minimap_toggle = _toggle(
+            "Minimap", "show_minimap", True, "A thumbnail of the whole graph beside it when "
+            "part is out of sight; click or drag in it to move (M)", self.view.show_minimap)
         self.view.minimap_toggled.connect(self.minimap_toggle.setChecked)
         self.status = QLabel("")
         bar = QHBoxLayout()

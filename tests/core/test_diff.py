@@ -13,6 +13,7 @@ from onnx import numpy_helper
 
 from edgestudio.core.model.diff import Change, diff_models
 from edgestudio.resources import SAMPLE_MODEL
+from tests.models import quantized_sample
 
 
 def test_a_model_equals_itself(tmp_path: Path) -> None:
@@ -44,19 +45,7 @@ def test_attribute_weight_and_opset_changes(tmp_path: Path) -> None:
 
 
 def test_a_quantized_model_shows_inserted_qdq_and_fused_nodes(tmp_path: Path) -> None:
-    from onnxruntime.quantization import CalibrationDataReader, quantize_static
-
-    data = np.random.default_rng(0).normal(size=(8, 1, 1, 8, 8)).astype(np.float32)
-
-    class Reader(CalibrationDataReader):
-        def __init__(self) -> None:
-            self.it = iter([{"image": x} for x in data])
-
-        def get_next(self) -> dict[str, np.ndarray] | None:
-            return next(self.it, None)
-
-    out = tmp_path / "q.onnx"
-    quantize_static(str(SAMPLE_MODEL), str(out), Reader())
+    out = quantized_sample(tmp_path)
     result = diff_models(SAMPLE_MODEL, out)
     inserted = [d for d in result.differences if d.change is Change.INSERTED]
     assert inserted and all(d.op_type in ("QuantizeLinear", "DequantizeLinear")
@@ -101,20 +90,10 @@ def test_an_opset_converted_twin_lists_exactly_the_changed_nodes(tmp_path: Path)
 
 def test_a_qdq_twin_says_weights_are_stored_quantized_on_their_dequantize_nodes(
         tmp_path: Path) -> None:
-    from onnxruntime.quantization import CalibrationDataReader, QuantType, quantize_static
+    from onnxruntime.quantization import QuantType
 
-    data = np.random.default_rng(0).normal(size=(4, 1, 1, 8, 8)).astype(np.float32)
-
-    class Reader(CalibrationDataReader):
-        def __init__(self) -> None:
-            self.it = iter([{"image": x} for x in data])
-
-        def get_next(self) -> dict[str, np.ndarray] | None:
-            return next(self.it, None)
-
-    out = tmp_path / "q.onnx"
-    quantize_static(str(SAMPLE_MODEL), str(out), Reader(), op_types_to_quantize=["Conv"],
-                    weight_type=QuantType.QInt8)
+    out = quantized_sample(tmp_path, op_types_to_quantize=["Conv"],
+                           weight_type=QuantType.QInt8)
     result = diff_models(SAMPLE_MODEL, out)
     kinds = {(d.change, d.kind) for d in result.differences}
     assert (Change.CHANGED, "weight") not in kinds  # said on the inserted DequantizeLinear

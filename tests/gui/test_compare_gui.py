@@ -4,26 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from edgestudio.gui.main_window import MainWindow
 from edgestudio.resources import SAMPLE_MODEL
+from tests.models import quantized_sample
 
 
 def _quantized(tmp_path: Path) -> Path:
-    from onnxruntime.quantization import CalibrationDataReader, quantize_static
-
-    data = np.random.default_rng(0).normal(size=(8, 1, 1, 8, 8)).astype(np.float32)
-
-    class Reader(CalibrationDataReader):
-        def __init__(self) -> None:
-            self.it = iter([{"image": x} for x in data])
-
-        def get_next(self) -> dict[str, np.ndarray] | None:
-            return next(self.it, None)
-
-    out = tmp_path / "q.onnx"
-    quantize_static(str(SAMPLE_MODEL), str(out), Reader())
+    out = quantized_sample(tmp_path)
     return out
 
 

@@ -23,6 +23,15 @@ def _table(table) -> list[list[str]]:  # type: ignore[no-untyped-def]
              for c in range(table.columnCount())] for r in range(table.rowCount())]
 
 
+def _panels(doc) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """What a user sees of the document: tables, plot bars, the graph's legend and marks."""
+    view = doc.graph_panel.view
+    return {"history": _table(doc.quant_panel.history), "layers": _table(doc.quant_panel.layers),
+            "bench": _table(doc.perf_panel.table), "marked": list(view.marked),
+            "legend": (view.legend.label.text(), view.legend.ends.text()),
+            "bars": len(doc.quant_panel._bars)}
+
+
 def test_saved_workspace_reopens_as_it_was(qtbot, window: MainWindow, isolated_settings,  # type: ignore[no-untyped-def]
                                            tmp_path: Path) -> None:
     for f in (SAMPLE_MODEL, SAMPLE_CALIBRATION, SAMPLE_EVALUATION):
@@ -49,13 +58,7 @@ def test_saved_workspace_reopens_as_it_was(qtbot, window: MainWindow, isolated_s
                            str(tmp_path / "cli.html")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "cli.html").read_text() == (tmp_path / "window.html").read_text()
-    before = {"history": _table(doc.quant_panel.history),
-              "layers": _table(doc.quant_panel.layers),
-              "bench": _table(doc.perf_panel.table),
-              "legend": (doc.graph_panel.view.legend.label.text(),
-                         doc.graph_panel.view.legend.ends.text()),
-              "marked": list(doc.graph_panel.view.marked),
-              "bars": len(doc.quant_panel._bars)}
+    before = _panels(doc)
     window.close_document(window.tabs.currentIndex())
 
     # reopening the model offers its last workspace; Yes restores it
@@ -66,14 +69,7 @@ def test_saved_workspace_reopens_as_it_was(qtbot, window: MainWindow, isolated_s
     doc = window.current_document()
     assert doc is not None
     qtbot.waitUntil(lambda: doc.graph_panel.is_ready, timeout=30_000)
-    after = {"history": _table(doc.quant_panel.history),
-             "layers": _table(doc.quant_panel.layers),
-             "bench": _table(doc.perf_panel.table),
-             "legend": (doc.graph_panel.view.legend.label.text(),
-                        doc.graph_panel.view.legend.ends.text()),
-             "marked": list(doc.graph_panel.view.marked),
-             "bars": len(doc.quant_panel._bars)}
-    assert after == before
+    assert _panels(doc) == before
     doc.show_panel("quantization")
     doc.grab().save(str(tmp_path / "restored_quantization.png"))
     doc.show_panel("graph")
