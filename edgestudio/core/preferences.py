@@ -23,6 +23,7 @@ class Preferences:
     rtol: float = 1e-3
     output_pattern: str = "{folder}/{stem}_{suffix}.onnx"
     theme: str = "system"
+    ray_address: str = ""  # auto-tune's candidates go to this Ray cluster ("": this machine)
 
     def output_for(self, model: str | Path, suffix: str) -> str:
         """The default output path of a job on ``model``."""

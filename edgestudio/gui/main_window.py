@@ -242,6 +242,7 @@ class MainWindow(QMainWindow):
             lambda request, d=doc: self._requantize(d, request))
         doc.quant_panel.compare_requested.connect(
             lambda run, d=doc: self.compare_run(d, run))
+        doc.quant_panel.tune_requested.connect(lambda run: self.show_tune(run.recipe))
         doc.perf_panel.apply_preferences(self.prefs)
         doc.perf_panel.bench_requested.connect(
             lambda r, d=doc: self.workflow.submit(r, d.document))
@@ -449,8 +450,9 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"{job.recipe.title()}: {verdict}", 10_000)
 
     # ----- auto-tune --------------------------------------------------------------------------
-    def show_tune(self) -> TuneWindow | None:
-        """Open the auto-tune window for the current model."""
+    def show_tune(self, base: QuantRecipe | None = None) -> TuneWindow | None:
+        """Open the auto-tune window for the current model (starting from ``base``, a run's
+        recipe, when given)."""
         doc = self.current_document()
         if doc is None or not doc.is_loaded:
             self.statusBar().showMessage("Open a model first (Ctrl+O).", 5000)
@@ -459,7 +461,11 @@ class MainWindow(QMainWindow):
                            key=lambda p: p != "CPUExecutionProvider")  # CPU first
         guesses = sorted(doc.path.parent.glob("*eval*.npz")) + sorted(
             doc.path.parent.glob("*calib*.npz"))
-        window = TuneWindow(doc.path, providers, str(guesses[0]) if guesses else "")
+        window = TuneWindow(doc.path, providers, str(guesses[0]) if guesses else "",
+                            ray_address=self.prefs.ray_address, base=base)
+        window.candidate_chosen.connect(
+            lambda c, d=doc: d.graph_panel.view.set_scalar_overlay(
+                c.analysis.sqnr_by_node(), f"SQNR (dB), candidate #{c.number}"))
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         window.keep_requested.connect(
             lambda candidate, tuner, d=doc: self._keep_tuned(d, candidate, tuner))

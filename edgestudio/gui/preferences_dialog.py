@@ -75,6 +75,11 @@ class PreferencesDialog(QDialog):
         self.theme = QComboBox()
         self.theme.addItems(["follow system", "light", "dark"])
         self.theme.setCurrentIndex(THEMES.index(prefs.theme))
+        self.ray_address = QLineEdit(prefs.ray_address)
+        self.ray_address.setPlaceholderText("none: auto-tune runs on this machine")
+        self.ray_address.setToolTip("A Ray cluster's address (ray://host:10001, or 'local' to "
+                                    "start one here) where auto-tune runs its candidates; "
+                                    "needs pip install 'edgestudio[cluster]'")
         form = QFormLayout(self)
         form.addRow("Execution providers:", self.providers)
         form.addRow("Intra-op threads:", self.threads)
@@ -82,6 +87,7 @@ class PreferencesDialog(QDialog):
         form.addRow("Check rtol:", self.rtol)
         form.addRow("Output names:", self.output_pattern)
         form.addRow("Theme:", self.theme)
+        form.addRow("Cluster (Ray):", self.ray_address)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                    | QDialogButtonBox.StandardButton.Cancel
                                    | QDialogButtonBox.StandardButton.Reset)
@@ -100,6 +106,7 @@ class PreferencesDialog(QDialog):
             "threads": self.threads.text(), "atol": self.atol.text(), "rtol": self.rtol.text(),
             "output_pattern": self.output_pattern.text(),
             "theme": THEMES[self.theme.currentIndex()],
+            "ray_address": self.ray_address.text().strip(),
         })
 
     def reset(self) -> None:
@@ -111,3 +118,4 @@ class PreferencesDialog(QDialog):
         self.rtol.setText(f"{d.rtol:g}")
         self.output_pattern.setText(d.output_pattern)
         self.theme.setCurrentIndex(THEMES.index(d.theme))
+        self.ray_address.setText(d.ray_address)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import onnx
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -55,6 +55,7 @@ class QuantPanel(QWidget):
     node_chosen = Signal(str)  # a layer was clicked: select its node in the graph
     requantize_requested = Signal(object)  # QuantRun to re-run with more exclusions, list[str]
     compare_requested = Signal(object)  # QuantRun to show beside the float model
+    tune_requested = Signal(object)  # QuantRun to start an auto-tune from
 
     def __init__(self, document: ModelDocument, model: onnx.ModelProto,
                  parent: QWidget | None = None) -> None:
@@ -69,6 +70,8 @@ class QuantPanel(QWidget):
         self.history = results_table(HISTORY_COLUMNS, "history_table")
         self.history.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.history.itemSelectionChanged.connect(self._history_selected)
+        self.history.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.history.customContextMenuRequested.connect(self._history_menu)
         self.compare_button = QPushButton("Compare selected runs")
         self.compare_button.clicked.connect(self.show_comparison)
         self.compare_float_button = QPushButton("Compare with float")
@@ -232,6 +235,20 @@ class QuantPanel(QWidget):
         if len(rows) == 1 and self.runs[rows[0]].analysis is not None:
             self.show_run(self.runs[rows[0]])
         self._refresh_buttons()
+
+    def _history_menu(self, pos: QPoint) -> None:
+        from PySide6.QtWidgets import QMenu
+
+        row = self.history.rowAt(pos.y())
+        if not 0 <= row < len(self.runs):
+            return
+        run = self.runs[row]
+        menu = QMenu(self)
+        menu.addAction("Auto-tune from this run…", lambda: self.tune_requested.emit(run))
+        compare = menu.addAction("Compare with float", lambda: self.compare_requested.emit(run))
+        compare.setEnabled(bool(run.output))
+        menu.popup(self.history.viewport().mapToGlobal(pos))
+        self.menu = menu
 
     def selected_runs(self) -> list[QuantRun]:
         """The runs selected in the history table."""

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.parsing import parse_data_source
+from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.tune import Candidate, Goal, GoalError, SearchSpace, TuneSettings
 from edgestudio.gui.forms.common import PathPicker
 from edgestudio.gui.plots import show_empty, show_values
@@ -45,9 +46,11 @@ class TuneWindow(QWidget):
     """One model's auto-tune (a window of its own)."""
 
     keep_requested = Signal(object, object)  # Candidate, Tuner
+    candidate_chosen = Signal(object)  # Candidate: show its per-layer SQNR on the graph
 
     def __init__(self, model: Path, providers: list[str], data_guess: str = "",
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, ray_address: str = "",
+                 base: QuantRecipe | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("tune_window")
         self.setWindowTitle(f"Auto-tune {model.name}")
@@ -87,8 +90,9 @@ class TuneWindow(QWidget):
             box.setChecked(True)
         self.exclusions = QCheckBox("exclude the worst layers when nothing meets the goal")
         self.exclusions.setChecked(True)
-        self.ray = QLineEdit()
+        self.ray = QLineEdit(ray_address)
         self.ray.setPlaceholderText("optional: a Ray cluster address, or 'local'")
+        self.base = base  # a run to start from (its types, exclusions…)
         form = QFormLayout()
         form.addRow("Goal:", self.goal)
         form.addRow("Minimise:", self.objective)
@@ -165,6 +169,7 @@ class TuneWindow(QWidget):
         if not modes:
             raise ValueError("Tick at least one mode to try.")
         return TuneSettings(
+            base=self.base,
             model=str(self.model), data=data, goal=goal, objective=self.objective.currentText(),
             provider=self.provider.currentText(), threads=self.threads.value(),
             budget=self.budget.value(), minutes=self.minutes.value() or None,
@@ -272,9 +277,12 @@ class TuneWindow(QWidget):
 
     # ----- choosing ----------------------------------------------------------------------------
     def _point_clicked(self, _item: object, points: list[object]) -> None:
-        if points:
+        if points and self.tuner is not None:
             number = int(points[0].data())  # type: ignore[attr-defined]
             self.table.selectRow(number - 1)
+            candidate = self.tuner.candidates[number - 1]
+            if candidate.analysis is not None:  # where it loses accuracy, on the graph
+                self.candidate_chosen.emit(candidate)
 
     def _row_selected(self) -> None:
         rows = {i.row() for i in self.table.selectedItems()}

@@ -173,7 +173,10 @@ class Tuner:
         self.folder = Path(tempfile.mkdtemp(prefix="edgestudio-tune-"))
         model = onnx.load(settings.model, load_external_data=False)
         ops = {n.op_type for n in model.graph.node}
-        base = QuantRecipe(model=settings.model, calib=settings.data, overwrite=True)
+        base = (dataclasses.replace(settings.base, model=settings.model, calib=settings.data,
+                                    overwrite=True, output=None)
+                if settings.base is not None
+                else QuantRecipe(model=settings.model, calib=settings.data, overwrite=True))
         self.queue = list(first_recipes(base, settings.space,
                                         has_matmul=bool(ops & {"MatMul", "Gemm", "Attention"}),
                                         opset=model_opset(model)))

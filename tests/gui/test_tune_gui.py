@@ -41,4 +41,12 @@ def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path
     assert workspace.load(saved).document.tunes[0]["winner"] == best.number
     html = Path(window.export_report(str(tmp_path / "r.html")) or "").read_text()
     assert "Auto-tune: goal sqnr&gt;=30" in html
+    # a chosen point shows that candidate's per-layer SQNR on the graph
+    tune.candidate_chosen.emit(best)
+    assert f"candidate #{best.number}" in doc.graph_panel.view.legend.label.text()
     tune.close()
+    # a run's context menu starts a tune from it
+    doc.quant_panel.tune_requested.emit(run)
+    again = window.tune_windows[-1]
+    assert again.base is run.recipe and again.settings().base is run.recipe
+    again.close()

@@ -213,3 +213,4 @@ class TuneSettings:
     space: SearchSpace = field(default_factory=SearchSpace)
     bench_runs: int = 50
     ray_address: str | None = None
+    base: QuantRecipe | None = None  # start from this recipe's choices (a run's context menu)
