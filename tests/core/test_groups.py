@@ -38,3 +38,37 @@ def test_small_graphs_open_fully_and_first_views_stay_small() -> None:
     big = GroupTree.build(build_graph_ir(transformer_like(20_000).graph))
     assert len(big.units(big.first_view())) <= max(FIRST_VIEW_UNITS, len(big.groups[""].children)
                                                    + len(big.groups[""].nodes))
+
+
+def test_an_unscoped_graph_is_cut_into_stages_at_its_narrow_points() -> None:
+    import onnx
+    from onnx import TensorProto, helper
+
+    nodes, x = [], "x"
+    for block in range(20):  # residual blocks, names without scopes (as Paddle writes them)
+        a = f"p2o.Relu.{block}"
+        nodes.append(helper.make_node("Relu", [x], [a], name=a))
+        b = f"p2o.Sigmoid.{block}"
+        nodes.append(helper.make_node("Sigmoid", [a], [b], name=b))
+        for k in range(8):
+            c = f"p2o.Neg.{block}.{k}"
+            nodes.append(helper.make_node("Neg", [b], [c], name=c))
+            b = c
+        y = f"p2o.Add.{block}"
+        nodes.append(helper.make_node("Add", [a, b], [y], name=y))
+        x = y
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [4])], [helper.make_tensor_value_info(x, TensorProto.FLOAT, [4])])
+    ir = build_graph_ir(helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17)]).graph)
+    tree = GroupTree.build(ir)
+    stages = tree.groups[""].children
+    assert len(stages) >= 4 and all(s.startswith("stage ") for s in stages)
+    assert sum(tree.groups[s].size for s in stages) == len(nodes)
+    # every stage ends where a block hands on one tensor: at an Add
+    for s in stages[:-1]:
+        last = tree.groups[s].nodes[-1]
+        assert ir.op_types[last] == "Add"
+    member = ir.index_of("p2o.Neg.5.3")
+    assert member is not None and tree.path_to(member, ir)[0] in stages
+    assert onnx  # (imported for the helper)

@@ -59,6 +59,7 @@ class GroupTree:
 
     groups: dict[str, Group]
     depth_of: dict[str, int]
+    home: dict[int, str] = field(default_factory=dict)  # operator -> its innermost group
 
     @classmethod
     def build(cls, ir: GraphIR) -> GroupTree:
@@ -86,13 +87,16 @@ class GroupTree:
                     depth_of[path] = depth_of[parent] + 1
                 parent = path
             groups[parent].nodes.extend(nodes)
+        if not groups[""].children and len(groups[""].nodes) >= FLAT_BELOW:
+            _stages(ir, groups, depth_of)  # no scopes in the names: cut at the narrow points
+        home = {i: path for path, group in groups.items() for i in group.nodes}
         for path in sorted(groups, key=lambda p: -depth_of[p]):  # bottom up
             group = groups[path]
             group.members = list(group.nodes)
             for child in group.children:
                 group.members += groups[child].members
             group.size = len(group.members)
-        return cls(groups, depth_of)
+        return cls(groups, depth_of, home)
 
     def describe(self, path: str, ir: GraphIR) -> Group:
         """``path``'s group with its op mix and outside tensors filled in (once, when it is
@@ -142,9 +146,72 @@ class GroupTree:
 
     def path_to(self, node: int, ir: GraphIR) -> list[str]:
         """The groups that hold operator ``node``, outermost first (what to open to show it)."""
-        parts = _scope(ir.names[node])
-        return [p for p in ("/".join(parts[:k]) for k in range(1, len(parts) + 1))
-                if p in self.groups]
+        path = self.home.get(node, "")
+        chain = []
+        while path:
+            chain.append(path)
+            path = self.groups[path].parent or ""
+        return chain[::-1]
+
+
+STAGE_SIZE = 24  # operators a stage of an unscoped graph gathers, at least
+
+
+def _stages(ir: GraphIR, groups: dict[str, Group], depth_of: dict[str, int]) -> None:
+    """Group an unscoped graph into stages: runs of operators between the points where only
+    one tensor flows on (the ends of a CNN's blocks, a decoder's steps), each at least
+    :data:`STAGE_SIZE` operators. The stages replace the root's flat list of nodes."""
+    root = groups[""]
+    order = root.nodes  # the file's order: topological (the ONNX rule)
+    position = np.full(ir.node_count, -1, dtype=np.int64)
+    position[order] = np.arange(len(order))
+    src, dst = position[ir.edge_src], position[ir.edge_dst]
+    inner = (src >= 0) & (dst > src)  # between operators (graph inputs stay out)
+    last_use: dict[tuple[int, str], int] = {}
+    for s, d, tensor in zip(src[inner].tolist(), dst[inner].tolist(),
+                            [t for t, k in zip(ir.edge_tensor, inner.tolist(), strict=True) if k],
+                            strict=True):
+        key = (s, tensor)
+        last_use[key] = max(last_use.get(key, d), d)
+    live = np.zeros(len(order) + 1, dtype=np.int64)  # tensors alive after each position
+    for (s, _), d in last_use.items():
+        live[s] += 1
+        live[d] -= 1
+    alive = np.cumsum(live)
+    stages = _cut(list(range(len(order))), alive, 1)
+    if len(stages) < 2:
+        return  # no narrow point: the graph stays flat
+    root.nodes = []
+    for number, positions in enumerate(stages, start=1):
+        path = f"stage {number}"
+        group = groups[path] = Group(path, "")
+        root.children.append(path)
+        depth_of[path] = 1
+        # A big stage (a detector's neck…) is cut again where the fewest tensors flow on.
+        parts = (_cut(positions, alive, int(alive[positions[:-1]].min()))
+                 if len(positions) > 4 * STAGE_SIZE else [positions])
+        if len(parts) < 2:
+            group.nodes = [order[k] for k in positions]
+            continue
+        for sub, part in enumerate(parts, start=1):
+            child = f"{path}.{sub}"
+            groups[child] = Group(child, path, nodes=[order[k] for k in part])
+            group.children.append(child)
+            depth_of[child] = 2
+
+
+def _cut(positions: list[int], alive: np.ndarray, narrow: int) -> list[list[int]]:
+    """Runs of ``positions`` ended where at most ``narrow`` tensors flow on, each at least
+    :data:`STAGE_SIZE` long."""
+    runs: list[list[int]] = [[]]
+    for k in positions:
+        runs[-1].append(k)
+        if alive[k] <= narrow and len(runs[-1]) >= STAGE_SIZE and k != positions[-1]:
+            runs.append([])
+    if len(runs) > 1 and len(runs[-1]) < STAGE_SIZE // 2:  # a short tail joins the run before
+        tail = runs.pop()
+        runs[-1] += tail
+    return runs
 
 
 def grouped_ir(ir: GraphIR, tree: GroupTree, opened: set[str]) -> GraphIR:
