@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import (
@@ -59,6 +60,22 @@ from edgestudio.jobs.workflow import Workflow
 WORKSPACE_FILTER = f"EdgeStudio workspaces (*{workspace.SUFFIX});;All files (*)"
 MODEL_FILTER = (f"ONNX models and workspaces (*.onnx *.ort *.pb *{workspace.SUFFIX});;"
                 "All files (*)")
+
+
+W = TypeVar("W", bound=QWidget)
+
+
+def _show_kept(window: W, kept: list[W]) -> W:
+    """Show a window of its own, kept in ``kept`` (alive) until it is closed and deleted."""
+    def forget(_: object = None) -> None:
+        if window in kept:
+            kept.remove(window)
+
+    window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    window.destroyed.connect(forget)
+    kept.append(window)
+    window.show()
+    return window
 
 
 class MainWindow(QMainWindow):
@@ -466,17 +483,9 @@ class MainWindow(QMainWindow):
         window.candidate_chosen.connect(
             lambda c, d=doc: d.graph_panel.view.set_scalar_overlay(
                 c.analysis.sqnr_by_node(), f"SQNR (dB), candidate #{c.number}"))
-        window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         window.keep_requested.connect(
             lambda candidate, tuner, d=doc: self._keep_tuned(d, candidate, tuner))
-        window.destroyed.connect(lambda _=None, w=window: self._forget_tune(w))
-        self.tune_windows.append(window)
-        window.show()
-        return window
-
-    def _forget_tune(self, window: TuneWindow) -> None:
-        if window in self.tune_windows:
-            self.tune_windows.remove(window)
+        return _show_kept(window, self.tune_windows)
 
     def _keep_tuned(self, doc: DocumentView, candidate: Candidate, tuner: Tuner) -> QuantRun:
         """A tuned candidate becomes an ordinary quantization run of ``doc`` (with its
@@ -510,16 +519,7 @@ class MainWindow(QMainWindow):
 
     def compare(self, a: Path, b: Path, sqnr: dict[str, float] | None = None) -> CompareView:
         """Open a window with models ``a`` and ``b`` side by side and their differences."""
-        view = CompareView(a, b, sqnr)
-        view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        view.destroyed.connect(lambda _=None, v=view: self._forget_compare(v))
-        self.compare_views.append(view)
-        view.show()
-        return view
-
-    def _forget_compare(self, view: CompareView) -> None:
-        if view in self.compare_views:
-            self.compare_views.remove(view)
+        return _show_kept(CompareView(a, b, sqnr), self.compare_views)
 
     def compare_run(self, doc: DocumentView, run: QuantRun) -> CompareView | None:
         """A quantization run's model beside its float original, coloured by its SQNR."""
