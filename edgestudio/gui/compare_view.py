@@ -31,7 +31,8 @@ Loaded = tuple[ModelDiff, onnx.ModelProto, onnx.ModelProto]
 
 def _load(a: Path, b: Path) -> Callable[[Callable[[float], None], Callable[[], bool]], Loaded]:
     def work(progress: Callable[[float], None], cancelled: Callable[[], bool]) -> Loaded:
-        return diff_models(a, b), load_model(a), load_model(b)
+        model_a, model_b = load_model(a), load_model(b)  # parsed once, for both uses
+        return diff_models(a, b, (model_a, model_b)), model_a, model_b
 
     return work
 
@@ -102,7 +103,6 @@ class CompareView(QWidget):
         self.summary.setText(text + ". N / P step through the list.")
         for d in self.result.differences:
             item = QListWidgetItem(f"{d.change.value:9} {d.kind:9} {d.text}")
-            item.setForeground(Qt.GlobalColor.black)
             item.setToolTip(d.text)
             self.list.addItem(item)
 

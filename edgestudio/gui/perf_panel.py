@@ -231,8 +231,6 @@ class PerfPanel(QWidget):
         layout.addWidget(form_box)
         layout.addWidget(self.tabs, 1)
         self.refresh_edge_cloud()
-        for extra in document.extra_models:
-            self.add_model(extra)
         document.extra_model_added.connect(self.add_model)
         document.latency_changed.connect(self._show_latency)
         document.profile_changed.connect(self._show_profile)

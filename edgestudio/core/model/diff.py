@@ -4,8 +4,9 @@ Nodes are matched by name first, then — for renamed or unnamed nodes — by op
 tensors they read and write. Each side's leftovers are *inserted* (only in B: the Q/DQ pairs of
 a quantization, a Cast of a conversion) or *removed* (only in A: nodes a fusion replaced);
 matched nodes are *changed* when their op type, attributes or the weights they read differ.
-Graph inputs/outputs, opsets and weights are compared too. Pure Python + onnx (weights are
-compared from the files, read lazily).
+Graph inputs/outputs, opsets and weights are compared too. Pure Python + onnx; the models are
+read with the project's loader and their weights with its reader, so the external-data policy
+holds here as everywhere.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
+from edgestudio.core.model.model_io import load_model
 from edgestudio.core.model.summary import value_spec
+from edgestudio.core.model.weights import read_weight
 
 QDQ_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"})
 
@@ -118,19 +120,18 @@ def _weights_differ(x: onnx.TensorProto, y: onnx.TensorProto, folder_a: Path,
     if x.data_type != y.data_type or list(x.dims) != list(y.dims):
         return (f"{onnx.helper.tensor_dtype_to_np_dtype(x.data_type)}{list(x.dims)} → "
                 f"{onnx.helper.tensor_dtype_to_np_dtype(y.data_type)}{list(y.dims)}")
-    va = numpy_helper.to_array(x, str(folder_a))
-    vb = numpy_helper.to_array(y, str(folder_b))
+    va, vb = read_weight(x, folder_a), read_weight(y, folder_b)
     if np.array_equal(va, vb, equal_nan=True):
         return None
     diff = np.abs(va.astype(np.float64) - vb.astype(np.float64))
     return f"values differ (max abs {float(diff.max()):.3g})"
 
 
-def diff_models(path_a: str | Path, path_b: str | Path) -> ModelDiff:
-    """Compare two model files (main graphs)."""
+def diff_models(path_a: str | Path, path_b: str | Path,
+                models: tuple[onnx.ModelProto, onnx.ModelProto] | None = None) -> ModelDiff:
+    """Compare two model files (main graphs); ``models`` are the files already parsed."""
     path_a, path_b = Path(path_a), Path(path_b)
-    model_a = onnx.load(str(path_a), load_external_data=False)
-    model_b = onnx.load(str(path_b), load_external_data=False)
+    model_a, model_b = models or (load_model(path_a), load_model(path_b))
     a, b = model_a.graph, model_b.graph
     result = ModelDiff(str(path_a), str(path_b))
     add = result.differences.append
@@ -169,6 +170,7 @@ def diff_models(path_a: str | Path, path_b: str | Path) -> ModelDiff:
     absorbed: set[int] = set()  # inserted Constants that only feed a changed node's new input
     producers_a = {t: k for k, n in enumerate(a.node) for t in n.output}
     producers_b = {t: k for k, n in enumerate(b.node) for t in n.output}
+    kept_b = set(matched.values())
     for i, j in sorted(matched.items()):
         na, nb = a.node[i], b.node[j]
         attrs_a, attrs_b = _attributes(na), _attributes(nb)
@@ -179,7 +181,7 @@ def diff_models(path_a: str | Path, path_b: str | Path) -> ModelDiff:
                                f"{attrs_b.get(key, '—')}", names_a[i], names_b[j], na.op_type))
         for extra in list(nb.input)[len(na.input):]:  # e.g. an attribute become an input
             made_by = producers_b.get(extra)
-            if made_by is not None and made_by not in set(matched.values()) \
+            if made_by is not None and made_by not in kept_b \
                     and b.node[made_by].op_type == "Constant":
                 absorbed.add(made_by)  # the new input's Constant is part of this change
             add(Difference(Change.CHANGED, "input", f"{names_a[i]}: new input {extra}"
@@ -202,7 +204,6 @@ def diff_models(path_a: str | Path, path_b: str | Path) -> ModelDiff:
                 add(Difference(Change.CHANGED, "weight", f"{names_a[i]}: weight {ta} computed "
                                f"by {b.node[made_by].op_type} {names_b[made_by]}",
                                names_a[i], names_b[j], na.op_type))
-    kept_b = set(matched.values())
     for i, node in enumerate(a.node):
         if i in matched:
             continue
