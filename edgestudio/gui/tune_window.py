@@ -294,9 +294,8 @@ class TuneWindow(QWidget):
         if self.tuner is None:
             return None
         rows = {i.row() for i in self.table.selectedItems()}
-        if len(rows) == 1 and rows.pop() < len(self.tuner.candidates):
-            picked = self.tuner.candidates[sorted({i.row() for i in self.table.selectedItems()})
-                                           [0]]
+        if len(rows) == 1 and (row := rows.pop()) < len(self.tuner.candidates):
+            picked = self.tuner.candidates[row]
             return picked if picked.state == "done" else None
         return self.tuner.winner
 

@@ -19,9 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import onnx
-
 from edgestudio.core.convert.conversion_plan import model_opset
+from edgestudio.core.model.model_io import load_model
 from edgestudio.core.perf.bench_recipes import BenchRecipe
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.tune import (
@@ -171,7 +170,7 @@ class Tuner:
         self.settings = settings
         self.on_change = on_change or (lambda c: None)
         self.folder = Path(tempfile.mkdtemp(prefix="edgestudio-tune-"))
-        model = onnx.load(settings.model, load_external_data=False)
+        model = load_model(settings.model)
         ops = {n.op_type for n in model.graph.node}
         base = (dataclasses.replace(settings.base, model=settings.model, calib=settings.data,
                                     overwrite=True, output=None)
@@ -247,7 +246,6 @@ class Tuner:
         recipe = dataclasses.replace(recipe, output=str(self.folder / f"candidate_{number}.onnx"))
         candidate = Candidate(number, recipe, why, state="running")
         self.candidates.append(candidate)
-        candidate.seconds = time.monotonic()
         try:
             step: _LocalStep | _RayStep = (_RayStep(candidate, self.settings, self._ray)
                                            if self._ray is not None
@@ -260,7 +258,7 @@ class Tuner:
 
     def _fail(self, candidate: Candidate, reason: str) -> None:
         candidate.state, candidate.error = "failed", reason
-        candidate.seconds = time.monotonic() - candidate.seconds
+        candidate.seconds = time.monotonic() - candidate.started
         self.on_change(candidate)
 
     def poll(self) -> bool:
@@ -288,20 +286,11 @@ class Tuner:
             if chosen is None:
                 break
             self._start(*chosen)
-        idle = not (self.steps or self.waiting_bench or self.bench)
-        if idle and (self._out_of_budget() or self._next_recipe_preview() is None):
+        # Idle after that loop: nothing could start (budget spent, or nothing left to try).
+        if not (self.steps or self.waiting_bench or self.bench):
             self.finished = True
             self.queue = []
         return not self.finished
-
-    def _next_recipe_preview(self) -> object:
-        """Whether the search would try anything more (without consuming it)."""
-        if self.queue:
-            return True
-        step = self._next_recipe()
-        if step is not None:
-            self.queue.insert(0, step)
-        return step
 
     def _poll_bench(self) -> None:
         if self.bench is not None:
@@ -318,7 +307,7 @@ class Tuner:
             else:
                 candidate.error = f"benchmark {job.state.value}: {job.error}"
             candidate.state = "done"
-            candidate.seconds = time.monotonic() - candidate.seconds
+            candidate.seconds = time.monotonic() - candidate.started
             self.on_change(candidate)
         if self.waiting_bench and not self.steps and self.bench is None:
             candidate = self.waiting_bench.pop(0)

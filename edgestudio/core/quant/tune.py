@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -102,7 +103,8 @@ class Candidate:
     latency: LatencyRow | None = None
     goal_value: float | None = None
     met: bool = False
-    seconds: float = 0.0
+    seconds: float = 0.0  # from start to the end of its benchmark (or its failure)
+    started: float = field(default_factory=time.monotonic, repr=False)
 
     @property
     def latency_ms(self) -> float | None:
