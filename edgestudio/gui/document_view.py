@@ -52,6 +52,7 @@ class DocumentView(QWidget):
         self.loaded = loaded
         document = self.document
         document.summary = loaded.summary.to_json()
+        document.model_hash, document.file_stamp = loaded.sha256, loaded.stamp
         document.inputs = input_memory.recall(loaded.path)
         self.summary_panel = SummaryPanel(loaded.summary)
         self.panels.addTab(self.summary_panel, "Summary")

@@ -13,6 +13,7 @@ from edgestudio.core.errors import ModelLoadError
 from edgestudio.core.model.model_io import load_model
 from edgestudio.core.model.runtime_info import runtime_info
 from edgestudio.core.model.summary import ModelSummary, summarize_model
+from edgestudio.core.paths import file_hash
 from edgestudio.gui.background import Background
 
 
@@ -23,12 +24,16 @@ class LoadedModel:
     path: Path
     model: onnx.ModelProto
     summary: ModelSummary
+    sha256: str = ""  # of the file as read: what workspaces record
+    stamp: tuple[int, int] | None = None  # (size, mtime_ns) as read
 
 
 def _parse(path: Path) -> Callable[[Callable[[float], None], Callable[[], bool]], LoadedModel]:
     def work(progress: Callable[[float], None], cancelled: Callable[[], bool]) -> LoadedModel:
-        model = load_model(path)
-        return LoadedModel(path, model, summarize_model(model, path, runtime_info()))
+        model = load_model(path)  # says clearly what is wrong with a bad or missing file
+        stat = path.stat()
+        return LoadedModel(path, model, summarize_model(model, path, runtime_info()),
+                           file_hash(path), (stat.st_size, stat.st_mtime_ns))
 
     return work
 

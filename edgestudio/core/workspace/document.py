@@ -107,6 +107,10 @@ class ModelDocument:
         self.jobs: list[JobRecord] = []
         self.extra_models: list[str] = []
         self.tunes: list[dict[str, Any]] = []  # auto-tune summaries (jobs.tuner.tuner_summary)
+        # The file as opened (what every result describes): its SHA-256 and (size, mtime_ns),
+        # taken by the loader off the UI thread; empty until then.
+        self.model_hash = ""
+        self.file_stamp: tuple[int, int] | None = None
         # Derived from the file again in every session (not saved in workspaces).
         self.tensor_shapes: dict[str, Any] = {}
 

@@ -57,11 +57,14 @@ def default_path(model: Path) -> Path:
     return model.with_name(model.stem + SUFFIX)
 
 
-def to_dict(document: ModelDocument, model_hash: str) -> dict[str, Any]:
+def to_dict(document: ModelDocument, model_hash: str,
+            stamp: tuple[int, int] | None = None) -> dict[str, Any]:
     """The document as plain JSON (see :func:`save`)."""
+    size, mtime_ns = stamp or (None, None)
     return {
         "format": FORMAT, "version": VERSION,
-        "model": {"path": str(document.path), "sha256": model_hash},
+        "model": {"path": str(document.path), "sha256": model_hash, "size": size,
+                  "mtime_ns": mtime_ns},
         "summary": document.summary,
         "inputs": {"shapes": list(document.inputs.shapes),
                    "ranges": list(document.inputs.ranges)},
@@ -77,11 +80,20 @@ def to_dict(document: ModelDocument, model_hash: str) -> dict[str, Any]:
     }
 
 
+def _stamp(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
 def save(document: ModelDocument, path: str | Path) -> Path:
-    """Write ``document`` to ``path`` atomically (the model's hash is taken now)."""
+    """Write ``document`` to ``path`` atomically, with the hash of the model file the results
+    describe (taken when it was opened; hashed now only for a document opened otherwise)."""
     target = Path(path).absolute()
-    model_hash = file_hash(document.path) if document.path.is_file() else ""
-    write_atomically(target, json.dumps(to_dict(document, model_hash), indent=1, default=str))
+    model_hash, stamp = document.model_hash, document.file_stamp
+    if not model_hash and document.path.is_file():
+        model_hash, stamp = file_hash(document.path), _stamp(document.path)
+    write_atomically(target, json.dumps(to_dict(document, model_hash, stamp), indent=1,
+                                        default=str))
     remember(document.path, target)
     return target
 
@@ -118,7 +130,10 @@ def _from_dict(data: dict[str, Any], source: Path) -> Workspace:
     if not model.is_file() and (source.parent / model.name).is_file():
         model = source.parent / model.name  # moved together with its workspace
     found = model.is_file()
-    changed = found and bool(saved_hash) and file_hash(model) != saved_hash
+    # Same size and modification time: the same file, without reading it; else the hash says.
+    saved_stamp = (data["model"].get("size"), data["model"].get("mtime_ns"))
+    changed = (found and bool(saved_hash) and _stamp(model) != tuple(saved_stamp)
+               and file_hash(model) != saved_hash)
     inputs = data.get("inputs") or {}
     document = ModelDocument(model, summary=dict(data.get("summary") or {}),
                              inputs=InputOverrides(tuple(inputs.get("shapes", ())),
