@@ -101,3 +101,27 @@ def test_a_qdq_twin_says_weights_are_stored_quantized_on_their_dequantize_nodes(
                if d.change is Change.INSERTED)
     assert all(d.op_type in ("QuantizeLinear", "DequantizeLinear", "Relu")
                for d in result.differences)
+
+
+def test_defaults_spelled_out_and_folded_constants_are_not_listed_node_by_node(
+        tmp_path: Path) -> None:
+    from onnx import TensorProto, helper
+
+    def model(explicit: bool) -> onnx.ModelProto:
+        keep = {"keepdims": 1} if explicit else {}
+        shift = numpy_helper.from_array(np.array([1.0], np.float32), "shift")
+        nodes = [helper.make_node("ReduceMean", ["x"], ["m"], name="mean", axes=[1], **keep),
+                 helper.make_node("Add", ["m", "shift"], ["y"], name="add")]
+        if not explicit:  # the shift as a Constant node; the other side stores it as a weight
+            nodes.insert(0, helper.make_node("Constant", [], ["shift"], name="c", value=shift))
+        graph = helper.make_graph(
+            nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+            initializer=[shift] if explicit else [])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+    a, b = tmp_path / "a.onnx", tmp_path / "b.onnx"
+    onnx.save(model(False), a)
+    onnx.save(model(True), b)
+    result = diff_models(a, b)
+    assert [(d.change, d.kind) for d in result.differences] == [(Change.CHANGED, "constants")]

@@ -24,6 +24,10 @@ from edgestudio.core.model.summary import value_spec
 from edgestudio.core.model.weights import read_weight
 
 QDQ_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"})
+# What optimisers and quantizers merge into the layer before them (Conv + Relu, …).
+FUSABLE_AFTER = frozenset({"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish",
+                           "BatchNormalization"})
+LAYERS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})
 
 
 class Change(enum.Enum):
@@ -86,8 +90,19 @@ def _names(graph: onnx.GraphProto) -> list[str]:
     return [n.name or f"{n.op_type}_{i}" for i, n in enumerate(graph.node)]
 
 
-def _attributes(node: onnx.NodeProto) -> dict[str, str]:
-    return {a.name: str(onnx.helper.get_attribute_value(a)) for a in node.attribute}
+def _attributes(node: onnx.NodeProto, opset: int) -> dict[str, str]:
+    """The node's attributes, with the operator's defaults filled in: an attribute written out
+    at its default value (as onnxruntime's pre-processing does) is no change."""
+    values: dict[str, str] = {}
+    try:
+        schema = onnx.defs.get_schema(node.op_type, opset, node.domain)
+        for name, attr in schema.attributes.items():
+            if attr.default_value.name:  # (unnamed: no default)
+                values[name] = str(onnx.helper.get_attribute_value(attr.default_value))
+    except onnx.defs.SchemaError:
+        pass  # a custom op: only what the node says
+    values.update((a.name, str(onnx.helper.get_attribute_value(a))) for a in node.attribute)
+    return values
 
 
 def match_nodes(a: onnx.GraphProto, b: onnx.GraphProto) -> dict[int, int]:
@@ -173,7 +188,8 @@ def diff_models(path_a: str | Path, path_b: str | Path,
     kept_b = set(matched.values())
     for i, j in sorted(matched.items()):
         na, nb = a.node[i], b.node[j]
-        attrs_a, attrs_b = _attributes(na), _attributes(nb)
+        attrs_a = _attributes(na, opsets_a.get(na.domain or "ai.onnx", 1))
+        attrs_b = _attributes(nb, opsets_b.get(nb.domain or "ai.onnx", 1))
         for key in sorted(attrs_a.keys() | attrs_b.keys()):
             if attrs_a.get(key) != attrs_b.get(key):
                 add(Difference(Change.CHANGED, "attribute",
@@ -204,18 +220,26 @@ def diff_models(path_a: str | Path, path_b: str | Path,
                 add(Difference(Change.CHANGED, "weight", f"{names_a[i]}: weight {ta} computed "
                                f"by {b.node[made_by].op_type} {names_b[made_by]}",
                                names_a[i], names_b[j], na.op_type))
+    folded = 0  # Constant nodes gone: stored as weights, or folded into what used them
     for i, node in enumerate(a.node):
         if i in matched:
             continue
+        if node.op_type == "Constant":  # no data flows through it: one line for them all
+            folded += 1
+            continue
         data = [t for t in node.input if t and t not in weights_a]
         feeder = producers_a.get(data[0]) if len(data) == 1 else None
-        if feeder is not None and feeder in matched:  # e.g. a Relu merged into its Conv
+        if (feeder is not None and feeder in matched and node.op_type in FUSABLE_AFTER
+                and a.node[feeder].op_type in LAYERS):  # e.g. a Relu merged into its Conv
             add(Difference(Change.FUSED, "node", f"{node.op_type} {names_a[i]} fused into "
                            f"{a.node[feeder].op_type} {names_b[matched[feeder]]}", names_a[i],
                            names_b[matched[feeder]], node.op_type))
         else:
             add(Difference(Change.REMOVED, "node", f"{node.op_type} {names_a[i]}", names_a[i],
                            None, node.op_type))
+    if folded:
+        add(Difference(Change.CHANGED, "constants", f"{folded} Constant node(s) gone: stored "
+                       "as weights or folded into what used them (constant folding)"))
     for j, node in enumerate(b.node):
         if j not in kept_b and j not in absorbed:
             what = f" (stores {dequantizes[j]} quantized)" if j in dequantizes else ""
