@@ -8,6 +8,10 @@ from collections.abc import Sequence
 
 from edgestudio.core.paths import CHILD_ENTRIES, exit_child
 
+# Subcommands that run their work in a job worker.
+JOB_COMMANDS = frozenset({"convert", "export", "quantize", "analyze", "bench", "tune", "selftest",
+                          "inputs"})
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Dispatch to the job worker (frozen app), the headless CLI or the GUI."""
@@ -17,6 +21,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # runtime probe. This must be decided before any Qt import.
         module = importlib.import_module(CHILD_ENTRIES[args[0]])
         exit_child(int(module.main(args[1:])))
+    if args[:1] and args[0] in JOB_COMMANDS and not {"-h", "--help"} & set(args):
+        # Start the command's worker now: it loads onnxruntime while we parse the arguments.
+        from edgestudio.jobs import warm
+
+        warm.keep_warm(refill=args[0] == "tune")  # a tune runs many jobs, the rest one
     from edgestudio.cli.main import main as cli_main
 
     return int(cli_main(args))

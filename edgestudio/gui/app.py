@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 from edgestudio import __version__
 from edgestudio.gui.file_handoff import InstanceServer, send_to_running_instance
 from edgestudio.gui.main_window import MainWindow
+from edgestudio.jobs import warm
 
 SCREENSHOT_SETTLE_MS = 400  # let layouts and plots paint once more before grabbing
 NETRON_SETTLE_MS = 2500  # Netron lays out and draws its SVG after the page has loaded
@@ -113,6 +114,8 @@ def run_app(models: Sequence[str], screenshot: str | None = None, panel: str = "
     if isinstance(app, EdgeStudioApplication):
         app.files_opened.connect(window.receive_files)
     window.show()
+    if not screenshot:
+        warm.keep_warm()  # the next job's worker, loaded while the user looks at the model
     for path in models:
         window.open_file(Path(path))
     if self_test:
@@ -122,6 +125,7 @@ def run_app(models: Sequence[str], screenshot: str | None = None, panel: str = "
     elif screenshot:
         take_screenshot_when_ready(window, screenshot, panel)
     code = int(app.exec())
+    warm.stop_warm()
     if server is not None:
         server.close()
     release_window(window)

@@ -20,7 +20,6 @@ import queue
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -35,9 +34,10 @@ from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.paths import child_command, child_env
 from edgestudio.core.recipes import Recipe
 from edgestudio.core.reports import JobReport, report_from_dict
-from edgestudio.jobs import protocol
+from edgestudio.jobs import protocol, warm
 
 STDERR_TAIL_BYTES = 4000
+TIMING_KINDS = frozenset({"bench", "profile"})  # jobs whose numbers other work would disturb
 KILL_GRACE_S = 2.0
 
 
@@ -93,13 +93,6 @@ def check_output(recipe: Recipe) -> Path | None:
 def worker_command(spec: Path) -> list[str]:
     """The argv that starts a worker: ourselves with ``--job-worker`` when frozen, else Python."""
     return child_command("--job-worker", str(spec))
-
-
-def _new_group_flags() -> dict[str, object]:
-    """Popen arguments that detach the worker from the terminal's Ctrl+C (each OS its way)."""
-    if sys.platform == "win32":
-        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
-    return {"start_new_session": True}
 
 
 def _read_lines(stream: IO[bytes], lines: queue.Queue[bytes | None]) -> None:
@@ -174,7 +167,9 @@ class Job:
     def start(self) -> None:
         """Check the output and spawn the worker. Raises OutputError for an unusable output."""
         self.output = check_output(self.recipe)
-        self._tmp = Path(tempfile.mkdtemp(prefix="edgestudio-job-"))
+        warm_worker = warm.take_warm()
+        self._tmp = (warm_worker.folder if warm_worker is not None
+                     else Path(tempfile.mkdtemp(prefix="edgestudio-job-")))
         if self.output is not None:
             self._staging = Path(tempfile.mkdtemp(
                 prefix=f".{self.output.name}.edgestudio-", suffix=".tmp", dir=self.output.parent))
@@ -185,11 +180,12 @@ class Job:
         spec.write_text(json.dumps({"recipe": self.recipe.to_dict(),
                                     "staging": str(self._staging)}))
         self._stderr_path = self._tmp / "stderr.txt"
-        with open(self._stderr_path, "wb") as err:
-            self._proc = subprocess.Popen(
-                worker_command(spec), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=err, env=child_env(), **_new_group_flags(),  # type: ignore[call-overload]
-            )
+        if warm_worker is not None:
+            self._proc = warm_worker.process
+            warm_worker.hand(spec)
+        else:
+            self._proc = warm.start_worker(worker_command(spec), self._tmp, child_env())
+        warm.job_started(self.measures_time)
         assert self._proc.stdout is not None
         self._pipe_open = True
         threading.Thread(target=_read_lines, args=(self._proc.stdout, self._lines),
@@ -253,6 +249,11 @@ class Job:
             return 0.0
         end = self.finished_at if self.finished_at is not None else time.monotonic()
         return end - self.started_at
+
+    @property
+    def measures_time(self) -> bool:
+        """Whether this job times the model (nothing else should start beside it)."""
+        return self.recipe.kind in TIMING_KINDS
 
     @property
     def pid(self) -> int | None:
@@ -402,6 +403,7 @@ class Job:
         self._finish(JobState.FAILED)
 
     def _finish(self, state: JobState) -> None:
+        was_running = self.state is JobState.RUNNING
         self.state = state
         self.stage = state.value
         self.finished_at = time.monotonic()
@@ -409,6 +411,8 @@ class Job:
         for folder in (self._staging, self._tmp):
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
+        if was_running:
+            warm.job_ended(self.measures_time)
 
 
 def run_job(recipe: Recipe, timeout: float | None = None,

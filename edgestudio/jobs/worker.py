@@ -22,6 +22,7 @@ import edgestudio  # noqa: F401  (telemetry off before any onnxruntime import)
 from edgestudio.core.errors import describe_exception
 from edgestudio.core.paths import exit_child
 from edgestudio.jobs import protocol
+from edgestudio.jobs.warm import STANDBY_FLAG
 
 
 class PipeReporter:
@@ -78,10 +79,24 @@ def _take_protocol_stream() -> int:
     return protocol_fd
 
 
+def _preload() -> None:
+    """Load what most jobs need before there is a job (see :mod:`edgestudio.jobs.warm`).
+
+    PyTorch is left out: only exports use it, and it takes seconds and hundreds of MB.
+    """
+    from edgestudio.jobs.registry import resolve_operation
+
+    for kind in ("quantize", "analyze", "bench"):
+        resolve_operation(kind)
+    import onnxruntime.quantization  # noqa: F401  (imported lazily inside the operations)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the job described by the spec file; exit 0 on success, 1 when it raised."""
     parser = argparse.ArgumentParser(prog="edgestudio-worker")
-    parser.add_argument("spec")
+    parser.add_argument("spec", nargs="?", help="the job's spec file")
+    parser.add_argument(STANDBY_FLAG, action="store_true",
+                        help="load the job modules first, then read the spec's path from stdin")
     args = parser.parse_args(argv)
     os.environ["ORT_DISABLE_TELEMETRY"] = "1"
     os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"] = "1"
@@ -91,6 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     with os.fdopen(_take_protocol_stream(), "wb", buffering=0) as stream:
         reporter = PipeReporter(stream)
         output_folder: str | None = None
+        if args.standby:
+            _preload()
+            line = sys.stdin.readline().strip()
+            if not line:
+                return 0  # given no job: the app closed or the job started elsewhere
+            args.spec = line
         try:
             spec = json.loads(Path(args.spec).read_text())
             from edgestudio.core.recipe_registry import recipe_from_dict
