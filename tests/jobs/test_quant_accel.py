@@ -53,6 +53,7 @@ class _Reader:
         spec = next(derive_candidates(model))
         self.samples = [spec.feeds(seed) for seed in range(count)]
         self.k = 0
+        self.rewinds = 0
 
     def get_next(self) -> dict[str, np.ndarray] | None:
         self.k += 1
@@ -60,6 +61,7 @@ class _Reader:
 
     def rewind(self) -> None:
         self.k = 0
+        self.rewinds += 1
 
 
 def _options(model: onnx.ModelProto, raw: dict[str, Any]) -> dict[str, Any]:
@@ -116,6 +118,51 @@ def test_accelerated_output_is_byte_identical(tmp_path: Path, family: str, mode:
     assert stock == fast
 
 
+CALIBRATION = {
+    "entropy": {"calibrate_method": "Entropy"},
+    "percentile": {"calibrate_method": "Percentile"},
+    "percentile_symmetric": {"calibrate_method": "Percentile",
+                             "extra_options": {"CalibTensorRangeSymmetric": True}},
+    "distribution": {"calibrate_method": "Distribution"},
+    "minmax_moving_average": {"extra_options": {"CalibMovingAverage": True}},
+}
+
+
+@pytest.mark.parametrize("family", ["cnn", "transformer", "residual_mlp"])
+@pytest.mark.parametrize("method", sorted(CALIBRATION))
+@pytest.mark.parametrize("passes", [1, 2])
+def test_calibration_methods_give_byte_identical_models(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, family: str, method: str,
+        passes: int) -> None:
+    """Histograms built in one go from kept tensors, or summed over a second pass when the
+    tensors would not fit (forced here), give ORT's own ranges, hence the same model."""
+    from onnxruntime.quantization import CalibrationMethod, quantize_static
+
+    from edgestudio.core.ops import quant_calibration
+
+    if quant_accel.unsupported_reason():
+        pytest.skip(reason=f"accelerated path off: {quant_accel.unsupported_reason()}")
+    if passes == 2:
+        monkeypatch.setattr(quant_calibration, "HISTOGRAM_KEEP_BYTES", 0)
+    model = FAMILIES[family]()
+    src = models.save(model, tmp_path / "src.onnx")
+    options = dict(CALIBRATION[method])
+    if "calibrate_method" in options:
+        options["calibrate_method"] = getattr(CalibrationMethod, options["calibrate_method"])
+    outputs, rewinds = [], []
+    for accelerate in (False, True):
+        out = tmp_path / f"{accelerate}.onnx"
+        reader = _Reader(model, count=5)
+        with quant_accel.accelerated() if accelerate else _stock() as used:
+            assert used is accelerate
+            quantize_static(str(src), str(out), reader, **options)
+        outputs.append(onnx.load(str(out)).SerializeToString())
+        rewinds.append(reader.rewinds)
+    assert outputs[0] == outputs[1]
+    histogram = "calibrate_method" in options
+    assert rewinds == [0, 1 if histogram and passes == 2 else 0]
+
+
 def test_patches_are_removed_afterwards() -> None:
     from onnxruntime.quantization import calibrate, onnx_model, qdq_quantizer, quant_utils
 
@@ -167,7 +214,8 @@ def test_quantize_job_reports_progress_node_by_node(tmp_path: Path) -> None:
     assert len(set(during)) >= 3 and during == sorted(during)
 
 
-def test_without_source_code_the_version_alone_decides(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_source_code_the_version_alone_decides(monkeypatch: pytest.MonkeyPatch,
+                                                       request: pytest.FixtureRequest) -> None:
     """A packaged app ships bytecode only: inspect.getsource fails there."""
     import inspect
 
@@ -175,6 +223,9 @@ def test_without_source_code_the_version_alone_decides(monkeypatch: pytest.Monke
         raise OSError("could not get source code")
 
     monkeypatch.setattr(inspect, "getsource", no_source)
+    quant_accel._source_hash.cache_clear()  # hashes are kept per function
+    request.addfinalizer(quant_accel._source_hash.cache_clear)
+    assert quant_accel._source_hash(quant_accel._targets()["ONNXModel.remove_node"]) is None
     assert quant_accel.unsupported_reason() is None
     monkeypatch.setattr(quant_accel, "SUPPORTED_VERSION", "0.0.1")
     assert "0.0.1" in (quant_accel.unsupported_reason() or "")

@@ -229,13 +229,26 @@ def open_samples(source: DataSource, model: onnx.ModelProto,
 
 
 class ReplayReader:
-    """onnxruntime's CalibrationDataReader protocol over a :class:`SampleSet` (rewindable)."""
+    """onnxruntime's CalibrationDataReader protocol over a :class:`SampleSet` (rewindable).
+
+    A calibrator that reads the data more than once says so with :meth:`plan_passes`; the
+    progress then runs once over all passes."""
 
     def __init__(self, samples: SampleSet, progress: object = None) -> None:
         self.samples = samples
         self._it: Iterator[Sample] | None = None
         self._done = 0
+        self._passes = 1
         self._progress = progress
+
+    @property
+    def sample_count(self) -> int:
+        """How many samples one pass reads."""
+        return len(self.samples)
+
+    def plan_passes(self, count: int) -> None:
+        """The data will be read ``count`` times in all (progress is scaled to match)."""
+        self._passes = max(1, count)
 
     def get_next(self) -> Sample | None:
         """The next sample, or None at the end."""
@@ -245,13 +258,15 @@ class ReplayReader:
         if sample is not None:
             self._done += 1
             if callable(self._progress):
-                self._progress(self._done / max(1, len(self.samples)))
+                total = max(1, len(self.samples)) * self._passes
+                self._progress(min(1.0, self._done / total))
         return sample
 
     def rewind(self) -> None:
-        """Start again from the first sample."""
+        """Start again from the first sample (progress goes on where a planned pass ends)."""
         self._it = None
-        self._done = 0
+        if self._passes == 1:
+            self._done = 0
 
     def __iter__(self) -> Iterator[Sample]:
         return iter(self.samples)

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import hashlib
 import inspect
 import os
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+
+from edgestudio.core.ops import quant_calibration
 
 SUPPORTED_VERSION = "1.32.0"
 CROSSCHECK_ENV = "EDGESTUDIO_QUANT_CROSSCHECK"
@@ -51,6 +54,12 @@ EXPECTED_SOURCE = {
     "CalibraterBase.create_inference_session": "ced245cd08569f7f",
     "onnx_model._clean_initializers_helper": "a9b3358dff2116bd",
     "MinMaxCalibrater.compute_data": "e8e499dd5f2cb16a",  # watched, not replaced: we rely on it
+    "HistogramCalibrater.collect_data": "13d0ad2597cf338a",
+    # watched, not replaced: the histogram stand-in relies on what these compute
+    "HistogramCalibrater.augment_graph": "e1c7d3d55540a3c8",
+    "HistogramCollector.collect": "70326b61d1af419c",
+    "HistogramCollector.collect_value": "3d41ddc2b4448d1f",
+    "HistogramCollector.collect_absolute_value": "b29451ab578d706c",
 }
 # Modules that import find_by_name by name (their own reference must be replaced too).
 FIND_BY_NAME_USERS = ("quant_utils", "onnx_model", "base_quantizer", "onnx_quantizer",
@@ -64,9 +73,11 @@ class CrossCheckError(AssertionError):
     """An indexed answer differed from onnxruntime's own scan (debug mode only)."""
 
 
+@functools.cache
 def _source_hash(func: Callable[..., Any]) -> str | None:
     """The function's source hash; None where there is no source (a packaged app ships only
-    bytecode, of the very onnxruntime version it was built and tested with)."""
+    bytecode, of the very onnxruntime version it was built and tested with). Kept per function
+    object: reading and hashing twenty sources costs ~30 ms per quantization otherwise."""
     try:
         source = inspect.getsource(func)
     except (OSError, TypeError):
@@ -100,6 +111,12 @@ def _targets() -> dict[str, Callable[..., Any]]:
             calibrate.CalibraterBase.create_inference_session,
         "onnx_model._clean_initializers_helper": onnx_model._clean_initializers_helper,
         "MinMaxCalibrater.compute_data": calibrate.MinMaxCalibrater.compute_data,
+        "HistogramCalibrater.collect_data": calibrate.HistogramCalibrater.collect_data,
+        "HistogramCalibrater.augment_graph": calibrate.HistogramCalibrater.augment_graph,
+        "HistogramCollector.collect": calibrate.HistogramCollector.collect,
+        "HistogramCollector.collect_value": calibrate.HistogramCollector.collect_value,
+        "HistogramCollector.collect_absolute_value":
+            calibrate.HistogramCollector.collect_absolute_value,
     }
 
 
@@ -531,10 +548,12 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
         "ONNXModel.replace_node_output": staticmethod(replace_node_output),
         "ONNXModel.input_name_to_nodes": input_name_to_nodes,
         "ONNXModel.output_name_to_node": output_name_to_node,
-        "MinMaxCalibrater.augment_graph": _augment_graph,
-        "MinMaxCalibrater.collect_data": _streaming_collect_data(
+        "MinMaxCalibrater.augment_graph": quant_calibration.augment_graph,
+        "MinMaxCalibrater.collect_data": quant_calibration.streaming_minmax(
             stock["MinMaxCalibrater.collect_data"]),
-        "CalibraterBase.create_inference_session": _calibration_session,
+        "HistogramCalibrater.collect_data": quant_calibration.streaming_histograms(
+            stock["HistogramCalibrater.collect_data"]),
+        "CalibraterBase.create_inference_session": quant_calibration.calibration_session,
         "onnx_model._clean_initializers_helper": _clean_initializers_helper,
     }
 
@@ -557,65 +576,6 @@ def _crosscheck_maps(model: Any, index: _NodeIndex, stock: dict[str, Callable[..
             if name:
                 want.setdefault(name, []).append(node)
     _same_map(producers, want, "producers")
-
-
-def _augment_graph(self: Any) -> None:
-    """ORT's MinMaxCalibrater.augment_graph, with the same nodes, outputs and names, appended
-    once instead of inserted one tensor at a time (each insertion scanned the graph for the
-    tensor's first consumer and rebuilt every value-info map). Where the reduce nodes stand in
-    the node list does not change what they compute; the outputs keep ORT's order, which is how
-    the calibrator pairs them up."""
-    import uuid
-
-    import numpy as np
-    import onnx
-    from onnx import helper, numpy_helper
-
-    tensors, _ = self.select_tensors_to_calibrate(self.model)
-    reshape_shape_name = str(uuid.uuid4())
-    reshape_shape = numpy_helper.from_array(np.array([-1], dtype=np.int64), reshape_shape_name)
-    self.model.graph.initializer.append(reshape_shape)
-    graph = self.model.graph
-    value_infos = {vi.name: vi for vi in graph.value_info}
-    value_infos.update({o.name: o for o in graph.output})
-    value_infos.update({i.name: i for i in graph.input})
-
-    def get_op_version(op_type: str) -> int:
-        for opset_import in self.model.opset_import:
-            if onnx.defs.has(op_type, opset_import.domain):
-                return int(opset_import.version)
-        raise RuntimeError(f"Model does not contain a version for '{op_type}'.")
-
-    new_nodes, new_outputs = [], []
-    for tensor_name in tensors:
-        for reduce_op_name in ("ReduceMin", "ReduceMax"):
-            reduce_output = tensor_name + "_" + reduce_op_name
-            intermediate_output = reduce_output + "_Reshape"
-            reduce_node = helper.make_node(reduce_op_name, [tensor_name], [intermediate_output],
-                                           keepdims=1, name=reduce_output)
-            reshape_node = helper.make_node("Reshape", [intermediate_output, reshape_shape_name],
-                                            [reduce_output], name=intermediate_output)
-            if tensor_name not in value_infos:
-                raise ValueError(
-                    f"Unable to guess tensor type for tensor {tensor_name!r}, "
-                    "running shape inference before quantization may resolve this issue.")
-            onnx_type = value_infos[tensor_name].type.tensor_type.elem_type
-            if self.per_channel:
-                rank = len(value_infos[tensor_name].type.tensor_type.shape.dim)
-                axes = [0, *range(2, rank)]
-                if get_op_version(reduce_op_name) < 18:
-                    reduce_node.attribute.append(helper.make_attribute("axes", axes))
-                else:
-                    axes_name = str(uuid.uuid4())
-                    graph.initializer.append(
-                        numpy_helper.from_array(np.array(axes, dtype=np.int64), axes_name))
-                    reduce_node.input.append(axes_name)
-            new_nodes += [reduce_node, reshape_node]
-            new_outputs.append(helper.make_tensor_value_info(reduce_output, onnx_type, [None]))
-    graph.node.extend(new_nodes)
-    graph.output.extend(new_outputs)
-    onnx.save(self.model, self.augmented_model_path,
-              save_as_external_data=self.use_external_data_format)
 
 
 def _clean_initializers_helper(graph: Any, model: Any) -> tuple[Any, set[str]]:
@@ -682,66 +642,6 @@ def _copy(message: Any) -> Any:
     return twin
 
 
-def _calibration_session(self: Any) -> None:
-    """ORT's calibration session, without memory-pattern planning: on a graph with thousands
-    of added outputs that planning makes the first run super-linear, and it changes only how
-    buffers are allocated, never a value."""
-    import onnxruntime
-
-    sess_options = onnxruntime.SessionOptions()
-    sess_options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess_options.enable_mem_pattern = False
-    self.infer_session = onnxruntime.InferenceSession(
-        self.augmented_model_path, sess_options=sess_options,
-        providers=self.execution_providers)
-
-
-def _streaming_collect_data(stock_collect: Callable[..., Any]) -> Callable[..., Any]:
-    """ORT's MinMaxCalibrater.collect_data keeps every reduced output of every sample and
-    takes nanmin/nanmax over them at the end (memory grows with the sample count). This folds
-    each sample into a running np.fmin/np.fmax — the same NaN-ignoring minimum and maximum —
-    and hands ORT's compute_data that one folded sample, so the ranges are identical. Moving
-    averages (a different sum order) and ORT's chunking option use the stock code."""
-
-    def collect_data(self: Any, data_reader: Any) -> None:
-        import numpy as np
-
-        if self.moving_average or self.max_intermediate_outputs is not None:
-            stock_collect(self, data_reader)
-            return
-        outputs = self.infer_session.get_outputs()
-        names = [o.name for o in outputs]
-        added = names[self.num_model_outputs:]
-        is_max = {name: k % 2 == 1 for k, name in enumerate(added)}  # (min, max) pairs
-        folded: list[Any] | None = None
-        while True:
-            inputs = data_reader.get_next()
-            if not inputs:
-                break
-            values = [None if name in self.model_original_outputs else value
-                      for name, value in zip(names, self.infer_session.run(None, inputs),
-                                             strict=False)]
-            if folded is None:
-                folded = [None if v is None else np.array(v, copy=True) for v in values]
-                continue
-            for k, (name, value) in enumerate(zip(names, values, strict=False)):
-                if value is not None and name in is_max:
-                    fold = np.fmax if is_max[name] else np.fmin
-                    folded[k] = fold(folded[k], value)
-        if folded is not None:
-            self.intermediate_outputs.append(folded)
-        if len(self.intermediate_outputs) == 0 and self.calibrate_tensors_range is None:
-            raise ValueError("No data is collected.")
-        t = self.compute_data()
-        from onnxruntime.quantization.calibrate import TensorsData
-
-        if not isinstance(t, TensorsData):
-            raise TypeError(f"compute_data must return a TensorsData not {type(t)}.")
-        self.clear_collected_data()
-
-    return collect_data
-
-
 # ----- patching ----------------------------------------------------------------------------------
 
 def _slots() -> dict[str, tuple[Any, str]]:
@@ -756,6 +656,7 @@ def _slots() -> dict[str, tuple[Any, str]]:
     }
     slots["MinMaxCalibrater.augment_graph"] = (calibrate.MinMaxCalibrater, "augment_graph")
     slots["MinMaxCalibrater.collect_data"] = (calibrate.MinMaxCalibrater, "collect_data")
+    slots["HistogramCalibrater.collect_data"] = (calibrate.HistogramCalibrater, "collect_data")
     slots["onnx_model._clean_initializers_helper"] = (onnx_model, "_clean_initializers_helper")
     slots["CalibraterBase.create_inference_session"] = (calibrate.CalibraterBase,
                                                         "create_inference_session")

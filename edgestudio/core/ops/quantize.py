@@ -8,8 +8,10 @@ result's quantization parameters are inspected afterwards for the failures ORT s
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,11 +27,11 @@ from edgestudio.core.inputs.input_spec import InputSpecError
 from edgestudio.core.model.external_data import check_external_data
 from edgestudio.core.model.model_io import load_model
 from edgestudio.core.model.opsets import iter_nodes, quantized_ops_in
-from edgestudio.core.ops.convert import load_full_model, save_model
+from edgestudio.core.ops.convert import INLINE_LIMIT, load_full_model, save_model
 from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.ops.quant_accel import accelerated
 from edgestudio.core.ops.result_gate import run_in_process, run_isolated
-from edgestudio.core.progress import Reporter
+from edgestudio.core.progress import RecordingReporter, Reporter
 from edgestudio.core.quant.quant_recipes import STATIC_MODES, QuantRecipe, check_rules
 from edgestudio.core.recipe_options import declared_options
 from edgestudio.core.recipes import Recipe
@@ -125,38 +127,55 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
     report = JobReport(kind=recipe.kind)
     notes: list[str] = []
     calibration_warnings: list[str] = list(rules.warnings)
-
-    reporter.stage("Finding inputs the model runs on", 0.03)
     data = recipe.calib if recipe.calib and recipe.calib.kind != "synthetic" else None
-    try:
-        resolved = job_inputs(source, model, recipe.shapes, recipe.ranges, data, reporter)
-    except InputSpecError as exc:
-        raise QuantizeError(f"Cannot prove a quantized model works without inputs the original "
-                            f"runs on. {exc}") from exc
-    feeds = resolved.feeds()
-
-    samples = None
-    if recipe.mode in STATIC_MODES:
-        assert recipe.calib is not None
-        reporter.stage(f"Checking calibration data ({recipe.calib.describe()})", 0.05)
-        samples = open_samples(recipe.calib, model, resolved.spec)
-        calibration_warnings += samples.validate()  # raises DataError before anything is written
-    for w in calibration_warnings:
-        reporter.warn(w)
+    preprocess = recipe.preprocess and recipe.mode in ("dynamic", *STATIC_MODES)
+    raise_opset = _needs_opset_raise(recipe, model)
 
     name = Path(recipe.output or "quantized.onnx").name
-    with tempfile.TemporaryDirectory(dir=staging) as scratch:
+    with tempfile.TemporaryDirectory(dir=staging) as scratch, \
+            ThreadPoolExecutor(max_workers=1) as pool:
         work = Path(scratch)
-        float_model = _opset_for(recipe, model, resolved.session, feeds, reporter, notes)
-        # ORT's quantizers read a path. The source itself will do when its weights are inline
-        # and nothing was changed (it is only read); otherwise a copy is written.
-        if float_model is not model or external or model.graph.sparse_initializer:
-            float_path = work / "float.onnx"
-            save_model(float_model, work, float_path.name)
-        else:
-            float_path = source
-        result, gate = _quantize_and_prove(recipe, float_path, work, samples, feeds, reporter,
-                                           report, notes)
+        # Finding the inputs (a session on the float model) and ORT's pre-processing (another
+        # session) do not depend on each other, and onnxruntime builds sessions without holding
+        # the GIL: they run side by side unless the opset must be raised first (rare).
+        reporter.stage("Finding inputs the model runs on"
+                       + (" and pre-processing" if preprocess and not raise_opset else ""), 0.03)
+        quiet = RecordingReporter()
+        probe = pool.submit(job_inputs, source, model, recipe.shapes, recipe.ranges, data, quiet)
+        pre: Path | None = None
+        if not raise_opset:
+            float_path = _float_path(model, source, external, work, changed=False)
+            if preprocess:
+                pre = _preprocess(float_path, work / "pre.onnx", reporter, report)
+        try:
+            resolved = probe.result()
+        except InputSpecError as exc:
+            raise QuantizeError(f"Cannot prove a quantized model works without inputs the "
+                                f"original runs on. {exc}") from exc
+        finally:
+            for line in quiet.lines:
+                reporter.log(line)
+        feeds = resolved.feeds()
+
+        samples = None
+        if recipe.mode in STATIC_MODES:
+            assert recipe.calib is not None
+            reporter.stage(f"Checking calibration data ({recipe.calib.describe()})", 0.05)
+            samples = open_samples(recipe.calib, model, resolved.spec)
+            calibration_warnings += samples.validate()  # raises DataError before anything
+        for w in calibration_warnings:
+            reporter.warn(w)
+
+        if raise_opset:
+            float_path = _float_path(_raised_opset(model, resolved.session, feeds, reporter,
+                                                   notes), source, external, work, changed=True)
+            if preprocess:
+                reporter.stage("Pre-processing (quant_pre_process)", 0.1)
+                pre = _preprocess(float_path, work / "pre.onnx", reporter, report)
+        out, gate = _quantize_and_prove(recipe, float_path, pre, work, samples, feeds, reporter,
+                                        notes)
+        result = onnx.load(str(out))
+        report.files = _place_result(result, out, staging, name)
     quant_warnings = inspect_quant_params(result)
     if recipe.mode == "int4" and "MatMulNBits" not in quantized_ops_in(result):
         quant_warnings.append("No MatMul with a constant weight was found: 4-bit weight-only "
@@ -164,7 +183,6 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
     for w in quant_warnings:
         reporter.warn(w)
     calibration_warnings += quant_warnings
-    report.files = save_model(result, staging, name)
     for note in notes:
         reporter.log(note)
     report.warnings = calibration_warnings + report.warnings
@@ -183,13 +201,36 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
     return report
 
 
-def _opset_for(recipe: QuantRecipe, model: onnx.ModelProto, session: object,
-               feeds: dict[str, np.ndarray], reporter: Reporter,
-               notes: list[str]) -> onnx.ModelProto:
-    """The float model to quantize: raised to opset 13 where per-channel needs it (checked)."""
+def _needs_opset_raise(recipe: QuantRecipe, model: onnx.ModelProto) -> bool:
+    """Per-channel quantization of an opset < 13 model: the opset is raised first."""
     opset = model_opset(model) or 13
-    if not recipe.per_channel or opset >= PER_CHANNEL_MIN_OPSET or recipe.mode in ("fp16", "int4"):
-        return model
+    return (recipe.per_channel and opset < PER_CHANNEL_MIN_OPSET
+            and recipe.mode not in ("fp16", "int4"))
+
+
+def _float_path(model: onnx.ModelProto, source: Path, external: bool, work: Path,
+                changed: bool) -> Path:
+    """A path to ``model`` for ORT's quantizers, which read a path: the source itself when its
+    weights are inline and nothing was ``changed`` (it is only read); otherwise a copy."""
+    if not (changed or external or model.graph.sparse_initializer):
+        return source
+    save_model(model, work, "float.onnx")
+    return work / "float.onnx"
+
+
+def _place_result(result: onnx.ModelProto, out: Path, staging: Path, name: str) -> list[str]:
+    """Move the proven result into ``staging`` as ``name`` (written again, with its weights in
+    external data, only when it is too big to stay inline)."""
+    if out.stat().st_size < INLINE_LIMIT:
+        os.replace(out, staging / name)
+        return [name]
+    return save_model(result, staging, name)
+
+
+def _raised_opset(model: onnx.ModelProto, session: object, feeds: dict[str, np.ndarray],
+                  reporter: Reporter, notes: list[str]) -> onnx.ModelProto:
+    """The model raised to opset 13 for per-channel quantization, its outputs checked equal."""
+    opset = model_opset(model) or 13
     reporter.stage(f"Raising the opset {opset} → {PER_CHANNEL_MIN_OPSET} for per-channel "
                    "quantization", 0.08)
     why = (f"Per-channel quantization writes DequantizeLinear with an axis, which exists only "
@@ -222,23 +263,19 @@ def _opset_for(recipe: QuantRecipe, model: onnx.ModelProto, session: object,
     return raised
 
 
-def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, work: Path, samples: object,
-                        feeds: dict[str, np.ndarray], reporter: Reporter, report: JobReport,
-                        notes: list[str]) -> tuple[onnx.ModelProto, str]:
-    """Quantize, then load and run the result; retry the known fixes; raise if none works."""
-    attempts: list[tuple[str, bool, tuple[str, ...]]] = []
-    preprocess = recipe.preprocess and recipe.mode in ("dynamic", *STATIC_MODES)
-    attempts.append(("with pre-processing" if preprocess else "as given", preprocess,
+def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None, work: Path,
+                        samples: object, feeds: dict[str, np.ndarray], reporter: Reporter,
+                        notes: list[str]) -> tuple[Path, str]:
+    """Quantize (``pre``: the pre-processed model, tried first), then load and run the result;
+    retry the known fixes; raise if none works. Returns the result's path."""
+    attempts: list[tuple[str, Path, tuple[str, ...]]] = []
+    if pre is not None:
+        attempts.append(("with pre-processing", pre, recipe.op_block_list))
+    attempts.append(("without pre-processing" if pre is not None else "as given", float_path,
                      recipe.op_block_list))
-    if preprocess:
-        attempts.append(("without pre-processing", False, recipe.op_block_list))
     failures: list[str] = []
-    for k, (label, pre, blocked) in enumerate(attempts):
+    for k, (label, quant_input, blocked) in enumerate(attempts):
         out = work / f"quant{k}.onnx"
-        quant_input = float_path
-        if pre:
-            reporter.stage("Pre-processing (quant_pre_process)", 0.1)
-            quant_input = _preprocess(float_path, work / "pre.onnx", reporter, report)
         _quantize(replace(recipe, op_block_list=blocked), quant_input, out, samples, reporter)
         reporter.stage("Loading and running the result", 0.85)
         gate = (run_isolated(out, feeds) if recipe.mode == "fp16"
@@ -247,14 +284,14 @@ def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, work: Path, sampl
             if k:
                 notes.append(f"The result {attempts[0][0]} did not run ({failures[0]}); "
                              f"quantized {label} instead.")
-            return onnx.load(str(out)), "loads and runs"
+            return out, "loads and runs"
         failures.append(gate.reason)
         reporter.warn(f"The result quantized {label} is unusable: {gate.reason}")
         if gate.crashed and recipe.mode == "fp16" and len(attempts) == k + 1:
             suspects = _fp16_suspects(onnx.load(str(float_path), load_external_data=False),
                                       blocked)
             if suspects:
-                attempts.append((f"keeping {', '.join(suspects)} in float32", False,
+                attempts.append((f"keeping {', '.join(suspects)} in float32", float_path,
                                  (*blocked, *suspects)))
                 notes.append(f"onnxruntime crashes on the fp16 form of {', '.join(suspects)}: "
                              "kept in float32.")
