@@ -35,6 +35,8 @@ from edgestudio.core.paths import child_command, child_env
 from edgestudio.core.recipes import Recipe
 from edgestudio.core.reports import JobReport, report_from_dict
 from edgestudio.jobs import protocol, warm
+from edgestudio.jobs.fork_server import ForkedProcess, ForkServerError
+from edgestudio.jobs.spawn import start_worker
 
 STDERR_TAIL_BYTES = 4000
 TIMING_KINDS = frozenset({"bench", "profile"})  # jobs whose numbers other work would disturb
@@ -131,11 +133,16 @@ class Job:
         What to do.
     timeout
         Seconds after which the worker is stopped and the job ends as ``TIMED_OUT``.
+    threads
+        The onnxruntime threads the job's own sessions may use (jobs side by side each get a
+        share; None: every core). Benchmarks keep the threads they measure.
     """
 
-    def __init__(self, recipe: Recipe, timeout: float | None = None) -> None:
+    def __init__(self, recipe: Recipe, timeout: float | None = None,
+                 threads: int | None = None) -> None:
         self.recipe = recipe
         self.timeout = timeout
+        self.threads = threads
         self.id = uuid.uuid4().hex[:8]
         self.state = JobState.QUEUED
         self.stage = "queued"
@@ -150,7 +157,7 @@ class Job:
         self.output: Path | None = None
         self.started_at: float | None = None
         self.finished_at: float | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: subprocess.Popen[bytes] | ForkedProcess | None = None
         self._ps: psutil.Process | None = None
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self._pipe_open = False
@@ -167,7 +174,8 @@ class Job:
     def start(self) -> None:
         """Check the output and spawn the worker. Raises OutputError for an unusable output."""
         self.output = check_output(self.recipe)
-        warm_worker = warm.take_warm()
+        server = warm.fork_server()
+        warm_worker = warm.take_warm() if server is None else None
         self._tmp = (warm_worker.folder if warm_worker is not None
                      else Path(tempfile.mkdtemp(prefix="edgestudio-job-")))
         if self.output is not None:
@@ -178,13 +186,17 @@ class Job:
             self._staging.mkdir()
         spec = self._tmp / "spec.json"
         spec.write_text(json.dumps({"recipe": self.recipe.to_dict(),
-                                    "staging": str(self._staging)}))
+                                    "staging": str(self._staging), "threads": self.threads}))
         self._stderr_path = self._tmp / "stderr.txt"
-        if warm_worker is not None:
+        self._proc = None
+        if server is not None:
+            with contextlib.suppress(ForkServerError):  # then it starts cold
+                self._proc = server.start_job(spec, self._stderr_path)
+        elif warm_worker is not None:
             self._proc = warm_worker.process
             warm_worker.hand(spec)
-        else:
-            self._proc = warm.start_worker(worker_command(spec), self._tmp, child_env())
+        if self._proc is None:
+            self._proc = start_worker(worker_command(spec), self._tmp, child_env())
         warm.job_started(self.measures_time)
         assert self._proc.stdout is not None
         self._pipe_open = True
@@ -334,7 +346,8 @@ class Job:
 
     def _conclude(self) -> None:
         assert self._proc is not None
-        code = self._proc.returncode
+        code = self._proc.poll()
+        assert code is not None  # only called once the worker has exited
         self.stderr_tail = self._read_stderr_tail()
         if self._cancel_requested:
             self._finish(JobState.CANCELLED)

@@ -12,6 +12,7 @@ and leaves no file behind.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import tempfile
 import time
@@ -31,9 +32,17 @@ from edgestudio.core.quant.tune import (
     pick_winner,
 )
 from edgestudio.core.results import Analysis, Quantization, from_json, latency_of
+from edgestudio.jobs import warm
 from edgestudio.jobs.runner import Job, JobState
 
 LATENCY_TIE = 0.05  # medians within 5 % are a tie (then the smaller model wins)
+BENCH_BATCH = 2  # candidates per worker benchmarked together (one job, one pause)
+
+
+def thread_share(workers: int) -> int | None:
+    """onnxruntime threads per worker when ``workers`` run side by side (None: alone, every
+    core): two workers each with every core fight over them."""
+    return max(1, (os.cpu_count() or 1) // workers) if workers > 1 else None
 
 
 class _LocalStep:
@@ -42,7 +51,8 @@ class _LocalStep:
     def __init__(self, candidate: Candidate, settings: TuneSettings) -> None:
         self.candidate = candidate
         self.settings = settings
-        self.job = Job(candidate.recipe)
+        self.threads = thread_share(settings.workers)
+        self.job = Job(candidate.recipe, threads=self.threads)
         self.job.start()
         self.analysing = False
         self.quant_bytes = 0
@@ -63,7 +73,7 @@ class _LocalStep:
             self.analysing = True
             self.job = Job(AnalyzeRecipe(float_model=self.settings.model,
                                          quant_model=str(self.candidate.recipe.output),
-                                         data=self.settings.data))
+                                         data=self.settings.data), threads=self.threads)
             self.job.start()
             return False
         self.result = (self.quant_bytes, from_json(Analysis, report.details))
@@ -182,15 +192,18 @@ class Tuner:
         self.candidates: list[Candidate] = []
         self.steps: list[_LocalStep | _RayStep] = []
         self.waiting_bench: list[Candidate] = []
-        self.bench: tuple[Candidate, Job] | None = None
+        self.bench: tuple[list[Candidate], Job] | None = None
         self.tried: set[tuple[str, ...]] = set()
         self.exclusion_round = 0
         self.started = time.monotonic()
         self.finished = False
         self.cancelled = False
         self._ray: dict[str, Any] | None = None
+        self._release_warm: Callable[[], None] | None = None
         if settings.ray_address:
             self._ray = self._connect_ray(settings.ray_address)
+        else:  # every candidate is three jobs: have their workers loaded ahead
+            self._release_warm = warm.hold_for_throughput(max(1, settings.workers))
 
     # ----- Ray ---------------------------------------------------------------------------------
     def _connect_ray(self, address: str) -> dict[str, Any]:
@@ -278,9 +291,11 @@ class Tuner:
                 candidate.met = goal.met(candidate.goal_value)
                 self.waiting_bench.append(candidate)
         self._poll_bench()
-        # Latency is measured alone: no new quantization while a benchmark waits or runs.
-        while (not self.waiting_bench and self.bench is None
-               and len(self.steps) < max(1, self.settings.workers)
+        # Latency is measured alone: candidates are benchmarked together, in one job, once
+        # a batch of them waits and nothing else runs; no quantization starts meanwhile.
+        workers = max(1, self.settings.workers)
+        while (self.bench is None and len(self.steps) < workers
+               and len(self.steps) + len(self.waiting_bench) < BENCH_BATCH * workers
                and not self._out_of_budget()):
             chosen = self._next_recipe()
             if chosen is None:
@@ -288,35 +303,42 @@ class Tuner:
             self._start(*chosen)
         # Idle after that loop: nothing could start (budget spent, or nothing left to try).
         if not (self.steps or self.waiting_bench or self.bench):
-            self.finished = True
-            self.queue = []
+            self._finish()
         return not self.finished
+
+    def _finish(self) -> None:
+        self.finished = True
+        self.queue = []
+        if self._release_warm is not None:
+            self._release_warm()
+            self._release_warm = None
 
     def _poll_bench(self) -> None:
         if self.bench is not None:
-            candidate, job = self.bench
+            candidates, job = self.bench
             job.poll(0.0)
             if not job.state.is_final:
                 return
             self.bench = None
-            if job.state is JobState.SUCCEEDED and job.report is not None:
-                rows = latency_of(job.report.details).rows
-                candidate.latency = rows[0] if rows else None
+            rows = ({row.model: row for row in latency_of(job.report.details).rows}
+                    if job.state is JobState.SUCCEEDED and job.report is not None else {})
+            for candidate in candidates:
+                candidate.latency = rows.get(str(candidate.recipe.output))
                 if candidate.latency is not None and not candidate.latency.ok:
                     candidate.error = candidate.latency.error
-            else:
-                candidate.error = f"benchmark {job.state.value}: {job.error}"
-            candidate.state = "done"
-            candidate.seconds = time.monotonic() - candidate.started
-            self.on_change(candidate)
+                elif candidate.latency is None:
+                    candidate.error = f"benchmark {job.state.value}: {job.error}"
+                candidate.state = "done"
+                candidate.seconds = time.monotonic() - candidate.started
+                self.on_change(candidate)
         if self.waiting_bench and not self.steps and self.bench is None:
-            candidate = self.waiting_bench.pop(0)
+            candidates, self.waiting_bench = self.waiting_bench, []
             s = self.settings
-            job = Job(BenchRecipe(models=(str(candidate.recipe.output),),
+            job = Job(BenchRecipe(models=tuple(str(c.recipe.output) for c in candidates),
                                   providers=(s.provider,), threads=(s.threads,), warmup=5,
                                   runs=s.bench_runs, seed=s.seed))
             job.start()
-            self.bench = (candidate, job)
+            self.bench = (candidates, job)
 
     def run(self, interval: float = 0.05) -> Candidate | None:
         """Drive the run to its end here (the CLI); return the winner."""
@@ -339,8 +361,8 @@ class Tuner:
         for c in self.candidates:
             if c.state in ("pending", "running"):
                 c.state, c.error = "failed", "cancelled"
-        self.steps, self.waiting_bench, self.bench, self.queue = [], [], None, []
-        self.finished = True
+        self.steps, self.waiting_bench, self.bench = [], [], None
+        self._finish()
         self.cleanup()
 
     def keep(self, candidate: Candidate, output: str | Path) -> Path:

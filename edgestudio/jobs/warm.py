@@ -24,12 +24,19 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from edgestudio.core.paths import child_command, child_env
+from edgestudio.jobs.fork_server import ForkServer
+from edgestudio.jobs.spawn import start_worker
 
 STANDBY_FLAG = "--standby"
+FORK_SERVER_FLAG = "--fork-server"
+# Where jobs are forked from a loaded server instead of waiting workers: Linux (fork after
+# loading numpy and onnxruntime is safe there; macOS frameworks and Windows do not allow it).
+FORK_PLATFORM = sys.platform == "linux"
 # From this many cores on, a worker is loaded beside running jobs (below, a job uses them all).
 SPARE_CORES = 4
 # Variables that change while the app runs without meaning anything to a job: pytest rewrites
@@ -41,18 +48,9 @@ def _lasting(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k not in VOLATILE_ENV}
 
 
-def start_worker(args: list[str], folder: Path, env: dict[str, str],
-                 stdin: int = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
-    """Start a worker process: protocol on its stdout pipe, stderr into ``folder/stderr.txt``,
-    detached from the terminal's Ctrl+C."""
-    flags: dict[str, object] = {"start_new_session": True}
-    if sys.platform == "win32":
-        flags = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
-    with open(folder / "stderr.txt", "wb") as err:
-        process: subprocess.Popen[bytes] = subprocess.Popen(
-            args, stdin=stdin, stdout=subprocess.PIPE, stderr=err, env=env,
-            **flags)  # type: ignore[call-overload]
-    return process
+def _fits(env: dict[str, str], cwd: str) -> bool:
+    """Whether a process started with ``env`` in ``cwd`` is what a worker started now gets."""
+    return _lasting(env) == _lasting(child_env()) and cwd == os.getcwd()
 
 
 @dataclass
@@ -66,8 +64,7 @@ class WarmWorker:
 
     def fits_now(self) -> bool:
         """Alive, and started with the environment and folder a new worker would get now."""
-        return (self.process.poll() is None and _lasting(self.env) == _lasting(child_env())
-                and self.cwd == os.getcwd())
+        return self.process.poll() is None and _fits(self.env, self.cwd)
 
     def hand(self, spec: Path) -> None:
         """Give the worker its job; its stdin is closed afterwards (as a cold worker's is)."""
@@ -88,24 +85,60 @@ class WarmWorker:
 
 
 class WarmPool:
-    """At most one worker kept ready; ``refill`` starts the next one after each use."""
+    """Workers kept ready (one, or one per parallel worker while a throughput hold is on);
+    ``refill`` starts the next ones after each use."""
 
-    def __init__(self, refill: bool = True) -> None:
+    def __init__(self, refill: bool = True, fork: bool | None = None) -> None:
         self.refill = refill
-        self._ready: WarmWorker | None = None
+        self.fork = FORK_PLATFORM if fork is None else fork
+        self._server: ForkServer | None = None
+        self._ready: list[WarmWorker] = []
         self._lock = threading.Lock()
         self._closed = False
         self._timing_jobs = 0
         self._running = 0
+        self._holds: list[int] = []  # the sizes asked for by throughput holds
+
+    @property
+    def size(self) -> int:
+        """How many workers are kept ready."""
+        return max([1, *self._holds])
+
+    def fork_server(self) -> ForkServer | None:
+        """The fork server, when jobs are forked from one that fits a job started now."""
+        server = self._server
+        if server is None or not (server.alive() and _fits(server.env, server.cwd)):
+            return None
+        return server
+
+    def _fill_fork_server(self) -> None:
+        with self._lock:
+            if self._closed or self.fork_server() is not None:
+                return
+            stale, self._server = self._server, None
+            try:
+                self._server = ForkServer(child_command("--job-worker", FORK_SERVER_FLAG),
+                                          child_env())
+            except OSError:
+                self._server = None  # jobs start cold, as before
+        if stale is not None:
+            stale.close()
 
     def fill(self) -> None:
-        """Start a worker if none is waiting (cheap: the loading happens in the child)."""
+        """Start workers until :attr:`size` wait (cheap: the loading happens in the child);
+        with a fork server, make sure one that fits is running."""
+        if self.fork:
+            self._fill_fork_server()
+            return
         with self._lock:
-            if self._closed or (self._ready is not None and self._ready.fits_now()):
+            if self._closed:
                 return
-            stale, self._ready = self._ready, None
-            if stale is not None:
-                stale.discard()
+            stale = [w for w in self._ready if not w.fits_now()]
+            self._ready = [w for w in self._ready if w not in stale]
+            missing = self.size - len(self._ready)
+        for worker in stale:
+            worker.discard()
+        for _ in range(missing):
             folder = Path(tempfile.mkdtemp(prefix="edgestudio-job-"))
             env = child_env()
             try:
@@ -114,17 +147,23 @@ class WarmPool:
             except OSError:
                 shutil.rmtree(folder, ignore_errors=True)
                 return  # jobs start cold, as before
-            self._ready = WarmWorker(process, folder, env, os.getcwd())
+            worker = WarmWorker(process, folder, env, os.getcwd())
+            with self._lock:
+                if self._closed:
+                    worker.discard()
+                    return
+                self._ready.append(worker)
 
     @property
     def waiting(self) -> WarmWorker | None:
-        """The worker waiting for a job, if any (for diagnostics and tests)."""
-        return self._ready
+        """The next worker a job would get, if any (for diagnostics and tests)."""
+        return self._ready[0] if self._ready else None
 
     def take(self) -> WarmWorker | None:
-        """The waiting worker if it fits a job started now; None means start one cold."""
+        """The oldest waiting worker (the most loaded) if it fits a job started now; None
+        means start one cold."""
         with self._lock:
-            worker, self._ready = self._ready, None
+            worker = self._ready.pop(0) if self._ready else None
         if worker is None:
             return None
         if not worker.fits_now():
@@ -133,7 +172,8 @@ class WarmPool:
         return worker
 
     def note_job(self, started: bool, measures_time: bool) -> None:
-        """Count running jobs; start the next worker when it would slow none of them."""
+        """Count running jobs; start the next worker when it would slow none of them (or when
+        a throughput hold asks for workers beside running jobs)."""
         step = 1 if started else -1
         with self._lock:
             self._running = max(0, self._running + step)
@@ -141,34 +181,76 @@ class WarmPool:
                 self._timing_jobs = max(0, self._timing_jobs + step)
             idle = self._running == 0
             timing = self._timing_jobs > 0
-        if self.refill and not timing and (idle or (os.cpu_count() or 1) >= SPARE_CORES):
+            beside = bool(self._holds) or (os.cpu_count() or 1) >= SPARE_CORES
+        if self.refill and not timing and (idle or beside):
             self.fill()
 
+    def hold(self, size: int) -> Callable[[], None]:
+        """Keep ``size`` workers ready, loaded beside running jobs, until the returned function
+        is called: parallel work (an auto-tune) wants throughput, and every job of it would
+        otherwise start cold."""
+        with self._lock:
+            self._holds.append(size)
+        self.fill()
+
+        def release() -> None:
+            with self._lock:
+                if size in self._holds:
+                    self._holds.remove(size)
+                extra = self._ready[self.size:]
+                self._ready = self._ready[:self.size]
+            for worker in extra:
+                worker.discard()
+
+        return release
+
     def close(self) -> None:
-        """Stop the waiting worker; nothing is started afterwards."""
+        """Stop the waiting workers (and the fork server); nothing is started afterwards."""
         with self._lock:
             self._closed = True
-            worker, self._ready = self._ready, None
-        if worker is not None:
+            workers, self._ready = self._ready, []
+            server, self._server = self._server, None
+        for worker in workers:
             worker.discard()
+        if server is not None:
+            server.close()
 
 
 _pool: WarmPool | None = None
 
 
-def keep_warm(refill: bool = True) -> WarmPool:
-    """Start a worker ahead of the next job now; with ``refill``, again after each one starts.
+def keep_warm(refill: bool = True, fork: bool | None = None) -> WarmPool:
+    """Have jobs start loaded from now on: a fork server (Linux; ``fork`` overrides), else a
+    worker started ahead of the next job and, with ``refill``, again after each one.
 
-    The GUI keeps one ready while it runs; a CLI command starts one while it parses its
-    arguments (no refill: it runs one job). Stopped at exit.
+    The GUI keeps this while it runs; a CLI command starts it while it parses its arguments
+    (no refill: it runs one job). Stopped at exit.
     """
     global _pool
     if _pool is None:
-        _pool = WarmPool(refill)
+        _pool = WarmPool(refill, fork)
         atexit.register(stop_warm)
     _pool.refill = refill
     _pool.fill()
     return _pool
+
+
+def hold_for_throughput(size: int) -> Callable[[], None]:
+    """:meth:`WarmPool.hold` on the running pool (started for the hold when there is none, and
+    stopped with it); returns the release function."""
+    created = _pool is None
+    pool = keep_warm(refill=True) if created else _pool
+    assert pool is not None
+    refill, pool.refill = pool.refill, True
+    release_hold = pool.hold(size)
+
+    def release() -> None:
+        release_hold()
+        pool.refill = refill
+        if created and _pool is pool:
+            stop_warm()
+
+    return release
 
 
 def stop_warm() -> None:
@@ -182,6 +264,11 @@ def stop_warm() -> None:
 def current_pool() -> WarmPool | None:
     """The pool :func:`keep_warm` started, while it runs."""
     return _pool
+
+
+def fork_server() -> ForkServer | None:
+    """The running fork server that fits a job started now, if jobs are forked."""
+    return _pool.fork_server() if _pool is not None else None
 
 
 def take_warm() -> WarmWorker | None:

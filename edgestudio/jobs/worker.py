@@ -22,7 +22,7 @@ import edgestudio  # noqa: F401  (telemetry off before any onnxruntime import)
 from edgestudio.core.errors import describe_exception
 from edgestudio.core.paths import exit_child
 from edgestudio.jobs import protocol
-from edgestudio.jobs.warm import STANDBY_FLAG
+from edgestudio.jobs.warm import FORK_SERVER_FLAG, STANDBY_FLAG
 
 
 class PipeReporter:
@@ -79,7 +79,7 @@ def _take_protocol_stream() -> int:
     return protocol_fd
 
 
-def _preload() -> None:
+def preload() -> None:
     """Load what most jobs need before there is a job (see :mod:`edgestudio.jobs.warm`).
 
     PyTorch is left out: only exports use it, and it takes seconds and hundreds of MB.
@@ -91,42 +91,62 @@ def _preload() -> None:
     import onnxruntime.quantization  # noqa: F401  (imported lazily inside the operations)
 
 
+def run_spec(spec_path: str, stream: BinaryIO) -> int:
+    """Run the job described by ``spec_path``, reporting on ``stream``; 0 on success, 1 when
+    it raised (the error is reported)."""
+    reporter = PipeReporter(stream)
+    output_folder: str | None = None
+    try:
+        spec = json.loads(Path(spec_path).read_text())
+        from edgestudio.core.recipe_registry import recipe_from_dict
+        from edgestudio.jobs.registry import resolve_operation
+
+        if spec.get("threads"):
+            from edgestudio.core.ops.sessions import THREADS_ENV
+
+            os.environ[THREADS_ENV] = str(spec["threads"])  # read by every session made
+        recipe = recipe_from_dict(spec["recipe"])
+        if recipe.output:
+            output_folder = str(Path(recipe.output).absolute().parent)
+        operation = resolve_operation(recipe.kind)
+        report = operation(recipe, reporter, Path(spec["staging"]))
+        reporter.result(report.to_dict())
+    except BaseException as exc:  # report everything, including SystemExit from libraries
+        reporter.error(exc, output_folder)
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the job described by the spec file; exit 0 on success, 1 when it raised."""
+    """Run the job described by the spec file; exit 0 on success, 1 when it raised.
+
+    ``--standby``: load the job modules first, then read the spec's path from stdin.
+    ``--fork-server``: load them, then fork one child per job asked for on stdin (a socket);
+    see :mod:`edgestudio.jobs.fork_server`.
+    """
     parser = argparse.ArgumentParser(prog="edgestudio-worker")
     parser.add_argument("spec", nargs="?", help="the job's spec file")
-    parser.add_argument(STANDBY_FLAG, action="store_true",
-                        help="load the job modules first, then read the spec's path from stdin")
+    parser.add_argument(STANDBY_FLAG, action="store_true", help="wait for the spec on stdin")
+    parser.add_argument(FORK_SERVER_FLAG, action="store_true", help="fork a child per job")
     args = parser.parse_args(argv)
     os.environ["ORT_DISABLE_TELEMETRY"] = "1"
     os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"] = "1"
     import faulthandler
 
     faulthandler.enable()
+    if args.fork_server:
+        from edgestudio.jobs.fork_server import serve
+
+        preload()
+        return serve(run_spec)
     with os.fdopen(_take_protocol_stream(), "wb", buffering=0) as stream:
-        reporter = PipeReporter(stream)
-        output_folder: str | None = None
         if args.standby:
-            _preload()
+            preload()
             line = sys.stdin.readline().strip()
             if not line:
                 return 0  # given no job: the app closed or the job started elsewhere
             args.spec = line
-        try:
-            spec = json.loads(Path(args.spec).read_text())
-            from edgestudio.core.recipe_registry import recipe_from_dict
-            from edgestudio.jobs.registry import resolve_operation
-
-            recipe = recipe_from_dict(spec["recipe"])
-            if recipe.output:
-                output_folder = str(Path(recipe.output).absolute().parent)
-            operation = resolve_operation(recipe.kind)
-            report = operation(recipe, reporter, Path(spec["staging"]))
-            reporter.result(report.to_dict())
-        except BaseException as exc:  # report everything, including SystemExit from libraries
-            reporter.error(exc, output_folder)
-            return 1
-    return 0
+        return run_spec(args.spec, stream)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""Workers started ahead of their job: used when they fit, every outcome unchanged, never
-started beside a job that measures time, and nothing left behind."""
+"""Jobs that start loaded: forked from a fork server (Linux) or handed to a worker started ahead
+(elsewhere); used only when they fit, every outcome unchanged, nothing loaded beside a job that
+measures time, and nothing left behind."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from edgestudio.jobs.runner import Job, JobState, run_job
 
 @pytest.fixture
 def pool() -> Iterator[warm.WarmPool]:
-    started = warm.keep_warm()
+    """Workers started ahead (the fallback where jobs are not forked)."""
+    started = warm.keep_warm(fork=False)
     yield started
     warm.stop_warm()
 
@@ -106,7 +108,7 @@ def test_no_worker_is_started_while_a_job_measures_time(
 
 
 def test_stopping_leaves_no_worker_or_folder() -> None:
-    worker = _waiting(warm.keep_warm())
+    worker = _waiting(warm.keep_warm(fork=False))
     warm.stop_warm()
     assert _gone(worker.process.pid) and not worker.folder.exists()
     assert warm.take_warm() is None
@@ -114,7 +116,7 @@ def test_stopping_leaves_no_worker_or_folder() -> None:
 
 def test_a_waiting_worker_whose_app_went_away_exits_by_itself() -> None:
     """Its stdin closes when the app dies (even killed): it exits instead of waiting forever."""
-    pool = warm.WarmPool(refill=False)
+    pool = warm.WarmPool(refill=False, fork=False)
     pool.fill()
     worker = _waiting(pool)
     assert worker.process.stdin is not None

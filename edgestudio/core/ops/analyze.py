@@ -228,9 +228,9 @@ def _session(data: bytes) -> object:
     """A CPU session with ORT's default optimizations (as ``qdq_loss_debug`` uses)."""
     import onnxruntime as ort
 
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    return ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    from edgestudio.core.ops.sessions import job_session_options
+
+    return ort.InferenceSession(data, job_session_options(), providers=["CPUExecutionProvider"])
 
 
 def weight_errors(float_model: onnx.ModelProto,

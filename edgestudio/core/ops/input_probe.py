@@ -65,8 +65,9 @@ def cpu_session(model: bytes | str, optimized: bool = True) -> Any:
     """
     import onnxruntime as ort
 
-    options = ort.SessionOptions()
-    options.log_severity_level = 4  # failed tries are expected; their errors are reported by us
+    from edgestudio.core.ops.sessions import job_session_options
+
+    options = job_session_options(4)  # failed tries are expected; we report their errors
     if not optimized:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])

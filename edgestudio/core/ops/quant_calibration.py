@@ -105,7 +105,9 @@ def calibration_session(self: Any) -> None:
     buffers are allocated, never a value."""
     import onnxruntime
 
-    sess_options = onnxruntime.SessionOptions()
+    from edgestudio.core.ops.sessions import job_session_options
+
+    sess_options = job_session_options(2)  # ORT's calibrator logs its own warnings
     sess_options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess_options.enable_mem_pattern = False
     self.infer_session = onnxruntime.InferenceSession(

@@ -20,9 +20,11 @@ def ort_session(path: str | Path) -> object:
     """Create a CPU onnxruntime session for ``path`` (telemetry already off in workers)."""
     import onnxruntime as ort
 
-    options = ort.SessionOptions()
-    options.log_severity_level = 3  # warnings about unused initializers are noise here
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    from edgestudio.core.ops.sessions import job_session_options
+
+    # Level 3: warnings about unused initializers are noise here.
+    return ort.InferenceSession(str(path), job_session_options(3),
+                                providers=["CPUExecutionProvider"])
 
 
 def session_runner(session: object) -> Runner:

@@ -1,0 +1,237 @@
+"""The fork server (Linux): a process with the job modules loaded that forks one child per job.
+
+A worker started from scratch spends about half a second loading Python, numpy, onnx and
+onnxruntime before it does anything; a child forked from a process that has already loaded them
+starts in milliseconds and shares those pages. Each job still gets its own process, so the
+isolation of :mod:`edgestudio.jobs.runner` holds: a crash kills only that job, a cancel kills
+only its tree, and nothing of one job is left in the next.
+
+The app and the server talk over a Unix socket pair (the server's stdin). To start a job the app
+sends the spec's path with two descriptors attached: the write end of the job's protocol pipe
+and its stderr file. The server forks; the child takes those as its protocol stream and stderr,
+starts its own session (like a worker detached from the terminal) and runs the job. The server
+answers with the child's pid, reaps it when it ends and reports its exit status, which the app
+cannot read itself (the child is not its own). The server exits when the app's end closes.
+
+The server has loaded onnxruntime but never made a session, so no onnxruntime thread exists to
+be lost in the fork.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+import psutil
+
+from edgestudio.jobs.spawn import start_worker
+
+START_TIMEOUT_S = 10.0
+
+
+class ForkServerError(RuntimeError):
+    """The server could not start a job (it died or did not answer): start the job cold."""
+
+
+# ----- the server's side -------------------------------------------------------------------------
+
+def serve(run_spec: Callable[[str, BinaryIO], int]) -> int:
+    """Fork a child running ``run_spec`` for each job asked for on stdin (our end of the app's
+    socket pair); report each child's pid and exit status; return when the app is gone."""
+    os.dup2(2, 1)  # nothing may ever be printed into the socket or a pipe
+    channel = socket.socket(fileno=os.dup(0))
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wake_w)  # a child's end wakes the select below
+    children: set[int] = set()
+    while True:
+        ready, _, _ = select.select([channel.fileno(), wake_r], [], [])
+        if wake_r in ready:
+            with contextlib.suppress(BlockingIOError):
+                while os.read(wake_r, 4096):
+                    pass
+        _reap(children, channel)
+        if channel.fileno() not in ready:
+            continue
+        data, fds, _, _ = socket.recv_fds(channel, 65536, 2)
+        if not data:
+            return 0  # the app closed its end (or died)
+        request = json.loads(data)
+        pid = os.fork()
+        if pid == 0:
+            _child(request["spec"], fds, channel, (wake_r, wake_w), run_spec)
+        for fd in fds:
+            os.close(fd)
+        children.add(pid)
+        channel.send(json.dumps({"started": pid}).encode())
+
+
+def _reap(children: set[int], channel: socket.socket) -> None:
+    while children:
+        pid, status = os.waitpid(-1, os.WNOHANG)
+        if pid == 0:
+            return
+        children.discard(pid)
+        with contextlib.suppress(OSError):
+            channel.send(json.dumps({"exited": pid,
+                                     "code": os.waitstatus_to_exitcode(status)}).encode())
+
+
+def _child(spec: str, fds: list[int], channel: socket.socket, wake: tuple[int, int],
+           run_spec: Callable[[str, BinaryIO], int]) -> None:
+    """The forked job: its own session, the job's pipe and stderr, the job; never returns."""
+    code = 1
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        channel.close()
+        for fd in wake:
+            os.close(fd)
+        os.setsid()  # its own session: the terminal's Ctrl+C is not its business
+        protocol_fd, stderr_fd = fds
+        os.dup2(stderr_fd, 2)
+        os.close(stderr_fd)
+        os.dup2(2, 1)  # what native libraries print goes to stderr, as in any worker
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        with os.fdopen(protocol_fd, "wb", buffering=0) as stream:
+            code = run_spec(spec, stream)
+    except BaseException:  # a child must never return into the server's loop
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+# ----- the app's side ----------------------------------------------------------------------------
+
+class ForkedProcess:
+    """A job's process forked by the server: the part of ``subprocess.Popen`` the runner uses."""
+
+    def __init__(self, pid: int, stdout: BinaryIO, server: ForkServer) -> None:
+        self.pid = pid
+        self.stdout = stdout
+        self.returncode: int | None = None
+        self._server = server
+
+    def poll(self) -> int | None:
+        """The exit status once the server has reported it (negative: killed by a signal)."""
+        if self.returncode is None:
+            self.returncode = self._server.exit_code(self.pid)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the exit status; raises ``subprocess.TimeoutExpired`` after ``timeout``."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout or 0.0)
+            time.sleep(0.01)
+        assert self.returncode is not None
+        return self.returncode
+
+
+class ForkServer:
+    """The app's handle on one fork server (see the module's docstring)."""
+
+    def __init__(self, command: list[str], env: dict[str, str]) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.folder = Path(tempfile.mkdtemp(prefix="edgestudio-forkserver-"))
+        self.env = env
+        self.cwd = os.getcwd()
+        try:
+            self.process = start_worker(command, self.folder, env, stdin=theirs.fileno())
+        finally:
+            theirs.close()
+        if self.process.stdout is not None:
+            self.process.stdout.close()  # the server prints nothing there
+        self._channel = ours
+        self._started: queue.Queue[int | None] = queue.Queue()
+        self._exits: dict[int, int] = {}
+        self._lock = threading.Lock()
+        self.lost = False
+        threading.Thread(target=self._read, name="fork-server-reader", daemon=True).start()
+
+    def alive(self) -> bool:
+        """Whether the server still answers."""
+        return not self.lost and self.process.poll() is None
+
+    def start_job(self, spec: Path, stderr_path: Path) -> ForkedProcess:
+        """Fork a child for the job in ``spec``; its stderr goes to ``stderr_path``."""
+        read_end, write_end = os.pipe()
+        try:
+            with open(stderr_path, "wb") as err, self._lock:
+                try:
+                    socket.send_fds(self._channel, [json.dumps({"spec": str(spec)}).encode()],
+                                    [write_end, err.fileno()])
+                    pid = self._started.get(timeout=START_TIMEOUT_S)
+                except (OSError, queue.Empty) as exc:
+                    raise ForkServerError(f"the fork server did not start the job: {exc}") \
+                        from exc
+                if pid is None:
+                    raise ForkServerError("the fork server has exited")
+        except BaseException:
+            os.close(read_end)
+            raise
+        finally:
+            os.close(write_end)
+        return ForkedProcess(pid, os.fdopen(read_end, "rb"), self)
+
+    def exit_code(self, pid: int) -> int | None:
+        """The exit status the server reported for ``pid``, if it has. Should the server die
+        first, a child that is gone counts as ended without a result."""
+        code = self._exits.get(pid)
+        if code is None and self.lost and not _running(pid):
+            return 1
+        return code
+
+    def close(self) -> None:
+        """Stop the server (running jobs go on to their end) and remove its folder."""
+        with contextlib.suppress(OSError):
+            self._channel.shutdown(socket.SHUT_RDWR)
+        self._channel.close()
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(5)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = self._channel.recv(4096)
+            except OSError:
+                data = b""
+            if not data:
+                self.lost = True
+                self._started.put(None)
+                return
+            message = json.loads(data)
+            if "started" in message:
+                self._started.put(int(message["started"]))
+            elif "exited" in message:
+                self._exits[int(message["exited"])] = int(message["code"])
+
+
+def _running(pid: int) -> bool:
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
