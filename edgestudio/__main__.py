@@ -21,14 +21,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         # runtime probe. This must be decided before any Qt import.
         module = importlib.import_module(CHILD_ENTRIES[args[0]])
         exit_child(int(module.main(args[1:])))
-    if args[:1] and args[0] in JOB_COMMANDS and not {"-h", "--help"} & set(args):
-        # Start the command's worker now: it loads onnxruntime while we parse the arguments.
-        from edgestudio.jobs import warm
+    try:
+        if args[:1] and args[0] in JOB_COMMANDS and not {"-h", "--help"} & set(args):
+            # Start the command's worker now: it loads onnxruntime while we parse the arguments.
+            from edgestudio.jobs import warm
 
-        warm.keep_warm(refill=args[0] == "tune")  # a tune runs many jobs, the rest one
-    from edgestudio.cli.main import main as cli_main
+            warm.keep_warm(refill=args[0] == "tune")  # a tune runs many jobs, the rest one
+        from edgestudio.cli.main import main as cli_main
 
-    return int(cli_main(args))
+        return int(cli_main(args))
+    except KeyboardInterrupt:  # Ctrl+C before the command got going (the CLI says it after)
+        print("edgestudio: cancelled", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -70,8 +70,8 @@ def serve(run_spec: Callable[[str, BinaryIO], int]) -> int:
         if channel.fileno() not in ready:
             continue
         data, fds, _, _ = socket.recv_fds(channel, 65536, 2)
-        if not data:
-            return 0  # the app closed its end (or died)
+        if not data or _peer_closed(channel):
+            return 0  # the app closed its end (or died): nobody would see this job
         request = json.loads(data)
         pid = os.fork()
         if pid == 0:
@@ -80,6 +80,14 @@ def serve(run_spec: Callable[[str, BinaryIO], int]) -> int:
             os.close(fd)
         children.add(pid)
         channel.send(json.dumps({"started": pid}).encode())
+
+
+def _peer_closed(channel: socket.socket) -> bool:
+    """Whether the app has closed its end (nothing more to read, ever)."""
+    try:
+        return channel.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False  # open, nothing queued
 
 
 def _reap(children: set[int], channel: socket.socket) -> None:
@@ -180,7 +188,7 @@ class ForkServer:
                 try:
                     socket.send_fds(self._channel, [json.dumps({"spec": str(spec)}).encode()],
                                     [write_end, err.fileno()])
-                    pid = self._started.get(timeout=START_TIMEOUT_S)
+                    pid = self._started_pid()
                 except (OSError, queue.Empty) as exc:
                     raise ForkServerError(f"the fork server did not start the job: {exc}") \
                         from exc
@@ -192,6 +200,22 @@ class ForkServer:
         finally:
             os.close(write_end)
         return ForkedProcess(pid, os.fdopen(read_end, "rb"), self)
+
+    def _started_pid(self) -> int | None:
+        """The pid the server answers with. Interrupted (Ctrl+C) after the request went out,
+        it still waits for the child, to stop it: no job may run on unseen."""
+        try:
+            return self._started.get(timeout=START_TIMEOUT_S)
+        except KeyboardInterrupt:
+            # Say we are gone (the server forks nothing it reads after this), then stop the
+            # child in case it was forked already.
+            with contextlib.suppress(OSError):
+                self._channel.shutdown(socket.SHUT_WR)
+            with contextlib.suppress(queue.Empty, ProcessLookupError):
+                pid = self._started.get(timeout=2.0)
+                if pid is not None:
+                    os.kill(pid, signal.SIGKILL)
+            raise
 
     def exit_code(self, pid: int) -> int | None:
         """The exit status the server reported for ``pid``, if it has. Should the server die

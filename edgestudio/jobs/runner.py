@@ -197,6 +197,10 @@ class Job:
             warm_worker.hand(spec)
         if self._proc is None:
             self._proc = start_worker(worker_command(spec), self._tmp, child_env())
+        # Running from here on: whatever interrupts the rest, cancel() stops this process.
+        self.state = JobState.RUNNING
+        self.stage = "starting"
+        self.started_at = time.monotonic()
         warm.job_started(self.measures_time)
         assert self._proc.stdout is not None
         self._pipe_open = True
@@ -206,9 +210,6 @@ class Job:
             self._ps = psutil.Process(self._proc.pid)
         except psutil.Error:
             self._ps = None  # it died at once; poll() will say how
-        self.state = JobState.RUNNING
-        self.stage = "starting"
-        self.started_at = time.monotonic()
 
     def cancel(self) -> None:
         """Stop the job: terminate the worker now, kill it if it is still there 2 s later.
@@ -435,8 +436,8 @@ def run_job(recipe: Recipe, timeout: float | None = None,
     A KeyboardInterrupt cancels the worker (no partial output remains) and is re-raised.
     """
     job = Job(recipe, timeout=timeout)
-    job.start()
     try:
+        job.start()  # may wait for the fork server to finish loading
         job.wait(on_update=on_update)
     except KeyboardInterrupt:
         job.cancel()

@@ -10,6 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
+import pytest
+
 from tests import models
 
 
@@ -108,4 +111,35 @@ def test_ctrl_c_cancels_cleanly(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert "cancelled" in err
+    assert os.listdir(tmp_path) == []
+
+
+def _marked(mark: str) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get("EDGESTUDIO_TEST_MARK") == mark \
+                    and process.status() != psutil.STATUS_ZOMBIE:
+                found.append(process)
+        except psutil.Error:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.6, 0.9, 1.2])
+def test_ctrl_c_while_the_job_starts_leaves_no_process(tmp_path: Path, delay: float) -> None:
+    """Ctrl+C may land while the command's job is still being started (its worker loading or
+    being forked): the job must be stopped all the same, not left running unseen."""
+    mark = f"{os.getpid()}-{delay}"
+    proc = subprocess.Popen([sys.executable, "-m", "edgestudio", "selftest", "hang", "-o",
+                             str(tmp_path / "o.txt")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "EDGESTUDIO_TEST_MARK": mark})
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=30)
+    deadline = time.monotonic() + 10
+    while _marked(mark) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _marked(mark) == []
     assert os.listdir(tmp_path) == []
