@@ -102,10 +102,17 @@ def test_crash_exit_code_and_message() -> None:
     assert "job crashed" in proc.stderr and "SIGSEGV" in proc.stderr
 
 
+def _interruptible() -> None:
+    """Ctrl+C as in a terminal, even when the tests run in the background (a shell starts a
+    background job with SIGINT ignored, and the child would inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_cancels_cleanly(tmp_path: Path) -> None:
     out = tmp_path / "o.txt"
     proc = subprocess.Popen([sys.executable, "-m", "edgestudio", "selftest", "hang", "-o",
-                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_interruptible)
     time.sleep(2.0)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
@@ -134,7 +141,8 @@ def test_ctrl_c_while_the_job_starts_leaves_no_process(tmp_path: Path, delay: fl
     proc = subprocess.Popen([sys.executable, "-m", "edgestudio", "selftest", "hang", "-o",
                              str(tmp_path / "o.txt")], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "EDGESTUDIO_TEST_MARK": mark})
+                            env={**os.environ, "EDGESTUDIO_TEST_MARK": mark},
+                            preexec_fn=_interruptible)
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=30)
