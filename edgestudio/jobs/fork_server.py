@@ -172,6 +172,7 @@ class ForkServer:
         self._channel = ours
         self._started: queue.Queue[int | None] = queue.Queue()
         self._exits: dict[int, int] = {}
+        self._live: set[int] = set()  # children started and not yet reported ended
         self._lock = threading.Lock()
         self.lost = False
         threading.Thread(target=self._read, name="fork-server-reader", daemon=True).start()
@@ -199,7 +200,14 @@ class ForkServer:
             raise
         finally:
             os.close(write_end)
+        self._live.add(pid)
+        if pid in self._exits:  # it ended before we got here
+            self._live.discard(pid)
         return ForkedProcess(pid, os.fdopen(read_end, "rb"), self)
+
+    def busy(self) -> bool:
+        """Whether children it started are still running (their exits are still to come)."""
+        return bool(self._live)
 
     def _started_pid(self) -> int | None:
         """The pid the server answers with. Interrupted (Ctrl+C) after the request went out,
@@ -251,7 +259,9 @@ class ForkServer:
             if "started" in message:
                 self._started.put(int(message["started"]))
             elif "exited" in message:
-                self._exits[int(message["exited"])] = int(message["code"])
+                pid = int(message["exited"])
+                self._exits[pid] = int(message["code"])
+                self._live.discard(pid)
 
 
 def _running(pid: int) -> bool:

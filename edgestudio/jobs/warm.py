@@ -92,6 +92,7 @@ class WarmPool:
         self.refill = refill
         self.fork = FORK_PLATFORM if fork is None else fork
         self._server: ForkServer | None = None
+        self._retired: list[ForkServer] = []
         self._ready: list[WarmWorker] = []
         self._lock = threading.Lock()
         self._closed = False
@@ -113,16 +114,19 @@ class WarmPool:
 
     def _fill_fork_server(self) -> None:
         with self._lock:
-            if self._closed or self.fork_server() is not None:
-                return
-            stale, self._server = self._server, None
-            try:
-                self._server = ForkServer(child_command("--job-worker", FORK_SERVER_FLAG),
-                                          child_env())
-            except OSError:
-                self._server = None  # jobs start cold, as before
-        if stale is not None:
-            stale.close()
+            if not self._closed and self.fork_server() is None:
+                if self._server is not None:
+                    self._retired.append(self._server)
+                try:
+                    self._server = ForkServer(child_command("--job-worker", FORK_SERVER_FLAG),
+                                              child_env())
+                except OSError:
+                    self._server = None  # jobs start cold, as before
+            # A replaced server is kept until its running jobs end: only it can report how.
+            done = [s for s in self._retired if not s.busy()]
+            self._retired = [s for s in self._retired if s.busy()]
+        for server in done:
+            server.close()
 
     def fill(self) -> None:
         """Start workers until :attr:`size` wait (cheap: the loading happens in the child);
@@ -209,10 +213,11 @@ class WarmPool:
         with self._lock:
             self._closed = True
             workers, self._ready = self._ready, []
-            server, self._server = self._server, None
+            servers = [s for s in (self._server, *self._retired) if s is not None]
+            self._server, self._retired = None, []
         for worker in workers:
             worker.discard()
-        if server is not None:
+        for server in servers:
             server.close()
 
 

@@ -103,6 +103,21 @@ def test_a_server_started_with_another_environment_is_replaced(
     assert not server.folder.exists() and server.process.poll() is not None
 
 
+def test_a_job_outlives_the_replacement_of_its_server(
+        server: ForkServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the server that forked a job can report how it ended: a server replaced while
+    its job runs is kept until the job has ended."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)  # servers are replaced beside jobs
+    first = Job(DiagnosticRecipe(action="spin", seconds=1.5))
+    first.start()
+    monkeypatch.setenv("EDGESTUDIO_TEST_CHANGED", "1")
+    assert run_job(DiagnosticRecipe(action="succeed")).state is JobState.SUCCEEDED
+    assert warm.fork_server() not in (None, server)  # replaced
+    assert first.wait(60) is JobState.SUCCEEDED, first.error
+    run_job(DiagnosticRecipe(action="succeed"))  # the next refill retires the idle old one
+    assert server.process.poll() is not None and not server.folder.exists()
+
+
 def test_a_dead_server_means_cold_jobs_not_failures(server: ForkServer) -> None:
     server.process.kill()
     server.process.wait(5)
