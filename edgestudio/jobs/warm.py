@@ -1,17 +1,22 @@
-"""Workers started ahead of their job, with Python and onnxruntime already loaded.
+"""Jobs that start with Python and onnxruntime already loaded.
 
 Starting a worker costs about half a second before it does any work (the interpreter, numpy,
 onnx, onnxruntime and its quantization tools); on a small model that is a third of the job.
-While the window is open, or while a CLI command parses its arguments, one worker is started
-ahead: it loads those modules and waits for the path of its job's spec on stdin. Each worker
-still runs exactly one job in its own process, so isolation is unchanged: a crash kills only
-that job, and nothing of one job can leak into the next.
+While the window is open, or while a CLI command parses its arguments, that loading is done
+ahead, one of two ways:
 
-A warm worker is only used when it was started with the environment and working folder a
-cold one would get now; otherwise it is stopped and the job starts cold. Loading modules takes
-a core for half a second, so the next worker is started once jobs are over — beside running
-jobs only on a machine with cores to spare, and never beside one that measures time
-(benchmarks, profiles), whose numbers it would disturb.
+- Linux: a fork server (:mod:`edgestudio.jobs.fork_server`) has loaded the modules and forks
+  one child per job, in milliseconds.
+- Elsewhere: a worker is started ahead, loads the modules and waits for the path of its job's
+  spec on stdin; after each job the next one is started.
+
+Either way each job still runs in its own process, so isolation is unchanged: a crash kills only
+that job, and nothing of one job can leak into the next. A loaded process is only used when it
+was started with the environment and working folder a cold worker would get now; otherwise the
+job starts cold and it is replaced. Loading modules takes a core for half a second, so it is
+done once jobs are over — beside running jobs only on a machine with cores to spare or while an
+auto-tune holds workers, and never beside a job that measures time (benchmarks, profiles),
+whose numbers it would disturb.
 """
 
 from __future__ import annotations
@@ -85,8 +90,9 @@ class WarmWorker:
 
 
 class WarmPool:
-    """Workers kept ready (one, or one per parallel worker while a throughput hold is on);
-    ``refill`` starts the next ones after each use."""
+    """Loaded processes for the next jobs: the fork server (``fork``), or workers kept ready
+    (one, or one per parallel worker while a throughput hold is on) that ``refill`` replaces
+    after each use."""
 
     def __init__(self, refill: bool = True, fork: bool | None = None) -> None:
         self.refill = refill
