@@ -26,7 +26,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Start the command's worker now: it loads onnxruntime while we parse the arguments.
             from edgestudio.jobs import warm
 
-            warm.keep_warm(refill=args[0] == "tune")  # a tune runs many jobs, the rest one
+            # A tune runs many jobs, the rest one; the job may wait for the loading under way.
+            warm.keep_warm(refill=args[0] == "tune", wait_for_load=True)
         from edgestudio.cli.main import main as cli_main
 
         return int(cli_main(args))

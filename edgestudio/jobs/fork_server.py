@@ -59,6 +59,7 @@ def serve(run_spec: Callable[[str, BinaryIO], int]) -> int:
     os.set_blocking(wake_w, False)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     signal.set_wakeup_fd(wake_w)  # a child's end wakes the select below
+    channel.send(json.dumps({"loaded": True}).encode())
     children: set[int] = set()
     while True:
         ready, _, _ = select.select([channel.fileno(), wake_r], [], [])
@@ -173,6 +174,7 @@ class ForkServer:
         self._started: queue.Queue[int | None] = queue.Queue()
         self._exits: dict[int, int] = {}
         self._live: set[int] = set()  # children started and not yet reported ended
+        self.loaded = threading.Event()  # set once the server has loaded the job modules
         self._lock = threading.Lock()
         self.lost = False
         threading.Thread(target=self._read, name="fork-server-reader", daemon=True).start()
@@ -256,7 +258,9 @@ class ForkServer:
                 self._started.put(None)
                 return
             message = json.loads(data)
-            if "started" in message:
+            if "loaded" in message:
+                self.loaded.set()
+            elif "started" in message:
                 self._started.put(int(message["started"]))
             elif "exited" in message:
                 pid = int(message["exited"])

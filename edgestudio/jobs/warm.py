@@ -94,9 +94,14 @@ class WarmPool:
     (one, or one per parallel worker while a throughput hold is on) that ``refill`` replaces
     after each use."""
 
-    def __init__(self, refill: bool = True, fork: bool | None = None) -> None:
+    def __init__(self, refill: bool = True, fork: bool | None = None,
+                 wait_for_load: bool = False) -> None:
         self.refill = refill
         self.fork = FORK_PLATFORM if fork is None else fork
+        # Whether a job waits for the fork server to finish loading rather than start cold:
+        # yes for a command (the loading is under way, a cold worker would only redo it), no
+        # in the window (a job is started on the UI thread, which must not wait).
+        self.wait_for_load = wait_for_load
         self._server: ForkServer | None = None
         self._retired: list[ForkServer] = []
         self._ready: list[WarmWorker] = []
@@ -112,15 +117,20 @@ class WarmPool:
         return max([1, *self._holds])
 
     def fork_server(self) -> ForkServer | None:
-        """The fork server, when jobs are forked from one that fits a job started now."""
+        """The fork server, when jobs are forked from one that fits a job started now and has
+        loaded its modules (or, with :attr:`wait_for_load`, is loading them)."""
         server = self._server
         if server is None or not (server.alive() and _fits(server.env, server.cwd)):
             return None
-        return server
+        return server if server.loaded.is_set() or self.wait_for_load else None
+
+    def _usable_or_loading(self) -> bool:
+        server = self._server
+        return server is not None and server.alive() and _fits(server.env, server.cwd)
 
     def _fill_fork_server(self) -> None:
         with self._lock:
-            if not self._closed and self.fork_server() is None:
+            if not self._closed and not self._usable_or_loading():
                 if self._server is not None:
                     self._retired.append(self._server)
                 try:
@@ -230,7 +240,8 @@ class WarmPool:
 _pool: WarmPool | None = None
 
 
-def keep_warm(refill: bool = True, fork: bool | None = None) -> WarmPool:
+def keep_warm(refill: bool = True, fork: bool | None = None,
+              wait_for_load: bool = False) -> WarmPool:
     """Have jobs start loaded from now on: a fork server (Linux; ``fork`` overrides), else a
     worker started ahead of the next job and, with ``refill``, again after each one.
 
@@ -239,7 +250,7 @@ def keep_warm(refill: bool = True, fork: bool | None = None) -> WarmPool:
     """
     global _pool
     if _pool is None:
-        _pool = WarmPool(refill, fork)
+        _pool = WarmPool(refill, fork, wait_for_load)
         atexit.register(stop_warm)
     _pool.refill = refill
     _pool.fill()

@@ -23,13 +23,45 @@ from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_MODEL
 pytestmark = pytest.mark.skipif(not warm.FORK_PLATFORM, reason="jobs are forked on Linux only")
 
 
+def _loaded() -> ForkServer:
+    pool = warm.current_pool()
+    assert pool is not None and pool._server is not None
+    assert pool._server.loaded.wait(60)
+    found = warm.fork_server()
+    assert found is pool._server
+    return found
+
+
 @pytest.fixture
 def server() -> Iterator[ForkServer]:
     warm.keep_warm(fork=True)
-    found = warm.fork_server()
-    assert found is not None
-    yield found
+    yield _loaded()
     warm.stop_warm()
+
+
+def test_the_window_does_not_wait_for_a_loading_server() -> None:
+    """Jobs are started on the UI thread: until the server has loaded they start cold."""
+    warm.keep_warm(fork=True)
+    try:
+        assert warm.fork_server() is None  # still loading
+        job = run_job(DiagnosticRecipe(action="succeed"))
+        assert job.state is JobState.SUCCEEDED
+        _loaded()
+    finally:
+        warm.stop_warm()
+
+
+def test_a_command_waits_for_the_loading_server() -> None:
+    warm.keep_warm(fork=True, wait_for_load=True)
+    try:
+        server = warm.fork_server()
+        assert server is not None and not server.loaded.is_set()
+        job = Job(DiagnosticRecipe(action="succeed"))
+        job.start()
+        assert _parent(job.pid or 0) in (server.process.pid, None)
+        assert job.wait(60) is JobState.SUCCEEDED
+    finally:
+        warm.stop_warm()
 
 
 def _parent(pid: int) -> int | None:
@@ -98,8 +130,8 @@ def test_a_server_started_with_another_environment_is_replaced(
     assert warm.fork_server() is None  # it no longer fits: the job starts cold
     job = run_job(DiagnosticRecipe(action="succeed"))
     assert job.state is JobState.SUCCEEDED
-    replacement = warm.fork_server()  # started again once the job ended
-    assert replacement is not None and replacement is not server
+    replacement = _loaded()  # started again once the job ended
+    assert replacement is not server
     assert not server.folder.exists() and server.process.poll() is not None
 
 
@@ -112,7 +144,7 @@ def test_a_job_outlives_the_replacement_of_its_server(
     first.start()
     monkeypatch.setenv("EDGESTUDIO_TEST_CHANGED", "1")
     assert run_job(DiagnosticRecipe(action="succeed")).state is JobState.SUCCEEDED
-    assert warm.fork_server() not in (None, server)  # replaced
+    assert _loaded() is not server  # replaced
     assert first.wait(60) is JobState.SUCCEEDED, first.error
     run_job(DiagnosticRecipe(action="succeed"))  # the next refill retires the idle old one
     assert server.process.poll() is not None and not server.folder.exists()
@@ -127,8 +159,7 @@ def test_a_dead_server_means_cold_jobs_not_failures(server: ForkServer) -> None:
 
 def test_the_server_exits_when_the_app_goes_and_leaves_nothing() -> None:
     warm.keep_warm(fork=True)
-    server = warm.fork_server()
-    assert server is not None
+    server = _loaded()
     warm.stop_warm()
     assert server.process.poll() is not None and not server.folder.exists()
 
