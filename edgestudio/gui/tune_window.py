@@ -32,6 +32,7 @@ from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.parsing import parse_data_source
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.tune import Candidate, Goal, GoalError, SearchSpace, TuneSettings
+from edgestudio.gui.background import Background, BackgroundTask
 from edgestudio.gui.forms.common import PathPicker
 from edgestudio.gui.plots import show_empty, show_values
 from edgestudio.gui.tables import results_table
@@ -57,6 +58,9 @@ class TuneWindow(QWidget):
         self.resize(1200, 780)
         self.model = model
         self.tuner: Tuner | None = None
+        self._background = Background(self)
+        self._preparing: BackgroundTask | None = None
+        self._cancel_when_built = False
         self.timer = QTimer(self)
         self.timer.setInterval(100)
         self.timer.timeout.connect(self._tick)
@@ -178,13 +182,41 @@ class TuneWindow(QWidget):
             ray_address=self.ray.text().strip() or None)
 
     def start(self) -> bool:
-        """Start the tune in the background (False, with the reason shown, if it cannot)."""
+        """Start the tune in the background (False, with the reason shown, if its settings are
+        wrong). The tuner is built off the UI thread: it reads the model, and connecting to a
+        Ray cluster takes seconds."""
         try:
             settings = self.settings()
-            self.tuner = Tuner(settings, on_change=self._candidate_changed)
-        except (ValueError, RuntimeError, OSError) as exc:
-            self.status.setText(f"<span style='color:#c62828'>{html.escape(str(exc))}</span>")
+        except ValueError as exc:
+            self._say_error(exc)
             return False
+        self.tuner = None
+        self._cancel_when_built = False
+        self.start_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.status.setText("Preparing the tune" + (
+            f" (connecting to Ray at {settings.ray_address})…" if settings.ray_address else "…"))
+        self._preparing = self._background.run(
+            lambda progress, cancelled: Tuner(settings, on_change=self._candidate_changed),
+            on_done=lambda tuner: self._begin(tuner, settings), on_error=self._not_started)
+        return True
+
+    def _say_error(self, exc: Exception) -> None:
+        self.status.setText(f"<span style='color:#c62828'>{html.escape(str(exc))}</span>")
+
+    def _not_started(self, exc: Exception) -> None:
+        self._preparing = None
+        self._say_error(exc)
+        self.start_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+
+    def _begin(self, tuner: Tuner, settings: TuneSettings) -> None:
+        """The tuner is built: draw its axes and start driving it (unless cancelled meanwhile)."""
+        self._preparing = None
+        self.tuner = tuner
+        if self._cancel_when_built:
+            self.cancel()
+            return
         self.table.setRowCount(0)
         show_values(self.plot)
         item = self.plot.getPlotItem()
@@ -195,12 +227,9 @@ class TuneWindow(QWidget):
                                "max_abs": "max abs output error"}[settings.goal.metric])
         item.setLabel("bottom", "median latency (ms)" if settings.objective == "latency"
                       else "model size (KiB)")
-        self.start_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
         self.timer.start()
         self.status.setText(f"Tuning: goal {settings.goal.text()}, minimising "
                             f"{settings.objective}…")
-        return True
 
     def _tick(self) -> None:
         if self.tuner is None:
@@ -210,7 +239,12 @@ class TuneWindow(QWidget):
             self._finished()
 
     def cancel(self) -> None:
-        """Stop every candidate (nothing is left behind)."""
+        """Stop every candidate (nothing is left behind); a tune still being prepared is
+        cancelled as soon as it is built."""
+        if self._preparing is not None:
+            self._cancel_when_built = True
+            self.status.setText("Cancelling…")
+            return
         if self.tuner is not None:
             self.tuner.cancel()
         self.timer.stop()
@@ -306,6 +340,10 @@ class TuneWindow(QWidget):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Qt: a tune still running is cancelled; its files go."""
+        if self._preparing is not None:  # let the tuner be built, then stop it
+            self._cancel_when_built = True
+            self._background.wait()
+            self._background.deliver()
         if self.tuner is not None:
             if not self.tuner.finished:
                 self.tuner.cancel()

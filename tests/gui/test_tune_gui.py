@@ -50,3 +50,39 @@ def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path
     again = window.tune_windows[-1]
     assert again.base is run.recipe and again.settings().base is run.recipe
     again.close()
+
+
+def test_the_tuner_is_built_off_the_ui_thread_and_cancel_waits_for_it(
+        qtbot, window: MainWindow, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Connecting to Ray takes seconds: the window stays responsive meanwhile, and a Cancel
+    pressed before the tuner exists stops it as soon as it is built."""
+    import threading
+
+    from edgestudio.gui import tune_window
+    from edgestudio.jobs.tuner import Tuner
+
+    built_on: list[threading.Thread] = []
+    release = threading.Event()
+
+    class SlowTuner(Tuner):
+        def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            built_on.append(threading.current_thread())
+            release.wait(30)  # as long as a cluster takes to answer
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(tune_window, "Tuner", SlowTuner)
+    for f in (SAMPLE_MODEL, SAMPLE_EVALUATION):
+        shutil.copy(f, tmp_path / f.name)
+    open_and_wait(qtbot, window, tmp_path / SAMPLE_MODEL.name)
+    tune = window.show_tune()
+    assert tune is not None
+    assert tune.start()
+    assert tune.tuner is None and "Preparing" in tune.status.text()
+    qtbot.wait(200)  # the UI thread is free: events are processed
+    tune.cancel()
+    assert "Cancelling" in tune.status.text()
+    release.set()
+    qtbot.waitUntil(lambda: tune.tuner is not None and tune.tuner.finished, timeout=30_000)
+    assert built_on and built_on[0] is not threading.main_thread()
+    assert tune.tuner.cancelled and tune.start_button.isEnabled()
+    assert not tune.tuner.folder.exists()
