@@ -41,6 +41,7 @@ import psutil
 from edgestudio.jobs.spawn import start_worker
 
 START_TIMEOUT_S = 10.0
+CLOSE_WAIT_S = 0.5
 
 
 class ForkServerError(RuntimeError):
@@ -236,12 +237,14 @@ class ForkServer:
         return code
 
     def close(self) -> None:
-        """Stop the server (running jobs go on to their end) and remove its folder."""
+        """Stop the server (running jobs go on to their end) and remove its folder. It leaves
+        as soon as it sees the socket close; one still loading its modules is killed rather
+        than waited for (this may run on the UI thread, and the server holds nothing)."""
         with contextlib.suppress(OSError):
             self._channel.shutdown(socket.SHUT_RDWR)
         self._channel.close()
         try:
-            self.process.wait(5)
+            self.process.wait(CLOSE_WAIT_S)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(5)

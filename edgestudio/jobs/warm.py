@@ -119,18 +119,21 @@ class WarmPool:
     def fork_server(self) -> ForkServer | None:
         """The fork server, when jobs are forked from one that fits a job started now and has
         loaded its modules (or, with :attr:`wait_for_load`, is loading them)."""
+        server = self._fitting_server()
+        if server is None or not (server.loaded.is_set() or self.wait_for_load):
+            return None
+        return server
+
+    def _fitting_server(self) -> ForkServer | None:
+        """The fork server if it runs with the environment and folder a job would get now."""
         server = self._server
         if server is None or not (server.alive() and _fits(server.env, server.cwd)):
             return None
-        return server if server.loaded.is_set() or self.wait_for_load else None
-
-    def _usable_or_loading(self) -> bool:
-        server = self._server
-        return server is not None and server.alive() and _fits(server.env, server.cwd)
+        return server
 
     def _fill_fork_server(self) -> None:
         with self._lock:
-            if not self._closed and not self._usable_or_loading():
+            if not self._closed and self._fitting_server() is None:
                 if self._server is not None:
                     self._retired.append(self._server)
                 try:

@@ -36,10 +36,15 @@ class ConversionError(EdgeStudioError):
 
 def load_full_model(path: Path) -> onnx.ModelProto:
     """Parse ``path`` and load its external weights after our policy has approved every file."""
+    return read_full_model(path)[0]
+
+
+def read_full_model(path: Path) -> tuple[onnx.ModelProto, bool]:
+    """:func:`load_full_model`, also saying whether the weights came from external files."""
     model = load_model(path)
-    check_external_data(model, path.parent)
+    external = bool(check_external_data(model, path.parent))
     onnx.external_data_helper.load_external_data_for_model(model, str(path.parent))
-    return model
+    return model, external
 
 
 def save_model(model: onnx.ModelProto, folder: Path, name: str) -> list[str]:

@@ -65,10 +65,10 @@ def augment_graph(self: Any) -> None:
         for reduce_op_name in ("ReduceMin", "ReduceMax"):
             reduce_output = tensor_name + "_" + reduce_op_name
             intermediate_output = reduce_output + "_Reshape"
-            reduce_node = helper.make_node(reduce_op_name, [tensor_name], [intermediate_output],
-                                           keepdims=1, name=reduce_output)
-            reshape_node = helper.make_node("Reshape", [intermediate_output, reshape_shape_name],
-                                            [reduce_output], name=intermediate_output)
+            reduce_node = helper.make_node(
+                reduce_op_name, [tensor_name],
+                [reduce_output if flatten_in_numpy else intermediate_output],
+                keepdims=1, name=reduce_output)
             if tensor_name not in value_infos:
                 raise ValueError(
                     f"Unable to guess tensor type for tensor {tensor_name!r}, "
@@ -84,12 +84,13 @@ def augment_graph(self: Any) -> None:
                     graph.initializer.append(
                         numpy_helper.from_array(np.array(axes, dtype=np.int64), axes_name))
                     reduce_node.input.append(axes_name)
+            new_nodes.append(reduce_node)
             if flatten_in_numpy:
-                reduce_node.output[0] = reduce_output
-                new_nodes.append(reduce_node)
                 new_outputs.append(helper.make_tensor_value_info(reduce_output, onnx_type, None))
             else:
-                new_nodes += [reduce_node, reshape_node]
+                new_nodes.append(helper.make_node(
+                    "Reshape", [intermediate_output, reshape_shape_name], [reduce_output],
+                    name=intermediate_output))
                 new_outputs.append(helper.make_tensor_value_info(reduce_output, onnx_type,
                                                                  [None]))
     graph.node.extend(new_nodes)

@@ -24,10 +24,8 @@ from edgestudio.core.convert.conversion_plan import model_opset
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.calib_data import ReplayReader, open_samples
 from edgestudio.core.inputs.input_spec import InputSpecError
-from edgestudio.core.model.external_data import check_external_data
-from edgestudio.core.model.model_io import load_model
 from edgestudio.core.model.opsets import iter_nodes, quantized_ops_in
-from edgestudio.core.ops.convert import INLINE_LIMIT, load_full_model, save_model
+from edgestudio.core.ops.convert import INLINE_LIMIT, read_full_model, save_model
 from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.ops.quant_accel import accelerated
 from edgestudio.core.ops.result_gate import run_in_process, run_isolated
@@ -113,8 +111,7 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
     assert isinstance(recipe, QuantRecipe)
     reporter.stage("Reading the model", 0.0)
     source = Path(recipe.model)
-    external = bool(check_external_data(load_model(source), source.parent))
-    model = load_full_model(source)
+    model, external = read_full_model(source)  # parsed once: big models take seconds
     names = {n.name for n in model.graph.node}
     rules = check_rules(recipe, model_opset(model), names)
     if not rules.ok:
