@@ -26,7 +26,9 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from edgestudio.core.ops import quant_calibration
+import onnx
+
+from edgestudio.core.ops import quant_calibration, quant_model_steps
 
 SUPPORTED_VERSION = "1.32.0"
 CROSSCHECK_ENV = "EDGESTUDIO_QUANT_CROSSCHECK"
@@ -60,13 +62,22 @@ EXPECTED_SOURCE = {
     "HistogramCollector.collect": "70326b61d1af419c",
     "HistogramCollector.collect_value": "3d41ddc2b4448d1f",
     "HistogramCollector.collect_absolute_value": "b29451ab578d706c",
+    "quant_utils.save_and_reload_model_with_shape_infer": "a786368a762a611d",
+    # watched, not replaced: the in-memory reload does what these do
+    "quant_utils.load_model_with_shape_infer": "595bdf9400f3c31b",
+    "quant_utils.add_infer_metadata": "06ce23b138366e59",
+    "ONNXModel.topological_sort": "1feb35a3069478d3",
 }
 # Modules that import find_by_name by name (their own reference must be replaced too).
 FIND_BY_NAME_USERS = ("quant_utils", "onnx_model", "base_quantizer", "onnx_quantizer",
                       "qdq_quantizer", "operators.conv", "operators.matmul")
+# ... and those that import save_and_reload_model_with_shape_infer by name.
+RELOAD_USERS = ("quant_utils", "base_quantizer", "onnx_quantizer", "quantize",
+                "shape_inference")
 
 
 _FLOAT8E4M3FN = 17  # onnx.TensorProto.FLOAT8E4M3FN
+_TensorProto = onnx.TensorProto
 
 
 class CrossCheckError(AssertionError):
@@ -117,6 +128,11 @@ def _targets() -> dict[str, Callable[..., Any]]:
         "HistogramCollector.collect_value": calibrate.HistogramCollector.collect_value,
         "HistogramCollector.collect_absolute_value":
             calibrate.HistogramCollector.collect_absolute_value,
+        "quant_utils.save_and_reload_model_with_shape_infer":
+            quant_utils.save_and_reload_model_with_shape_infer,
+        "quant_utils.load_model_with_shape_infer": quant_utils.load_model_with_shape_infer,
+        "quant_utils.add_infer_metadata": quant_utils.add_infer_metadata,
+        "ONNXModel.topological_sort": model_cls.topological_sort,
     }
 
 
@@ -219,7 +235,8 @@ class _NameIndex(_Tracked):
 
     def added(self, item: Any, number: int) -> None:
         self.numbers.setdefault(item.name, []).append(number)
-        if getattr(item, "data_type", None) == _FLOAT8E4M3FN:
+        # Only tensors have a data type (getattr's default would raise and catch per node).
+        if type(item) is _TensorProto and item.data_type == _FLOAT8E4M3FN:
             self.float8[number] = item
 
     def removed(self, item: Any, number: int) -> None:
@@ -523,6 +540,10 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
             _same_map(result, stock["ONNXModel.input_name_to_nodes"](self), "consumers")
         return result
 
+    def save_and_reload(model: Any) -> Any:
+        return quant_model_steps.save_and_reload_model_with_shape_infer(
+            model, stock["quant_utils.save_and_reload_model_with_shape_infer"])
+
     def output_name_to_node(self: Any) -> Mapping[str, Any]:
         index = idx.nodes_of(self.model.graph)
         result = _MapView(index, index.producers, last=True)
@@ -555,6 +576,8 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
             stock["HistogramCalibrater.collect_data"]),
         "CalibraterBase.create_inference_session": quant_calibration.calibration_session,
         "onnx_model._clean_initializers_helper": _clean_initializers_helper,
+        "quant_utils.save_and_reload_model_with_shape_infer": save_and_reload,
+        "ONNXModel.topological_sort": quant_model_steps.topological_sort,
     }
 
 
@@ -586,12 +609,21 @@ def _clean_initializers_helper(graph: Any, model: Any) -> tuple[Any, set[str]]:
     from onnx import helper as onnx_helper
     from onnxruntime.quantization.quant_utils import attribute_to_kwarg
 
-    requesting = {name for node in graph.node for name in node.input if name}
+    # Every node's input and output names in one walk (each field read once: on tens of
+    # thousands of nodes, walking the protobuf list is most of this function's time).
+    requesting: set[str] = set()
+    outputs: set[str] = set()
+    nodes = list(graph.node)
+    for node in nodes:
+        requesting.update(node.input)
+        outputs.update(node.output)
+    requesting.discard("")
     requesting.update(g_out.name for g_out in graph.output if g_out.name)
     new_nodes = []
-    for node in graph.node:
+    for node in nodes:
         new_node = node
-        if any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in node.attribute):
+        if node.attribute and any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS)
+                                  for a in node.attribute):
             kwargs: dict[str, Any] = {}
             for attr in node.attribute:
                 if attr.type == AttributeProto.GRAPH:
@@ -612,7 +644,7 @@ def _clean_initializers_helper(graph: Any, model: Any) -> tuple[Any, set[str]]:
         new_nodes.append(new_node)
     graph.ClearField("node")
     graph.node.extend(new_nodes)
-    requesting.difference_update(output for node in graph.node for output in node.output)
+    requesting.difference_update(outputs)  # the new nodes have the same outputs
     unused: list[Any] = []
     kept: list[Any] = []
     for initializer in graph.initializer:
@@ -664,18 +696,32 @@ def _slots() -> dict[str, tuple[Any, str]]:
         owner = importlib.import_module(f"onnxruntime.quantization.{module}")
         if hasattr(owner, "find_by_name"):
             slots[f"find_by_name@{module}"] = (owner, "find_by_name")
+    reload = "save_and_reload_model_with_shape_infer"
+    for module in RELOAD_USERS:
+        owner = importlib.import_module(f"onnxruntime.quantization.{module}")
+        if hasattr(owner, reload):
+            slots[f"quant_utils.{reload}@{module}"] = (owner, reload)
     return slots
 
 
-def _with_progress(create: Callable[..., Any], idx: _Indexes,
+def _with_progress(create: Callable[..., Any],
                    progress: Callable[[float], None]) -> Callable[..., Any]:
-    """ORT's per-node quantizer factory, reporting how far through the graph the node is."""
+    """ORT's per-node quantizer factory, reporting how far through the graph the node is.
+
+    ORT walks the graph's node list without changing it while it creates these, so each
+    node's place is looked up in a map made once per list (it holds the list and the nodes
+    it maps, so their ids stay theirs)."""
+    places: dict[int, tuple[Any, list[Any], dict[int, int]]] = {}
 
     def create_and_report(quantizer: Any, node: Any) -> Any:
-        index = idx.nodes_of(quantizer.model.model.graph)
-        number = index.number.get(id(node))
-        if number is not None and index.items:
-            progress(number / len(index.items))
+        nodes = quantizer.model.model.graph.node
+        held = places.get(id(nodes))
+        if held is None or held[0] is not nodes or len(held[1]) != len(nodes):
+            listed = list(nodes)
+            held = places[id(nodes)] = (nodes, listed, {id(n): k for k, n in enumerate(listed)})
+        number = held[2].get(id(node))
+        if number is not None:
+            progress(number / len(held[1]))
         return create(quantizer, node)
 
     return create_and_report
@@ -704,10 +750,11 @@ def accelerated(log: Callable[[str], None] | None = None,
         for owner, attr in ((qdq_quantizer, "CreateQDQQuantizer"),
                             (onnx_quantizer, "CreateOpQuantizer")):
             saved.append((owner, attr, owner.__dict__[attr]))
-            setattr(owner, attr, _with_progress(owner.__dict__[attr], indexes, progress))
+            setattr(owner, attr, _with_progress(owner.__dict__[attr], progress))
     try:
         for name, (owner, attr) in _slots().items():
-            key = "quant_utils.find_by_name" if name.startswith("find_by_name@") else name
+            key = ("quant_utils.find_by_name" if name.startswith("find_by_name@")
+                   else name.split("@", 1)[0])
             if key not in standins:
                 continue
             saved.append((owner, attr, owner.__dict__[attr]))
