@@ -90,6 +90,10 @@ def preload() -> None:
         resolve_operation(kind)
     import onnxruntime.quantization  # noqa: F401  (imported lazily inside the operations)
 
+    from edgestudio.core.ops import quant_accel
+
+    quant_accel.unsupported_reason()  # reads and hashes ORT's sources once, not per job
+
 
 def run_spec(spec_path: str, stream: BinaryIO) -> int:
     """Run the job described by ``spec_path``, reporting on ``stream``; 0 on success, 1 when
