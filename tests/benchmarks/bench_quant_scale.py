@@ -7,7 +7,9 @@ specification, ORT's pre-processing, quantization with the accelerated helpers, 
 running the result). Stock ORT runs at 1k, 2k and 4k nodes (8k takes over half an hour: set
 EDGESTUDIO_BENCH_STOCK_8K=1); ours also at 8k and 20k. Then calibration peak memory at 8 and 64
 samples on the 8k graph, and histogram (Entropy) calibration memory at 8 and 128 samples on a
-CNN, stock vs ours. Ours runs as in the window, in a worker started ahead. Each figure is one run (minutes each); the exponent is the slope of
+CNN, stock vs ours. Ours runs as in the window, in a worker started ahead: the median of
+three jobs, with where the median job spent its time (pre-processing, quantizing, loading and
+running the result). Stock ORT is one run per cell (minutes each). The exponent is the slope of
 log(time) over log(nodes).
 """
 
@@ -16,10 +18,12 @@ from __future__ import annotations
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -51,6 +55,7 @@ print(json.dumps({"seconds": time.perf_counter() - start,
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
+OURS_RUNS = 3
 OURS = """
 import json, sys, time
 from edgestudio.core.inputs.data_source import DataSource
@@ -59,16 +64,38 @@ from edgestudio.jobs import warm
 from edgestudio.jobs.runner import run_job
 mode = sys.argv[4]
 warm.keep_warm()
-time.sleep(3)  # as in the window: the worker was started ahead
-start = time.perf_counter()
-job = run_job(QuantRecipe(model=sys.argv[1], output=sys.argv[3], mode=mode, overwrite=True,
-                          calib=DataSource("npz", sys.argv[2]) if mode == "qdq" else None),
-              timeout=3600)
-assert job.state.value == "succeeded", job.error
-print(json.dumps({"seconds": time.perf_counter() - start, "peak_mb": job.peak_memory_mb,
-                  "accelerated": not any("stock onnxruntime" in line for line in job.log)}))
+runs = []
+for _ in range(int(sys.argv[5])):
+    time.sleep(3)  # as in the window: a worker was started ahead
+    stages = {}  # stage -> seconds since the job started, when it began
+    def seen(job):
+        for line in job.log:
+            if line.startswith("▸ ") and line not in stages:
+                stages[line] = time.perf_counter() - start
+    start = time.perf_counter()
+    job = run_job(QuantRecipe(model=sys.argv[1], output=sys.argv[3], mode=mode, overwrite=True,
+                              calib=DataSource("npz", sys.argv[2]) if mode == "qdq" else None),
+                  timeout=3600, on_update=seen)
+    seconds = time.perf_counter() - start
+    assert job.state.value == "succeeded", job.error
+    seen(job)
+    runs.append({"seconds": seconds, "peak_mb": job.peak_memory_mb, "stages": stages,
+                 "accelerated": not any("stock onnxruntime" in line for line in job.log)})
+print(json.dumps(runs))
 warm.stop_warm()
 """
+
+
+def _phases(run: dict[str, Any]) -> str:
+    """Where one job spent its time: up to quantizing, quantizing, proving the result."""
+    begun = sorted(run["stages"].items(), key=lambda kv: kv[1])
+    quantize = next((t for s, t in begun if "uantiz" in s or "alibrat" in s), None)
+    prove = next((t for s, t in begun if "Loading and running" in s), None)
+    if quantize is None or prove is None:
+        return ""
+    return (f"  [{quantize:.1f} s inputs + pre-processing, {prove - quantize:.1f} s "
+            f"{'calibrating + ' if 'alibrat' in ''.join(run['stages']) else ''}quantizing, "
+            f"{run['seconds'] - prove:.1f} s loading + running the result]")
 
 CALIBRATION_MEMORY = """
 import json, resource, sys, numpy as np
@@ -110,11 +137,22 @@ print(json.dumps({"peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss 
 """
 
 
-def _run(code: str, *args: str) -> dict[str, float]:
+def _run(code: str, *args: str) -> Any:
     done = subprocess.run([sys.executable, "-c", code, *args], check=True, capture_output=True,
                           text=True, env={**os.environ, "ORT_DISABLE_TELEMETRY": "1"})
-    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _ours(*args: str) -> dict[str, Any]:
+    """The median of :data:`OURS_RUNS` jobs (the run itself, with its stage times), plus the
+    range of the times and the highest peak memory."""
+    runs = _run(OURS, *args, str(OURS_RUNS))
+    times = [r["seconds"] for r in runs]
+    median = statistics.median(times)
+    middle = min(runs, key=lambda r: abs(r["seconds"] - median))
+    return {**middle, "seconds": median, "range": (min(times), max(times)),
+            "peak_mb": max(r["peak_mb"] or 0 for r in runs),
+            "accelerated": all(r["accelerated"] for r in runs)}
 
 
 def _exponent(points: list[tuple[int, float]]) -> float:
@@ -134,13 +172,14 @@ def main() -> None:
     for n in sorted(set(STOCK_SIZES) | set(OUR_SIZES)):
         models[n] = tmp / f"mlp{n}.onnx"
         onnx.save(residual_mlp(n), str(models[n]))
-    print(f"residual-MLP graphs, {SAMPLES} calibration samples, one run per cell")
+    print(f"residual-MLP graphs, {SAMPLES} calibration samples; stock: one run, ours: median of "
+          f"{OURS_RUNS} jobs (range after the row)")
     print(f"{'mode':<8}{'nodes':>7}{'stock ORT s':>13}{'ours s':>9}{'speed-up':>10}"
           f"{'stock MB':>10}{'ours MB':>9}")
     for mode in ("qdq", "dynamic"):
         stock_points, our_points = [], []
         for n in OUR_SIZES:
-            ours = _run(OURS, str(models[n]), str(data), str(tmp / "ours.onnx"), mode)
+            ours = _ours(str(models[n]), str(data), str(tmp / "ours.onnx"), mode)
             our_points.append((n, ours["seconds"]))
             stock = (_run(STOCK, str(models[n]), str(data), str(tmp / "stock.onnx"), mode)
                      if n in STOCK_SIZES else None)
@@ -151,8 +190,10 @@ def main() -> None:
                      f"{stock['seconds'] / ours['seconds']:>9.1f}×" if stock else f"{'—':>10}",
                      f"{stock['peak_mb']:>10.0f}" if stock else f"{'—':>10}",
                      f"{ours['peak_mb'] or 0:>9.0f}")
-            print(f"{mode:<8}{n:>7}" + "".join(cells)
-                  + ("" if ours.get("accelerated") else "  (stock path!)"), flush=True)
+            low, high = ours["range"]
+            print(f"{mode:<8}{n:>7}" + "".join(cells) + f"  ({low:.1f}–{high:.1f} s)"
+                  + _phases(ours) + ("" if ours["accelerated"] else "  (stock path!)"),
+                  flush=True)
         print(f"{mode}: scaling exponent stock {_exponent(stock_points):.2f}, "
               f"ours {_exponent(our_points):.2f} (1 = linear, 2 = quadratic)", flush=True)
     for count in (8, 64):
