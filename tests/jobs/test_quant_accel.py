@@ -38,6 +38,7 @@ STATIC = {
     "qdq_u8s8": {},
     "qdq_per_channel": {"per_channel": True},
     "qdq_symmetric": {"extra_options": {"ActivationSymmetric": True, "WeightSymmetric": True}},
+    "qdq_symmetric_ranges": {"extra_options": {"CalibTensorRangeSymmetric": True}},
     "qdq_dedicated_pairs": {"extra_options": {"DedicatedQDQPair": True}},
     "qdq_int16_activations": {"activation_type": "QInt16"},
     "qoperator": {"quant_format": "QOperator"},

@@ -126,49 +126,136 @@ def streaming_minmax(stock_collect: Callable[..., Any]) -> Callable[..., Any]:
     """ORT's MinMaxCalibrater.collect_data keeps every reduced output of every sample and
     takes nanmin/nanmax over them at the end (memory grows with the sample count). This folds
     each sample into a running np.fmin/np.fmax — the same NaN-ignoring minimum and maximum —
-    and hands ORT's compute_data that one folded sample, so the ranges are identical. Moving
-    averages (a different sum order) and ORT's chunking option use the stock code."""
+    so the ranges are identical (see :class:`_Fold` and :func:`_ranges_of_one_sample`).
+    Moving averages (a different sum order) and ORT's chunking option use the stock code."""
 
     def collect_data(self: Any, data_reader: Any) -> None:
-        import numpy as np
-
-        if not _streams(self):
+        names = [o.name for o in self.infer_session.get_outputs()]
+        added = names[self.num_model_outputs:]
+        if not _streams(self) or set(added) & set(self.model_original_outputs):
             stock_collect(self, data_reader)
             return
-        outputs = self.infer_session.get_outputs()
-        names = [o.name for o in outputs]
-        added = names[self.num_model_outputs:]
-        is_max = {name: k % 2 == 1 for k, name in enumerate(added)}  # (min, max) pairs
-        folded: list[Any] | None = None
+        fold = _Fold(names, minima=set(added[0::2]), maxima=set(added[1::2]))
         while True:
             inputs = data_reader.get_next()
             if not inputs:
                 break
-            # The reductions keep their dimensions (see augment_graph): flattened here as
-            # ORT's Reshape to [-1] would have.
-            values = [None if name in self.model_original_outputs
-                      else np.reshape(value, -1) if name in is_max else value
-                      for name, value in zip(names, self.infer_session.run(None, inputs),
-                                             strict=False)]
-            if folded is None:
-                folded = [None if v is None else np.array(v, copy=True) for v in values]
-                continue
-            for k, (name, value) in enumerate(zip(names, values, strict=False)):
-                if value is not None and name in is_max:
-                    fold = np.fmax if is_max[name] else np.fmin
-                    folded[k] = fold(folded[k], value)
-        if folded is not None:
-            self.intermediate_outputs.append(folded)
-        if len(self.intermediate_outputs) == 0 and self.calibrate_tensors_range is None:
-            raise ValueError("No data is collected.")
-        t = self.compute_data()
+            fold.add(self.infer_session.run(None, inputs))
+        folded = fold.result()
+        if folded is not None and not self.symmetric:
+            ranges = _ranges_of_one_sample(self, names, folded)
+        else:  # ORT's own computation, over the one folded sample
+            if folded is not None:
+                self.intermediate_outputs.append(folded)
+            if len(self.intermediate_outputs) == 0 and self.calibrate_tensors_range is None:
+                raise ValueError("No data is collected.")
+            ranges = self.compute_data()
         from onnxruntime.quantization.calibrate import TensorsData
 
-        if not isinstance(t, TensorsData):
-            raise TypeError(f"compute_data must return a TensorsData not {type(t)}.")
+        if not isinstance(ranges, TensorsData):
+            raise TypeError(f"compute_data must return a TensorsData not {type(ranges)}.")
         self.clear_collected_data()
 
     return collect_data
+
+
+class _Fold:
+    """The running minimum and maximum of each reduce output over the samples.
+
+    The reductions keep their dimensions (see :func:`augment_graph`): they are flattened as
+    ORT's Reshape to [-1] would have. On graphs with thousands of calibrated tensors, folding
+    them one by one in Python took longer than running the model: while every sample gives
+    each output the same size and all minima (and all maxima) one dtype, each sample's minima
+    are joined into one array and folded with a single np.fmin (likewise the maxima). That is
+    the same element-wise function on the same pairs in the same order, so the same values;
+    otherwise each output is folded on its own."""
+
+    def __init__(self, names: list[str], minima: set[str], maxima: set[str]) -> None:
+        self.names = names
+        self.min_at = [k for k, n in enumerate(names) if n in minima]
+        self.max_at = [k for k, n in enumerate(names) if n in maxima]
+        self.folded: list[Any] | None = None  # per output (None: a model output)
+        self.joined: tuple[Any, Any] | None = None  # (minima, maxima), while joinable
+        self.sizes: list[int] = []
+
+    def add(self, values: list[Any]) -> None:
+        """Fold one sample's outputs in."""
+        import numpy as np
+
+        if self.folded is None:  # the first sample is the running value
+            self.folded = [None] * len(self.names)
+            for k in (*self.min_at, *self.max_at):
+                self.folded[k] = np.array(np.reshape(values[k], -1), copy=True)
+            self.sizes = [self.folded[k].size for k in (*self.min_at, *self.max_at)]
+            self.joined = self._join(self.folded)
+            return
+        if self.joined is not None:
+            joined = self._join(values)
+            if joined is not None:
+                np.fmin(self.joined[0], joined[0], out=self.joined[0])
+                np.fmax(self.joined[1], joined[1], out=self.joined[1])
+                return
+        self._split()
+        for positions, fold in ((self.min_at, np.fmin), (self.max_at, np.fmax)):
+            for k in positions:
+                self.folded[k] = fold(self.folded[k], np.reshape(values[k], -1))
+
+    def result(self) -> list[Any] | None:
+        """Each output's folded value (None before any sample)."""
+        self._split()
+        return self.folded
+
+    def _join(self, values: list[Any]) -> tuple[Any, Any] | None:
+        """Each group's outputs in one array; None where they cannot be joined (mixed dtypes,
+        or sizes other than the first sample's)."""
+        import numpy as np
+
+        groups = []
+        sizes: list[int] = []
+        for positions in (self.min_at, self.max_at):
+            parts = [np.asarray(values[k]).reshape(-1) for k in positions]
+            if len({p.dtype for p in parts}) > 1:
+                return None  # joining would convert: fold one by one instead
+            sizes += map(len, parts)
+            groups.append(np.concatenate(parts) if parts else np.empty(0, np.float32))
+        if self.sizes and sizes != self.sizes:
+            return None
+        return groups[0], groups[1]
+
+    def _split(self) -> None:
+        """Back to one running value per output (their sizes are those of the first sample)."""
+        if self.joined is None or self.folded is None:
+            return
+        import numpy as np
+
+        sizes = iter(self.sizes)
+        for positions, joined in zip((self.min_at, self.max_at), self.joined, strict=True):
+            if not positions:
+                continue
+            ends = np.cumsum([next(sizes) for _ in positions])
+            for k, part in zip(positions, np.split(joined, ends[:-1]), strict=True):
+                self.folded[k] = part
+        self.joined = None
+
+
+def _ranges_of_one_sample(self: Any, names: list[str], folded: list[Any]) -> Any:
+    """ORT's MinMaxCalibrater.compute_data given a single folded sample, without its
+    per-tensor ``np.nanmin([value], axis=0)``: over one row that is the row itself (NaN stays
+    NaN, as nanmin leaves an all-NaN slice), so each range is the folded value. The tensor
+    names, the pairing and the merge with earlier ranges are ORT's."""
+    from onnxruntime.quantization.calibrate import CalibrationMethod, TensorsData
+
+    added = names[self.num_model_outputs:]
+    value_of = dict(zip(names, folded, strict=True))
+    tensor_names = [added[i].rpartition("_")[0] for i in range(0, len(added), 2)]
+    pairs = [(value_of[added[i]].copy(), value_of[added[i + 1]].copy())
+             for i in range(0, len(added), 2)]
+    ranges = TensorsData(CalibrationMethod.MinMax, dict(zip(tensor_names, pairs, strict=False)))
+    if self.calibrate_tensors_range:
+        self.calibrate_tensors_range = self.merge_range(self.calibrate_tensors_range, ranges)
+    else:
+        self.calibrate_tensors_range = ranges
+    return self.calibrate_tensors_range
 
 
 
