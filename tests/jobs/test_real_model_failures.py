@@ -5,6 +5,7 @@ that could not run says so."""
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -141,10 +142,12 @@ def test_fp16_keeps_ops_in_float32_when_onnxruntime_crashes_on_them(
     src = models.save(models.gru_model(), tmp_path / "gru.onnx")
     recipe = QuantRecipe(model=str(src), output=str(tmp_path / "o.onnx"), mode="fp16")
     notes: list[str] = []
-    out, state = quantize_op._quantize_and_prove(
-        recipe, src, None, tmp_path, None, {}, RecordingReporter(), notes)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        out, state, inspected = quantize_op._quantize_and_prove(
+            recipe, src, None, tmp_path, None, {}, RecordingReporter(), notes, pool)
     assert state == "loads and runs"
     result = onnx.load(str(out))
+    assert inspected.model == result  # the result read back is the one that ran
     assert any("fp16 form of GRU" in n and "float32" in n for n in notes)
     gru = next(n for n in result.graph.node if n.op_type == "GRU")
     weights = {t.name: t.data_type for t in result.graph.initializer}
