@@ -9,7 +9,8 @@ EDGESTUDIO_BENCH_STOCK_8K=1); ours also at 8k and 20k. Then calibration peak mem
 samples on the 8k graph, and histogram (Entropy) calibration memory at 8 and 128 samples on a
 CNN, stock vs ours. Ours runs as in the window, in a worker started ahead: the median of
 three jobs, with where the median job spent its time (pre-processing, quantizing, loading and
-running the result). Stock ORT is one run per cell (minutes each). The exponent is the slope of
+running the result); where stock runs too, three jobs before it and three after. Stock ORT is
+one run per cell (minutes each). The exponent is the slope of
 log(time) over log(nodes).
 """
 
@@ -143,10 +144,23 @@ def _run(code: str, *args: str) -> Any:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _ours(*args: str) -> dict[str, Any]:
-    """The median of :data:`OURS_RUNS` jobs (the run itself, with its stage times), plus the
-    range of the times and the highest peak memory."""
-    runs = _run(OURS, *args, str(OURS_RUNS))
+def _side_by_side(model: Path, data: Path, tmp: Path, mode: str,
+                  with_stock: bool) -> tuple[dict[str, Any], dict[str, float] | None]:
+    """Ours (see :func:`_summary`) and, ``with_stock``, stock ORT's one run — between as many
+    of our jobs before it as after it: this machine's speed drifts over the minutes stock
+    takes, and our median then spans the same stretch of time."""
+    ours = [str(model), str(data), str(tmp / "ours.onnx"), mode, str(OURS_RUNS)]
+    runs = _run(OURS, *ours)
+    stock = None
+    if with_stock:
+        stock = _run(STOCK, str(model), str(data), str(tmp / "stock.onnx"), mode)
+        runs += _run(OURS, *ours)
+    return _summary(runs), stock
+
+
+def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median job (the run itself, with its stage times) with the median time, the range
+    of the times and the highest peak memory."""
     times = [r["seconds"] for r in runs]
     median = statistics.median(times)
     middle = min(runs, key=lambda r: abs(r["seconds"] - median))
@@ -172,17 +186,16 @@ def main() -> None:
     for n in sorted(set(STOCK_SIZES) | set(OUR_SIZES)):
         models[n] = tmp / f"mlp{n}.onnx"
         onnx.save(residual_mlp(n), str(models[n]))
-    print(f"residual-MLP graphs, {SAMPLES} calibration samples; stock: one run, ours: median of "
-          f"{OURS_RUNS} jobs (range after the row)")
+    print(f"residual-MLP graphs, {SAMPLES} calibration samples; stock: one run; ours: median of "
+          f"{OURS_RUNS} jobs, or of {OURS_RUNS} before and {OURS_RUNS} after the stock run where "
+          "there is one (range after the row)")
     print(f"{'mode':<8}{'nodes':>7}{'stock ORT s':>13}{'ours s':>9}{'speed-up':>10}"
           f"{'stock MB':>10}{'ours MB':>9}")
     for mode in ("qdq", "dynamic"):
         stock_points, our_points = [], []
         for n in OUR_SIZES:
-            ours = _ours(str(models[n]), str(data), str(tmp / "ours.onnx"), mode)
+            ours, stock = _side_by_side(models[n], data, tmp, mode, n in STOCK_SIZES)
             our_points.append((n, ours["seconds"]))
-            stock = (_run(STOCK, str(models[n]), str(data), str(tmp / "stock.onnx"), mode)
-                     if n in STOCK_SIZES else None)
             if stock:
                 stock_points.append((n, stock["seconds"]))
             cells = (f"{stock['seconds']:>13.1f}" if stock else f"{'—':>13}",
