@@ -64,10 +64,19 @@ def test_a_big_weight_stays_unreadable_to_shape_inference_as_in_orts_round_trip(
     assert not ours.graph.initializer[1].HasField("data_location")  # too small to move
 
 
-def test_a_model_with_external_references_takes_orts_path() -> None:
-    model = _big_shape_reshape()
-    weight = model.graph.initializer[0]
-    weight.data_location = TensorProto.EXTERNAL
+@pytest.mark.parametrize("where", ["initializer", "constant_attribute", "subgraph_constant"])
+def test_a_model_with_external_references_takes_orts_path(where: str) -> None:
+    model = _big_shape_reshape() if where == "initializer" else models.with_if_subgraph()
+    if where == "initializer":
+        tensor = model.graph.initializer[0]
+    else:
+        constant = helper.make_node("Constant", [], ["c"], name="c",
+                                    value=numpy_helper.from_array(np.ones(4, np.float32)))
+        graph = model.graph if where == "constant_attribute" else next(
+            a.g for n in model.graph.node for a in n.attribute if a.type == a.GRAPH)
+        graph.node.insert(0, constant)
+        tensor = graph.node[0].attribute[0].t
+    tensor.data_location = TensorProto.EXTERNAL
     called: list[onnx.ModelProto] = []
     quant_model_steps.save_and_reload_model_with_shape_infer(model, called.append)
     assert called == [model]

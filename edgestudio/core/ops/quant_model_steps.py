@@ -38,6 +38,30 @@ def _initializer_tensors(graph: Any) -> Iterator[Any]:
                     yield from _initializer_tensors(subgraph)
 
 
+def _attribute_tensors(nodes: Any) -> Iterator[Any]:
+    """The tensors held in the attributes of ``nodes`` and of their subgraphs' nodes."""
+    from onnx import AttributeProto
+
+    for node in nodes:
+        for attribute in node.attribute:
+            if attribute.HasField("t"):
+                yield attribute.t
+            yield from attribute.tensors
+            if attribute.type == AttributeProto.GRAPH:
+                yield from _attribute_tensors(attribute.g.node)
+            elif attribute.type == AttributeProto.GRAPHS:
+                for subgraph in attribute.graphs:
+                    yield from _attribute_tensors(subgraph.node)
+
+
+def _any_external(model: Any) -> bool:
+    """Whether any tensor of ``model`` (initializer or attribute, functions included) refers
+    to external data."""
+    tensors = [_initializer_tensors(model.graph), _attribute_tensors(model.graph.node),
+               *(_attribute_tensors(f.node) for f in model.functions)]
+    return any(_uses_external_data(t) for group in tensors for t in group)
+
+
 def _uses_external_data(tensor: Any) -> bool:
     from onnx import TensorProto
 
@@ -58,10 +82,9 @@ def save_and_reload_model_with_shape_infer(model: Any, stock: Callable[[Any], An
     A model that already refers to external data takes ORT's own path."""
     import onnx
     from onnx import TensorProto
-    from onnx.external_data_helper import _get_all_tensors
     from onnxruntime.quantization.quant_utils import add_infer_metadata
 
-    if any(_uses_external_data(t) for t in _get_all_tensors(model)):
+    if _any_external(model):
         return stock(model)
     moved = [t for t in _initializer_tensors(model.graph)
              if t.HasField("raw_data") and sys.getsizeof(t.raw_data) >= EXTERNAL_THRESHOLD]
@@ -91,7 +114,8 @@ def save_and_reload_model_with_shape_infer(model: Any, stock: Callable[[Any], An
     inferred = onnx.shape_inference.infer_shapes(view)
     marked = [t for t in _initializer_tensors(inferred.graph) if _uses_external_data(t)]
     if [t.name for t in marked] != [t.name for t in moved]:
-        raise RuntimeError("shape inference changed the model's weights")  # never seen
+        # A guard: shape inference adds value_info and leaves initializers as they are.
+        raise RuntimeError("shape inference changed the model's weights")
     for tensor, (raw, _, _) in zip(marked, saved, strict=True):
         tensor.raw_data = raw
         tensor.data_location = TensorProto.DEFAULT
