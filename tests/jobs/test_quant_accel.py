@@ -165,18 +165,35 @@ def test_calibration_methods_give_byte_identical_models(
 
 
 def test_patches_are_removed_afterwards() -> None:
-    from onnxruntime.quantization import calibrate, onnx_model, qdq_quantizer, quant_utils
+    import importlib
 
-    before = (quant_utils.find_by_name, qdq_quantizer.find_by_name,
-              onnx_model.ONNXModel.replace_input_of_all_nodes,
-              calibrate.MinMaxCalibrater.augment_graph)
+    from onnxruntime.quantization import (
+        base_quantizer,
+        calibrate,
+        onnx_model,
+        onnx_quantizer,
+        qdq_quantizer,
+        quant_utils,
+    )
+
+    quantize = importlib.import_module("onnxruntime.quantization.quantize")  # the module
+
+    def patched() -> tuple[object, ...]:
+        return (quant_utils.find_by_name, qdq_quantizer.find_by_name,
+                onnx_model.ONNXModel.replace_input_of_all_nodes,
+                onnx_model.ONNXModel.topological_sort,
+                calibrate.MinMaxCalibrater.augment_graph,
+                quant_utils.save_and_reload_model_with_shape_infer,
+                base_quantizer.save_and_reload_model_with_shape_infer,
+                onnx_quantizer.save_and_reload_model_with_shape_infer,
+                quantize.save_and_reload_model_with_shape_infer)
+
+    before = patched()
     with quant_accel.accelerated() as used:
         if used:
-            assert quant_utils.find_by_name is not before[0]
-    after = (quant_utils.find_by_name, qdq_quantizer.find_by_name,
-             onnx_model.ONNXModel.replace_input_of_all_nodes,
-             calibrate.MinMaxCalibrater.augment_graph)
-    assert after == before
+            during = patched()
+            assert all(a is not b for a, b in zip(during, before, strict=True))
+    assert patched() == before
 
 
 def test_other_onnxruntime_versions_fall_back_to_stock(monkeypatch: pytest.MonkeyPatch) -> None:
