@@ -89,13 +89,15 @@ warm.stop_warm()
 
 def _phases(run: dict[str, Any]) -> str:
     """Where one job spent its time: up to quantizing, quantizing, proving the result."""
-    begun = sorted(run["stages"].items(), key=lambda kv: kv[1])
-    quantize = next((t for s, t in begun if "uantiz" in s or "alibrat" in s), None)
-    prove = next((t for s, t in begun if "Loading and running" in s), None)
+    begun = sorted(((stage.lower(), t) for stage, t in run["stages"].items()),
+                   key=lambda st: st[1])
+    quantize = next((t for s, t in begun if "quantizing" in s or "calibrating" in s), None)
+    prove = next((t for s, t in begun if "loading and running" in s), None)
     if quantize is None or prove is None:
         return ""
+    calibrated = any("calibrating" in s for s, _ in begun)
     return (f"  [{quantize:.1f} s inputs + pre-processing, {prove - quantize:.1f} s "
-            f"{'calibrating + ' if 'alibrat' in ''.join(run['stages']) else ''}quantizing, "
+            f"{'calibrating + ' if calibrated else ''}quantizing, "
             f"{run['seconds'] - prove:.1f} s loading + running the result]")
 
 CALIBRATION_MEMORY = """

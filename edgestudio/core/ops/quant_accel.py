@@ -76,8 +76,8 @@ RELOAD_USERS = ("quant_utils", "base_quantizer", "onnx_quantizer", "quantize",
                 "shape_inference")
 
 
-_FLOAT8E4M3FN = 17  # onnx.TensorProto.FLOAT8E4M3FN
 _TensorProto = onnx.TensorProto
+_FLOAT8E4M3FN = onnx.TensorProto.FLOAT8E4M3FN
 
 
 class CrossCheckError(AssertionError):

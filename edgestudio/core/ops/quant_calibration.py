@@ -105,7 +105,6 @@ def augment_graph(self: Any) -> None:
         Path(self.augmented_model_path).write_bytes(self.model.SerializeToString())
 
 
-
 def calibration_session(self: Any) -> None:
     """ORT's calibration session, without memory-pattern planning: on a graph with thousands
     of added outputs that planning makes the first run super-linear, and it changes only how
@@ -177,7 +176,7 @@ class _Fold:
     otherwise each output is folded on its own."""
 
     def __init__(self, names: list[str], minima: set[str], maxima: set[str]) -> None:
-        self.names = names
+        self.count = len(names)
         self.min_at = [k for k, n in enumerate(names) if n in minima]
         self.max_at = [k for k, n in enumerate(names) if n in maxima]
         self.folded: list[Any] | None = None  # per output (None: a model output)
@@ -189,9 +188,10 @@ class _Fold:
         import numpy as np
 
         if self.folded is None:  # the first sample is the running value
-            self.folded = [None] * len(self.names)
+            # ORT hands out new arrays, and only the joined ones are folded in place.
+            self.folded = [None] * self.count
             for k in (*self.min_at, *self.max_at):
-                self.folded[k] = np.array(np.reshape(values[k], -1), copy=True)
+                self.folded[k] = np.reshape(values[k], -1)
             self.sizes = [self.folded[k].size for k in (*self.min_at, *self.max_at)]
             self.joined = self._join(self.folded)
             return
@@ -262,8 +262,6 @@ def _ranges_of_one_sample(self: Any, names: list[str], folded: list[Any]) -> Any
     else:
         self.calibrate_tensors_range = ranges
     return self.calibrate_tensors_range
-
-
 
 
 def streaming_histograms(stock_collect: Callable[..., Any]) -> Callable[..., Any]:
