@@ -268,3 +268,83 @@ def quantized_sample(folder: Path, **options: object) -> Path:
     out = folder / "q.onnx"
     quantize_static(str(SAMPLE_MODEL), str(out), Reader(), **options)  # type: ignore[arg-type]
     return out
+
+
+def char_ids_behind_cast(rows: int = 48) -> onnx.ModelProto:
+    """A character model: chars float[batch, seq] → Cast(int64) → Gather(table[rows, 8]) →
+    ReduceMean → y[batch, 8]. The ids arrive as floats; normal floats are not characters."""
+    rng = np.random.default_rng(4)
+    table = numpy_helper.from_array(rng.standard_normal((rows, 8)).astype(np.float32), "chars")
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    nodes = [helper.make_node("Cast", ["chars_in"], ["ids"], name="to_ids", to=TensorProto.INT64),
+             helper.make_node("Gather", ["chars", "ids"], ["e"], name="char_embedding"),
+             helper.make_node("ReduceMean", ["e", "axes"], ["y"], name="pool", keepdims=0)]
+    return _model(nodes, [helper.make_tensor_value_info("chars_in", TensorProto.FLOAT,
+                                                        [None, None])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 8])],
+                  [table, axes], "char_ids_behind_cast", opset=18)
+
+
+def int8_table_embedding(rows: int = 50, behind: str = "mul") -> onnx.ModelProto:
+    """A weight-only int8 embedding: table int8[rows, 16] → Cast(float) → Mul(scale) →
+    Gather(ids int64[batch, seq]) → MatMul → y. ``behind="cast"``: the float table is behind a
+    Cast from float16 only (no scaling), as some exporters write it."""
+    rng = np.random.default_rng(5)
+    scale = numpy_helper.from_array(np.array(0.02, np.float32), "scale")
+    w = numpy_helper.from_array(rng.standard_normal((16, 4)).astype(np.float32), "head.w")
+    if behind == "cast":
+        table = numpy_helper.from_array(rng.standard_normal((rows, 16)).astype(np.float16),
+                                        "table_fp16")
+        lookup = [helper.make_node("Cast", ["table_fp16"], ["table"], name="table_float",
+                                   to=TensorProto.FLOAT)]
+        inits = [table, w]
+    else:
+        table = numpy_helper.from_array(rng.integers(-127, 128, (rows, 16)).astype(np.int8),
+                                        "table_int8")
+        lookup = [helper.make_node("Cast", ["table_int8"], ["table_f"], name="dequant_cast",
+                                   to=TensorProto.FLOAT),
+                  helper.make_node("Mul", ["table_f", "scale"], ["table"], name="dequant_scale")]
+        inits = [table, scale, w]
+    nodes = [*lookup, helper.make_node("Gather", ["table", "ids"], ["e"], name="embedding"),
+             helper.make_node("MatMul", ["e", "head.w"], ["y"], name="head")]
+    return _model(nodes, [helper.make_tensor_value_info("ids", TensorProto.INT64,
+                                                        ["batch", "sequence"])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                 ["batch", "sequence", 4])],
+                  inits, f"int8_table_{behind}")
+
+
+def matmul_then_elementwise() -> onnx.ModelProto:
+    """x[batch, 32] → MatMul → Sub → Min → Reshape → y: dynamic quantization touches only the
+    MatMul; excluding Sub, Min or Reshape changes nothing."""
+    rng = np.random.default_rng(6)
+    w = numpy_helper.from_array(rng.standard_normal((32, 32)).astype(np.float32), "w")
+    offset = numpy_helper.from_array(np.full(32, 0.5, np.float32), "offset")
+    cap = numpy_helper.from_array(np.full(32, 3.0, np.float32), "cap")
+    shape = numpy_helper.from_array(np.array([-1, 4, 8], np.int64), "shape")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="proj"),
+             helper.make_node("Sub", ["m", "offset"], ["s"], name="shift"),
+             helper.make_node("Min", ["s", "cap"], ["c"], name="cap_values"),
+             helper.make_node("Reshape", ["c", "shape"], ["y"], name="split")]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 32])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4, 8])],
+                  [w, offset, cap, shape], "matmul_then_elementwise")
+
+
+def ctc_recogniser(time: int = 24, alphabet: int = 40) -> onnx.ModelProto:
+    """A CTC recogniser's head: x[batch, time, 16] → MatMul(16×alphabet) → Softmax(last axis) →
+    probs[batch, time, alphabet] (class 0 is the blank, strongly biased so that it wins most
+    steps, as a trained recogniser's blank does)."""
+    rng = np.random.default_rng(7)
+    w = numpy_helper.from_array(rng.standard_normal((16, alphabet)).astype(np.float32), "w")
+    bias = np.zeros(alphabet, np.float32)
+    bias[0] = 4.0
+    b = numpy_helper.from_array(bias, "b")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="classifier"),
+             helper.make_node("Add", ["m", "b"], ["logits"], name="bias"),
+             helper.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=-1)]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                        ["batch", time, 16])],
+                  [helper.make_tensor_value_info("probs", TensorProto.FLOAT,
+                                                 ["batch", time, alphabet])],
+                  [w, b], "ctc_recogniser")

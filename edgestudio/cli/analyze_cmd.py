@@ -7,10 +7,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from edgestudio.cli.job_ui import add_data_args, data_source, execute_job
+from edgestudio.cli.job_ui import (
+    add_data_args,
+    add_input_args,
+    data_source,
+    execute_job,
+    input_fields,
+)
 from edgestudio.cli.output import print_table
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
 from edgestudio.core.quant.quant_runs import write_layers_csv
+from edgestudio.core.recipe_options import add_options, values_from_args
 from edgestudio.core.recipes import Tolerance
 from edgestudio.core.results import Analysis, from_json
 
@@ -26,7 +33,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("float_model", help="the float original")
     p.add_argument("quant_model", help="its quantized version")
-    add_data_args(p, "--data", "evaluation data (as --calib of quantize)", required=True)
+    add_data_args(p, "--data", "evaluation data (as --calib of quantize); a verdict is given "
+                  "only on real data, synthetic:N runs a pipeline check", required=True)
+    add_options(p, AnalyzeRecipe)
+    add_input_args(p)
     p.add_argument("--atol", type=float, default=1e-2,
                    help="absolute tolerance of the outputs' allclose (default %(default)g)")
     p.add_argument("--rtol", type=float, default=1e-2,
@@ -56,12 +66,14 @@ def print_analysis(analysis: Analysis, top: int) -> None:
                   _fmt(o.max_abs, ".3g"), _fmt(o.max_rel, ".3g"), _fmt(o.cosine, ".5f"),
                   f"{'yes' if o.allclose else 'NO'} (atol={o.atol:g}, rtol={o.rtol:g})"]
                  for o in analysis.outputs], numeric=(1, 2, 3, 4, 5))
-    acc = analysis.accuracy
-    if acc:
-        line = f"top-1 agreement {acc.top1_agreement:.2%} on {acc.samples} samples"
-        if acc.float_top1 is not None and acc.quant_top1 is not None:
-            line += f"; accuracy float {acc.float_top1:.2%}, quantized {acc.quant_top1:.2%}"
-        print(line)
+    task = analysis.task
+    if task is not None:
+        print_table(["figure", "value", "grading"],
+                    [[f.label, f.text(), f.bounds_text()] for f in task.figures],
+                    title=f"task: {task.label} on output '{task.output}', {task.samples} samples "
+                          f"({'chosen by you' if task.chosen_by == 'you' else 'detected'})")
+        for line in ([task.note] if task.note else []) + [f"differs: {e}" for e in task.examples]:
+            print(f"  {line}")
     if analysis.verdict:
         print("\n".join(analysis.verdict.text_lines()))
 
@@ -70,7 +82,9 @@ def recipe_from_args(args: argparse.Namespace) -> AnalyzeRecipe:
     """The recipe the parsed arguments describe."""
     return AnalyzeRecipe(float_model=args.float_model, quant_model=args.quant_model,
                          data=data_source(args, args.data),
-                         tolerance=Tolerance(args.atol, args.rtol))
+                         tolerance=Tolerance(args.atol, args.rtol),
+                         **values_from_args(args, AnalyzeRecipe),
+                         **input_fields(args, with_data=False))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from edgestudio.cli.job_ui import add_data_args, data_source
+from edgestudio.cli.job_ui import add_data_args, add_input_args, data_source, input_fields
 from edgestudio.cli.output import print_table
 from edgestudio.core.errors import EdgeStudioError
 
@@ -27,8 +27,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add_data_args(p, "--data", "calibration and evaluation data (as --calib of quantize; "
                   "labels in an .npz allow top1_drop goals)", required=True)
     p.add_argument("--goal", default="sqnr>=30",
-                   help="sqnr>=DB (output SQNR), top1_drop<=POINTS (needs labels) or "
-                   "max_abs<=ERROR (default %(default)s)")
+                   help="sqnr>=DB (output SQNR), top1_drop<=POINTS (needs labels), "
+                   "max_abs<=ERROR, or a task figure as a fraction: top1_agreement>=0.99, "
+                   "text_agreement>=0.99, cer<=0.01, cosine>=0.999, neighbour_agreement>=0.95, "
+                   "box_agreement>=0.95 (default %(default)s)")
+    add_input_args(p)
     p.add_argument("--objective", choices=("latency", "size"), default="latency",
                    help="what to minimise among the recipes that meet the goal "
                    "(default %(default)s)")
@@ -59,8 +62,14 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run(args: argparse.Namespace) -> int:
     """Tune, print the candidates and the winner; exit 0 when one meets the goal, 1 if none."""
     from edgestudio.core.perf.providers import resolve_provider
-    from edgestudio.core.quant.tune import Goal, GoalError, SearchSpace, TuneSettings
-    from edgestudio.jobs.tuner import Tuner
+    from edgestudio.core.quant.tune import (
+        Goal,
+        GoalError,
+        SearchSpace,
+        TuneSettings,
+        synthetic_goal_warning,
+    )
+    from edgestudio.jobs.tuner import Tuner, tuner_summary
 
     try:
         goal = Goal.parse(args.goal)
@@ -74,7 +83,11 @@ def run(args: argparse.Namespace) -> int:
         budget=args.budget, minutes=args.minutes, workers=args.workers,
         space=SearchSpace(modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()),
                           exclusions=not args.no_exclusions),
-        bench_runs=args.bench_runs, ray_address=args.ray)
+        bench_runs=args.bench_runs, ray_address=args.ray,
+        **input_fields(args, with_data=False))
+    warning = synthetic_goal_warning(settings.data, goal)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
 
     def say(candidate: object) -> None:
         from edgestudio.core.quant.tune import Candidate
@@ -118,14 +131,14 @@ def run(args: argparse.Namespace) -> int:
                 f"{Path(args.model).stem}_tuned.onnx"))
             print(f"winner: #{winner.number} {verdict}: "
                   f"{dataclasses.replace(winner.recipe, output=out).command_line()}")
+            tied = [c.number for c in tuner.latency_ties() if c is not winner]
+            if tied:
+                print("tied on latency with " + ", ".join(f"#{n}" for n in tied)
+                      + " (no measurable difference; the smallest model wins)")
             if args.output:
                 print(f"written to {tuner.keep(winner, args.output)}")
         if args.json:
-            Path(args.json).write_text(json.dumps({
-                "goal": goal.text(), "objective": settings.objective,
-                "winner": winner.number if winner else None,
-                "met": bool(winner and winner.met),
-                "candidates": [c.summary() for c in tuner.candidates]}, indent=2))
+            Path(args.json).write_text(json.dumps(tuner_summary(tuner), indent=2))
     finally:
         tuner.cleanup()
     return 0 if winner is not None and winner.met else 1

@@ -15,7 +15,9 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from edgestudio.core.inputs.data_source import DataProvenance
 from edgestudio.core.inputs.input_spec import InputSpecification
+from edgestudio.core.quant.task_metrics import TaskResult
 from edgestudio.core.verdicts import Verdict
 
 T = TypeVar("T")
@@ -140,10 +142,28 @@ class Analysis:
     outputs: list[OutputError] = field(default_factory=list)
     accuracy: Accuracy | None = None
     verdict: Verdict | None = None
+    data: DataProvenance | None = None  # what the figures were computed on
+    task: TaskResult | None = None  # the task metric (the verdict's first criterion)
+    quantized_nodes: list[str] = field(default_factory=list)  # what excluding can change
+
+    @property
+    def representative(self) -> bool:
+        """True when the figures were computed on the user's data (a verdict is possible)."""
+        return self.data is not None and self.data.representative
 
     def layers_worst_first(self) -> list[LayerError]:
         """Layers sorted by SQNR, lowest (worst) first; n/a last."""
         return sorted(self.layers, key=lambda r: (r.sqnr_db is None, r.sqnr_db or 0.0))
+
+    def worst_excludable(self, count: int, already: tuple[str, ...] = ()) -> list[str]:
+        """The nodes of the ``count`` worst layers that the run quantized (excluding any other
+        node gives the same model again), not yet excluded. Older analyses that did not record
+        the quantized nodes fall back to every real operator."""
+        quantized = set(self.quantized_nodes)
+        nodes = [r.node for r in self.layers_worst_first()
+                 if r.sqnr_db is not None and not r.node.startswith("input:")
+                 and r.node not in already and (not quantized or r.node in quantized)]
+        return list(dict.fromkeys(nodes))[:count]
 
     def sqnr_by_node(self) -> dict[str, float]:
         """Each node's worst output SQNR (for the graph overlay)."""

@@ -7,9 +7,14 @@ float original and names the likely cause. Pure Python: the CLI, the GUI and rep
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import html
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from edgestudio.core.inputs.data_source import DataProvenance
+from edgestudio.core.perf.latency_stats import median_ratio_interval
+from edgestudio.core.quant.task_metrics import TaskResult
 
 LEVELS = ("good", "acceptable", "poor")
 
@@ -24,26 +29,100 @@ SQNR_SCALE = ((SQNR_DB[0], "good", "#2e7d32"), (SQNR_DB[1], "acceptable", "#f9a8
               (float("-inf"), "poor", "#c62828"))
 
 
+# The same bands in neutral greys, for figures on synthetic data: they show where the error is
+# largest without a colour that reads as a verdict.
+NEUTRAL_SQNR_SCALE = ((SQNR_DB[0], f"≥ {SQNR_DB[0]:g} dB", "#d0d4da"),
+                      (SQNR_DB[1], f"{SQNR_DB[1]:g}–{SQNR_DB[0]:g} dB", "#8a94a3"),
+                      (float("-inf"), f"< {SQNR_DB[1]:g} dB", "#3f4856"))
+
+
+def sqnr_bands(representative: bool) -> list[tuple[float, str, str]]:
+    """(lower bound in dB, label, colour) per band, best first: the verdict's colours and words
+    on the user's data, neutral greys and plain dB ranges on synthetic data."""
+    if not representative:
+        return list(NEUTRAL_SQNR_SCALE)
+    labels = {"good": f"good ≥ {SQNR_DB[0]:g} dB",
+              "acceptable": f"acceptable {SQNR_DB[1]:g}–{SQNR_DB[0]:g} dB",
+              "poor": f"poor < {SQNR_DB[1]:g} dB"}
+    return [(bound, labels[level], colour) for bound, level, colour in SQNR_SCALE]
+
+
+def band_of(sqnr_db: float, bands: Sequence[tuple[float, str, str]]) -> tuple[float, str, str]:
+    """The band ``sqnr_db`` falls in."""
+    return next(b for b in bands if sqnr_db >= b[0])
+
+
 @dataclass
 class Verdict:
-    """A level, the figures that decided it, and what to try next."""
+    """A level, the figures that decided it, the data they were computed on, what to try next.
 
-    level: str
+    ``level`` is None when the data cannot support a verdict (synthetic inputs): the figures
+    are then a *pipeline check* and ``why`` says how to get a verdict.
+    """
+
+    level: str | None
     reasons: list[str] = field(default_factory=list)
     thresholds: str = ""
     suggestions: list[str] = field(default_factory=list)
+    why: str = ""  # why there is no verdict (level None)
+    data: str = ""  # what the figures were computed on, for a person
+    task: str = ""  # the task metric that decided, in words
+    diagnostics: list[str] = field(default_factory=list)  # figures shown, not deciding
+
+    @property
+    def label(self) -> str:
+        """``Good`` … or ``Pipeline check`` when there is no verdict."""
+        return self.level.capitalize() if self.level else "Pipeline check"
 
     def text_lines(self) -> list[str]:
         """The verdict for a terminal or a report."""
-        lines = [f"verdict: {self.level.upper()} — " + "; ".join(self.reasons)]
-        lines.append(f"  thresholds: {self.thresholds}")
+        if self.level is None:
+            lines = ["verdict: none — pipeline check: " + "; ".join(self.reasons)]
+            lines.append(f"  why: {self.why}")
+        else:
+            lines = [f"verdict: {self.level.upper()} — " + "; ".join(self.reasons)]
+        if self.data:
+            lines.append(f"  data: {self.data}")
+        if self.task:
+            lines.append(f"  metric: {self.task}")
+        lines += [f"  diagnostic: {d}" for d in self.diagnostics]
+        if self.level is not None:
+            lines.append(f"  thresholds: {self.thresholds}")
         lines += [f"  try: {s}" for s in self.suggestions]
         return lines
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
+        """JSON form (``level`` null when there is no verdict, with ``why``)."""
         return {"level": self.level, "reasons": self.reasons, "thresholds": self.thresholds,
-                "suggestions": self.suggestions}
+                "suggestions": self.suggestions, "why": self.why, "data": self.data,
+                "task": self.task, "diagnostics": self.diagnostics}
+
+
+VERDICT_COLOURS = {level: colour for _, level, colour in SQNR_SCALE}
+NO_VERDICT_COLOUR = "#5f6b7a"
+
+
+def verdict_html(verdict: Verdict) -> str:
+    """The verdict (or the pipeline check) as HTML, with the data and the metric named beside
+    it: the Quantization tab and the report show the same text."""
+    grey = '<span style="color:#666">{}</span>'
+    lines = [f'<b style="color:{VERDICT_COLOURS.get(verdict.level or "", NO_VERDICT_COLOUR)}">'
+             f'{html.escape(verdict.label)}</b>: {html.escape("; ".join(verdict.reasons))}.']
+    if verdict.level is None:
+        lines.append(html.escape(f"No verdict: {verdict.why}"))
+    if verdict.data:
+        lines.append(grey.format(html.escape(f"Data: {verdict.data}.")))
+    if verdict.task:
+        lines.append(grey.format(html.escape(f"Metric: {verdict.task}.")))
+    if verdict.diagnostics:
+        lines.append(grey.format(html.escape("Diagnostic (not deciding): "
+                                             + "; ".join(verdict.diagnostics) + ".")))
+    tips = "".join(f"<li>{html.escape(t)}</li>" for t in verdict.suggestions)
+    if tips:
+        lines.append(f"Try:<ul style='margin:0'>{tips}</ul>")
+    if verdict.level is not None:
+        lines.append(grey.format(html.escape(f"Thresholds — {verdict.thresholds}.")))
+    return "<br>".join(lines)
 
 
 def sqnr_level(sqnr_db: float | None) -> str | None:
@@ -60,11 +139,7 @@ def _level(value: float, bounds: tuple[float, float], higher_is_better: bool = T
     return "good" if value <= good else "acceptable" if value <= fair else "poor"
 
 
-def analysis_verdict(outputs: Sequence[dict[str, Any]], accuracy: dict[str, Any] | None,
-                     layers: Sequence[dict[str, Any]], quantized_ops: Sequence[str] = (),
-                     per_channel: bool | None = None, has_matmul: bool = False,
-                     warnings: Sequence[str] = ()) -> Verdict:
-    """Judge a quantized model from its analysis figures (the worst criterion decides)."""
+def _output_figures(outputs: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
     judged: list[tuple[str, str]] = []
     for o in outputs:
         sqnr = o.get("sqnr_db")
@@ -73,36 +148,83 @@ def analysis_verdict(outputs: Sequence[dict[str, Any]], accuracy: dict[str, Any]
         cosine = o.get("cosine")
         if isinstance(cosine, float):
             judged.append((_level(cosine, COSINE), f"cosine {cosine:.4f}"))
-    if accuracy:
-        if "float_top1" in accuracy and "quant_top1" in accuracy:
-            drop = 100 * (accuracy["float_top1"] - accuracy["quant_top1"])
-            judged.append((_level(drop, TOP1_DROP_POINTS, higher_is_better=False),
-                           f"top-1 {100 * accuracy['quant_top1']:.2f} % vs "
-                           f"{100 * accuracy['float_top1']:.2f} % float ({drop:+.2f} points "
-                           "drop)" if drop >= 0 else
-                           f"top-1 {100 * accuracy['quant_top1']:.2f} % (no drop)"))
-        elif "top1_agreement" in accuracy:
-            agree = accuracy["top1_agreement"]
-            judged.append((_level(agree, TOP1_AGREEMENT), f"top-1 agreement {100 * agree:.1f} %"))
-    thresholds = (f"good: output SQNR ≥ {SQNR_DB[0]:g} dB, cosine ≥ {COSINE[0]}, top-1 drop ≤ "
-                  f"{TOP1_DROP_POINTS[0]:g} point (agreement ≥ {100 * TOP1_AGREEMENT[0]:g} %); "
-                  f"acceptable: ≥ {SQNR_DB[1]:g} dB, ≥ {COSINE[1]}, ≤ {TOP1_DROP_POINTS[1]:g} "
-                  f"points (≥ {100 * TOP1_AGREEMENT[1]:g} %); poor below")
+    return judged
+
+
+def _accuracy_figure(accuracy: dict[str, Any]) -> tuple[str, str] | None:
+    if "float_top1" in accuracy and "quant_top1" in accuracy:
+        drop = 100 * (accuracy["float_top1"] - accuracy["quant_top1"])
+        return (_level(drop, TOP1_DROP_POINTS, higher_is_better=False),
+                f"top-1 {100 * accuracy['quant_top1']:.2f} % vs "
+                f"{100 * accuracy['float_top1']:.2f} % float ({drop:+.2f} points drop)"
+                if drop >= 0 else f"top-1 {100 * accuracy['quant_top1']:.2f} % (no drop)")
+    if "top1_agreement" in accuracy:
+        agree = accuracy["top1_agreement"]
+        return _level(agree, TOP1_AGREEMENT), f"top-1 agreement {100 * agree:.1f} %"
+    return None
+
+
+SQNR_THRESHOLDS = (f"good: output SQNR ≥ {SQNR_DB[0]:g} dB, cosine ≥ {COSINE[0]}, top-1 drop ≤ "
+                   f"{TOP1_DROP_POINTS[0]:g} point (agreement ≥ {100 * TOP1_AGREEMENT[0]:g} %); "
+                   f"acceptable: ≥ {SQNR_DB[1]:g} dB, ≥ {COSINE[1]}, ≤ {TOP1_DROP_POINTS[1]:g} "
+                   f"points (≥ {100 * TOP1_AGREEMENT[1]:g} %); poor below")
+
+
+def analysis_verdict(outputs: Sequence[dict[str, Any]], accuracy: dict[str, Any] | None,
+                     layers: Sequence[dict[str, Any]], quantized_ops: Sequence[str] = (),
+                     per_channel: bool | None = None, has_matmul: bool = False,
+                     warnings: Sequence[str] = (), *, data: DataProvenance,
+                     task: TaskResult | None = None,
+                     excludable: Collection[str] | None = None) -> Verdict:
+    """Judge a quantized model from its analysis figures.
+
+    The task metric decides when there is one (the text read, the class picked, the nearest
+    neighbour kept); output SQNR and cosine then stay diagnostics. Without one the worst of
+    the output figures decides. On synthetic ``data`` there is no verdict at all: the figures
+    are a pipeline check. ``excludable``: the nodes the quantized model really quantized (the
+    only ones worth excluding).
+    """
+    output_figures = _output_figures(outputs)
+    judged: list[tuple[str, str]] = []
+    thresholds = SQNR_THRESHOLDS
+    task_text = ""
+    if task is not None and task.figures and task.task not in ("generic",):
+        judged = [(f.level(), f"{f.label} {f.text()}") for f in task.figures]
+        thresholds = "; ".join(f"{f.label}: {f.bounds_text()}" for f in task.figures)
+        task_text = f"{task.label} on output '{task.output}' — {task.why}"
+        diagnostics = [text for _, text in output_figures]
+    else:
+        judged = list(output_figures)
+        extra = _accuracy_figure(accuracy) if accuracy else None
+        if extra is not None:
+            judged.append(extra)
+        diagnostics = []
+    verdict = Verdict(None, [], thresholds, data=data.text(), task=task_text,
+                      diagnostics=diagnostics)
+    if not data.representative:
+        verdict.reasons = [text for _, text in judged] or ["no figure could be computed"]
+        verdict.why = ("computed on synthetic inputs: this proves the quantized model runs and "
+                       "how far its numbers move on random data, not how accurate it is on "
+                       "yours. Give real samples of every input with --data (images, audio, "
+                       "text, .npz or test_data_set_* folders) to get a verdict.")
+        return verdict
     if not judged:
-        return Verdict("acceptable", ["no output figure could be judged (outputs all zero?)"],
-                       thresholds)
+        verdict.reasons = ["no output figure could be judged (outputs all zero?)"]
+        verdict.why = "nothing to judge"
+        return verdict
     level = max((lv for lv, _ in judged), key=LEVELS.index)
-    reasons = [text for lv, text in judged if lv == level] or [t for _, t in judged]
-    verdict = Verdict(level, reasons, thresholds)
+    verdict.level = level
+    verdict.reasons = [text for lv, text in judged if lv == level] or [t for _, t in judged]
     if level != "good":
         verdict.suggestions = _suggestions(layers, quantized_ops, per_channel, has_matmul,
-                                           warnings)
+                                           warnings, excludable)
     return verdict
 
 
 def _suggestions(layers: Sequence[dict[str, Any]], quantized_ops: Sequence[str],
                  per_channel: bool | None, has_matmul: bool,
-                 warnings: Sequence[str]) -> list[str]:
+                 warnings: Sequence[str], excludable: Collection[str] | None) -> list[str]:
+    """What to try next; never what the run already did, never a change that changes nothing."""
     tips = []
     static = "QuantizeLinear" in quantized_ops or any(op.startswith("QLinear")
                                                       for op in quantized_ops)
@@ -110,11 +232,13 @@ def _suggestions(layers: Sequence[dict[str, Any]], quantized_ops: Sequence[str],
         tips.append("per-channel weights (--per-channel): one scale per output channel")
     if any("simulated QDQ graph" in w for w in warnings):
         tips.append("reduce-range (--reduce-range): onnxruntime's x86 kernels saturate here")
-    ranked = sorted((r for r in layers if isinstance(r.get("sqnr_db"), float)),
+    # Only nodes the run quantized: excluding any other one gives the same model again.
+    ranked = sorted((r for r in layers if isinstance(r.get("sqnr_db"), float)
+                     and (excludable is None or r.get("node") in excludable)),
                     key=lambda r: r["sqnr_db"])[:3]
     if ranked:
         names = ", ".join(f"{r['node']} ({r['sqnr_db']:.1f} dB)" for r in ranked)
-        tips.append(f"exclude the worst layers from quantization: {names}")
+        tips.append(f"exclude the worst quantized layers from quantization: {names}")
     if static and has_matmul:
         tips.append("dynamic quantization (--mode dynamic) for transformer-like models: "
                     "activations are quantized per run, not from calibrated ranges")
@@ -125,25 +249,40 @@ def _suggestions(layers: Sequence[dict[str, Any]], quantized_ops: Sequence[str],
 
 
 def bench_verdicts(results: Sequence[dict[str, Any]]) -> list[str]:
-    """For each quantized model slower than its float original (same provider and threads):
-    the measured ratio and the likely cause."""
+    """How each quantized model compares with its float original (same provider and threads).
+
+    "Slower" and "faster" are said only where the difference is outside the noise: the
+    bootstrap interval of the ratio of medians over the measured runs excludes 1 (and the ratio
+    is more than a few percent from it); otherwise "no measurable difference", with the
+    interval. Rows without raw runs fall back to the medians alone and say so.
+    """
     floats = {(r["ep"], r["threads"]): r for r in results
-              if "median_ms" in r and not r.get("quantized_ops")}
+              if r.get("median_ms") is not None and not r.get("quantized_ops")}
     lines = []
     for r in results:
         ops = r.get("quantized_ops") or []
         base = floats.get((r["ep"], r["threads"]))
-        if not ops or "median_ms" not in r or base is None or base["median_ms"] <= 0:
+        if not ops or r.get("median_ms") is None or base is None or base["median_ms"] <= 0:
             continue
-        ratio = r["median_ms"] / base["median_ms"]
         name, original = r["model"].rsplit("/", 1)[-1], base["model"].rsplit("/", 1)[-1]
-        if ratio <= 1.05:
-            lines.append(f"{name} runs at {ratio:.2f}× the time of {original} "
-                         f"({1 / ratio:.2f}× speed-up).")
+        if r.get("samples_ms") and base.get("samples_ms"):
+            interval = median_ratio_interval(r["samples_ms"], base["samples_ms"])
+        else:  # no raw runs to judge the spread: say the ratio, claim nothing
+            ratio = r["median_ms"] / base["median_ms"]
+            lines.append(f"{name} runs at {ratio:.2f}× the median time of {original} (no "
+                         "per-run timings kept, so no test against the noise).")
             continue
-        lines.append(f"{name} is SLOWER than its float original {original}: {ratio:.2f}× the "
-                     f"median latency ({r['median_ms']:.3f} vs {base['median_ms']:.3f} ms). "
-                     f"Likely cause: {slow_cause(ops, base['median_ms'])}")
+        times = f"{r['median_ms']:.3f} vs {base['median_ms']:.3f} ms"
+        if interval.slower:
+            lines.append(f"{name} is SLOWER than its float original {original}: "
+                         f"{interval.text()} the median latency ({times}). "
+                         f"Likely cause: {slow_cause(ops, base['median_ms'])}")
+        elif interval.faster:
+            lines.append(f"{name} is faster than {original}: {interval.text()} the median "
+                         f"latency ({times}; {1 / interval.ratio:.2f}× speed-up).")
+        else:
+            lines.append(f"{name} and {original}: no measurable difference — {interval.text()} "
+                         f"the median latency ({times}); the run-to-run spread covers it.")
     return lines
 
 

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from edgestudio.core.inputs import input_memory
 from edgestudio.core.perf.providers import provider_colour, short_name
+from edgestudio.core.verdicts import sqnr_bands
 from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.gui.graph_panel import GraphPanel
 from edgestudio.gui.inputs_panel import InputsPanel
@@ -109,10 +110,12 @@ class DocumentView(QWidget):
             placement = {node: short_name(str(ep)) for node, ep in values.items()}
             colours = {short_name(str(ep)): provider_colour(str(ep)) for ep in values.values()}
             view.set_category_overlay(placement, colours, title)
-        else:  # a closed group shows its worst SQNR, or its summed time share
-            view.set_scalar_overlay(values, title,  # type: ignore[arg-type]
-                                    aggregate="sum" if overlay.kind is OverlayKind.TIME
-                                    else "min")
+        elif overlay.kind is OverlayKind.SQNR:  # the absolute scale of the Quantization tab
+            run = self.document.run(overlay.run or 0)
+            representative = bool(run and run.analysis and run.analysis.representative)
+            view.set_banded_overlay(values, sqnr_bands(representative), title)  # type: ignore[arg-type]
+        else:  # a closed group shows its summed time share
+            view.set_scalar_overlay(values, title, aggregate="sum")  # type: ignore[arg-type]
         view.set_marked(sorted(self.document.excluded))
 
     def _on_restored(self) -> None:

@@ -9,7 +9,7 @@ Overlay API (used by quantization error, per-op latency and EP placement views):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
@@ -552,6 +552,28 @@ class GraphView(QGraphicsView):
         if reverse:
             bounds = (bounds[1], bounds[0])
         self.legend.show_scale(title, bounds[0], bounds[1], log, int((~finite).sum()))
+        self.resizeEvent(QResizeEvent(self.size(), self.size()))
+
+    def set_banded_overlay(self, values: Mapping[str, float],
+                           bands: Sequence[tuple[float, str, str]], title: str) -> None:
+        """Colour nodes by the band their value falls in (``(lower bound, label, colour)``, best
+        first): an absolute scale, the same for every model and run. A closed group shows the
+        band of its worst operator."""
+        if self.geometry_ is None:
+            return
+        raw = self._values_by_node(values, "min")
+        self.overlay_values = raw
+        counts = {label: 0 for _, label, _ in bands}
+        colours = []
+        for value in raw:
+            if not np.isfinite(value):
+                colours.append(MISSING_COLOUR)
+                continue
+            _, label, colour = next(b for b in bands if value >= b[0])
+            counts[label] += 1
+            colours.append(QColor(colour))
+        self._apply_colours(colours)
+        self.legend.show_categories(title, counts, {label: c for _, label, c in bands})
         self.resizeEvent(QResizeEvent(self.size(), self.size()))
 
     def set_category_overlay(self, categories: Mapping[str, str], colours: Mapping[str, str],

@@ -433,16 +433,16 @@ class MainWindow(QMainWindow):
             return None
         excluded = sorted(doc.excluded | set(extra_exclude or []))
         dialog = QuantizeDialog(doc.loaded.model, doc.path, excluded, self, base=base)
-        dialog.accepted.connect(lambda: self.start_quantization(doc, dialog.recipe(),
-                                                                dialog.analyze_data()))
+        dialog.accepted.connect(lambda: self.start_quantization(
+            doc, dialog.recipe(), dialog.analyze_data(), dialog.analyze_metric()))
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
         return dialog
 
     def start_quantization(self, doc: DocumentView, recipe: QuantRecipe,
-                           analyze_on: DataSource | None) -> QuantRun:
+                           analyze_on: DataSource | None, metric: str = "auto") -> QuantRun:
         """Submit a quantization (and, when it succeeds, its analysis) for ``doc``."""
-        return self.workflow.quantize(doc.document, recipe, analyze_on)
+        return self.workflow.quantize(doc.document, recipe, analyze_on, metric)
 
     def _requantize(self, doc: DocumentView, request: tuple[QuantRun, list[str]]) -> None:
         run, worst = request

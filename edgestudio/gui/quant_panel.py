@@ -30,8 +30,8 @@ from PySide6.QtWidgets import (
 
 from edgestudio.core.model.weights import read_weight, weight_histogram
 from edgestudio.core.quant.quant_runs import QuantRun, compare, write_layers_csv
-from edgestudio.core.results import LayerError, WeightError
-from edgestudio.core.verdicts import SQNR_SCALE, Verdict, sqnr_level
+from edgestudio.core.results import Analysis, LayerError, WeightError
+from edgestudio.core.verdicts import VERDICT_COLOURS, Verdict, band_of, sqnr_bands, verdict_html
 from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.gui.exporting import export_widget
 from edgestudio.gui.plots import show_empty, show_values
@@ -220,14 +220,7 @@ class QuantPanel(QWidget):
         if not verdict:
             self.verdict.hide()
             return
-        colour = VERDICT_COLOURS.get(verdict.level, "#333")
-        tips = "".join(f"<li>{html.escape(t)}</li>" for t in verdict.suggestions)
-        self.verdict.setText(
-            f'<b style="color:{colour}">{verdict.level.capitalize()}</b>: '
-            f'{html.escape("; ".join(verdict.reasons))}.'
-            + (f"<br>Try:<ul style='margin:0'>{tips}</ul>" if tips else "")
-            + f'<br><span style="color:#666">Thresholds — '
-              f'{html.escape(verdict.thresholds)}.</span>')
+        self.verdict.setText(verdict_html(verdict))
         self.verdict.show()
 
     def _history_selected(self) -> None:
@@ -277,15 +270,17 @@ class QuantPanel(QWidget):
             show_values(self.plot)
             values = [r.sqnr_db or 0.0 for r in self._bars]
             low, high = min(values), max(values)
-            brushes = [pg.mkBrush(sqnr_colour(v)) for v in values]
+            bands = sqnr_bands(run.analysis is not None and run.analysis.representative)
+            brushes = [pg.mkBrush(band_of(v, bands)[2]) for v in values]
             item.addItem(pg.BarGraphItem(x=np.arange(len(values)), height=values, width=0.8,
                                          brushes=brushes, pen=pg.mkPen(None)))
-            for bound, _, colour in SQNR_SCALE[:2]:  # the scale's thresholds as dashed lines
+            for bound, _, colour in bands[:2]:  # the scale's thresholds as dashed lines
                 item.addItem(pg.InfiniteLine(pos=bound, angle=0, pen=pg.mkPen(
                     colour, width=1, style=Qt.PenStyle.DashLine)))
             item.setXRange(-1, len(values), padding=0)
-            item.setYRange(min(0.0, low), max(high, SQNR_SCALE[0][0]) * 1.05, padding=0)
+            item.setYRange(min(0.0, low), max(high, bands[0][0]) * 1.05, padding=0)
         self._show_verdict(run.analysis.verdict if run.analysis else None)
+        self.legend.setText(sqnr_legend_html(run.analysis))
         self.layers.setSortingEnabled(False)
         layers = run.layers_worst_first()
         self.layers.setRowCount(len(layers))
@@ -357,12 +352,10 @@ class QuantPanel(QWidget):
             self.document.set_overlay(Overlay(OverlayKind.SQNR, self.current.number))
 
     def worst_nodes(self, n: int) -> list[str]:
-        """The nodes of the ``n`` worst layers of the current run (real operators only)."""
-        if self.current is None:
+        """The nodes of the ``n`` worst layers of the current run that it quantized."""
+        if self.current is None or self.current.analysis is None:
             return []
-        nodes = [r.node for r in self.current.layers_worst_first()
-                 if r.sqnr_db is not None and not r.node.startswith("input:")]
-        return list(dict.fromkeys(nodes))[:n]
+        return self.current.analysis.worst_excludable(n)
 
     def _requantize(self) -> None:
         if self.current is not None:
@@ -442,19 +435,18 @@ class QuantPanel(QWidget):
         return path
 
 
-VERDICT_COLOURS = {level: colour for _, level, colour in SQNR_SCALE}
-
-
-def sqnr_colour(value: float) -> str:
-    """A bar's colour on the absolute scale (the same for every model and run)."""
-    return VERDICT_COLOURS[sqnr_level(value) or "poor"]
-
-
-def sqnr_legend_html() -> str:
-    """The colour scale's legend: what each colour means, in dB."""
-    (good, _, c_good), (fair, _, c_fair), (_, _, c_poor) = SQNR_SCALE
+def sqnr_legend_html(analysis: Analysis | None = None) -> str:
+    """The colour scale's legend — what each colour means, in dB — and the data it was
+    measured on (neutral greys without verdict words on synthetic data)."""
+    representative = analysis is not None and analysis.representative
     swatch = '<span style="color:{}">■</span> {}'
-    return "&nbsp;&nbsp;".join([
-        swatch.format(c_good, f"good ≥ {good:g} dB"),
-        swatch.format(c_fair, f"acceptable {fair:g}–{good:g} dB"),
-        swatch.format(c_poor, f"poor &lt; {fair:g} dB")])
+    scale = "&nbsp;&nbsp;".join(swatch.format(colour, html.escape(label))
+                                for _, label, colour in sqnr_bands(representative or
+                                                                   analysis is None))
+    if analysis is None or analysis.data is None:
+        return scale
+    where = html.escape(analysis.data.text())
+    if representative:
+        return f"{scale}&nbsp;&nbsp;<span style='color:#666'>on {where}</span>"
+    return (f"{scale}&nbsp;&nbsp;<span style='color:#666'>pipeline check on {where}: "
+            "no verdict without your data</span>")

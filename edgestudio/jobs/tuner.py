@@ -29,13 +29,13 @@ from edgestudio.core.quant.tune import (
     TuneSettings,
     exclusion_step,
     first_recipes,
+    latency_ties,
     pick_winner,
 )
 from edgestudio.core.results import Analysis, Quantization, from_json, latency_of
 from edgestudio.jobs import warm
 from edgestudio.jobs.runner import Job, JobState
 
-LATENCY_TIE = 0.05  # medians within 5 % are a tie (then the smaller model wins)
 BENCH_BATCH = 2  # candidates per worker benchmarked together (one job, one pause)
 
 
@@ -71,9 +71,11 @@ class _LocalStep:
             quantization = from_json(Quantization, report.details)
             self.quant_bytes = quantization.quant_bytes
             self.analysing = True
+            recipe = self.candidate.recipe
             self.job = Job(AnalyzeRecipe(float_model=self.settings.model,
-                                         quant_model=str(self.candidate.recipe.output),
-                                         data=self.settings.data), threads=self.threads)
+                                         quant_model=str(recipe.output), data=self.settings.data,
+                                         shapes=recipe.shapes, ranges=recipe.ranges),
+                           threads=self.threads)
             self.job.start()
             return False
         self.result = (self.quant_bytes, from_json(Analysis, report.details))
@@ -114,7 +116,8 @@ def _ray_quantize_and_analyse(recipe_data: dict[str, Any], model: bytes, model_n
             quantized = staging / report.files[0]
             analysis = resolve_operation("analyze")(
                 AnalyzeRecipe(float_model=str(folder / model_name), quant_model=str(quantized),
-                              data=source), RecordingReporter(), staging)
+                              data=source, shapes=recipe.shapes, ranges=recipe.ranges),
+                RecordingReporter(), staging)
         except Exception as exc:  # recorded like a failed job
             return f"{type(exc).__name__}: {exc}"
         return quantized.stat().st_size, quantized.read_bytes(), analysis.details
@@ -169,6 +172,8 @@ def tuner_summary(tuner: Tuner) -> dict[str, Any]:
     return {"model": s.model, "goal": s.goal.text(), "objective": s.objective,
             "provider": s.provider, "threads": s.threads,
             "winner": winner.number if winner else None, "met": bool(winner and winner.met),
+            "tied": [c.number for c in tuner.latency_ties()],
+            "data": s.data.describe() if s.data is not None else None,
             "candidates": [c.summary() for c in tuner.candidates]}
 
 
@@ -186,6 +191,8 @@ class Tuner:
                                     overwrite=True, output=None)
                 if settings.base is not None
                 else QuantRecipe(model=settings.model, calib=settings.data, overwrite=True))
+        if settings.shapes or settings.ranges:
+            base = dataclasses.replace(base, shapes=settings.shapes, ranges=settings.ranges)
         self.queue = list(first_recipes(base, settings.space,
                                         has_matmul=bool(ops & {"MatMul", "Gemm", "Attention"}),
                                         opset=model_opset(model)))
@@ -223,13 +230,17 @@ class Tuner:
     @property
     def winner(self) -> Candidate | None:
         """The best candidate so far (meeting the goal at the lowest objective, else closest)."""
-        meeting = [c for c in self.candidates if c.state == "done" and c.met]
-        if self.settings.objective == "latency" and meeting:
-            fastest = min(c.latency_ms or float("inf") for c in meeting)
-            ties = [c for c in meeting if (c.latency_ms or float("inf"))
-                    <= fastest * (1 + LATENCY_TIE)]
+        ties = self.latency_ties()
+        if ties:  # no measurable latency difference among them: the smaller model wins
             return min(ties, key=lambda c: (c.quant_bytes or 0, c.number))
         return pick_winner(self.candidates, self.settings.goal, self.settings.objective)
+
+    def latency_ties(self) -> list[Candidate]:
+        """With the latency objective: the candidates meeting the goal that are not measurably
+        slower than the fastest of them (ties are reported as ties)."""
+        if self.settings.objective != "latency":
+            return []
+        return latency_ties([c for c in self.candidates if c.state == "done" and c.met])
 
     def _out_of_budget(self) -> bool:
         s = self.settings

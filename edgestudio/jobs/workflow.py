@@ -52,6 +52,7 @@ class _Route:
     document: ModelDocument | None
     run: QuantRun | None = None
     analyze_on: DataSource | None = None
+    metric: str = "auto"  # the task metric of the chained analysis
 
 
 class Workflow:
@@ -106,7 +107,8 @@ class Workflow:
         shapes, ranges = getattr(recipe, "shapes", None), getattr(recipe, "ranges", None)
         if shapes is None or ranges is None or (shapes and ranges):
             return recipe  # feeds no model, or names its inputs itself
-        model = (getattr(recipe, "models", None) or (getattr(recipe, "model", ""),))[0]
+        model = (getattr(recipe, "models", None)
+                 or (getattr(recipe, "model", "") or getattr(recipe, "float_model", ""),))[0]
         document = self.document_for(model) if model else None
         if document is None or not document.inputs:
             return recipe
@@ -116,11 +118,12 @@ class Workflow:
         return dataclasses.replace(recipe, **changes)
 
     def quantize(self, document: ModelDocument, recipe: QuantRecipe,
-                 analyze_on: DataSource | None = None) -> QuantRun:
-        """Quantize ``document``'s model; analyse the result on ``analyze_on`` when given."""
+                 analyze_on: DataSource | None = None, metric: str = "auto") -> QuantRun:
+        """Quantize ``document``'s model; analyse the result on ``analyze_on`` when given,
+        judged by the task ``metric`` (``auto``: detected)."""
         run = document.new_run(QuantRun(number=0, recipe=recipe))
         job = self.submit(recipe, document)
-        self._routes[job.id] = _Route(document, run, analyze_on)
+        self._routes[job.id] = _Route(document, run, analyze_on, metric)
         return run
 
     def find_inputs(self, document: ModelDocument, recipe: InputsRecipe) -> Job:
@@ -192,8 +195,8 @@ class Workflow:
         run.state = RunState.QUANTIZED
         if route.analyze_on is not None and run.output:
             analysis = self.submit(AnalyzeRecipe(float_model=str(document.path),
-                                                 quant_model=run.output, data=route.analyze_on),
-                                   document)
+                                                 quant_model=run.output, data=route.analyze_on,
+                                                 metric=route.metric), document)
             self._routes[analysis.id] = _Route(document, run)
             run.state = RunState.ANALYSING
         document.update_run(run)

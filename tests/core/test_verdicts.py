@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from edgestudio.core.inputs.data_source import DataProvenance
 from edgestudio.core.ops.analyze import is_class_scores
 from edgestudio.core.perf.profile_parse import GraphNode, summarize_profile
 from edgestudio.core.verdicts import analysis_verdict, bench_verdicts, sqnr_level
+
+REAL = DataProvenance("npz", 100, "eval.npz")
 
 
 def _out(sqnr: float, cosine: float) -> dict[str, object]:
@@ -15,15 +18,15 @@ def _out(sqnr: float, cosine: float) -> dict[str, object]:
 
 
 def test_analysis_verdict_levels_and_thresholds() -> None:
-    good = analysis_verdict([_out(38.0, 0.9999)], None, [])
+    good = analysis_verdict([_out(38.0, 0.9999)], None, [], data=REAL)
     assert good.level == "good" and not good.suggestions
     assert "≥ 30 dB" in good.thresholds
-    fair = analysis_verdict([_out(24.0, 0.995)], None, [])
+    fair = analysis_verdict([_out(24.0, 0.995)], None, [], data=REAL)
     assert fair.level == "acceptable"
     layers = [{"node": "attn", "sqnr_db": 3.0}, {"node": "fc", "sqnr_db": 25.0}]
     poor = analysis_verdict([_out(1.8, 0.71)], None, layers,
                             quantized_ops=["DequantizeLinear", "QuantizeLinear"],
-                            per_channel=False, has_matmul=True)
+                            per_channel=False, has_matmul=True, data=REAL)
     assert poor.level == "poor"
     assert "1.8 dB" in poor.reasons[0]
     tips = " ".join(poor.suggestions)
@@ -32,7 +35,7 @@ def test_analysis_verdict_levels_and_thresholds() -> None:
 
 def test_accuracy_drop_decides_when_it_is_worst() -> None:
     acc = {"float_top1": 0.90, "quant_top1": 0.85, "top1_agreement": 0.9, "samples": 100}
-    verdict = analysis_verdict([_out(35.0, 0.9999)], acc, [])
+    verdict = analysis_verdict([_out(35.0, 0.9999)], acc, [], data=REAL)
     assert verdict.level == "poor" and "5.00 points drop" in verdict.reasons[0]
 
 
@@ -43,13 +46,18 @@ def test_sqnr_colour_scale_is_absolute() -> None:
 
 
 def test_bench_names_a_slower_quantized_model_and_its_cause() -> None:
+    def runs(median: float) -> list[float]:  # a tight spread: the ratios are beyond noise
+        return [median * (1 + d) for d in (-0.02, -0.01, 0.0, 0.0, 0.01, 0.02)]
+
     rows = [
         {"model": "/m/cnn.onnx", "ep": "CPUExecutionProvider", "threads": 1, "median_ms": 2.0,
-         "quantized_ops": []},
+         "quantized_ops": [], "samples_ms": runs(2.0)},
         {"model": "/m/cnn_dyn.onnx", "ep": "CPUExecutionProvider", "threads": 1,
-         "median_ms": 16.0, "quantized_ops": ["ConvInteger", "DynamicQuantizeLinear"]},
+         "median_ms": 16.0, "quantized_ops": ["ConvInteger", "DynamicQuantizeLinear"],
+         "samples_ms": runs(16.0)},
         {"model": "/m/cnn_qdq.onnx", "ep": "CPUExecutionProvider", "threads": 1,
-         "median_ms": 1.0, "quantized_ops": ["DequantizeLinear", "QuantizeLinear"]},
+         "median_ms": 1.0, "quantized_ops": ["DequantizeLinear", "QuantizeLinear"],
+         "samples_ms": runs(1.0)},
     ]
     lines = bench_verdicts(rows)
     assert "cnn_dyn.onnx is SLOWER" in lines[0] and "8.00×" in lines[0]

@@ -94,9 +94,33 @@ def _constants(model: onnx.ModelProto) -> dict[str, onnx.TensorProto]:
     return found
 
 
+# Ops between a stored table and the Gather that reads it which keep its rows: a weight-only
+# int8 table is Cast (or DequantizeLinear'd) to float and scaled by a Mul before the lookup.
+_TABLE_CHAIN = frozenset({"Cast", "Identity", "DequantizeLinear", "Mul", "Div", "Add", "Sub"})
+
+
+def _table_behind(tensor: str, producers: dict[str, onnx.NodeProto],
+                  consts: dict[str, onnx.TensorProto],
+                  depth: int = 0) -> tuple[str, onnx.TensorProto] | None:
+    """The stored table a Gather reads, through the ops that de-quantize or scale it."""
+    if tensor in consts:
+        return tensor, consts[tensor]
+    node = producers.get(tensor)
+    if depth > 8 or node is None or node.op_type not in _TABLE_CHAIN or not node.input:
+        return None
+    if node.op_type in ("Cast", "Identity", "DequantizeLinear"):
+        return _table_behind(node.input[0], producers, consts, depth + 1)
+    # Elementwise scaling: of the operands, the biggest table keeps the rows (not the scale).
+    found = [t for t in (_table_behind(i, producers, consts, depth + 1) for i in node.input)
+             if t is not None]
+    return max(found, key=lambda t: (len(t[1].dims), int(np.prod(t[1].dims))), default=None)
+
+
 def _usage(model: onnx.ModelProto, name: str, consumers: dict[str, list[onnx.NodeProto]],
-           consts: dict[str, onnx.TensorProto]) -> _Usage:
+           consts: dict[str, onnx.TensorProto],
+           producers: dict[str, onnx.NodeProto] | None = None) -> _Usage:
     usage = _Usage()
+    producers = producers if producers is not None else _producers(model)
     frontier, seen = [name], {name}
     while frontier:
         tensor = frontier.pop()
@@ -107,12 +131,12 @@ def _usage(model: onnx.ModelProto, name: str, consumers: dict[str, list[onnx.Nod
                     if out not in seen:
                         seen.add(out)
                         frontier.append(out)
-            elif op == "Gather" and len(node.input) > 1 and node.input[1] == tensor \
-                    and node.input[0] in consts:
+            elif op == "Gather" and len(node.input) > 1 and node.input[1] == tensor:
+                table = _table_behind(node.input[0], producers, consts)
                 axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
-                dims = list(consts[node.input[0]].dims)
-                if dims:
-                    usage.gather_rows.append((node.input[0], int(dims[axis % len(dims)])))
+                dims = list(table[1].dims) if table else []
+                if table and dims:
+                    usage.gather_rows.append((table[0], int(dims[axis % len(dims)])))
             elif op in _RECURRENT:
                 index = list(node.input).index(tensor)
                 if index in (5, 6):
@@ -126,6 +150,10 @@ def _usage(model: onnx.ModelProto, name: str, consumers: dict[str, list[onnx.Nod
                     if 0 < values.size <= 4:
                         usage.compared_with += [float(v) for v in values]
     return usage
+
+
+def _producers(model: onnx.ModelProto) -> dict[str, onnx.NodeProto]:
+    return {out: node for node in iter_nodes(model.graph) for out in node.output}
 
 
 def _consumers(model: onnx.ModelProto) -> dict[str, list[onnx.NodeProto]]:
@@ -172,7 +200,7 @@ def _slots(inputs: list[DeclaredInput], usages: dict[str, _Usage]) -> dict[tuple
                 kind = "batch"
             elif floating and len(inp.shape) == 4 and axis >= 1:
                 kind = "image"
-            elif not floating:
+            elif not floating or usages[inp.name].gather_rows:  # ids, even when stored as floats
                 kind = "sequence"
             else:
                 kind = "signal"
@@ -216,6 +244,11 @@ def _domain_for(inp: DeclaredInput, usage: _Usage, state: bool,
         if dtype == np.uint8 and len(inp.shape) in (3, 4):
             return Domain("integers", 0, 256), "an image in bytes: values 0–255"
         return Domain("integers", 0, 2), "an integer input: small safe values (0 or 1)"
+    if usage.gather_rows:  # e.g. characters as floats, Cast to int64 before the embedding
+        table, rows = min(usage.gather_rows, key=lambda tr: tr[1])
+        return (Domain("integers", 0, rows),
+                f"a float input Cast to integers that index '{table}' ({rows} rows): whole "
+                f"numbers below {rows}")
     if _MASK_NAME.search(inp.name):
         return Domain("ones"), "a mask: all ones"
     return Domain("normal"), "a float input: standard normal values"
@@ -245,8 +278,8 @@ def derive_candidates(model: onnx.ModelProto,
             raise InputSpecError(f"--shape {name}={'x'.join(map(str, shape)) or 'scalar'} does "
                                  f"not fit the declared shape {list(declared)} (rank and fixed "
                                  "dims must match).")
-    consumers, consts = _consumers(model), _constants(model)
-    usages = {i.name: _usage(model, i.name, consumers, consts) for i in inputs}
+    consumers, consts, producers = _consumers(model), _constants(model), _producers(model)
+    usages = {i.name: _usage(model, i.name, consumers, consts, producers) for i in inputs}
     slots = _slots(inputs, usages)
     # Symbols fixed by a user's --shape apply wherever the symbol appears.
     pinned: dict[str, int] = {}

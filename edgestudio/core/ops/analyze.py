@@ -19,12 +19,21 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from edgestudio.core.inputs.calib_data import open_samples
+from edgestudio.core.inputs.data_source import SPEC_KINDS, provenance
 from edgestudio.core.ops.convert import load_full_model
 from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.progress import Reporter
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
+from edgestudio.core.quant.quantized_graph import quantized_nodes
+from edgestudio.core.quant.task_metrics import (
+    TASK_LABELS,
+    TaskMeter,
+    choose_task,
+    model_alphabet,
+)
 from edgestudio.core.recipes import Recipe
 from edgestudio.core.reports import JobReport
+from edgestudio.core.results import to_json
 from edgestudio.core.verdicts import analysis_verdict
 
 DQ_SUFFIX = "_DequantizeLinear_Output"
@@ -288,9 +297,12 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     float_model = load_full_model(Path(recipe.float_model))
     quant_model = load_full_model(Path(recipe.quant_model))
     spec = None
-    if recipe.data.kind == "synthetic":  # drawn from inputs the model is proven to run on
-        spec = job_inputs(Path(recipe.float_model), float_model, reporter=reporter).spec
-    samples = open_samples(recipe.data, float_model, spec)
+    if recipe.data.kind in SPEC_KINDS:  # drawn from inputs the model is proven to run on
+        spec = job_inputs(Path(recipe.float_model), float_model, recipe.shapes, recipe.ranges,
+                          reporter=reporter).spec
+    samples = open_samples(recipe.data, float_model, spec, Path(recipe.float_model))
+    data = provenance(recipe.data, len(samples))
+    reporter.log(f"Data: {data.text()}")
     warnings = samples.validate()
     matches = match_activations(float_model, quant_model)
     reporter.log(f"{len(matches)} activations matched between the two models")
@@ -314,14 +326,20 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     simulated = [ErrorStats() for _ in float_outputs]  # unfused graph, as the layers see it
     allclose = [True] * len(float_outputs)
     max_rel = [0.0] * len(float_outputs)
-    top1_float: list[int] = []
-    top1_quant: list[int] = []
+    meter: TaskMeter | None = None
     tol = recipe.tolerance
     total = max(1, len(samples))
     for k, sample in enumerate(samples):
         f_vals = dict(zip(f_names, sess_f.run(f_saved, sample), strict=True))  # type: ignore[attr-defined]
         q_vals = dict(zip(q_names, sess_q.run(q_saved, sample), strict=True))  # type: ignore[attr-defined]
         deployed = dict(zip(quant_outputs, sess_deploy.run(quant_outputs, sample), strict=True))  # type: ignore[attr-defined]
+        if meter is None:  # the task is read from the first sample's real outputs
+            # The saved float outputs are flattened: give them the deployed model's shapes.
+            shaped = {fo: np.asarray(f_vals[fo]).reshape(np.shape(deployed[qo]))
+                      for fo, qo in zip(float_outputs, quant_outputs, strict=False)}
+            choice = choose_task(float_model, shaped, recipe.metric)
+            reporter.log(f"Task metric: {TASK_LABELS[choice.task]} — {choice.why}")
+            meter = TaskMeter(choice, samples.labels, model_alphabet(float_model))
         for i, (fo, qo) in enumerate(zip(float_outputs, quant_outputs, strict=False)):
             test = np.asarray(deployed[qo]).astype(np.float64)
             ref = np.asarray(f_vals[fo]).reshape(test.shape)
@@ -332,9 +350,8 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
             if mask.any():
                 max_rel[i] = max(max_rel[i], float((np.abs(test - ref)[mask] / np.abs(ref[mask]))
                                                    .max()))
-            if i == 0 and is_class_scores(test):
-                top1_float += ref.argmax(axis=1).tolist()
-                top1_quant += test.argmax(axis=1).tolist()
+            if fo == meter.choice.output:
+                meter.add(ref, test)
         for m in matches:
             ref = np.asarray(f_vals[m.tensor])
             test = np.asarray(q_vals[m.quant_tensor])
@@ -368,30 +385,26 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
                 f"{sim:.1f} dB in the simulated QDQ graph: its integer kernels lose more than "
                 "the per-layer figures show (on x86 without VNNI, 8-bit products can saturate; "
                 "try reduce-range).")
-    accuracy = None
-    if top1_float:
-        agree = float(np.mean(np.equal(top1_float, top1_quant)))
-        accuracy = {"top1_agreement": agree, "samples": len(top1_float)}
-        if samples.labels is not None and len(samples.labels) == len(top1_float):
-            labels = np.asarray(samples.labels)
-            accuracy["float_top1"] = float(np.mean(labels == np.asarray(top1_float)))
-            accuracy["quant_top1"] = float(np.mean(labels == np.asarray(top1_quant)))
+    task = meter.result() if meter is not None else None
+    accuracy = meter.accuracy() if meter is not None else None
     for w in warnings:
         reporter.warn(w)
     quant_ops = sorted({n.op_type for n in quant_model.graph.node})
+    quantized = quantized_nodes(float_model, quant_model)
     float_ops = {n.op_type for n in float_model.graph.node}
     verdict = analysis_verdict(
         outputs, accuracy, layers, quant_ops,
         per_channel=any(w["per_channel"] for w in weights) if weights else None,
         has_matmul=bool(float_ops & {"MatMul", "Attention"}) and "Conv" not in float_ops,
-        warnings=warnings)
+        warnings=warnings, data=data, task=task, excludable=quantized)
     for line in verdict.text_lines():
         reporter.log(line)
-    reporter.stage(f"Done: {verdict.level}", 1.0)
+    reporter.stage(f"Done: {verdict.label.lower()}", 1.0)
     return JobReport(kind=recipe.kind, warnings=warnings, details={
         "float_model": recipe.float_model, "quant_model": recipe.quant_model,
         "samples": len(samples), "layers": layers, "weights": weights, "outputs": outputs,
-        "accuracy": accuracy, "verdict": verdict.to_dict(),
+        "accuracy": accuracy, "verdict": verdict.to_dict(), "data": to_json(data),
+        "task": to_json(task), "quantized_nodes": sorted(quantized),
     })
 
 

@@ -59,100 +59,141 @@ def session_for(model: bytes | str, provider: str, threads: int, opt_level: str 
     return ort.InferenceSession(model, options, providers=providers)
 
 
-def time_session(session: Any, feeds: dict[str, np.ndarray], warmup: int, runs: int,
-                 seconds: float | None,
-                 io_binding: bool = False) -> tuple[list[float], list[float]]:
-    """Per-run wall and process-CPU times in ms, after ``warmup`` untimed runs."""
+def _runner(session: Any, feeds: dict[str, np.ndarray], io_binding: bool) -> Any:
+    """A no-argument callable that runs ``session`` once on ``feeds``."""
     if io_binding:
         binding = session.io_binding()
         for name, value in feeds.items():
             binding.bind_cpu_input(name, value)
         for out in session.get_outputs():
             binding.bind_output(out.name)
+        return lambda: session.run_with_iobinding(binding)
+    fetch = session.run
+    return lambda: fetch(None, feeds)
 
-        def run() -> None:
-            session.run_with_iobinding(binding)
-    else:
-        fetch = session.run
 
-        def run() -> None:
-            fetch(None, feeds)
+def time_sessions(sessions: list[tuple[Any, dict[str, np.ndarray]]], warmup: int, runs: int,
+                  seconds: float | None,
+                  io_binding: bool = False) -> list[tuple[list[float], list[float]]]:
+    """Per-run wall and process-CPU times in ms of each ``(session, feeds)``, after ``warmup``
+    untimed runs each.
 
-    for _ in range(warmup):
-        run()
-    wall: list[float] = []
-    cpu: list[float] = []
+    Several sessions are timed *interleaved* — one run of each in turn — so that a machine
+    that slows down or speeds up over the measurement affects every model alike; their ratio
+    is then a fair comparison and its spread an honest one.
+    """
+    runners = [_runner(session, feeds, io_binding) for session, feeds in sessions]
+    for run in runners:
+        for _ in range(warmup):
+            run()
+    timings: list[tuple[list[float], list[float]]] = [([], []) for _ in runners]
     perf, proc = time.perf_counter_ns, time.process_time_ns
     deadline = time.perf_counter() + seconds if seconds else None
     count = 0
     while (count < runs) if deadline is None else (time.perf_counter() < deadline):
-        c0 = proc()
-        t0 = perf()
-        run()
-        t1 = perf()
-        c1 = proc()
-        wall.append((t1 - t0) / 1e6)
-        cpu.append((c1 - c0) / 1e6)
+        for run, (wall, cpu) in zip(runners, timings, strict=True):
+            c0 = proc()
+            t0 = perf()
+            run()
+            t1 = perf()
+            c1 = proc()
+            wall.append((t1 - t0) / 1e6)
+            cpu.append((c1 - c0) / 1e6)
         count += 1
-    return wall, cpu
+    return timings
+
+
+def time_session(session: Any, feeds: dict[str, np.ndarray], warmup: int, runs: int,
+                 seconds: float | None,
+                 io_binding: bool = False) -> tuple[list[float], list[float]]:
+    """Per-run wall and process-CPU times in ms, after ``warmup`` untimed runs."""
+    return time_sessions([(session, feeds)], warmup, runs, seconds, io_binding)[0]
 
 
 def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     """Benchmark every configuration of ``recipe``; unavailable providers become rows with a
-    reason, not a failure."""
+    reason, not a failure.
+
+    Configurations on the same provider with the same thread count are timed interleaved
+    (:func:`time_sessions`), so quantized and float models are compared under the same load.
+    """
     from edgestudio.core.perf.bench_recipes import BenchRecipe
 
     assert isinstance(recipe, BenchRecipe)
     if not recipe.models:
         raise BenchError("Give at least one model.")
     configs = [(m, p, t) for m in recipe.models for p in recipe.providers for t in recipe.threads]
-    results: list[dict[str, Any]] = []
-    loaded: tuple[str, onnx.ModelProto] | None = None  # configs come model by model: read once
+    rows: dict[int, dict[str, Any]] = {}
+    protos: dict[str, onnx.ModelProto] = {}
     inputs: dict[str, dict[str, np.ndarray] | str] = {}  # feeds per model, or why there are none
-    for k, (model_path, provider, threads) in enumerate(configs):
-        label = f"{Path(model_path).name} · {provider} · {threads} thread(s)"
-        reporter.stage(label, k / len(configs))
-        row: dict[str, Any] = {"model": model_path, "ep": provider, "threads": threads}
-        reason = unavailable_reason(provider)
-        if reason:
-            reporter.warn(reason)
-            results.append({**row, "error": reason})
-            continue
-        if loaded is None or loaded[0] != model_path:
-            loaded = (model_path, load_full_model(Path(model_path)))
-        proto = loaded[1]
-        row["quantized_ops"] = quantized_ops_in(proto)
-        model_bytes = proto.SerializeToString()
-        try:
-            session = session_for(model_bytes, provider, threads, recipe.opt_level)
-        except Exception as exc:
-            results.append({**row, "error": f"session failed: {exc}"})
-            reporter.warn(f"{label}: {exc}")
-            continue
-        placed = session.get_providers()
-        if provider not in placed:
-            results.append({**row, "error": f"{provider} could not be used; onnxruntime fell "
-                                             f"back to {', '.join(placed)}."})
-            continue
-        if model_path not in inputs:
-            reporter.stage(f"{label}: finding inputs the model runs on", k / len(configs))
+    groups = [[k for k, (_, p, t) in enumerate(configs) if (p, t) == key]
+              for key in dict.fromkeys((p, t) for _, p, t in configs)]
+    done = 0
+    for group in groups:
+        ready: list[tuple[int, Any, dict[str, np.ndarray]]] = []
+        for k in group:
+            model_path, provider, threads = configs[k]
+            label = f"{Path(model_path).name} · {provider} · {threads} thread(s)"
+            reporter.stage(f"Preparing {label}", done / len(configs))
+            row: dict[str, Any] = {"model": model_path, "ep": provider, "threads": threads}
+            rows[k] = row
+            reason = unavailable_reason(provider)
+            if reason:
+                reporter.warn(reason)
+                row["error"] = reason
+                continue
+            if model_path not in protos:
+                try:
+                    protos[model_path] = load_full_model(Path(model_path))
+                except EdgeStudioError as exc:  # the other models' rows still count
+                    row["error"] = str(exc)
+                    reporter.warn(f"{label}: {exc}")
+                    continue
+            proto = protos[model_path]
+            row["quantized_ops"] = quantized_ops_in(proto)
             try:
-                inputs[model_path] = job_inputs(
-                    Path(model_path), proto, recipe.shapes, recipe.ranges, recipe.data,
-                    reporter).feeds(recipe.batch, recipe.seed)
-            except EdgeStudioError as exc:
-                inputs[model_path] = str(exc)
-        feeds = inputs[model_path]
-        if isinstance(feeds, str):
-            results.append({**row, "error": feeds})
-            continue
-        wall, cpu = time_session(session, feeds, recipe.warmup, recipe.runs, recipe.seconds,
-                                 recipe.io_binding)
-        stats = latency_stats(wall, batch=recipe.batch, cpu_ms=cpu, threads=threads)
-        results.append({**row, **stats.to_dict(), "samples_ms": wall[:MAX_SAMPLES_KEPT],
-                        "inputs": {n: list(v.shape) for n, v in feeds.items()}})
-        reporter.log(f"{label}: median {stats.median_ms:.3f} ms, p90 {stats.p90_ms:.3f} ms"
-                     + (" (contended machine)" if stats.contended else ""))
+                session = session_for(proto.SerializeToString(), provider, threads,
+                                      recipe.opt_level)
+            except Exception as exc:
+                row["error"] = f"session failed: {exc}"
+                reporter.warn(f"{label}: {exc}")
+                continue
+            placed = session.get_providers()
+            if provider not in placed:
+                row["error"] = (f"{provider} could not be used; onnxruntime fell back to "
+                                f"{', '.join(placed)}.")
+                continue
+            if model_path not in inputs:
+                reporter.stage(f"{label}: finding inputs the model runs on", done / len(configs))
+                try:
+                    inputs[model_path] = job_inputs(
+                        Path(model_path), proto, recipe.shapes, recipe.ranges, recipe.data,
+                        reporter).feeds(recipe.batch, recipe.seed)
+                except EdgeStudioError as exc:
+                    inputs[model_path] = str(exc)
+            feeds = inputs[model_path]
+            if isinstance(feeds, str):
+                row["error"] = feeds
+                continue
+            ready.append((k, session, feeds))
+        if ready:
+            names = ", ".join(Path(configs[k][0]).name for k, _, _ in ready)
+            reporter.stage(f"Timing {names} · {configs[ready[0][0]][1]} · "
+                           f"{configs[ready[0][0]][2]} thread(s)"
+                           + (" (interleaved)" if len(ready) > 1 else ""), done / len(configs))
+            timings = time_sessions([(session, feeds) for _, session, feeds in ready],
+                                    recipe.warmup, recipe.runs, recipe.seconds, recipe.io_binding)
+            for (k, _, feeds), (wall, cpu) in zip(ready, timings, strict=True):
+                stats = latency_stats(wall, batch=recipe.batch, cpu_ms=cpu,
+                                      threads=configs[k][2])
+                rows[k].update({**stats.to_dict(), "samples_ms": wall[:MAX_SAMPLES_KEPT],
+                                "inputs": {n: list(v.shape) for n, v in feeds.items()}})
+                reporter.log(f"{Path(configs[k][0]).name} · {configs[k][1]} · {configs[k][2]} "
+                             f"thread(s): median {stats.median_ms:.3f} ms, p90 "
+                             f"{stats.p90_ms:.3f} ms"
+                             + (" (contended machine)" if stats.contended else ""))
+        done += len(group)
+    results = [rows[k] for k in range(len(configs))]
     verdicts = bench_verdicts(results)
     for line in verdicts:
         reporter.log(line)

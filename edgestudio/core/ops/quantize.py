@@ -31,6 +31,7 @@ from edgestudio.core.ops.quant_accel import accelerated
 from edgestudio.core.ops.result_gate import run_in_process, run_isolated
 from edgestudio.core.progress import RecordingReporter, Reporter
 from edgestudio.core.quant.quant_recipes import STATIC_MODES, QuantRecipe, check_rules
+from edgestudio.core.quant.quantized_graph import existing_quantization
 from edgestudio.core.recipe_options import declared_options
 from edgestudio.core.recipes import Recipe
 from edgestudio.core.reports import JobReport
@@ -116,11 +117,11 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
     rules = check_rules(recipe, model_opset(model), names)
     if not rules.ok:
         raise QuantizeError(" ".join(rules.errors))
-    already = quantized_ops_in(model)
+    already = existing_quantization(model)
     if already:
         raise QuantizeError(
-            f"The model is already quantized (it contains {', '.join(already)}); quantize the "
-            "float original instead.")
+            f"The model is already quantized ({'; '.join(already)}): quantizing it again would "
+            "quantize its rounding error and gain nothing. Quantize the float original instead.")
     report = JobReport(kind=recipe.kind)
     notes: list[str] = []
     calibration_warnings: list[str] = list(rules.warnings)
@@ -158,7 +159,7 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
         if recipe.mode in STATIC_MODES:
             assert recipe.calib is not None
             reporter.stage(f"Checking calibration data ({recipe.calib.describe()})", 0.05)
-            samples = open_samples(recipe.calib, model, resolved.spec)
+            samples = open_samples(recipe.calib, model, resolved.spec, source)
             calibration_warnings += samples.validate()  # raises DataError before anything
         for w in calibration_warnings:
             reporter.warn(w)

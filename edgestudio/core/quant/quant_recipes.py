@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.quant.task_metrics import TASKS
 from edgestudio.core.recipe_options import declared_options, option, option_argv
 from edgestudio.core.recipes import Recipe, Tolerance, input_args
 
@@ -148,6 +149,11 @@ class AnalyzeRecipe(Recipe):
     quant_model: str = ""
     data: DataSource = field(default_factory=DataSource)
     tolerance: Tolerance = field(default_factory=lambda: Tolerance(1e-2, 1e-2))
+    metric: str = option("auto", "--metric", "the task metric the verdict uses (auto: "
+                         "detected from the outputs and the graph, with the reason said)",
+                         choices=TASKS, label="Task metric:")
+    shapes: tuple[str, ...] = ()  # input specification for synthetic data
+    ranges: tuple[str, ...] = ()
 
     def title(self) -> str:
         """Name the compared file."""
@@ -160,7 +166,8 @@ class AnalyzeRecipe(Recipe):
     def to_command(self) -> list[str]:
         """``edgestudio analyze FLOAT QUANT --data PATH``."""
         cmd = ["edgestudio", "analyze", self.float_model, self.quant_model,
-               "--data", *self.data.to_cli()]
+               "--data", *self.data.to_cli(), *option_argv(self),
+               *input_args(self.shapes, self.ranges, None)]
         if self.tolerance != Tolerance(1e-2, 1e-2):
             cmd += ["--atol", repr(self.tolerance.atol), "--rtol", repr(self.tolerance.rtol)]
         return cmd

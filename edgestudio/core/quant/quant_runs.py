@@ -90,7 +90,8 @@ class QuantRun:
             float_top1=accuracy.float_top1 if accuracy else None,
             quant_top1=accuracy.quant_top1 if accuracy else None,
             top1_agreement=accuracy.top1_agreement if accuracy else None,
-            verdict=analysis.verdict.level if analysis and analysis.verdict else None,
+            verdict=(analysis.verdict.level or "pipeline check") if analysis and analysis.verdict
+            else None,
         )
 
 

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from edgestudio.core.perf.latency_stats import PRACTICAL_RATIO, median_ratio_interval
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, QuantRecipe, check_rules
 from edgestudio.core.results import Analysis, LatencyRow
 
@@ -33,7 +34,12 @@ class Goal:
     metric: str = "sqnr"
     threshold: float = 30.0
 
-    METRICS: ClassVar[dict[str, str]] = {"sqnr": ">=", "top1_drop": "<=", "max_abs": "<="}
+    METRICS: ClassVar[dict[str, str]] = {
+        "sqnr": ">=", "top1_drop": "<=", "max_abs": "<=",
+        # Task figures of the analysis (fractions: 0.99 is 99 %).
+        "top1_agreement": ">=", "position_agreement": ">=", "text_agreement": ">=",
+        "cer": "<=", "cosine": ">=", "neighbour_agreement": ">=", "box_agreement": ">=",
+        "relative_error": "<="}
 
     @classmethod
     def parse(cls, text: str) -> Goal:
@@ -41,8 +47,9 @@ class Goal:
         match = re.fullmatch(r"\s*(\w+)\s*(>=|<=)\s*([-+0-9.eE]+)\s*", text)
         if not match or match.group(1) not in cls.METRICS \
                 or cls.METRICS[match.group(1)] != match.group(2):
-            raise GoalError(f"A goal reads sqnr>=DB, top1_drop<=POINTS or max_abs<=ERROR "
-                            f"(got '{text}').")
+            spelled = ", ".join(f"{k}{op}X" for k, op in cls.METRICS.items())
+            raise GoalError(f"A goal reads one of {spelled} — sqnr in dB, top1_drop in points, "
+                            f"task figures as fractions (got '{text}').")
         return cls(match.group(1), float(match.group(3)))
 
     def text(self) -> str:
@@ -57,6 +64,9 @@ class Goal:
         if self.metric == "max_abs":
             values = [o.max_abs for o in analysis.outputs if o.max_abs is not None]
             return max(values) if values else None
+        if self.metric != "top1_drop":  # a task figure, when the analysis measured it
+            figures = {f.key: f.value for f in (analysis.task.figures if analysis.task else [])}
+            return figures.get(self.metric)
         accuracy = analysis.accuracy
         if accuracy is None or accuracy.float_top1 is None or accuracy.quant_top1 is None:
             return None
@@ -66,7 +76,12 @@ class Goal:
         """True when ``value`` reaches the goal."""
         if value is None:
             return False
-        return value >= self.threshold if self.metric == "sqnr" else value <= self.threshold
+        return value >= self.threshold if self.higher_is_better else value <= self.threshold
+
+    @property
+    def higher_is_better(self) -> bool:
+        """True for figures a goal wants at least (SQNR, agreements)."""
+        return self.METRICS[self.metric] == ">="
 
     def better(self, a: float | None, b: float | None) -> bool:
         """True when ``a`` is closer to the goal than ``b``."""
@@ -74,7 +89,7 @@ class Goal:
             return False
         if b is None:
             return True
-        return a > b if self.metric == "sqnr" else a < b
+        return a > b if self.higher_is_better else a < b
 
 
 @dataclass(frozen=True)
@@ -158,14 +173,6 @@ def first_recipes(base: QuantRecipe, space: SearchSpace, has_matmul: bool,
     return out
 
 
-def worst_nodes(analysis: Analysis, count: int, already: tuple[str, ...]) -> list[str]:
-    """The ``count`` worst layers' nodes (real operators, not yet excluded)."""
-    nodes = [r.node for r in analysis.layers_worst_first()
-             if r.sqnr_db is not None and not r.node.startswith("input:")
-             and r.node not in already]
-    return list(dict.fromkeys(nodes))[:count]
-
-
 def exclusion_step(best: Candidate, goal: Goal, tried: set[tuple[str, ...]],
                    step: int) -> tuple[QuantRecipe, str] | None:
     """The next exclusion to try from the closest candidate: its worst layers, doubling in
@@ -173,7 +180,7 @@ def exclusion_step(best: Candidate, goal: Goal, tried: set[tuple[str, ...]],
     if best.analysis is None:
         return None
     count = 2 ** step
-    worst = worst_nodes(best.analysis, count, best.recipe.exclude)
+    worst = best.analysis.worst_excludable(count, best.recipe.exclude)
     if not worst:
         return None
     exclude = tuple(sorted({*best.recipe.exclude, *worst}))
@@ -183,6 +190,35 @@ def exclusion_step(best: Candidate, goal: Goal, tried: set[tuple[str, ...]],
     return (dataclasses.replace(best.recipe, exclude=exclude),
             f"#{best.number} without its {len(worst)} worst layer(s): {', '.join(worst[:3])}"
             + ("…" if len(worst) > 3 else ""))
+
+
+def latency_ties(candidates: list[Candidate]) -> list[Candidate]:
+    """The candidates not measurably slower than the fastest of them: the bootstrap interval of
+    the ratio of their median latencies (over the measured runs) does not exclude a tie."""
+    timed = [c for c in candidates if c.latency_ms is not None]
+    if not timed:
+        return []
+    fastest = min(timed, key=lambda c: (c.latency_ms or 0.0, c.number))
+    ties = []
+    for c in timed:
+        a, b = c.latency, fastest.latency
+        if c is fastest or a is None or b is None:
+            ties.append(c)
+        elif a.samples_ms and b.samples_ms:
+            if not median_ratio_interval(a.samples_ms, b.samples_ms).slower:
+                ties.append(c)
+        elif (c.latency_ms or 0.0) <= (fastest.latency_ms or 0.0) * (1 + PRACTICAL_RATIO):
+            ties.append(c)  # no runs kept to test against the noise: a near-equal median
+    return ties
+
+
+def synthetic_goal_warning(data: Any, goal: Goal) -> str | None:
+    """What a goal on synthetic data can and cannot say, before the tune starts."""
+    if getattr(data, "kind", "") != "synthetic":
+        return None
+    return (f"The goal {goal.text()} will be judged on synthetic inputs: the tune then shows "
+            "which recipes run and how far their numbers move on random data, not which one is "
+            "accurate on yours. Give real samples with --data for a goal that means something.")
 
 
 def pick_winner(candidates: list[Candidate], goal: Goal, objective: str) -> Candidate | None:
@@ -216,3 +252,5 @@ class TuneSettings:
     bench_runs: int = 50
     ray_address: str | None = None
     base: QuantRecipe | None = None  # start from this recipe's choices (a run's context menu)
+    shapes: tuple[str, ...] = ()  # input overrides for every candidate and its analysis
+    ranges: tuple[str, ...] = ()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from edgestudio.core.perf.providers import provider_colour, short_name
 from edgestudio.core.results import LatencyRow, LayerError
-from edgestudio.core.verdicts import SQNR_SCALE, sqnr_level
+from edgestudio.core.verdicts import band_of, sqnr_bands
 
 WIDTH, HEIGHT = 760, 320
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 28, 104
@@ -81,18 +81,20 @@ def bar_chart(labels: Sequence[str], values: Sequence[float], colours: Sequence[
     return "".join(parts)
 
 
-def sqnr_chart(layers: list[LayerError]) -> str | None:
-    """Per-layer SQNR, worst first, coloured on the absolute scale; None without numbers."""
+def sqnr_chart(layers: list[LayerError], representative: bool = True) -> str | None:
+    """Per-layer SQNR, worst first, coloured on the absolute scale (neutral greys when the
+    data was synthetic: no colour that reads as a verdict); None without numbers."""
     values = sorted((r.sqnr_db, r.node) for r in layers if r.sqnr_db is not None)
     if not values:
         return None
     shown = values[:MAX_BARS]
-    colours = {level: colour for _, level, colour in SQNR_SCALE}
+    bands = sqnr_bands(representative)
     more = f" ({len(shown)} worst of {len(values)})" if len(values) > len(shown) else ""
+    check = "" if representative else " — pipeline check on synthetic data, no verdict"
     return bar_chart([node for _, node in shown], [v for v, _ in shown],
-                     [colours[sqnr_level(v) or "poor"] for v, _ in shown],
-                     f"Per-layer SQNR, worst first{more}", "SQNR (dB), higher is better",
-                     "layer (node)", [(bound, colour) for bound, _, colour in SQNR_SCALE[:2]])
+                     [band_of(v, bands)[2] for v, _ in shown],
+                     f"Per-layer SQNR, worst first{more}{check}", "SQNR (dB), higher is better",
+                     "layer (node)", [(bound, colour) for bound, _, colour in bands[:2]])
 
 
 def latency_chart(rows: list[LatencyRow]) -> str | None:

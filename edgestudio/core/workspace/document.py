@@ -211,7 +211,12 @@ class ModelDocument:
             run = self.run(self.overlay.run or 0)
             if run is None or run.analysis is None:
                 return None
-            return "SQNR (dB)", run.analysis.sqnr_by_node()
+            data = run.analysis.data
+            title = (f"SQNR (dB), run #{run.number}, on {data.text()}" if data else
+                     f"SQNR (dB), run #{run.number}")
+            if not run.analysis.representative:
+                title += " — pipeline check, no verdict"
+            return title, run.analysis.sqnr_by_node()
         if kind is OverlayKind.TIME and self.profile:
             return "time share (%)", self.profile.time_share_by_node()
         if kind is OverlayKind.PROVIDER and self.profile:

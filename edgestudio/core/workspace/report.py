@@ -16,6 +16,7 @@ from typing import Any
 from edgestudio.core.paths import write_atomically
 from edgestudio.core.quant.quant_runs import QuantRun
 from edgestudio.core.results import Latency, Profile, to_json
+from edgestudio.core.verdicts import verdict_html
 from edgestudio.core.workspace.charts import latency_chart, sqnr_chart
 from edgestudio.core.workspace.document import JobRecord, ModelDocument
 
@@ -48,7 +49,8 @@ def report_from_document(document: ModelDocument) -> ReportData:
     """Everything done to ``document``'s model, ready to render."""
     charts: dict[str, str] = {}
     current = _current_run(document)
-    sqnr = sqnr_chart(current.analysis.layers) if current and current.analysis else None
+    sqnr = (sqnr_chart(current.analysis.layers, current.analysis.representative)
+            if current and current.analysis else None)
     if sqnr:
         charts["sqnr"] = sqnr
     latency = latency_chart(document.latency.rows)
@@ -123,11 +125,7 @@ def render_html(data: ReportData) -> str:
                   _table(["Metric", "Value"], [[k, v] for k, v in to_json(summary).items()])]
         verdict = run.analysis.verdict if run.analysis else None
         if verdict:
-            tips = "".join(f"<li>{_e(t)}</li>" for t in verdict.suggestions)
-            parts.append(f"<p><b>{_e(verdict.level.capitalize())}</b>: "
-                         f"{_e('; '.join(verdict.reasons))}. <small>Thresholds: "
-                         f"{_e(verdict.thresholds)}.</small></p>"
-                         + (f"<p>Try:</p><ul>{tips}</ul>" if tips else ""))
+            parts.append(f"<p>{verdict_html(verdict)}</p>")
         layers = run.layers_worst_first()
         if layers:
             parts.append(_table(["Tensor", "Node", "SQNR dB", "MSE", "Max abs", "Cosine"], [
@@ -191,7 +189,10 @@ def write_report(path: str | Path, data: ReportData) -> tuple[Path, Path]:
                                  "command": run.recipe.command_line(),
                                  "layers": to_json(run.layers_worst_first()),
                                  "verdict": to_json(run.analysis.verdict if run.analysis
-                                                    else None)} for run in data.quant_runs],
+                                                    else None),
+                                 "data": to_json(run.analysis.data if run.analysis else None),
+                                 "task": to_json(run.analysis.task if run.analysis else None)}
+                                for run in data.quant_runs],
                "latency": to_json(data.latency.rows),
                "latency_verdicts": data.latency.verdicts, "profile": to_json(data.profile),
                "tunes": data.tunes}

@@ -26,6 +26,7 @@ from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.parsing import parse_data_source, parse_floats
 from edgestudio.core.quant.quant_recipes import (
     QUANT_MODES,
+    AnalyzeRecipe,
     QuantRecipe,
     check_rules,
 )
@@ -102,6 +103,18 @@ class QuantizeDialog(JobDialog):
         self.analyze.setChecked(True)
         self.eval_path = PathPicker(self._guess_data("eval") or default_calib,
                                     "Data (*.npz);;All files (*)", save=False)
+        # The task metric the analysis judges by, declared once on AnalyzeRecipe.
+        metric_field, metric_option = next((f, o) for f, o in declared_options(AnalyzeRecipe)
+                                           if f.name == "metric")
+        self._metric_field = metric_field
+        self.metric_box = option_widget(metric_field, metric_option, "auto")
+        self.metric_box.setObjectName("metric")
+        self.metric_box.setToolTip("auto: detected from the outputs and the graph (classification, "
+                               "CTC text, tokens, embeddings, detection, signal); the analysis "
+                               "says which and why")
+        self.eval_note = QLabel()
+        self.eval_note.setObjectName("eval_note")
+        self.eval_note.setWordWrap(True)
         self.output = PathPicker(str(model_path.with_name(f"{model_path.stem}_{base.mode}.onnx")),
                                  "ONNX models (*.onnx)")
         self.messages = QLabel()
@@ -111,6 +124,8 @@ class QuantizeDialog(JobDialog):
         self.command = command_preview()
 
         form.addRow(self.analyze, self.eval_path)
+        form.addRow(metric_option.label, self.metric_box)
+        form.addRow("", self.eval_note)
         form.addRow("Output:", self.output)
         form.addRow("Command:", self.command)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
@@ -211,6 +226,10 @@ class QuantizeDialog(JobDialog):
         return QuantRecipe(model=str(self.model_path), output=self.output.path(),
                            overwrite=self._overwrite, mode=mode, calib=calib, **values)
 
+    def analyze_metric(self) -> str:
+        """The task metric the analysis judges by (``auto``: detected)."""
+        return str(widget_value(self._metric_field, self.metric_box))
+
     def analyze_data(self) -> DataSource | None:
         """The evaluation data to analyze the result on (None: do not analyze)."""
         if not self.analyze.isChecked():
@@ -247,7 +266,9 @@ class QuantizeDialog(JobDialog):
                            or (group == "calibration" and mode.calibrated))
         method = typing.cast(QComboBox, self.options["calib_method"]).currentText()
         self.options["percentile"].setEnabled(mode.calibrated and method == "percentile")
+        self.metric_box.setEnabled(self.analyze.isChecked())
         errors, warnings, notes = self.problems()
+        self.eval_note.setText(self._eval_note())
         parts = [f"<p style='color:#b3261e'>✖ {html.escape(e)}</p>" for e in errors]
         parts += [f"<p style='color:#8a5300'>⚠ {html.escape(w)}</p>" for w in warnings]
         parts += [f"<p style='color:#555'>ℹ {html.escape(n)}</p>" for n in notes]
@@ -255,6 +276,21 @@ class QuantizeDialog(JobDialog):
         self.run_button.setEnabled(not errors)
         if not errors:
             self.command.setText(self.recipe().command_line())
+
+    def _eval_note(self) -> str:
+        """What the analysis will be able to say on the chosen evaluation data."""
+        try:
+            data = self.analyze_data()
+        except ValueError:
+            return ""
+        if data is None:
+            return ""
+        if data.kind == "synthetic":
+            return ("<span style='color:#8a5300'>Synthetic data: the analysis is a pipeline "
+                    "check (it runs, and how far the numbers move) — no verdict. Give real "
+                    "samples for a verdict.</span>")
+        return (f"<span style='color:#555'>Verdict on {data.describe()}, by the task metric "
+                "(output SQNR stays a diagnostic).</span>")
 
     def has_blockers(self) -> bool:
         """True while the form holds something that stops the job."""

@@ -1,0 +1,502 @@
+"""Task metrics: what a quantized model got right *for the model's task*, not only how far its
+numbers moved.
+
+An OCR recogniser is judged by the text it reads, a classifier by the class it picks, an encoder
+by whether its nearest neighbours stay the same; output SQNR stays a diagnostic beneath. The task
+is detected from the outputs (their shapes and values) and the graph (the operator that makes
+them, their names), with the reason said; the user can always choose another one.
+
+Pure numpy + onnx (no onnxruntime): meters are fed one sample at a time and keep only what the
+figure needs (argmax sequences, pooled vectors), so memory stays bounded on long evaluations.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+
+# "auto" detects; the others force a metric.
+TASKS = ("auto", "classification", "tokens", "ctc", "embedding", "detection", "signal",
+         "generic")
+TASK_LABELS = {
+    "classification": "classification (top-1 / top-5 agreement)",
+    "tokens": "per-position classes (argmax agreement at every position)",
+    "ctc": "CTC sequence recognition (greedy decode: exact text and character error rate)",
+    "embedding": "embeddings (cosine, nearest-neighbour agreement)",
+    "detection": "detection (IoU-matched agreement of the top boxes)",
+    "signal": "signal / regression (relative error)",
+    "generic": "output SQNR and cosine",
+}
+# Ops that only move or relabel values between the op that computes an output and the output.
+_PASSTHROUGH = frozenset({"Identity", "Reshape", "Transpose", "Squeeze", "Unsqueeze",
+                          "Flatten", "Cast"})
+_SOFTMAX = frozenset({"Softmax", "LogSoftmax"})
+_CLASS_NAME = re.compile(r"logit|prob|score|class|label|pred|softmax|cls", re.IGNORECASE)
+_EMBED_NAME = re.compile(r"embed|emb$|feature|vector|pool|sentence|hidden|encoder_out",
+                         re.IGNORECASE)
+CTC_MIN_CLASSES = 30  # a CTC alphabet: tens to thousands of symbols plus a blank
+TOP_BOXES = 10
+IOU_MATCH = 0.5
+MAX_KEPT = 2000  # samples whose sequences / vectors a meter keeps
+
+
+@dataclass(frozen=True)
+class TaskChoice:
+    """Which task the analysis judges, on which output, and why."""
+
+    task: str
+    output: str
+    why: str
+    chosen_by: str = "detected"  # detected | you
+
+
+@dataclass(frozen=True)
+class TaskFigure:
+    """One task figure with the bounds that grade it."""
+
+    key: str  # top1_agreement, cer, …
+    label: str  # "top-1 agreement"
+    value: float
+    good: float
+    acceptable: float
+    higher_is_better: bool = True
+    unit: str = "%"  # "%" shows value × 100; "" shows it as it is
+
+    def text(self) -> str:
+        """``97.5 %``, ``1.20 points`` or ``0.9991``."""
+        if self.unit == "points":
+            return f"{100 * self.value:.2f} points"
+        return f"{100 * self.value:.1f} %" if self.unit == "%" else f"{self.value:.4f}"
+
+    def level(self) -> str:
+        """good / acceptable / poor by the bounds."""
+        if self.higher_is_better:
+            return ("good" if self.value >= self.good else
+                    "acceptable" if self.value >= self.acceptable else "poor")
+        return ("good" if self.value <= self.good else
+                "acceptable" if self.value <= self.acceptable else "poor")
+
+    def bounds_text(self) -> str:
+        """``good ≥ 99 %, acceptable ≥ 95 %``."""
+        op = "≥" if self.higher_is_better else "≤"
+
+        def show(v: float) -> str:
+            if self.unit == "points":
+                return f"{100 * v:.3g} point{'s' if v != 0.01 else ''}"
+            return f"{100 * v:.3g} %" if self.unit == "%" else f"{v:.3g}"
+
+        return f"good {op} {show(self.good)}, acceptable {op} {show(self.acceptable)}"
+
+
+@dataclass
+class TaskResult:
+    """The task figures of one analysis (the first figures decide the verdict)."""
+
+    task: str
+    output: str
+    why: str
+    samples: int
+    figures: list[TaskFigure] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)  # a few disagreements, for a person
+    chosen_by: str = "detected"
+    note: str = ""  # what the figures cannot say (too few samples for a neighbour test, …)
+
+    @property
+    def label(self) -> str:
+        """The task in words."""
+        return TASK_LABELS.get(self.task, self.task)
+
+
+# ----- detection ----------------------------------------------------------------------------------
+def _producer_op(model: onnx.ModelProto, tensor: str) -> tuple[str, onnx.NodeProto | None]:
+    """The op that computes ``tensor``, looking through ops that only move values."""
+    producers = {o: n for n in model.graph.node for o in n.output}
+    node = producers.get(tensor)
+    seen = 0
+    while node is not None and node.op_type in _PASSTHROUGH and node.input and seen < 16:
+        node = producers.get(node.input[0])
+        seen += 1
+    return (node.op_type if node is not None else "", node)
+
+
+def _softmax_axis_is_last(node: onnx.NodeProto | None, rank: int) -> bool:
+    if node is None:
+        return False
+    axis = next((a.i for a in node.attribute if a.name == "axis"), -1)
+    return axis in (-1, rank - 1)
+
+
+def _is_normalised(model: onnx.ModelProto, node: onnx.NodeProto | None) -> bool:
+    """True when the output is L2-normalised (an embedding head)."""
+    if node is None:
+        return False
+    if node.op_type == "LpNormalization":
+        return True
+    if node.op_type == "Div":
+        producers = {o: n for n in model.graph.node for o in n.output}
+        frontier = list(node.input[1:])
+        for _ in range(4):
+            ops = [producers[t] for t in frontier if t in producers]
+            if any(n.op_type in ("ReduceL2", "Sqrt", "LpNormalization") for n in ops):
+                return True
+            frontier = [t for n in ops for t in n.input]
+    return False
+
+
+def detect_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray]) -> TaskChoice:
+    """The model's task from its first output (shape and values of one float run) and graph.
+
+    ``outputs``: the float model's outputs on one sample, by name, in graph order.
+    """
+    if not outputs:
+        return TaskChoice("generic", "", "the model has no output")
+    name, array = next(iter(outputs.items()))
+    shape = tuple(np.shape(array))
+    if not np.issubdtype(np.asarray(array).dtype, np.floating):
+        return TaskChoice("generic", name, f"'{name}' is not a float output")
+    op, node = _producer_op(model, name)
+    rank = len(shape)
+    dims = "×".join(map(str, shape))
+    detection = _detection_layout(shape)
+    if rank == 2 and shape[1] >= 2:
+        if _EMBED_NAME.search(name) or _is_normalised(model, node):
+            return TaskChoice("embedding", name, f"'{name}' [{dims}] is a feature vector "
+                              f"({'L2-normalised' if _is_normalised(model, node) else 'by name'})")
+        if op in _SOFTMAX or op == "Sigmoid":
+            return TaskChoice("classification", name, f"'{name}' [{dims}] is a {op} over "
+                              f"{shape[1]} classes")
+        return TaskChoice("classification", name, f"'{name}' [{dims}] reads as scores of "
+                          f"{shape[1]} classes (choose 'embedding' if these are features)")
+    if rank == 3:
+        classes = shape[2]
+        if op in _SOFTMAX and _softmax_axis_is_last(node, rank):
+            if classes >= CTC_MIN_CLASSES:
+                return TaskChoice("ctc", name, f"'{name}' [{dims}] is a {op} over {classes} "
+                                  "symbols at every time step: a CTC recogniser, read greedily")
+            return TaskChoice("tokens", name, f"'{name}' [{dims}] is a {op} over {classes} "
+                              "classes at every position")
+        if shape[1] == 1 and shape[0] > 1 and classes >= CTC_MIN_CLASSES \
+                and not _EMBED_NAME.search(name):
+            return TaskChoice("ctc", name, f"'{name}' [{dims}] is time-major (time × batch × "
+                              f"{classes} symbols), as a recurrent CTC recogniser writes it: "
+                              "read greedily")
+        if detection is not None and not _EMBED_NAME.search(name):
+            return TaskChoice("detection", name, f"'{name}' [{dims}] holds {detection[1]} "
+                              f"candidate boxes of {detection[0]} values (x, y, w, h, scores)")
+        if _CLASS_NAME.search(name) or classes <= 64:
+            return TaskChoice("tokens", name, f"'{name}' [{dims}] reads as {classes} class "
+                              "scores at every position")
+        return TaskChoice("embedding", name, f"'{name}' [{dims}] reads as one {classes}-wide "
+                          "vector per position (hidden states)")
+    if rank == 4 and op in _SOFTMAX and 2 <= shape[1] <= 1000:
+        return TaskChoice("tokens", name, f"'{name}' [{dims}] is a {op} over {shape[1]} "
+                          "classes per pixel (segmentation)")
+    return TaskChoice("signal", name, f"'{name}' [{dims}] reads as a signal or map "
+                      "(judged by relative error)")
+
+
+def _detection_layout(shape: tuple[int, ...]) -> tuple[int, int] | None:
+    """``(values per box, boxes)`` for a YOLO-style ``[1, 4+C, N]`` or ``[1, N, 4+C]``."""
+    if len(shape) != 3:
+        return None
+    a, b = shape[1], shape[2]
+    for per_box, count in ((a, b), (b, a)):
+        if 5 <= per_box <= 200 and count >= 100 and count >= 5 * per_box:
+            return per_box, count
+    return None
+
+
+def choose_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray], metric: str,
+                output: str = "") -> TaskChoice:
+    """The detected task, or the one the user chose (``metric`` not ``auto``)."""
+    if output and output in outputs:
+        outputs = {output: outputs[output], **{k: v for k, v in outputs.items() if k != output}}
+    detected = detect_task(model, outputs)
+    if metric in ("", "auto"):
+        return detected
+    if metric not in TASKS:
+        raise ValueError(f"Unknown metric '{metric}' (choose one of {', '.join(TASKS)}).")
+    return TaskChoice(metric, detected.output, f"chosen by you (detected: {detected.task}, "
+                      f"because {detected.why})", chosen_by="you")
+
+
+# ----- meters -------------------------------------------------------------------------------------
+class TaskMeter:
+    """Collects one task's figures sample by sample (``add``), then :meth:`result`."""
+
+    def __init__(self, choice: TaskChoice, labels: np.ndarray | None = None,
+                 alphabet: list[str] | None = None) -> None:
+        self.choice = choice
+        self.labels = labels
+        self.alphabet = alphabet  # CTC: symbol k is alphabet[k - 1] (0 is the blank)
+        self.samples = 0
+        self._pairs: list[tuple[np.ndarray, np.ndarray]] = []  # argmax rows (float, quant)
+        self._agree = self._total = self._agree5 = 0
+        self._rows_float: list[int] = []
+        self._rows_quant: list[int] = []
+        self._cos_sum = 0.0
+        self._cos_count = 0
+        self._pooled: list[tuple[np.ndarray, np.ndarray]] = []
+        self._box_matched = self._box_total = 0
+        self._diff_sq = self._ref_sq = 0.0
+        self._classes = 0  # CTC: the alphabet size, blank included
+
+    def add(self, ref: np.ndarray, test: np.ndarray) -> None:
+        """Fold in the chosen output of one sample (float ``ref``, quantized ``test``)."""
+        ref = np.asarray(ref, dtype=np.float64)
+        test = np.asarray(test, dtype=np.float64).reshape(ref.shape)
+        self.samples += 1
+        task = self.choice.task
+        if task == "classification":
+            self._add_classes(ref.reshape(ref.shape[0], -1) if ref.ndim > 1 else ref[None],
+                              test.reshape(ref.shape[0], -1) if ref.ndim > 1 else test[None])
+        elif task == "tokens":
+            axis = 1 if ref.ndim == 4 else -1
+            f, q = ref.argmax(axis=axis), test.argmax(axis=axis)
+            self._agree += int((f == q).sum())
+            self._total += f.size
+        elif task == "ctc":
+            self._classes = ref.shape[-1]
+            for f_row, q_row in _ctc_rows(ref, test):
+                if len(self._pairs) < MAX_KEPT:
+                    self._pairs.append((f_row, q_row))
+        elif task == "embedding":
+            self._add_vectors(ref, test)
+        elif task == "detection":
+            self._add_boxes(ref, test)
+        r, t = ref.reshape(-1), test.reshape(-1)
+        self._diff_sq += float(((r - t) ** 2).sum())
+        self._ref_sq += float((r * r).sum())
+
+    def _add_classes(self, ref: np.ndarray, test: np.ndarray) -> None:
+        f, q = ref.argmax(axis=1), test.argmax(axis=1)
+        self._agree += int((f == q).sum())
+        self._total += f.size
+        self._rows_float += f.tolist()
+        self._rows_quant += q.tolist()
+        if ref.shape[1] >= 5:
+            top5 = np.argsort(-test, axis=1)[:, :5]
+            self._agree5 += int((top5 == f[:, None]).any(axis=1).sum())
+
+    def _add_vectors(self, ref: np.ndarray, test: np.ndarray) -> None:
+        f = ref.reshape(-1, ref.shape[-1]) if ref.ndim > 1 else ref[None]
+        q = test.reshape(-1, ref.shape[-1]) if ref.ndim > 1 else test[None]
+        norms = np.linalg.norm(f, axis=1) * np.linalg.norm(q, axis=1)
+        ok = norms > 0
+        self._cos_sum += float(((f * q).sum(axis=1)[ok] / norms[ok]).sum())
+        self._cos_count += int(ok.sum())
+        if len(self._pooled) < MAX_KEPT:  # one vector per sample: tokens mean-pooled
+            self._pooled.append((f.mean(axis=0), q.mean(axis=0)))
+
+    def _add_boxes(self, ref: np.ndarray, test: np.ndarray) -> None:
+        layout = _detection_layout(ref.shape)
+        if layout is None:
+            return
+        per_box = layout[0]
+        for b in range(ref.shape[0]):
+            fr, qr = ref[b], test[b]
+            if fr.shape[0] == per_box:  # [4+C, N] → [N, 4+C]
+                fr, qr = fr.T, qr.T
+            matched, total = match_boxes(fr, qr)
+            self._box_matched += matched
+            self._box_total += total
+
+    def accuracy(self) -> dict[str, float] | None:
+        """Classification: top-1 agreement, and both accuracies when labels fit the samples."""
+        floats, quants = self._rows_float, self._rows_quant
+        if not floats:
+            return None
+        figures = {"top1_agreement": float(np.mean(np.equal(floats, quants))),
+                   "samples": len(floats)}
+        labels = self.labels
+        if labels is not None and len(labels) == len(floats):
+            figures["float_top1"] = float(np.mean(np.asarray(labels) == np.asarray(floats)))
+            figures["quant_top1"] = float(np.mean(np.asarray(labels) == np.asarray(quants)))
+        return figures
+
+    def result(self) -> TaskResult:
+        """The figures collected so far."""
+        c = self.choice
+        res = TaskResult(c.task, c.output, c.why, self.samples, chosen_by=c.chosen_by)
+        if c.task == "classification" and self._total:
+            res.figures.append(TaskFigure("top1_agreement", "top-1 agreement",
+                                          self._agree / self._total, 0.99, 0.95))
+            if self._agree5:
+                res.figures.append(TaskFigure("top5_agreement", "top-5 agreement",
+                                              self._agree5 / self._total, 0.999, 0.99))
+            accuracy = self.accuracy() or {}
+            if "float_top1" in accuracy:
+                fl, ql = accuracy["float_top1"], accuracy["quant_top1"]
+                res.figures.insert(0, TaskFigure("top1_drop", "top-1 accuracy drop",
+                                                 fl - ql, 0.01, 0.03, higher_is_better=False,
+                                                 unit="points"))
+                res.note = f"accuracy on your labels: float {fl:.1%}, quantized {ql:.1%}"
+            diffs = [i for i, (a, b) in enumerate(zip(self._rows_float, self._rows_quant,
+                                                      strict=True)) if a != b]
+            res.examples = [f"sample {i}: class {self._rows_float[i]} → {self._rows_quant[i]}"
+                            for i in diffs[:3]]
+        elif c.task == "tokens" and self._total:
+            res.figures.append(TaskFigure("position_agreement", "argmax agreement per position",
+                                          self._agree / self._total, 0.99, 0.95))
+        elif c.task == "ctc" and self._pairs:
+            self._ctc_result(res)
+        elif c.task == "embedding" and self._cos_count:
+            res.figures.append(TaskFigure("cosine", "mean cosine", self._cos_sum
+                                          / self._cos_count, 0.999, 0.99, unit=""))
+            if len(self._pooled) >= 3:
+                res.figures.append(TaskFigure("neighbour_agreement",
+                                              "nearest-neighbour agreement",
+                                              neighbour_agreement(self._pooled), 0.99, 0.9))
+            else:
+                res.note = "nearest-neighbour agreement needs at least 3 samples"
+        elif c.task == "detection" and self._box_total:
+            res.figures.append(TaskFigure("box_agreement", "top-box agreement (IoU ≥ 0.5, "
+                                          "same class)", self._box_matched / self._box_total,
+                                          0.95, 0.9))
+        if not res.figures and self._ref_sq > 0:  # signal, generic, or nothing else applied
+            res.figures.append(TaskFigure("relative_error", "relative error",
+                                          float(np.sqrt(self._diff_sq / self._ref_sq)),
+                                          10 ** (-30 / 20), 10 ** (-20 / 20),
+                                          higher_is_better=False))
+        return res
+
+    def _ctc_result(self, res: TaskResult) -> None:
+        blank = ctc_blank([f for f, _ in self._pairs], self._classes)
+        edits = length = same = 0
+        for k, (f, q) in enumerate(self._pairs):
+            fd, qd = ctc_greedy(f, blank), ctc_greedy(q, blank)
+            distance = edit_distance(fd, qd)
+            edits += distance
+            length += len(fd)
+            same += int(fd == qd)
+            if fd != qd and len(res.examples) < 3:
+                res.examples.append(f"line {k}: {self._spell(fd, blank)} → "
+                                    f"{self._spell(qd, blank)}")
+        res.figures.append(TaskFigure("text_agreement", "sequences read identically",
+                                      same / len(self._pairs), 0.99, 0.95))
+        res.figures.append(TaskFigure("cer", "character error rate vs float",
+                                      edits / max(1, length), 0.01, 0.03,
+                                      higher_is_better=False))
+        res.note = (f"blank class {blank}; {len(self._pairs)} sequences, {length} symbols read "
+                    "by the float model")
+
+
+    def _spell(self, decoded: list[int], blank: int) -> str:
+        """Decoded symbols as text when the model ships its alphabet, else as indices."""
+        alphabet = self.alphabet
+        if not alphabet or blank != 0:
+            return _symbols(decoded)
+        # PaddleOCR appends the space after its alphabet: one class past the listed symbols.
+        return repr("".join(alphabet[k - 1] if 0 < k <= len(alphabet) else
+                            " " if k == len(alphabet) + 1 else "�" for k in decoded))
+
+
+def model_alphabet(model: onnx.ModelProto) -> list[str] | None:
+    """The character list a recogniser ships in its metadata (PaddleOCR exports write it as
+    ``character``, one symbol per line), or None."""
+    for prop in model.metadata_props:
+        if prop.key in ("character", "characters", "vocab") and "\n" in prop.value:
+            return list(str(prop.value).split("\n"))
+    return None
+
+
+# ----- helpers ------------------------------------------------------------------------------------
+def _ctc_rows(ref: np.ndarray, test: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Argmax sequences per batch row of a ``[B, T, C]`` or ``[T, B, C]`` CTC output."""
+    if ref.ndim != 3:
+        return []
+    time_major = ref.shape[1] == 1 and ref.shape[0] > 1
+    f, q = ref.argmax(axis=2), test.argmax(axis=2)
+    if time_major:
+        f, q = f.T, q.T
+    return list(zip(f, q, strict=True))
+
+
+def ctc_blank(sequences: list[np.ndarray], classes: int) -> int:
+    """The blank class: the commonest argmax when it is the first or last class, else 0."""
+    counts = np.bincount(np.concatenate([s.reshape(-1) for s in sequences]).astype(np.int64),
+                         minlength=classes)
+    common = int(counts.argmax())
+    return common if common in (0, classes - 1) else 0
+
+
+def ctc_greedy(sequence: np.ndarray, blank: int) -> list[int]:
+    """CTC greedy decoding: collapse repeats, then drop blanks."""
+    out: list[int] = []
+    previous = None
+    for symbol in sequence.tolist():
+        if symbol != previous and symbol != blank:
+            out.append(int(symbol))
+        previous = symbol
+    return out
+
+
+def edit_distance(a: list[int], b: list[int]) -> int:
+    """Levenshtein distance (insertions, deletions, substitutions)."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        previous, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
+    return row[-1]
+
+
+def _symbols(decoded: list[int]) -> str:
+    shown = " ".join(map(str, decoded[:12]))
+    return f"[{shown}{' …' if len(decoded) > 12 else ''}]"
+
+
+def neighbour_agreement(pairs: list[tuple[np.ndarray, np.ndarray]]) -> float:
+    """Share of samples whose nearest other sample (cosine) is the same in both models."""
+    def nearest(vectors: np.ndarray) -> np.ndarray:
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        unit = vectors / np.where(norms > 0, norms, 1.0)
+        sims = unit @ unit.T
+        np.fill_diagonal(sims, -np.inf)
+        return np.asarray(sims.argmax(axis=1))
+
+    f = np.stack([p[0] for p in pairs])
+    q = np.stack([p[1] for p in pairs])
+    return float(np.mean(nearest(f) == nearest(q)))
+
+
+def _iou(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """IoU of one centre-size box with many."""
+    def corners(b: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (b[..., 0] - b[..., 2] / 2, b[..., 1] - b[..., 3] / 2,
+                b[..., 0] + b[..., 2] / 2, b[..., 1] + b[..., 3] / 2)
+
+    ax0, ay0, ax1, ay1 = corners(box)
+    bx0, by0, bx1, by1 = corners(boxes)
+    w = np.clip(np.minimum(ax1, bx1) - np.maximum(ax0, bx0), 0, None)
+    h = np.clip(np.minimum(ay1, by1) - np.maximum(ay0, by0), 0, None)
+    inter = w * h
+    union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter
+    return np.asarray(np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0))
+
+
+def match_boxes(ref: np.ndarray, test: np.ndarray, top: int = TOP_BOXES) -> tuple[int, int]:
+    """How many of the float model's ``top`` boxes the quantized model also finds.
+
+    ``ref``/``test``: ``[N, 4 + C]`` rows of centre x, y, width, height and class scores. A
+    float box is found when one of the quantized model's ``2·top`` best boxes has the same
+    class and IoU ≥ 0.5 with it.
+    """
+    def best(rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        scores = rows[:, 4:]
+        score = scores.max(axis=1)
+        order = np.argsort(-score)[:k]
+        return rows[order, :4], scores[order].argmax(axis=1), score[order]
+
+    f_boxes, f_cls, f_score = best(ref, top)
+    q_boxes, q_cls, _ = best(test, 2 * top)
+    keep = f_score >= 0.1 * float(f_score.max()) if f_score.size else f_score.astype(bool)
+    matched = 0
+    for box, cls in zip(f_boxes[keep], f_cls[keep], strict=True):
+        same = q_cls == cls
+        if same.any() and float(_iou(box, q_boxes[same]).max()) >= IOU_MATCH:
+            matched += 1
+    return matched, int(keep.sum())

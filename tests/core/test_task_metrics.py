@@ -1,0 +1,231 @@
+"""Accuracy you can trust, without a worker: the task is detected from the outputs and the graph,
+each task figure equals a hand computation, verdicts need representative data and follow the task
+metric, advice names only nodes that change the model, latency verdicts respect the noise, and
+inputs are derived through the chains real models use."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from edgestudio.core.inputs.data_source import DataProvenance, DataSource, provenance
+from edgestudio.core.inputs.input_derivation import derive_candidates
+from edgestudio.core.perf.latency_stats import median_ratio_interval
+from edgestudio.core.quant.quantized_graph import existing_quantization
+from edgestudio.core.quant.task_metrics import (
+    TaskChoice,
+    TaskMeter,
+    choose_task,
+    ctc_greedy,
+    detect_task,
+    edit_distance,
+    match_boxes,
+)
+from edgestudio.core.verdicts import analysis_verdict, bench_verdicts
+from tests import models
+
+REAL = DataProvenance("images", 8, "/data/lines")
+SYNTHETIC = provenance(DataSource("synthetic", samples=8), 8)
+
+
+def _head(op: str, shape: list[int], name: str = "y", **attrs: object) -> onnx.ModelProto:
+    """x → OP → y with the given output shape (what detection reads from the graph)."""
+    node = helper.make_node(op, ["x"], [name], name="head", **attrs)
+    graph = helper.make_graph([node], "head",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize(("op", "shape", "name", "task"), [
+    ("Softmax", [1, 10], "y", "classification"),
+    ("Identity", [1, 1000], "logits", "classification"),
+    ("Softmax", [1, 40, 6625], "y", "ctc"),  # a PP-OCR recogniser's output
+    ("Softmax", [1, 16, 9], "y", "tokens"),
+    ("Identity", [1, 16, 9], "y", "tokens"),
+    ("Identity", [1, 16, 384], "last_hidden_state", "embedding"),
+    ("LpNormalization", [1, 384], "y", "embedding"),
+    ("Identity", [1, 84, 2100], "output0", "detection"),  # a YOLO-style detector
+    ("Identity", [1, 1, 64, 64], "y", "signal"),
+    ("Identity", [1, 1], "prob", "signal"),
+])
+def test_the_task_is_detected_from_outputs_and_graph(op: str, shape: list[int], name: str,
+                                                    task: str) -> None:
+    model = _head(op, shape, name)
+    choice = detect_task(model, {name: np.zeros(shape, np.float32)})
+    assert choice.task == task, choice.why
+    assert name in choice.why  # the reason names the output
+
+
+def test_the_user_can_choose_another_metric() -> None:
+    model = _head("Identity", [1, 10])
+    choice = choose_task(model, {"y": np.zeros((1, 10), np.float32)}, "embedding")
+    assert choice.task == "embedding" and choice.chosen_by == "you"
+    assert "classification" in choice.why  # what was detected is still said
+    with pytest.raises(ValueError, match="Unknown metric"):
+        choose_task(model, {"y": np.zeros((1, 10), np.float32)}, "bleu")
+
+
+def _one_hot(sequence: list[int], classes: int) -> np.ndarray:
+    out = np.full((1, len(sequence), classes), 0.01, np.float32)
+    for t, c in enumerate(sequence):
+        out[0, t, c] = 1.0
+    return out
+
+
+def test_ctc_figures_equal_a_hand_computation() -> None:
+    # float reads [3, 5, 5, 2] ("3 5 5 2" after collapsing with blanks between the 5s);
+    # quantized reads [3, 5, 2]: one deletion in four symbols → CER 0.25, not the same text.
+    f = [0, 3, 3, 0, 5, 0, 5, 2, 0, 0]
+    q = [0, 3, 3, 0, 5, 5, 5, 2, 0, 0]
+    assert ctc_greedy(np.array(f), 0) == [3, 5, 5, 2] and ctc_greedy(np.array(q), 0) == [3, 5, 2]
+    meter = TaskMeter(TaskChoice("ctc", "y", "test"))
+    meter.add(_one_hot(f, 40), _one_hot(q, 40))
+    meter.add(_one_hot(f, 40), _one_hot(f, 40))  # a second line read identically
+    figures = {fig.key: fig.value for fig in meter.result().figures}
+    assert figures["text_agreement"] == pytest.approx(0.5)
+    assert figures["cer"] == pytest.approx(1 / 8)  # one edit over 4 + 4 float symbols
+    assert edit_distance([1, 2, 3], [1, 3]) == 1 and edit_distance([], [4, 4]) == 2
+    assert "line 0" in meter.result().examples[0]
+
+
+def test_ctc_reads_time_major_outputs_and_finds_the_blank_at_the_end() -> None:
+    seq = [39, 3, 39, 4, 4, 39]  # blank is the last class (39) here
+    ref = _one_hot(seq, 40).transpose(1, 0, 2)  # [T, B, C]
+    meter = TaskMeter(TaskChoice("ctc", "y", "test"))
+    meter.add(ref, ref)
+    result = meter.result()
+    assert "blank class 39" in result.note
+    assert {f.key: f.value for f in result.figures}["text_agreement"] == 1.0
+
+
+def test_classification_figures_and_labels() -> None:
+    meter = TaskMeter(TaskChoice("classification", "y", "test"), labels=np.array([1, 2, 0, 1]))
+    ref = np.eye(3, dtype=np.float32)[[1, 2, 0, 0]]  # float: 1, 2, 0, 0 (3 of 4 right)
+    test = np.eye(3, dtype=np.float32)[[1, 0, 0, 0]]  # quantized: 1, 0, 0, 0 (2 of 4 right)
+    for k in range(4):
+        meter.add(ref[k : k + 1], test[k : k + 1])
+    figures = {f.key: f.value for f in meter.result().figures}
+    assert figures["top1_agreement"] == pytest.approx(0.75)
+    assert figures["top1_drop"] == pytest.approx(0.25)
+    assert meter.accuracy() == {"top1_agreement": 0.75, "samples": 4, "float_top1": 0.75,
+                                "quant_top1": 0.5}
+
+
+def test_embedding_neighbours_and_cosine() -> None:
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((6, 16)).astype(np.float32)
+    same = TaskMeter(TaskChoice("embedding", "y", "test"))
+    shuffled = TaskMeter(TaskChoice("embedding", "y", "test"))
+    for k in range(6):
+        same.add(vectors[k : k + 1], vectors[k : k + 1] * 1.001)
+        shuffled.add(vectors[k : k + 1], vectors[(k * 5 + 1) % 6][None])
+    figures = {f.key: f.value for f in same.result().figures}
+    assert figures["cosine"] == pytest.approx(1.0) and figures["neighbour_agreement"] == 1.0
+    assert {f.key: f.value for f in shuffled.result().figures}["cosine"] < 0.9
+
+
+def test_boxes_are_matched_by_iou_and_class() -> None:
+    rows = np.zeros((200, 6), np.float32)  # cx, cy, w, h, score class 0, score class 1
+    rows[:, :4] = [50, 50, 10, 10]
+    rows[0] = [20, 20, 10, 10, 0.9, 0.0]
+    rows[1] = [80, 80, 10, 10, 0.0, 0.8]
+    moved = rows.copy()
+    moved[1, :2] = [95, 95]  # the class-1 box moved off: IoU 0
+    assert match_boxes(rows, rows) == (2, 2)
+    assert match_boxes(rows, moved) == (1, 2)
+
+
+def _outputs(sqnr: float) -> list[dict[str, object]]:
+    return [{"output": "y", "sqnr_db": sqnr, "cosine": 0.9}]
+
+
+def test_no_verdict_on_synthetic_data() -> None:
+    verdict = analysis_verdict(_outputs(45.0), None, [], data=SYNTHETIC)
+    assert verdict.level is None and verdict.label == "Pipeline check"
+    assert "synthetic" in verdict.why and "--data" in verdict.why
+    assert verdict.to_dict()["level"] is None and not verdict.suggestions
+    assert "synthetic" in verdict.data
+
+
+def test_the_task_metric_decides_and_sqnr_stays_a_diagnostic() -> None:
+    # An OCR model whose output moved (11 dB) but which reads every line as the float does.
+    meter = TaskMeter(TaskChoice("ctc", "y", "softmax over 40 symbols"))
+    line = _one_hot([0, 3, 0, 7, 7, 0], 40)
+    meter.add(line, line * 0.7 + 0.01)
+    verdict = analysis_verdict(_outputs(11.6), None, [], data=REAL, task=meter.result())
+    assert verdict.level == "good", verdict.reasons
+    assert any("11.6 dB" in d for d in verdict.diagnostics)
+    assert "CTC" in verdict.task and "8 images" in verdict.data
+
+
+def test_exclusion_advice_names_only_quantized_nodes() -> None:
+    layers = [{"node": "shift", "sqnr_db": 2.0}, {"node": "cap_values", "sqnr_db": 3.0},
+              {"node": "relu", "sqnr_db": 4.0}, {"node": "proj", "sqnr_db": 9.0}]
+    verdict = analysis_verdict(_outputs(5.0), None, layers, quantized_ops=["MatMulInteger"],
+                               data=REAL, excludable={"proj", "relu"})
+    exclude = next(t for t in verdict.suggestions if t.startswith("exclude"))
+    assert "proj (9.0 dB)" in exclude and "relu (4.0 dB)" in exclude
+    assert "shift" not in exclude and "cap_values" not in exclude
+    per_channel = analysis_verdict(_outputs(5.0), None, layers, per_channel=True, data=REAL,
+                                   excludable=set())
+    assert not any("per-channel" in t for t in per_channel.suggestions)
+    assert not any(t.startswith("exclude") for t in per_channel.suggestions)
+
+
+def _runs(rng: np.random.Generator, median_ms: float, spread_ms: float, n: int) -> list[float]:
+    return list(median_ms + spread_ms * rng.standard_normal(n).clip(-3, 3))
+
+
+def test_two_identical_models_are_never_called_slower() -> None:
+    rng = np.random.default_rng(0)
+    for trial in range(40):  # the same distribution each time: std 8–10 ms around 60 ms
+        spread = 8 + 2 * rng.random()
+        rows = [{"model": "/m/f.onnx", "ep": "CPU", "threads": 1, "quantized_ops": [],
+                 "samples_ms": _runs(rng, 60, spread, 30)},
+                {"model": "/m/q.onnx", "ep": "CPU", "threads": 1,
+                 "quantized_ops": ["DequantizeLinear"], "samples_ms": _runs(rng, 60, spread, 30)}]
+        for r in rows:
+            r["median_ms"] = float(np.median(r["samples_ms"]))
+        (line,) = bench_verdicts(rows)
+        assert "SLOWER" not in line and "faster" not in line, (trial, line)
+        assert "no measurable difference" in line
+
+
+def test_a_real_difference_beyond_the_noise_is_reported() -> None:
+    rng = np.random.default_rng(1)
+    base, slow = _runs(rng, 60, 3, 50), _runs(rng, 90, 3, 50)
+    interval = median_ratio_interval(slow, base)
+    assert interval.slower and 1.4 < interval.low <= interval.ratio <= interval.high < 1.6
+    assert median_ratio_interval(base, slow).faster
+
+
+def test_float_ids_behind_a_cast_are_drawn_as_whole_numbers_below_the_table() -> None:
+    spec = next(derive_candidates(models.char_ids_behind_cast(rows=48)))
+    entry = spec.entry("chars_in")
+    assert entry.domain.kind == "integers" and entry.domain.high == 48
+    assert entry.shape[1] > 1  # a sequence of characters, not one
+    values = entry.make(np.random.default_rng(0))
+    assert values.dtype == np.float32 and np.all(values == np.round(values))
+    assert values.min() >= 0 and values.max() < 48
+
+
+@pytest.mark.parametrize("behind", ["mul", "cast"])
+def test_ids_index_a_table_behind_dequantizing_ops(behind: str) -> None:
+    spec = next(derive_candidates(models.int8_table_embedding(rows=50, behind=behind)))
+    domain = spec.entry("ids").domain
+    assert (domain.kind, domain.low, domain.high) == ("integers", 0, 50)
+    assert "50 rows" in spec.entry("ids").reason
+
+
+def test_every_form_of_existing_quantization_is_recognised() -> None:
+    found = existing_quantization(models.int8_table_embedding(behind="mul"))
+    assert found and "weight-only int8" in found[0] and "table_int8" in found[0]
+    assert existing_quantization(models.int8_table_embedding(behind="cast")) == []  # fp16
+    assert existing_quantization(models.conv_relu_gemm()) == []
+    nbits = models.matmul_model()
+    nbits.graph.node[0].op_type = "MatMulNBits"
+    nbits.graph.node[0].domain = "com.microsoft"
+    assert "MatMulNBits" in existing_quantization(nbits)[0]
