@@ -57,15 +57,21 @@ def add_data_args(p: argparse.ArgumentParser, option: str, help_text: str,
                    help="divide per channel after the mean (default 1)")
     g.add_argument("--image-colour", choices=("RGB", "BGR", "L"), default="RGB",
                    help="channel order, or L for grey (default %(default)s)")
+    m = p.add_argument_group("audio files and text")
+    m.add_argument("--sample-rate", type=int, default=16000,
+                   help="audio (.wav/.flac): resample to this rate in Hz (default %(default)s)")
+    m.add_argument("--tokenizer", default="", metavar="TOKENIZER_JSON",
+                   help="text (.txt, one sample per line): the model's tokenizer.json (default: "
+                   "the one beside the text file or the model)")
 
 
 def data_source(args: argparse.Namespace, text: str) -> DataSource:
     """Build the DataSource from the data options."""
     try:
         return parse_data_source(
-            text, args.samples, size=args.image_size, layout=args.image_layout,
-            scale=args.image_scale, mean=args.image_mean, std=args.image_std,
-            colour=args.image_colour)
+            text, args.samples, sample_rate=args.sample_rate, tokenizer=args.tokenizer,
+            size=args.image_size, layout=args.image_layout, scale=args.image_scale,
+            mean=args.image_mean, std=args.image_std, colour=args.image_colour)
     except ValueError as exc:
         raise SystemExit(f"edgestudio: error: {exc}") from exc
 
@@ -83,8 +89,8 @@ def add_input_args(p: argparse.ArgumentParser, data: bool = False) -> None:
                    "zeros, normal or bool, e.g. input_ids=0:30522 (repeatable)")
     if data:
         add_data_args(p, "--data", "real data instead of derived inputs: .npz, a folder of "
-                      ".npy/.npz/test_data_set_*, or a folder of images (the first sample is "
-                      "used)")
+                      ".npy/.npz/test_data_set_*, a folder of images, audio files (.wav/.flac) "
+                      "or a .txt of sentences (the first sample is used)")
 
 
 def input_fields(args: argparse.Namespace, with_data: bool = True) -> dict[str, Any]:

@@ -62,9 +62,13 @@ def parse_dim_value(text: str) -> int | str | None:
     return int(text) if text.isdigit() else text
 
 
-def parse_data_source(text: str, samples: int = 0, **image: object) -> DataSource:
-    """``synthetic[:N[:SEED]]``, an ``.npz`` file, a folder of images, or a folder of samples."""
+def parse_data_source(text: str, samples: int = 0, sample_rate: int = 16000,
+                      tokenizer: str = "", **image: object) -> DataSource:
+    """``synthetic[:N[:SEED]]``, an ``.npz`` file, a folder of images, audio files (a ``.wav``
+    or a folder of them), a ``.txt`` of sentences, or a folder of samples."""
     from pathlib import Path
+
+    from edgestudio.core.inputs.media_data import AUDIO_SUFFIXES
 
     if text.startswith("synthetic"):
         parts = text.split(":")
@@ -75,9 +79,15 @@ def parse_data_source(text: str, samples: int = 0, **image: object) -> DataSourc
             raise ValueError(f"expected synthetic[:SAMPLES[:SEED]] (got '{text}')") from exc
         return DataSource("synthetic", "", samples=count, seed=seed)
     path = Path(text)
+    if path.suffix.lower() in AUDIO_SUFFIXES:
+        return DataSource("audio", str(path), samples=samples, sample_rate=sample_rate)
+    if path.suffix.lower() == ".txt":
+        return DataSource("text", str(path), samples=samples, tokenizer=tokenizer)
     if path.is_dir():
-        has_images = any(p.suffix.lower() in IMAGE_SUFFIXES for p in path.iterdir())
-        if has_images:
+        suffixes = {p.suffix.lower() for p in path.iterdir()}
+        if suffixes & AUDIO_SUFFIXES and not suffixes & IMAGE_SUFFIXES:
+            return DataSource("audio", str(path), samples=samples, sample_rate=sample_rate)
+        if suffixes & IMAGE_SUFFIXES:
             extra = {k: v for k, v in image.items() if v is not None}
             return DataSource("images", str(path), samples=samples, **extra)  # type: ignore[arg-type]
         return DataSource("folder", str(path), samples=samples)

@@ -15,7 +15,8 @@ import onnx
 from onnx import numpy_helper
 
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.inputs.data_source import IMAGE_SUFFIXES, DataSource
+from edgestudio.core.inputs import media_data
+from edgestudio.core.inputs.data_source import IMAGE_SUFFIXES, SPEC_KINDS, DataSource
 from edgestudio.core.inputs.input_derivation import (
     DeclaredInput,
     declared_inputs,
@@ -35,10 +36,12 @@ class SampleSet:
     """A replayable sequence of samples (each a dict input name -> array with batch dim 1)."""
 
     def __init__(self, source: DataSource, inputs: list[DeclaredInput],
-                 spec: InputSpecification | None = None) -> None:
+                 spec: InputSpecification | None = None,
+                 model_path: Path | None = None) -> None:
         self.source = source
         self.inputs = inputs
-        self.spec = spec  # synthetic samples are drawn from it
+        self.spec = spec  # synthetic samples, and the inputs audio or text do not feed
+        self.model_path = model_path  # where a tokenizer.json may sit
         self.labels: np.ndarray | None = None
         self._count = self._prepare()
 
@@ -55,6 +58,18 @@ class SampleSet:
         elif kind == "images":
             for path in self._files[: self._count]:
                 yield self._check({self.inputs[0].name: self._read_image(path)}, path.name)
+        elif kind == "audio":
+            assert self.spec is not None
+            windows = media_data.audio_windows(self._files, self.spec, self.source.sample_rate,
+                                               self.source.seed)
+            for k, sample in zip(range(self._count), windows, strict=False):
+                yield self._check(sample, f"audio window {k}")
+        elif kind == "text":
+            assert self.spec is not None
+            lines = media_data.tokenized(self._lines[: self._count], self._tokenizer, self.spec,
+                                         self.source.seed)
+            for k, sample in enumerate(lines):
+                yield self._check(sample, f"line {k + 1}")
         else:
             if self.spec is None:
                 raise DataError("Synthetic data needs the model's input specification.")
@@ -70,6 +85,8 @@ class SampleSet:
             return cap or SYNTHETIC_DEFAULT
         if not path.exists():
             raise DataError(f"The data path {path} does not exist.")
+        if kind in ("audio", "text"):
+            return self._prepare_media(path, cap)
         if kind == "npz":
             try:
                 self._npz = np.load(path, allow_pickle=False)
@@ -106,6 +123,26 @@ class SampleSet:
             raise DataError(f"{path} holds no {'images' if kind == 'images' else 'samples'} "
                             "(.npy, .npz or test_data_set_* folders).")
         return min(len(self._files), cap) if cap else len(self._files)
+
+    def _prepare_media(self, path: Path, cap: int) -> int:
+        if self.spec is None:
+            raise DataError(f"{self.source.kind.capitalize()} data needs the model's input "
+                            "specification for the inputs it does not feed.")
+        try:
+            if self.source.kind == "audio":
+                self._files = media_data.audio_files(path)
+                if not self._files:
+                    raise DataError(f"{path} holds no audio files (.wav, .flac, .ogg).")
+                total = media_data.count_windows(self._files, self.spec,
+                                                 self.source.sample_rate)
+            else:
+                self._lines = media_data.text_lines(path)
+                self._tokenizer = media_data.find_tokenizer(self.source.tokenizer, path,
+                                                            self.model_path)
+                total = len(self._lines)
+        except media_data.MediaError as exc:
+            raise DataError(str(exc)) from exc
+        return min(total, cap) if cap else total
 
     # ----- readers ------------------------------------------------------------------------------
     def _npz_samples(self) -> Iterator[Sample]:
@@ -217,15 +254,17 @@ class SampleSet:
 
 
 def open_samples(source: DataSource, model: onnx.ModelProto,
-                 spec: InputSpecification | None = None) -> SampleSet:
+                 spec: InputSpecification | None = None,
+                 model_path: Path | None = None) -> SampleSet:
     """Open ``source`` for ``model``. Raises DataError with both sides listed on a mismatch.
 
-    Synthetic samples are drawn from ``spec`` (the model's verified input specification);
-    without one, from the first spec derived from the graph (not proven to run).
+    Synthetic samples — and the inputs audio or text do not feed — are drawn from ``spec``
+    (the model's verified input specification); without one, from the first spec derived from
+    the graph (not proven to run).
     """
-    if source.kind == "synthetic" and spec is None:
+    if source.kind in SPEC_KINDS and spec is None:
         spec = next(derive_candidates(model), None)
-    return SampleSet(source, declared_inputs(model), spec)
+    return SampleSet(source, declared_inputs(model), spec, model_path)
 
 
 class ReplayReader:

@@ -135,7 +135,7 @@ def resolve_inputs(model_path: Path, model: onnx.ModelProto | None = None,
     if data is not None:
         from edgestudio.core.inputs.calib_data import open_samples
 
-        samples = open_samples(data, model)
+        samples = open_samples(data, model, model_path=model_path)
         sample = next(iter(samples), None)
         if sample is None:
             raise InputSpecError("The data holds no samples.")

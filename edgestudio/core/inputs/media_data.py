@@ -1,0 +1,217 @@
+"""Audio files and text as model inputs: the user's own recordings and sentences.
+
+Audio (``.wav`` read with the standard library; ``.flac``/``.ogg`` through ``soundfile`` when it
+is installed) is mixed to mono, resampled to the model's rate and cut into consecutive windows
+of the length the model runs on (the input specification's size for that axis, which a
+``--shape`` changes): one window is one sample. Text is one sample per line, encoded with the
+model's own tokenizer (a Hugging Face ``tokenizer.json``, given or found beside the text or the
+model) into ids, attention mask and token types. Every other input (recurrent state, a sample
+rate, …) comes from the input specification.
+"""
+
+from __future__ import annotations
+
+import wave
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.inputs.input_spec import InputEntry, InputSpecification
+
+AUDIO_SUFFIXES = frozenset({".wav", ".flac", ".ogg"})
+MAX_WINDOWS_PER_FILE = 256
+Sample = dict[str, np.ndarray]
+
+
+class MediaError(EdgeStudioError):
+    """An audio file or a text cannot be read or does not fit the model."""
+
+
+# ----- audio ----------------------------------------------------------------------------------
+def audio_files(path: Path) -> list[Path]:
+    """The audio files at ``path`` (one file, or a folder's files sorted by name)."""
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.iterdir() if p.suffix.lower() in AUDIO_SUFFIXES)
+
+
+def read_audio(path: Path, rate: int) -> np.ndarray:
+    """``path`` as float32 mono samples in [-1, 1] at ``rate`` Hz."""
+    if path.suffix.lower() == ".wav":
+        samples, source_rate = _read_wav(path)
+    else:
+        try:
+            import soundfile
+        except ImportError as exc:
+            raise MediaError(f"{path.name}: reading {path.suffix} files needs the soundfile "
+                             "package (pip install soundfile); .wav files need nothing.") from exc
+        try:
+            data, source_rate = soundfile.read(str(path), dtype="float32", always_2d=True)
+        except Exception as exc:  # libsndfile's own errors
+            raise MediaError(f"{path.name} is not a readable audio file: {exc}") from exc
+        samples = data.mean(axis=1)
+    return resample(samples.astype(np.float32), int(source_rate), rate)
+
+
+def _read_wav(path: Path) -> tuple[np.ndarray, int]:
+    try:
+        with wave.open(str(path), "rb") as w:
+            width, channels, rate = w.getsampwidth(), w.getnchannels(), w.getframerate()
+            raw = w.readframes(w.getnframes())
+    except (wave.Error, EOFError, OSError, RuntimeError, ValueError) as exc:
+        raise MediaError(f"{path.name} is not a readable PCM .wav file: {exc}") from exc
+    values: np.ndarray
+    if width == 1:
+        values = (np.frombuffer(raw, np.uint8).astype(np.float32) - 128) / 128
+    elif width in (2, 4):
+        dtype = np.int16 if width == 2 else np.int32
+        values = np.frombuffer(raw, dtype).astype(np.float32) / float(np.iinfo(dtype).max)
+    elif width == 3:
+        b = np.frombuffer(raw, np.uint8).reshape(-1, 3).astype(np.int32)
+        ints = (b[:, 0] | (b[:, 1] << 8) | (b[:, 2] << 16))
+        ints = np.where(ints >= 1 << 23, ints - (1 << 24), ints)
+        values = ints.astype(np.float32) / float(1 << 23)
+    else:
+        raise MediaError(f"{path.name}: {8 * width}-bit samples are not supported.")
+    return values.reshape(-1, channels).mean(axis=1), rate
+
+
+def resample(samples: np.ndarray, source: int, target: int) -> np.ndarray:
+    """Linear-interpolation resampling (enough for evaluation data; a model's own front end
+    may use a better filter)."""
+    if source == target or samples.size == 0:
+        return samples
+    count = max(1, round(samples.size * target / source))
+    positions = np.arange(count) * (source / target)
+    resampled: np.ndarray = np.interp(positions, np.arange(samples.size), samples)
+    return resampled.astype(np.float32)
+
+
+def audio_target(spec: InputSpecification) -> InputEntry:
+    """The input that takes the waveform: the first float input that is not state or a mask."""
+    for entry in spec.inputs:
+        if np.issubdtype(np.dtype(entry.dtype), np.floating) and entry.shape \
+                and entry.domain.kind not in ("zeros", "ones"):
+            return entry
+    raise MediaError("The model has no float input to take audio samples.")
+
+
+def audio_windows(files: list[Path], spec: InputSpecification, rate: int,
+                  seed: int = 0) -> Iterator[Sample]:
+    """One sample per window of the waveform input's length, file after file."""
+    target = audio_target(spec)
+    length = target.shape[-1]
+    base = spec.feeds(seed)
+    for path in files:
+        samples = read_audio(path, rate)
+        count = min(MAX_WINDOWS_PER_FILE, max(1, samples.size // length))
+        for k in range(count):
+            window = samples[k * length:(k + 1) * length]
+            if window.size < length:
+                window = np.pad(window, (0, length - window.size))
+            sample = {name: value.copy() for name, value in base.items()}
+            sample[target.name] = window.reshape(target.shape).astype(target.dtype)
+            yield sample
+
+
+def count_windows(files: list[Path], spec: InputSpecification, rate: int) -> int:
+    """How many samples :func:`audio_windows` yields (read from the files' headers where
+    possible)."""
+    length = audio_target(spec).shape[-1]
+    total = 0
+    for path in files:
+        frames = _frames(path, rate)
+        total += min(MAX_WINDOWS_PER_FILE, max(1, frames // length))
+    return total
+
+
+def _frames(path: Path, rate: int) -> int:
+    if path.suffix.lower() == ".wav":
+        try:
+            with wave.open(str(path), "rb") as w:
+                return round(w.getnframes() * rate / w.getframerate())
+        except (wave.Error, EOFError, OSError, RuntimeError, ValueError) as exc:
+            raise MediaError(f"{path.name} is not a readable PCM .wav file: {exc}") from exc
+    return read_audio(path, rate).size
+
+
+# ----- text -----------------------------------------------------------------------------------
+def find_tokenizer(explicit: str, text_path: Path, model_path: Path | None) -> Path:
+    """The tokenizer to use: the one given, else ``tokenizer.json`` beside the text or the
+    model."""
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise MediaError(f"The tokenizer {path} does not exist.")
+        return path
+    folders = [text_path.parent] + ([model_path.parent] if model_path is not None else [])
+    for folder in folders:
+        candidate = folder / "tokenizer.json"
+        if candidate.is_file():
+            return candidate
+    raise MediaError("Text needs the model's tokenizer: give --tokenizer tokenizer.json, or put "
+                     "tokenizer.json beside the text file or the model.")
+
+
+def text_lines(path: Path) -> list[str]:
+    """The non-empty lines of a UTF-8 text file."""
+    try:
+        return [line.strip() for line in path.read_text(encoding="utf-8").splitlines()
+                if line.strip()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MediaError(f"{path.name} is not a readable UTF-8 text file: {exc}") from exc
+
+
+def _role(entry: InputEntry) -> str:
+    name = entry.name.lower()
+    if "mask" in name:
+        return "mask"
+    if "type" in name or "segment" in name:
+        return "types"
+    if "id" in name or entry.domain.kind == "integers":
+        return "ids"
+    return ""
+
+
+def tokenized(lines: list[str], tokenizer_path: Path, spec: InputSpecification,
+              seed: int = 0) -> Iterator[Sample]:
+    """One sample per line: ids, attention mask and token types where the model takes them
+    (a fixed sequence length pads or truncates), the other inputs from ``spec``."""
+    tokenizer = _load_tokenizer(tokenizer_path)
+    roles = {e.name: _role(e) for e in spec.inputs}
+    ids_entry = next((e for e in spec.inputs if roles[e.name] == "ids"), None)
+    if ids_entry is None:
+        raise MediaError("The model has no input that takes token ids (an integer input "
+                         "named like input_ids).")
+    fixed = ids_entry.declared[-1] if ids_entry.declared else None
+    if isinstance(fixed, int) and fixed > 0:
+        tokenizer.enable_truncation(max_length=fixed)
+        tokenizer.enable_padding(length=fixed)
+    base = spec.feeds(seed)
+    for line in lines:
+        encoding = tokenizer.encode(line)
+        values = {"ids": encoding.ids, "mask": encoding.attention_mask,
+                  "types": encoding.type_ids}
+        sample = {name: value.copy() for name, value in base.items()}
+        length = len(encoding.ids)
+        for entry in spec.inputs:
+            role = roles[entry.name]
+            if role and len(entry.shape) == 2:
+                sample[entry.name] = np.asarray(values[role], entry.dtype).reshape(1, length)
+        yield sample
+
+
+def _load_tokenizer(path: Path) -> Any:
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise MediaError("Text data needs the tokenizers package (pip install tokenizers).") \
+            from exc
+    try:
+        return Tokenizer.from_file(str(path))
+    except Exception as exc:  # the library's own parse errors
+        raise MediaError(f"{path.name} is not a tokenizer.json the tokenizers library reads: "
+                         f"{exc}") from exc

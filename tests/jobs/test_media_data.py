@@ -1,0 +1,111 @@
+"""Audio files and text as evaluation data: read, cut or tokenized the way the model runs, the
+other inputs from the input specification, and named as real data in the analysis."""
+
+from __future__ import annotations
+
+import shutil
+import wave
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgestudio.core.inputs.calib_data import DataError, open_samples
+from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.inputs.input_derivation import derive_candidates
+from edgestudio.core.inputs.media_data import MAX_WINDOWS_PER_FILE, read_audio, resample
+from edgestudio.core.parsing import parse_data_source
+from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
+from edgestudio.core.results import Analysis, from_json
+from edgestudio.jobs.runner import JobState, run_job
+from tests import models
+
+
+def _wav(path: Path, seconds: float, rate: int = 8000, channels: int = 2) -> np.ndarray:
+    """A 440 Hz tone with a rising second partial, 16-bit PCM; returns the mono float mix."""
+    t = np.arange(int(seconds * rate)) / rate
+    mono = 0.5 * np.sin(2 * np.pi * 440 * t) + 0.2 * np.sin(2 * np.pi * (200 + 300 * t) * t)
+    pcm = (np.repeat(mono[:, None], channels, axis=1) * 32767).astype(np.int16)
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(channels)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(pcm.tobytes())
+    return mono.astype(np.float32)
+
+
+def test_wav_files_are_read_resampled_and_cut_into_the_windows_the_model_runs_on(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "clips"
+    folder.mkdir()
+    mono = _wav(folder / "a.wav", 1.0)
+    _wav(folder / "b.wav", 0.5)
+    samples = read_audio(folder / "a.wav", 16000)
+    assert samples.size == 16000 and np.abs(samples).max() <= 0.71
+    np.testing.assert_allclose(resample(mono, 8000, 16000)[::2], mono, atol=2e-4)
+    source = parse_data_source(str(folder), sample_rate=16000)
+    assert source.kind == "audio"
+    model = models.state_input(hidden=8)  # x[batch,16] + state[2,batch,8]
+    spec = next(derive_candidates(model))
+    windows = list(open_samples(source, model, spec))
+    # 16,000 + 8,000 samples in windows of 16, at most MAX_WINDOWS_PER_FILE from each file
+    assert len(windows) == min(1000, MAX_WINDOWS_PER_FILE) + min(500, MAX_WINDOWS_PER_FILE)
+    first = windows[0]
+    assert first["x"].shape == (1, 16) and not first["state"].any()  # state from the spec
+    np.testing.assert_allclose(first["x"][0], samples[:16])
+
+
+def test_a_missing_codec_or_bad_file_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.wav"
+    bad.write_bytes(b"RIFF0000WAVEnot really")
+    model = models.state_input(hidden=8)
+    with pytest.raises(DataError, match=r"broken\.wav"):
+        len(open_samples(DataSource("audio", str(bad)), model))
+
+
+def _tokenizer(path: Path, words: list[str]) -> Path:
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from tokenizers.pre_tokenizers import Whitespace
+
+    vocab = {"[UNK]": 0, **{w: k + 1 for k, w in enumerate(words)}}
+    tokenizer = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = Whitespace()
+    tokenizer.save(str(path))
+    return path
+
+
+def test_text_is_encoded_with_the_models_tokenizer_found_beside_it(tmp_path: Path) -> None:
+    src = models.save(models.embedding_encoder(rows=30), tmp_path / "encoder.onnx")
+    words = ["the", "edge", "device", "reads", "every", "line", "of", "text", "it", "is", "given"]
+    _tokenizer(tmp_path / "tokenizer.json", words)
+    text = tmp_path / "data" / "sentences.txt"
+    text.parent.mkdir()
+    text.write_text("the device reads text\n\nevery line it is given\nunknown words here\n")
+    source = parse_data_source(str(text))
+    assert source.kind == "text" and source.tokenizer == ""
+    samples = list(open_samples(source, models.embedding_encoder(rows=30), None, src))
+    assert len(samples) == 3  # the empty line is not a sample
+    assert samples[0]["ids"].tolist() == [[1, 3, 4, 8]]  # the device reads text
+    assert samples[0]["mask"].tolist() == [[1, 1, 1, 1]]
+    assert samples[0]["type_ids"].tolist() == [[0, 0, 0, 0]]
+    assert samples[2]["ids"].tolist() == [[0, 0, 0]]  # unknown words: [UNK]
+
+    copy = tmp_path / "copy.onnx"
+    shutil.copy(src, copy)
+    job = run_job(AnalyzeRecipe(float_model=str(src), quant_model=str(copy),
+                                data=source), timeout=300)
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None
+    analysis = from_json(Analysis, job.report.details)
+    assert analysis.data is not None and analysis.data.kind == "text"
+    assert analysis.verdict is not None and "3 text lines from sentences.txt" in \
+        analysis.verdict.data
+    assert analysis.verdict.level == "good"  # an identical model, judged on real text
+
+
+def test_text_without_a_tokenizer_says_how_to_give_one(tmp_path: Path) -> None:
+    text = tmp_path / "s.txt"
+    text.write_text("hello\n")
+    with pytest.raises(DataError, match="tokenizer"):
+        open_samples(DataSource("text", str(text)), models.embedding_encoder())
