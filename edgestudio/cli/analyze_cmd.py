@@ -76,6 +76,9 @@ def print_analysis(analysis: Analysis, top: int) -> None:
             print(f"  {line}")
     if analysis.verdict:
         print("\n".join(analysis.verdict.text_lines()))
+        if analysis.verdict.level is None:
+            print("  for a verdict: --data PATH with real samples (an .npz, images, .wav files, "
+                  "a .txt of sentences, test_data_set_* folders)")
 
 
 def recipe_from_args(args: argparse.Namespace) -> AnalyzeRecipe:

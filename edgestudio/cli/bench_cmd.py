@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from edgestudio.cli.job_ui import add_input_args, execute_job, input_fields
+from edgestudio.cli.job_ui import (
+    EXIT_JOB_FAILED,
+    EXIT_OK,
+    add_input_args,
+    execute_job,
+    input_fields,
+)
 from edgestudio.cli.output import print_table
 from edgestudio.core.perf.bench_recipes import OPT_LEVELS, BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.perf.providers import resolve_provider, short_name
@@ -119,6 +126,10 @@ def run_bench(args: argparse.Namespace) -> int:
         print_results(latency.rows)
         for line in latency.verdicts:
             print(line)
+        if code == EXIT_OK and not any(r.ok for r in latency.rows):
+            print("edgestudio: error: nothing was measured (every configuration failed; the "
+                  "table says why)", file=sys.stderr)
+            return EXIT_JOB_FAILED
     return code
 
 

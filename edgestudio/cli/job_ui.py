@@ -132,9 +132,31 @@ def execute(recipe: Recipe, args: argparse.Namespace) -> int:
     return execute_job(recipe, args)[0]
 
 
+def problems_before_start(recipe: Recipe, args: argparse.Namespace) -> list[str]:
+    """What would make the job fail late: a missing input, a report that cannot be written.
+    Checked before any worker starts, so nothing runs for minutes and then fails."""
+    found = [f"{path} does not exist." for path in recipe.input_paths()
+             if path and not Path(path).exists()]
+    report = getattr(args, "json", None)
+    if report:
+        folder = Path(report).absolute().parent
+        if not folder.is_dir():
+            found.append(f"--json {report}: the folder {folder} does not exist.")
+        elif not os.access(folder, os.W_OK):
+            found.append(f"--json {report}: the folder {folder} is not writable.")
+    return found
+
+
 def execute_job(recipe: Recipe, args: argparse.Namespace,
                 show_report: bool = True) -> tuple[int, Job | None]:
-    """Like :func:`execute`, also returning the finished job (None when cancelled)."""
+    """Like :func:`execute`, also returning the finished job (None when cancelled or when it
+    could not start)."""
+    problems = problems_before_start(recipe, args)
+    if problems:
+        for problem in problems:
+            print(f"edgestudio: error: {problem}", file=sys.stderr)
+        print("edgestudio: nothing was run", file=sys.stderr)
+        return EXIT_JOB_FAILED, None
     progress = JobProgress()
 
     def show(job: Job) -> None:

@@ -151,6 +151,14 @@ class Analysis:
         """True when the figures were computed on the user's data (a verdict is possible)."""
         return self.data is not None and self.data.representative
 
+    def data_note(self) -> str:
+        """What the figures were computed on, for a legend or a caption."""
+        if self.data is None:
+            return "Data not recorded (an older analysis): no verdict, neutral shades."
+        if not self.data.representative:
+            return f"Pipeline check on {self.data.text()}: no verdict, neutral shades."
+        return f"On {self.data.text()}."
+
     def layers_worst_first(self) -> list[LayerError]:
         """Layers sorted by SQNR, lowest (worst) first; n/a last."""
         return sorted(self.layers, key=lambda r: (r.sqnr_db is None, r.sqnr_db or 0.0))

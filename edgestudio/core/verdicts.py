@@ -31,9 +31,9 @@ SQNR_SCALE = ((SQNR_DB[0], "good", "#2e7d32"), (SQNR_DB[1], "acceptable", "#f9a8
 
 # The same bands in neutral greys, for figures on synthetic data: they show where the error is
 # largest without a colour that reads as a verdict.
-NEUTRAL_SQNR_SCALE = ((SQNR_DB[0], f"≥ {SQNR_DB[0]:g} dB", "#d0d4da"),
-                      (SQNR_DB[1], f"{SQNR_DB[1]:g}–{SQNR_DB[0]:g} dB", "#8a94a3"),
-                      (float("-inf"), f"< {SQNR_DB[1]:g} dB", "#3f4856"))
+NEUTRAL_SQNR_SCALE = ((SQNR_DB[0], f"≥ {SQNR_DB[0]:g} dB", "#c5d3e6"),
+                      (SQNR_DB[1], f"{SQNR_DB[1]:g}–{SQNR_DB[0]:g} dB", "#7b93b3"),
+                      (float("-inf"), f"< {SQNR_DB[1]:g} dB", "#2f4360"))
 
 
 def sqnr_bands(representative: bool) -> list[tuple[float, str, str]]:
@@ -205,8 +205,8 @@ def analysis_verdict(outputs: Sequence[dict[str, Any]], accuracy: dict[str, Any]
         verdict.reasons = [text for _, text in judged] or ["no figure could be computed"]
         verdict.why = ("computed on synthetic inputs: this proves the quantized model runs and "
                        "how far its numbers move on random data, not how accurate it is on "
-                       "yours. Give real samples of every input with --data (images, audio, "
-                       "text, .npz or test_data_set_* folders) to get a verdict.")
+                       "yours. Evaluate on real samples of every input (images, audio, text, "
+                       ".npz or test_data_set_* folders) to get a verdict.")
         return verdict
     if not judged:
         verdict.reasons = ["no output figure could be judged (outputs all zero?)"]

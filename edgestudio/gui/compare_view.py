@@ -4,6 +4,7 @@ run's "Compare with float")."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from edgestudio.core.model.diff import Change, ModelDiff, diff_models
 from edgestudio.core.model.model_io import load_model
+from edgestudio.core.results import Analysis
 from edgestudio.gui.background import Background
 from edgestudio.gui.graph_panel import GraphPanel
 
@@ -41,16 +43,17 @@ class CompareView(QWidget):
     """Model A (left) and model B (right) with their differences.
 
     ``sqnr`` (node -> dB, from a quantization run's analysis) colours B by per-layer SQNR
-    instead of by difference.
+    instead of by difference, on the absolute scale; ``analysis`` says what it was measured on
+    (without it, neutral shades: no verdict colours for figures of unknown provenance).
     """
 
     def __init__(self, a: Path, b: Path, sqnr: dict[str, float] | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, analysis: Analysis | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("compare_view")
         self.setWindowTitle(f"Compare {a.name} ↔ {b.name}")
         self.resize(1400, 860)
-        self.a, self.b, self.sqnr = a, b, sqnr
+        self.a, self.b, self.sqnr, self.analysis = a, b, sqnr, analysis
         self.result: ModelDiff | None = None
         self.left: GraphPanel | None = None
         self.right: GraphPanel | None = None
@@ -99,7 +102,9 @@ class CompareView(QWidget):
         text += ", ".join(f'<span style="color:{c}">■</span> {k.value}'
                           for k, c in CHANGE_COLOURS.items())
         if self.sqnr is not None:
-            text += "; the right side is coloured by per-layer SQNR"
+            text += "; the right side is coloured by per-layer SQNR" + (
+                f" ({html.escape(self.analysis.data_note().rstrip('.'))})"
+                if self.analysis is not None else "")
         self.summary.setText(text + ". N / P step through the list.")
         for d in self.result.differences:
             item = QListWidgetItem(f"{d.change.value:9} {d.kind:9} {d.text}")
@@ -114,7 +119,9 @@ class CompareView(QWidget):
             if panel is None or not panel.is_ready or panel.ir is None:
                 continue
             if side == "b" and self.sqnr is not None:
-                panel.view.set_scalar_overlay(self.sqnr, "SQNR (dB)")
+                analysis = self.analysis
+                panel.view.show_sqnr(self.sqnr, analysis is not None and analysis.representative,
+                                     "SQNR (dB)", analysis.data_note() if analysis else "")
                 continue
             marks = {name: change.value for name, change in self.result.node_changes(side).items()}
             colours = {k.value: c for k, c in CHANGE_COLOURS.items()}

@@ -13,7 +13,6 @@ from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from edgestudio.core.inputs import input_memory
 from edgestudio.core.perf.providers import provider_colour, short_name
-from edgestudio.core.verdicts import sqnr_bands
 from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.gui.graph_panel import GraphPanel
 from edgestudio.gui.inputs_panel import InputsPanel
@@ -113,7 +112,8 @@ class DocumentView(QWidget):
         elif overlay.kind is OverlayKind.SQNR:  # the absolute scale of the Quantization tab
             run = self.document.run(overlay.run or 0)
             representative = bool(run and run.analysis and run.analysis.representative)
-            view.set_banded_overlay(values, sqnr_bands(representative), title)  # type: ignore[arg-type]
+            view.show_sqnr(values, representative, title,  # type: ignore[arg-type]
+                           self.document.overlay_note())
         else:  # a closed group shows its summed time share
             view.set_scalar_overlay(values, title, aggregate="sum")  # type: ignore[arg-type]
         view.set_marked(sorted(self.document.excluded))

@@ -8,6 +8,7 @@ Overlay API (used by quantization error, per-op latency and EP placement views):
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping, Sequence
 
@@ -40,6 +41,7 @@ from PySide6.QtWidgets import (
 
 from edgestudio.core.model.graph_ir import GraphIR, NodeKind
 from edgestudio.core.model.layout import Layout
+from edgestudio.core.verdicts import sqnr_bands
 from edgestudio.gui.graph_items import (
     GraphGeometry,
     NodeBatchItem,
@@ -75,6 +77,7 @@ def ramp_colour(t: float) -> QColor:
 
 
 LEGEND_RAMP_WIDTH = 150
+LEGEND_NOTE_WIDTH = 260  # the legend's note wraps: a long one must not cover the graph
 
 
 def _ramp_pixmap(width: int, height: int) -> QPixmap:
@@ -107,6 +110,8 @@ class Legend(QFrame):
         self.ends = QLabel()
         self.note = QLabel()
         self.note.setStyleSheet("color: #777")
+        self.note.setWordWrap(True)
+        self.note.setMaximumWidth(LEGEND_NOTE_WIDTH)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
         layout.setSpacing(2)
@@ -128,16 +133,18 @@ class Legend(QFrame):
         self.show()
 
     def show_categories(self, title: str, counts: Mapping[str, int],
-                        colours: Mapping[str, str]) -> None:
-        """Show one swatch per category with its node count."""
+                        colours: Mapping[str, str], note: str = "") -> None:
+        """Show one swatch per category with its node count (and ``note`` beneath)."""
         rows = "".join(
             f'<tr><td style="background:{colours.get(k, "#999")}; width:14px;">&nbsp;</td>'
-            f"<td>&nbsp;{k}</td><td align=right>&nbsp;{n}</td></tr>"
+            f"<td>&nbsp;{html.escape(k)}</td><td align=right>&nbsp;{n}</td></tr>"
             for k, n in counts.items()
         )
         self.label.setText(f"<b>{title}</b><table>{rows}</table>")
-        for widget in (self.ramp, self.ends, self.note):
+        for widget in (self.ramp, self.ends):
             widget.hide()
+        self.note.setText(note)
+        self.note.setVisible(bool(note))
         self.adjustSize()
         self.show()
 
@@ -555,10 +562,12 @@ class GraphView(QGraphicsView):
         self.resizeEvent(QResizeEvent(self.size(), self.size()))
 
     def set_banded_overlay(self, values: Mapping[str, float],
-                           bands: Sequence[tuple[float, str, str]], title: str) -> None:
+                           bands: Sequence[tuple[float, str, str]], title: str,
+                           note: str = "") -> None:
         """Colour nodes by the band their value falls in (``(lower bound, label, colour)``, best
         first): an absolute scale, the same for every model and run. A closed group shows the
-        band of its worst operator."""
+        band of its worst operator; ``note`` goes under the legend (the data it was measured
+        on)."""
         if self.geometry_ is None:
             return
         raw = self._values_by_node(values, "min")
@@ -573,8 +582,14 @@ class GraphView(QGraphicsView):
             counts[label] += 1
             colours.append(QColor(colour))
         self._apply_colours(colours)
-        self.legend.show_categories(title, counts, {label: c for _, label, c in bands})
+        self.legend.show_categories(title, counts, {label: c for _, label, c in bands}, note)
         self.resizeEvent(QResizeEvent(self.size(), self.size()))
+
+    def show_sqnr(self, values: Mapping[str, float], representative: bool, title: str,
+                  note: str = "") -> None:
+        """Colour nodes by per-layer SQNR on the absolute scale of the Quantization tab: the
+        verdict's colours on the user's data, neutral shades on synthetic data."""
+        self.set_banded_overlay(values, sqnr_bands(representative), title, note)
 
     def set_category_overlay(self, categories: Mapping[str, str], colours: Mapping[str, str],
                              title: str) -> None:

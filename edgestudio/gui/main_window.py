@@ -33,7 +33,7 @@ from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.quant.tune import Candidate
 from edgestudio.core.recipes import InputsRecipe, Recipe
-from edgestudio.core.results import ProviderProbe, Quantization
+from edgestudio.core.results import Analysis, ProviderProbe, Quantization
 from edgestudio.core.workspace import workspace
 from edgestudio.core.workspace.document import Overlay, OverlayKind
 from edgestudio.core.workspace.report import report_from_document, write_report
@@ -481,8 +481,9 @@ class MainWindow(QMainWindow):
         window = TuneWindow(doc.path, providers, str(guesses[0]) if guesses else "",
                             ray_address=self.prefs.ray_address, base=base)
         window.candidate_chosen.connect(
-            lambda c, d=doc: d.graph_panel.view.set_scalar_overlay(
-                c.analysis.sqnr_by_node(), f"SQNR (dB), candidate #{c.number}"))
+            lambda c, d=doc: d.graph_panel.view.show_sqnr(
+                c.analysis.sqnr_by_node(), c.analysis.representative,
+                f"SQNR (dB), candidate #{c.number}", c.analysis.data_note()))
         window.keep_requested.connect(
             lambda candidate, tuner, d=doc: self._keep_tuned(d, candidate, tuner))
         return _show_kept(window, self.tune_windows)
@@ -517,16 +518,17 @@ class MainWindow(QMainWindow):
                                                str(doc.path.parent), MODEL_FILTER)
         return self.compare(doc.path, Path(other)) if other else None
 
-    def compare(self, a: Path, b: Path, sqnr: dict[str, float] | None = None) -> CompareView:
+    def compare(self, a: Path, b: Path, sqnr: dict[str, float] | None = None,
+                analysis: Analysis | None = None) -> CompareView:
         """Open a window with models ``a`` and ``b`` side by side and their differences."""
-        return _show_kept(CompareView(a, b, sqnr), self.compare_views)
+        return _show_kept(CompareView(a, b, sqnr, analysis=analysis), self.compare_views)
 
     def compare_run(self, doc: DocumentView, run: QuantRun) -> CompareView | None:
         """A quantization run's model beside its float original, coloured by its SQNR."""
         if not run.output:
             return None
         sqnr = run.analysis.sqnr_by_node() if run.analysis else None
-        return self.compare(doc.path, Path(run.output), sqnr)
+        return self.compare(doc.path, Path(run.output), sqnr, run.analysis)
 
     # ----- workspaces ----------------------------------------------------------------------------
     def save_workspace(self, path: str | None = None) -> str | None:

@@ -16,9 +16,11 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QTableWidgetItem,
@@ -163,11 +165,19 @@ class QuantPanel(QWidget):
         hb = QVBoxLayout(history_box)
         hb.setContentsMargins(0, 0, 0, 0)
         hb.addLayout(top_buttons)
-        hb.addWidget(self.history)
-        hb.addWidget(self.verdict)
+        hb.addWidget(self.history, 1)
+        # The verdict names its data, metric and diagnostics: it scrolls rather than clips.
+        self.verdict_area = QScrollArea()
+        self.verdict_area.setObjectName("verdict_area")
+        self.verdict_area.setWidgetResizable(True)
+        self.verdict_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.verdict_area.setWidget(self.verdict)
+        self.verdict_area.setMinimumHeight(96)
+        self.verdict_area.hide()
+        hb.addWidget(self.verdict_area, 1)
         splitter.addWidget(history_box)
         splitter.addWidget(self.tabs)
-        splitter.setSizes([180, 520])
+        splitter.setSizes([300, 440])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(splitter, 1)
@@ -218,10 +228,11 @@ class QuantPanel(QWidget):
 
     def _show_verdict(self, verdict: Verdict | None) -> None:
         if not verdict:
-            self.verdict.hide()
+            self.verdict_area.hide()
             return
         self.verdict.setText(verdict_html(verdict))
         self.verdict.show()
+        self.verdict_area.show()
 
     def _history_selected(self) -> None:
         rows = sorted({i.row() for i in self.history.selectedItems()})

@@ -31,7 +31,14 @@ from PySide6.QtWidgets import (
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.parsing import parse_data_source
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.core.quant.tune import Candidate, Goal, GoalError, SearchSpace, TuneSettings
+from edgestudio.core.quant.tune import (
+    Candidate,
+    Goal,
+    GoalError,
+    SearchSpace,
+    TuneSettings,
+    synthetic_goal_warning,
+)
 from edgestudio.gui.background import Background, BackgroundTask
 from edgestudio.gui.forms.common import PathPicker
 from edgestudio.gui.plots import show_empty, show_values
@@ -66,7 +73,8 @@ class TuneWindow(QWidget):
         self.timer.timeout.connect(self._tick)
 
         self.goal = QLineEdit("sqnr>=30")
-        self.goal.setToolTip("sqnr>=DB (output SQNR), top1_drop<=POINTS (labelled data) or "
+        self.goal.setToolTip("sqnr>=DB (output SQNR), top1_drop<=POINTS (labelled data), task "
+                             "figures such as text_agreement>=0.99 or cer<=0.01, or "
                              "max_abs<=ERROR")
         self.objective = QComboBox()
         self.objective.addItems(["latency", "size"])
@@ -224,12 +232,16 @@ class TuneWindow(QWidget):
         item.addItem(pg.InfiniteLine(pos=settings.goal.threshold, angle=0, pen=pg.mkPen(
             MET, width=1, style=Qt.PenStyle.DashLine)))
         item.setLabel("left", {"sqnr": "output SQNR (dB)", "top1_drop": "top-1 drop (points)",
-                               "max_abs": "max abs output error"}[settings.goal.metric])
+                               "max_abs": "max abs output error"}.get(
+                                   settings.goal.metric, settings.goal.metric.replace("_", " ")))
         item.setLabel("bottom", "median latency (ms)" if settings.objective == "latency"
                       else "model size (KiB)")
         self.timer.start()
+        warning = synthetic_goal_warning(settings.data, settings.goal)
         self.status.setText(f"Tuning: goal {settings.goal.text()}, minimising "
-                            f"{settings.objective}…")
+                            f"{settings.objective}…"
+                            + (f"<br><span style='color:#8a5300'>⚠ {html.escape(warning)}</span>"
+                               if warning else ""))
 
     def _tick(self) -> None:
         if self.tuner is None:

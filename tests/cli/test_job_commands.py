@@ -151,3 +151,24 @@ def test_ctrl_c_while_the_job_starts_leaves_no_process(tmp_path: Path, delay: fl
         time.sleep(0.1)
     assert _marked(mark) == []
     assert os.listdir(tmp_path) == []
+
+
+def test_a_missing_model_or_unwritable_report_stops_before_anything_runs(tmp_path: Path) -> None:
+    good = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    start = time.monotonic()
+    proc = run_cli("bench", str(good), str(tmp_path / "missing.onnx"), "--runs", "5")
+    assert proc.returncode == 2
+    assert "missing.onnx does not exist" in proc.stderr and "nothing was run" in proc.stderr
+    proc = run_cli("bench", str(good), "--runs", "5", "--json",
+                   str(tmp_path / "no_such_folder" / "r.json"))
+    assert proc.returncode == 2 and "does not exist" in proc.stderr
+    assert time.monotonic() - start < 60  # refused up front, no benchmark ran
+
+
+def test_a_benchmark_that_measured_nothing_is_not_a_success(tmp_path: Path) -> None:
+    good = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    proc = run_cli("bench", str(good), "--ep", "tensorrt", "--runs", "5")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "nothing was measured" in proc.stderr
+    both = run_cli("bench", str(good), "--ep", "tensorrt,cpu", "--runs", "5")
+    assert both.returncode == 0, both.stderr  # CPU was measured; the table says why not TRT

@@ -145,7 +145,7 @@ def _outputs(sqnr: float) -> list[dict[str, object]]:
 def test_no_verdict_on_synthetic_data() -> None:
     verdict = analysis_verdict(_outputs(45.0), None, [], data=SYNTHETIC)
     assert verdict.level is None and verdict.label == "Pipeline check"
-    assert "synthetic" in verdict.why and "--data" in verdict.why
+    assert "synthetic" in verdict.why and "real samples" in verdict.why
     assert verdict.to_dict()["level"] is None and not verdict.suggestions
     assert "synthetic" in verdict.data
 
@@ -229,3 +229,18 @@ def test_every_form_of_existing_quantization_is_recognised() -> None:
     nbits.graph.node[0].op_type = "MatMulNBits"
     nbits.graph.node[0].domain = "com.microsoft"
     assert "MatMulNBits" in existing_quantization(nbits)[0]
+
+
+def test_ctc_with_the_models_alphabet_compares_the_text_read() -> None:
+    alphabet = list("abcdefghij")  # classes 1–10; class 11 is PaddleOCR's space
+    meter = TaskMeter(TaskChoice("ctc", "y", "test"), alphabet=alphabet)
+    f = [0, 1, 0, 2, 0, 3, 0]  # "abc"
+    q = [0, 1, 0, 2, 0, 3, 11]  # "abc " — an outer space is not text
+    r = [0, 1, 0, 4, 0, 3, 0]  # "adc": one substitution
+    meter.add(_one_hot(f, 12), _one_hot(q, 12))
+    meter.add(_one_hot(f, 12), _one_hot(r, 12))
+    result = meter.result()
+    figures = {fig.key: fig.value for fig in result.figures}
+    assert figures["text_agreement"] == 0.5 and figures["cer"] == pytest.approx(1 / 6)
+    assert result.examples == ["line 1: 'abc' → 'adc'"]
+    assert "characters of text" in result.note

@@ -55,11 +55,20 @@ def test_synthetic_data_gives_a_pipeline_check_and_real_data_a_named_verdict(  #
     assert "pipeline check" in panel.legend.text() and "good" not in panel.legend.text()
     assert _bar_colours(panel) <= NEUTRAL  # no colour that reads as a verdict
     assert panel.history.item(0, 3).text() == "pipeline check"
-    legend = doc.graph_panel.view.legend.label.text()
-    assert "pipeline check" in legend and "synthetic" in legend
+    note = doc.graph_panel.view.legend.note.text()
+    assert "Pipeline check" in note and "synthetic" in note
     node_colours = {doc.graph_panel.view.node_colour(i).name()
                     for i in range(doc.graph_panel.ir.node_count)}
     assert not node_colours & VERDICT
+    compare = window.compare_run(doc, run)
+    assert compare is not None
+    qtbot.waitUntil(lambda: compare.is_ready, timeout=30_000)
+    assert compare.right is not None
+    assert "Pipeline check" in compare.right.view.legend.note.text()
+    assert "synthetic" in compare.summary.text()
+    right = compare.right
+    assert not {right.view.node_colour(i).name() for i in range(right.ir.node_count)} & VERDICT
+    compare.close()
 
     real = window.start_quantization(doc, QuantRecipe(
         model=str(model), output=str(tmp_path / "q2.onnx"), mode="qdq", calib=calib),
@@ -84,6 +93,7 @@ def test_the_form_says_what_the_evaluation_data_can_prove(qtbot, window: MainWin
     assert "Verdict on npz" in dialog.eval_note.text()
     dialog.eval_path.edit.setText("synthetic:8")
     assert "pipeline check" in dialog.eval_note.text() and "no verdict" in dialog.eval_note.text()
+    assert "Verdict" not in dialog.eval_note.text()
     dialog.metric_box.setCurrentText("ctc")
     assert dialog.analyze_metric() == "ctc"
     dialog.analyze.setChecked(False)

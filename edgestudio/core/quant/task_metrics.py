@@ -367,31 +367,41 @@ class TaskMeter:
         blank = ctc_blank([f for f, _ in self._pairs], self._classes)
         edits = length = same = 0
         for k, (f, q) in enumerate(self._pairs):
-            fd, qd = ctc_greedy(f, blank), ctc_greedy(q, blank)
-            distance = edit_distance(fd, qd)
-            edits += distance
+            fd, qd = self._read(f, blank), self._read(q, blank)
+            edits += edit_distance(fd, qd)
             length += len(fd)
             same += int(fd == qd)
             if fd != qd and len(res.examples) < 3:
-                res.examples.append(f"line {k}: {self._spell(fd, blank)} → "
-                                    f"{self._spell(qd, blank)}")
+                res.examples.append(f"line {k}: {self._show(fd)} → {self._show(qd)}")
         res.figures.append(TaskFigure("text_agreement", "sequences read identically",
                                       same / len(self._pairs), 0.99, 0.95))
         res.figures.append(TaskFigure("cer", "character error rate vs float",
                                       edits / max(1, length), 0.01, 0.03,
                                       higher_is_better=False))
-        res.note = (f"blank class {blank}; {len(self._pairs)} sequences, {length} symbols read "
+        unit = "characters of text" if self._spells(blank) else "symbols"
+        res.note = (f"blank class {blank}; {len(self._pairs)} sequences, {length} {unit} read "
                     "by the float model")
 
+    def _spells(self, blank: int) -> bool:
+        return bool(self.alphabet) and blank == 0
 
-    def _spell(self, decoded: list[int], blank: int) -> str:
-        """Decoded symbols as text when the model ships its alphabet, else as indices."""
+    def _read(self, sequence: np.ndarray, blank: int) -> list[int] | list[str]:
+        """Greedy decode; as the text's characters (outer spaces are not text) when the model
+        ships its alphabet, else as class indices."""
+        decoded = ctc_greedy(sequence, blank)
         alphabet = self.alphabet
-        if not alphabet or blank != 0:
-            return _symbols(decoded)
+        if not alphabet or not self._spells(blank):
+            return decoded
         # PaddleOCR appends the space after its alphabet: one class past the listed symbols.
-        return repr("".join(alphabet[k - 1] if 0 < k <= len(alphabet) else
-                            " " if k == len(alphabet) + 1 else "�" for k in decoded))
+        text = "".join(alphabet[k - 1] if 0 < k <= len(alphabet) else
+                       " " if k == len(alphabet) + 1 else "�" for k in decoded)
+        return list(text.strip())
+
+    @staticmethod
+    def _show(decoded: list[int] | list[str]) -> str:
+        if decoded and isinstance(decoded[0], str):
+            return repr("".join(str(c) for c in decoded))
+        return _symbols([int(c) for c in decoded])
 
 
 def model_alphabet(model: onnx.ModelProto) -> list[str] | None:
@@ -434,7 +444,7 @@ def ctc_greedy(sequence: np.ndarray, blank: int) -> list[int]:
     return out
 
 
-def edit_distance(a: list[int], b: list[int]) -> int:
+def edit_distance(a: list[int] | list[str], b: list[int] | list[str]) -> int:
     """Levenshtein distance (insertions, deletions, substitutions)."""
     row = list(range(len(b) + 1))
     for i, x in enumerate(a, 1):

@@ -204,6 +204,13 @@ class ModelDocument:
         self.restored.emit()
 
     # ----- derived views -----------------------------------------------------------------------
+    def overlay_note(self) -> str:
+        """What the active overlay's numbers were measured on (shown under its legend)."""
+        if self.overlay.kind is not OverlayKind.SQNR:
+            return ""
+        run = self.run(self.overlay.run or 0)
+        return run.analysis.data_note() if run is not None and run.analysis is not None else ""
+
     def overlay_values(self) -> tuple[str, dict[str, float] | dict[str, str]] | None:
         """The active overlay as (title, {node: value}); None when nothing colours the graph."""
         kind = self.overlay.kind
@@ -211,12 +218,7 @@ class ModelDocument:
             run = self.run(self.overlay.run or 0)
             if run is None or run.analysis is None:
                 return None
-            data = run.analysis.data
-            title = (f"SQNR (dB), run #{run.number}, on {data.text()}" if data else
-                     f"SQNR (dB), run #{run.number}")
-            if not run.analysis.representative:
-                title += " — pipeline check, no verdict"
-            return title, run.analysis.sqnr_by_node()
+            return f"SQNR (dB), run #{run.number}", run.analysis.sqnr_by_node()
         if kind is OverlayKind.TIME and self.profile:
             return "time share (%)", self.profile.time_share_by_node()
         if kind is OverlayKind.PROVIDER and self.profile:

@@ -138,7 +138,7 @@ class QuantizeDialog(JobDialog):
             layout.addWidget(box)
         layout.addWidget(self.messages)
         layout.addWidget(self.buttons)
-        self.resize(720, 760)
+        self.resize(720, 800)
 
         self.mode.currentIndexChanged.connect(self.refresh)
         self.analyze.toggled.connect(self.refresh)
@@ -286,11 +286,10 @@ class QuantizeDialog(JobDialog):
         if data is None:
             return ""
         if data.kind == "synthetic":
-            return ("<span style='color:#8a5300'>Synthetic data: the analysis is a pipeline "
-                    "check (it runs, and how far the numbers move) — no verdict. Give real "
-                    "samples for a verdict.</span>")
-        return (f"<span style='color:#555'>Verdict on {data.describe()}, by the task metric "
-                "(output SQNR stays a diagnostic).</span>")
+            return ("<span style='color:#8a5300'>Synthetic: a pipeline check, no verdict. "
+                    "Real samples give one.</span>")
+        name = Path(data.path).name or data.path
+        return f"<span style='color:#555'>Verdict on {data.kind} {name}, by the task metric.</span>"
 
     def has_blockers(self) -> bool:
         """True while the form holds something that stops the job."""
