@@ -50,6 +50,8 @@ def _head(op: str, shape: list[int], name: str = "y", **attrs: object) -> onnx.M
     ("Identity", [1, 84, 2100], "output0", "detection"),  # a YOLO-style detector
     ("Identity", [1, 1, 64, 64], "y", "signal"),
     ("Identity", [1, 1], "prob", "signal"),
+    ("Sigmoid", [1, 1], "y", "classification"),  # a wake-word head's yes/no probability
+    ("Identity", [1, 3], "y", "signal"),  # three regressed scores (DNSMOS), not classes
 ])
 def test_the_task_is_detected_from_outputs_and_graph(op: str, shape: list[int], name: str,
                                                     task: str) -> None:
@@ -244,3 +246,10 @@ def test_ctc_with_the_models_alphabet_compares_the_text_read() -> None:
     assert figures["text_agreement"] == 0.5 and figures["cer"] == pytest.approx(1 / 6)
     assert result.examples == ["line 1: 'abc' → 'adc'"]
     assert "characters of text" in result.note
+
+
+def test_one_probability_is_judged_by_its_decision() -> None:
+    meter = TaskMeter(TaskChoice("classification", "y", "one Sigmoid probability"))
+    for f, q in ((0.9, 0.7), (0.2, 0.45), (0.55, 0.48), (0.1, 0.1)):  # the third flips
+        meter.add(np.array([[f]], np.float32), np.array([[q]], np.float32))
+    assert {fig.key: fig.value for fig in meter.result().figures}["top1_agreement"] == 0.75

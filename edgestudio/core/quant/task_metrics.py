@@ -111,14 +111,23 @@ class TaskResult:
 
 
 # ----- detection ----------------------------------------------------------------------------------
-def _producer_op(model: onnx.ModelProto, tensor: str) -> tuple[str, onnx.NodeProto | None]:
-    """The op that computes ``tensor``, looking through ops that only move values."""
-    producers = {o: n for n in model.graph.node for o in n.output}
+def _producer_op(model: onnx.ModelProto | onnx.GraphProto,
+                 tensor: str) -> tuple[str, onnx.NodeProto | None]:
+    """The op that computes ``tensor``, looking through ops that only move values and into
+    the branch of an ``If`` that makes it (a VAD's probability comes out of one)."""
+    graph = model.graph if isinstance(model, onnx.ModelProto) else model
+    producers = {o: n for n in graph.node for o in n.output}
     node = producers.get(tensor)
     seen = 0
     while node is not None and node.op_type in _PASSTHROUGH and node.input and seen < 16:
-        node = producers.get(node.input[0])
+        tensor = node.input[0]
+        node = producers.get(tensor)
         seen += 1
+    if node is not None and node.op_type == "If":
+        index = list(node.output).index(tensor) if tensor in node.output else 0
+        branch = next((a.g for a in node.attribute if a.name == "then_branch"), None)
+        if branch is not None and index < len(branch.output):
+            return _producer_op(branch, branch.output[index].name)
     return (node.op_type if node is not None else "", node)
 
 
@@ -161,6 +170,14 @@ def detect_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray]) -> TaskC
     rank = len(shape)
     dims = "×".join(map(str, shape))
     detection = _detection_layout(shape)
+    if rank == 2 and shape[1] == 1 and op == "Sigmoid":
+        return TaskChoice("classification", name, f"'{name}' [{dims}] is one Sigmoid "
+                          "probability: judged by the yes/no decision at 0.5")
+    if rank == 2 and 2 <= shape[1] <= 4 and op not in _SOFTMAX and op != "Sigmoid" \
+            and not _CLASS_NAME.search(name):
+        return TaskChoice("signal", name, f"'{name}' [{dims}] holds {shape[1]} values without "
+                          "a softmax: read as regressed scores (choose 'classification' if "
+                          "they are class logits)")
     if rank == 2 and shape[1] >= 2:
         if _EMBED_NAME.search(name) or _is_normalised(model, node):
             return TaskChoice("embedding", name, f"'{name}' [{dims}] is a feature vector "
@@ -251,8 +268,11 @@ class TaskMeter:
         self.samples += 1
         task = self.choice.task
         if task == "classification":
-            self._add_classes(ref.reshape(ref.shape[0], -1) if ref.ndim > 1 else ref[None],
-                              test.reshape(ref.shape[0], -1) if ref.ndim > 1 else test[None])
+            f = ref.reshape(ref.shape[0], -1) if ref.ndim > 1 else ref[None]
+            q = test.reshape(ref.shape[0], -1) if ref.ndim > 1 else test[None]
+            if f.shape[1] == 1:  # one probability: the decision at 0.5 is the class
+                f, q = np.concatenate([0.5 - f, f - 0.5], 1), np.concatenate([0.5 - q, q - 0.5], 1)
+            self._add_classes(f, q)
         elif task == "tokens":
             axis = 1 if ref.ndim == 4 else -1
             f, q = ref.argmax(axis=axis), test.argmax(axis=axis)
