@@ -253,3 +253,16 @@ def test_one_probability_is_judged_by_its_decision() -> None:
     for f, q in ((0.9, 0.7), (0.2, 0.45), (0.55, 0.48), (0.1, 0.1)):  # the third flips
         meter.add(np.array([[f]], np.float32), np.array([[q]], np.float32))
     assert {fig.key: fig.value for fig in meter.result().figures}["top1_agreement"] == 0.75
+
+
+def test_hidden_states_are_judged_as_the_pooled_embedding() -> None:
+    # Per-token noise that averages out: the sentence embedding barely moves although every
+    # token's vector does (cosine per token ≈ 0.7 here).
+    rng = np.random.default_rng(3)
+    hidden = rng.standard_normal((1, 64, 32)).astype(np.float32) + 3.0
+    noise = rng.standard_normal((1, 64, 32)).astype(np.float32) * 2.0
+    noise -= noise.mean(axis=1, keepdims=True)  # zero mean over tokens
+    meter = TaskMeter(TaskChoice("embedding", "last_hidden_state", "hidden states"))
+    meter.add(hidden, hidden + noise)
+    figures = {f.key: f.value for f in meter.result().figures}
+    assert figures["cosine"] == pytest.approx(1.0, abs=1e-6)

@@ -25,7 +25,7 @@ TASK_LABELS = {
     "classification": "classification (top-1 / top-5 agreement)",
     "tokens": "per-position classes (argmax agreement at every position)",
     "ctc": "CTC sequence recognition (greedy decode: exact text and character error rate)",
-    "embedding": "embeddings (cosine, nearest-neighbour agreement)",
+    "embedding": "embeddings (cosine of the pooled vectors, nearest-neighbour agreement)",
     "detection": "detection (IoU-matched agreement of the top boxes)",
     "signal": "signal / regression (relative error)",
     "generic": "output SQNR and cosine",
@@ -302,14 +302,17 @@ class TaskMeter:
             self._agree5 += int((top5 == f[:, None]).any(axis=1).sum())
 
     def _add_vectors(self, ref: np.ndarray, test: np.ndarray) -> None:
-        f = ref.reshape(-1, ref.shape[-1]) if ref.ndim > 1 else ref[None]
-        q = test.reshape(-1, ref.shape[-1]) if ref.ndim > 1 else test[None]
-        norms = np.linalg.norm(f, axis=1) * np.linalg.norm(q, axis=1)
-        ok = norms > 0
-        self._cos_sum += float(((f * q).sum(axis=1)[ok] / norms[ok]).sum())
-        self._cos_count += int(ok.sum())
-        if len(self._pooled) < MAX_KEPT:  # one vector per sample: tokens mean-pooled
-            self._pooled.append((f.mean(axis=0), q.mean(axis=0)))
+        # One vector per sample, as it is used downstream: per-position hidden states are
+        # mean-pooled into the sentence's embedding (a per-token cosine is far stricter than
+        # what a retrieval or similarity user sees).
+        f = ref.reshape(-1, ref.shape[-1]).mean(axis=0) if ref.ndim > 1 else ref
+        q = test.reshape(-1, ref.shape[-1]).mean(axis=0) if ref.ndim > 1 else test
+        norm = float(np.linalg.norm(f) * np.linalg.norm(q))
+        if norm > 0:
+            self._cos_sum += float(f @ q) / norm
+            self._cos_count += 1
+        if len(self._pooled) < MAX_KEPT:
+            self._pooled.append((f, q))
 
     def _add_boxes(self, ref: np.ndarray, test: np.ndarray) -> None:
         layout = _detection_layout(ref.shape)
@@ -364,8 +367,9 @@ class TaskMeter:
         elif c.task == "ctc" and self._pairs:
             self._ctc_result(res)
         elif c.task == "embedding" and self._cos_count:
-            res.figures.append(TaskFigure("cosine", "mean cosine", self._cos_sum
-                                          / self._cos_count, 0.999, 0.99, unit=""))
+            res.figures.append(TaskFigure("cosine", "mean cosine of the (pooled) embeddings",
+                                          self._cos_sum / self._cos_count, 0.999, 0.99,
+                                          unit=""))
             if len(self._pooled) >= 3:
                 res.figures.append(TaskFigure("neighbour_agreement",
                                               "nearest-neighbour agreement",
