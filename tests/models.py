@@ -348,3 +348,18 @@ def ctc_recogniser(time: int = 24, alphabet: int = 40) -> onnx.ModelProto:
                   [helper.make_tensor_value_info("probs", TensorProto.FLOAT,
                                                  ["batch", time, alphabet])],
                   [w, b], "ctc_recogniser")
+
+
+def graph_network(features: int = 8) -> onnx.ModelProto:
+    """A graph network's inputs: feat[num_nodes, F], edge_index int64[2, num_edges]; the edges'
+    source nodes are gathered from feat (indices must stay below num_nodes) and summed."""
+    zero = numpy_helper.from_array(np.array(0, np.int64), "zero")
+    axes = numpy_helper.from_array(np.array([0], np.int64), "axes")
+    nodes = [helper.make_node("Gather", ["edge_index", "zero"], ["src"], name="sources", axis=0),
+             helper.make_node("Gather", ["feat", "src"], ["msg"], name="messages", axis=0),
+             helper.make_node("ReduceSum", ["msg", "axes"], ["y"], name="aggregate", keepdims=1)]
+    return _model(nodes, [
+        helper.make_tensor_value_info("feat", TensorProto.FLOAT, ["num_nodes", features]),
+        helper.make_tensor_value_info("edge_index", TensorProto.INT64, [2, "num_edges"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, features])],
+        [zero, axes], "graph_network", opset=18)

@@ -266,3 +266,15 @@ def test_hidden_states_are_judged_as_the_pooled_embedding() -> None:
     meter.add(hidden, hidden + noise)
     figures = {f.key: f.value for f in meter.result().figures}
     assert figures["cosine"] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_index_inputs_stay_below_the_axis_they_index() -> None:
+    spec = next(derive_candidates(models.graph_network()))
+    feat, edges = spec.entry("feat"), spec.entry("edge_index")
+    assert edges.domain.kind == "below_dim" and edges.domain.of_dim == "num_nodes"
+    assert "feat" in edges.reason
+    nodes = dict(spec.sizes)["num_nodes"]
+    assert nodes > 1 and feat.shape[0] == nodes  # a count of nodes, not a batch of one
+    for seed in range(5):
+        values = spec.feeds(seed)["edge_index"]
+        assert values.min() >= 0 and values.max() < nodes

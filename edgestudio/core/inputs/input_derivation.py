@@ -79,6 +79,7 @@ class _Usage:
     """What the graph does with one input (found by following it through pass-through ops)."""
 
     gather_rows: list[tuple[str, int]] = field(default_factory=list)
+    gather_axes: list[tuple[str, int]] = field(default_factory=list)  # (graph input, axis)
     recurrent_state: bool = False
     sequence_lens_of: str | None = None  # the RNN data input whose time dim this counts
     compared_with: list[float] = field(default_factory=list)
@@ -97,6 +98,23 @@ def _constants(model: onnx.ModelProto) -> dict[str, onnx.TensorProto]:
 # Ops between a stored table and the Gather that reads it which keep its rows: a weight-only
 # int8 table is Cast (or DequantizeLinear'd) to float and scaled by a Mul before the lookup.
 _TABLE_CHAIN = frozenset({"Cast", "Identity", "DequantizeLinear", "Mul", "Div", "Add", "Sub"})
+
+
+# Ops that pick a part of an index tensor (a row of edge_index) without changing what it means.
+_INDEX_SELECTORS = frozenset({"Gather", "Slice", "Split"})
+
+
+def _input_behind(tensor: str, producers: dict[str, onnx.NodeProto],
+                  graph_inputs: set[str]) -> str | None:
+    """The graph input whose values ``tensor`` holds, through ops that only move them."""
+    for _ in range(8):
+        if tensor in graph_inputs:
+            return tensor
+        node = producers.get(tensor)
+        if node is None or node.op_type not in _PASSTHROUGH or not node.input:
+            return None
+        tensor = node.input[0]
+    return None
 
 
 def _table_behind(tensor: str, producers: dict[str, onnx.NodeProto],
@@ -121,12 +139,14 @@ def _usage(model: onnx.ModelProto, name: str, consumers: dict[str, list[onnx.Nod
            producers: dict[str, onnx.NodeProto] | None = None) -> _Usage:
     usage = _Usage()
     producers = producers if producers is not None else _producers(model)
+    graph_inputs = {v.name for v in model.graph.input}
     frontier, seen = [name], {name}
     while frontier:
         tensor = frontier.pop()
         for node in consumers.get(tensor, []):
             op = node.op_type
-            if op in _PASSTHROUGH and node.input and node.input[0] == tensor:
+            if (op in _PASSTHROUGH or op in _INDEX_SELECTORS) and node.input \
+                    and node.input[0] == tensor:  # a part of the indices is still indices
                 for out in node.output:
                     if out not in seen:
                         seen.add(out)
@@ -137,6 +157,9 @@ def _usage(model: onnx.ModelProto, name: str, consumers: dict[str, list[onnx.Nod
                 dims = list(table[1].dims) if table else []
                 if table and dims:
                     usage.gather_rows.append((table[0], int(dims[axis % len(dims)])))
+                source = _input_behind(node.input[0], producers, graph_inputs)
+                if table is None and source is not None:
+                    usage.gather_axes.append((source, axis))
             elif op in _RECURRENT:
                 index = list(node.input).index(tensor)
                 if index in (5, 6):
@@ -183,10 +206,15 @@ def _is_state(inp: DeclaredInput, usage: _Usage) -> bool:
 def _slots(inputs: list[DeclaredInput], usages: dict[str, _Usage]) -> dict[tuple[str, int], _Slot]:
     """Classify every unknown dim of every input."""
     slots: dict[tuple[str, int], _Slot] = {}
+    # An axis other inputs index into (a graph network's nodes) is a count of things, not a
+    # batch: it takes real sizes so that the indices into it mean something.
+    indexed = {(name, axis % max(1, len(shape))) for u in usages.values()
+               for name, axis in u.gather_axes
+               for shape in [next((i.shape for i in inputs if i.name == name), ())]}
     batch_symbols: set[str] = set()
     for inp in inputs:  # a symbol at axis 0 of a tensor input is a batch wherever it appears
         if len(inp.shape) >= 2 and isinstance(inp.shape[0], str) \
-                and not _is_state(inp, usages[inp.name]):
+                and not _is_state(inp, usages[inp.name]) and (inp.name, 0) not in indexed:
             batch_symbols.add(inp.shape[0])
     for inp in inputs:
         state = _is_state(inp, usages[inp.name])
@@ -195,7 +223,9 @@ def _slots(inputs: list[DeclaredInput], usages: dict[str, _Usage]) -> dict[tuple
             if isinstance(dim, int):
                 continue
             symbol = dim if isinstance(dim, str) else f"{inp.name}:{axis}"
-            if (isinstance(dim, str) and (dim in batch_symbols or _BATCH_NAME.match(dim))) \
+            if (inp.name, axis) in indexed:
+                kind = "sequence"
+            elif (isinstance(dim, str) and (dim in batch_symbols or _BATCH_NAME.match(dim))) \
                     or (axis == 0 and len(inp.shape) >= 2) or state:
                 kind = "batch"
             elif floating and len(inp.shape) == 4 and axis >= 1:
@@ -228,6 +258,13 @@ def _domain_for(inp: DeclaredInput, usage: _Usage, state: bool,
                     f"indexes '{table}' ({rows} rows): values below {rows}")
         if _MASK_NAME.search(inp.name):
             return Domain("ones"), "a mask: all ones (nothing masked)"
+        indexed = [(name, axis) for name, axis in usage.gather_axes
+                   if (name, axis % max(1, len(data_inputs[name].shape))) in slots]
+        if indexed:
+            name, axis = indexed[0]
+            symbol = slots[(name, axis % len(data_inputs[name].shape))].symbol
+            return (Domain("below_dim", of_dim=symbol),
+                    f"indexes axis {axis} of '{name}': values below its size ({symbol})")
         if usage.sequence_lens_of is not None:
             data = data_inputs.get(usage.sequence_lens_of)
             slot = slots.get((data.name, 0)) if data else None

@@ -37,7 +37,9 @@ class Domain:
     ``normal``: standard normal floats; ``uniform``: floats in [low, high); ``integers``: ints
     in [low, high); ``ones`` / ``zeros``; ``bool``: random booleans; ``values``: drawn from
     ``values`` (a sample rate, say); ``sequence_length``: every element is the size of
-    ``of_dim`` (an RNN's ``sequence_lens``); ``text``: a short word (string inputs).
+    ``of_dim`` (an RNN's ``sequence_lens``); ``below_dim``: integers below the size of
+    ``of_dim`` (indices into another input's axis: a graph network's ``edge_index`` into its
+    node features); ``text``: a short word (string inputs).
     """
 
     kind: str = "normal"
@@ -54,6 +56,8 @@ class Domain:
             return "{" + ", ".join(_num(v) for v in self.values) + "}"
         if self.kind == "sequence_length":
             return f"= {self.of_dim}"
+        if self.kind == "below_dim":
+            return f"< {self.of_dim}"
         return self.kind
 
 
@@ -110,6 +114,8 @@ class InputEntry:
             return rng.choice(np.asarray(d.values), size=shape).astype(dtype)
         if d.kind == "sequence_length":
             return np.full(shape, (sizes or {}).get(d.of_dim, 1), dtype)
+        if d.kind == "below_dim":
+            return rng.integers(0, max(1, (sizes or {}).get(d.of_dim, 1)), shape).astype(dtype)
         if d.kind == "integers":
             return rng.integers(int(d.low), max(int(d.high), int(d.low) + 1), shape).astype(dtype)
         if d.kind == "uniform":

@@ -367,8 +367,10 @@ class TaskMeter:
         elif c.task == "ctc" and self._pairs:
             self._ctc_result(res)
         elif c.task == "embedding" and self._cos_count:
+            # Bounds for embeddings as used (pooled), not raw outputs: a cosine of 0.97 moves
+            # similarity scores by a few hundredths and, on real paraphrases, no ranking.
             res.figures.append(TaskFigure("cosine", "mean cosine of the (pooled) embeddings",
-                                          self._cos_sum / self._cos_count, 0.999, 0.99,
+                                          self._cos_sum / self._cos_count, 0.99, 0.95,
                                           unit=""))
             if len(self._pooled) >= 3:
                 res.figures.append(TaskFigure("neighbour_agreement",
