@@ -67,12 +67,22 @@ def main() -> None:
     from edgestudio.core.quant.quant_recipes import QuantRecipe
     from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION
 
+    # A run analysed on synthetic data first: a pipeline check, no verdict, neutral shades.
+    check = window.start_quantization(
+        doc, QuantRecipe(model=str(SAMPLE_MODEL), output=str(tmp / "digits_check.onnx"),
+                         mode="qdq", calib=DataSource("npz", str(SAMPLE_CALIBRATION))),
+        DataSource("synthetic", samples=8))
+    spin(120, lambda: check.analysis is not None or check.error is not None)
+    doc.show_panel("quantization")
+    spin(0.5)
+    window.grab().save(str(OUT / "quantization_synthetic.png"))
     run = window.start_quantization(
         doc, QuantRecipe(model=str(SAMPLE_MODEL), output=str(tmp / "digits_qdq.onnx"), mode="qdq",
                          per_channel=True, calib=DataSource("npz", str(SAMPLE_CALIBRATION))),
         DataSource("npz", str(SAMPLE_EVALUATION)))
     spin(120, lambda: run.analysis is not None or run.error is not None)
     doc.show_panel("quantization")
+    doc.quant_panel.history.selectRow(1)
     doc.quant_panel.choose_bar(0)
     doc.quant_panel.weights.selectRow(0)
     spin(0.5)

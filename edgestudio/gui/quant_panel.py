@@ -165,6 +165,10 @@ class QuantPanel(QWidget):
         hb = QVBoxLayout(history_box)
         hb.setContentsMargins(0, 0, 0, 0)
         hb.addLayout(top_buttons)
+        # Three runs stay visible: the exclude → re-quantize loop is read across runs.
+        self.history.setMinimumHeight(self.history.horizontalHeader().sizeHint().height()
+                                      + 3 * self.history.verticalHeader().defaultSectionSize()
+                                      + 4)
         hb.addWidget(self.history, 1)
         # The verdict names its data, metric and diagnostics: it scrolls rather than clips.
         self.verdict_area = QScrollArea()

@@ -9,7 +9,7 @@ the job's own checks. A cell reads:
 - ``unchecked``: a conversion whose equivalence check could not run (it says why);
 - ``refused``: the job declined with a reason (printed below the matrix);
 - ``broken``: the job called a result good that is not (it does not load or run, or is not
-  equivalent);
+  equivalent), or an analysis on synthetic data gave a verdict;
 - ``crashed``: the worker died or the job timed out.
 
 Usage: ``python -m tests.realmodels.realcheck [--only NAME ...] [--markdown FILE]``.
@@ -130,8 +130,11 @@ def check_model(model: RealModel, work: Path, report: Callable[[str], None]) -> 
         cells[step] = _job(recipe, out[step])
         report(f"  {step}: {cells[step].state} {cells[step].reason[:100]}")
     if cells["qdq"].state == "ok":
-        cells["analyze"] = _job(AnalyzeRecipe(float_model=str(model.path),
-                                              quant_model=str(out["qdq"]), data=calib))
+        cells["analyze"], job = _cell(AnalyzeRecipe(float_model=str(model.path),
+                                                    quant_model=str(out["qdq"]), data=calib))
+        verdict = (job.report.details.get("verdict") or {}) if job.report else {}
+        if cells["analyze"].state == "ok" and verdict.get("level") is not None:
+            cells["analyze"] = Cell("broken", f"a {verdict['level']} verdict on synthetic data")
     else:
         cells["analyze"] = Cell("refused", "no QDQ model to analyse")
     models = [str(model.path)] + ([str(out["qdq"])] if cells["qdq"].state == "ok" else [])
