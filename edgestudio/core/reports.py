@@ -85,6 +85,10 @@ class EquivalenceCheck:
             return "converted, not equivalent"
         if status == "unchecked":
             return "converted, unchecked"
+        skipped = [c for c in self.cases if not c.compared]
+        if skipped:  # equivalent where it could be compared: say on what, and what not
+            return (f"equivalent on {len(self.cases) - len(skipped)} of {len(self.cases)} input "
+                    f"cases ({len(skipped)} could not be checked)")
         return "equivalent"
 
     def text_lines(self) -> list[str]:

@@ -87,3 +87,15 @@ def test_fused_kernels_are_mapped_by_whole_names_only() -> None:
     assert covers["bn12.tmp_1_nchwc"] == ["bn_12", "conv_12"]
     assert covers["1_nchwc"] == ["x"]
     assert covers["ReorderOutput_token_12"] == []
+
+
+def test_a_check_that_compared_only_some_cases_says_so() -> None:
+    from edgestudio.core.reports import CheckCase, EquivalenceCheck, OutputCheck
+
+    ok = CheckCase("batch=1", [OutputCheck("y", 1e-6, 1e-6, True, [1, 10])])
+    skipped = CheckCase("batch=3", skipped="the model fixes its batch")
+    partial = EquivalenceCheck(1e-3, 1e-3, True, "", True, "", [ok, skipped])
+    assert partial.status() == "passed"
+    assert partial.verdict() == "equivalent on 1 of 2 input cases (1 could not be checked)"
+    whole = EquivalenceCheck(1e-3, 1e-3, True, "", True, "", [ok])
+    assert whole.verdict() == "equivalent"

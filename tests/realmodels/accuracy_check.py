@@ -136,23 +136,30 @@ def check_case(case: Case, work: Path, report: Callable[[str], None]) -> list[Ro
         quant_right = float(np.mean([a == b for a, b in zip(quant_says, truth, strict=True)]))
         same = float(np.mean([a == b for a, b in zip(float_says, quant_says, strict=True)]))
         key = "text_agreement" if case.task == "ctc" else "top1_agreement"
-        figures = {f.key: f.value for f in (real.task.figures if real.task else [])}
-        app = figures.get(key)
-        level = real.verdict.level if real.verdict else None
-        drop = 100 * (float_right - quant_right)
-        row.verdict = level or "none"
-        row.app_figure = f"{key} {app:.3f}" if app is not None else "missing"
-        row.hand_figure = f"{same:.3f}"
         row.truth = f"float {float_right:.0%}, quantized {quant_right:.0%} right"
-        row.synthetic_verdict = (synthetic.verdict.level or "none") if synthetic.verdict else "-"
-        figures_match = app is not None and abs(app - same) < 1e-9
-        level_true = level is not None and (level == "poor") == (drop > POOR_DROP_POINTS)
-        row.agrees = "yes" if figures_match and level_true and \
-            row.synthetic_verdict == "none" else "no"
+        _judge(row, real, synthetic, key, same, 100 * (float_right - quant_right))
         report(f"  {mode}: verdict {row.verdict} ({row.app_figure}; by hand {row.hand_figure}); "
                f"truth: {row.truth}; synthetic: {row.synthetic_verdict} → {row.agrees}")
         rows.append(row)
     return rows
+
+
+def _judge(row: Row, real: Analysis, synthetic: Analysis, key: str, by_hand: float,
+           drop_points: float) -> None:
+    """Fill ``row``: the app's figure ``key`` against the hand computation, the verdict against
+    the real accuracy lost, and no verdict on synthetic data."""
+    figures = {f.key: f.value for f in (real.task.figures if real.task else [])}
+    app = figures.get(key)
+    level = real.verdict.level if real.verdict else None
+    row.verdict = level or "none"
+    extra = f", cosine {figures['cosine']:.4f}" if key != "cosine" and "cosine" in figures else ""
+    row.app_figure = f"{key} {app:.3f}{extra}" if app is not None else "missing"
+    row.hand_figure = f"{by_hand:.3f}"
+    row.synthetic_verdict = (synthetic.verdict.level or "none") if synthetic.verdict else "-"
+    figures_match = app is not None and abs(app - by_hand) < 1e-9
+    level_true = level is not None and (level == "poor") == (drop_points > POOR_DROP_POINTS)
+    row.agrees = "yes" if figures_match and level_true and \
+        row.synthetic_verdict == "none" else "no"
 
 
 def _pooled(path: Path, tokenizer: Path, sentences: list[str]) -> np.ndarray:
@@ -210,20 +217,9 @@ def check_sentences(work: Path, report: Callable[[str], None]) -> list[Row]:
         quant_near = _nearest(_pooled(out, tokenizer, sentences))
         quant_right = float(np.mean(quant_near == partners))
         same = float(np.mean(quant_near == float_near))
-        figures = {f.key: f.value for f in (real.task.figures if real.task else [])}
-        app = figures.get("neighbour_agreement")
-        level = real.verdict.level if real.verdict else None
-        drop = 100 * (float_right - quant_right)
-        row.verdict = level or "none"
-        row.app_figure = (f"neighbour_agreement {app:.3f}, cosine {figures.get('cosine', 0):.4f}"
-                          if app is not None else "missing")
-        row.hand_figure = f"{same:.3f}"
         row.truth = f"partner found: float {float_right:.0%}, quantized {quant_right:.0%}"
-        row.synthetic_verdict = (synthetic.verdict.level or "none") if synthetic.verdict else "-"
-        figures_match = app is not None and abs(app - same) < 1e-9
-        level_true = level is not None and (level == "poor") == (drop > POOR_DROP_POINTS)
-        row.agrees = "yes" if figures_match and level_true and \
-            row.synthetic_verdict == "none" else "no"
+        _judge(row, real, synthetic, "neighbour_agreement", same,
+               100 * (float_right - quant_right))
         report(f"  {mode}: verdict {row.verdict} ({row.app_figure}; by hand {row.hand_figure}); "
                f"truth: {row.truth}; synthetic: {row.synthetic_verdict} → {row.agrees}")
         rows.append(row)
