@@ -277,8 +277,21 @@ class TuneWindow(QWidget):
                    "is the closest: no recipe in the search space meets the goal")
         out = self.model.with_name(f"{self.model.stem}_tuned_{winner.number}.onnx")
         command = dataclasses.replace(winner.recipe, output=str(out)).command_line()
+        analysis = winner.analysis
+        data = ""
+        if analysis is not None and analysis.data is not None:
+            data = f"Goal judged on {analysis.data.text()}" + (
+                "" if analysis.representative else
+                ": which recipes run and how far they move, not which is accurate")
+        tied = [c.number for c in self.tuner.latency_ties() if c is not winner] \
+            if self.tuner is not None else []
+        if tied:
+            verdict += (", tied on latency with " + ", ".join(f"#{n}" for n in tied)
+                        + " (no measurable difference: the smallest model wins)")
         self.status.setText(f"Best: #{winner.number} {verdict} — "
-                            f"<code>{html.escape(command)}</code>")
+                            f"<code>{html.escape(command)}</code>"
+                            + (f"<br><span style='color:#666'>{html.escape(data)}.</span>"
+                               if data else ""))
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
     def _candidate_changed(self, candidate: Candidate) -> None:
