@@ -109,3 +109,17 @@ def test_text_without_a_tokenizer_says_how_to_give_one(tmp_path: Path) -> None:
     text.write_text("hello\n")
     with pytest.raises(DataError, match="tokenizer"):
         open_samples(DataSource("text", str(text)), models.embedding_encoder())
+
+
+def test_audio_is_never_fed_to_a_features_input(tmp_path: Path) -> None:
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("ReduceMean", ["mel"], ["y"], keepdims=0)], "mel_model",
+        [helper.make_tensor_value_info("mel", TensorProto.FLOAT, ["N", 900, 120])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    clip = tmp_path / "speech.wav"
+    _wav(clip, 0.5)
+    with pytest.raises(DataError, match="front end"):
+        list(open_samples(DataSource("audio", str(clip)), model))

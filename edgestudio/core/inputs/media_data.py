@@ -91,10 +91,20 @@ def resample(samples: np.ndarray, source: int, target: int) -> np.ndarray:
 
 
 def audio_target(spec: InputSpecification) -> InputEntry:
-    """The input that takes the waveform: the first float input that is not state or a mask."""
+    """The input that takes the waveform: the first float input that is not state or a mask.
+
+    Only a waveform (one axis longer than one besides the batch) is fed: an input of features
+    (a mel spectrogram ``[N, 900, 120]``) needs the model's own front end, and a generic one
+    would be real audio processed wrongly.
+    """
     for entry in spec.inputs:
         if np.issubdtype(np.dtype(entry.dtype), np.floating) and entry.shape \
                 and entry.domain.kind not in ("zeros", "ones"):
+            if sum(d > 1 for d in entry.shape[1:]) > 1:
+                raise MediaError(
+                    f"Input '{entry.name}' {entry.declared_text()} takes features (a "
+                    "spectrogram), not a waveform: compute them with the model's own front end "
+                    "and give them as an .npz (or a folder of .npy files).")
             return entry
     raise MediaError("The model has no float input to take audio samples.")
 
