@@ -363,3 +363,21 @@ def graph_network(features: int = 8) -> onnx.ModelProto:
         helper.make_tensor_value_info("edge_index", TensorProto.INT64, [2, "num_edges"])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, features])],
         [zero, axes], "graph_network", opset=18)
+
+
+def matmul_inside_if() -> onnx.ModelProto:
+    """x[1, 16] → If(cond: MatMul(W), else: MatMul(W·2)) → y: every layer inside a branch, as
+    in the Silero VADs (onnxruntime's quantizer does not enter If bodies)."""
+    rng = np.random.default_rng(8)
+    w = rng.standard_normal((16, 16)).astype(np.float32)
+    out = helper.make_tensor_value_info("o", TensorProto.FLOAT, [1, 16])
+    branches = [helper.make_graph([helper.make_node("MatMul", ["x", f"w{k}"], ["o"],
+                                                    name=f"mm{k}")], f"branch{k}", [], [out],
+                                  [numpy_helper.from_array(w * (k + 1), f"w{k}")])
+                for k in range(2)]
+    node = helper.make_node("If", ["cond"], ["y"], name="choose", then_branch=branches[0],
+                            else_branch=branches[1])
+    return _model([node], [helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+                           helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])], [],
+                  "matmul_inside_if")

@@ -110,3 +110,13 @@ def test_two_identical_models_timed_interleaved_are_not_told_apart(tmp_path: Pat
     assert a.ok and b.ok and len(a.samples_ms) == len(b.samples_ms) == runs
     interval = median_ratio_interval(b.samples_ms, a.samples_ms)
     assert not interval.slower and not interval.faster, interval.text()
+
+
+def test_a_quantization_that_quantized_nothing_says_so(tmp_path: Path) -> None:
+    src = models.save(models.matmul_inside_if(), tmp_path / "if.onnx")
+    job = run_job(QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), mode="dynamic"),
+                  timeout=300)
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None
+    said = " ".join(job.report.warnings)
+    assert "No operator was quantized" in said and "MatMul" in said and "If" in said

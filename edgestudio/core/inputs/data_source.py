@@ -94,7 +94,7 @@ class DataProvenance:
         if self.kind == "synthetic":
             return (f"{self.samples} synthetic samples drawn from the derived input "
                     "specification")
-        unit = {"images": "images", "audio": "audio files", "text": "text lines"}.get(
+        unit = {"images": "images", "audio": "audio windows", "text": "text lines"}.get(
             self.kind, "samples")
         where = self.source.rstrip("/").rsplit("/", 1)[-1] if self.source else self.kind
         return f"{self.samples} {unit} from {where}"

@@ -98,7 +98,12 @@ class InputEntry:
                                for d in self.declared) + "]"
 
     def make(self, rng: np.random.Generator, sizes: dict[str, int] | None = None) -> np.ndarray:
-        """Draw one array for this input."""
+        """Draw one array for this input (a 0-d array for a scalar: onnxruntime takes no numpy
+        scalar of every type, a bool one fails)."""
+        return np.asarray(self._draw(rng, sizes), dtype=self.dtype if self.dtype != "object"
+                          else object)
+
+    def _draw(self, rng: np.random.Generator, sizes: dict[str, int] | None) -> np.ndarray:
         dtype = np.dtype(self.dtype)
         shape = self.shape
         d = self.domain

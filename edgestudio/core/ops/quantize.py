@@ -30,7 +30,12 @@ from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.ops.quant_accel import accelerated
 from edgestudio.core.ops.result_gate import run_in_process, run_isolated
 from edgestudio.core.progress import RecordingReporter, Reporter
-from edgestudio.core.quant.quant_recipes import STATIC_MODES, QuantRecipe, check_rules
+from edgestudio.core.quant.quant_recipes import (
+    INTEGER_MODES,
+    STATIC_MODES,
+    QuantRecipe,
+    check_rules,
+)
 from edgestudio.core.quant.quantized_graph import existing_quantization
 from edgestudio.core.recipe_options import declared_options
 from edgestudio.core.recipes import Recipe
@@ -274,7 +279,21 @@ def _inspect_result(out: Path, mode: str) -> _Inspected:
     if mode == "int4" and "MatMulNBits" not in ops:
         warnings.append("No MatMul with a constant weight was found: 4-bit weight-only "
                         "quantization changed nothing (Gemm and Conv are not covered).")
+    if mode in INTEGER_MODES and not ops:
+        inside = _layers_in_subgraphs(result)
+        warnings.append("No operator was quantized: the result computes what the float model "
+                        "does" + (f" (its {', '.join(inside)} layers sit inside If/Loop/Scan "
+                                  "bodies, "
+                                  "which onnxruntime's quantizer does not enter)"
+                                  if inside else "") + ".")
     return _Inspected(result, warnings, ops)
+
+
+def _layers_in_subgraphs(model: onnx.ModelProto) -> list[str]:
+    """The quantizable layer types that only occur inside control-flow bodies."""
+    top = {n.op_type for n in model.graph.node}
+    everywhere = {n.op_type for n in iter_nodes(model.graph)}
+    return sorted((everywhere - top) & {"Conv", "MatMul", "Gemm", "LSTM", "GRU", "Attention"})
 
 
 def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None, work: Path,
