@@ -13,6 +13,7 @@ through psutil (no process groups, no ``/proc``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import json
 import os
@@ -362,9 +363,34 @@ class Job:
             self._finish(JobState.FAILED)
         elif code == 0 and self.report is not None:
             self._publish_outputs()
+        elif self._retry_isolated(code):
+            return
         else:
             self.error = self._crash_description(code)
             self._finish(JobState.CRASHED)
+
+    def _retry_isolated(self, code: int) -> bool:
+        """After a crash, run a job that can prove its result in a child process once more
+        that way (onnxruntime can segfault on a model it just wrote). True when restarted."""
+        if getattr(self.recipe, "isolate_proof", True):  # no such field, or retried already
+            return False
+        crash = self._crash_description(code)
+        self.recipe = dataclasses.replace(self.recipe, isolate_proof=True)  # type: ignore[call-arg]
+        for folder in (self._staging, self._tmp):
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+        warm.job_ended(self.measures_time)
+        self._lines, self._error_msg, self.report = queue.Queue(), None, None
+        note = (f"{crash} Running the job again with the result's proof in a separate "
+                "process, so that a result that crashes onnxruntime is refused cleanly.")
+        self.log.append(f"warning: {note}")
+        self.warnings.append(note)
+        try:
+            self.start()
+        except OutputError as exc:
+            self.error = str(exc)
+            self._finish(JobState.FAILED)
+        return True
 
     def _crash_description(self, code: int) -> str:
         if code < 0:

@@ -120,3 +120,14 @@ def test_a_quantization_that_quantized_nothing_says_so(tmp_path: Path) -> None:
     assert job.report is not None
     said = " ".join(job.report.warnings)
     assert "No operator was quantized" in said and "MatMul" in said and "If" in said
+
+
+def test_a_worker_that_crashes_proving_its_result_is_run_again_with_the_proof_isolated(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EDGESTUDIO_FAULT", "proof-crash")  # the worker segfaults in the proof
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    out = tmp_path / "q.onnx"
+    job = run_job(QuantRecipe(model=str(src), output=str(out), mode="dynamic"), timeout=300)
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert any("SIGSEGV" in w and "separate process" in w for w in job.warnings)
+    assert out.is_file()

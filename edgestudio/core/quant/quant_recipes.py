@@ -111,6 +111,9 @@ class QuantRecipe(Recipe):
                                   group="4-bit")
     shapes: tuple[str, ...] = ()  # input specification for synthetic data and the result's run
     ranges: tuple[str, ...] = ()
+    # Prove the result in a child process (set by the runner when a worker crashed: a result
+    # that crashes onnxruntime then becomes a clean refusal instead of a dead worker).
+    isolate_proof: bool = False
 
     def title(self) -> str:
         """Mode and types in a few words."""
