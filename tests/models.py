@@ -381,3 +381,14 @@ def matmul_inside_if() -> onnx.ModelProto:
                            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])], [],
                   "matmul_inside_if")
+
+
+def wrong_output_declaration() -> onnx.ModelProto:
+    """x[1, 8] → Reshape → y, declared [1, seqlen] but produced [4, 1, 2] (as an OCR export
+    declared [1, seqlen] for a [28, 1, 8210] output)."""
+    shape = numpy_helper.from_array(np.array([4, 1, 2], np.int64), "shape")
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"], name="Reshape_101"),
+             helper.make_node("Relu", ["r"], ["y"], name="relu")]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "seqlen"])],
+                  [shape], "wrong_output_declaration", opset=13)

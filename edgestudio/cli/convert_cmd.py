@@ -13,6 +13,7 @@ from edgestudio.cli.job_ui import (
     input_fields,
 )
 from edgestudio.core.parsing import parse_axis_change, parse_static
+from edgestudio.core.recipe_options import add_options, values_from_args
 from edgestudio.core.recipes import ConvertRecipe, Tolerance
 
 
@@ -37,6 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="fix a whole shape (image=1x3x224x224) or one axis (image:0=1) "
                    "(repeatable)")
     add_common_job_args(p)
+    add_options(p, ConvertRecipe)
     add_input_args(p, data=True)
     p.set_defaults(func=run, make_recipe=recipe_from_args)
 
@@ -44,11 +46,14 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def recipe_from_args(args: argparse.Namespace) -> ConvertRecipe:
     """The recipe the parsed arguments describe."""
     dims = [*args.dynamic, *(d for group in args.static for d in group)]
-    if args.opset is None and not dims:
-        raise SystemExit("edgestudio convert: nothing to do: give --opset, --dynamic or --static")
+    declared = values_from_args(args, ConvertRecipe)
+    if args.opset is None and not dims and not declared["fix_output_shapes"]:
+        raise SystemExit("edgestudio convert: nothing to do: give --opset, --dynamic, --static "
+                         "or --fix-output-shapes")
     return ConvertRecipe(
         model=args.model, output=args.output, overwrite=args.overwrite, opset=args.opset,
         dims=tuple(dims), tolerance=Tolerance(args.atol, args.rtol), **input_fields(args),
+        **declared,
     )
 
 

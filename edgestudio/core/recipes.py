@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.recipe_options import option, option_argv
 
 
 @dataclass(frozen=True)
@@ -78,12 +79,18 @@ class ConvertRecipe(Recipe):
     shapes: tuple[str, ...] = ()  # the check's inputs: NAME=DIMxDIM (input specification)
     ranges: tuple[str, ...] = ()  # NAME=LOW:HIGH
     data: DataSource | None = None  # real data for the check instead of derived inputs
+    fix_output_shapes: bool = option(False, "--fix-output-shapes", "declare the outputs' "
+                                     "shapes as the model really produces them (where the "
+                                     "declaration is wrong)",
+                                     label="Fix wrong output shape declarations")
 
     def title(self) -> str:
         """Describe the conversion in a few words."""
         parts = []
         if self.opset is not None:
             parts.append(f"opset {self.opset}")
+        if self.fix_output_shapes:
+            parts.append("output shapes fixed")
         if self.dims:
             parts.append(f"{len(self.dims)} dim change{'s' if len(self.dims) > 1 else ''}")
         return "Convert: " + (", ".join(parts) or "re-save")
@@ -99,6 +106,7 @@ class ConvertRecipe(Recipe):
             cmd += ["--opset", str(self.opset)]
         for d in self.dims:
             cmd += ["--dynamic" if isinstance(d.value, str) else "--static", d.to_cli()]
+        cmd += option_argv(self)
         cmd += input_args(self.shapes, self.ranges, self.data)
         cmd += _tolerance_args(self.tolerance)
         if self.overwrite:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import onnx
 
 from edgestudio.core.convert.conversion_plan import (
@@ -12,6 +14,7 @@ from edgestudio.core.convert.conversion_plan import (
     plan_dim_changes,
     plan_opset_conversion,
 )
+from edgestudio.core.convert.output_shapes import declare_produced_shapes, output_shape_mismatches
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.input_spec import InputSpecError, InputSpecification
 from edgestudio.core.model.external_data import check_external_data
@@ -69,6 +72,7 @@ def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     reporter.stage("Finding inputs the original runs on", 0.05)
     original = ort_session(source)
     spec, why_not = original_spec(source, model, recipe, original, reporter)
+    hint = _output_declarations(model, original, spec, recipe, reporter, report)
 
     if recipe.opset is not None:
         plan = plan_opset_conversion(model, recipe.opset)
@@ -83,7 +87,7 @@ def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         except Exception as exc:
             raise ConversionError(
                 f"onnx's version converter could not convert to opset {recipe.opset}: {exc}"
-            ) from exc
+                + hint) from exc
     if recipe.dims:
         plan = plan_dim_changes(model, list(recipe.dims))
         if not plan.ok:
@@ -113,7 +117,7 @@ def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         unchecked_reason=why_not)
     unusable = result_unusable(check)
     if unusable:
-        raise ConversionError(unusable)
+        raise ConversionError(unusable + hint)
     report.check = check
     report.details = {
         "source": str(source),
@@ -123,6 +127,36 @@ def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     }
     reporter.stage(f"Done: {check.verdict()}", 1.0)
     return report
+
+
+def _output_declarations(model: onnx.ModelProto, session: Any,
+                         spec: InputSpecification | None, recipe: ConvertRecipe,
+                         reporter: Reporter, report: JobReport) -> str:
+    """Compare the declared output shapes with what the original produces on its inputs: fix
+    them when asked, else warn up front. Returns the hint a conversion error should end with."""
+    if spec is None:
+        return ""
+    names = [o.name for o in session.get_outputs()]
+    produced = {n: np.shape(v) for n, v in zip(names, session.run(None, spec.feeds()),
+                                               strict=True)}
+    mismatches = output_shape_mismatches(model, produced)
+    if not mismatches:
+        return ""
+    said = "; ".join(m.text() for m in mismatches)
+    if recipe.fix_output_shapes:
+        declare_produced_shapes(model, mismatches)
+        message = f"Output declarations fixed to what the model produces: {said}."
+        reporter.warn(message)
+        report.warnings.append(message)
+        return ""
+    message = (f"The model declares its outputs wrongly: {said}. onnxruntime ignores the "
+               "declaration, but onnx's converter and shape inference trust it and can fail on "
+               "it; --fix-output-shapes (the form's 'Fix wrong output shape declarations') "
+               "declares what the model produces.")
+    reporter.warn(message)
+    report.warnings.append(message)
+    return (f" The likely cause: {said} — the declaration is wrong; --fix-output-shapes "
+            "declares what the model produces.")
 
 
 def original_spec(source: Path, model: onnx.ModelProto, recipe: ConvertRecipe, session: object,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 
 import onnx
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QDialogButtonBox,
     QFormLayout,
     QGroupBox,
@@ -23,6 +25,7 @@ from PySide6.QtWidgets import (
 from edgestudio.core.convert.conversion_plan import io_dims, plan_dim_changes, plan_opset_conversion
 from edgestudio.core.model.summary import ModelSummary
 from edgestudio.core.parsing import parse_dim_value
+from edgestudio.core.recipe_options import declared_options
 from edgestudio.core.recipes import ConvertRecipe, DimChange
 from edgestudio.gui.forms.common import (
     JobDialog,
@@ -31,6 +34,7 @@ from edgestudio.gui.forms.common import (
     command_preview,
     findings_html,
 )
+from edgestudio.gui.forms.option_widgets import option_widget
 
 NEW_COLUMN = 4
 
@@ -85,7 +89,14 @@ class ConvertDialog(JobDialog):
                                  "ONNX models (*.onnx)")
         self.tolerance = ToleranceFields()
         self.command = command_preview()
+        # Declared once on ConvertRecipe: the form's check box and the CLI flag agree.
+        field_, declared = next((f, o) for f, o in declared_options(ConvertRecipe)
+                                if f.name == "fix_output_shapes")
+        self.fix_output_shapes = typing.cast(QCheckBox, option_widget(field_, declared, False))
+        self.fix_output_shapes.setObjectName("fix_output_shapes")
+        self.fix_output_shapes.setToolTip(declared.help)
         form = QFormLayout()
+        form.addRow(self.fix_output_shapes)
         form.addRow("Output:", self.output)
         form.addRow("Check tolerance:", self.tolerance)
         form.addRow("Command:", self.command)
@@ -105,6 +116,7 @@ class ConvertDialog(JobDialog):
         self.resize(760, 560)
 
         self.opset_box.toggled.connect(self.refresh)
+        self.fix_output_shapes.toggled.connect(self.refresh)
         self.opset.valueChanged.connect(self.refresh)
         self.dims_table.itemChanged.connect(self.refresh)
         self.output.changed.connect(self.refresh)
@@ -167,6 +179,7 @@ class ConvertDialog(JobDialog):
             model=str(self.source), output=self.output.path(), overwrite=self._overwrite,
             opset=self.opset.value() if self.opset_box.isChecked() else None,
             dims=tuple(self.dim_changes()), tolerance=self.tolerance.tolerance(),
+            fix_output_shapes=self.fix_output_shapes.isChecked(),
         )
 
     def blockers_and_warnings(self) -> tuple[list[str], list[str]]:
@@ -174,8 +187,9 @@ class ConvertDialog(JobDialog):
         blockers: list[str] = []
         warnings: list[str] = []
         recipe = self.recipe()
-        if recipe.opset is None and not recipe.dims:
-            blockers.append("Nothing to do: tick Change opset or type a new dim.")
+        if recipe.opset is None and not recipe.dims and not recipe.fix_output_shapes:
+            blockers.append("Nothing to do: tick Change opset, type a new dim or fix the output "
+                            "shape declarations.")
         if recipe.opset is not None:
             plan = plan_opset_conversion(self.model, recipe.opset, self.summary.max_runtime_opset)
             blockers += plan.blockers
