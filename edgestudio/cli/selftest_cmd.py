@@ -7,7 +7,8 @@ import argparse
 from edgestudio.cli.job_ui import execute
 from edgestudio.core.recipes import DiagnosticRecipe
 
-ACTIONS = ("succeed", "fail", "crash", "hang", "spawn", "noise", "spin", "partial", "hog")
+ACTIONS = ("succeed", "fail", "crash", "hang", "spawn", "spawn-stubborn", "noise", "spin",
+           "partial", "hog")
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

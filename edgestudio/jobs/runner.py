@@ -119,6 +119,14 @@ def _process_tree(pid: int) -> list[psutil.Process]:
         return []
 
 
+def _alive(process: psutil.Process) -> bool:
+    """True while ``process`` runs (a zombie has ended)."""
+    try:
+        return bool(process.is_running() and process.status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
 def _signal_all(processes: list[psutil.Process], kill: bool) -> None:
     for process in processes:
         with contextlib.suppress(psutil.Error):  # already gone
@@ -351,6 +359,10 @@ class Job:
         code = self._proc.poll()
         assert code is not None  # only called once the worker has exited
         self.stderr_tail = self._read_stderr_tail()
+        if self._cancel_requested or self._timed_out:
+            # The worker is gone, so poll() will not escalate to SIGKILL for what it started:
+            # whatever of its tree outlived SIGTERM is killed now.
+            _signal_all([p for p in self._stopping if _alive(p)], kill=True)
         if self._cancel_requested:
             self._finish(JobState.CANCELLED)
         elif self._timed_out:

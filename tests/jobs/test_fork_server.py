@@ -109,8 +109,10 @@ def test_cancel_and_timeout_stop_only_the_job(server: ForkServer) -> None:
     assert server.alive() and warm.fork_server() is server  # the server is untouched
 
 
-def test_cancel_stops_the_forked_jobs_children_too(server: ForkServer) -> None:
-    job = Job(DiagnosticRecipe(action="spawn"))
+@pytest.mark.parametrize("action", ["spawn", "spawn-stubborn"])
+def test_cancel_stops_the_forked_jobs_children_too(server: ForkServer, action: str) -> None:
+    # spawn-stubborn's child ignores SIGTERM: it outlives the worker unless it is killed.
+    job = Job(DiagnosticRecipe(action=action))
     job.start()
     deadline = time.monotonic() + 30
     children: list[psutil.Process] = []
@@ -119,8 +121,10 @@ def test_cancel_stops_the_forked_jobs_children_too(server: ForkServer) -> None:
         with_children = psutil.Process(job.pid).children() if job.pid else []
         children = [c for c in with_children if c.is_running()]
     assert children, "the self-test job did not start its child"
+    time.sleep(1.0)  # the child has set up its signal handling (spawn-stubborn ignores SIGTERM)
     job.cancel()
     assert job.wait(10) is JobState.CANCELLED
+    psutil.wait_procs(children, timeout=5)  # killed: give a loaded machine time to reap them
     assert all(not c.is_running() or c.status() == psutil.STATUS_ZOMBIE for c in children)
 
 

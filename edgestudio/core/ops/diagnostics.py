@@ -39,10 +39,13 @@ def run_diagnostic(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRepo
 
         os.write(1, b"noise from a native library {not json\n")
         return JobReport(kind=recipe.kind, details={"action": action})
-    if action == "spawn":  # a worker with a child of its own: cancel must stop both
+    if action in ("spawn", "spawn-stubborn"):  # a worker with a child: cancel stops both
         import subprocess
 
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        # spawn-stubborn's child ignores SIGTERM, as some native tools do: only SIGKILL works.
+        ignore = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); " \
+            if action == "spawn-stubborn" else ""
+        child = subprocess.Popen([sys.executable, "-c", f"{ignore}import time; time.sleep(600)"])
         reporter.log(f"child {child.pid}")
         while True:
             time.sleep(1)
