@@ -1,8 +1,11 @@
 """Verdicts: what a number means for the user, with the thresholds used and what to try next.
 
-An analysis is *good*, *acceptable* or *poor* by its output SQNR, cosine similarity and accuracy
-figures (the worst of them decides); a benchmark says when a quantized model is slower than its
-float original and names the likely cause. Pure Python: the CLI, the GUI and reports share it.
+An analysis gets a verdict — good, acceptable or poor — only on representative data (the user's
+own); on synthetic inputs it is a *pipeline check* with no verdict. The task metric decides
+(:mod:`edgestudio.core.quant.task_metrics`: the text read, the class picked, the neighbour kept),
+with output SQNR and cosine as diagnostics; without one, the worst output figure decides. A
+benchmark calls a quantized model slower or faster than its float original only beyond the noise
+(a bootstrap interval of the ratio of medians). Pure Python: the CLI, the GUI and reports share it.
 """
 
 from __future__ import annotations

@@ -14,12 +14,10 @@ from edgestudio.core.inputs.data_source import DataProvenance, DataSource, prove
 from edgestudio.core.inputs.input_derivation import derive_candidates
 from edgestudio.core.perf.latency_stats import median_ratio_interval
 from edgestudio.core.quant.quantized_graph import existing_quantization
+from edgestudio.core.quant.task_detection import TaskChoice, choose_task, detect_task
 from edgestudio.core.quant.task_metrics import (
-    TaskChoice,
     TaskMeter,
-    choose_task,
     ctc_greedy,
-    detect_task,
     edit_distance,
     match_boxes,
 )

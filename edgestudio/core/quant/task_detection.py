@@ -1,0 +1,181 @@
+"""Which task a model's output serves — classification, CTC text, per-position classes,
+embeddings, detection, a signal — read from its outputs (shapes of one float run) and its graph
+(the operator that makes them, through ops that only move values and into If branches; their
+names), always with the reason said. The user can choose another (``--metric``). Pure onnx.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+
+TASKS = ("auto", "classification", "tokens", "ctc", "embedding", "detection", "signal",
+         "generic")
+TASK_LABELS = {
+    "classification": "classification (top-1 / top-5 agreement)",
+    "tokens": "per-position classes (argmax agreement at every position)",
+    "ctc": "CTC sequence recognition (greedy decode: exact text and character error rate)",
+    "embedding": "embeddings (cosine of the pooled vectors, nearest-neighbour agreement)",
+    "detection": "detection (IoU-matched agreement of the top boxes)",
+    "signal": "signal / regression (relative error)",
+    "generic": "output SQNR and cosine",
+}
+# Ops that only move or relabel values between the op that computes an output and the output.
+_PASSTHROUGH = frozenset({"Identity", "Reshape", "Transpose", "Squeeze", "Unsqueeze",
+                          "Flatten", "Cast"})
+_SOFTMAX = frozenset({"Softmax", "LogSoftmax"})
+_CLASS_NAME = re.compile(r"logit|prob|score|class|label|pred|softmax|cls", re.IGNORECASE)
+_EMBED_NAME = re.compile(r"embed|emb$|feature|vector|pool|sentence|hidden|encoder_out",
+                         re.IGNORECASE)
+CTC_MIN_CLASSES = 30  # a CTC alphabet: tens to thousands of symbols plus a blank
+
+@dataclass(frozen=True)
+class TaskChoice:
+    """Which task the analysis judges, on which output, and why."""
+
+    task: str
+    output: str
+    why: str
+    chosen_by: str = "detected"  # detected | you
+
+
+# ----- detection ----------------------------------------------------------------------------------
+def _producer_op(model: onnx.ModelProto | onnx.GraphProto,
+                 tensor: str) -> tuple[str, onnx.NodeProto | None]:
+    """The op that computes ``tensor``, looking through ops that only move values and into
+    the branch of an ``If`` that makes it (a VAD's probability comes out of one)."""
+    graph = model.graph if isinstance(model, onnx.ModelProto) else model
+    producers = {o: n for n in graph.node for o in n.output}
+    node = producers.get(tensor)
+    seen = 0
+    while node is not None and node.op_type in _PASSTHROUGH and node.input and seen < 16:
+        tensor = node.input[0]
+        node = producers.get(tensor)
+        seen += 1
+    if node is not None and node.op_type == "If":
+        index = list(node.output).index(tensor) if tensor in node.output else 0
+        branch = next((a.g for a in node.attribute if a.name == "then_branch"), None)
+        if branch is not None and index < len(branch.output):
+            return _producer_op(branch, branch.output[index].name)
+    return (node.op_type if node is not None else "", node)
+
+
+def _softmax_axis_is_last(node: onnx.NodeProto | None, rank: int) -> bool:
+    if node is None:
+        return False
+    axis = next((a.i for a in node.attribute if a.name == "axis"), -1)
+    return axis in (-1, rank - 1)
+
+
+def _is_normalised(model: onnx.ModelProto, node: onnx.NodeProto | None) -> bool:
+    """True when the output is L2-normalised (an embedding head)."""
+    if node is None:
+        return False
+    if node.op_type == "LpNormalization":
+        return True
+    if node.op_type == "Div":
+        producers = {o: n for n in model.graph.node for o in n.output}
+        frontier = list(node.input[1:])
+        for _ in range(4):
+            ops = [producers[t] for t in frontier if t in producers]
+            if any(n.op_type in ("ReduceL2", "Sqrt", "LpNormalization") for n in ops):
+                return True
+            frontier = [t for n in ops for t in n.input]
+    return False
+
+
+def detect_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray]) -> TaskChoice:
+    """The model's task from its first output (shape and values of one float run) and graph.
+
+    ``outputs``: the float model's outputs on one sample, by name, in graph order.
+    """
+    if not outputs:
+        return TaskChoice("generic", "", "the model has no output")
+    name, array = next(iter(outputs.items()))
+    shape = tuple(np.shape(array))
+    if not np.issubdtype(np.asarray(array).dtype, np.floating):
+        return TaskChoice("generic", name, f"'{name}' is not a float output")
+    op, node = _producer_op(model, name)
+    rank = len(shape)
+    dims = "×".join(map(str, shape))
+    detection = detection_layout(shape)
+    if rank == 2 and shape[1] == 1 and op == "Sigmoid":
+        return TaskChoice("classification", name, f"'{name}' [{dims}] is one Sigmoid "
+                          "probability: judged by the yes/no decision at 0.5")
+    if rank == 2 and 2 <= shape[1] <= 4 and op not in _SOFTMAX and op != "Sigmoid" \
+            and not _CLASS_NAME.search(name):
+        return TaskChoice("signal", name, f"'{name}' [{dims}] holds {shape[1]} values without "
+                          "a softmax: read as regressed scores (choose 'classification' if "
+                          "they are class logits)")
+    if rank == 2 and shape[1] >= 2:
+        if _EMBED_NAME.search(name) or _is_normalised(model, node):
+            return TaskChoice("embedding", name, f"'{name}' [{dims}] is a feature vector "
+                              f"({'L2-normalised' if _is_normalised(model, node) else 'by name'})")
+        if op in _SOFTMAX or op == "Sigmoid":
+            return TaskChoice("classification", name, f"'{name}' [{dims}] is a {op} over "
+                              f"{shape[1]} classes")
+        return TaskChoice("classification", name, f"'{name}' [{dims}] reads as scores of "
+                          f"{shape[1]} classes (choose 'embedding' if these are features)")
+    if rank == 3:
+        classes = shape[2]
+        if op in _SOFTMAX and _softmax_axis_is_last(node, rank):
+            if classes >= CTC_MIN_CLASSES:
+                return TaskChoice("ctc", name, f"'{name}' [{dims}] is a {op} over {classes} "
+                                  "symbols at every time step: a CTC recogniser, read greedily")
+            return TaskChoice("tokens", name, f"'{name}' [{dims}] is a {op} over {classes} "
+                              "classes at every position")
+        if shape[1] == 1 and shape[0] > 1 and classes >= CTC_MIN_CLASSES \
+                and not _EMBED_NAME.search(name):
+            return TaskChoice("ctc", name, f"'{name}' [{dims}] is time-major (time × batch × "
+                              f"{classes} symbols), as a recurrent CTC recogniser writes it: "
+                              "read greedily")
+        if detection is not None and not _EMBED_NAME.search(name):
+            return TaskChoice("detection", name, f"'{name}' [{dims}] holds {detection[1]} "
+                              f"candidate boxes of {detection[0]} values (x, y, w, h, scores)")
+        if _CLASS_NAME.search(name) or classes <= 64:
+            return TaskChoice("tokens", name, f"'{name}' [{dims}] reads as {classes} class "
+                              "scores at every position")
+        return TaskChoice("embedding", name, f"'{name}' [{dims}] reads as one {classes}-wide "
+                          "vector per position (hidden states)")
+    if rank == 4 and op in _SOFTMAX and 2 <= shape[1] <= 1000:
+        return TaskChoice("tokens", name, f"'{name}' [{dims}] is a {op} over {shape[1]} "
+                          "classes per pixel (segmentation)")
+    return TaskChoice("signal", name, f"'{name}' [{dims}] reads as a signal or map "
+                      "(judged by relative error)")
+
+
+def detection_layout(shape: tuple[int, ...]) -> tuple[int, int] | None:
+    """``(values per box, boxes)`` for a YOLO-style ``[1, 4+C, N]`` or ``[1, N, 4+C]``."""
+    if len(shape) != 3:
+        return None
+    a, b = shape[1], shape[2]
+    for per_box, count in ((a, b), (b, a)):
+        if 5 <= per_box <= 200 and count >= 100 and count >= 5 * per_box:
+            return per_box, count
+    return None
+
+
+def choose_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray], metric: str,
+                output: str = "") -> TaskChoice:
+    """The detected task, or the one the user chose (``metric`` not ``auto``)."""
+    if output and output in outputs:
+        outputs = {output: outputs[output], **{k: v for k, v in outputs.items() if k != output}}
+    detected = detect_task(model, outputs)
+    if metric in ("", "auto"):
+        return detected
+    if metric not in TASKS:
+        raise ValueError(f"Unknown metric '{metric}' (choose one of {', '.join(TASKS)}).")
+    return TaskChoice(metric, detected.output, f"chosen by you (detected: {detected.task}, "
+                      f"because {detected.why})", chosen_by="you")
+
+
+def model_alphabet(model: onnx.ModelProto) -> list[str] | None:
+    """The character list a recogniser ships in its metadata (PaddleOCR exports write it as
+    ``character``, one symbol per line), or None."""
+    for prop in model.metadata_props:
+        if prop.key in ("character", "characters", "vocab") and "\n" in prop.value:
+            return list(str(prop.value).split("\n"))
+    return None
