@@ -202,6 +202,7 @@ class Tuner:
         self.bench: tuple[list[Candidate], Job] | None = None
         self.tried: set[tuple[str, ...]] = set()
         self.exclusion_round = 0
+        self._ties: tuple[tuple[tuple[int, float | None], ...], list[Candidate]] | None = None
         self.started = time.monotonic()
         self.finished = False
         self.cancelled = False
@@ -240,7 +241,12 @@ class Tuner:
         slower than the fastest of them (ties are reported as ties)."""
         if self.settings.objective != "latency":
             return []
-        return latency_ties([c for c in self.candidates if c.state == "done" and c.met])
+        meeting = [c for c in self.candidates if c.state == "done" and c.met]
+        # The bootstrap test runs on the window's thread at every redraw: once per change.
+        key = tuple((c.number, c.latency_ms) for c in meeting)
+        if self._ties is None or self._ties[0] != key:
+            self._ties = (key, latency_ties(meeting))
+        return list(self._ties[1])
 
     def _out_of_budget(self) -> bool:
         s = self.settings

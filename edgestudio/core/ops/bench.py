@@ -124,12 +124,15 @@ def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         raise BenchError("Give at least one model.")
     configs = [(m, p, t) for m in recipe.models for p in recipe.providers for t in recipe.threads]
     rows: dict[int, dict[str, Any]] = {}
-    protos: dict[str, onnx.ModelProto] = {}
+    quantized: dict[str, list[str]] = {}  # per model, read once
     inputs: dict[str, dict[str, np.ndarray] | str] = {}  # feeds per model, or why there are none
     groups = [[k for k, (_, p, t) in enumerate(configs) if (p, t) == key]
               for key in dict.fromkeys((p, t) for _, p, t in configs)]
     done = 0
     for group in groups:
+        # Only this group's models are held (parsed, and their sessions): one per model of
+        # the group, released before the next provider or thread count.
+        protos: dict[str, onnx.ModelProto] = {}
         ready: list[tuple[int, Any, dict[str, np.ndarray]]] = []
         for k in group:
             model_path, provider, threads = configs[k]
@@ -150,7 +153,9 @@ def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
                     reporter.warn(f"{label}: {exc}")
                     continue
             proto = protos[model_path]
-            row["quantized_ops"] = quantized_ops_in(proto)
+            if model_path not in quantized:
+                quantized[model_path] = quantized_ops_in(proto)
+            row["quantized_ops"] = quantized[model_path]
             try:
                 session = session_for(proto.SerializeToString(), provider, threads,
                                       recipe.opt_level)
