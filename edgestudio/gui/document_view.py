@@ -172,6 +172,8 @@ class DocumentView(QWidget):
         """Stop background work (closing)."""
         for panel in self.graph_panels():
             panel.shutdown()
+        if self.netron_view is not None:
+            self.netron_view.shutdown()
 
     def panel_names(self) -> list[str]:
         """Return the panel names in lower case (what ``--panel`` accepts)."""

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import mimetypes
 import os
 import re
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -52,6 +54,85 @@ def _release_profile(profile: object) -> None:
     _LIVE_PROFILES.discard(profile)
     with contextlib.suppress(RuntimeError):  # at exit Qt may have freed it already
         profile.deleteLater()  # type: ignore[attr-defined]
+
+
+@functools.cache
+def _web_classes() -> tuple[type, type, type]:
+    """The scheme handler, request interceptor and page classes (QtWebEngine imported lazily)."""
+    from PySide6.QtWebEngineCore import (
+        QWebEnginePage,
+        QWebEngineUrlRequestInfo,
+        QWebEngineUrlRequestInterceptor,
+        QWebEngineUrlRequestJob,
+        QWebEngineUrlSchemeHandler,
+    )
+
+    class Handler(QWebEngineUrlSchemeHandler):
+        """Serves the rewritten index, netron's own files and the one model, nothing else."""
+
+        def __init__(self, parent: Any, view: weakref.ref[NetronView], index: str,
+                     root: Path) -> None:
+            super().__init__(parent)
+            self._view, self._index, self._root = view, index.encode("utf-8"), root
+
+        def requestStarted(self, job: QWebEngineUrlRequestJob) -> None:
+            url = job.requestUrl()
+            path = url.path().lstrip("/")
+            view = self._view()
+            data: bytes | None = None
+            if view is None or url.host() != HOST:
+                data = None
+            elif path in ("", "index.html"):
+                data = self._index
+            elif path == f"model/{view.model_path.name}":
+                data = view.model_path.read_bytes()
+            elif "/" not in path and (self._root / path).is_file():
+                data = (self._root / path).read_bytes()
+            if data is None or view is None:
+                job.fail(QWebEngineUrlRequestJob.Error.UrlNotFound)
+                return
+            view.served.append(path)
+            mime = mimetypes.guess_type(path or "index.html")[0] or "application/octet-stream"
+            if path.endswith(".js"):
+                mime = "text/javascript"
+            buffer = QBuffer(job)
+            buffer.setData(QByteArray(data))
+            buffer.open(QIODevice.OpenModeFlag.ReadOnly)
+            job.reply(mime.encode(), buffer)
+
+    class Interceptor(QWebEngineUrlRequestInterceptor):
+        """Blocks every request that is not local (and records what the page asked for)."""
+
+        def __init__(self, parent: Any, view: weakref.ref[NetronView]) -> None:
+            super().__init__(parent)
+            self._view = view
+
+        def interceptRequest(self, info: QWebEngineUrlRequestInfo) -> None:
+            url = info.requestUrl()
+            view = self._view()
+            if view is not None:
+                view.intercepted.append(url.toString())
+            if url.scheme() not in ALLOWED_SCHEMES:
+                if view is not None:
+                    view.blocked_requests.append(url.toString())
+                info.block(True)
+
+    class Page(QWebEnginePage):
+        """Keeps navigation local; links go to the system browser."""
+
+        def acceptNavigationRequest(self, url: QUrl | str, kind: QWebEnginePage.NavigationType,
+                                    main_frame: bool) -> bool:
+            url = QUrl(url)
+            if url.scheme() in ALLOWED_SCHEMES:
+                return True
+            if url.scheme() in ("http", "https", "mailto"):
+                QDesktopServices.openUrl(url)
+            return False
+
+        def createWindow(self, kind: QWebEnginePage.WebWindowType) -> QWebEnginePage:
+            return Page(self.profile(), self)  # its first navigation opens externally
+
+    return Handler, Interceptor, Page
 
 
 def netron_dir() -> Path | None:
@@ -133,75 +214,21 @@ class NetronView(QWidget):
         self._build(layout)
 
     def _build(self, layout: QVBoxLayout) -> None:
-        from PySide6.QtWebEngineCore import (
-            QWebEnginePage,
-            QWebEngineProfile,
-            QWebEngineScript,
-            QWebEngineUrlRequestInfo,
-            QWebEngineUrlRequestInterceptor,
-            QWebEngineUrlRequestJob,
-            QWebEngineUrlSchemeHandler,
-        )
+        from PySide6.QtWebEngineCore import QWebEngineProfile, QWebEngineScript
         from PySide6.QtWebEngineWidgets import QWebEngineView
 
-        view_self = self
+        handler_class, interceptor_class, page_class = _web_classes()
         found = netron_dir()
         assert found is not None
-        root: Path = found
-        index = rewritten_index((root / "index.html").read_text("utf-8"), self.model_path.name)
-
-        class Handler(QWebEngineUrlSchemeHandler):
-            def requestStarted(self, job: QWebEngineUrlRequestJob) -> None:
-                url = job.requestUrl()
-                path = url.path().lstrip("/")
-                data: bytes | None = None
-                if url.host() != HOST:
-                    data = None
-                elif path in ("", "index.html"):
-                    data = index.encode("utf-8")
-                elif path == f"model/{view_self.model_path.name}":
-                    data = view_self.model_path.read_bytes()
-                elif "/" not in path and (root / path).is_file():
-                    data = (root / path).read_bytes()
-                if data is None:
-                    job.fail(QWebEngineUrlRequestJob.Error.UrlNotFound)
-                    return
-                view_self.served.append(path)
-                mime = mimetypes.guess_type(path or "index.html")[0] or "application/octet-stream"
-                if path.endswith(".js"):
-                    mime = "text/javascript"
-                buffer = QBuffer(job)
-                buffer.setData(QByteArray(data))
-                buffer.open(QIODevice.OpenModeFlag.ReadOnly)
-                job.reply(mime.encode(), buffer)
-
-        class Interceptor(QWebEngineUrlRequestInterceptor):
-            def interceptRequest(self, info: QWebEngineUrlRequestInfo) -> None:
-                url = info.requestUrl()
-                view_self.intercepted.append(url.toString())
-                if url.scheme() not in ALLOWED_SCHEMES:
-                    view_self.blocked_requests.append(url.toString())
-                    info.block(True)
-
-        class Page(QWebEnginePage):
-            def acceptNavigationRequest(self, url: QUrl | str,
-                                        kind: QWebEnginePage.NavigationType,
-                                        main_frame: bool) -> bool:
-                url = QUrl(url)
-                if url.scheme() in ALLOWED_SCHEMES:
-                    return True
-                if url.scheme() in ("http", "https", "mailto"):
-                    QDesktopServices.openUrl(url)  # links go to the system browser
-                return False
-
-            def createWindow(self, kind: QWebEnginePage.WebWindowType) -> QWebEnginePage:
-                return Page(self.profile(), self)  # its first navigation opens externally
-
+        index = rewritten_index((found / "index.html").read_text("utf-8"), self.model_path.name)
         # A profile must outlive its pages: it has no parent and is deleted once the page is.
         self.web = QWebEngineView(self)
         self.profile = profile = QWebEngineProfile()  # off the record: no disk, no cookies
-        self._handler = Handler(self.profile)
-        self._interceptor = Interceptor(self.profile)
+        # The handler and interceptor hold the view weakly: a reference cycle through them would
+        # leave the view to the cyclic collector, whose finalising of QtWebEngine objects while a
+        # Chromium thread waits on the GIL inside our handler deadlocked the process.
+        self._handler = handler_class(self.profile, weakref.ref(self), index, found)
+        self._interceptor = interceptor_class(self.profile, weakref.ref(self))
         self.profile.installUrlSchemeHandler(SCHEME, self._handler)
         self.profile.setUrlRequestInterceptor(self._interceptor)
         script = QWebEngineScript()
@@ -210,13 +237,29 @@ class NetronView(QWidget):
         script.setWorldId(QWebEngineScript.ScriptWorldId.MainWorld)
         script.setSourceCode(COOKIE_SHIM)
         self.profile.scripts().insert(script)
-        self.page = Page(self.profile, self.web)
+        self.page = page_class(self.profile, self.web)
         _LIVE_PROFILES.add(self.profile)
         self.page.destroyed.connect(lambda *_: _release_profile(profile))
         self.web.setPage(self.page)
         self.web.loadFinished.connect(self._on_load_finished)
         layout.addWidget(self.web)
         self.web.load(QUrl(f"netron://{HOST}/index.html"))
+
+    def shutdown(self) -> None:
+        """Tear the web page down now (closing), rather than leave it to the garbage collector.
+
+        The page stops loading, the profile drops our handler and interceptor, and the view
+        and its page are deleted (the profile follows, see ``_release_profile``).
+        """
+        if self.web is None:
+            return
+        with contextlib.suppress(RuntimeError):  # Qt may have deleted them already
+            self.web.stop()
+            self.profile.removeAllUrlSchemeHandlers()
+            self.profile.setUrlRequestInterceptor(None)
+            self.web.deleteLater()  # with its child, the page
+        self.web = None
+        self.page_loaded = True
 
     def _on_load_finished(self, ok: bool) -> None:
         self.page_loaded = True

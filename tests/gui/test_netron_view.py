@@ -69,3 +69,36 @@ def test_netron_tab_shows_the_model_offline(qtbot, window: MainWindow, sample_mo
     _js(qtbot, view, "fetch('https://example.invalid/track').catch(() => 0); 1")
     qtbot.wait(500)
     assert all(u.startswith("netron://") for u in view.intercepted)
+
+
+def test_closing_the_document_frees_the_netron_view_without_the_collector(
+        qtbot, window: MainWindow, sample_model: Path) -> None:  # type: ignore[no-untyped-def]
+    """No reference cycle through the scheme handler: the view must go by reference counting.
+
+    A cycle left QtWebEngine objects to the cyclic collector, which once finalised them at a random
+    point while a Chromium thread waited on the GIL inside our handler: a deadlock.
+    """
+    import gc
+    import weakref
+
+    if not netron_view.prepare_web_engine():
+        pytest.skip(reason="QtWebEngine or netron is not installed (optional extra)")
+    open_and_wait(qtbot, window, sample_model)
+    doc = window.current_document()
+    assert doc is not None
+    doc.show_panel("netron")
+    view = doc.netron_view
+    assert view is not None
+    with qtbot.waitSignal(view.loaded, timeout=30_000):
+        pass
+    gone = weakref.ref(view)
+    gc.collect()
+    gc.disable()
+    try:
+        del view, doc
+        window.close_document(window.tabs.currentIndex())
+        for _ in range(20):
+            qtbot.wait(50)
+        assert gone() is None, [type(r).__name__ for r in gc.get_referrers(gone())]
+    finally:
+        gc.enable()
