@@ -256,7 +256,7 @@ class NetronView(QWidget):
         with contextlib.suppress(RuntimeError):  # Qt may have deleted them already
             self.web.stop()
             self.profile.removeAllUrlSchemeHandlers()
-            self.profile.setUrlRequestInterceptor(None)
+            self.profile.setUrlRequestInterceptor(None)  # type: ignore[arg-type]  # None removes it
             self.web.deleteLater()  # with its child, the page
         self.web = None
         self.page_loaded = True
