@@ -152,3 +152,36 @@ def test_fp16_keeps_ops_in_float32_when_onnxruntime_crashes_on_them(
     gru = next(n for n in result.graph.node if n.op_type == "GRU")
     weights = {t.name: t.data_type for t in result.graph.initializer}
     assert weights[gru.input[1]] == TensorProto.FLOAT
+
+
+def _float_only_ops_model() -> onnx.ModelProto:
+    """MatMul → Celu (float-only operator) → Add, plus an unnamed IsInf (float-only before
+    opset 20) feeding a Where: the fp16 converter turns them to float16 and onnxruntime
+    rejects the result, naming the node (or, for the unnamed one, its operator)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])
+    w = numpy_helper.from_array(np.random.default_rng(0).normal(size=(8, 8)).astype(np.float32),
+                                "w")
+    b = numpy_helper.from_array(np.ones(8, np.float32), "b")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="matmul"),
+             helper.make_node("Celu", ["m"], ["c"], name="celu"),
+             helper.make_node("Add", ["c", "b"], ["a"], name="add"),
+             helper.make_node("IsInf", ["a"], ["inf"]),  # no name
+             helper.make_node("Where", ["inf", "b", "a"], ["y"], name="where")]
+    graph = helper.make_graph(nodes, "float_only", [x], [y], [w, b])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_fp16_keeps_only_the_nodes_onnxruntime_rejects_in_float32(tmp_path: Path) -> None:
+    src = models.save(_float_only_ops_model(), tmp_path / "m.onnx")
+    out = tmp_path / "o.onnx"
+    job = run_job(QuantRecipe(model=str(src), output=str(out), mode="fp16"))
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None
+    notes = " ".join(job.report.details["notes"])
+    assert "Celu node 'celu'" in notes and "every IsInf node" in notes and "float32" in notes
+    result = onnx.load(str(out))
+    weights = {t.name: t.data_type for t in result.graph.initializer}
+    assert weights["w"] == TensorProto.FLOAT16  # the rest is float16
+    x = np.random.default_rng(1).normal(size=(2, 8)).astype(np.float32)
+    assert run_in_process(out, {"x": x}).ok

@@ -9,6 +9,7 @@ result's quantization parameters are inspected afterwards for the failures ORT s
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -322,13 +323,23 @@ def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None,
             _injected_fault("proof-crash")  # tests: onnxruntime dying on the result here
             gate = run_in_process(out, feeds)
         if gate.ok:
-            if k:
+            if k and not label.startswith("keeping"):  # fp16 fallbacks said what they kept
                 notes.append(f"The result {attempts[0][0]} did not run ({failures[0]}); "
                              f"quantized {label} instead.")
             return out, "loads and runs", inspected.result()
         inspected.cancel()  # a result that does not run is not reported on
         failures.append(gate.reason)
         reporter.warn(f"The result quantized {label} is unusable: {gate.reason}")
+        if recipe.mode == "fp16" and not gate.crashed and len(attempts) == k + 1:
+            fallback = _fp16_fallback(gate.reason, float_path, replace(recipe, **changes),
+                                      blocked, fp16_rounds=k)
+            if fallback is not None:
+                what, blocked_more, changes_more = fallback
+                attempts.append((f"keeping {what} in float32", float_path, blocked_more,
+                                 {**changes, **changes_more}))
+                why = re.sub(r"Load model from \S+ failed:\s*", "", gate.reason)
+                notes.append(f"onnxruntime rejects the fp16 form of {what} ({why}): kept in "
+                             "float32, the rest is float16.")
         if gate.crashed and recipe.mode == "fp16" and len(attempts) == k + 1:
             suspects = _fp16_suspects(onnx.load(str(float_path), load_external_data=False),
                                       blocked)
@@ -363,6 +374,39 @@ def _injected_fault(name: str) -> None:
 # onnxruntime (1.32) segfaults opening the fp16 forms of these on some models (GRU audio models
 # reproduced without EdgeStudio); they are kept in float32 when the fp16 result crashes it.
 FP16_CRASH_SUSPECTS = ("GRU", "LSTM", "RNN")
+
+
+# How many times an fp16 result is re-made keeping in float32 what onnxruntime named (each
+# round names the next node it rejects; real models needed one or two).
+FP16_FALLBACK_ROUNDS = 8
+_NODE_IN_ERROR = (re.compile(r"in node \(([^)]*)\)"), re.compile(r"node with name '([^']*)'"),
+                  re.compile(r"Name:'([^']*)'"))
+_OP_IN_ERROR = re.compile(r"of operator \((\w+)\)|implementation for (\w+)\(|running (\w+) node")
+
+
+def _fp16_fallback(reason: str, float_path: Path, recipe: QuantRecipe, blocked: tuple[str, ...],
+                   fp16_rounds: int) -> tuple[str, tuple[str, ...], dict[str, Any]] | None:
+    """What to keep in float32 after onnxruntime rejected an fp16 result with ``reason``.
+
+    onnxruntime names the node it rejects (a float-only operator such as Celu, IsInf before
+    opset 20); that node, and only it, is kept in float32. An unnamed node is kept by its
+    operator type. Returns (what, op block list, recipe changes), or None when the error names
+    nothing new or the rounds are spent.
+    """
+    if fp16_rounds >= FP16_FALLBACK_ROUNDS:
+        return None
+    graph_nodes = {n.name: n.op_type for n in iter_nodes(
+        onnx.load(str(float_path), load_external_data=False).graph) if n.name}
+    named = [m.group(1) for pattern in _NODE_IN_ERROR for m in pattern.finditer(reason)]
+    nodes = [n for n in dict.fromkeys(named) if n in graph_nodes and n not in recipe.exclude]
+    if nodes:
+        what = ", ".join(f"{graph_nodes[n]} node '{n}'" for n in nodes)
+        return what, blocked, {"exclude": (*recipe.exclude, *nodes)}
+    ops = [next(g for g in m.groups() if g) for m in _OP_IN_ERROR.finditer(reason)]
+    ops = [op for op in dict.fromkeys(ops) if op not in blocked]
+    if ops:
+        return f"every {', '.join(ops)} node", (*blocked, *ops), {}
+    return None
 
 
 def _int8_activations_may_help(recipe: QuantRecipe) -> bool:
