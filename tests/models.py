@@ -392,3 +392,49 @@ def wrong_output_declaration() -> onnx.ModelProto:
     return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "seqlen"])],
                   [shape], "wrong_output_declaration", opset=13)
+
+
+def tree_ensemble(trees: int = 200, depth: int = 6, features: int = 20,
+                  classes: int = 3) -> onnx.ModelProto:
+    """A LightGBM-style classifier: one ``TreeEnsembleClassifier`` (ai.onnx.ml, IR 4, opset 9)
+    holding every tree in its attributes, a probability tensor through ``ZipMap`` (a sequence of
+    maps) and the labels: one node whose attributes are the whole model."""
+    rng = np.random.default_rng(0)
+    per_tree = 2 ** (depth + 1) - 1
+    leaves = 2 ** depth
+    tree_ids = np.repeat(np.arange(trees), per_tree)
+    node_ids = np.tile(np.arange(per_tree), trees)
+    inner = np.tile(np.arange(per_tree) < per_tree - leaves, trees)
+    local = np.tile(np.arange(per_tree), trees)
+    modes = np.where(inner, "BRANCH_LEQ", "LEAF").tolist()
+    leaf_tree = np.repeat(np.arange(trees), leaves)
+    leaf_node = np.tile(np.arange(per_tree - leaves, per_tree), trees)
+    attrs = dict(
+        nodes_treeids=tree_ids.tolist(), nodes_nodeids=node_ids.tolist(),
+        nodes_featureids=rng.integers(0, features, tree_ids.size).tolist(),
+        nodes_values=rng.normal(size=tree_ids.size).astype(np.float32).tolist(),
+        nodes_modes=modes,
+        nodes_truenodeids=np.where(inner, 2 * local + 1, 0).tolist(),
+        nodes_falsenodeids=np.where(inner, 2 * local + 2, 0).tolist(),
+        nodes_missing_value_tracks_true=[0] * tree_ids.size,
+        nodes_hitrates=[1.0] * tree_ids.size,
+        class_treeids=leaf_tree.tolist(), class_nodeids=leaf_node.tolist(),
+        class_ids=rng.integers(0, classes, leaf_tree.size).tolist(),
+        class_weights=rng.normal(size=leaf_tree.size).astype(np.float32).tolist(),
+        classlabels_int64s=list(range(classes)), post_transform="SOFTMAX",
+    )
+    x = helper.make_tensor_value_info("input", TensorProto.FLOAT, [None, features])
+    label = helper.make_tensor_value_info("label", TensorProto.INT64, [None])
+    probs = helper.make_value_info(
+        "probabilities", helper.make_sequence_type_proto(
+            helper.make_map_type_proto(TensorProto.INT64,
+                                       helper.make_tensor_type_proto(TensorProto.FLOAT, []))))
+    nodes = [helper.make_node("TreeEnsembleClassifier", ["input"], ["label", "probability_tensor"],
+                              name="LightGBM", domain="ai.onnx.ml", **attrs),
+             helper.make_node("ZipMap", ["probability_tensor"], ["probabilities"], name="ZipMap",
+                              domain="ai.onnx.ml", classlabels_int64s=list(range(classes)))]
+    graph = helper.make_graph(nodes, "lightgbm_like", [x], [label, probs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9),
+                                                    helper.make_opsetid("ai.onnx.ml", 1)])
+    model.ir_version = 4
+    return model

@@ -9,6 +9,7 @@ import pytest
 from edgestudio.core.errors import ModelLoadError
 from edgestudio.core.model.model_io import load_model
 from edgestudio.core.model.summary import summarize_file
+from tests import models
 from tests.bad_models import CASES
 
 
@@ -37,3 +38,28 @@ def test_folder(tmp_path: Path) -> None:
     with pytest.raises(ModelLoadError, match="is a folder") as info:
         summarize_file(tmp_path)
     assert info.value.kind == "not_a_file"
+
+
+def test_structure_only_drops_node_data_and_nothing_else() -> None:
+    from edgestudio.core.model.model_io import (
+        has_large_attributes,
+        is_structure_only,
+        structure_only,
+    )
+
+    trees = models.tree_ensemble(trees=1000, depth=6)
+    assert has_large_attributes(trees)
+    skeleton = structure_only(trees)
+    assert is_structure_only(skeleton) and not is_structure_only(trees)
+    assert skeleton.ByteSize() < trees.ByteSize() / 100
+    assert [n.op_type for n in skeleton.graph.node] == [n.op_type for n in trees.graph.node]
+    assert skeleton.graph.input == trees.graph.input
+    assert skeleton.graph.output == trees.graph.output
+    assert skeleton.opset_import == trees.opset_import and skeleton.ir_version == 4
+    kept = {a.name for a in skeleton.graph.node[0].attribute}
+    assert "post_transform" in kept and "nodes_treeids" not in kept
+    for small in (models.conv_relu_gemm(), models.with_if_subgraph(), models.gru_model()):
+        assert not has_large_attributes(small)
+        copy = structure_only(small)
+        del copy.metadata_props[-1]
+        assert copy == small  # a model without node data is copied field for field

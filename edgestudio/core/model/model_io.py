@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import onnx
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 from onnx import TensorProto
 
 from edgestudio.core.errors import ModelLoadError
@@ -153,3 +153,68 @@ def _check_text(model: onnx.ModelProto, name: str) -> None:
         if not all(isinstance(t, str) for t in node.input) or \
                 not all(isinstance(t, str) for t in node.output):
             refuse(f"node #{i} tensor name")
+
+
+# A node whose attributes hold more values than this keeps data in them (a tree ensemble's
+# 2.5 million node ids), not options; of such a node, attributes longer than OPTION_ATTRIBUTE
+# are its data. Nothing that reads a model's structure needs them.
+LARGE_ATTRIBUTE = 100_000
+OPTION_ATTRIBUTE = 1_000
+
+
+# Marks a copy made by :func:`structure_only` (in memory only: such a copy is never saved or
+# given to onnxruntime, which would miss its data).
+STRUCTURE_ONLY_KEY = "edgestudio.structure_only"
+
+
+def is_structure_only(model: onnx.ModelProto) -> bool:
+    """True for a copy made by :func:`structure_only`: sessions open from the file instead."""
+    return any(p.key == STRUCTURE_ONLY_KEY for p in model.metadata_props)
+
+
+def _attribute_size(attr: onnx.AttributeProto) -> int:
+    return len(attr.ints) + len(attr.floats) + len(attr.strings)
+
+
+def has_large_attributes(model: onnx.ModelProto) -> bool:
+    """True when some top-level node keeps data (over :data:`LARGE_ATTRIBUTE` values) in its
+    attributes, as tree ensembles and other ai.onnx.ml operators do."""
+    return any(_holds_data(n) for n in model.graph.node)
+
+
+def _holds_data(node: onnx.NodeProto) -> bool:
+    return sum(_attribute_size(a) for a in node.attribute) > LARGE_ATTRIBUTE
+
+
+def structure_only(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of ``model`` without its large attributes (see :func:`has_large_attributes`).
+
+    Parsed, a 200 MB tree ensemble takes 1.4 GB and its onnxruntime session 2.4 GB more: a job
+    that needs the structure (inputs, outputs, which node reads what) and a session keeps this
+    copy instead, so the two never add up. Every other field is copied as it is; the copy is
+    marked (:func:`is_structure_only`).
+    """
+    skeleton = onnx.ModelProto()
+    _copy_fields(model, skeleton, skip="graph")
+    skeleton.metadata_props.add(key=STRUCTURE_ONLY_KEY, value="1")
+    graph, source = skeleton.graph, model.graph
+    _copy_fields(source, graph, skip="node")
+    for node in source.node:
+        copy = graph.node.add()
+        _copy_fields(node, copy, skip="attribute")
+        copy.attribute.extend(a for a in node.attribute if not _holds_data(node)
+                              or _attribute_size(a) <= OPTION_ATTRIBUTE)
+    return skeleton
+
+
+def _copy_fields(source: Message, target: Message, skip: str) -> None:
+    """Copy every set field of ``source`` into ``target`` except ``skip``."""
+    for field, value in source.ListFields():
+        if field.name == skip:
+            continue
+        if field.is_repeated:
+            getattr(target, field.name).extend(value)
+        elif field.message_type is not None:
+            getattr(target, field.name).CopyFrom(value)
+        else:
+            setattr(target, field.name, value)

@@ -24,6 +24,7 @@ from edgestudio.core.inputs.input_derivation import (
     spec_from_sample,
 )
 from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecError, InputSpecification
+from edgestudio.core.model.model_io import is_structure_only
 from edgestudio.core.ops.validate import short
 from edgestudio.core.paths import cache_dir, file_hash
 from edgestudio.core.progress import Reporter
@@ -78,8 +79,12 @@ PROTOBUF_LIMIT = 2_000_000_000  # a serialised model above this cannot be handed
 
 def session_source(model: onnx.ModelProto, path: Path) -> bytes | str:
     """What a session is made from: the model's bytes, or its path when it is too big to
-    serialise (its external data has passed our policy check when the model was loaded)."""
-    return str(path) if model.ByteSize() >= PROTOBUF_LIMIT else model.SerializeToString()
+    serialise (its external data has passed our policy check when the model was loaded) or
+    is the structure of a model whose data stayed in the file (:func:`structure_only`)."""
+    if is_structure_only(model) or model.ByteSize() >= PROTOBUF_LIMIT:
+        return str(path)
+    data: bytes = model.SerializeToString()
+    return data
 
 
 def runs_on(session: Any, feeds: dict[str, np.ndarray]) -> str | None:

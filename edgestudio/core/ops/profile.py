@@ -9,11 +9,11 @@ from typing import Any
 
 from edgestudio.core.ops.bench import (
     BenchError,
+    read_for_session,
     session_for,
     time_session,
     unavailable_reason,
 )
-from edgestudio.core.ops.convert import load_full_model
 from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.perf.profile_parse import (
     GraphNode,
@@ -63,18 +63,23 @@ def run_profile(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     if reason:
         raise BenchError(reason)
     reporter.stage("Loading the model", 0.0)
-    model = load_full_model(Path(recipe.model))
+    model, source = read_for_session(Path(recipe.model))
     graph = [GraphNode(n.name, n.op_type, tuple(n.input), tuple(n.output))
              for n in model.graph.node]
     op_types = {n.name: n.op_type for n in graph}
     with tempfile.TemporaryDirectory() as tmp:
         reporter.stage(f"Profiling {recipe.runs} runs on {provider}", 0.1)
-        session = session_for(model.SerializeToString(), provider, recipe.threads,
-                              profile_prefix=str(Path(tmp) / "profile"))
+        # The inputs first, on a session of their own (trial runs must not enter the
+        # profile), released before the profiling session is made.
         feeds = job_inputs(Path(recipe.model), model, recipe.shapes, recipe.ranges, recipe.data,
                            reporter).feeds(recipe.batch)
+        del model
+        session = session_for(source, provider, recipe.threads,
+                              profile_prefix=str(Path(tmp) / "profile"))
+        del source
         time_session(session, feeds, warmup=0, runs=recipe.runs, seconds=None)
         trace = session.end_profiling()
+        del session  # before the coverage prediction reads the model again
         reporter.stage("Reading the profile", 0.7)
         events = load_events(trace)
     summary = summarize_profile(events, graph, recipe.runs)

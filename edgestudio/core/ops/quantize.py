@@ -128,6 +128,9 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
         raise QuantizeError(
             f"The model is already quantized ({'; '.join(already)}): quantizing it again would "
             "quantize its rounding error and gain nothing. Quantize the float original instead.")
+    not_applicable = _nothing_to_quantize(model, recipe)
+    if not_applicable:
+        raise QuantizeError(not_applicable)
     report = JobReport(kind=recipe.kind)
     notes: list[str] = []
     calibration_warnings: list[str] = list(rules.warnings)
@@ -288,6 +291,71 @@ def _inspect_result(out: Path, mode: str) -> _Inspected:
                                   "which onnxruntime's quantizer does not enter)"
                                   if inside else "") + ".")
     return _Inspected(result, warnings, ops)
+
+
+def _quantizer_op_types(mode: str) -> frozenset[str]:
+    """The operator types onnxruntime's integer quantizer for ``mode`` can change (its own
+    registries; fp16 is decided by the converter's block list instead)."""
+    from onnxruntime.quantization.registry import (
+        IntegerOpsRegistry,
+        QDQRegistry,
+        QLinearOpsRegistry,
+    )
+
+    if mode == "dynamic":
+        return frozenset(IntegerOpsRegistry)
+    if mode in STATIC_MODES:  # quantize_static's default: both registries together
+        return frozenset(QDQRegistry) | frozenset(QLinearOpsRegistry)
+    return frozenset({"MatMul"})  # int4: MatMulNBits replaces MatMuls with constant weights
+
+
+def _nothing_to_quantize(model: onnx.ModelProto, recipe: QuantRecipe) -> str | None:
+    """Why ``recipe`` does not apply to ``model`` at all (no operator its mode changes), or None.
+
+    Said before any work: a 200 MB tree ensemble (ai.onnx.ml) would otherwise be read, copied
+    and proven for a result that computes exactly what the original does.
+    """
+    from onnxruntime.transformers.float16 import DEFAULT_OP_BLOCK_LIST
+
+    present = {n.op_type for n in iter_nodes(model.graph)}
+    blocked = set(recipe.op_block_list)
+    if recipe.mode == "fp16":
+        kept = set(DEFAULT_OP_BLOCK_LIST) | blocked
+        hits = present - kept
+        targets_said = "any operator it does not keep in float32"
+    else:
+        targets = set(_quantizer_op_types(recipe.mode))
+        if recipe.op_types:
+            targets &= set(recipe.op_types)
+        hits = (present & targets) - blocked
+        listed = sorted(targets)
+        targets_said = (", ".join(listed[:8]) + (f" and {len(listed) - 8} more"
+                                                  if len(listed) > 8 else "")
+                        if listed else "none of the chosen operator types")
+    if hits:
+        return None
+    others = [m for m in ("dynamic", "qdq", "fp16", "int4") if m != recipe.mode
+              and ((m == "fp16" and present - set(DEFAULT_OP_BLOCK_LIST))
+                   or (m != "fp16" and present & _quantizer_op_types(m)))]
+    ml = sorted(op for op in present if op in _ML_OPERATORS)
+    why = (f"Quantization ({recipe.mode}) does not apply to this model: none of its operators "
+           f"({', '.join(sorted(present)) or 'none'}) is one onnxruntime changes in this mode "
+           f"({targets_said}), so the result would compute exactly what the original does.")
+    if others:
+        why += f" Modes that do change it: {', '.join(others)}."
+    if ml:
+        why += (f" {', '.join(ml)} (ai.onnx.ml) hold their work in node attributes that "
+                "onnxruntime neither quantizes nor turns to float16; inspect, convert, "
+                "benchmark and profile apply to it.")
+    return why
+
+
+# The classic-ML operators (ai.onnx.ml) that exporters such as skl2onnx and onnxmltools write.
+_ML_OPERATORS = frozenset({
+    "TreeEnsembleClassifier", "TreeEnsembleRegressor", "TreeEnsemble", "LinearClassifier",
+    "LinearRegressor", "SVMClassifier", "SVMRegressor", "ZipMap", "Scaler", "Normalizer",
+    "OneHotEncoder", "LabelEncoder", "Imputer", "Binarizer", "ArrayFeatureExtractor",
+    "CastMap", "CategoryMapper", "DictVectorizer", "FeatureVectorizer"})
 
 
 def _layers_in_subgraphs(model: onnx.ModelProto) -> list[str]:
