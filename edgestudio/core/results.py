@@ -191,6 +191,8 @@ class Quantization:
     quantized_ops: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # e.g. "raised to opset 13 (checked)"
     calibration_warnings: list[str] = field(default_factory=list)
+    # static modes: "reused" (from the calibration cache), "computed", "off" or "uncached"
+    calibration: str = ""
     onnxruntime: str = ""  # what the result gate found: "loads and runs"
     command: str = ""
     inputs: dict[str, Any] = field(default_factory=dict)  # the input specification it ran on

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QVBoxLayout, QWidget
 
 from edgestudio.core.inputs import input_memory
 from edgestudio.core.perf.providers import provider_colour, short_name
+from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.gui.graph_panel import GraphPanel
 from edgestudio.gui.inputs_panel import InputsPanel
@@ -25,6 +26,8 @@ from edgestudio.gui.summary_panel import SummaryPanel
 
 class DocumentView(QWidget):
     """A model document: a "loading…" placeholder until :meth:`set_loaded` fills the panels."""
+
+    requantize_requested = Signal(object)  # frozenset[str]: exclude these and quantize again
 
     def __init__(self, path: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -123,20 +126,42 @@ class DocumentView(QWidget):
         self._show_overlay(self.document.overlay)
 
     def _node_menu(self, index: int, global_pos: object) -> None:
-        from PySide6.QtWidgets import QMenu
+        menu = self.node_menu_for(index)
+        if menu is not None:
+            menu.popup(global_pos)  # type: ignore[arg-type]
 
+    def node_menu_for(self, index: int) -> QMenu | None:
+        """The right-click menu of graph node ``index`` (a closed group stands for its
+        operators): exclude or include it, or exclude it and quantize again at once."""
         ir = self.graph_panel.ir
-        if ir is None or ir.onnx_node(index) is None:
-            return
+        if ir is None or (ir.onnx_node(index) is None and not ir.is_group(index)):
+            return None
         name = ir.names[index]
+        # a closed group stands for its operators
+        nodes = frozenset(ir.members[index]) if ir.is_group(index) else frozenset({name})
+        what = (f"group '{ir.group_labels.get(index, name)}' ({len(nodes)} nodes)"
+                if ir.is_group(index) else f"'{name}'")
         menu = QMenu(self)
-        if name in self.excluded:
-            action = menu.addAction(f"Quantize '{name}' again")
-            action.triggered.connect(lambda: self.set_excluded(self.excluded - {name}))
+        if nodes <= self.excluded:
+            action = menu.addAction(f"Quantize {what} again")
+            action.triggered.connect(lambda: self.set_excluded(self.excluded - nodes))
         else:
-            action = menu.addAction(f"Exclude '{name}' from quantization")
-            action.triggered.connect(lambda: self.set_excluded(self.excluded | {name}))
-        menu.popup(global_pos)  # type: ignore[arg-type]
+            action = menu.addAction(f"Exclude {what} from quantization")
+            action.triggered.connect(lambda: self.set_excluded(self.excluded | nodes))
+            base = self.requantize_base()
+            again = menu.addAction(f"Exclude {what} and re-quantize")
+            again.setEnabled(base is not None)
+            again.setToolTip("Quantize as the last run did, keeping these in float too, and "
+                             "compare the two runs" if base else
+                             "Quantize the model once first (Tools › Quantize…)")
+            again.triggered.connect(lambda: self.requantize_requested.emit(nodes))
+        self.node_menu = menu  # kept alive while it is shown
+        return menu
+
+    def requantize_base(self) -> QuantRun | None:
+        """The run an "exclude and re-quantize" starts from: the latest that wrote a model."""
+        return next((r for r in reversed(self.document.runs)
+                     if r.output and r.state.is_final and r.state is not RunState.FAILED), None)
 
     def _on_panel_shown(self, index: int) -> None:
         # The first look at the Inputs tab finds the inputs (a background job); Netron's web

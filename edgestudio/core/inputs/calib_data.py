@@ -7,6 +7,7 @@ a large folder is never held in memory at once.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,6 +44,7 @@ class SampleSet:
         self.spec = spec  # synthetic samples, and the inputs audio or text do not feed
         self.model_path = model_path  # where a tokenizer.json may sit
         self.labels: np.ndarray | None = None
+        self.fingerprint: str | None = None  # set by validate()
         self._count = self._prepare()
 
     def __len__(self) -> int:
@@ -235,15 +237,23 @@ class SampleSet:
         return sample
 
     def validate(self) -> list[str]:
-        """Read every sample once (raising DataError on the first bad one); return warnings."""
+        """Read every sample once (raising DataError on the first bad one); return warnings.
+
+        The pass also fingerprints the data (:attr:`fingerprint`: SHA-256 of every sample's
+        names, types, shapes and bytes, in order), the key calibration results are cached by.
+        """
         warnings = []
         zero = {i.name: True for i in self.inputs}
         count = 0
+        digest = hashlib.sha256()
         for sample in self:
             count += 1
-            for name, array in sample.items():
+            for name, array in sorted(sample.items()):
                 if np.any(array != 0):
                     zero[name] = False
+                digest.update(f"{name}:{array.dtype.str}:{array.shape};".encode())
+                digest.update(np.ascontiguousarray(array).tobytes())
+        self.fingerprint = digest.hexdigest()
         if count == 0:
             raise DataError("The data holds no samples.")
         for name, all_zero in zero.items():

@@ -31,6 +31,15 @@ from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.ops.quant_accel import accelerated
 from edgestudio.core.ops.result_gate import run_in_process, run_isolated
 from edgestudio.core.progress import RecordingReporter, Reporter
+from edgestudio.core.quant.calib_cache import (
+    DISABLE_ENV,
+    CalibrationCache,
+    CalibrationOutcome,
+    calibration_key,
+    evict,
+    lookup,
+    uncached,
+)
 from edgestudio.core.quant.quant_recipes import (
     INTEGER_MODES,
     STATIC_MODES,
@@ -179,8 +188,8 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
             if preprocess:
                 reporter.stage("Pre-processing (quant_pre_process)", 0.1)
                 pre = _preprocess(float_path, work / "pre.onnx", reporter, report)
-        out, gate, inspected = _quantize_and_prove(recipe, float_path, pre, work, samples, feeds,
-                                                   reporter, notes, pool)
+        out, gate, inspected, calibration = _quantize_and_prove(
+            recipe, float_path, pre, work, samples, feeds, reporter, notes, pool)
         report.files = _place_result(inspected.model, out, staging, name)
     quant_warnings = inspected.warnings
     for w in quant_warnings:
@@ -198,6 +207,7 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
         "onnxruntime": gate,
         "quantized_ops": inspected.ops,
         "notes": notes,
+        "calibration": calibration.state if calibration else "",
         "inputs": resolved.spec.to_dict(),
     }
     reporter.stage("Done", 1.0)
@@ -368,7 +378,7 @@ def _layers_in_subgraphs(model: onnx.ModelProto) -> list[str]:
 def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None, work: Path,
                         samples: object, feeds: dict[str, np.ndarray], reporter: Reporter,
                         notes: list[str], pool: ThreadPoolExecutor,
-                        ) -> tuple[Path, str, _Inspected]:
+                        ) -> tuple[Path, str, _Inspected, CalibrationOutcome | None]:
     """Quantize (``pre``: the pre-processed model, tried first), then load and run the result;
     retry the known fixes; raise if none works. Returns the result's path, how it ran and the
     result read back (read on ``pool`` while onnxruntime, without the GIL, builds the session
@@ -381,8 +391,8 @@ def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None,
     failures: list[str] = []
     for k, (label, quant_input, blocked, changes) in enumerate(attempts):
         out = work / f"quant{k}.onnx"
-        _quantize(replace(recipe, op_block_list=blocked, **changes), quant_input, out, samples,
-                  reporter)
+        said = _quantize(replace(recipe, op_block_list=blocked, **changes), quant_input, out,
+                         samples, reporter)
         reporter.stage("Loading and running the result", 0.85)
         inspected = pool.submit(_inspect_result, out, recipe.mode)
         if recipe.mode == "fp16" or recipe.isolate_proof:
@@ -391,10 +401,12 @@ def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None,
             _injected_fault("proof-crash")  # tests: onnxruntime dying on the result here
             gate = run_in_process(out, feeds)
         if gate.ok:
+            if said:
+                notes.append(said.note)
             if k and not label.startswith("keeping"):  # fp16 fallbacks said what they kept
                 notes.append(f"The result {attempts[0][0]} did not run ({failures[0]}); "
                              f"quantized {label} instead.")
-            return out, "loads and runs", inspected.result()
+            return out, "loads and runs", inspected.result(), said
         inspected.cancel()  # a result that does not run is not reported on
         failures.append(gate.reason)
         reporter.warn(f"The result quantized {label} is unusable: {gate.reason}")
@@ -505,16 +517,17 @@ def _preprocess(src: Path, dst: Path, reporter: Reporter, report: JobReport) -> 
 
 
 def _dynamic(recipe: QuantRecipe, src: Path, out: Path, samples: object,
-             reporter: Reporter) -> None:
+             reporter: Reporter) -> CalibrationOutcome | None:
     from onnxruntime.quantization import quantize_dynamic
 
     reporter.stage("Quantizing weights (dynamic)", 0.3)
     with accelerated(reporter.log, lambda f: reporter.progress(0.3 + 0.5 * f)):
         quantize_dynamic(str(src), str(out), **ort_options(recipe))
+    return None
 
 
 def _static(recipe: QuantRecipe, src: Path, out: Path, samples: object,
-            reporter: Reporter) -> None:
+            reporter: Reporter) -> CalibrationOutcome | None:
     from onnxruntime.quantization import quantize_static
 
     reporter.stage("Calibrating and quantizing", 0.2)
@@ -528,12 +541,35 @@ def _static(recipe: QuantRecipe, src: Path, out: Path, samples: object,
             reporter.stage("Quantizing node by node", 0.5)
         reporter.progress(0.5 + 0.3 * fraction)
 
+    options = ort_options(recipe)
+    cache = _calibration_cache(recipe, src, samples, options)
+    if cache is not None:
+        options["calibration_cache_path"] = str(cache.path)
+        if cache.hit:
+            reporter.stage("Calibration ranges from the cache", 0.45)
     with accelerated(reporter.log, quantizing):
-        quantize_static(str(src), str(out), reader, **ort_options(recipe))
+        quantize_static(str(src), str(out), reader, **options)
+    if cache is None:
+        return uncached(os.environ.get(DISABLE_ENV, "") not in ("", "0"))
+    evict()
+    return cache.outcome()
+
+
+def _calibration_cache(recipe: QuantRecipe, src: Path, samples: object,
+                       options: dict[str, Any]) -> CalibrationCache | None:
+    """The calibration cache entry for this quantization, or None (cache off, or data that
+    were never read through, so have no fingerprint)."""
+    fingerprint = getattr(samples, "fingerprint", None)
+    if not fingerprint:
+        return None
+    bits = {"int16": 16, "uint16": 16, "int4": 4, "uint4": 4}.get(recipe.activation_type, 8)
+    key = calibration_key(src, fingerprint, recipe.calib_method, options["op_types_to_quantize"],
+                          options["extra_options"], bits)
+    return lookup(key)
 
 
 def _fp16(recipe: QuantRecipe, src: Path, out: Path, samples: object,
-          reporter: Reporter) -> None:
+          reporter: Reporter) -> CalibrationOutcome | None:
     from onnxruntime.transformers import float16
 
     reporter.stage("Converting to float16", 0.3)
@@ -543,10 +579,11 @@ def _fp16(recipe: QuantRecipe, src: Path, out: Path, samples: object,
         node_block_list=list(recipe.exclude) or None,
     )
     onnx.save(converted, str(out))
+    return None
 
 
 def _int4(recipe: QuantRecipe, src: Path, out: Path, samples: object,
-          reporter: Reporter) -> None:
+          reporter: Reporter) -> CalibrationOutcome | None:
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
     reporter.stage("Quantizing MatMul weights to 4 bits", 0.3)
@@ -555,19 +592,22 @@ def _int4(recipe: QuantRecipe, src: Path, out: Path, samples: object,
         is_symmetric=recipe.int4_symmetric, nodes_to_exclude=list(recipe.exclude))
     quantizer.process()
     onnx.save(quantizer.model.model, str(out))
+    return None
 
 
 #: The onnxruntime call of each mode of :data:`~edgestudio.core.quant.quant_recipes.QUANT_MODES`
 #: (a test checks that every mode has one).
-QUANTIZERS: dict[str, Callable[[QuantRecipe, Path, Path, object, Reporter], None]] = {
+QUANTIZERS: dict[str, Callable[[QuantRecipe, Path, Path, object, Reporter],
+                                CalibrationOutcome | None]] = {
     "dynamic": _dynamic, "qdq": _static, "qoperator": _static, "fp16": _fp16, "int4": _int4,
 }
 
 
 def _quantize(recipe: QuantRecipe, src: Path, out: Path, samples: object,
-              reporter: Reporter) -> None:
+              reporter: Reporter) -> CalibrationOutcome | None:
+    """Run the mode's quantizer; returns what became of its calibration (static modes)."""
     try:
-        QUANTIZERS[recipe.mode](recipe, src, out, samples, reporter)
+        return QUANTIZERS[recipe.mode](recipe, src, out, samples, reporter)
     except EdgeStudioError:
         raise
     except Exception as exc:

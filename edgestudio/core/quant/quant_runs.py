@@ -7,10 +7,11 @@ import csv
 import enum
 import os
 import statistics
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from edgestudio.core.inputs.data_source import DataSource, data_source_from_dict
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.recipe_registry import recipe_from_dict
 from edgestudio.core.results import Analysis, LayerError, Quantization, from_json, to_json
@@ -43,12 +44,17 @@ class QuantRun:
     analysis: Analysis | None = None
     state: RunState = RunState.QUANTIZING
     error: str | None = None
+    # what its analysis ran on, and by which task metric: a re-quantization analyses the same way
+    analyze_on: DataSource | None = None
+    metric: str = "auto"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON (for workspaces)."""
         return {"number": self.number, "recipe": self.recipe.to_dict(), "output": self.output,
                 "quantization": to_json(self.quantization), "analysis": to_json(self.analysis),
-                "state": self.state.value, "error": self.error}
+                "state": self.state.value, "error": self.error,
+                "analyze_on": asdict(self.analyze_on) if self.analyze_on else None,
+                "metric": self.metric}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> QuantRun:
@@ -60,9 +66,24 @@ class QuantRun:
         if not state.is_final:
             state, error = (RunState.FAILED if state is RunState.QUANTIZING
                             else RunState.ANALYSIS_FAILED), "interrupted: the window was closed"
+        analyze_on = data.get("analyze_on")
         return cls(number=int(data["number"]), recipe=recipe, output=data.get("output"),
                    quantization=from_json(Quantization, data.get("quantization")),
-                   analysis=from_json(Analysis, data.get("analysis")), state=state, error=error)
+                   analysis=from_json(Analysis, data.get("analysis")), state=state, error=error,
+                   analyze_on=data_source_from_dict(analyze_on) if analyze_on else None,
+                   metric=str(data.get("metric", "auto")))
+
+    def with_more_excluded(self, nodes: set[str] | frozenset[str]) -> QuantRecipe:
+        """This run's recipe keeping ``nodes`` in float too, written beside its output under
+        the first free name (``model_qdq_2.onnx``, ...): nothing earlier is overwritten."""
+        exclude = tuple(sorted(set(self.recipe.exclude) | set(nodes)))
+        output = Path(self.output or self.recipe.output or self.recipe.model)
+        stem = output.stem.rsplit("_", 1)[0] if output.stem.rsplit("_", 1)[-1].isdigit() \
+            else output.stem
+        k = 2
+        while (candidate := output.with_name(f"{stem}_{k}{output.suffix}")).exists():
+            k += 1
+        return replace(self.recipe, exclude=exclude, output=str(candidate))
 
     def layers_worst_first(self) -> list[LayerError]:
         """Analysed layers, lowest SQNR first (n/a last)."""
@@ -92,6 +113,7 @@ class QuantRun:
             top1_agreement=accuracy.top1_agreement if accuracy else None,
             verdict=(analysis.verdict.level or "pipeline check") if analysis and analysis.verdict
             else None,
+            calibration=(self.quantization.calibration or None) if self.quantization else None,
         )
 
 
@@ -113,6 +135,7 @@ class RunSummary:
     quant_top1: float | None
     top1_agreement: float | None
     verdict: str | None
+    calibration: str | None = None  # "reused" from the cache, "computed", … (static modes)
 
 
 COMPARE_ROWS = [
@@ -122,6 +145,7 @@ COMPARE_ROWS = [
     ("median_layer_sqnr_db", "Median layer SQNR (dB)", "{:.2f}"),
     ("worst_layer", "Worst layer", "{}"), ("float_top1", "Float top-1", "{:.2%}"),
     ("quant_top1", "Quantized top-1", "{:.2%}"), ("top1_agreement", "Top-1 agreement", "{:.2%}"),
+    ("calibration", "Calibration", "{}"),
 ]
 
 
