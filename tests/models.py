@@ -438,3 +438,47 @@ def tree_ensemble(trees: int = 200, depth: int = 6, features: int = 20,
                                                     helper.make_opsetid("ai.onnx.ml", 1)])
     model.ir_version = 4
     return model
+
+
+def pooled_graph_network(features: int = 8, hidden: int = 4) -> onnx.ModelProto:
+    """A graph network as molecule models export it (minimol-style): node features projected
+    (h = feat·W, computed, so no stored table says how many rows it has), messages gathered
+    along edge_index, nodes scatter-added into their graph by ``batch`` (indices into
+    graph_slots[num_graphs]), divided by each graph's node count, and a bool ``node_mask``.
+    Inputs whose sizes must agree: num_nodes, num_edges, num_graphs."""
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.normal(size=(features, hidden)).astype(np.float32), "w")
+    zero = numpy_helper.from_array(np.array(0, np.int64), "zero")
+    hid = numpy_helper.from_array(np.array([hidden], np.int64), "hid")
+    ones = numpy_helper.from_array(np.ones((1, hidden), np.float32), "ones_h")
+    nodes = [
+        helper.make_node("MatMul", ["feat", "w"], ["h"], name="project"),
+        helper.make_node("Gather", ["edge_index", "zero"], ["src"], name="sources", axis=0),
+        helper.make_node("Gather", ["h", "src"], ["msg"], name="messages", axis=0),
+        helper.make_node("ReduceSum", ["msg"], ["edge_sum"], name="edge_sum", keepdims=0),
+        helper.make_node("Cast", ["node_mask"], ["mask_f"], name="mask_float", to=1),
+        helper.make_node("Unsqueeze", ["mask_f", "axis1"], ["mask_col"], name="mask_col"),
+        helper.make_node("Mul", ["h", "mask_col"], ["h_masked"], name="masked"),
+        helper.make_node("Unsqueeze", ["batch", "axis1"], ["batch_col"], name="batch_col"),
+        helper.make_node("Shape", ["h_masked"], ["h_shape"], name="h_shape"),
+        helper.make_node("Expand", ["batch_col", "h_shape"], ["index"], name="index"),
+        helper.make_node("Shape", ["graph_slots"], ["graphs"], name="graphs"),
+        helper.make_node("Concat", ["graphs", "hid"], ["pool_shape"], name="pool_shape", axis=0),
+        helper.make_node("ConstantOfShape", ["pool_shape"], ["pool_zero"], name="pool_zero"),
+        helper.make_node("ScatterElements", ["pool_zero", "index", "h_masked"], ["pooled"],
+                         name="pool_sum", axis=0, reduction="add"),
+        helper.make_node("Expand", ["ones_h", "h_shape"], ["unit"], name="unit"),
+        helper.make_node("ScatterElements", ["pool_zero", "index", "unit"], ["counts"],
+                         name="pool_count", axis=0, reduction="add"),
+        helper.make_node("Div", ["pooled", "counts"], ["mean"], name="mean"),  # 0/0 if empty
+        helper.make_node("Add", ["mean", "edge_sum"], ["y"], name="out"),
+    ]
+    axis1 = numpy_helper.from_array(np.array([1], np.int64), "axis1")
+    return _model(nodes, [
+        helper.make_tensor_value_info("feat", TensorProto.FLOAT, ["num_nodes", features]),
+        helper.make_tensor_value_info("edge_index", TensorProto.INT64, [2, "num_edges"]),
+        helper.make_tensor_value_info("batch", TensorProto.INT64, ["num_nodes"]),
+        helper.make_tensor_value_info("node_mask", TensorProto.BOOL, ["num_nodes"]),
+        helper.make_tensor_value_info("graph_slots", TensorProto.FLOAT, ["num_graphs"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["num_graphs", hidden])],
+        [w, zero, hid, ones, axis1], "pooled_graph_network", opset=18)

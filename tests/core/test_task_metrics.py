@@ -276,3 +276,25 @@ def test_index_inputs_stay_below_the_axis_they_index() -> None:
     for seed in range(5):
         values = spec.feeds(seed)["edge_index"]
         assert values.min() >= 0 and values.max() < nodes
+
+
+def test_index_inputs_into_computed_tensors_and_pooling_without_empty_graphs() -> None:
+    """edge_index indexes h = feat·W (computed: only inferred shapes say it has num_nodes
+    rows), batch indexes the pooled [num_graphs, H] tensor; every graph gets a node (a mean
+    over an empty graph is 0/0) and a bool mask is all true."""
+    import onnxruntime as ort
+
+    model = models.pooled_graph_network()
+    spec = next(derive_candidates(model))
+    assert spec.entry("edge_index").domain.of_dim == "num_nodes"
+    assert spec.entry("batch").domain.of_dim == "num_graphs"
+    assert spec.entry("node_mask").domain.kind == "ones"
+    sizes = dict(spec.sizes)
+    assert sizes["num_nodes"] > 1 and sizes["num_graphs"] > 1
+    session = ort.InferenceSession(model.SerializeToString())
+    for seed in range(5):
+        feeds = spec.feeds(seed)
+        assert set(np.unique(feeds["batch"])) == set(range(sizes["num_graphs"]))
+        assert feeds["edge_index"].max() < sizes["num_nodes"]
+        (y,) = session.run(None, feeds)
+        assert np.isfinite(y).all()

@@ -206,3 +206,18 @@ def test_a_tree_ensemble_is_benchmarked_and_profiled_and_refused_for_quantizatio
     proc = run_cli("profile", str(src), "--runs", "2")
     assert proc.returncode == 0, proc.stderr
     assert "TreeEnsembleClassifier" in proc.stdout
+
+
+def test_fp16_keeps_an_operator_type_without_float16_kernels_in_float32(tmp_path: Path) -> None:
+    """ScatterElements with reduction 'add' has no float16 kernel on the CPU: after the second
+    such node fails, every node of the type is kept in float32 (a GNN has dozens of them)."""
+    src = models.save(models.pooled_graph_network(), tmp_path / "gnn.onnx")
+    out = tmp_path / "o.onnx"
+    job = run_job(QuantRecipe(model=str(src), output=str(out), mode="fp16"))
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None
+    notes = " ".join(job.report.details["notes"])
+    assert "every ScatterElements node" in notes and "float32" in notes
+    assert "Status Message" not in notes  # onnxruntime's cause, without its codes and paths
+    kinds = {n.op_type: n for n in onnx.load(str(out)).graph.node}
+    assert "ScatterElements" in kinds

@@ -83,6 +83,11 @@ class _Usage:
     recurrent_state: bool = False
     sequence_lens_of: str | None = None  # the RNN data input whose time dim this counts
     compared_with: list[float] = field(default_factory=list)
+    # (data tensor, axis) this input's values index (Gather, GatherElements, ScatterElements,
+    # GatherND/ScatterND) where the data is computed, not stored; resolved to the data's dim
+    # at that axis (a symbol such as num_nodes, or a size) through the inferred shapes
+    index_targets: list[tuple[str, int]] = field(default_factory=list)
+    index_dims: list[str | int] = field(default_factory=list)
 
 
 def _constants(model: onnx.ModelProto) -> dict[str, onnx.TensorProto]:
@@ -98,6 +103,72 @@ def _constants(model: onnx.ModelProto) -> dict[str, onnx.TensorProto]:
 # Ops between a stored table and the Gather that reads it which keep its rows: a weight-only
 # int8 table is Cast (or DequantizeLinear'd) to float and scaled by a Mul before the lookup.
 _TABLE_CHAIN = frozenset({"Cast", "Identity", "DequantizeLinear", "Mul", "Div", "Add", "Sub"})
+
+
+# Ops whose second input indexes their first (data) input: along ``axis`` (_AXIS_INDEX_OPS),
+# or its leading dims (GatherND/ScatterND, batch_dims 0).
+_AXIS_INDEX_OPS = frozenset({"GatherElements", "ScatterElements"})
+_INDEX_OPS = _AXIS_INDEX_OPS | {"GatherND", "ScatterND"}
+# Initializers above this many elements are declared, not stored, in the copy whose shapes are
+# inferred to find what an index input indexes (inference needs their shapes only).
+_INFERENCE_DATA_LIMIT = 4096
+
+
+def _inferred_dims(model: onnx.ModelProto) -> dict[str, list[str | int | None]]:
+    """Every tensor's dims as onnx's shape inference finds them (symbols carried through
+    MatMul, Gemm, ...), on a copy whose big weights are declared inputs: cheap on big models.
+    Empty when inference fails."""
+    light = onnx.ModelProto()
+    light.CopyFrom(model) if model.ByteSize() < 2**26 else _declared_weights(model, light)
+    if light.ByteSize() >= 2**26:
+        _declared_weights(model, light)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(light, data_prop=True)
+    except Exception:  # onnx raises several classes; no shapes is an answer
+        return {}
+    found: dict[str, list[str | int | None]] = {}
+    graph = inferred.graph
+    for value in (*graph.input, *graph.value_info, *graph.output):
+        tensor = value.type.tensor_type
+        if tensor.HasField("shape"):
+            found[value.name] = [d.dim_param or (d.dim_value if d.HasField("dim_value") else None)
+                                 for d in tensor.shape.dim]
+    for init in graph.initializer:
+        found.setdefault(init.name, [int(d) for d in init.dims])
+    return found
+
+
+def _declared_weights(model: onnx.ModelProto, light: onnx.ModelProto) -> None:
+    """Fill ``light`` with ``model`` whose big initializers become declared graph inputs."""
+    light.Clear()
+    light.ir_version = model.ir_version
+    light.opset_import.extend(model.opset_import)
+    graph = light.graph
+    graph.name = model.graph.name
+    graph.node.extend(model.graph.node)
+    graph.input.extend(model.graph.input)
+    graph.output.extend(model.graph.output)
+    names = {v.name for v in model.graph.input}
+    for init in model.graph.initializer:
+        if int(np.prod(init.dims)) <= _INFERENCE_DATA_LIMIT:
+            graph.initializer.append(init)
+        elif init.name not in names:
+            graph.input.append(onnx.helper.make_tensor_value_info(init.name, init.data_type,
+                                                                  list(init.dims)))
+
+
+def _resolve_index_dims(model: onnx.ModelProto, usages: dict[str, _Usage]) -> None:
+    """Turn each usage's index targets into the dims they index (see :class:`_Usage`)."""
+    if not any(u.index_targets for u in usages.values()):
+        return
+    dims = _inferred_dims(model)
+    for usage in usages.values():
+        for tensor, axis in usage.index_targets:
+            shape = dims.get(tensor)
+            if shape:
+                dim = shape[axis % len(shape)]
+                if dim is not None and dim != 0:
+                    usage.index_dims.append(dim)
 
 
 # Ops that pick a part of an index tensor (a row of edge_index) without changing what it means.
@@ -160,6 +231,12 @@ def _usage(model: onnx.ModelProto, name: str, consumers: dict[str, list[onnx.Nod
                 source = _input_behind(node.input[0], producers, graph_inputs)
                 if table is None and source is not None:
                     usage.gather_axes.append((source, axis))
+                elif table is None:
+                    usage.index_targets.append((node.input[0], axis))
+            elif op in _INDEX_OPS and len(node.input) > 1 and node.input[1] == tensor:
+                axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
+                usage.index_targets.append((node.input[0], axis if op in _AXIS_INDEX_OPS
+                                            else 0))
             elif op in _RECURRENT:
                 index = list(node.input).index(tensor)
                 if index in (5, 6):
@@ -211,6 +288,9 @@ def _slots(inputs: list[DeclaredInput], usages: dict[str, _Usage]) -> dict[tuple
     indexed = {(name, axis % max(1, len(shape))) for u in usages.values()
                for name, axis in u.gather_axes
                for shape in [next((i.shape for i in inputs if i.name == name), ())]}
+    indexed_symbols = {d for u in usages.values() for d in u.index_dims if isinstance(d, str)}
+    indexed |= {(i.name, axis) for i in inputs for axis, d in enumerate(i.shape)
+                if isinstance(d, str) and d in indexed_symbols}
     batch_symbols: set[str] = set()
     for inp in inputs:  # a symbol at axis 0 of a tensor input is a batch wherever it appears
         if len(inp.shape) >= 2 and isinstance(inp.shape[0], str) \
@@ -246,6 +326,8 @@ def _domain_for(inp: DeclaredInput, usage: _Usage, state: bool,
                 data_inputs: dict[str, DeclaredInput]) -> tuple[Domain, str]:
     dtype = np.dtype(inp.dtype)
     if dtype == np.bool_:
+        if _MASK_NAME.search(inp.name):  # random masks leave outputs undefined (NaN) where off
+            return Domain("ones"), "a mask: all true (nothing masked)"
         return Domain("bool"), "a boolean input"
     if dtype.kind in "OSU":
         return Domain("text"), "a string input: a short word"
@@ -265,6 +347,15 @@ def _domain_for(inp: DeclaredInput, usage: _Usage, state: bool,
             symbol = slots[(name, axis % len(data_inputs[name].shape))].symbol
             return (Domain("below_dim", of_dim=symbol),
                     f"indexes axis {axis} of '{name}': values below its size ({symbol})")
+        symbols = {s.symbol for s in slots.values()}
+        named = [d for d in usage.index_dims if isinstance(d, str) and d in symbols]
+        sizes = [d for d in usage.index_dims if isinstance(d, int) and d > 0]
+        if named:
+            return (Domain("below_dim", of_dim=named[0]),
+                    f"indexes a tensor of {named[0]} rows: values below its size")
+        if sizes:
+            return (Domain("integers", 0, min(sizes)),
+                    f"indexes a tensor of {min(sizes)} rows: values below {min(sizes)}")
         if usage.sequence_lens_of is not None:
             data = data_inputs.get(usage.sequence_lens_of)
             slot = slots.get((data.name, 0)) if data else None
@@ -317,6 +408,7 @@ def derive_candidates(model: onnx.ModelProto,
                                  "dims must match).")
     consumers, consts, producers = _consumers(model), _constants(model), _producers(model)
     usages = {i.name: _usage(model, i.name, consumers, consts, producers) for i in inputs}
+    _resolve_index_dims(model, usages)
     slots = _slots(inputs, usages)
     # Symbols fixed by a user's --shape apply wherever the symbol appears.
     pinned: dict[str, int] = {}

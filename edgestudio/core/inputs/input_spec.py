@@ -120,7 +120,7 @@ class InputEntry:
         if d.kind == "sequence_length":
             return np.full(shape, (sizes or {}).get(d.of_dim, 1), dtype)
         if d.kind == "below_dim":
-            return rng.integers(0, max(1, (sizes or {}).get(d.of_dim, 1)), shape).astype(dtype)
+            return _covering(rng, max(1, (sizes or {}).get(d.of_dim, 1)), shape).astype(dtype)
         if d.kind == "integers":
             return rng.integers(int(d.low), max(int(d.high), int(d.low) + 1), shape).astype(dtype)
         if d.kind == "uniform":
@@ -128,6 +128,18 @@ class InputEntry:
         if np.issubdtype(dtype, np.integer):
             return rng.integers(0, 2, shape).astype(dtype)
         return rng.standard_normal(shape).astype(dtype)
+
+
+def _covering(rng: np.random.Generator, count: int, shape: tuple[int, ...]) -> np.ndarray:
+    """Indices below ``count`` in which every index occurs when there are enough of them (a
+    graph network's ``batch`` then leaves no graph empty: pooling an empty graph gives -inf),
+    the rest drawn at random; a 1-D vector comes sorted, as graph libraries batch nodes."""
+    size = int(np.prod(shape)) if shape else 1
+    if size < count:
+        return rng.integers(0, count, shape)
+    values = np.concatenate([np.arange(count), rng.integers(0, count, size - count)])
+    values = np.sort(values) if len(shape) == 1 else rng.permutation(values)
+    return values.reshape(shape)
 
 
 @dataclass(frozen=True)

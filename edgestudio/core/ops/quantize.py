@@ -417,7 +417,7 @@ def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None,
                 what, blocked_more, changes_more = fallback
                 attempts.append((f"keeping {what} in float32", float_path, blocked_more,
                                  {**changes, **changes_more}))
-                why = re.sub(r"Load model from \S+ failed:\s*", "", gate.reason)
+                why = _ort_cause(gate.reason)
                 notes.append(f"onnxruntime rejects the fp16 form of {what} ({why}): kept in "
                              "float32, the rest is float16.")
         if gate.crashed and recipe.mode == "fp16" and len(attempts) == k + 1:
@@ -469,24 +469,65 @@ def _fp16_fallback(reason: str, float_path: Path, recipe: QuantRecipe, blocked: 
     """What to keep in float32 after onnxruntime rejected an fp16 result with ``reason``.
 
     onnxruntime names the node it rejects (a float-only operator such as Celu, IsInf before
-    opset 20); that node, and only it, is kept in float32. An unnamed node is kept by its
-    operator type. Returns (what, op block list, recipe changes), or None when the error names
-    nothing new or the rounds are spent.
+    opset 20); that node, and only it, is kept in float32. When a second node of an operator
+    type already kept fails, the type has no float16 kernel here (ScatterElements with
+    reduction 'add'): every node of it is kept. A node that fails again although kept gets
+    what computes its parameters kept too (a Resize whose scales are computed in float16). An
+    unnamed node is kept by its operator type. Returns (what, op block list, recipe changes),
+    or None when the error names nothing new or the rounds are spent.
     """
     if fp16_rounds >= FP16_FALLBACK_ROUNDS:
         return None
-    graph_nodes = {n.name: n.op_type for n in iter_nodes(
-        onnx.load(str(float_path), load_external_data=False).graph) if n.name}
-    named = [m.group(1) for pattern in _NODE_IN_ERROR for m in pattern.finditer(reason)]
-    nodes = [n for n in dict.fromkeys(named) if n in graph_nodes and n not in recipe.exclude]
-    if nodes:
-        what = ", ".join(f"{graph_nodes[n]} node '{n}'" for n in nodes)
-        return what, blocked, {"exclude": (*recipe.exclude, *nodes)}
+    graph = onnx.load(str(float_path), load_external_data=False).graph
+    by_name = {n.name: n for n in iter_nodes(graph) if n.name}
+    named = [n for n in dict.fromkeys(m.group(1) for pattern in _NODE_IN_ERROR
+                                      for m in pattern.finditer(reason)) if n in by_name]
+    fresh = [n for n in named if n not in recipe.exclude]
+    kept_types = {by_name[n].op_type for n in recipe.exclude if n in by_name}
+    repeated = sorted({by_name[n].op_type for n in fresh} & kept_types - set(blocked))
+    if repeated:
+        return f"every {', '.join(repeated)} node", (*blocked, *repeated), {}
+    if fresh:
+        what = ", ".join(f"{by_name[n].op_type} node '{n}'" for n in fresh)
+        return what, blocked, {"exclude": (*recipe.exclude, *fresh)}
+    feeders = [n for n in _parameter_producers(graph, [by_name[n] for n in named])
+               if n not in recipe.exclude]
+    if feeders:
+        return (f"the {len(feeders)} node(s) computing the parameters of "
+                f"{', '.join(repr(n) for n in named)}", blocked,
+                {"exclude": (*recipe.exclude, *feeders)})
     ops = [next(g for g in m.groups() if g) for m in _OP_IN_ERROR.finditer(reason)]
     ops = [op for op in dict.fromkeys(ops) if op not in blocked]
     if ops:
         return f"every {', '.join(ops)} node", (*blocked, *ops), {}
     return None
+
+
+def _ort_cause(reason: str) -> str:
+    """The part of an onnxruntime error that says why (its status message or type error),
+    without the file paths and codes around it."""
+    for marker in ("Status Message: ", "Type Error: "):
+        if marker in reason:
+            reason = reason.split(marker, 1)[1]
+            break
+    reason = re.sub(r"Load model from \S+ failed:\s*", "", reason).strip()
+    return reason if len(reason) <= 200 else reason[:200] + "…"
+
+
+def _parameter_producers(graph: onnx.GraphProto, nodes: list[onnx.NodeProto],
+                         limit: int = 64) -> list[str]:
+    """The named nodes that compute ``nodes``' inputs after the first (scales, sizes, shapes),
+    nearest first, at most ``limit``."""
+    producers = {out: n for n in graph.node for out in n.output}
+    frontier = [t for node in nodes for t in node.input[1:] if t]
+    found: dict[str, None] = {}
+    while frontier and len(found) < limit:
+        node = producers.get(frontier.pop(0))
+        if node is None or not node.name or node.name in found:
+            continue
+        found[node.name] = None
+        frontier.extend(t for t in node.input if t)
+    return list(found)
 
 
 def _int8_activations_may_help(recipe: QuantRecipe) -> bool:
