@@ -482,3 +482,21 @@ def pooled_graph_network(features: int = 8, hidden: int = 4) -> onnx.ModelProto:
         helper.make_tensor_value_info("graph_slots", TensorProto.FLOAT, ["num_graphs"])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["num_graphs", hidden])],
         [w, zero, hid, ones, axis1], "pooled_graph_network", opset=18)
+
+
+def nan_fill_where() -> onnx.ModelProto:
+    """MatMul → Where(target_mask, y, NaN): a NaN fill value marks "no prediction" where the
+    mask is off (a protein model's pattern); the fill tensor's calibrated range is NaN."""
+    w = numpy_helper.from_array(np.random.default_rng(0).normal(size=(4, 6)).astype(np.float32),
+                                "w")
+    nan = helper.make_tensor("nan", TensorProto.FLOAT, [1], [float("nan")])
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="matmul"),
+             helper.make_node("Shape", ["h"], ["h_shape"], name="shape"),
+             helper.make_node("ConstantOfShape", ["h_shape"], ["fill"], name="nan_fill",
+                              value=nan),
+             helper.make_node("Where", ["target_mask", "h", "fill"], ["y"], name="where")]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4]),
+                          helper.make_tensor_value_info("target_mask", TensorProto.BOOL,
+                                                        ["batch", 6])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 6])], [w],
+                  "nan_fill_where")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from edgestudio.core.inputs.data_source import DataSource
@@ -221,3 +222,23 @@ def test_fp16_keeps_an_operator_type_without_float16_kernels_in_float32(tmp_path
     assert "Status Message" not in notes  # onnxruntime's cause, without its codes and paths
     kinds = {n.op_type: n for n in onnx.load(str(out)).graph.node}
     assert "ScatterElements" in kinds
+
+
+@pytest.mark.parametrize("cache", ["on", "off"])
+def test_a_tensor_with_a_nan_calibration_range_stays_in_float(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: str) -> None:
+    """onnxruntime asserts "scale issue" on a NaN range (a NaN fill value behind a Where):
+    the tensor's range is dropped, its nodes stay in float, and the job says so."""
+    from edgestudio.core.quant.calib_cache import DISABLE_ENV
+
+    if cache == "off":
+        monkeypatch.setenv(DISABLE_ENV, "1")
+    src = models.save(models.nan_fill_where(), tmp_path / "m.onnx")
+    out = tmp_path / "q.onnx"
+    job = run_job(QuantRecipe(model=str(src), output=str(out), mode="qdq",
+                              calib=DataSource(kind="synthetic", samples=4)))
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None
+    notes = " ".join(job.report.details["notes"])
+    assert "no finite range for 'fill'" in notes and "'where'" in notes
+    assert any(n.op_type == "DequantizeLinear" for n in onnx.load(str(out)).graph.node)

@@ -31,7 +31,9 @@ from edgestudio.core.progress import Reporter
 from edgestudio.core.recipes import InputsRecipe, Recipe
 from edgestudio.core.reports import JobReport
 
-CACHE_VERSION = 2  # bumped whenever what a cached spec holds changes
+# Bumped whenever what a cached spec holds, or how specs are derived, changes (3: index
+# inputs into computed tensors, covering indices, all-true bool masks).
+CACHE_VERSION = 3
 
 
 def _cache_path(model_hash: str, overrides: InputOverrides) -> Path:

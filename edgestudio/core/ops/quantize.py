@@ -584,16 +584,84 @@ def _static(recipe: QuantRecipe, src: Path, out: Path, samples: object,
 
     options = ort_options(recipe)
     cache = _calibration_cache(recipe, src, samples, options)
+    # The ranges are always written (to the cache, else beside the result): they are read
+    # back to find tensors whose range is not finite.
+    ranges = cache.path if cache is not None else out.with_suffix(".ranges.json")
+    options["calibration_cache_path"] = str(ranges)
+    if cache is not None and cache.hit:
+        reporter.stage("Calibration ranges from the cache", 0.45)
+    failure: AssertionError | None = None
+    try:
+        with accelerated(reporter.log, quantizing):
+            quantize_static(str(src), str(out), reader, **options)
+    except AssertionError as exc:  # onnxruntime's "scale issue": a NaN range
+        failure = exc
+    nan_note = ""
+    bad = _non_finite_ranges(ranges)
+    if bad:
+        # A NaN fill value (Where(mask, x, NaN) marks "no prediction") or an overflow: those
+        # tensors cannot be quantized; the nodes that read or write them stay in float.
+        kept = _nodes_touching(src, bad) - set(recipe.exclude)
+        options["nodes_to_exclude"] = sorted(set(options["nodes_to_exclude"] or []) | kept)
+        # onnxruntime computes a scale for every tensor with a range, excluded or not: the
+        # retry reads the ranges without those tensors (the cache keeps what was computed)
+        options["calibration_cache_path"] = str(_without(ranges, bad, out.with_suffix(".fin.json")))
+        with accelerated(reporter.log, quantizing):
+            quantize_static(str(src), str(out), reader, **options)
+        nan_note = (f" Calibration found no finite range for {_listed(bad)} (NaN or inf in the "
+                    "float model's activations on the calibration data, e.g. a NaN fill "
+                    f"value): {_listed(sorted(kept))}, which read or write them, stay in float.")
+    elif failure is not None:
+        raise failure
+    outcome = (cache.outcome() if cache is not None
+               else uncached(os.environ.get(DISABLE_ENV, "") not in ("", "0")))
     if cache is not None:
-        options["calibration_cache_path"] = str(cache.path)
-        if cache.hit:
-            reporter.stage("Calibration ranges from the cache", 0.45)
-    with accelerated(reporter.log, quantizing):
-        quantize_static(str(src), str(out), reader, **options)
-    if cache is None:
-        return uncached(os.environ.get(DISABLE_ENV, "") not in ("", "0"))
-    evict()
-    return cache.outcome()
+        evict()
+    return replace(outcome, note=outcome.note + nan_note) if nan_note else outcome
+
+
+def _non_finite_ranges(path: Path) -> list[str]:
+    """The tensors whose calibrated range (in onnxruntime's ranges file) is NaN or infinite."""
+    from onnxruntime.quantization.calibrate import load_tensors_data
+
+    try:
+        data = load_tensors_data(path).data
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    bad = []
+    for name, tensor in data.items():
+        values = getattr(tensor, "range_value", None)
+        if values is not None and not np.all(np.isfinite(np.asarray(values, dtype=np.float64))):
+            bad.append(name)
+    return sorted(bad)
+
+
+def _without(ranges: Path, tensors: list[str], target: Path) -> Path:
+    """A copy of onnxruntime's ranges file ``ranges`` without ``tensors``, at ``target``."""
+    from onnxruntime.quantization.calibrate import (
+        TensorsData,
+        load_tensors_data,
+        save_tensors_data,
+    )
+
+    data = load_tensors_data(ranges)
+    dropped = set(tensors)
+    save_tensors_data(TensorsData(data.calibration_method,
+                                  {k: v for k, v in data.data.items() if k not in dropped}),
+                      target)
+    return target
+
+
+def _nodes_touching(model_path: Path, tensors: list[str]) -> set[str]:
+    """The named nodes of ``model_path`` that read or write any of ``tensors``."""
+    wanted = set(tensors)
+    graph = onnx.load(str(model_path), load_external_data=False).graph
+    return {n.name for n in graph.node if n.name and wanted & {*n.input, *n.output}}
+
+
+def _listed(names: list[str], most: int = 4) -> str:
+    quoted = [f"'{n}'" for n in names[:most]]
+    return ", ".join(quoted) + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def _calibration_cache(recipe: QuantRecipe, src: Path, samples: object,
