@@ -23,6 +23,19 @@ def test_module_imports_without_qt(module: str) -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_the_command_line_parses_without_importing_onnx_or_onnxruntime() -> None:
+    """A shell command pays for onnx (ml_dtypes: ~1 s cold) only in the worker that needs it:
+    the CLI that parses arguments and starts jobs imports neither."""
+    code = (
+        "import sys, edgestudio.cli.main\n"
+        "from edgestudio.cli.main import build_parser\n"
+        "build_parser().parse_args(['quantize', 'm.onnx', '-o', 'q.onnx', '--mode', 'qdq'])\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('onnx', 'onnxruntime')]\n"
+        "assert not bad, bad[:5]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_cli_inspect_runs_without_qt(sample_model) -> None:
     code = (
         "import sys\n"

@@ -25,8 +25,9 @@ from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.progress import Reporter
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
 from edgestudio.core.quant.quantized_graph import quantized_nodes
-from edgestudio.core.quant.task_detection import TASK_LABELS, choose_task, model_alphabet
+from edgestudio.core.quant.task_detection import choose_task, model_alphabet
 from edgestudio.core.quant.task_metrics import TaskMeter
+from edgestudio.core.quant.task_names import TASK_LABELS
 from edgestudio.core.recipes import Recipe
 from edgestudio.core.reports import JobReport
 from edgestudio.core.results import to_json

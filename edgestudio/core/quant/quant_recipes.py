@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.quant.task_detection import TASKS
+from edgestudio.core.quant.task_names import TASKS
 from edgestudio.core.recipe_options import declared_options, option, option_argv
 from edgestudio.core.recipes import Recipe, Tolerance, input_args
 

@@ -8,21 +8,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import onnx
 
-TASKS = ("auto", "classification", "tokens", "ctc", "embedding", "detection", "signal",
-         "generic")
-TASK_LABELS = {
-    "classification": "classification (top-1 / top-5 agreement)",
-    "tokens": "per-position classes (argmax agreement at every position)",
-    "ctc": "CTC sequence recognition (greedy decode: exact text and character error rate)",
-    "embedding": "embeddings (cosine of the pooled vectors, nearest-neighbour agreement)",
-    "detection": "detection (IoU-matched agreement of the top boxes)",
-    "signal": "signal / regression (relative error)",
-    "generic": "output SQNR and cosine",
-}
+from edgestudio.core.quant.task_names import TASKS
+
+if TYPE_CHECKING:  # onnx only for types: the CLI imports this module to parse its options
+    import onnx
+
 # Ops that only move or relabel values between the op that computes an output and the output.
 _PASSTHROUGH = frozenset({"Identity", "Reshape", "Transpose", "Squeeze", "Unsqueeze",
                           "Flatten", "Cast"})
@@ -47,7 +41,7 @@ def _producer_op(model: onnx.ModelProto | onnx.GraphProto,
                  tensor: str) -> tuple[str, onnx.NodeProto | None]:
     """The op that computes ``tensor``, looking through ops that only move values and into
     the branch of an ``If`` that makes it (a VAD's probability comes out of one)."""
-    graph = model.graph if isinstance(model, onnx.ModelProto) else model
+    graph = model.graph if hasattr(model, "graph") else model  # a ModelProto, or a graph
     producers = {o: n for n in graph.node for o in n.output}
     node = producers.get(tensor)
     seen = 0

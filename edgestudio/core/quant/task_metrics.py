@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from edgestudio.core.quant.task_detection import TASK_LABELS, TaskChoice, detection_layout
+from edgestudio.core.quant.task_detection import TaskChoice, detection_layout
+from edgestudio.core.quant.task_names import TASK_LABELS
 
 # "auto" detects; the others force a metric.
 TOP_BOXES = 10

@@ -1,0 +1,19 @@
+"""The task metrics a quantized model can be judged by, by name: what recipes, the CLI and the
+forms offer (kept apart from their detection, which needs onnx, so that parsing a command line
+does not import it)."""
+
+from __future__ import annotations
+
+TASKS = ("auto", "classification", "tokens", "ctc", "embedding", "detection", "signal",
+         "generic")
+TASK_LABELS = {
+    "classification": "classification (top-1 / top-5 agreement)",
+    "tokens": "per-position classes (argmax agreement at every position)",
+    "ctc": "CTC sequence recognition (greedy decode: exact text and character error rate)",
+    "embedding": "embeddings (cosine of the pooled vectors, nearest-neighbour agreement)",
+    "detection": "detection (IoU-matched agreement of the top boxes)",
+    "signal": "signal / regression (relative error)",
+    "generic": "output SQNR and cosine",
+}
+
+__all__ = ["TASKS", "TASK_LABELS"]
