@@ -14,6 +14,7 @@ from edgestudio.cli.job_ui import (
     execute_job,
     input_fields,
 )
+from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
 from edgestudio.core.quant.quant_runs import write_layers_csv
@@ -42,7 +43,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--rtol", type=float, default=1e-2,
                    help="relative tolerance of the outputs' allclose (default %(default)g)")
     p.add_argument("--top", type=int, default=15, help="print the N worst layers (default 15)")
-    p.add_argument("--json", metavar="REPORT", help="write the full report as JSON")
+    add_json_option(p, "the full report")
     p.add_argument("--csv", metavar="TABLE", help="write the per-layer table as CSV")
     p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
     p.set_defaults(func=run, make_recipe=recipe_from_args)

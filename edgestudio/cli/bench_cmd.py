@@ -13,6 +13,7 @@ from edgestudio.cli.job_ui import (
     execute_job,
     input_fields,
 )
+from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.core.perf.bench_recipes import OPT_LEVELS, BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.perf.providers import resolve_provider, short_name
@@ -56,7 +57,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="onnxruntime's graph optimisation level (default %(default)s)")
     p.add_argument("--io-binding", action="store_true",
                    help="bind inputs and outputs to the device once (no copies per run)")
-    p.add_argument("--json", metavar="REPORT", help="also write the results as JSON")
+    add_json_option(p, "the results")
     p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
     p.set_defaults(func=run_bench, make_recipe=bench_recipe_from_args)
 
@@ -74,12 +75,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     q.add_argument("--batch", type=int, default=1, help="size of the batch dims (default 1)")
     q.add_argument("--top", type=int, default=15,
                    help="print the N slowest nodes (default %(default)s)")
-    q.add_argument("--json", metavar="REPORT", help="also write the profile as JSON")
+    add_json_option(q, "the profile")
     q.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
     q.set_defaults(func=run_profile, make_recipe=profile_recipe_from_args)
 
     r = subparsers.add_parser("providers", help="list execution providers and whether they work")
-    r.add_argument("--json", metavar="REPORT", help="also write the list as JSON")
+    add_json_option(r, "the list")
     r.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
     r.set_defaults(func=run_providers)
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from edgestudio.cli.json_option import add_json_option, write_json
 from edgestudio.core.errors import EdgeStudioError
 
 
@@ -18,7 +18,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "1 when they differ.")
     p.add_argument("a", help="the first model (e.g. the float original)")
     p.add_argument("b", help="the second model (e.g. its quantized or converted version)")
-    p.add_argument("--json", action="store_true", help="print the differences as JSON")
+    add_json_option(p, "the differences")
     p.set_defaults(func=run)
 
 
@@ -32,14 +32,14 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:  # onnx's DecodeError is a ValueError
         raise EdgeStudioError(f"Cannot compare the models: {exc}") from exc
     if args.json:
-        print(json.dumps({"a": result.a, "b": result.b, "summary": result.summary(),
-                          "counts": result.counts(), "matched": result.matched,
-                          "differences": to_json(result.differences)}, indent=2))
-    else:
-        from edgestudio.cli.output import print_table
+        write_json(args.json, {"a": result.a, "b": result.b, "summary": result.summary(),
+                               "counts": result.counts(), "matched": result.matched,
+                               "differences": to_json(result.differences)})
+    # the human-readable form (on standard error with --json -)
+    from edgestudio.cli.output import print_table
 
-        print(result.summary())
-        if result.differences:
-            print_table(["change", "what", "details"],
-                        [[d.change.value, d.kind, d.text] for d in result.differences])
+    print(result.summary())
+    if result.differences:
+        print_table(["change", "what", "details"],
+                    [[d.change.value, d.kind, d.text] for d in result.differences])
     return 1 if result.differences else 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from edgestudio.cli.job_ui import add_input_args, execute_job, input_fields
+from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.core.recipes import InputsRecipe
 from edgestudio.core.results import spec_of
@@ -21,7 +22,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "with --shape/--range on any of them.")
     p.add_argument("model", help="the .onnx model")
     add_input_args(p, data=True)
-    p.add_argument("--json", metavar="REPORT", help="also write the specification as JSON")
+    add_json_option(p, "the specification")
     p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
     p.set_defaults(func=run, make_recipe=recipe_from_args)
 

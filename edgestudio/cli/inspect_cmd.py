@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING
 
+from edgestudio.cli.json_option import add_json_option, write_json
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.formatting import human_bytes
 from edgestudio.core.model.runtime_info import runtime_info
@@ -22,7 +22,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "inspect", help="print a model's summary", description="Print a model's summary."
     )
     p.add_argument("model", help="path to an .onnx file")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_json_option(p, "the summary")
     p.add_argument("--shapes", action="store_true",
                    help="also run shape inference (in a worker) and list every tensor's shape")
     p.set_defaults(func=run)
@@ -100,16 +100,16 @@ def run(args: argparse.Namespace) -> int:
         if shapes is not None:
             data["tensors"] = {k: {"dtype": dtype, "shape": shape}
                                for k, (dtype, shape) in shapes.items()}
-        print(json.dumps(data, indent=2))
-    else:
-        print(format_summary(summary))
-        if shapes is not None:
-            from edgestudio.cli.output import print_table
+        write_json(args.json, data)
+    # the human-readable form (on standard error with --json -)
+    print(format_summary(summary))
+    if shapes is not None:
+        from edgestudio.cli.output import print_table
 
-            print_table(["tensor", "dtype", "shape"], [
-                [name, dtype, "?" if shape is None else "[" + ", ".join(
-                    "?" if d is None else str(d) for d in shape) + "]"]
-                for name, (dtype, shape) in shapes.items()], title="Tensors:")
+        print_table(["tensor", "dtype", "shape"], [
+            [name, dtype, "?" if shape is None else "[" + ", ".join(
+                "?" if d is None else str(d) for d in shape) + "]"]
+            for name, (dtype, shape) in shapes.items()], title="Tensors:")
     for problem in summary.problems:
         print(f"edgestudio: error: {problem}", file=sys.stderr)
     return 1 if summary.problems else 0

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from edgestudio.cli.json_option import STDOUT, add_json_option, write_json
 from edgestudio.cli.output import JobProgress
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.parsing import parse_data_source, parse_floats, parse_shape
@@ -27,7 +27,7 @@ def add_common_job_args(p: argparse.ArgumentParser, tolerance: bool = True) -> N
     """The options every file-producing job takes."""
     p.add_argument("-o", "--output", required=True, help="where to write the result")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
-    p.add_argument("--json", metavar="REPORT", help="also write the report as JSON to REPORT")
+    add_json_option(p, "the report")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="stop the job after S seconds")
     if tolerance:
@@ -140,7 +140,7 @@ def problems_before_start(recipe: Recipe, args: argparse.Namespace) -> list[str]
     found = [f"{path} does not exist." for path in recipe.input_paths()
              if path and not Path(path).exists()]
     report = getattr(args, "json", None)
-    if report:
+    if report and report != STDOUT:
         folder = Path(report).absolute().parent
         if not folder.is_dir():
             found.append(f"--json {report}: the folder {folder} does not exist.")
@@ -172,7 +172,7 @@ def execute_job(recipe: Recipe, args: argparse.Namespace,
         return EXIT_CANCELLED, None
     progress.done()
     if getattr(args, "json", None):
-        _write_json(Path(args.json), job)
+        _write_json(args.json, job)
     if job.state is JobState.SUCCEEDED and job.report is not None:
         if show_report:
             print_report(job.report, with_warnings=False)  # warnings were shown while it ran
@@ -183,7 +183,7 @@ def execute_job(recipe: Recipe, args: argparse.Namespace,
     return (EXIT_CANCELLED if job.state is JobState.CANCELLED else EXIT_JOB_FAILED), job
 
 
-def _write_json(path: Path, job: Job) -> None:
+def _write_json(target: str, job: Job) -> None:
     """The job's report as JSON; the operation's details (``layers``, ``results``, …) are
     top-level keys."""
     report: dict[str, Any] = (job.report.to_dict() if job.report
@@ -198,6 +198,4 @@ def _write_json(path: Path, job: Job) -> None:
         **report,
     }
     data.update({k: v for k, v in details.items() if k not in data})
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str))
-    os.replace(tmp, path)
+    write_json(target, data)

@@ -15,6 +15,7 @@ from edgestudio.cli import (
     export_cmd,
     inputs_cmd,
     inspect_cmd,
+    json_option,
     quantize_cmd,
     report_cmd,
     selftest_cmd,
@@ -95,8 +96,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in _subcommand_names():
         args = build_parser().parse_args(args_list)
+        json_option.resolve(args)
         try:
-            return int(args.func(args))
+            with json_option.json_to_stdout(args):
+                return int(args.func(args))
         except EdgeStudioError as exc:
             print(f"edgestudio: error: {exc}", file=sys.stderr)
             return 2

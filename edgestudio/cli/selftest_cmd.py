@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from edgestudio.cli.job_ui import execute
+from edgestudio.cli.json_option import add_json_option
 from edgestudio.core.recipes import DiagnosticRecipe
 
 ACTIONS = ("succeed", "fail", "crash", "hang", "spawn", "spawn-stubborn", "noise", "spin",
@@ -29,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("-o", "--output", help="the file 'succeed' writes")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
-    p.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
+    add_json_option(p, "the report")
     p.set_defaults(func=run, make_recipe=recipe_from_args)
 
 

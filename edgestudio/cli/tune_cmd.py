@@ -4,12 +4,12 @@ accuracy goal at the lowest latency (or size), searched in parallel, locally or 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
 from edgestudio.cli.job_ui import add_data_args, add_input_args, data_source, input_fields
+from edgestudio.cli.json_option import add_json_option, write_json
 from edgestudio.cli.output import print_table
 from edgestudio.core.errors import EdgeStudioError
 
@@ -55,7 +55,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="timed runs per candidate (default %(default)s)")
     p.add_argument("-o", "--output", help="write the winner's model here")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
-    p.add_argument("--json", metavar="REPORT", help="also write every candidate as JSON")
+    add_json_option(p, "every candidate")
     p.set_defaults(func=run)
 
 
@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
             if args.output:
                 print(f"written to {tuner.keep(winner, args.output)}")
         if args.json:
-            Path(args.json).write_text(json.dumps(tuner_summary(tuner), indent=2))
+            write_json(args.json, tuner_summary(tuner))
     finally:
         tuner.cleanup()
     return 0 if winner is not None and winner.met else 1

@@ -1,0 +1,56 @@
+"""One ``--json`` convention: ``--json PATH`` writes the file, ``--json -`` prints only JSON on
+standard output (the table goes to standard error), a bare ``--json`` still works for one
+release and says it is deprecated; every command takes it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from edgestudio.cli.json_option import DEPRECATED_BARE
+from edgestudio.cli.main import build_parser
+from tests import models
+from tests.cli.test_job_commands import run_cli
+
+
+def test_every_command_takes_json_path_and_dash() -> None:
+    parser = build_parser()
+    commands = {"inspect": ["m.onnx"], "diff": ["a.onnx", "b.onnx"], "convert":
+                ["m.onnx", "-o", "o.onnx"], "quantize": ["m.onnx", "-o", "q.onnx"],
+                "analyze": ["a.onnx", "b.onnx", "--data", "d.npz"], "bench": ["m.onnx"],
+                "profile": ["m.onnx"], "providers": [], "inputs": ["m.onnx"],
+                "tune": ["m.onnx", "--data", "d.npz"], "selftest": ["succeed"]}
+    for name, rest in commands.items():
+        for value in ("-", "r.json"):
+            args = parser.parse_args([name, *rest, "--json", value])
+            assert args.json == value, name
+
+
+@pytest.mark.parametrize("command", ["inspect", "bench"])
+def test_json_dash_prints_only_json_on_stdout(tmp_path: Path, command: str) -> None:
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    extra = ["--runs", "3", "--warmup", "1"] if command == "bench" else []
+    proc = run_cli(command, str(src), *extra, "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)  # nothing else on stdout
+    assert data
+    assert ("median" in proc.stderr) if command == "bench" else ("Inputs" in proc.stderr)
+
+
+def test_json_path_writes_the_file_and_keeps_the_table(tmp_path: Path) -> None:
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    report = tmp_path / "summary.json"
+    proc = run_cli("inspect", str(src), "--json", str(report))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(report.read_text())["inputs"]
+    assert "Inputs" in proc.stdout
+
+
+def test_a_bare_json_still_prints_json_and_says_it_is_deprecated(tmp_path: Path) -> None:
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    proc = run_cli("inspect", str(src), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["inputs"]
+    assert DEPRECATED_BARE in proc.stderr
