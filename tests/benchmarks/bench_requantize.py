@@ -5,7 +5,8 @@ Each round starts from an empty per-user cache (so the first quantization also f
 and calibrates), then re-quantizes excluding one more node (ranges from the cache), then does
 the same re-quantization with the cache off (``EDGESTUDIO_NO_CALIB_CACHE=1``). Models: a
 2k-node generated graph, the digits sample CNN (real, trained), and the PP-OCRv4 detector from
-the real-model corpus when it is present. Target: re-quantize ≥ 5× faster than the first.
+the real-model corpus when it is present (at the size the model decides on, and at 640×640, the
+size it is used at). Target: re-quantize ≥ 5× faster than the first.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.paths import cache_dir
 from edgestudio.core.quant import calib_cache
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.jobs import warm
@@ -40,23 +42,24 @@ def _job_seconds(recipe: QuantRecipe) -> tuple[float, str]:
 
 
 def _round(recipe: QuantRecipe, exclude: str, folder: Path) -> tuple[float, float, float]:
-    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(dir=folder)  # nothing cached yet
+    # The environment stays as the warm worker was started with: the caches are emptied by
+    # removing their folders, not by pointing the jobs elsewhere.
+    for cache in ("calibration", "input_specs"):  # nothing cached yet
+        shutil.rmtree(cache_dir() / cache, ignore_errors=True)
     first, state = _job_seconds(replace(recipe, output=str(folder / "first.onnx")))
     assert state == "computed", state
     again = replace(recipe, exclude=(exclude,), output=str(folder / "again.onnx"))
     cached, state = _job_seconds(again)
     assert state == "reused", state
-    os.environ[calib_cache.DISABLE_ENV] = "1"
-    try:
-        cold, state = _job_seconds(replace(again, output=str(folder / "cold.onnx")))
-    finally:
-        del os.environ[calib_cache.DISABLE_ENV]
+    shutil.rmtree(calib_cache.cache_folder())  # the same job calibrating again
+    cold, state = _job_seconds(replace(again, output=str(folder / "cold.onnx")))
+    assert state == "computed", state
     assert (folder / "again.onnx").read_bytes() == (folder / "cold.onnx").read_bytes()
     return first, cached, cold
 
 
 def _cases(folder: Path) -> list[tuple[str, QuantRecipe, str]]:
-    graph = models.save(graph_builders.cnn_like(blocks=666, channels=8), folder / "g2k.onnx")
+    graph = models.save(graph_builders.conv_branches(2000), folder / "g2k.onnx")
     synthetic = DataSource(kind="synthetic", samples=32)
     cases = [(f"generated CNN, {_nodes(graph)} nodes", QuantRecipe(
         model=str(graph), mode="qdq", calib=synthetic, overwrite=True), "")]
@@ -69,6 +72,9 @@ def _cases(folder: Path) -> list[tuple[str, QuantRecipe, str]]:
     if det.path.is_file():
         cases.append(("PP-OCRv4 detector (real), 32 synthetic", QuantRecipe(
             model=str(det.path), mode="qdq", calib=synthetic, overwrite=True), ""))
+        cases.append(("PP-OCRv4 detector at 640×640, 32 synthetic", QuantRecipe(
+            model=str(det.path), mode="qdq", calib=synthetic, overwrite=True,
+            shapes=("x=1x3x640x640",)), ""))
     else:
         print("the real-model corpus is empty (make realmodels): the PP-OCRv4 row is skipped")
     return [(label, recipe, _second_conv(Path(recipe.model))) for label, recipe, _ in cases]
@@ -91,9 +97,10 @@ def _second_conv(path: Path) -> str:
 def main() -> None:
     folder = Path(tempfile.mkdtemp())
     saved_home = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(folder / "cache")  # before the warm worker starts
     warm.keep_warm()  # the window keeps a worker ready while the user looks at the graph
     time.sleep(3)
-    print(f"{'model':<44}{'first s':>9}{'re-quantize s':>15}{'ratio':>8}"
+    print(f"{'model':<46}{'first s':>9}{'re-quantize s':>15}{'ratio':>8}"
           f"{'no cache s':>12}{'ratio':>8}")
     try:
         for label, recipe, exclude in _cases(folder):
@@ -101,7 +108,7 @@ def main() -> None:
             first = statistics.median(r[0] for r in rounds)
             cached = statistics.median(r[1] for r in rounds)
             cold = statistics.median(r[2] for r in rounds)
-            print(f"{label:<44}{first:>9.2f}{cached:>15.2f}{first / cached:>7.1f}×"
+            print(f"{label:<46}{first:>9.2f}{cached:>15.2f}{first / cached:>7.1f}×"
                   f"{cold:>12.2f}{first / cold:>7.1f}×", flush=True)
     finally:
         warm.stop_warm()
@@ -112,4 +119,5 @@ def main() -> None:
         shutil.rmtree(folder, ignore_errors=True)
     print(f"medians of {ROUNDS} rounds, whole jobs (worker kept warm as the window does); "
           "re-quantize = static QDQ excluding one more Conv with the calibration from the "
-          "cache, byte-identical to the same job with the cache off. Target: ≥ 5× the first.")
+          "cache, byte-identical to the same job calibrating again (no cache). "
+          "Target: ≥ 5× the first.")
