@@ -439,7 +439,24 @@ def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None,
                          "default), which runs. The recipe's activation type was not used.")
     raise QuantizeError("The quantized model is unusable, so nothing was written: "
                         + "; ".join(f"{a[0]}: {f}" for a, f in zip(attempts, failures,
-                                                                     strict=False)) + ".")
+                                                                     strict=False)) + "."
+                        + _what_to_try(recipe, failures))
+
+
+def _what_to_try(recipe: QuantRecipe, failures: list[str]) -> str:
+    """What to do after every attempt failed, where the failures say something about it."""
+    non_finite = any("NaN or inf" in f for f in failures)
+    if recipe.mode == "fp16" and non_finite:
+        return (" float16 overflows somewhere in this model (values beyond ±65504): keep the "
+                "overflowing operators in float32 (--block-op, the form's 'Block ops'), "
+                "or quantize to int8 (qdq), whose ranges come from calibration.")
+    if non_finite:
+        return (" Check the calibration data: ranges from data unlike the real inputs clip "
+                "or overflow; give real samples (--calib) or exclude the layers the analysis "
+                "names.")
+    if recipe.mode == "fp16":
+        return " Keep the operators onnxruntime names in float32 (--block-op) or use qdq."
+    return ""
 
 
 def _injected_fault(name: str) -> None:
