@@ -4,6 +4,7 @@ accuracy goal at the lowest latency (or size), searched in parallel, locally or 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -53,10 +54,29 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="never exclude layers from quantization")
     p.add_argument("--bench-runs", type=int, default=50,
                    help="timed runs per candidate (default %(default)s)")
+    p.add_argument("--resume", metavar="TUNE", help="take the candidates an earlier tune "
+                   "measured (its --json file, or the last tune of a workspace) instead of "
+                   "measuring them again; the budget counts only new ones")
     p.add_argument("-o", "--output", help="write the winner's model here")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     add_json_option(p, "every candidate")
     p.set_defaults(func=run)
+
+
+def earlier_tune(path: str) -> dict[str, object]:
+    """The tune summary in ``path``: a ``tune --json`` file, or a workspace's last tune."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise EdgeStudioError(f"--resume {path}: cannot be read ({exc}).") from exc
+    if isinstance(data, dict) and isinstance(data.get("candidates"), list):
+        return data
+    tunes = data.get("tunes") if isinstance(data, dict) else None
+    if not tunes:
+        raise EdgeStudioError(f"--resume {path}: neither a tune's JSON nor a workspace with a "
+                              "tune.")
+    last: dict[str, object] = tunes[-1]
+    return last
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         space=SearchSpace(modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()),
                           exclusions=not args.no_exclusions),
         bench_runs=args.bench_runs, ray_address=args.ray,
+        resume=earlier_tune(args.resume) if args.resume else None,
         **input_fields(args, with_data=False))
     warning = synthetic_goal_warning(settings.data, goal)
     if warning:
@@ -103,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
         tuner = Tuner(settings, on_change=say)
     except RuntimeError as exc:
         raise EdgeStudioError(str(exc)) from exc
+    if tuner.resume_note:
+        print(tuner.resume_note, file=sys.stderr)
     try:
         winner = tuner.run()
     except KeyboardInterrupt:

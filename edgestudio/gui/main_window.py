@@ -505,7 +505,8 @@ class MainWindow(QMainWindow):
         guesses = sorted(doc.path.parent.glob("*eval*.npz")) + sorted(
             doc.path.parent.glob("*calib*.npz"))
         window = TuneWindow(doc.path, providers, str(guesses[0]) if guesses else "",
-                            ray_address=self.prefs.ray_address, base=base)
+                            ray_address=self.prefs.ray_address, base=base,
+                            earlier=doc.document.tunes[-1] if doc.document.tunes else None)
         window.candidate_chosen.connect(
             lambda c, d=doc: d.graph_panel.view.show_sqnr(
                 c.analysis.sqnr_by_node(), c.analysis.representative,

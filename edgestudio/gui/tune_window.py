@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import html
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -58,7 +59,8 @@ class TuneWindow(QWidget):
 
     def __init__(self, model: Path, providers: list[str], data_guess: str = "",
                  parent: QWidget | None = None, ray_address: str = "",
-                 base: QuantRecipe | None = None) -> None:
+                 base: QuantRecipe | None = None,
+                 earlier: dict[str, Any] | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("tune_window")
         self.setWindowTitle(f"Auto-tune {model.name}")
@@ -105,6 +107,13 @@ class TuneWindow(QWidget):
         self.ray = QLineEdit(ray_address)
         self.ray.setPlaceholderText("optional: a Ray cluster address, or 'local'")
         self.base = base  # a run to start from (its types, exclusions…)
+        self.earlier = earlier  # the document's last tune, to resume
+        measured = sum(1 for c in (earlier or {}).get("candidates", []) if c.get("state") == "done")
+        self.resume = QCheckBox(f"take the {measured} candidate(s) the last tune measured "
+                                "(not counted in the budget)")
+        self.resume.setObjectName("resume_tune")
+        self.resume.setChecked(bool(measured))
+        self.resume.setVisible(bool(measured))
         form = QFormLayout()
         form.addRow("Goal:", self.goal)
         form.addRow("Minimise:", self.objective)
@@ -115,6 +124,8 @@ class TuneWindow(QWidget):
         form.addRow("Budget:", self._row(self.budget, QLabel("candidates, at most"),
                                          self.minutes, QLabel("minutes")))
         form.addRow("In parallel:", self._row(self.workers, QLabel("workers"), self.ray))
+        if measured:
+            form.addRow("Resume:", self.resume)
         self.start_button = QPushButton("Start")
         self.start_button.setObjectName("start_tune")
         self.start_button.clicked.connect(self.start)
@@ -187,7 +198,8 @@ class TuneWindow(QWidget):
             budget=self.budget.value(), minutes=self.minutes.value() or None,
             workers=self.workers.value(),
             space=SearchSpace(modes=modes, exclusions=self.exclusions.isChecked()),
-            ray_address=self.ray.text().strip() or None)
+            ray_address=self.ray.text().strip() or None,
+            resume=self.earlier if self.resume.isChecked() else None)
 
     def start(self) -> bool:
         """Start the tune in the background (False, with the reason shown, if its settings are
@@ -238,8 +250,10 @@ class TuneWindow(QWidget):
                       else "model size (KiB)")
         self.timer.start()
         warning = synthetic_goal_warning(settings.data, settings.goal)
+        resumed = self.tuner.resume_note if self.tuner is not None else ""
         self.status.setText(f"Tuning: goal {settings.goal.text()}, minimising "
                             f"{settings.objective}…"
+                            + (f"<br>{html.escape(resumed)}" if resumed else "")
                             + (f"<br><span style='color:#8a5300'>⚠ {html.escape(warning)}</span>"
                                if warning else ""))
 

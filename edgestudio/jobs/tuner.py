@@ -22,6 +22,7 @@ from typing import Any
 
 from edgestudio.core.convert.conversion_plan import model_opset
 from edgestudio.core.model.model_io import load_model
+from edgestudio.core.paths import file_hash
 from edgestudio.core.perf.bench_recipes import BenchRecipe
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.tune import (
@@ -31,10 +32,12 @@ from edgestudio.core.quant.tune import (
     first_recipes,
     latency_ties,
     pick_winner,
+    recipe_key,
 )
+from edgestudio.core.recipe_registry import recipe_from_dict
 from edgestudio.core.results import Analysis, Quantization, from_json, latency_of
 from edgestudio.jobs import warm
-from edgestudio.jobs.runner import Job, JobState
+from edgestudio.jobs.runner import Job, JobState, run_job
 
 BENCH_BATCH = 2  # candidates per worker benchmarked together (one job, one pause)
 
@@ -164,12 +167,36 @@ class _RayStep:
         ray.cancel(self.ref, force=True)
 
 
+def _earlier_candidates(settings: TuneSettings, model_hash: str,
+                        ) -> tuple[dict[str, dict[str, Any]], str]:
+    """The measured candidates of ``settings.resume`` by recipe (:func:`recipe_key`), and what
+    was taken from it, in a line (why nothing, when nothing)."""
+    earlier = settings.resume
+    if not earlier:
+        return {}, ""
+    if earlier.get("model_hash") != model_hash:
+        return {}, "Nothing resumed: the earlier tune was of another model (or another version)."
+    if (earlier.get("provider"), earlier.get("threads")) != (settings.provider, settings.threads):
+        return {}, (f"Nothing resumed: the earlier tune timed on {earlier.get('provider')} with "
+                    f"{earlier.get('threads')} thread(s).")
+    found = {}
+    for summary in earlier.get("candidates", []):
+        data = summary.get("recipe")
+        if summary.get("state") == "done" and data and summary.get("analysis"):
+            recipe = recipe_from_dict(data)
+            if isinstance(recipe, QuantRecipe):
+                found[recipe_key(recipe)] = summary
+    return found, (f"Resuming: {len(found)} recipe(s) measured by the earlier tune are taken as "
+                   "they were (not counted in the budget).")
+
+
 def tuner_summary(tuner: Tuner) -> dict[str, Any]:
     """A tune as plain JSON: goal, objective, every candidate, the winner (for workspaces and
     reports)."""
     winner = tuner.winner
     s = tuner.settings
-    return {"model": s.model, "goal": s.goal.text(), "objective": s.objective,
+    return {"model": s.model, "model_hash": tuner.model_hash,
+            "goal": s.goal.text(), "objective": s.objective,
             "provider": s.provider, "threads": s.threads,
             "winner": winner.number if winner else None, "met": bool(winner and winner.met),
             "tied": [c.number for c in tuner.latency_ties()],
@@ -204,6 +231,8 @@ class Tuner:
         self.exclusion_round = 0
         self._ties: tuple[tuple[tuple[int, float | None], ...], list[Candidate]] | None = None
         self.started = time.monotonic()
+        self.model_hash = file_hash(Path(settings.model))
+        self.earlier, self.resume_note = _earlier_candidates(settings, self.model_hash)
         self.finished = False
         self.cancelled = False
         self._ray: dict[str, Any] | None = None
@@ -251,7 +280,8 @@ class Tuner:
     def _out_of_budget(self) -> bool:
         s = self.settings
         late = s.minutes is not None and time.monotonic() - self.started > s.minutes * 60
-        return len(self.candidates) >= s.budget or late
+        tried = sum(1 for c in self.candidates if not c.resumed)  # resumed ones cost nothing
+        return tried >= s.budget or late
 
     def _next_recipe(self) -> tuple[QuantRecipe, str] | None:
         if self.queue:
@@ -273,6 +303,15 @@ class Tuner:
         number = len(self.candidates) + 1
         if not QUANT_MODES[recipe.mode].calibrated:
             recipe = dataclasses.replace(recipe, calib=None)
+        earlier = self.earlier.get(recipe_key(recipe))
+        if earlier is not None:
+            resumed = Candidate.measured_before(
+                number, dataclasses.replace(recipe, output=str(
+                    self.folder / f"candidate_{number}.onnx")), earlier, self.settings.goal)
+            if resumed is not None:
+                self.candidates.append(resumed)
+                self.on_change(resumed)
+                return
         recipe = dataclasses.replace(recipe, output=str(self.folder / f"candidate_{number}.onnx"))
         candidate = Candidate(number, recipe, why, state="running")
         self.candidates.append(candidate)
@@ -383,8 +422,17 @@ class Tuner:
         self.cleanup()
 
     def keep(self, candidate: Candidate, output: str | Path) -> Path:
-        """Copy a candidate's model to ``output`` (the tuner's folder is temporary)."""
+        """Copy a candidate's model to ``output`` (the tuner's folder is temporary); one
+        measured by an earlier tune is quantized again (its calibration comes from the
+        cache)."""
         target = Path(output)
+        if not Path(str(candidate.recipe.output)).is_file():
+            job = run_job(dataclasses.replace(candidate.recipe, output=str(target),
+                                              overwrite=True))
+            if job.state is not JobState.SUCCEEDED:
+                raise RuntimeError(f"candidate #{candidate.number} could not be made again: "
+                                   f"{job.error}")
+            return target
         tmp = target.with_name(f".{target.name}.tmp")
         shutil.copyfile(str(candidate.recipe.output), tmp)
         tmp.replace(target)

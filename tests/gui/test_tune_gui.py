@@ -49,6 +49,12 @@ def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path
     doc.quant_panel.tune_requested.emit(run)
     again = window.tune_windows[-1]
     assert again.base is run.recipe and again.settings().base is run.recipe
+    # the document's last tune is offered for resuming (its measured candidates taken)
+    assert again.resume.isVisibleTo(again) and again.resume.isChecked()
+    assert "3 candidate(s)" in again.resume.text()
+    assert again.settings().resume is doc.document.tunes[-1]
+    again.resume.setChecked(False)
+    assert again.settings().resume is None
     again.close()
 
 

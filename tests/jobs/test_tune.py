@@ -159,3 +159,49 @@ def test_the_same_winner_locally_and_on_a_ray_cluster(model: Path) -> None:
     assert remote_winner.number == local_winner.number
     assert [c.goal_value for c in remote.candidates] == pytest.approx(
         [c.goal_value for c in local.candidates], abs=1e-6)
+
+
+def test_a_tune_resumes_what_an_earlier_one_measured(model: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A re-run with the earlier tune's summary (as kept in the workspace) takes its measured
+    candidates without a job, spends its budget on new ones, and can still keep a resumed
+    winner (quantized again, byte for byte what the first tune wrote)."""
+    from edgestudio.jobs.tuner import tuner_summary
+
+    space = SearchSpace(modes=("qdq",), per_channel=(False, True), reduce_range=(False,),
+                        activation_types=("uint8",), calib_methods=("minmax",),
+                        exclusions=False)
+    first = Tuner(_settings(model, goal=Goal("sqnr", 200), space=space, budget=1,
+                            bench_runs=3))
+    first.run()
+    assert [c.state for c in first.candidates] == ["done"]
+    kept_first = first.keep(first.candidates[0], tmp_path / "first.onnx")
+    summary = json.loads(json.dumps(tuner_summary(first)))  # through JSON, as a workspace
+    first.cleanup()
+
+    started: list[object] = []
+    real_job = tuner_module.Job
+
+    def counting(recipe: object, *args: object, **kwargs: object) -> object:
+        started.append(recipe)
+        return real_job(recipe, *args, **kwargs)
+
+    monkeypatch.setattr(tuner_module, "Job", counting)
+    again = Tuner(_settings(model, goal=Goal("sqnr", 200), space=space, budget=1,
+                            bench_runs=3, resume=summary))
+    assert "1 recipe(s)" in again.resume_note
+    again.run()
+    assert len(again.candidates) == 2
+    resumed, new = again.candidates
+    assert resumed.resumed and resumed.state == "done" and not new.resumed
+    assert resumed.goal_value == first.candidates[0].goal_value
+    assert new.recipe.per_channel and not resumed.recipe.per_channel
+    quantized = [r for r in started if getattr(r, "kind", "") == "quantize"]
+    assert len(quantized) == 1  # only the new candidate was quantized
+    kept = again.keep(resumed, tmp_path / "resumed.onnx")
+    assert kept.read_bytes() == kept_first.read_bytes()
+    again.cleanup()
+
+    unrelated = Tuner(_settings(model, resume=dict(summary, model_hash="0" * 64)))
+    assert "another model" in unrelated.resume_note
+    unrelated.cancel()

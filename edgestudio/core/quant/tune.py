@@ -8,6 +8,7 @@ exclusion only when it helps). :mod:`edgestudio.jobs.tuner` runs the candidates 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from typing import Any, ClassVar
 
 from edgestudio.core.perf.latency_stats import PRACTICAL_RATIO, median_ratio_interval
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, QuantRecipe, check_rules
-from edgestudio.core.results import Analysis, LatencyRow
+from edgestudio.core.results import Analysis, LatencyRow, from_json, to_json
 
 
 class GoalError(ValueError):
@@ -120,6 +121,7 @@ class Candidate:
     met: bool = False
     seconds: float = 0.0  # from start to the end of its benchmark (or its failure)
     started: float = field(default_factory=time.monotonic, repr=False)
+    resumed: bool = False  # measured by an earlier tune: taken from its summary
 
     @property
     def latency_ms(self) -> float | None:
@@ -138,7 +140,36 @@ class Candidate:
                 "mode": self.recipe.title().removeprefix("Quantize: "),
                 "goal_value": self.goal_value, "met": self.met,
                 "latency_ms": self.latency_ms, "quant_bytes": self.quant_bytes,
-                "excluded": list(self.recipe.exclude), "seconds": round(self.seconds, 2)}
+                "excluded": list(self.recipe.exclude), "seconds": round(self.seconds, 2),
+                "resumed": self.resumed,
+                # what a resumed tune takes back
+                "recipe": self.recipe.to_dict(), "analysis": to_json(self.analysis),
+                "latency": to_json(self.latency)}
+
+    @classmethod
+    def measured_before(cls, number: int, recipe: QuantRecipe, summary: dict[str, Any],
+                        goal: Goal) -> Candidate | None:
+        """``recipe`` as an earlier tune measured it (its ``summary``), judged by ``goal``;
+        None when that candidate was not fully measured."""
+        analysis = from_json(Analysis, summary.get("analysis"))
+        latency = from_json(LatencyRow, summary.get("latency"))
+        if summary.get("state") != "done" or analysis is None or latency is None:
+            return None
+        candidate = cls(number, recipe, f"{summary.get('why', '')} (measured by the earlier "
+                        "tune)", state="done", error=summary.get("error"),
+                        quant_bytes=summary.get("quant_bytes"), analysis=analysis,
+                        latency=latency, resumed=True)
+        candidate.goal_value = goal.value(analysis)
+        candidate.met = goal.met(candidate.goal_value)
+        return candidate
+
+
+def recipe_key(recipe: QuantRecipe) -> str:
+    """A recipe's identity in a tune: every choice except where its model is written."""
+    data = recipe.to_dict()
+    for name in ("output", "overwrite"):
+        data.pop(name, None)
+    return json.dumps(data, sort_keys=True, default=str)
 
 
 def first_recipes(base: QuantRecipe, space: SearchSpace, has_matmul: bool,
@@ -254,3 +285,6 @@ class TuneSettings:
     base: QuantRecipe | None = None  # start from this recipe's choices (a run's context menu)
     shapes: tuple[str, ...] = ()  # input overrides for every candidate and its analysis
     ranges: tuple[str, ...] = ()
+    # An earlier tune's summary (jobs.tuner.tuner_summary): its measured candidates are taken
+    # as they are, not quantized, analysed and timed again
+    resume: dict[str, Any] | None = None
