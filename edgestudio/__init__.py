@@ -2,7 +2,7 @@
 
 import os
 
-# onnxruntime records telemetry unless this is set before its first import (DESIGN.md §2). The
+# onnxruntime records telemetry unless this is set before its first import (ARCHITECTURE.md). The
 # package is imported before anything else in every process we start, so setting it here covers
 # the CLI, the GUI and every worker; child processes inherit it.
 os.environ["ORT_DISABLE_TELEMETRY"] = "1"

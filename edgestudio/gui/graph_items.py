@@ -1,7 +1,7 @@
 """Batched graph drawing: ~256 nodes or edges per QGraphicsItem, with level of detail.
 
 One QGraphicsItem per node costs seconds to build and ~1 s per zoomed-out frame at 50k nodes;
-batches cost a fraction of that (DESIGN.md §2). Far out, nodes are flat rectangles drawn with one
+batches cost a fraction of that (ARCHITECTURE.md). Far out, nodes are flat rectangles drawn with one
 ``drawRects`` call per colour; closer, outlines; close up, rounded boxes with op type, name and a
 weight badge, and edges labelled with their tensor's type and shape.
 """

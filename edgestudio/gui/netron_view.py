@@ -1,7 +1,7 @@
 """The Netron tab: the netron package's viewer in QtWebEngine, fully offline.
 
 As shipped, Netron's page looks up the user's country on the web, shows a blocking cookie banner,
-sends analytics, and locks itself 180 days after its build (DESIGN.md §2). Here it runs from a
+sends analytics, and locks itself 180 days after its build (ARCHITECTURE.md). Here it runs from a
 custom ``netron:`` URL scheme (no TCP port at all): the scheme handler serves the package's files
 and this one model; ``index.html`` is rewritten with version 0.0.0 (Netron skips telemetry for
 unpackaged builds) and today's date; a script at document creation answers the consent cookie;

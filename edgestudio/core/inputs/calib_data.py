@@ -1,7 +1,7 @@
 """Calibration and evaluation samples: read, checked against the model's inputs, replayable.
 
 Every source yields the same samples in the same order on every pass (ORT's calibrators and our
-per-layer analysis both need that: DESIGN.md §2). Samples are produced lazily, one at a time, so
+per-layer analysis both need that: ARCHITECTURE.md). Samples are produced lazily, one at a time, so
 a large folder is never held in memory at once.
 """
 

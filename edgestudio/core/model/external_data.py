@@ -2,7 +2,7 @@
 
 A model names its external data files itself, so a file from a stranger could point at
 ``/etc/passwd``, ``../secrets`` or a hard link to a file elsewhere (onnxruntime follows hard links,
-DESIGN.md §2). We accept a location only when it is relative, resolves inside the model's folder,
+ARCHITECTURE.md). We accept a location only when it is relative, resolves inside the model's folder,
 is a regular file with a single link, and holds the byte range the tensor claims.
 """
 

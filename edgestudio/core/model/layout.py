@@ -3,7 +3,7 @@
 Longest-path layering (every edge points down), then x positions under each node's
 predecessors (trunks first), ordered and pushed apart within each layer. Plain linear passes in
 Python over compressed adjacency: ~0.2 s at 50k nodes, against seconds to minutes for dagre or
-graphviz (DESIGN.md §2). Deterministic: same graph, same layout.
+graphviz (ARCHITECTURE.md). Deterministic: same graph, same layout.
 """
 
 from __future__ import annotations

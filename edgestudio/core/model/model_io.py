@@ -1,8 +1,9 @@
 """Reading a model file for display: protobuf parse only, weights left on disk.
 
 ``onnx.load(..., load_external_data=False)`` is fast and safe enough to run in the app process
-(DESIGN.md §1); everything that enters heavier native code (checker, shape inference, onnxruntime)
-runs in a job worker instead. Every failure becomes a :class:`ModelLoadError` in a user's words.
+(docs/ARCHITECTURE.md); everything that enters heavier native code (checker, shape inference,
+onnxruntime) runs in a job worker instead. Every failure becomes a :class:`ModelLoadError` in a
+user's words.
 """
 
 from __future__ import annotations

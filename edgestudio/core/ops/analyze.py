@@ -20,7 +20,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from edgestudio.core.inputs.calib_data import open_samples
 from edgestudio.core.inputs.data_source import SPEC_KINDS, provenance
-from edgestudio.core.ops.convert import load_full_model
+from edgestudio.core.model.model_files import load_full_model
 from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.progress import Reporter
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe

@@ -10,9 +10,9 @@ import numpy as np
 import onnx
 
 from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.model.model_files import read_full_model
 from edgestudio.core.model.model_io import has_large_attributes, structure_only
 from edgestudio.core.model.opsets import quantized_ops_in
-from edgestudio.core.ops.convert import read_full_model
 from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.perf.latency_stats import latency_stats
 from edgestudio.core.perf.providers import package_for

@@ -17,8 +17,7 @@ from edgestudio.core.convert.conversion_plan import (
 from edgestudio.core.convert.output_shapes import declare_produced_shapes, output_shape_mismatches
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.input_spec import InputSpecError, InputSpecification
-from edgestudio.core.model.external_data import check_external_data
-from edgestudio.core.model.model_io import load_model
+from edgestudio.core.model.model_files import load_full_model, save_model
 from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.ops.validate import (
     check_against,
@@ -30,35 +29,9 @@ from edgestudio.core.progress import Reporter
 from edgestudio.core.recipes import ConvertRecipe, Recipe
 from edgestudio.core.reports import EquivalenceCheck, JobReport
 
-INLINE_LIMIT = 1_800_000_000  # above this the result keeps its weights in external data
-
 
 class ConversionError(EdgeStudioError):
     """The conversion itself failed (the message says which step and why)."""
-
-
-def load_full_model(path: Path) -> onnx.ModelProto:
-    """Parse ``path`` and load its external weights after our policy has approved every file."""
-    return read_full_model(path)[0]
-
-
-def read_full_model(path: Path) -> tuple[onnx.ModelProto, bool]:
-    """:func:`load_full_model`, also saying whether the weights came from external files."""
-    model = load_model(path)
-    external = bool(check_external_data(model, path.parent))
-    onnx.external_data_helper.load_external_data_for_model(model, str(path.parent))
-    return model, external
-
-
-def save_model(model: onnx.ModelProto, folder: Path, name: str) -> list[str]:
-    """Save into ``folder``; returns the file names written (the model first)."""
-    if model.ByteSize() < INLINE_LIMIT:
-        onnx.save(model, str(folder / name))
-        return [name]
-    data_name = f"{name}.data"
-    onnx.save(model, str(folder / name), save_as_external_data=True,
-              all_tensors_to_one_file=True, location=data_name)
-    return [name, data_name]
 
 
 def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:

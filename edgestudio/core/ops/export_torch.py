@@ -20,7 +20,7 @@ import onnx
 
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.input_spec import Domain, InputEntry, InputSpecification
-from edgestudio.core.ops.convert import save_model
+from edgestudio.core.model.model_files import save_model
 from edgestudio.core.ops.validate import Feeds, check_against
 from edgestudio.core.parsing import TORCH_DTYPES
 from edgestudio.core.progress import Reporter

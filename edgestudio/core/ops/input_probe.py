@@ -24,6 +24,7 @@ from edgestudio.core.inputs.input_derivation import (
     spec_from_sample,
 )
 from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecError, InputSpecification
+from edgestudio.core.model.model_files import load_full_model
 from edgestudio.core.model.model_io import is_structure_only
 from edgestudio.core.ops.validate import short
 from edgestudio.core.paths import cache_dir, file_hash
@@ -136,7 +137,6 @@ def resolve_inputs(model_path: Path, model: onnx.ModelProto | None = None,
     """
     overrides = overrides or InputOverrides()
     if model is None:
-        from edgestudio.core.ops.convert import load_full_model
 
         model = load_full_model(model_path)
     if data is not None:
@@ -200,7 +200,6 @@ def run_inputs(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     """The ``inputs`` job: find and report the spec the model runs on."""
     assert isinstance(recipe, InputsRecipe)
     reporter.stage("Reading the model", 0.0)
-    from edgestudio.core.ops.convert import load_full_model
 
     model = load_full_model(Path(recipe.model))
     reporter.stage("Trying inputs until the model runs", 0.2)

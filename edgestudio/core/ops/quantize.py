@@ -25,8 +25,8 @@ from edgestudio.core.convert.conversion_plan import model_opset
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.calib_data import ReplayReader, open_samples
 from edgestudio.core.inputs.input_spec import InputSpecError
+from edgestudio.core.model.model_files import INLINE_LIMIT, read_full_model, save_model
 from edgestudio.core.model.opsets import iter_nodes, quantized_ops_in
-from edgestudio.core.ops.convert import INLINE_LIMIT, read_full_model, save_model
 from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.ops.quant_accel import accelerated
 from edgestudio.core.ops.result_gate import run_in_process, run_isolated
@@ -563,7 +563,7 @@ def _preprocess(src: Path, dst: Path, reporter: Reporter, report: JobReport) -> 
 
     try:
         # skip_symbolic_shape: the symbolic shape inference fails on many real exports and is
-        # not needed for quantization (DESIGN.md §2); this also turns Constant weights into
+        # not needed for quantization (ARCHITECTURE.md); this also turns Constant weights into
         # initializers, which ORT's quantizers require.
         quant_pre_process(str(src), str(dst), skip_symbolic_shape=True)
     except Exception as exc:

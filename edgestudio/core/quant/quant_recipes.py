@@ -1,7 +1,7 @@
 """Quantization and analysis recipes, and the rules onnxruntime imposes on them.
 
 The rules are checked here, before a job starts, so the user reads "activation int8 with weight
-uint8 is not supported" in the form instead of a stack trace from deep inside ORT (DESIGN.md §2).
+uint8 is not supported" in the form instead of a stack trace from deep inside ORT (ARCHITECTURE.md).
 """
 
 from __future__ import annotations
