@@ -66,7 +66,12 @@ W = TypeVar("W", bound=QWidget)
 
 
 def _show_kept(window: W, kept: list[W]) -> W:
-    """Show a window of its own, kept in ``kept`` (alive) until it is closed and deleted."""
+    """Show a window of its own, kept in ``kept`` (alive) until it is closed and deleted.
+
+    Such windows are the main window's children (top-level all the same): Qt deletes them on
+    the GUI thread. A parentless one was Python's to delete, and the cyclic collector, run by
+    whichever thread allocates, once destroyed one on a worker thread while the GUI thread
+    waited on the same Qt lock: a deadlock."""
     def forget(_: object = None) -> None:
         if window in kept:
             kept.remove(window)
@@ -504,7 +509,7 @@ class MainWindow(QMainWindow):
                            key=lambda p: p != "CPUExecutionProvider")  # CPU first
         guesses = sorted(doc.path.parent.glob("*eval*.npz")) + sorted(
             doc.path.parent.glob("*calib*.npz"))
-        window = TuneWindow(doc.path, providers, str(guesses[0]) if guesses else "",
+        window = TuneWindow(doc.path, providers, str(guesses[0]) if guesses else "", self,
                             ray_address=self.prefs.ray_address, base=base,
                             earlier=doc.document.tunes[-1] if doc.document.tunes else None)
         window.candidate_chosen.connect(
@@ -548,7 +553,7 @@ class MainWindow(QMainWindow):
     def compare(self, a: Path, b: Path, sqnr: dict[str, float] | None = None,
                 analysis: Analysis | None = None) -> CompareView:
         """Open a window with models ``a`` and ``b`` side by side and their differences."""
-        return _show_kept(CompareView(a, b, sqnr, analysis=analysis), self.compare_views)
+        return _show_kept(CompareView(a, b, sqnr, self, analysis=analysis), self.compare_views)
 
     def compare_run(self, doc: DocumentView, run: QuantRun) -> CompareView | None:
         """A quantization run's model beside its float original, coloured by its SQNR."""
@@ -681,6 +686,8 @@ class MainWindow(QMainWindow):
         self.loader.wait()
         for doc in self.documents():
             doc.shutdown()
+        for window in [*self.tune_windows, *self.compare_views]:  # a running tune is cancelled
+            window.close()
         super().closeEvent(event)
 
     def show_preferences(self) -> PreferencesDialog:

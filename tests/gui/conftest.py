@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 
 import pytest
@@ -22,6 +23,12 @@ def window(qtbot, isolated_settings) -> Iterator[MainWindow]:  # type: ignore[no
         box.close()
     win.close()
     win.deleteLater()
+    # Qt objects left in reference cycles go now, on the GUI thread: the cyclic collector runs
+    # on whichever thread allocates, and a Qt object destroyed on a worker thread can deadlock.
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
 
 
 def open_and_wait(qtbot, window: MainWindow, path) -> None:  # type: ignore[no-untyped-def]

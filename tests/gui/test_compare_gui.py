@@ -16,6 +16,7 @@ def _quantized(tmp_path: Path) -> Path:
 
 def test_compare_float_with_quantized(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     view = window.compare(SAMPLE_MODEL, _quantized(tmp_path))
+    assert view.parent() is window and view.isWindow()  # Qt deletes it, on the GUI thread
     qtbot.waitUntil(lambda: view.is_ready, timeout=30_000)
     assert view.result is not None and view.left is not None and view.right is not None
     assert view.list.count() == len(view.result.differences) > 0

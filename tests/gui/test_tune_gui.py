@@ -19,6 +19,8 @@ def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path
     open_and_wait(qtbot, window, model)
     tune = window.show_tune()
     assert tune is not None and tune.data.path().endswith("digits_eval.npz")
+    # a window of its own, but Qt's child: deleted on the GUI thread, never by the collector
+    assert tune.parent() is window and tune.isWindow()
     tune.goal.setText("sqnr>=99 dB")
     assert not tune.start() and "goal reads" in tune.status.text()
     tune.goal.setText("sqnr>=30")
