@@ -18,21 +18,39 @@ def show_empty(plot: pg.PlotWidget, text: str) -> None:
     for side in ("left", "bottom"):
         item.getAxis(side).setStyle(showValues=False)
         item.getAxis(side).setTicks(None)
+    _forget_empty_fit(plot)
     label = pg.TextItem(text, color="#757575", anchor=(0.5, 0.5))
     font = QFont()
     font.setPointSizeF(10)
     label.setFont(font)
-    label.setTextWidth(max(160.0, plot.width() * 0.8))
+    view = item.getViewBox()
+
+    def wrap(*_: object) -> None:
+        # The text wraps to the plot's width as it is laid out and resized (the widget's
+        # width when this is called is often its default, not what it gets: text was clipped).
+        label.setTextWidth(max(120.0, view.width() * 0.9))
+
+    wrap()
+    view.sigResized.connect(wrap)
+    plot._empty_fit = wrap
     item.addItem(label)
     label.setPos(0.5, 0.5)
     item.setXRange(0, 1, padding=0)
     item.setYRange(0, 1, padding=0)
 
 
+def _forget_empty_fit(plot: pg.PlotWidget) -> None:
+    fit = getattr(plot, "_empty_fit", None)
+    if fit is not None:
+        plot.getPlotItem().getViewBox().sigResized.disconnect(fit)
+        plot._empty_fit = None
+
+
 def show_values(plot: pg.PlotWidget) -> None:
     """Undo :func:`show_empty`: axes with their values again (call before adding data)."""
     item = plot.getPlotItem()
     item.clear()
+    _forget_empty_fit(plot)
     for side in ("left", "bottom"):
         item.getAxis(side).setStyle(showValues=True)
     item.enableAutoRange()

@@ -74,3 +74,21 @@ def test_edge_vs_cloud_panel(qtbot, window: MainWindow, sample_model: Path) -> N
     items = panel.ec_plot.getPlotItem().listDataItems()
     assert len(items) == 3  # cloud line, edge line, break-even point
     assert len(panel.ec_legend.items) == 2
+
+
+def test_empty_plots_wrap_their_placeholder_inside_the_plot(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                             sample_model: Path) -> None:
+    """The placeholder text was sized to the widget's width before layout and clipped."""
+    import pyqtgraph as pg
+
+    window.resize(1280, 720)
+    open_and_wait(qtbot, window, sample_model)
+    doc = window.current_document()
+    assert doc is not None
+    doc.show_panel("performance")
+    qtbot.waitExposed(doc.perf_panel.dist_plot)
+    for plot in (doc.perf_panel.dist_plot, doc.perf_panel.median_plot):
+        view = plot.getPlotItem().getViewBox()
+        labels = [i for i in plot.getPlotItem().items if isinstance(i, pg.TextItem)]
+        assert labels, "no placeholder"
+        assert labels[0].textItem.boundingRect().width() <= view.width() + 1
