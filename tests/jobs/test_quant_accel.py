@@ -228,6 +228,7 @@ def test_quantize_job_reports_progress_node_by_node(tmp_path: Path) -> None:
     assert job.state is JobState.SUCCEEDED, job.error
     assert "▸ Quantizing node by node" in job.log
     assert not any("stock onnxruntime" in line for line in job.log)
+    assert any("accelerated path" in line for line in job.log)  # which path ran is said
     during = [f for f in seen if 0.5 < f < 0.8]
     assert len(set(during)) >= 3 and during == sorted(during)
 

@@ -760,8 +760,8 @@ def accelerated(log: Callable[[str], None] | None = None,
             saved.append((owner, attr, owner.__dict__[attr]))
             setattr(owner, attr, standins[key])
         if log:
-            log(f"Quantizing with the accelerated path (indexed helpers, byte-identical to "
-                f"stock onnxruntime {SUPPORTED_VERSION}).")
+            log(f"Quantizing with the accelerated path (indexed helpers; the same bytes as "
+                f"onnxruntime {SUPPORTED_VERSION}'s own quantizer).")
         yield True
     finally:
         for owner, attr, original in reversed(saved):
