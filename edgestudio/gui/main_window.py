@@ -524,6 +524,18 @@ class MainWindow(QMainWindow):
         """A tuned candidate becomes an ordinary quantization run of ``doc`` (with its
         analysis: the graph is coloured by its SQNR)."""
         target = doc.path.with_name(f"{doc.path.stem}_tuned_{candidate.number}.onnx")
+        if not Path(str(candidate.recipe.output)).is_file():
+            # measured by an earlier tune: no file to copy; quantized (calibration from the
+            # cache) and analysed again as a background run, never on this thread
+            run = self.start_quantization(
+                doc, dataclasses.replace(candidate.recipe, output=str(target), overwrite=True),
+                tuner.settings.data)
+            doc.document.record_tune(tuner_summary(tuner))
+            doc.show_panel("quantization")
+            self.statusBar().showMessage(f"Quantizing tuned candidate #{candidate.number} "
+                                         f"again (measured by an earlier tune) as run "
+                                         f"#{run.number}: {target}", 10_000)
+            return run
         tuner.keep(candidate, target)
         run = doc.document.new_run(QuantRun(
             number=0, recipe=dataclasses.replace(candidate.recipe, output=str(target)),

@@ -39,6 +39,16 @@ def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path
     run = doc.document.runs[-1]
     assert run.analysis is best.analysis and Path(run.output or "").exists()
     assert doc.quant_panel.history.rowCount() == 1 and doc.document.tunes
+    # a candidate measured by an earlier tune has no file: kept as a background run (the
+    # window is not blocked), quantized and analysed again
+    import dataclasses
+
+    earlier = dataclasses.replace(best, resumed=True, recipe=dataclasses.replace(
+        best.recipe, output=str(tmp_path / "gone.onnx")))
+    again_run = window._keep_tuned(doc, earlier, tune.tuner)
+    assert not again_run.state.is_final  # returned at once, the job runs in the background
+    qtbot.waitUntil(lambda: again_run.state.is_final, timeout=120_000)
+    assert again_run.analysis is not None and Path(again_run.output or "").exists()
     saved = workspace.save(doc.document, tmp_path / "w.edgestudio.json")
     assert workspace.load(saved).document.tunes[0]["winner"] == best.number
     html = Path(window.export_report(str(tmp_path / "r.html")) or "").read_text()

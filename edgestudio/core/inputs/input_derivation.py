@@ -118,10 +118,7 @@ def _inferred_dims(model: onnx.ModelProto) -> dict[str, list[str | int | None]]:
     """Every tensor's dims as onnx's shape inference finds them (symbols carried through
     MatMul, Gemm, ...), on a copy whose big weights are declared inputs: cheap on big models.
     Empty when inference fails."""
-    light = onnx.ModelProto()
-    light.CopyFrom(model) if model.ByteSize() < 2**26 else _declared_weights(model, light)
-    if light.ByteSize() >= 2**26:
-        _declared_weights(model, light)
+    light = _declared_weights(model)
     try:
         inferred = onnx.shape_inference.infer_shapes(light, data_prop=True)
     except Exception:  # onnx raises several classes; no shapes is an answer
@@ -138,16 +135,18 @@ def _inferred_dims(model: onnx.ModelProto) -> dict[str, list[str | int | None]]:
     return found
 
 
-def _declared_weights(model: onnx.ModelProto, light: onnx.ModelProto) -> None:
-    """Fill ``light`` with ``model`` whose big initializers become declared graph inputs."""
-    light.Clear()
-    light.ir_version = model.ir_version
+def _declared_weights(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` with its big initializers as declared graph inputs (their shapes, no data);
+    local functions and value infos kept, as inference needs them."""
+    light = onnx.ModelProto(ir_version=model.ir_version)
     light.opset_import.extend(model.opset_import)
+    light.functions.extend(model.functions)  # torch.export writes local functions
     graph = light.graph
     graph.name = model.graph.name
     graph.node.extend(model.graph.node)
     graph.input.extend(model.graph.input)
     graph.output.extend(model.graph.output)
+    graph.value_info.extend(model.graph.value_info)
     names = {v.name for v in model.graph.input}
     for init in model.graph.initializer:
         if int(np.prod(init.dims)) <= _INFERENCE_DATA_LIMIT:
@@ -155,6 +154,7 @@ def _declared_weights(model: onnx.ModelProto, light: onnx.ModelProto) -> None:
         elif init.name not in names:
             graph.input.append(onnx.helper.make_tensor_value_info(init.name, init.data_type,
                                                                   list(init.dims)))
+    return light
 
 
 def _resolve_index_dims(model: onnx.ModelProto, usages: dict[str, _Usage]) -> None:

@@ -614,15 +614,17 @@ def _static(recipe: QuantRecipe, src: Path, out: Path, samples: object,
     except AssertionError as exc:  # onnxruntime's "scale issue": a NaN range
         failure = exc
     nan_note = ""
-    bad = _non_finite_ranges(ranges)
-    if bad:
+    calibrated = _read_ranges(ranges)
+    bad = _non_finite(calibrated)
+    if bad and calibrated is not None:
         # A NaN fill value (Where(mask, x, NaN) marks "no prediction") or an overflow: those
         # tensors cannot be quantized; the nodes that read or write them stay in float.
         kept = _nodes_touching(src, bad) - set(recipe.exclude)
         options["nodes_to_exclude"] = sorted(set(options["nodes_to_exclude"] or []) | kept)
         # onnxruntime computes a scale for every tensor with a range, excluded or not: the
         # retry reads the ranges without those tensors (the cache keeps what was computed)
-        options["calibration_cache_path"] = str(_without(ranges, bad, out.with_suffix(".fin.json")))
+        options["calibration_cache_path"] = str(_without(calibrated, bad,
+                                                         out.with_suffix(".fin.json")))
         with accelerated(reporter.log, quantizing):
             quantize_static(str(src), str(out), reader, **options)
         nan_note = (f" Calibration found no finite range for {_listed(bad)} (NaN or inf in the "
@@ -637,34 +639,34 @@ def _static(recipe: QuantRecipe, src: Path, out: Path, samples: object,
     return replace(outcome, note=outcome.note + nan_note) if nan_note else outcome
 
 
-def _non_finite_ranges(path: Path) -> list[str]:
-    """The tensors whose calibrated range (in onnxruntime's ranges file) is NaN or infinite."""
+def _read_ranges(path: Path) -> Any:
+    """onnxruntime's ranges file (its ``TensorsData``), or None when there is none to read."""
     from onnxruntime.quantization.calibrate import load_tensors_data
 
     try:
-        data = load_tensors_data(path).data
+        return load_tensors_data(path)
     except (OSError, ValueError, KeyError, TypeError):
-        return []
+        return None
+
+
+def _non_finite(ranges: Any) -> list[str]:
+    """The tensors whose calibrated range in ``ranges`` (a ``TensorsData``) is NaN or
+    infinite."""
     bad = []
-    for name, tensor in data.items():
+    for name, tensor in (ranges.data.items() if ranges is not None else ()):
         values = getattr(tensor, "range_value", None)
         if values is not None and not np.all(np.isfinite(np.asarray(values, dtype=np.float64))):
             bad.append(name)
     return sorted(bad)
 
 
-def _without(ranges: Path, tensors: list[str], target: Path) -> Path:
-    """A copy of onnxruntime's ranges file ``ranges`` without ``tensors``, at ``target``."""
-    from onnxruntime.quantization.calibrate import (
-        TensorsData,
-        load_tensors_data,
-        save_tensors_data,
-    )
+def _without(ranges: Any, tensors: list[str], target: Path) -> Path:
+    """``ranges`` (a ``TensorsData``) without ``tensors``, written to ``target``."""
+    from onnxruntime.quantization.calibrate import TensorsData, save_tensors_data
 
-    data = load_tensors_data(ranges)
     dropped = set(tensors)
-    save_tensors_data(TensorsData(data.calibration_method,
-                                  {k: v for k, v in data.data.items() if k not in dropped}),
+    save_tensors_data(TensorsData(ranges.calibration_method,
+                                  {k: v for k, v in ranges.data.items() if k not in dropped}),
                       target)
     return target
 
