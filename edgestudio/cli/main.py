@@ -11,6 +11,7 @@ from edgestudio.cli import (
     analyze_cmd,
     bench_cmd,
     convert_cmd,
+    device_cmd,
     diff_cmd,
     export_cmd,
     inputs_cmd,
@@ -24,7 +25,8 @@ from edgestudio.cli import (
 from edgestudio.core.errors import EdgeStudioError
 
 SUBCOMMAND_MODULES = (inspect_cmd, inputs_cmd, convert_cmd, export_cmd, quantize_cmd,
-                      analyze_cmd, bench_cmd, tune_cmd, diff_cmd, report_cmd, selftest_cmd)
+                      analyze_cmd, bench_cmd, device_cmd, tune_cmd, diff_cmd, report_cmd,
+                      selftest_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

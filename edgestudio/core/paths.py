@@ -32,6 +32,16 @@ def data_dir() -> Path:
     return Path(platformdirs.user_data_dir("edgestudio", appauthor=False))
 
 
+def config_dir() -> Path:
+    """Return EdgeStudio's per-user configuration folder (devices, their trusted host keys).
+
+    ``~/.config/edgestudio`` (or ``$XDG_CONFIG_HOME/edgestudio``) on Linux,
+    ``~/Library/Application Support/edgestudio`` on macOS, ``%LOCALAPPDATA%\\edgestudio`` on
+    Windows; shared by the window and the CLI.
+    """
+    return Path(platformdirs.user_config_dir("edgestudio", appauthor=False))
+
+
 def file_hash(path: Path) -> str:
     """SHA-256 of a file (streamed): the identity of a model for caches and workspaces."""
     digest = hashlib.sha256()

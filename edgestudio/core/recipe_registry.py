@@ -9,7 +9,12 @@ import dataclasses
 from typing import Any
 
 from edgestudio.core.inputs.data_source import data_source_from_dict
-from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
+from edgestudio.core.perf.bench_recipes import (
+    BenchRecipe,
+    DeviceCheckRecipe,
+    ProbeRecipe,
+    ProfileRecipe,
+)
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.recipes import (
     ConvertRecipe,
@@ -25,7 +30,7 @@ from edgestudio.core.recipes import (
 
 RECIPE_TYPES: dict[str, type[Recipe]] = {cls.kind: cls for cls in (
     ConvertRecipe, ExportRecipe, DiagnosticRecipe, ShapesRecipe, InputsRecipe, QuantRecipe,
-    AnalyzeRecipe, BenchRecipe, ProfileRecipe, ProbeRecipe)}
+    AnalyzeRecipe, BenchRecipe, ProfileRecipe, ProbeRecipe, DeviceCheckRecipe)}
 
 # Field name -> how to rebuild it from JSON.
 FIELD_CONVERTERS: dict[str, Any] = {"calib": data_source_from_dict, "data": data_source_from_dict}

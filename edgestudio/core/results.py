@@ -220,6 +220,13 @@ class LatencyRow:
     contended: bool = False  # another process took the CPU: the figures are doubtful
     samples_ms: list[float] = field(default_factory=list)
     inputs: dict[str, list[int]] = field(default_factory=dict)
+    device: str = ""  # the device it was measured on; "" — this machine
+    runtime: str = ""  # the onnxruntime version that measured it
+
+    @property
+    def where(self) -> str:
+        """The device's name, or "this machine"."""
+        return self.device or "this machine"
 
     @property
     def ok(self) -> bool:
@@ -233,6 +240,7 @@ class Latency:
 
     rows: list[LatencyRow] = field(default_factory=list)
     verdicts: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # devices whose link failed part-way
 
     def __bool__(self) -> bool:
         return bool(self.rows)
@@ -287,6 +295,8 @@ class Profile:
     mobile_error: str | None = None  # why the checker gave up
     events: int = 0
     warnings: list[str] = field(default_factory=list)
+    device: str = ""  # the device it ran on; "" — this machine
+    runtime: str = ""  # the onnxruntime version that ran it
 
     def time_share_by_node(self) -> dict[str, float]:
         """Each graph node's share of the run time in percent (a fused kernel's time is split
@@ -313,12 +323,46 @@ class ProviderProbe:
 def latency_of(details: dict[str, Any]) -> Latency:
     """A benchmark job's result."""
     return Latency(from_json(list[LatencyRow], details.get("results", [])),
-                   list(details.get("verdicts", [])))
+                   list(details.get("verdicts", [])), list(details.get("failures", [])))
 
 
 def profile_of(details: dict[str, Any], warnings: list[str]) -> Profile:
     """A profile job's result (with the job's warnings: nodes that fell back, …)."""
     return from_json(Profile, {**details, "warnings": warnings})
+
+
+@dataclass
+class DeviceInfo:
+    """What ``device check`` found on a device, and why it cannot run models (``problems``)."""
+
+    name: str = ""
+    address: str = ""
+    runner: int = 0
+    os: str = ""
+    machine: str = ""
+    cpu: str = ""
+    cpu_flags: list[str] = field(default_factory=list)
+    cores: int | None = None
+    memory_bytes: int | None = None
+    python: str = ""
+    python_path: str = ""
+    cache: str = ""
+    free_bytes: int | None = None
+    numpy: str | None = None
+    onnxruntime: str | None = None
+    providers: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def usable(self) -> bool:
+        """True when the device can run models."""
+        return not self.problems
+
+
+def device_info_of(details: dict[str, Any]) -> DeviceInfo:
+    """A device check's result."""
+    return from_json(DeviceInfo, details.get("device", {}))
 
 
 def providers_of(details: dict[str, Any]) -> list[ProviderProbe]:

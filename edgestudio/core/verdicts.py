@@ -259,15 +259,17 @@ def bench_verdicts(results: Sequence[dict[str, Any]]) -> list[str]:
     is more than a few percent from it); otherwise "no measurable difference", with the
     interval. Rows without raw runs fall back to the medians alone and say so.
     """
-    floats = {(r["ep"], r["threads"]): r for r in results
+    floats = {(r.get("device", ""), r["ep"], r["threads"]): r for r in results
               if r.get("median_ms") is not None and not r.get("quantized_ops")}
     lines = []
     for r in results:
         ops = r.get("quantized_ops") or []
-        base = floats.get((r["ep"], r["threads"]))
+        base = floats.get((r.get("device", ""), r["ep"], r["threads"]))
         if not ops or r.get("median_ms") is None or base is None or base["median_ms"] <= 0:
             continue
         name, original = r["model"].rsplit("/", 1)[-1], base["model"].rsplit("/", 1)[-1]
+        if r.get("device"):
+            name = f"{name} (on {r['device']})"
         if r.get("samples_ms") and base.get("samples_ms"):
             interval = median_ratio_interval(r["samples_ms"], base["samples_ms"])
         else:  # no raw runs to judge the spread: say the ratio, claim nothing

@@ -23,6 +23,7 @@ OPERATIONS: dict[str, str] = {
     "profile": "edgestudio.core.ops.profile:run_profile",
     "providers": "edgestudio.core.ops.bench:run_probe",
     "inputs": "edgestudio.core.ops.input_probe:run_inputs",
+    "device_check": "edgestudio.core.ops.profile:run_device_check",
 }
 
 

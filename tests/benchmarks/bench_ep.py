@@ -12,9 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from edgestudio.core.ops.bench import session_for, time_session
+from edgestudio.core.ops.bench import time_session
 from edgestudio.core.ops.input_probe import resolve_inputs
 from edgestudio.core.perf.profile_parse import GraphNode, load_events, summarize_profile
+from edgestudio.core.remote.device_runner import session_for
 from edgestudio.resources import SAMPLE_MODEL
 from tests.benchmarks.bench_quant import build_cnn
 

@@ -15,7 +15,7 @@ import pytest
 
 from edgestudio.cli.main import build_parser
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.perf.bench_recipes import BenchRecipe, ProfileRecipe
+from edgestudio.core.perf.bench_recipes import BenchRecipe, DeviceCheckRecipe, ProfileRecipe
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
 from edgestudio.core.recipe_options import declared_options
 from edgestudio.core.recipe_registry import RECIPE_TYPES, recipe_from_dict
@@ -60,9 +60,11 @@ def _bases(tmp: Path) -> dict[str, Recipe]:
         "bench": BenchRecipe(models=(m, q), providers=("CPUExecutionProvider",
                                                        "XnnpackExecutionProvider"),
                              threads=(1, 2), warmup=3, runs=7, seconds=2.5, batch=2,
-                             opt_level="basic", io_binding=True, data=data, **io),
+                             opt_level="basic", io_binding=True, data=data,
+                             devices=("local", "pi5"), **io),
         "profile": ProfileRecipe(model=m, providers=("XnnpackExecutionProvider",), threads=2,
-                                 runs=9, batch=2, data=data, **io),
+                                 runs=9, batch=2, data=data, device="pi5", **io),
+        "device_check": DeviceCheckRecipe(device="pi5"),
         "inputs": InputsRecipe(model=m, data=data, **io),
         "selftest": DiagnosticRecipe(action="spin", seconds=2.5, megabytes=10,
                                      output=str(tmp / "o.txt"), overwrite=True),

@@ -39,8 +39,9 @@ def test_contended_flag() -> None:
 def test_harness_agrees_with_a_bare_loop() -> None:
     import onnxruntime as ort
 
-    from edgestudio.core.ops.bench import session_for, time_session
+    from edgestudio.core.ops.bench import time_session
     from edgestudio.core.ops.input_probe import resolve_inputs
+    from edgestudio.core.remote.device_runner import session_for
 
     session = session_for(str(SAMPLE_MODEL), "CPUExecutionProvider", 1)
     feeds = resolve_inputs(SAMPLE_MODEL, session=session).feeds()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,16 +13,13 @@ from edgestudio.core.model.model_files import read_full_model
 from edgestudio.core.model.model_io import has_large_attributes, structure_only
 from edgestudio.core.model.opsets import quantized_ops_in
 from edgestudio.core.ops.input_probe import job_inputs
-from edgestudio.core.perf.latency_stats import latency_stats
+from edgestudio.core.perf.latency_stats import MAX_SAMPLES_KEPT, latency_stats
 from edgestudio.core.perf.providers import package_for
 from edgestudio.core.progress import Reporter
 from edgestudio.core.recipes import Recipe
+from edgestudio.core.remote.device_runner import groups_of, session_for, time_sessions
 from edgestudio.core.reports import JobReport
 from edgestudio.core.verdicts import bench_verdicts
-
-MAX_SAMPLES_KEPT = 2000  # raw timings kept per configuration, for the distribution plots
-OPT_LEVELS = {"all": "ORT_ENABLE_ALL", "extended": "ORT_ENABLE_EXTENDED",
-              "basic": "ORT_ENABLE_BASIC", "disabled": "ORT_DISABLE_ALL"}
 
 
 class BenchError(EdgeStudioError):
@@ -42,68 +38,6 @@ def unavailable_reason(provider: str) -> str | None:
     return f"onnxruntime does not know a provider called {provider}."
 
 
-def session_for(model: bytes | str, provider: str, threads: int, opt_level: str = "all",
-                profile_prefix: str | None = None) -> Any:
-    """A session on ``provider`` (CPU as the fallback for nodes it cannot run)."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, OPT_LEVELS[opt_level])
-    if profile_prefix:
-        options.enable_profiling = True
-        options.profile_file_prefix = profile_prefix
-    providers = [provider] + (["CPUExecutionProvider"] if provider != "CPUExecutionProvider"
-                              else [])
-    return ort.InferenceSession(model, options, providers=providers)
-
-
-def _runner(session: Any, feeds: dict[str, np.ndarray], io_binding: bool) -> Any:
-    """A no-argument callable that runs ``session`` once on ``feeds``."""
-    if io_binding:
-        binding = session.io_binding()
-        for name, value in feeds.items():
-            binding.bind_cpu_input(name, value)
-        for out in session.get_outputs():
-            binding.bind_output(out.name)
-        return lambda: session.run_with_iobinding(binding)
-    fetch = session.run
-    return lambda: fetch(None, feeds)
-
-
-def time_sessions(sessions: list[tuple[Any, dict[str, np.ndarray]]], warmup: int, runs: int,
-                  seconds: float | None,
-                  io_binding: bool = False) -> list[tuple[list[float], list[float]]]:
-    """Per-run wall and process-CPU times in ms of each ``(session, feeds)``, after ``warmup``
-    untimed runs each.
-
-    Several sessions are timed *interleaved* — one run of each in turn — so that a machine
-    that slows down or speeds up over the measurement affects every model alike; their ratio
-    is then a fair comparison and its spread an honest one.
-    """
-    runners = [_runner(session, feeds, io_binding) for session, feeds in sessions]
-    for run in runners:
-        for _ in range(warmup):
-            run()
-    timings: list[tuple[list[float], list[float]]] = [([], []) for _ in runners]
-    perf, proc = time.perf_counter_ns, time.process_time_ns
-    deadline = time.perf_counter() + seconds if seconds else None
-    count = 0
-    while (count < runs) if deadline is None else (time.perf_counter() < deadline):
-        for run, (wall, cpu) in zip(runners, timings, strict=True):
-            c0 = proc()
-            t0 = perf()
-            run()
-            t1 = perf()
-            c1 = proc()
-            wall.append((t1 - t0) / 1e6)
-            cpu.append((c1 - c0) / 1e6)
-        count += 1
-    return timings
-
-
 def time_session(session: Any, feeds: dict[str, np.ndarray], warmup: int, runs: int,
                  seconds: float | None,
                  io_binding: bool = False) -> tuple[list[float], list[float]]:
@@ -112,23 +46,78 @@ def time_session(session: Any, feeds: dict[str, np.ndarray], warmup: int, runs: 
 
 
 def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
-    """Benchmark every configuration of ``recipe``; unavailable providers become rows with a
-    reason, not a failure.
+    """Benchmark every configuration of ``recipe`` on this machine and on each device it names;
+    unavailable providers become rows with a reason, not a failure.
 
     Configurations on the same provider with the same thread count are timed interleaved
     (:func:`time_sessions`), so quantized and float models are compared under the same load.
+    Every machine times the same inputs. A device whose link fails part-way keeps the rows it
+    measured; the others say why, and ``failures`` names what went wrong.
     """
+    import onnxruntime as ort
+
     from edgestudio.core.perf.bench_recipes import BenchRecipe
+    from edgestudio.core.remote.devices import LOCAL
 
     assert isinstance(recipe, BenchRecipe)
     if not recipe.models:
         raise BenchError("Give at least one model.")
-    configs = [(m, p, t) for m in recipe.models for p in recipe.providers for t in recipe.threads]
-    rows: dict[int, dict[str, Any]] = {}
     quantized: dict[str, list[str]] = {}  # per model, read once
     inputs: dict[str, dict[str, np.ndarray] | str] = {}  # feeds per model, or why there are none
-    groups = [[k for k, (_, p, t) in enumerate(configs) if (p, t) == key]
-              for key in dict.fromkeys((p, t) for _, p, t in configs)]
+    results: list[dict[str, Any]] = []
+    failures: list[str] = []
+    for device in recipe.devices or (LOCAL,):
+        if device == LOCAL:
+            rows = _bench_here(recipe, reporter, quantized, inputs)
+            results += [{**row, "device": "", "runtime": ort.__version__} for row in rows]
+            continue
+        rows, failure = _bench_there(device, recipe, reporter, quantized, inputs)
+        results += rows
+        if failure:
+            failures.append(f"{device}: {failure}")
+            reporter.warn(f"{device}: {failure} (the rows measured before are kept)")
+    verdicts = bench_verdicts(results)
+    for line in verdicts:
+        reporter.log(line)
+    reporter.stage("Done", 1.0)
+    return JobReport(kind=recipe.kind, details={"results": results, "recipe": recipe.to_dict(),
+                                                "verdicts": verdicts, "failures": failures})
+
+
+def _bench_there(name: str, recipe: Any, reporter: Reporter, quantized: dict[str, list[str]],
+                 inputs: dict[str, dict[str, np.ndarray] | str],
+                 ) -> tuple[list[dict[str, Any]], str | None]:
+    """The rows measured on the device called ``name`` (same inputs as here)."""
+    from edgestudio.core.remote.devices import DeviceError, device_named
+    from edgestudio.core.remote.remote_perf import bench_on_device
+
+    def feeds_of(model: str) -> dict[str, np.ndarray] | str:
+        if model not in inputs:
+            reporter.stage(f"{Path(model).name}: finding inputs the model runs on", 0.05)
+            try:
+                proto, _ = read_for_session(Path(model))
+                quantized.setdefault(model, quantized_ops_in(proto))
+                inputs[model] = job_inputs(Path(model), proto, recipe.shapes, recipe.ranges,
+                                           recipe.data, reporter).feeds(recipe.batch, recipe.seed)
+            except EdgeStudioError as exc:
+                inputs[model] = str(exc)
+        return inputs[model]
+
+    try:
+        device = device_named(name)
+    except DeviceError as exc:
+        return [{"model": m, "ep": p, "threads": t, "device": name, "error": str(exc)}
+                for m in recipe.models for p in recipe.providers for t in recipe.threads], str(exc)
+    return bench_on_device(device, recipe, feeds_of, lambda model: quantized.get(model, []),
+                           reporter)
+
+
+def _bench_here(recipe: Any, reporter: Reporter, quantized: dict[str, list[str]],
+                inputs: dict[str, dict[str, np.ndarray] | str]) -> list[dict[str, Any]]:
+    """The rows measured on this machine."""
+    configs = [(m, p, t) for m in recipe.models for p in recipe.providers for t in recipe.threads]
+    rows: dict[int, dict[str, Any]] = {}
+    groups = groups_of([{"provider": p, "threads": t} for _, p, t in configs])
     done = 0
     for group in groups:
         # Only this group's sessions are held, released before the next provider or thread
@@ -171,13 +160,7 @@ def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
                              f"{stats.p90_ms:.3f} ms"
                              + (" (contended machine)" if stats.contended else ""))
         done += len(group)
-    results = [rows[k] for k in range(len(configs))]
-    verdicts = bench_verdicts(results)
-    for line in verdicts:
-        reporter.log(line)
-    reporter.stage("Done", 1.0)
-    return JobReport(kind=recipe.kind, details={"results": results, "recipe": recipe.to_dict(),
-                                                "verdicts": verdicts})
+    return [rows[k] for k in range(len(configs))]
 
 
 def read_for_session(path: Path) -> tuple[onnx.ModelProto, bytes | str]:

@@ -10,7 +10,6 @@ from typing import Any
 from edgestudio.core.ops.bench import (
     BenchError,
     read_for_session,
-    session_for,
     time_session,
     unavailable_reason,
 )
@@ -23,6 +22,7 @@ from edgestudio.core.perf.profile_parse import (
 )
 from edgestudio.core.progress import Reporter
 from edgestudio.core.recipes import Recipe
+from edgestudio.core.remote.device_runner import session_for
 from edgestudio.core.reports import JobReport
 
 
@@ -59,7 +59,7 @@ def run_profile(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
 
     assert isinstance(recipe, ProfileRecipe)
     provider = recipe.providers[0]
-    reason = unavailable_reason(provider)
+    reason = None if recipe.device else unavailable_reason(provider)
     if reason:
         raise BenchError(reason)
     reporter.stage("Loading the model", 0.0)
@@ -74,14 +74,18 @@ def run_profile(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         feeds = job_inputs(Path(recipe.model), model, recipe.shapes, recipe.ranges, recipe.data,
                            reporter).feeds(recipe.batch)
         del model
-        session = session_for(source, provider, recipe.threads,
-                              profile_prefix=str(Path(tmp) / "profile"))
-        del source
-        time_session(session, feeds, warmup=0, runs=recipe.runs, seconds=None)
-        trace = session.end_profiling()
-        del session  # before the coverage prediction reads the model again
-        reporter.stage("Reading the profile", 0.7)
-        events = load_events(trace)
+        if recipe.device:
+            del source
+            events, runtime = _profile_there(recipe, feeds, reporter)
+        else:
+            session = session_for(source, provider, recipe.threads,
+                                  profile_prefix=str(Path(tmp) / "profile"))
+            del source
+            time_session(session, feeds, warmup=0, runs=recipe.runs, seconds=None)
+            trace = session.end_profiling()
+            del session  # before the coverage prediction reads the model again
+            reporter.stage("Reading the profile", 0.7)
+            events, runtime = load_events(trace), _runtime_version()
     summary = summarize_profile(events, graph, recipe.runs)
     text, warnings = placement_summary(summary["placement"], op_types, provider)
     for w in warnings:
@@ -94,5 +98,40 @@ def run_profile(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     summary["placement_text"] = text
     summary["first_choice"] = provider
     summary["events"] = len(events)
+    summary["device"] = recipe.device
+    summary["runtime"] = runtime
     reporter.stage("Done", 1.0)
     return JobReport(kind=recipe.kind, warnings=warnings, details=summary)
+
+
+def _runtime_version() -> str:
+    import onnxruntime as ort
+
+    return str(ort.__version__)
+
+
+def _profile_there(recipe: Any, feeds: dict[str, Any],
+                   reporter: Reporter) -> tuple[list[dict[str, Any]], str]:
+    """The trace events of the profiled run on the recipe's device."""
+    from edgestudio.core.remote.devices import device_named
+    from edgestudio.core.remote.remote_perf import profile_on_device
+
+    return profile_on_device(device_named(recipe.device), Path(recipe.model), feeds,
+                             recipe.providers[0], recipe.threads, recipe.runs, reporter)
+
+
+def run_device_check(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+    """What a device has, and why it cannot run models when it cannot (each with the fix)."""
+    from edgestudio.core.perf.bench_recipes import DeviceCheckRecipe
+    from edgestudio.core.remote.devices import device_named
+    from edgestudio.core.remote.remote_perf import check_device, problems_of
+
+    assert isinstance(recipe, DeviceCheckRecipe)
+    device = device_named(recipe.device)
+    info = check_device(device, reporter)
+    problems = problems_of(device, info)
+    for problem in problems:
+        reporter.warn(problem)
+    reporter.stage("Done", 1.0)
+    found = {**info, "name": device.name, "address": device.address, "problems": problems}
+    return JobReport(kind=recipe.kind, details={"device": found})

@@ -8,8 +8,9 @@ from typing import ClassVar
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.perf.providers import short_name
 from edgestudio.core.recipes import Recipe, input_args
+from edgestudio.core.remote.device_runner import OPT_LEVELS as RUNNER_OPT_LEVELS
 
-OPT_LEVELS = ("all", "extended", "basic", "disabled")
+OPT_LEVELS = tuple(RUNNER_OPT_LEVELS)  # the names the runner maps to onnxruntime's levels
 
 
 @dataclass(frozen=True)
@@ -36,11 +37,13 @@ class BenchRecipe(Recipe):
     opt_level: str = "all"
     io_binding: bool = False
     seed: int = 0
+    devices: tuple[str, ...] = ()  # where to measure: "local" (this machine) and device names
 
     def title(self) -> str:
         """Models × providers in a few words."""
+        where = f" on {', '.join(self.devices)}" if self.devices else ""
         return (f"Benchmark: {len(self.models)} model{'s' * (len(self.models) > 1)} × "
-                f"{','.join(short_name(p) for p in self.providers)}")
+                f"{','.join(short_name(p) for p in self.providers)}{where}")
 
     def input_paths(self) -> list[str]:
         """The models."""
@@ -61,6 +64,8 @@ class BenchRecipe(Recipe):
             cmd += ["--opt-level", self.opt_level]
         if self.io_binding:
             cmd.append("--io-binding")
+        if self.devices:
+            cmd += ["--device", ",".join(self.devices)]
         return cmd
 
 
@@ -77,10 +82,12 @@ class ProfileRecipe(Recipe):
     ranges: tuple[str, ...] = ()
     data: DataSource | None = None
     batch: int = 1
+    device: str = ""  # a device's name; "" — this machine
 
     def title(self) -> str:
-        """Name the model."""
-        return f"Profile: {self.model.rsplit('/', 1)[-1]}"
+        """Name the model (and the device)."""
+        where = f" on {self.device}" if self.device else ""
+        return f"Profile: {self.model.rsplit('/', 1)[-1]}{where}"
 
     def input_paths(self) -> list[str]:
         """The model."""
@@ -94,7 +101,25 @@ class ProfileRecipe(Recipe):
         cmd += input_args(self.shapes, self.ranges, self.data)
         if self.batch != 1:
             cmd += ["--batch", str(self.batch)]
+        if self.device:
+            cmd += ["--device", self.device]
         return cmd
+
+
+@dataclass(frozen=True)
+class DeviceCheckRecipe(Recipe):
+    """What a device has: OS, CPU flags, memory, Python, onnxruntime and its providers."""
+
+    kind: ClassVar[str] = "device_check"
+    device: str = ""
+
+    def title(self) -> str:
+        """Name the device."""
+        return f"Check device {self.device}"
+
+    def to_command(self) -> list[str]:
+        """``edgestudio device check NAME``."""
+        return ["edgestudio", "device", "check", self.device]
 
 
 @dataclass(frozen=True)

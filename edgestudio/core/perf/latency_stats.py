@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 CONTENTION_THRESHOLD = 0.10
+MAX_SAMPLES_KEPT = 2000  # raw timings kept per configuration, for the distribution plots
 
 
 @dataclass(frozen=True)
