@@ -706,9 +706,16 @@ class MainWindow(QMainWindow):
         """Open Preferences (non-modal); OK stores and applies them."""
         dialog = PreferencesDialog(self.prefs, self)
         dialog.accepted.connect(lambda: self.set_preferences(dialog.preferences()))
+        dialog.devices.changed.connect(self.refresh_devices)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
         return dialog
+
+    def refresh_devices(self) -> None:
+        """Offer the current device list in every open model's Performance tab."""
+        for doc in self.documents():
+            if doc.is_loaded:
+                doc.perf_panel.refresh_devices()
 
     def set_preferences(self, prefs: Preferences) -> None:
         """Store ``prefs`` and apply them to the theme and every open model's forms."""

@@ -48,8 +48,8 @@ from edgestudio.gui.exporting import export_widget
 from edgestudio.gui.plots import set_category_axis, show_empty, show_values
 from edgestudio.gui.tables import NumericItem, results_table
 
-RESULT_COLUMNS = ["Model", "EP", "Threads", "Median (ms)", "p90 (ms)", "p99 (ms)", "Min (ms)",
-                  "Mean (ms)", "Std (ms)", "Runs/s", "CPU (ms)", "Note"]
+RESULT_COLUMNS = ["Model", "Where", "EP", "Threads", "Median (ms)", "p90 (ms)", "p99 (ms)",
+                  "Min (ms)", "Mean (ms)", "Std (ms)", "Runs/s", "CPU (ms)", "Note"]
 PROFILE_COLUMNS = ["Node", "Op", "EP", "µs / run", "Share", "Fused from"]
 
 
@@ -85,6 +85,12 @@ class PerfPanel(QWidget):
                             "order is the order onnxruntime assigns nodes in, CPU taking what the "
                             "first cannot run.")
         order_note.setWordWrap(True)
+        self.machines = QListWidget()
+        self.machines.setObjectName("bench_devices")
+        self.machines.setMaximumHeight(80)
+        self.machines.setToolTip("Where to measure: this machine and the devices added in "
+                                 "Preferences › Devices (over SSH), side by side")
+        self.refresh_devices()
         self.threads = QLineEdit("1")
         self.warmup = QSpinBox()
         self.warmup.setRange(0, 10_000)
@@ -105,12 +111,13 @@ class PerfPanel(QWidget):
         self.run_button = QPushButton("Run benchmark")
         self.run_button.setObjectName("run_bench")
         self.run_button.clicked.connect(self._request_bench)
-        self.profile_button = QPushButton("Profile on the first provider")
+        self.profile_button = QPushButton("Profile on the first provider and machine")
         self.profile_button.clicked.connect(self._request_profile)
         form = QFormLayout()
         form.addRow("Models:", self.models)
         form.addRow("Providers:", self.providers)
         form.addRow("", order_note)
+        form.addRow("Where:", self.machines)
         form.addRow("Threads:", self.threads)
         form.addRow("Warm-up runs:", self.warmup)
         form.addRow("Timed runs:", self.runs)
@@ -200,13 +207,14 @@ class PerfPanel(QWidget):
         self.queue = self._spin(0, 1e5, 5.0)
         self.cloud = self._spin(0, 1e5, 2.0)
         ec_form = QFormLayout()
-        for label, w in (("Edge latency (ms, measured):", self.edge_ms),
-                         ("Network round trip (ms):", self.rtt),
-                         ("Upload bandwidth (Mbit/s):", self.upload),
-                         ("Payload per request (kB):", self.payload),
-                         ("Server queue (ms):", self.queue),
-                         ("Cloud inference (ms):", self.cloud)):
-            ec_form.addRow(label, w)
+        self.edge_label = QLabel("Edge latency (ms, measured):")
+        ec_rows: list[tuple[QLabel | str, QDoubleSpinBox]] = [
+            (self.edge_label, self.edge_ms), ("Network round trip (ms):", self.rtt),
+            ("Upload bandwidth (Mbit/s):", self.upload),
+            ("Payload per request (kB):", self.payload), ("Server queue (ms):", self.queue),
+            ("Cloud inference (ms):", self.cloud)]
+        for caption, w in ec_rows:
+            ec_form.addRow(caption, w)
             w.valueChanged.connect(self.refresh_edge_cloud)
         self.ec_verdict = QLabel()
         self.ec_verdict.setObjectName("edge_cloud_verdict")
@@ -262,7 +270,7 @@ class PerfPanel(QWidget):
             self._show_profile(self.document.profile)
 
     def _show_latency(self, latency: Latency) -> None:
-        self.show_results(latency.rows, latency.verdicts)
+        self.show_results(latency.rows, latency.verdicts, latency.failures)
 
     def _show_profile(self, profile: Profile | None) -> None:
         if profile:
@@ -289,6 +297,34 @@ class PerfPanel(QWidget):
         item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
         item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
         self.models.addItem(item)
+
+    def refresh_devices(self) -> None:
+        """Offer this machine and every device added (keeping what was checked)."""
+        from edgestudio.core.remote.devices import LOCAL, DeviceError, load_devices
+
+        checked = set(self._checked(self.machines)) if self.machines.count() else {LOCAL}
+        try:
+            devices = list(load_devices().values())
+        except DeviceError:
+            devices = []
+        self.machines.clear()
+        for name, tip in [(LOCAL, "this machine")] + [(d.name, d.address) for d in devices]:
+            item = QListWidgetItem("This machine" if name == LOCAL else name)
+            item.setData(Qt.ItemDataRole.UserRole, name)
+            item.setToolTip(tip)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if name in checked
+                               else Qt.CheckState.Unchecked)
+            self.machines.addItem(item)
+
+    def set_machines(self, names: list[str]) -> None:
+        """Check exactly ``names`` ("local" is this machine) in the Where list."""
+        for i in range(self.machines.count()):
+            item = self.machines.item(i)
+            if item is not None:
+                item.setCheckState(Qt.CheckState.Checked
+                                   if item.data(Qt.ItemDataRole.UserRole) in names
+                                   else Qt.CheckState.Unchecked)
 
     def set_providers(self, rows: list[ProviderProbe]) -> None:
         """Show the probe's providers: working ones checkable, others greyed with the reason."""
@@ -329,7 +365,11 @@ class PerfPanel(QWidget):
         threads = tuple(int(t) for t in self.threads.text().split(",") if t.strip())
         if not threads or min(threads) < 1:
             raise ValueError("threads: give counts ≥ 1, e.g. 1,2")
+        machines = tuple(self._checked(self.machines))
+        if not machines:
+            raise ValueError("Where: check this machine or a device")
         return BenchRecipe(
+            devices=() if machines == ("local",) else machines,
             models=tuple(self._checked(self.models)),
             providers=tuple(self._checked(self.providers)),
             threads=threads, warmup=self.warmup.value(), runs=self.runs.value(),
@@ -349,22 +389,29 @@ class PerfPanel(QWidget):
 
     def _request_profile(self) -> None:
         providers = tuple(self._checked(self.providers)) or ("CPUExecutionProvider",)
-        self.profile_requested.emit(ProfileRecipe(model=str(self.model_path), providers=providers,
-                                                  batch=self.batch.value()))
+        machine = next(iter(self._checked(self.machines)), "local")
+        self.profile_requested.emit(ProfileRecipe(
+            model=str(self.model_path), providers=providers, batch=self.batch.value(),
+            device="" if machine == "local" else machine))
 
     # ----- latency results -------------------------------------------------------------------
-    def show_results(self, results: list[LatencyRow],
-                     verdicts: list[str] | None = None) -> None:
-        """Fill the table and both plots; ``verdicts`` say how quantized models compare."""
-        self.verdicts.setVisible(bool(verdicts))
-        self.verdicts.setText("<br>".join(
-            (f'<b style="color:#c62828">{html.escape(v)}</b>' if "SLOWER" in v
-             else html.escape(v)) for v in verdicts or []))
+    def show_results(self, results: list[LatencyRow], verdicts: list[str] | None = None,
+                     failures: list[str] | None = None) -> None:
+        """Fill the table and both plots; ``verdicts`` say how quantized models compare,
+        ``failures`` which devices' links failed part-way."""
+        lines = [f'<b style="color:#c62828">⚠ {html.escape(f)} (the rows measured before are '
+                 'kept)</b>' for f in failures or []]
+        lines += [(f'<b style="color:#c62828">{html.escape(v)}</b>' if "SLOWER" in v
+                   else html.escape(v)) for v in verdicts or []]
+        self.verdicts.setVisible(bool(lines))
+        self.verdicts.setText("<br>".join(lines))
         ok = [r for r in results if r.ok]
         self.table.setSortingEnabled(False)
         self.table.setRowCount(len(results))
         for row, r in enumerate(results):
-            cells: list[QTableWidgetItem] = [QTableWidgetItem(Path(r.model).name),
+            where = QTableWidgetItem(r.where + (f" · ort {r.runtime}" if r.runtime else ""))
+            where.setToolTip(f"measured on {r.where} with onnxruntime {r.runtime or '?'}")
+            cells: list[QTableWidgetItem] = [QTableWidgetItem(Path(r.model).name), where,
                                              QTableWidgetItem(short_name(r.ep)),
                                              NumericItem(r.threads, "d")]
             if not r.ok:
@@ -378,9 +425,11 @@ class PerfPanel(QWidget):
             for col, cell in enumerate(cells):
                 self.table.setItem(row, col, cell)
         self.table.setSortingEnabled(True)
-        labels = [f"{Path(r.model).stem} {short_name(r.ep)}×{r.threads}" for r in ok]
-        names = "".join(f"<br>{i + 1}: {Path(r.model).name} on {r.ep}, {r.threads} thread(s)"
-                        for i, r in enumerate(ok))
+        remote = any(r.device for r in ok)  # then every label says where
+        labels = [f"{Path(r.model).stem}{f' @{r.where}' if remote else ''} "
+                  f"{short_name(r.ep)}×{r.threads}" for r in ok]
+        names = "".join(f"<br>{i + 1}: {Path(r.model).name} on {r.ep}, {r.threads} thread(s), "
+                        f"{r.where}" for i, r in enumerate(ok))
         for button in self.export_buttons:
             button.setEnabled(bool(results))
             button.setToolTip("")
@@ -428,8 +477,11 @@ class PerfPanel(QWidget):
         dist.setYRange(0, top * 1.15 if top > 0 else 1, padding=0)
         med.enableAutoRange(axis="y")
         if ok:
-            best = min(ok, key=lambda r: r.median_ms or 0.0)
+            # A device's latency is the edge's when one was measured; this machine's otherwise.
+            on_device = [r for r in ok if r.device] or ok
+            best = min(on_device, key=lambda r: r.median_ms or 0.0)
             self.edge_ms.setValue(best.median_ms or 0.0)
+            self.edge_label.setText(f"Edge latency (ms, measured on {best.where}):")
         self.tabs.setCurrentIndex(0)
 
     # ----- profile -----------------------------------------------------------------------------
@@ -523,8 +575,9 @@ class PerfPanel(QWidget):
             path, _ = QFileDialog.getSaveFileName(self, "Export CSV", "latency.csv", "CSV (*.csv)")
         if not path:
             return None
-        keys = ["model", "ep", "threads", "median_ms", "p90_ms", "p99_ms", "min_ms", "mean_ms",
-                "std_ms", "throughput_per_s", "cpu_median_ms", "contended", "runs", "error"]
+        keys = ["model", "device", "runtime", "ep", "threads", "median_ms", "p90_ms", "p99_ms",
+                "min_ms", "mean_ms", "std_ms", "throughput_per_s", "cpu_median_ms", "contended",
+                "runs", "error"]
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")

@@ -1,5 +1,5 @@
-"""Preferences: default providers and threads, check tolerance, output names, theme; kept in
-QSettings, with a Reset button."""
+"""Preferences: default providers and threads, check tolerance, output names, theme (kept in
+QSettings, with a Reset button) and the target devices (kept with the CLI's)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from edgestudio.core.perf.providers import resolve_provider, short_name
 from edgestudio.core.preferences import THEMES, Preferences
+from edgestudio.gui.devices_box import DevicesBox
 
 _KEY = "preferences"
 
@@ -64,7 +65,7 @@ class PreferencesDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Preferences")
         self.setObjectName("preferences_dialog")
-        self.setMinimumWidth(480)
+        self.setMinimumWidth(560)
         self.providers = QLineEdit(",".join(short_name(p) for p in prefs.providers))
         self.threads = QLineEdit(",".join(str(t) for t in prefs.threads))
         self.atol = QLineEdit(f"{prefs.atol:g}")
@@ -88,6 +89,9 @@ class PreferencesDialog(QDialog):
         form.addRow("Output names:", self.output_pattern)
         form.addRow("Theme:", self.theme)
         form.addRow("Cluster (Ray):", self.ray_address)
+        # Devices are stored when added or removed (the CLI shares the list), not on OK.
+        self.devices = DevicesBox(self)
+        form.addRow(self.devices)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                    | QDialogButtonBox.StandardButton.Cancel
                                    | QDialogButtonBox.StandardButton.Reset)

@@ -124,14 +124,11 @@ def run_device_check(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRe
     """What a device has, and why it cannot run models when it cannot (each with the fix)."""
     from edgestudio.core.perf.bench_recipes import DeviceCheckRecipe
     from edgestudio.core.remote.devices import device_named
-    from edgestudio.core.remote.remote_perf import check_device, problems_of
+    from edgestudio.core.remote.remote_perf import check_device
 
     assert isinstance(recipe, DeviceCheckRecipe)
-    device = device_named(recipe.device)
-    info = check_device(device, reporter)
-    problems = problems_of(device, info)
-    for problem in problems:
+    found = check_device(device_named(recipe.device), reporter)
+    for problem in found["problems"]:
         reporter.warn(problem)
     reporter.stage("Done", 1.0)
-    found = {**info, "name": device.name, "address": device.address, "problems": problems}
     return JobReport(kind=recipe.kind, details={"device": found})

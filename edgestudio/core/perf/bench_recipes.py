@@ -41,7 +41,8 @@ class BenchRecipe(Recipe):
 
     def title(self) -> str:
         """Models × providers in a few words."""
-        where = f" on {', '.join(self.devices)}" if self.devices else ""
+        names = ("this machine" if d == "local" else d for d in self.devices)
+        where = f" on {', '.join(names)}" if self.devices else ""
         return (f"Benchmark: {len(self.models)} model{'s' * (len(self.models) > 1)} × "
                 f"{','.join(short_name(p) for p in self.providers)}{where}")
 

@@ -85,8 +85,11 @@ async def _check(device: Device, reporter: Reporter) -> dict[str, Any]:
 
 
 def check_device(device: Device, reporter: Reporter) -> dict[str, Any]:
-    """What ``device`` has (OS, CPU flags, memory, Python, onnxruntime, providers, free disk)."""
-    return run_async(_check(device, reporter))
+    """What ``device`` has (OS, CPU flags, memory, Python, onnxruntime, providers, free disk),
+    its name and address, and ``problems``: why it cannot run models, each with the fix."""
+    info = run_async(_check(device, reporter))
+    return {**info, "name": device.name, "address": device.address,
+            "problems": problems_of(device, info)}
 
 
 # ----- copies ---------------------------------------------------------------------------------

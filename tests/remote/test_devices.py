@@ -1,0 +1,54 @@
+"""The device list: addresses, names, storage (no SSH needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from edgestudio.core.remote.devices import (
+    DeviceError,
+    device_named,
+    load_devices,
+    make_device,
+    parse_address,
+    remove_device,
+    save_devices,
+)
+
+
+@pytest.mark.parametrize(("address", "expected"), [
+    ("ssh://pi@raspberrypi.local", ("pi", "raspberrypi.local", 22)),
+    ("ssh://pi@10.0.0.7:2222", ("pi", "10.0.0.7", 2222)),
+    ("jetson.lan", ("", "jetson.lan", 22)),
+    ("ubuntu@[fe80::1]:22", ("ubuntu", "fe80::1", 22)),
+])
+def test_addresses(address: str, expected: tuple[str, str, int]) -> None:
+    assert parse_address(address) == expected
+
+
+@pytest.mark.parametrize(("name", "address", "words"), [
+    ("pi", "http://pi", "not an ssh:// address"),
+    ("pi", "ssh://pi@host:99999", "port"),
+    ("pi", "ssh://", "names no host"),
+    ("local", "ssh://pi@host", "this machine"),
+    ("a b", "ssh://pi@host", "cannot name a device"),
+])
+def test_bad_devices_say_why(name: str, address: str, words: str) -> None:
+    with pytest.raises(DeviceError, match=words):
+        make_device(name, address)
+
+
+def test_devices_are_stored_per_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert load_devices() == {}
+    pi = make_device("pi", "ssh://pi@host:2200", python="/opt/venv/bin/python")
+    save_devices({"pi": pi})
+    assert device_named("pi") == pi and pi.address == "ssh://pi@host:2200"
+    with pytest.raises(DeviceError, match="devices: pi"):
+        device_named("jetson")
+    remove_device("pi")
+    assert load_devices() == {}
+    (tmp_path / "edgestudio" / "devices.json").write_text("{not json")
+    with pytest.raises(DeviceError, match="damaged"):
+        load_devices()
