@@ -174,8 +174,13 @@ def test_peak_memory_is_the_workers_own() -> None:
 
 
 def test_the_runner_reads_no_proc_and_uses_no_process_groups() -> None:
-    """Portable by construction: nothing under edgestudio/ reads /proc or calls killpg."""
+    """Portable by construction: nothing under edgestudio/ reads /proc or calls killpg.
+
+    Except the device runner, which runs on a device, not here: it reads /proc/cpuinfo for the
+    CPU's feature flags where there is one, and falls back to ``platform`` elsewhere."""
     root = Path(__file__).resolve().parents[2] / "edgestudio"
     for path in root.rglob("*.py"):
         text = path.read_text()
+        if path.name == "device_runner.py":
+            text = text.replace('open("/proc/cpuinfo"', "")
         assert "/proc/" not in text and "killpg" not in text and "pass_fds" not in text, path

@@ -52,3 +52,16 @@ def test_devices_are_stored_per_user(tmp_path: Path, monkeypatch: pytest.MonkeyP
     (tmp_path / "edgestudio" / "devices.json").write_text("{not json")
     with pytest.raises(DeviceError, match="damaged"):
         load_devices()
+
+
+def test_reports_say_where_each_latency_was_measured() -> None:
+    from edgestudio.core.results import Latency, LatencyRow, from_json, to_json
+    from edgestudio.core.workspace.report import ReportData, render_html
+
+    rows = [LatencyRow("m.onnx", "CPUExecutionProvider", 1, median_ms=2.0, runtime="1.32.0"),
+            LatencyRow("m.onnx", "CPUExecutionProvider", 1, median_ms=9.0, device="pi5",
+                       runtime="1.22.1")]
+    assert from_json(list[LatencyRow], to_json(rows)) == rows  # workspaces keep them
+    html = render_html(ReportData(title="m", summary={}, latency=Latency(rows, [], ["pi5: link lost"])))
+    assert "pi5 (onnxruntime 1.22.1)" in html and "this machine (onnxruntime 1.32.0)" in html
+    assert "pi5: link lost" in html

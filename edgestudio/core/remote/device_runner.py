@@ -32,7 +32,7 @@ RUNNER_VERSION = 1
 OPT_LEVELS = {"all": "ORT_ENABLE_ALL", "extended": "ORT_ENABLE_EXTENDED",
               "basic": "ORT_ENABLE_BASIC", "disabled": "ORT_DISABLE_ALL"}
 SAMPLES_PER_LINE = 10_000
-# CPU features that decide quantized speed, as /proc/cpuinfo names them (x86 and Arm).
+# CPU features that decide quantized speed, as Linux cpuinfo names them (x86 and Arm).
 CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8", "f16c",
              "asimd", "asimddp", "asimdhp", "fphp", "i8mm", "sve")
 

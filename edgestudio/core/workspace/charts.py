@@ -102,7 +102,9 @@ def latency_chart(rows: list[LatencyRow]) -> str | None:
     ok = [r for r in rows if r.ok]
     if not ok:
         return None
-    labels = [f"{Path(r.model).stem} {short_name(r.ep)}×{r.threads}" for r in ok]
+    remote = any(r.device for r in ok)  # then every label says where
+    labels = [f"{Path(r.model).stem}{f' @{r.where}' if remote else ''} {short_name(r.ep)}"
+              f"×{r.threads}" for r in ok]
     return bar_chart(labels, [r.median_ms or 0.0 for r in ok], [provider_colour(r.ep) for r in ok],
                      "Median latency per model, provider and threads", "median latency (ms)",
                      "model, provider × threads")

@@ -146,10 +146,12 @@ def render_html(data: ReportData) -> str:
 
     parts.append('<section id="latency"><h2>Latency</h2>')
     if data.latency:
-        parts += [f"<p>{_e(v)}</p>" for v in data.latency.verdicts]
+        parts += [f"<p>{_e(v)}</p>" for v in data.latency.failures + data.latency.verdicts]
         parts.append(_table(
-            ["Model", "EP", "Threads", "Median (ms)", "p90 (ms)", "p99 (ms)", "Runs", "Note"],
-            [[Path(r.model).name, r.ep, r.threads, _fmt(r.median_ms, ".3f"),
+            ["Model", "Where", "EP", "Threads", "Median (ms)", "p90 (ms)", "p99 (ms)", "Runs",
+             "Note"],
+            [[Path(r.model).name, r.where + (f" (onnxruntime {r.runtime})" if r.runtime else ""),
+              r.ep, r.threads, _fmt(r.median_ms, ".3f"),
               _fmt(r.p90_ms, ".3f"), _fmt(r.p99_ms, ".3f"), r.runs,
               r.error or ("contended machine" if r.contended else "")]
              for r in data.latency.rows]))
@@ -160,7 +162,9 @@ def render_html(data: ReportData) -> str:
 
     parts.append('<section id="profile"><h2>Per-op profile and placement</h2>')
     if data.profile:
-        parts += [f"<p>{_e(data.profile.placement_text)}</p>", _table(
+        where = (f"On {data.profile.device} (onnxruntime {data.profile.runtime}): "
+                 if data.profile.device else "")
+        parts += [f"<p>{_e(where + data.profile.placement_text)}</p>", _table(
             ["Node", "Op", "EP", "µs / run", "Share"],
             [[n.node, n.op_type, n.ep, _fmt(n.time_us, ".1f"),
               _fmt(n.share, ".1%")] for n in data.profile.nodes[:30]])]
