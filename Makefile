@@ -42,7 +42,8 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 pytest: $(STAMP) $(DEVICE_STAMP) sysdeps
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen EDGESTUDIO_DEVICE_PYTHON=$(abspath $(DEVICE_VENV))/bin/python \
+		$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
 

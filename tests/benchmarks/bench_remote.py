@@ -16,8 +16,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import asyncssh
-
 from edgestudio.core.perf.bench_recipes import BenchRecipe
 from edgestudio.core.remote.devices import add_device, make_device
 from edgestudio.core.remote.remote_perf import run_async
@@ -26,7 +24,7 @@ from edgestudio.core.results import latency_of
 from edgestudio.jobs.runner import run_job
 from edgestudio.resources import SAMPLE_MODEL
 from tests.benchmarks.bench_quant import build_cnn
-from tests.remote.ssh_server import LoopbackSSHServer
+from tests.remote.ssh_server import LoopbackSSHServer, client_key
 
 REPO = Path(__file__).resolve().parents[2]
 ROUNDS = 3
@@ -47,10 +45,7 @@ def main() -> None:
     os.environ["XDG_CONFIG_HOME"] = str(tmp / "config")
     home = tmp / "device-home"
     home.mkdir()
-    key = asyncssh.generate_private_key("ssh-ed25519")
-    key_file = tmp / "id"
-    key_file.write_bytes(key.export_private_key())
-    key_file.chmod(0o600)
+    key, key_file = client_key(tmp)
     server = LoopbackSSHServer(home, key).start()
     try:
         address = f"ssh://bench@127.0.0.1:{server.port}"

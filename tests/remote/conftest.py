@@ -16,10 +16,12 @@ import pytest
 from edgestudio.core.remote.devices import Device, add_device, make_device
 from edgestudio.core.remote.remote_perf import run_async
 from edgestudio.core.remote.ssh_link import host_key_state, trust_host_key
-from tests.remote.ssh_server import LoopbackSSHServer
+from tests.remote.ssh_server import LoopbackSSHServer, client_key
 
 REPO = Path(__file__).resolve().parents[2]
-DEVICE_PYTHON = REPO / ".device-venv" / "bin" / "python"
+# `make test` names the device Python it made, and then a missing one is a failure, not a skip.
+REQUIRED = os.environ.get("EDGESTUDIO_DEVICE_PYTHON")
+DEVICE_PYTHON = Path(REQUIRED) if REQUIRED else REPO / ".device-venv" / "bin" / "python"
 
 
 @dataclass
@@ -58,7 +60,10 @@ class Loopback:
 def loopback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Loopback]:
     """A device reached over SSH on 127.0.0.1, added and trusted as ``loop``."""
     if not DEVICE_PYTHON.exists():
-        pytest.skip("no device Python: `make device-env` makes .device-venv (make test does)")
+        if REQUIRED:
+            pytest.fail(f"EDGESTUDIO_DEVICE_PYTHON={REQUIRED} does not exist: `make device-env`")
+        pytest.skip("no device Python: run `make device-env` (make test makes it and names it "
+                    "in EDGESTUDIO_DEVICE_PYTHON, so there these tests never skip)")
     # Our config (devices, known_hosts) and the client's ~/.ssh in the test's folder; no agent.
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("HOME", str(tmp_path / "client-home"))
@@ -66,10 +71,7 @@ def loopback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Loopba
     (tmp_path / "client-home").mkdir()
     home = tmp_path / "device-home"
     home.mkdir()
-    key = asyncssh.generate_private_key("ssh-ed25519")
-    key_file = tmp_path / "id_ed25519"
-    key_file.write_bytes(key.export_private_key())
-    key_file.chmod(0o600)
+    key, key_file = client_key(tmp_path)
     server = LoopbackSSHServer(home, key).start()
     loop = Loopback(server, home, key_file, Device("", ""), tmp_path)
     loop.device = loop.add()

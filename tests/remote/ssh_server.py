@@ -20,6 +20,15 @@ from typing import Any
 import asyncssh
 
 
+def client_key(folder: Path) -> tuple[asyncssh.SSHKey, Path]:
+    """A new client key pair, the private key saved in ``folder`` (mode 600) for the device."""
+    key = asyncssh.generate_private_key("ssh-ed25519")
+    path = folder / "id_ed25519"
+    path.write_bytes(key.export_private_key())
+    path.chmod(0o600)
+    return key, path
+
+
 class _FullDiskSFTP(asyncssh.SFTPServer):
     """An SFTP server whose disk is full once ``limit`` bytes were written."""
 

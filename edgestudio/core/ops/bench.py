@@ -95,7 +95,7 @@ def _bench_there(name: str, recipe: Any, reporter: Reporter, quantized: dict[str
         if model not in inputs:
             reporter.stage(f"{Path(model).name}: finding inputs the model runs on", 0.05)
             try:
-                proto, _ = read_for_session(Path(model))
+                proto = read_for_inputs(Path(model))  # no session here: no serialised copy
                 quantized.setdefault(model, quantized_ops_in(proto))
                 inputs[model] = job_inputs(Path(model), proto, recipe.shapes, recipe.ranges,
                                            recipe.data, reporter).feeds(recipe.batch, recipe.seed)
@@ -161,6 +161,13 @@ def _bench_here(recipe: Any, reporter: Reporter, quantized: dict[str, list[str]]
                              + (" (contended machine)" if stats.contended else ""))
         done += len(group)
     return [rows[k] for k in range(len(configs))]
+
+
+def read_for_inputs(path: Path) -> onnx.ModelProto:
+    """The model at ``path`` as input derivation needs it (structure only for a model that
+    keeps its data in node attributes, as :func:`read_for_session` gives it)."""
+    proto, _ = read_full_model(path)
+    return structure_only(proto) if has_large_attributes(proto) else proto
 
 
 def read_for_session(path: Path) -> tuple[onnx.ModelProto, bytes | str]:

@@ -120,7 +120,8 @@ async def copy_model(link: DeviceLink, path: Path, free_bytes: int, reporter: Re
     targets = [(f, f.stat().st_size, posixpath.join(folder, f.relative_to(path.parent).as_posix()))
                for f in files]
     remote = targets[0][2]
-    missing = [t for t in targets if not await link.exists(t[2])]
+    absent = await link.missing([target for _, _, target in targets])
+    missing = [t for t in targets if t[2] in absent]
     need = sum(size for _, size, _ in missing)
     if missing and need + DISK_MARGIN_BYTES > free_bytes:
         raise DeviceError(

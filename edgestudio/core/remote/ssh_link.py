@@ -271,10 +271,10 @@ class DeviceLink:
         return RunnerExit(process.exit_status, sig, "".join(stderr)[-2000:])
 
     # ----- files, once per content ----------------------------------------------------------
-    async def exists(self, path: str) -> bool:
-        """Whether ``path`` exists on the device."""
+    async def missing(self, paths: list[str]) -> set[str]:
+        """Those of ``paths`` not on the device (one SFTP session for all)."""
         async with self.conn.start_sftp_client() as sftp:
-            return bool(await sftp.exists(path))
+            return {p for p in paths if not await sftp.exists(p)}
 
     async def upload_bytes(self, data: bytes, target: str) -> None:
         """Write ``data`` to ``target`` unless it is there (through a temporary name)."""
