@@ -500,3 +500,25 @@ def nan_fill_where() -> onnx.ModelProto:
                                                         ["batch", 6])],
                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 6])], [w],
                   "nan_fill_where")
+
+
+def silu_detector(blocks: int = 3, channels: int = 4) -> onnx.ModelProto:
+    """A YOLO-style trunk: Conv → SiLU as ``Mul(c, Sigmoid(c))`` (the Mul reads the Conv's output
+    past the Sigmoid) and a residual Add over every block."""
+    rng = np.random.default_rng(0)
+    inits: list[onnx.TensorProto] = []
+    nodes: list[onnx.NodeProto] = []
+    x = "x"
+    for i in range(blocks):
+        w = (rng.standard_normal((channels, channels, 3, 3)) / 9).astype(np.float32)
+        inits.append(numpy_helper.from_array(w, f"w{i}"))
+        nodes += [helper.make_node("Conv", [x, f"w{i}"], [f"c{i}"], name=f"conv{i}",
+                                   pads=[1, 1, 1, 1]),
+                  helper.make_node("Sigmoid", [f"c{i}"], [f"s{i}"], name=f"sigmoid{i}"),
+                  helper.make_node("Mul", [f"c{i}", f"s{i}"], [f"m{i}"], name=f"silu{i}"),
+                  helper.make_node("Add", [x, f"m{i}"], [f"x{i}"], name=f"res{i}")]
+        x = f"x{i}"
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                         [1, channels, 8, 8])],
+                  [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, channels, 8, 8])],
+                  inits, "silu_detector")

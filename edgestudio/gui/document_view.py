@@ -76,6 +76,7 @@ class DocumentView(QWidget):
         document.overlay_changed.connect(self._show_overlay)
         document.restored.connect(self._on_restored)
         document.tensor_shapes_changed.connect(self.graph_panel.show_shapes)
+        document.tensor_shapes_failed.connect(self.graph_panel.shapes_failed)
         self.graph_panel.ready.connect(self._on_restored)  # marks need the laid-out graph
         # Netron's web view is heavy: built the first time its tab is shown.
         self.netron_holder = QWidget()

@@ -8,11 +8,14 @@ weight badge, and edges labelled with their tensor's type and shape.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
+from edgestudio.core.model.edge_routes import EdgeRoutes, route_edges
 from edgestudio.core.model.graph_ir import GraphIR, NodeKind
 from edgestudio.core.model.groups import GROUP_OP
 from edgestudio.core.model.layout import NODE_HEIGHT, NODE_WIDTH, Layout
@@ -27,12 +30,21 @@ GROUP_COLOUR = "#546e7a"  # closed groups (slate: no operator category uses it)
 
 
 class GraphGeometry:
-    """Node rectangles and colours shared by every batch item of one scene."""
+    """Node rectangles, edge routes and colours shared by every batch item of one scene."""
 
-    def __init__(self, ir: GraphIR, layout: Layout, colours: list[QColor]) -> None:
+    def __init__(self, ir: GraphIR, layout: Layout, colours: list[QColor],
+                 routes: EdgeRoutes | None = None) -> None:
         self.ir = ir
         self.x = layout.x
         self.y = layout.y
+        self.routes = routes if routes is not None else route_edges(layout, ir.edge_src,
+                                                                     ir.edge_dst)
+        starts = self.routes.ptr[:-1]
+        # Each edge's horizontal extent (detours included), for its batch's bounds.
+        self.edge_left = (np.minimum.reduceat(self.routes.x, starts) if len(starts)
+                          else np.zeros(0))
+        self.edge_right = (np.maximum.reduceat(self.routes.x, starts) if len(starts)
+                           else np.zeros(0))
         self.rects = [QRectF(x - NODE_WIDTH / 2, y - NODE_HEIGHT / 2, NODE_WIDTH, NODE_HEIGHT)
                       for x, y in zip(layout.x.tolist(), layout.y.tolist(), strict=True)]
         self.colours = colours
@@ -197,7 +209,8 @@ class NodeBatchItem(QGraphicsItem):
 
 
 class EdgeBatchItem(QGraphicsItem):
-    """Draws a batch of edges as curves, labelled close up; nothing when far out (the node blocks
+    """Draws a batch of edges along their routes (curves between rows, straight through the
+    passages of the rows they skip), labelled close up; nothing when far out (the node blocks
     say it all there). Curves are built on first paint, so opening a huge graph builds only what
     is on screen."""
 
@@ -207,10 +220,11 @@ class EdgeBatchItem(QGraphicsItem):
         self.edges = edges
         ir = geometry.ir
         src, dst = ir.edge_src[edges], ir.edge_dst[edges]
-        xs = np.concatenate([geometry.x[src], geometry.x[dst]])
         ys = np.concatenate([geometry.y[src], geometry.y[dst]])
-        self._bounds = QRectF(float(xs.min()) - 2, float(ys.min()),
-                              float(xs.max() - xs.min()) + 124, float(ys.max() - ys.min()) + 16)
+        left = float(geometry.edge_left[edges].min())
+        right = float(geometry.edge_right[edges].max())
+        self._bounds = QRectF(left - 2, float(ys.min()),
+                              right - left + 124, float(ys.max() - ys.min()) + 16)
         self.path: QPainterPath | None = None
         self.labels: list[tuple[QPointF, str, float]] = []  # (where, tensor, room in pixels)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
@@ -218,18 +232,25 @@ class EdgeBatchItem(QGraphicsItem):
 
     def _build(self) -> QPainterPath:
         ir = self.geometry.ir
-        x, y = self.geometry.x, self.geometry.y
-        half = NODE_HEIGHT / 2
+        routes = self.geometry.routes
         path = QPainterPath()
         labelled: set[tuple[int, str]] = set()
         for e in self.edges.tolist():
-            s, d = int(ir.edge_src[e]), int(ir.edge_dst[e])
-            start = QPointF(float(x[s]), float(y[s]) + half)
-            end = QPointF(float(x[d]), float(y[d]) - half)
-            bend = max(20.0, (end.y() - start.y()) * 0.4)
+            s = int(ir.edge_src[e])
+            points = routes.points(e)
+            start = QPointF(*points[0])
             path.moveTo(start)
-            path.cubicTo(QPointF(start.x(), start.y() + bend),
-                         QPointF(end.x(), end.y() - bend), end)
+            for (x1, y1), (x2, y2) in pairwise(points):
+                if x1 == x2:  # a passage through a row, or straight down
+                    path.lineTo(x2, y2)
+                elif y2 > y1:
+                    # Vertical tangents with the control points inside the piece's box: the curve
+                    # stays in the gap between the rows, clear of every node.
+                    bend = (y2 - y1) * 0.45
+                    path.cubicTo(QPointF(x1, y1 + bend), QPointF(x2, y2 - bend),
+                                 QPointF(x2, y2))
+                else:  # up, to a node on a cycle (a malformed model or groups in a loop)
+                    path.cubicTo(QPointF(x1, y1 + 20), QPointF(x2, y2 - 20), QPointF(x2, y2))
             if (s, ir.edge_tensor[e]) not in labelled:  # a tensor is labelled once, at its source
                 labelled.add((s, ir.edge_tensor[e]))
                 self.labels.append((QPointF(start.x() + 4, start.y() + 12), ir.edge_tensor[e],

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from edgestudio.core.model.edge_routes import EdgeRoutes, route_edges
 from edgestudio.core.model.graph_ir import GraphIR, TensorInfo, build_graph_ir
 from edgestudio.core.model.groups import GroupTree, grouped_ir
 from edgestudio.core.model.layout import Layout, layered_layout
@@ -38,13 +39,14 @@ from edgestudio.gui.properties_panel import PropertiesPanel
 @dataclass
 class LaidOut:
     """A layout's result: the flat graph and its groups (kept for the next opening), the
-    groups open, the graph as drawn and where its nodes go."""
+    groups open, the graph as drawn, where its nodes go and the routes of its edges."""
 
     flat: GraphIR
     tree: GroupTree
     opened: set[str]
     ir: GraphIR
     layout: Layout
+    routes: EdgeRoutes
 
 
 def _layout_work(graph: onnx.GraphProto, fold_constants: bool,
@@ -62,8 +64,10 @@ def _layout_work(graph: onnx.GraphProto, fold_constants: bool,
         shown = (set(tree.groups) if not grouped
                  else opened if opened is not None else tree.first_view())
         ir = flat if shown >= set(tree.groups) else grouped_ir(flat, tree, shown)
-        return LaidOut(flat, tree, shown, ir, layered_layout(
-            ir.node_count, ir.edge_src, ir.edge_dst, progress=progress, cancelled=cancelled))
+        layout = layered_layout(ir.node_count, ir.edge_src, ir.edge_dst, progress=progress,
+                                cancelled=cancelled)
+        return LaidOut(flat, tree, shown, ir, layout, route_edges(layout, ir.edge_src,
+                                                                  ir.edge_dst))
 
     return work
 
@@ -111,6 +115,8 @@ class GraphPanel(QWidget):
         self._generation = 0
         self._shapes_asked = False
         self._shapes: TensorShapes | None = None  # inferred once, applied to every layout
+        self._layout_note = ""
+        self.shapes_note = ""  # what the status says of shapes: inferring, or why there are none
 
         self.view = GraphView()
         self.properties = PropertiesPanel(model_path.parent if model_path else Path("."))
@@ -283,7 +289,7 @@ class GraphPanel(QWidget):
         self.flat, self.tree, self.opened = result.flat, result.tree, result.opened
         self.ir = ir
         self.layout_result = layout
-        self.view.set_graph(ir, layout)
+        self.view.set_graph(ir, layout, result.routes)
         self.properties.set_graph(ir, self.graph)
         self.stack.setCurrentWidget(self.view)
         note = f" · {len(layout.cyclic)} nodes on a cycle" if len(layout.cyclic) else ""
@@ -291,10 +297,8 @@ class GraphPanel(QWidget):
             note += f" · {ir.folded_count:,} constants folded"
         if ir.members:
             note += f" · {len(ir.members):,} groups closed"
-        self.status.setText(f"{len(self.graph.node):,} nodes{note}")
-        self.status.setToolTip("Nodes in the graph; constants folded into the nodes that use "
-                               "them are drawn as C badges (tick 'Constants as nodes' to see "
-                               "them)." if ir.folded_count else "")
+        self._layout_note = f"{len(self.graph.node):,} nodes{note}"
+        self._show_status()
         kept, self._keep_selection = self._keep_selection, None
         if kept is not None:
             self.select_by_name(kept)
@@ -304,7 +308,23 @@ class GraphPanel(QWidget):
         self.ready.emit()
         if self.model_path is not None and not self._shapes_asked:
             self._shapes_asked = True  # the main graph of a file: ask for every tensor's shape
+            self.shapes_note = "shapes: inferring…"
+            self._show_status()
             self.shapes_requested.emit(ShapesRecipe(model=str(self.model_path)))
+
+    def _show_status(self) -> None:
+        """The bar's status: node count, what is folded and closed, and where shapes stand."""
+        text = self._layout_note + (f" · {self.shapes_note}" if self.shapes_note else "")
+        self.status.setText(text)
+        tips = []
+        if self.ir is not None and self.ir.folded_count:
+            tips.append("Nodes in the graph; constants folded into the nodes that use them are "
+                        "drawn as C badges (tick 'Constants as nodes' to see them).")
+        if self.shapes_note:
+            tips.append("Edges are labelled with the shapes the model declares; the others "
+                        "show their tensor's name until shape inference (a background job) "
+                        "has given them theirs." if self._shapes is None else self.shapes_note)
+        self.status.setToolTip("\n".join(tips))
 
     def _on_layout_failed(self, exc: Exception) -> None:
         message = ("Layout cancelled." if isinstance(exc, CancelledError)
@@ -329,6 +349,8 @@ class GraphPanel(QWidget):
     def show_shapes(self, shapes: TensorShapes) -> None:
         """Every tensor's inferred type and shape (the shape-inference job's result)."""
         self._shapes = shapes
+        self.shapes_note = ""
+        self._show_status()
         if self.ir is None:
             return
         for name, (dtype, shape) in shapes.items():
@@ -337,6 +359,12 @@ class GraphPanel(QWidget):
         self.view.viewport().update()
         if self.view.selected >= 0:
             self.properties.show_node(self.view.selected)
+
+    def shapes_failed(self, message: str) -> None:
+        """Shape inference gave nothing: the labels keep the declared shapes, the bar says why."""
+        self.shapes_note = "shapes: only those the model declares"
+        self._show_status()
+        self.status.setToolTip(f"Shape inference did not finish: {message}")
 
     # ----- search and selection ---------------------------------------------------------------
     def focus_search(self) -> None:

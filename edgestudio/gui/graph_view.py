@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from edgestudio.core.model.edge_routes import EdgeRoutes
 from edgestudio.core.model.graph_ir import GraphIR, NodeKind
 from edgestudio.core.model.layout import Layout
 from edgestudio.core.verdicts import sqnr_bands
@@ -53,6 +54,8 @@ from edgestudio.gui.graph_items import (
 MISSING_COLOUR = QColor("#d6d6d6")
 READABLE_SCALE = 0.75  # below this node labels get too small to read
 MINIMAP_STRIP = 186  # pixels beside the graph for the minimap, when it is shown
+MINIMAP_SIZE = 170
+MINIMAP_MIN_GRAPH = 360  # the graph keeps at least this many pixels across for the minimap
 # A perceptually ordered ramp (viridis stops) for scalar overlays.
 _RAMP = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]
 
@@ -156,7 +159,7 @@ class Minimap(QWidget):
         super().__init__(view)
         self.setObjectName("minimap")
         self.view = view
-        self.setFixedSize(170, 170)
+        self.setFixedSize(MINIMAP_SIZE, MINIMAP_SIZE)
         self._pixmap = QPixmap()
         self._scene_rect = QRectF()
 
@@ -249,12 +252,13 @@ class GraphView(QGraphicsView):
         self._auto_fit = True  # keep fitting on resize until the user navigates
 
     # ----- content -------------------------------------------------------------------------
-    def set_graph(self, ir: GraphIR, layout: Layout) -> None:
-        """Replace the shown graph (builds the batched items on this, the UI, thread)."""
+    def set_graph(self, ir: GraphIR, layout: Layout, routes: EdgeRoutes | None = None) -> None:
+        """Replace the shown graph (builds the batched items on this, the UI, thread; the edges'
+        ``routes`` are computed here when the caller did not compute them off it)."""
         self._scene.clear()
         self.ir = ir
         self._base_colours = default_colours(ir)
-        self.geometry_ = GraphGeometry(ir, layout, list(self._base_colours))
+        self.geometry_ = GraphGeometry(ir, layout, list(self._base_colours), routes)
         nodes, edges = build_items(self.geometry_)
         for item in [*edges, *nodes]:
             self._scene.addItem(item)
@@ -326,11 +330,19 @@ class GraphView(QGraphicsView):
         takes a strip beside the graph instead of covering it."""
         scene_rect = self._scene.itemsBoundingRect()
         visible = self.mapToScene(self.viewport().rect()).boundingRect()
-        shown = (self.minimap_wanted and self.ir is not None
+        # A small window keeps its width for the graph: no minimap where the strip would leave
+        # the graph less than MINIMAP_MIN_GRAPH pixels, a smaller one where it is short.
+        inner = self.width() - 2 * self.frameWidth()
+        room = inner - MINIMAP_STRIP >= MINIMAP_MIN_GRAPH and self.height() >= 120
+        shown = (self.minimap_wanted and self.ir is not None and room
                  and not visible.contains(scene_rect))
         strip = MINIMAP_STRIP if shown else 0
         if self.viewportMargins().right() != strip:
             self.setViewportMargins(0, 0, strip, 0)
+        side = min(MINIMAP_SIZE, self.height() - 2 * self.frameWidth() - 16)
+        if shown and self.minimap.width() != side:
+            self.minimap.setFixedSize(side, side)
+            self.minimap.render_scene()
         self.minimap.setVisible(shown)
         self._place_overlays()
         self.minimap.update()
@@ -416,7 +428,7 @@ class GraphView(QGraphicsView):
         super().resizeEvent(event)
         if self._auto_fit and self.ir is not None:
             self.fit()
-        self._place_overlays()
+        self._update_minimap()
 
     # ----- selection -----------------------------------------------------------------------------
     def node_at(self, viewport_pos: QPointF) -> int | None:

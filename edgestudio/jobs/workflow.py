@@ -172,9 +172,12 @@ class Workflow:
         elif ok and isinstance(recipe, BenchRecipe):
             assert job.report is not None
             document.set_latency(latency_of(job.report.details))
-        elif ok and isinstance(recipe, ShapesRecipe):
-            assert job.report is not None
-            document.set_tensor_shapes(shapes_of(job.report.details))
+        elif isinstance(recipe, ShapesRecipe):
+            if ok:
+                assert job.report is not None
+                document.set_tensor_shapes(shapes_of(job.report.details))
+            else:
+                document.fail_tensor_shapes(job.error or job.state.value)
         elif ok and isinstance(recipe, ProfileRecipe):
             assert job.report is not None
             document.set_profile(profile_of(job.report.details, job.report.warnings))

@@ -230,3 +230,62 @@ def test_groups_open_close_and_carry_overlays(qtbot, window: MainWindow, tmp_pat
     panel.groups_toggle.setChecked(False)
     qtbot.waitUntil(lambda: panel.is_ready and panel.ir is not None and not panel.ir.members,
                     timeout=30_000)
+
+
+def test_small_windows_keep_their_width_for_the_graph(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from tests.graph_builders import transformer_like
+
+    ir = build_graph_ir(transformer_like(3000).graph)
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(900, 700)
+    view.show()
+    view.set_graph(ir, layered_layout(ir.node_count, ir.edge_src, ir.edge_dst))
+    view.centre_on_node(100)
+    assert view.minimap.isVisible() and view.viewportMargins().right() > 0
+    view.resize(480, 400)  # a small window: the strip would leave the graph under 360 px
+    qtbot.waitUntil(lambda: not view.minimap.isVisible())
+    assert view.viewportMargins().right() == 0
+    view.resize(900, 160)  # short: a smaller minimap, still inside the view
+    qtbot.waitUntil(lambda: view.minimap.isVisible())
+    assert view.minimap.geometry().bottom() < view.height()
+    assert view.minimap.geometry().left() >= view.viewport().geometry().right()
+
+
+def test_edges_go_round_the_nodes_they_skip(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from tests.core.test_edge_routes import crossings
+
+    ir = build_graph_ir(models.silu_detector().graph)
+    layout = layered_layout(ir.node_count, ir.edge_src, ir.edge_dst)
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(700, 600)
+    view.show()
+    view.set_graph(ir, layout)
+    geometry = view.geometry_
+    assert geometry is not None and crossings(ir, layout, geometry.routes) == []
+    view.centre_on_node(ir.index_of("sigmoid0") or 0)
+    view.viewport().repaint()
+    # each edge batch paints within bounds that hold its detours
+    for item in view.scene().items():
+        edges = getattr(item, "edges", None)
+        if edges is None:
+            continue
+        assert item.path is not None  # built by the paint
+        assert item.boundingRect().contains(item.path.boundingRect())
+
+
+def test_status_says_while_shapes_are_inferred(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = models.save(models.silu_detector(), tmp_path / "silu.onnx")
+    panel = GraphPanel(onnx.load(str(path)).graph, path)
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.shapes_requested, timeout=30_000):
+        pass
+    assert panel.is_ready
+    assert "shapes: inferring…" in panel.status.text()
+    panel.show_shapes({"c0": ("float32", [1, 4, 8, 8])})
+    assert "shapes" not in panel.status.text()
+    assert panel.ir is not None and panel.ir.tensor_info["c0"].text() == "float32[1, 4, 8, 8]"
+    panel.shapes_failed("the worker crashed")
+    assert "only those the model declares" in panel.status.text()
+    assert "the worker crashed" in panel.status.toolTip()

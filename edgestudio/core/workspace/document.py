@@ -91,6 +91,7 @@ class ModelDocument:
     tune_recorded = Signal(object)  # a tune's summary (dict: goal, candidates, winner)
     extra_model_added = Signal(str)  # a model worth benchmarking beside this one (a run's output)
     tensor_shapes_changed = Signal(object)  # {tensor: (dtype, shape)} from shape inference
+    tensor_shapes_failed = Signal(str)  # why shape inference gave nothing (declared shapes stay)
     restored = Signal()  # everything was replaced (a workspace was opened): render it all again
 
     def __init__(self, path: Path, summary: dict[str, Any] | None = None,
@@ -135,6 +136,10 @@ class ModelDocument:
         """Every tensor's inferred ``(dtype, shape)``, for the graph's labels and properties."""
         self.tensor_shapes = shapes
         self.tensor_shapes_changed.emit(shapes)
+
+    def fail_tensor_shapes(self, message: str) -> None:
+        """Shape inference did not finish (``message`` says why); the declared shapes stay."""
+        self.tensor_shapes_failed.emit(message)
 
     # ----- quantization --------------------------------------------------------------------------
     def set_excluded(self, nodes: set[str] | frozenset[str]) -> None:
