@@ -39,6 +39,17 @@ def _load(a: Path, b: Path) -> Callable[[Callable[[float], None], Callable[[], b
     return work
 
 
+def _where(panel: GraphPanel, name: str) -> str:
+    """How the node called ``name`` is drawn on ``panel``: itself, or folded into its reader."""
+    flat = panel.flat
+    if flat is not None and name in flat.folded_names:
+        reader = flat.index_of(name)
+        if reader is not None:
+            return (f"folded into {flat.op_types[reader]} {flat.names[reader]} (its C badge), "
+                    "selected")
+    return "selected"
+
+
 class CompareView(QWidget):
     """Model A (left) and model B (right) with their differences.
 
@@ -65,10 +76,18 @@ class CompareView(QWidget):
         self.list = QListWidget()
         self.list.setObjectName("differences")
         self.list.currentRowChanged.connect(self._difference_chosen)
+        self.detail = QLabel("")  # where the chosen difference is shown
+        self.detail.setObjectName("difference_detail")
+        self.detail.setWordWrap(True)
+        below = QWidget()
+        below_layout = QVBoxLayout(below)
+        below_layout.setContentsMargins(0, 0, 0, 0)
+        below_layout.addWidget(self.detail)
+        below_layout.addWidget(self.list, 1)
         body = QSplitter(Qt.Orientation.Vertical)
         body.addWidget(self.graphs)
-        body.addWidget(self.list)
-        body.setSizes([640, 180])
+        body.addWidget(below)
+        body.setSizes([560, 180])
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(body, 1)
@@ -88,12 +107,11 @@ class CompareView(QWidget):
 
     def _on_loaded(self, loaded: Loaded) -> None:
         self.result, model_a, model_b = loaded
-        self.left = GraphPanel(model_a.graph, self.a)
-        self.right = GraphPanel(model_b.graph, self.b)
+        self.left = GraphPanel(model_a.graph, self.a, compact=True)
+        self.right = GraphPanel(model_b.graph, self.b, compact=True)
         for panel in (self.left, self.right):
             panel.ready.connect(self._colour)
             panel.properties.hide()  # two graphs need the width; the list says what differs
-            panel.minimap_toggle.setChecked(False)
             self.graphs.addWidget(panel)
         self.left.node_selected.connect(lambda i: self._follow(self.left, self.right, i))
         self.right.node_selected.connect(lambda i: self._follow(self.right, self.left, i))
@@ -147,13 +165,17 @@ class CompareView(QWidget):
             return
         d = self.result.differences[row]
         self._syncing = True
+        shown = []
         try:
-            if d.node_a and self.left is not None:
-                self.left.select_by_name(d.node_a)
-            if d.node_b and self.right is not None:
-                self.right.select_by_name(d.node_b)
+            for name, panel, side in ((d.node_a, self.left, "left"),
+                                      (d.node_b, self.right, "right")):
+                if name and panel is not None:
+                    found = panel.select_by_name(name)
+                    shown.append(f"{side}: {_where(panel, name) if found else 'not drawn'}")
         finally:
             self._syncing = False
+        self.detail.setText(html.escape(d.text) + (" — " + "; ".join(shown) if shown else
+                                                   " — not a node: nothing to select"))
 
     def step(self, delta: int) -> None:
         """Go to the next (or previous) difference."""

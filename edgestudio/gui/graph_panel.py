@@ -95,8 +95,12 @@ class GraphPanel(QWidget):
     shapes_requested = Signal(object)  # a ShapesRecipe for the window's job queue
 
     def __init__(self, graph: onnx.GraphProto, model_path: Path | None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, compact: bool = False) -> None:
+        """``compact``: one of two graphs side by side (the Compare window): a narrower bar,
+        the status on its own line, no minimap box (M still shows it), and no shape-inference
+        job asked for (the labels show the shapes the model declares)."""
         super().__init__(parent)
+        self.compact = compact
         self.setObjectName("graph_panel")
         self.graph = graph
         self.model_path = model_path
@@ -171,8 +175,14 @@ class GraphPanel(QWidget):
         bar.addWidget(whole)
         bar.addWidget(self.groups_toggle)
         bar.addWidget(self.constants_toggle)
-        bar.addWidget(self.minimap_toggle)
-        bar.addWidget(self.status)
+        if compact:
+            self.search.setPlaceholderText("Find (Ctrl+F)")
+            self.constants_toggle.setText("Constants")
+            self.minimap_toggle.setChecked(False)
+            self.minimap_toggle.hide()
+        else:
+            bar.addWidget(self.minimap_toggle)
+            bar.addWidget(self.status)
 
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
@@ -199,6 +209,8 @@ class GraphPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(bar)
+        if compact:
+            layout.addWidget(self.status)
         layout.addWidget(splitter, 1)
 
         for keys, slot in (("Ctrl+F", self.focus_search), ("F3", self.next_hit),
@@ -306,7 +318,7 @@ class GraphPanel(QWidget):
         if self._shapes is not None:
             self.show_shapes(self._shapes)
         self.ready.emit()
-        if self.model_path is not None and not self._shapes_asked:
+        if self.model_path is not None and not self._shapes_asked and not self.compact:
             self._shapes_asked = True  # the main graph of a file: ask for every tensor's shape
             self.shapes_note = "shapes: inferring…"
             self._show_status()
@@ -404,8 +416,13 @@ class GraphPanel(QWidget):
     def select_by_name(self, name: str) -> bool:
         """Select (and centre) the node called ``name``; the way other views drive the graph.
 
-        A node inside closed groups opens them first (laid out again, then selected).
+        A node inside closed groups opens them first (laid out again, then selected); a folded
+        constant node (a Cast of a weight) selects the node that reads it.
         """
+        if self.flat is not None and name in self.flat.folded_names:
+            consumer = self.flat.index_of(name)
+            if consumer is not None:
+                name = self.flat.names[consumer]
         if self.ir is not None and self.tree is not None and self.flat is not None \
                 and name in self.ir.hidden and self.opened is not None:
             flat_index = self.flat.index_of(name)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from edgestudio.gui.main_window import MainWindow
 from edgestudio.resources import SAMPLE_MODEL
+from tests import models
 from tests.models import quantized_sample
 
 
@@ -44,4 +45,45 @@ def test_compare_run_colours_the_quantized_side_by_sqnr(qtbot, window: MainWindo
                           sqnr={"/features/features.0/Conv": 35.0})
     qtbot.waitUntil(lambda: view.is_ready, timeout=30_000)
     assert view.right is not None and "SQNR" in view.right.view.legend.label.text()
+    view.close()
+
+
+def _fp16_weights_behind_a_cast(path: Path) -> Path:
+    """The conv model with its weight stored as float16 and a Cast to float32 before the Conv
+    (what a float16 conversion keeping float32 inputs writes): a folded constant chain."""
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = models.conv_relu_gemm()
+    weight = next(t for t in model.graph.initializer if t.name == "conv.w")
+    half = numpy_helper.from_array(numpy_helper.to_array(weight).astype(np.float16), "conv.w16")
+    model.graph.initializer.remove(weight)
+    model.graph.initializer.append(half)
+    model.graph.node.insert(0, helper.make_node("Cast", ["conv.w16"], ["conv.w"],
+                                                name="conv.w_cast", to=onnx.TensorProto.FLOAT))
+    return models.save(model, path)
+
+
+def test_compare_window_fits_a_small_screen_and_shows_a_folded_difference(  # type: ignore[no-untyped-def]
+        qtbot, window: MainWindow, tmp_path: Path) -> None:
+    a = models.save(models.conv_relu_gemm(), tmp_path / "a.onnx")
+    b = _fp16_weights_behind_a_cast(tmp_path / "b.onnx")
+    view = window.compare(a, b)
+    qtbot.waitUntil(lambda: view.is_ready, timeout=30_000)
+    assert view.minimumSizeHint().width() <= 1280 and view.minimumSizeHint().height() <= 720
+    view.resize(1280, 720)
+    assert view.width() == 1280
+    assert view.result is not None and view.left is not None and view.right is not None
+    # N steps to the first difference (the Conv's weight now computed by a Cast), then to the
+    # inserted Cast itself, folded on the right into the Conv it feeds: selected and said
+    right = view.right
+    view.step(1)
+    assert view.result.differences[view.list.currentRow()].kind == "weight"
+    assert right.ir is not None and right.ir.names[right.view.selected] == "conv"
+    view.step(1)
+    assert view.result.differences[view.list.currentRow()].node_b == "conv.w_cast"
+    assert right.ir.names[right.view.selected] == "conv"
+    assert "folded into Conv conv (its C badge)" in view.detail.text()
+    view.grab().save(str(tmp_path / "compare_small.png"))
     view.close()

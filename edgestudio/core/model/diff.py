@@ -165,15 +165,17 @@ def diff_models(path_a: str | Path, path_b: str | Path,
                                      ("output", list(a.output), list(b.output))):
         specs_a = {v.name: value_spec(v) for v in values_a}
         specs_b = {v.name: value_spec(v) for v in values_b}
-        for name in specs_a.keys() - specs_b.keys():
-            add(Difference(Change.REMOVED, side, f"{side} {name} {specs_a[name].shape_text()}"))
-        for name in specs_b.keys() - specs_a.keys():
-            add(Difference(Change.INSERTED, side, f"{side} {name} {specs_b[name].shape_text()}"))
+        for name in sorted(specs_a.keys() - specs_b.keys()):
+            add(Difference(Change.REMOVED, side, f"{side} {name} {specs_a[name].shape_text()}",
+                           name))  # the graph draws an input or output as a node of its name
+        for name in sorted(specs_b.keys() - specs_a.keys()):
+            add(Difference(Change.INSERTED, side, f"{side} {name} {specs_b[name].shape_text()}",
+                           None, name))
         for name in sorted(specs_a.keys() & specs_b.keys()):
             ta = f"{specs_a[name].dtype} {specs_a[name].shape_text()}"
             tb = f"{specs_b[name].dtype} {specs_b[name].shape_text()}"
             if ta != tb:
-                add(Difference(Change.CHANGED, side, f"{side} {name}: {ta} → {tb}"))
+                add(Difference(Change.CHANGED, side, f"{side} {name}: {ta} → {tb}", name, name))
 
     matched = match_nodes(a, b)
     names_a, names_b = _names(a), _names(b)
