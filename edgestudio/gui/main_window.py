@@ -132,6 +132,7 @@ class MainWindow(QMainWindow):
         self.jobs_dock.setWidget(self.jobs_panel)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.jobs_dock)
         self.jobs_dock.hide()
+        self._jobs_dock_sized = False
 
         self._build_menus()
         self.statusBar().showMessage("Ready")
@@ -396,9 +397,19 @@ class MainWindow(QMainWindow):
         """The workflow's way to start a job: the window's queue, the Jobs panel shown."""
         job = self.jobs.submit(recipe, background=background)
         if not background and not isinstance(recipe, InputsRecipe):  # finding inputs is quiet
-            self.jobs_dock.show()
+            self.show_jobs_dock()
             self.statusBar().showMessage(f"Started: {recipe.title()}", 5000)
         return job
+
+    def show_jobs_dock(self) -> None:
+        """Show the Jobs panel; the first time, a fifth of the window high (Qt's default
+        gave it a third, leaving the panels above two table rows)."""
+        first = self.jobs_dock.isHidden() and not self._jobs_dock_sized
+        self.jobs_dock.show()
+        if first:
+            self._jobs_dock_sized = True
+            self.resizeDocks([self.jobs_dock], [max(150, self.height() // 5)],
+                             Qt.Orientation.Vertical)
 
     def submit(self, recipe: Recipe) -> Job:
         """Run ``recipe`` in the background and show the Jobs panel.

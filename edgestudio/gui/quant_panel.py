@@ -119,9 +119,12 @@ class QuantPanel(QWidget):
         self.weight_plot.setObjectName("weight_plot")
         self.weight_plot.getPlotItem().setLabel("bottom", "weight value")
         self.weight_plot.getPlotItem().setLabel("left", "count")
-        weights_tab = QSplitter(Qt.Orientation.Vertical)
+        # Side by side, as the activations: the table keeps the tab's whole height for its rows
+        # (stacked, a Jobs dock below left it two).
+        weights_tab = QSplitter(Qt.Orientation.Horizontal)
         weights_tab.addWidget(self.weights)
         weights_tab.addWidget(self.weight_plot)
+        weights_tab.setSizes([600, 500])
 
         plot_box = QWidget()
         pb = QVBoxLayout(plot_box)

@@ -46,6 +46,7 @@ def test_form_shows_only_valid_options_and_explains_rules(qtbot, window: MainWin
 def test_quantize_analyze_select_exclude_requantize_compare(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
                                                            tmp_path: Path) -> None:
     model = _sample_copy(tmp_path)
+    window.resize(1280, 720)
     open_and_wait(qtbot, window, model)
     doc = window.current_document()
     assert doc is not None
@@ -58,6 +59,15 @@ def test_quantize_analyze_select_exclude_requantize_compare(qtbot, window: MainW
     run = panel.runs[0]
     qtbot.waitUntil(lambda: run.analysis is not None or run.error is not None, timeout=120_000)
     assert run.analysis is not None, run.error
+    # the Jobs dock came up a fifth of the window high, and the weights table shows its rows
+    assert window.jobs_dock.isVisible() and window.jobs_dock.height() <= 720 // 4
+    doc.show_panel("quantization")
+    panel.tabs.setCurrentIndex(1)
+    qtbot.waitExposed(panel.weights)
+    rows = min(panel.weights.rowCount(), 6)
+    assert rows >= 4 and panel.weights.viewport().height() >= \
+        rows * panel.weights.verticalHeader().defaultSectionSize()
+    panel.tabs.setCurrentIndex(0)
     assert Path(run.output or "").exists()
     assert panel.history.item(0, 2).text() == "analysed"
     assert len(panel._bars) == len([r for r in run.analysis.layers if r.sqnr_db is not None])
