@@ -141,7 +141,11 @@ def run(args: argparse.Namespace) -> int:
                       len(c.recipe.exclude), figure(c.goal_value, ".4g"),
                       "yes" if c.met else "", figure(c.latency_ms, ".3f"),
                       figure(None if c.quant_bytes is None else c.quant_bytes / 1024, ".1f"),
-                      c.error or c.why] for c in tuner.candidates],
+                      c.error or c.why] for c in tuner.candidates]
+                    + [["float", "float32 (the reference)", "", "", "",
+                        figure(tuner.float_latency_ms, ".3f"),
+                        figure(tuner.float_bytes / 1024, ".1f"),
+                        "measured beside the candidates"]],
                     title=f"{len(tuner.candidates)} candidates, goal {goal.text()}, "
                           f"objective {settings.objective}", numeric=(0, 2, 3, 5, 6))
         if winner is None:

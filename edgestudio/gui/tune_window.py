@@ -98,6 +98,12 @@ class TuneWindow(QWidget):
         self.samples.setRange(0, 1_000_000)
         self.samples.setValue(64)
         self.samples.setSpecialValueText("all")
+        self.samples.setToolTip("At most this many samples of the data for calibration and "
+                                "evaluation ('all': every one)")
+        self.samples_note = QLabel("")
+        self.samples_note.setObjectName("samples_note")
+        self.samples_note.setStyleSheet("color: #666")
+        self.data.edit.textChanged.connect(self._data_changed)
         self.modes = {m: QCheckBox(label) for m, label in
                       (("qdq", "static QDQ"), ("dynamic", "dynamic"))}
         for box in self.modes.values():
@@ -119,7 +125,8 @@ class TuneWindow(QWidget):
         form.addRow("Minimise:", self.objective)
         form.addRow("Latency on:", self._row(self.provider, QLabel("threads"), self.threads))
         form.addRow("Data:", self.data)
-        form.addRow("Samples:", self.samples)
+        form.addRow("Samples:", self._row(self.samples, self.samples_note))
+        self._data_changed(self.data.path())
         form.addRow("Try:", self._row(*self.modes.values(), self.exclusions))
         form.addRow("Budget:", self._row(self.budget, QLabel("candidates, at most"),
                                          self.minutes, QLabel("minutes")))
@@ -153,6 +160,11 @@ class TuneWindow(QWidget):
                               "latency, the point's size the model's.")
         self.scatter = pg.ScatterPlotItem()
         self.scatter.sigClicked.connect(self._point_clicked)
+        # The float model as the plot's reference: a vertical line at its latency (or size); its
+        # accuracy is what the candidates are measured against, so it has no height.
+        self.float_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(
+            "#616161", width=1.5, style=Qt.PenStyle.DotLine), label="",
+            labelOpts={"position": 0.92, "color": "#424242", "anchors": [(0, 0.5), (0, 0.5)]})
         self.table = results_table(COLUMNS, "candidates_table")
         self.table.itemSelectionChanged.connect(self._row_selected)
         body = QSplitter(Qt.Orientation.Horizontal)
@@ -164,6 +176,15 @@ class TuneWindow(QWidget):
         layout.addLayout(buttons)
         layout.addWidget(self.status)
         layout.addWidget(body, 1)
+
+    def _data_changed(self, text: str) -> None:
+        """``synthetic:N`` carries its own count, which is what is used: say so, and take the
+        Samples box out of play instead of showing a number that does nothing."""
+        own = text.strip().split(":")
+        counted = own[0] == "synthetic" and len(own) > 1 and own[1].strip().isdigit()
+        self.samples.setEnabled(not counted)
+        self.samples_note.setText(f"{int(own[1])} synthetic samples, as the data says"
+                                  if counted else "")
 
     @staticmethod
     def _row(*widgets: QWidget) -> QWidget:
@@ -241,6 +262,8 @@ class TuneWindow(QWidget):
         show_values(self.plot)
         item = self.plot.getPlotItem()
         item.addItem(self.scatter)
+        item.addItem(self.float_line)
+        self.float_line.hide()
         item.addItem(pg.InfiniteLine(pos=settings.goal.threshold, angle=0, pen=pg.mkPen(
             MET, width=1, style=Qt.PenStyle.DashLine)))
         item.setLabel("left", {"sqnr": "output SQNR (dB)", "top1_drop": "top-1 drop (points)",
@@ -347,6 +370,13 @@ class TuneWindow(QWidget):
             brush=[pg.mkBrush(MET if c.met else NOT_MET) for c in done],
             pen=[pg.mkPen(WINNER, width=3) if c is winner else pg.mkPen("#424242")
                  for c in done])
+        reference = (self.tuner.float_latency_ms if latency
+                     else self.tuner.float_bytes / 1024)
+        if reference is not None:
+            self.float_line.setPos(reference)
+            self.float_line.label.setText(
+                f"float32: {reference:.3g} ms" if latency else f"float32: {reference:,.0f} KiB")
+        self.float_line.setVisible(reference is not None)
 
     # ----- choosing ----------------------------------------------------------------------------
     def _point_clicked(self, _item: object, points: list[object]) -> None:

@@ -200,6 +200,7 @@ def tuner_summary(tuner: Tuner) -> dict[str, Any]:
             "provider": s.provider, "threads": s.threads,
             "winner": winner.number if winner else None, "met": bool(winner and winner.met),
             "tied": [c.number for c in tuner.latency_ties()],
+            "float": {"bytes": tuner.float_bytes, "latency_ms": tuner.float_latency_ms},
             "data": s.data.describe() if s.data is not None else None,
             "candidates": [c.summary() for c in tuner.candidates]}
 
@@ -232,6 +233,10 @@ class Tuner:
         self._ties: tuple[tuple[tuple[int, float | None], ...], list[Candidate]] | None = None
         self.started = time.monotonic()
         self.model_hash = file_hash(Path(settings.model))
+        # The float model, for the Pareto plot's reference: its size (as the quantize job counts
+        # it), and its latency measured in every benchmark beside the candidates.
+        self.float_bytes = Path(settings.model).stat().st_size
+        self.float_latency_ms: float | None = None
         self.earlier, self.resume_note = _earlier_candidates(settings, self.model_hash)
         self.finished = False
         self.cancelled = False
@@ -378,6 +383,9 @@ class Tuner:
             self.bench = None
             rows = ({row.model: row for row in latency_of(job.report.details).rows}
                     if job.state is JobState.SUCCEEDED and job.report is not None else {})
+            reference = rows.get(str(self.settings.model))
+            if reference is not None and reference.ok and reference.median_ms is not None:
+                self.float_latency_ms = reference.median_ms
             for candidate in candidates:
                 candidate.latency = rows.get(str(candidate.recipe.output))
                 if candidate.latency is not None and not candidate.latency.ok:
@@ -390,7 +398,8 @@ class Tuner:
         if self.waiting_bench and not self.steps and self.bench is None:
             candidates, self.waiting_bench = self.waiting_bench, []
             s = self.settings
-            job = Job(BenchRecipe(models=tuple(str(c.recipe.output) for c in candidates),
+            models = (str(s.model), *(str(c.recipe.output) for c in candidates))
+            job = Job(BenchRecipe(models=models,
                                   providers=(s.provider,), threads=(s.threads,), warmup=5,
                                   runs=s.bench_runs, seed=s.seed))
             job.start()

@@ -21,6 +21,11 @@ def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path
     assert tune is not None and tune.data.path().endswith("digits_eval.npz")
     # a window of its own, but Qt's child: deleted on the GUI thread, never by the collector
     assert tune.parent() is window and tune.isWindow()
+    # a synthetic count in the data says how many samples: the Samples box is out of play
+    tune.data.edit.setText("synthetic:16")
+    assert not tune.samples.isEnabled() and "16 synthetic samples" in tune.samples_note.text()
+    tune.data.edit.setText(str(tmp_path / SAMPLE_EVALUATION.name))
+    assert tune.samples.isEnabled() and not tune.samples_note.text()
     tune.goal.setText("sqnr>=99 dB")
     assert not tune.start() and "goal reads" in tune.status.text()
     tune.goal.setText("sqnr>=30")
@@ -29,6 +34,10 @@ def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path
     assert tune.start()
     qtbot.waitUntil(lambda: tune.tuner is not None and tune.tuner.finished, timeout=240_000)
     assert tune.table.rowCount() == 3 and len(tune.scatter.data) == 3
+    # the float model's latency is drawn as the reference line, labelled
+    assert tune.float_line.isVisible() and tune.tuner.float_latency_ms is not None
+    assert tune.float_line.value() == tune.tuner.float_latency_ms
+    assert tune.float_line.label.toPlainText().startswith("float32: ")
     assert "Best: #" in tune.status.text() and tune.keep_button.isEnabled()
     tune.resize(1200, 760)
     tune.grab().save(str(tmp_path / "tune.png"))

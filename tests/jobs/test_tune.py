@@ -65,6 +65,9 @@ def test_a_tune_finds_a_recipe_that_meets_its_goal(model: Path) -> None:
         winner.latency.samples_ms, fastest.latency.samples_ms).slower
     assert winner in tuner.latency_ties()
     assert (winner.quant_bytes or 0) == min(c.quant_bytes or 0 for c in tuner.latency_ties())
+    # the float model was measured beside the candidates: the plot's reference
+    assert tuner.float_latency_ms is not None and tuner.float_latency_ms > 0
+    assert tuner.float_bytes == model.stat().st_size
     tuner.cleanup()
     assert not tuner.folder.exists()
 
@@ -136,6 +139,8 @@ def test_the_cli_prints_the_candidates_and_keeps_the_winner(model: Path, tmp_pat
     assert "winner: #" in done.stdout and out.stat().st_size > 0
     data = json.loads(report.read_text())
     assert data["met"] and len(data["candidates"]) == 3
+    assert data["float"]["latency_ms"] > 0 and data["float"]["bytes"] == model.stat().st_size
+    assert "float32 (the reference)" in done.stdout
     bad = subprocess.run([sys.executable, "-m", "edgestudio", "tune", str(model), "--data",
                           str(model), "--goal", "fast"], capture_output=True, text=True)
     assert bad.returncode == 2 and "goal reads" in bad.stderr
