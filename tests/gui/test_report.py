@@ -23,6 +23,7 @@ class Sections(HTMLParser):
         self.ids: list[str] = []
         self.images: list[str] = []
         self.text = ""
+        self.chunks: list[str] = []  # each cell's or paragraph's text apart
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
@@ -33,6 +34,7 @@ class Sections(HTMLParser):
 
     def handle_data(self, data: str) -> None:
         self.text += data
+        self.chunks.append(data)
 
 
 def test_report_has_every_section(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -63,3 +65,22 @@ def test_report_has_every_section(qtbot, window: MainWindow, tmp_path: Path) -> 
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["summary"]["nodes"] == 11
     assert data["quantization"][0]["layers"] and data["latency"][0]["median_ms"] > 0
+    # every value formatted for a person: no Python reprs, long floats or snake_case keys
+    import re
+
+    text = parser.text
+    assert "{'" not in text and "['" not in text
+    assert not [c for c in parser.chunks if re.search(r"\d\.\d{7,}", c)]
+    assert not re.findall(r"\b(output_sqnr_db|float_top1|size_bytes|worst_layer)\b", text)
+    assert "Output SQNR (dB)" in text and "Conv ×3" in text and "188.0 KiB" in text
+    assert "image (input)" in text and "[batch, 1, 8, 8]" in text
+
+
+def test_values_are_formatted_for_a_person() -> None:
+    from edgestudio.core.workspace.report import for_a_person
+
+    assert for_a_person(35.60582606984567) == "35.6"
+    assert for_a_person(47530) == "47,530"
+    assert for_a_person({"ai.onnx": 17, "ai.onnx.ml": 3}) == "ai.onnx 17, ai.onnx.ml 3"
+    assert for_a_person(None) == "—" and for_a_person(True) == "yes"
+    assert for_a_person(["a", 1.23456]) == "a, 1.23"

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from edgestudio.core.formatting import human_bytes
 from edgestudio.core.paths import write_atomically
-from edgestudio.core.quant.quant_runs import QuantRun
+from edgestudio.core.quant.quant_runs import COMPARE_ROWS, QuantRun, RunSummary
 from edgestudio.core.results import Latency, Profile, to_json
 from edgestudio.core.verdicts import verdict_html
 from edgestudio.core.workspace.charts import latency_chart, sqnr_chart
@@ -62,12 +64,57 @@ def report_from_document(document: ModelDocument) -> ReportData:
                       profile=document.profile, charts=charts, tunes=list(document.tunes))
 
 
+def for_a_person(value: Any) -> str:
+    """A value as the GUI would show it: numbers to 3 significant figures (integers with
+    thousands separators), yes/no, lists joined, mappings as ``key value`` pairs; never a
+    Python repr."""
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return "—" if value != value else f"{value:.3g}"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} {for_a_person(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(for_a_person(v) for v in value)
+    return str(value)
+
+
 def _e(value: Any) -> str:
-    return html.escape("—" if value is None else str(value))
+    return html.escape(for_a_person(value))
+
+
+def _shape(dims: Any) -> str:
+    """``['batch', 3, 224, 224]`` -> ``[batch, 3, 224, 224]``; no shape -> ``unknown``."""
+    if dims is None:
+        return "unknown"
+    return "[" + ", ".join(str(d) for d in dims) + "]"
+
+
+def _op_counts(counts: Mapping[str, int]) -> str:
+    """Operator types by how often they occur: ``Conv ×3, Relu ×4`` (most first)."""
+    return ", ".join(f"{op} ×{n}" for op, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def _run_rows(summary: RunSummary) -> list[list[str]]:
+    """A run's headline figures, labelled and formatted as the Quantization tab's comparison."""
+    rows = []
+    for key, label, spec in COMPARE_ROWS:
+        value = getattr(summary, key)
+        if key == "size_bytes":
+            text = "—" if value is None else human_bytes(value) + (
+                f" (float {human_bytes(summary.float_bytes)})" if summary.float_bytes else "")
+            rows.append(["Size", text])
+            continue
+        rows.append([label, "—" if value is None else spec.format(value)])
+    return rows
 
 
 def _table(headers: list[str], rows: list[list[Any]]) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -84,14 +131,18 @@ def _fmt(value: Any, spec: str) -> str:
 def render_html(data: ReportData) -> str:
     """The report as one HTML document with a section per topic (ids from :data:`SECTIONS`)."""
     s = data.summary
-    io_rows = [[t["name"], t["dtype"], t["shape"]] for t in s.get("inputs", [])]
-    io_rows += [[t["name"], t["dtype"], t["shape"]] for t in s.get("outputs", [])]
-    facts: list[list[Any]] = [["File", s.get("path")], ["Size (bytes)", s.get("file_size")],
-             ["IR version", s.get("ir_version")], ["Opsets", s.get("opset_imports")],
-             ["Producer", f"{s.get('producer_name', '')} {s.get('producer_version', '')}"],
-             ["Nodes", s.get("nodes")], ["Parameters", s.get("parameters")],
-             ["Operator types", s.get("op_types")], ["Problems", "; ".join(s.get("problems", []))
-                                                      or "none"]]
+    io_rows = [[f"{t['name']} (input)", t["dtype"], _shape(t["shape"])]
+               for t in s.get("inputs", [])]
+    io_rows += [[f"{t['name']} (output)", t["dtype"], _shape(t["shape"])]
+                for t in s.get("outputs", [])]
+    size = s.get("file_size")
+    facts: list[list[Any]] = [
+        ["File", s.get("path")], ["Size", human_bytes(size) if size is not None else None],
+        ["IR version", s.get("ir_version")], ["Opsets", s.get("opset_imports")],
+        ["Producer", f"{s.get('producer_name', '')} {s.get('producer_version', '')}".strip()],
+        ["Nodes", s.get("nodes")], ["Parameters", s.get("parameters")],
+        ["Operator types", _op_counts(s.get("op_types") or {})],
+        ["Problems", "; ".join(s.get("problems", [])) or "none"]]
     parts = [f"<h1>{_e(data.title)}</h1>",
              '<section id="summary"><h2>Model</h2>', _table(["", ""], facts),
              "<h3>Inputs and outputs</h3>", _table(["Name", "Type", "Shape"], io_rows),
@@ -122,7 +173,7 @@ def render_html(data: ReportData) -> str:
     for run in data.quant_runs:
         summary = run.summary()
         parts += [f"<h3>Run #{summary.run}: {_e(summary.mode)} ({_e(summary.state)})</h3>",
-                  _table(["Metric", "Value"], [[k, v] for k, v in to_json(summary).items()])]
+                  _table(["", "Value"], _run_rows(summary))]
         verdict = run.analysis.verdict if run.analysis else None
         if verdict:
             parts.append(f"<p>{verdict_html(verdict)}</p>")
@@ -137,11 +188,11 @@ def render_html(data: ReportData) -> str:
         said = ("meets the goal" if tune.get("met") else "is the closest; none meets it")
         parts += [f"<h3>Auto-tune: goal {_e(tune.get('goal'))}, minimising "
                   f"{_e(tune.get('objective'))} — best #{_e(winner)} {said}</h3>",
-                  _table(["#", "How", "Goal figure", "Meets", "Median (ms)", "Size (bytes)",
-                          "Command"],
+                  _table(["#", "How", "Goal figure", "Meets", "Median (ms)", "Size", "Command"],
                          [[c["number"], c.get("error") or c["why"], _fmt(c["goal_value"], ".4g"),
                            "yes" if c["met"] else "", _fmt(c["latency_ms"], ".3f"),
-                           c["quant_bytes"], c["command"]] for c in tune["candidates"]])]
+                           None if c.get("quant_bytes") is None else human_bytes(c["quant_bytes"]),
+                           c["command"]] for c in tune["candidates"]])]
     parts.append("</section>")
 
     parts.append('<section id="latency"><h2>Latency</h2>')
