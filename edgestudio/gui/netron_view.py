@@ -44,6 +44,19 @@ Object.defineProperty(document, 'cookie', {
 });
 """
 
+# Netron writes shapes between U+3008 and U+3009, which the usual Linux fonts lack: our small
+# font (resources/fonts/make_brackets_font.py) goes first in Netron's font stacks for exactly
+# those code points; every other character keeps Netron's fonts.
+BRACKETS_FONT = "edgestudio-brackets.ttf"
+_NETRON_FONTS = ('-apple-system, BlinkMacSystemFont, "Segoe WPC", "Segoe UI", "Ubuntu", '
+                 '"Droid Sans", sans-serif, "PingFang SC"')
+BRACKETS_STYLE = (
+    "<style>@font-face { font-family: 'EdgeStudio Brackets'; "
+    f"src: url('{BRACKETS_FONT}') format('truetype'); unicode-range: U+3008-3009, U+2026; }}"
+    "body, button, .sidebar, .node-item text, .node-argument > text, .edge-label "
+    f"{{ font-family: 'EdgeStudio Brackets', {_NETRON_FONTS} !important; }}</style>"
+)
+
 _available: bool | None = None
 # Profiles stay referenced here until their page is gone (Python would otherwise free a profile
 # as soon as its NetronView is collected, possibly before the page).
@@ -86,6 +99,10 @@ def _web_classes() -> tuple[type, type, type]:
                 data = self._index
             elif path == f"model/{view.model_path.name}":
                 data = view.model_path.read_bytes()
+            elif path == BRACKETS_FONT:
+                from edgestudio.resources import ROOT
+
+                data = (ROOT / "fonts" / BRACKETS_FONT).read_bytes()
             elif "/" not in path and (self._root / path).is_file():
                 data = (self._root / path).read_bytes()
             if data is None or view is None:
@@ -180,14 +197,16 @@ def prepare_web_engine() -> bool:
 
 
 def rewritten_index(html: str, model_name: str, today: dt.datetime | None = None) -> str:
-    """Netron's index.html with version 0.0.0, today's date, and our model as its file."""
+    """Netron's index.html with version 0.0.0, today's date, our model as its file, and the
+    font for the brackets it writes shapes between."""
     now = (today or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%d %H:%M:%S")
     html = re.sub(r'<meta name="version" content="[^"]*">', '<meta name="version" content="0.0.0">',
                   html)
     html = re.sub(r'<meta name="date" content="[^"]*">', f'<meta name="date" content="{now}">',
                   html)
     file_meta = f'<meta name="file" content="model/{model_name}">'
-    return html.replace('<meta charset="utf-8">', f'<meta charset="utf-8">\n{file_meta}', 1)
+    html = html.replace('<meta charset="utf-8">', f'<meta charset="utf-8">\n{file_meta}', 1)
+    return html.replace("</head>", f"{BRACKETS_STYLE}\n</head>", 1)
 
 
 class NetronView(QWidget):

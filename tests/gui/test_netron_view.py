@@ -60,6 +60,19 @@ def test_netron_tab_shows_the_model_offline(qtbot, window: MainWindow, sample_mo
         qtbot.wait(200)
     assert nodes >= 11
     assert f"model/{sample_model.name}" in view.served
+    # the brackets Netron writes shapes between come from our font, loaded (no missing glyphs)
+    assert _js(qtbot, view, "document.fonts.load(\"11px 'EdgeStudio Brackets'\", '\\u3008')"
+                            ".then(() => 0); 1") == 1
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and netron_view.BRACKETS_FONT not in view.served:
+        qtbot.wait(100)
+    assert netron_view.BRACKETS_FONT in view.served
+    loaded_font = _js(qtbot, view, "document.fonts.check(\"11px 'EdgeStudio Brackets'\", "
+                                   "'\\u3008\\u3009')")
+    assert loaded_font is True
+    family = str(_js(qtbot, view, "getComputedStyle(document.querySelector("
+                                  "'.node-item text')).fontFamily"))
+    assert family.startswith('"EdgeStudio Brackets"')
     classes = str(_js(qtbot, view, "document.body.className"))
     assert "notification" not in classes  # no consent banner, no "please update"
     assert view.blocked_requests == []
