@@ -1,11 +1,18 @@
 """Regenerate the README screenshots (``make screenshots``), offscreen.
 
-Drives the real window: opens the sample, selects a node, opens the Convert form, runs jobs.
+Every view is reached the way a user can reach it from a shell: the runs are made by the
+command line with ``--workspace`` (quantize, analyze, bench, profile), and each picture is
+``edgestudio W --screenshot PNG --panel …`` (``--select``, ``--open-group``, ``--compare``,
+``--dialog``). Only the pictures of work in progress — an auto-tune as it finishes, the Jobs panel
+with a crashed and a hung job — drive the window in this process, because no saved state holds
+them.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -14,20 +21,79 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "docs" / "screenshots"
+SAMPLES = REPO / "resources" / "samples"
+MINILM = REPO / ".realmodels" / "minilm_l6_v2.onnx"
 sys.path.insert(0, str(REPO))
 
 
-def main() -> None:
+def edgestudio(folder: Path, *args: str) -> None:
+    """Run one command in ``folder``; stop on failure (a broken screenshot is a broken view)."""
+    done = subprocess.run([sys.executable, "-m", "edgestudio", *args], cwd=folder,
+                          capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "XDG_CONFIG_HOME": str(folder / "config")})
+    if done.returncode != 0:
+        raise SystemExit(f"edgestudio {' '.join(args)} failed ({done.returncode}):\n"
+                         f"{done.stderr[-2000:]}")
+
+
+def shoot(folder: Path, name: str, *args: str) -> None:
+    """``edgestudio ARGS --screenshot docs/screenshots/NAME``."""
+    edgestudio(folder, *args, "--screenshot", str(OUT / name))
+    print(f"  {name}")
+
+
+def from_the_command_line(folder: Path) -> None:
+    """Every view a saved workspace can show."""
+    for f in SAMPLES.glob("digits_*"):
+        shutil.copy(f, folder / f.name)
+    model, w = "digits_cnn.onnx", "digits.edgestudio.json"
+    synthetic = "digits_check.edgestudio.json"
+    # A run analysed on synthetic data: a pipeline check, no verdict, neutral shades.
+    edgestudio(folder, "quantize", model, "-o", "digits_check.onnx", "--calib",
+               "digits_calib.npz", "--workspace", synthetic)
+    edgestudio(folder, "analyze", model, "digits_check.onnx", "--data", "synthetic:8",
+               "--workspace", synthetic)
+    shoot(folder, "quantization_synthetic.png", "--workspace", synthetic, "--panel",
+          "quantization")
+    # The same model judged on held-out digits, benchmarked and profiled.
+    edgestudio(folder, "quantize", model, "-o", "digits_qdq.onnx", "--calib",
+               "digits_calib.npz", "--per-channel", "--workspace", w)
+    edgestudio(folder, "analyze", model, "digits_qdq.onnx", "--data", "digits_eval.npz",
+               "--workspace", w)
+    edgestudio(folder, "bench", model, "digits_qdq.onnx", "--threads", "1,2", "--runs", "200",
+               "--workspace", w)
+    edgestudio(folder, "profile", model, "--runs", "20", "--workspace", w)
+    shoot(folder, "summary.png", "--workspace", w)
+    shoot(folder, "graph.png", model, "--panel", "graph", "--select",
+          "/features/features.3/Conv")
+    shoot(folder, "netron.png", model, "--panel", "netron")
+    shoot(folder, "convert.png", model, "--dialog", "convert")
+    shoot(folder, "quantization.png", "--workspace", w, "--panel", "quantization")
+    shoot(folder, "weights.png", "--workspace", w, "--panel", "quantization/weights")
+    shoot(folder, "graph_sqnr.png", "--workspace", w, "--panel", "graph")
+    shoot(folder, "compare.png", model, "--compare", "digits_qdq.onnx")
+    shoot(folder, "performance.png", "--workspace", w, "--panel", "performance/latency")
+    shoot(folder, "profile.png", "--workspace", w, "--panel", "performance/per-op-profile")
+    shoot(folder, "edge_cloud.png", "--workspace", w, "--panel", "performance/edge-vs-cloud")
+    if MINILM.exists():  # a real transformer (make realmodels): its inputs and its blocks
+        shoot(folder, "inputs.png", str(MINILM), "--panel", "inputs")
+        shoot(folder, "graph_groups.png", str(MINILM), "--panel", "graph")
+        shoot(folder, "graph_group_open.png", str(MINILM), "--panel", "graph",
+              "--open-group", "layer.3")
+    else:
+        shoot(folder, "inputs.png", model, "--panel", "inputs")
+
+
+def work_in_progress(folder: Path) -> None:
+    """An auto-tune as it finishes and the Jobs panel with failures: driven in this process."""
     from PySide6.QtCore import QSettings
 
     from edgestudio.core.recipes import ConvertRecipe, DiagnosticRecipe
     from edgestudio.gui.app import create_application, release_window
     from edgestudio.gui.main_window import MainWindow
-    from edgestudio.resources import SAMPLE_MODEL
 
     app = create_application()
-    tmp = Path(tempfile.mkdtemp())
-    window = MainWindow(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat))
     window.resize(1280, 820)
     window.show()
 
@@ -37,140 +103,30 @@ def main() -> None:
             app.processEvents()
             time.sleep(0.02)
 
-    window.open_model(SAMPLE_MODEL)
-    spin(20, lambda: bool(window.documents()) and window.documents()[0].is_ready)
-    doc = window.documents()[0]
-    spin(0.5)
-    window.grab().save(str(OUT / "summary.png"))
-
-    doc.show_panel("graph")
-    doc.graph_panel.select_by_name("/features/features.3/Conv")
-    spin(3)  # shape inference arrives from its worker
-    window.grab().save(str(OUT / "graph.png"))
-
-    doc.show_panel("netron")
-    spin(6)
-    window.grab().save(str(OUT / "netron.png"))
-
-    doc.show_panel("summary")
-    dialog = window.show_convert_form()
-    assert dialog is not None
-    dialog.opset_box.setChecked(True)
-    dialog.opset.setValue(11)
-    dialog.set_new_dim("image", 0, "1")
-    dialog.set_new_dim("logits", 0, "1")
-    spin(0.3)
-    dialog.grab().save(str(OUT / "convert.png"))
-    dialog.reject()
-
-    from edgestudio.core.inputs.data_source import DataSource
-    from edgestudio.core.quant.quant_recipes import QuantRecipe
-    from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION
-
-    # A run analysed on synthetic data first: a pipeline check, no verdict, neutral shades.
-    check = window.start_quantization(
-        doc, QuantRecipe(model=str(SAMPLE_MODEL), output=str(tmp / "digits_check.onnx"),
-                         mode="qdq", calib=DataSource("npz", str(SAMPLE_CALIBRATION))),
-        DataSource("synthetic", samples=8))
-    spin(120, lambda: check.analysis is not None or check.error is not None)
-    doc.show_panel("quantization")
-    spin(0.5)
-    window.grab().save(str(OUT / "quantization_synthetic.png"))
-    run = window.start_quantization(
-        doc, QuantRecipe(model=str(SAMPLE_MODEL), output=str(tmp / "digits_qdq.onnx"), mode="qdq",
-                         per_channel=True, calib=DataSource("npz", str(SAMPLE_CALIBRATION))),
-        DataSource("npz", str(SAMPLE_EVALUATION)))
-    spin(120, lambda: run.analysis is not None or run.error is not None)
-    doc.show_panel("quantization")
-    doc.quant_panel.history.selectRow(1)
-    doc.quant_panel.choose_bar(0)
-    doc.quant_panel.weights.selectRow(0)
-    spin(0.5)
-    window.grab().save(str(OUT / "quantization.png"))
-    doc.quant_panel.tabs.setCurrentIndex(1)
-    spin(0.3)
-    doc.quant_panel.grab().save(str(OUT / "weights.png"))
-    doc.quant_panel.tabs.setCurrentIndex(0)
-    doc.show_panel("graph")
-    spin(0.5)
-    window.grab().save(str(OUT / "graph_sqnr.png"))
-    tune = window.show_tune()
-    assert tune is not None
-    tune.resize(1200, 760)
-    tune.budget.setValue(5)
-    tune.goal.setText("sqnr>=40")
-    tune.start()
-    spin(240, lambda: tune.tuner is not None and tune.tuner.finished)
-    spin(0.5)
-    tune.grab().save(str(OUT / "tune.png"))
-    tune.close()
-    compare = window.compare_run(doc, run)
-    assert compare is not None
-    compare.resize(1400, 820)
-    spin(30, lambda: compare.is_ready)
-    compare.step(1)
-    spin(0.5)
-    compare.grab().save(str(OUT / "compare.png"))
-    compare.close()
-    from edgestudio.core.perf.bench_recipes import BenchRecipe, ProfileRecipe
-
-    perf = doc.perf_panel
-    bench = window.workflow.submit(BenchRecipe(
-        models=(str(SAMPLE_MODEL), str(tmp / "digits_qdq.onnx")), threads=(1, 2), runs=200))
-    spin(120, lambda: bench.state.is_final)
-    spin(0.5)
-    doc.show_panel("performance")
-    spin(0.5)
-    window.grab().save(str(OUT / "performance.png"))
-    profile = window.workflow.submit(ProfileRecipe(model=str(SAMPLE_MODEL), runs=20))
-    spin(120, lambda: profile.state.is_final)
-    spin(0.5)
-    perf.grab().save(str(OUT / "profile.png"))
-    perf.tabs.setCurrentIndex(2)
-    spin(0.3)
-    perf.grab().save(str(OUT / "edge_cloud.png"))
-    doc.show_panel("summary")
-
-    # The Inputs tab on a real text encoder when the corpus is cached (make realmodels), whose
-    # token ids must stay below its embedding tables; else on the sample.
-    minilm = REPO / ".realmodels" / "minilm_l6_v2.onnx"
-    window.open_model(minilm if minilm.exists() else SAMPLE_MODEL)
-    spin(60, lambda: window.current_document() is not None
-         and window.current_document().is_ready)
-    text_doc = window.current_document()
-    text_doc.show_panel("inputs")  # the first look finds the inputs in a background job
-    spin(60, lambda: text_doc.inputs_panel.state in ("verified", "failed"))
-    window.jobs_dock.hide()
-    spin(0.3)
-    window.grab().save(str(OUT / "inputs.png"))
-    if minilm.exists():  # a real transformer's graph: blocks closed, then one opened
-        text_doc.show_panel("graph")
-        graph = text_doc.graph_panel
-        spin(30, lambda: graph.is_ready)
-        graph.view.fit_all()
-        spin(0.5)
-        window.grab().save(str(OUT / "graph_groups.png"))
-        layer = next(g for g in graph.ir.members if "layer.3" in graph.ir.names[g])
-        graph.open_group(graph.ir.names[layer])
-        spin(30, lambda: graph.is_ready)
-        spin(0.5)
-        window.grab().save(str(OUT / "graph_group_open.png"))
-        # Auto-tune on the real encoder, where default static QDQ loses the output entirely.
+    model = folder / "digits_cnn.onnx"
+    for path, goal, budget, data, name in (
+            (model, "sqnr>=40", 5, None, "tune.png"),
+            (MINILM, "sqnr>=20", 7, "synthetic:16", "tune_minilm.png")):
+        if not path.exists():
+            continue
+        window.open_model(path)
+        spin(60, lambda: window.current_document() is not None
+             and window.current_document().is_ready)
         tune = window.show_tune()
         assert tune is not None
         tune.resize(1200, 760)
-        tune.data.edit.setText("synthetic:16")
-        tune.goal.setText("sqnr>=20")
-        tune.budget.setValue(7)
+        if data:
+            tune.data.edit.setText(data)
+        tune.goal.setText(goal)
+        tune.budget.setValue(budget)
         tune.start()
-        spin(600, lambda: tune.tuner is not None and tune.tuner.finished)
+        spin(600, lambda t=tune: t.tuner is not None and t.tuner.finished)  # type: ignore[misc]
         spin(0.5)
-        tune.grab().save(str(OUT / "tune_minilm.png"))
+        tune.grab().save(str(OUT / name))
+        print(f"  {name}")
         tune.close()
-    window.tabs.setCurrentIndex(0)
-    doc.show_panel("summary")
 
-    jobs = [window.submit(ConvertRecipe(model=str(SAMPLE_MODEL), output=str(tmp / "d18.onnx"),
+    jobs = [window.submit(ConvertRecipe(model=str(model), output=str(folder / "d18.onnx"),
                                         opset=18)),
             window.submit(DiagnosticRecipe(action="crash")),
             window.submit(DiagnosticRecipe(action="hang"))]
@@ -180,10 +136,17 @@ def main() -> None:
     window.jobs_panel.table.selectRow(0)
     spin(0.2)
     window.grab().save(str(OUT / "jobs.png"))
-
+    print("  jobs.png")
     window.jobs.shutdown()
     window.close()
     release_window(window)
+
+
+def main() -> None:
+    folder = Path(tempfile.mkdtemp(prefix="edgestudio-screenshots-"))
+    print(f"screenshots into {OUT}:")
+    from_the_command_line(folder)
+    work_in_progress(folder)
     print(f"screenshots written to {OUT}")
 
 

@@ -16,6 +16,7 @@ from edgestudio.cli.job_ui import (
 )
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
+from edgestudio.cli.workspace_option import add_workspace_option
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
 from edgestudio.core.quant.quant_runs import write_layers_csv
 from edgestudio.core.recipe_options import add_options, values_from_args
@@ -44,6 +45,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="relative tolerance of the outputs' allclose (default %(default)g)")
     p.add_argument("--top", type=int, default=15, help="print the N worst layers (default 15)")
     add_json_option(p, "the full report")
+    add_workspace_option(p)
     p.add_argument("--csv", metavar="TABLE", help="write the per-layer table as CSV")
     p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
     p.set_defaults(func=run, make_recipe=recipe_from_args)

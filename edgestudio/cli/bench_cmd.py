@@ -15,6 +15,7 @@ from edgestudio.cli.job_ui import (
 )
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
+from edgestudio.cli.workspace_option import add_workspace_option
 from edgestudio.core.perf.bench_recipes import OPT_LEVELS, BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.perf.providers import resolve_provider, short_name
 from edgestudio.core.results import LatencyRow, latency_of, profile_of, providers_of
@@ -68,6 +69,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="measure on these devices (`edgestudio device add`); 'local' is this "
                    "machine, e.g. local,pi5 side by side (default: this machine)")
     add_json_option(p, "the results")
+    add_workspace_option(p)
     p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
     p.set_defaults(func=run_bench, make_recipe=bench_recipe_from_args)
 
@@ -89,6 +91,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     q.add_argument("--top", type=int, default=15,
                    help="print the N slowest nodes (default %(default)s)")
     add_json_option(q, "the profile")
+    add_workspace_option(q)
     q.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
     q.set_defaults(func=run_profile, make_recipe=profile_recipe_from_args)
 

@@ -11,6 +11,7 @@ from typing import Any, TextIO, TypeVar
 
 from edgestudio.cli.json_option import STDOUT, add_json_option, write_json
 from edgestudio.cli.output import JobProgress
+from edgestudio.cli.workspace_option import record_job, workspace_problems
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.parsing import parse_data_source, parse_floats, parse_shape
 from edgestudio.core.recipes import Recipe, Tolerance
@@ -139,6 +140,7 @@ def problems_before_start(recipe: Recipe, args: argparse.Namespace) -> list[str]
     Checked before any worker starts, so nothing runs for minutes and then fails."""
     found = [f"{path} does not exist." for path in recipe.input_paths()
              if path and not Path(path).exists()]
+    found += workspace_problems(args, recipe)
     report = getattr(args, "json", None)
     if report and report != STDOUT:
         folder = Path(report).absolute().parent
@@ -173,6 +175,7 @@ def execute_job(recipe: Recipe, args: argparse.Namespace,
     progress.done()
     if getattr(args, "json", None):
         _write_json(args.json, job)
+    record_job(args, job)
     if job.state is JobState.SUCCEEDED and job.report is not None:
         if show_report:
             print_report(job.report, with_warnings=False)  # warnings were shown while it ran

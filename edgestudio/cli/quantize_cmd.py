@@ -6,6 +6,7 @@ import argparse
 
 from edgestudio.cli.job_ui import add_data_args, add_input_args, data_source, execute, input_fields
 from edgestudio.cli.json_option import add_json_option
+from edgestudio.cli.workspace_option import add_workspace_option
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.recipe_options import add_options, values_from_args
 
@@ -26,6 +27,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add_input_args(p)
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     add_json_option(p, "the report")
+    add_workspace_option(p)
     p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
     p.set_defaults(func=run, make_recipe=recipe_from_args)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from edgestudio.cli.job_ui import add_data_args, add_input_args, data_source, input_fields
 from edgestudio.cli.json_option import add_json_option, write_json
 from edgestudio.cli.output import print_table
+from edgestudio.cli.workspace_option import add_workspace_option, record_tune
 from edgestudio.core.errors import EdgeStudioError
 
 
@@ -60,6 +61,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("-o", "--output", help="write the winner's model here")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     add_json_option(p, "every candidate")
+    add_workspace_option(p)
     p.set_defaults(func=run)
 
 
@@ -166,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"written to {tuner.keep(winner, args.output)}")
         if args.json:
             write_json(args.json, tuner_summary(tuner))
+        record_tune(args, tuner_summary(tuner))
     finally:
         tuner.cleanup()
     return 0 if winner is not None and winner.met else 1

@@ -1,19 +1,22 @@
-"""Starting the Qt application: ``edgestudio [MODEL ...] [--screenshot PNG]``."""
+"""Starting the Qt application: ``edgestudio [MODEL ...] [--screenshot PNG [--panel …]]``."""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QEvent, QTimer, Signal
 from PySide6.QtGui import QFileOpenEvent, QIcon
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from edgestudio import __version__
+from edgestudio.gui.document_view import DocumentView
 from edgestudio.gui.file_handoff import InstanceServer, send_to_running_instance
 from edgestudio.gui.main_window import MainWindow
+from edgestudio.gui.screenshot_plan import ScreenshotPlan
 from edgestudio.jobs import warm
 
 SCREENSHOT_SETTLE_MS = 400  # let layouts and plots paint once more before grabbing
@@ -57,38 +60,132 @@ def create_application(argv: Sequence[str] | None = None) -> QApplication:
     return app
 
 
-def take_screenshot_when_ready(window: MainWindow, out: str, panel: str) -> None:
-    """Save a PNG of ``window`` once every pending model is loaded and drawn, then quit."""
+SCREENSHOT_TIMEOUT_S = 300  # background work that never settles: say so instead of hanging
+
+
+def take_screenshot_when_ready(window: MainWindow, plan: ScreenshotPlan) -> None:
+    """Save a PNG as ``plan`` says once every model is loaded, laid out and its background work
+    (shapes, the inputs search, Netron's drawing) has finished, then quit: 0 when saved, 2 when
+    a name in the plan is not there (the right names are listed), 1 when it could not be
+    written or the work did not settle in time."""
+    started = time.monotonic()
+    target: list[QWidget] = [window]  # what is grabbed: the window, or a window it opened
+
+    def finish(code: int, message: str) -> None:
+        print(message, file=sys.stderr)
+        QApplication.exit(code)
 
     def grab() -> None:
-        ok = window.grab().save(out)
-        print(f"screenshot saved to {out}" if ok else f"could not write {out}", file=sys.stderr)
-        QApplication.exit(0 if ok else 1)
+        ok = target[0].grab().save(plan.path)
+        finish(0 if ok else 1, f"screenshot saved to {plan.path}" if ok
+               else f"could not write {plan.path}")
 
-    def when_drawn() -> None:
-        # Wait until every document's graph is laid out (and a Netron page has loaded), then let
-        # it paint once more; Netron draws its graph a while after its page has loaded.
+    def later(check: Callable[[], bool], then: Callable[[], None], what: str) -> None:
+        """Run ``then`` once ``check()`` holds, polling; give up after the timeout."""
+        def poll() -> None:
+            if check():
+                then()
+            elif time.monotonic() - started > SCREENSHOT_TIMEOUT_S:
+                finish(1, f"edgestudio: gave up waiting for {what}")
+            else:
+                QTimer.singleShot(50, poll)
+        poll()
+
+    def settled() -> bool:
         docs = [doc for doc in window.documents() if doc.is_loaded]
         netron = [doc.netron_view for doc in docs if doc.netron_view is not None]
-        if not all(doc.is_ready for doc in docs) or not all(v.is_settled() for v in netron):
-            QTimer.singleShot(50, when_drawn)
-            return
-        web = any(v.web is not None for v in netron)
-        QTimer.singleShot(NETRON_SETTLE_MS if web else SCREENSHOT_SETTLE_MS, grab)
+        shapes = [doc.graph_panel for doc in docs if doc.graph_panel.shapes_note.endswith("…")]
+        inputs = [doc for doc in docs if doc.panels.currentWidget() is doc.inputs_panel
+                  and doc.inputs_panel.state in ("unknown", "running")]
+        return (all(doc.is_ready for doc in docs) and all(v.is_settled() for v in netron)
+                and not shapes and not inputs)
 
-    def settled() -> None:
+    def when_drawn() -> None:
+        web = any(doc.netron_view is not None and doc.netron_view.web is not None
+                  and doc.panels.currentWidget() is doc.netron_holder
+                  for doc in window.documents())
+        later(settled, lambda: QTimer.singleShot(NETRON_SETTLE_MS if web
+                                                 else SCREENSHOT_SETTLE_MS, grab),
+              "the models' background work")
+
+    def compare(doc: DocumentView) -> None:
+        assert plan.compare is not None
+        view = window.compare(doc.path, Path(plan.compare))
+        view.resize(*plan.size)
+        target[0] = view
+
+        def ready() -> None:
+            view.step(1)  # on the first difference, selected on both sides
+            QTimer.singleShot(SCREENSHOT_SETTLE_MS, grab)
+        later(lambda: view.is_ready or (view.result is None and "Cannot" in
+              view.summary.text()), ready, "the comparison")
+
+    def dialog() -> None:
+        forms: dict[str, Callable[[], QWidget | None]] = {
+                 "convert": window.show_convert_form, "quantize": window.show_quantize_form,
+                 "export": window.show_export_form, "preferences": window.show_preferences,
+                 "tune": window.show_tune}
+        shown = forms[str(plan.dialog)]()
+        if shown is None:
+            finish(2, f"edgestudio: the {plan.dialog} form needs a model open")
+            return
+        target[0] = shown
+        QTimer.singleShot(SCREENSHOT_SETTLE_MS, grab)
+
+    def open_group(doc: DocumentView) -> None:
+        graph = doc.graph_panel
+        tree, ir = graph.tree, graph.ir
+        assert tree is not None and ir is not None
+        wanted = str(plan.open_group)
+        # a group's path, or its label as drawn, with or without its node count ("layer.3 (72)")
+        path = wanted if wanted in tree.groups else next(
+            (ir.names[i] for i, label in ir.group_labels.items()
+             if wanted in (label, label.rsplit(" (", 1)[0])), None)
+        if path is None:
+            closed = sorted(label.rsplit(" (", 1)[0] for label in ir.group_labels.values())
+            finish(2, f"no closed group '{wanted}'; groups: {', '.join(closed) or '(none)'}")
+            return
+        graph.open_group(path)
+        later(lambda: graph.is_ready and path in (graph.opened or ()), after_graph,
+              "the group to open")
+
+    def after_graph() -> None:
         doc = window.current_document()
-        if doc is not None and doc.is_loaded and not doc.show_panel(panel):
-            print(f"no panel '{panel}'; panels: {', '.join(doc.panel_names())}", file=sys.stderr)
+        assert doc is not None
+        if plan.select and not doc.graph_panel.select_by_name(plan.select):
+            finish(2, f"no node '{plan.select}' in {doc.path.name}")
+            return
         when_drawn()
 
+    def loaded() -> None:
+        doc = window.current_document()
+        if doc is None or not doc.is_loaded:
+            if plan.dialog == "preferences":
+                dialog()
+            else:
+                finish(1, "edgestudio: no model could be opened")
+            return
+        if plan.dialog:
+            dialog()
+            return
+        if plan.compare:
+            compare(doc)
+            return
+        doc.show_panel(plan.panel)  # the command line checked the name
+        if plan.open_group or plan.select:
+            later(lambda: doc.graph_panel.is_ready,
+                  lambda: open_group(doc) if plan.open_group else after_graph(), "the graph")
+            return
+        when_drawn()
+
+    window.resize(*plan.size)
     if window.loading:
-        window.loads_settled.connect(settled)
+        window.loads_settled.connect(loaded)
     else:
-        settled()
+        loaded()
 
 
-def run_app(models: Sequence[str], screenshot: str | None = None, panel: str = "summary",
+def run_app(models: Sequence[str], screenshot: ScreenshotPlan | None = None,
             new_window: bool = False, self_test: bool = False) -> int:
     """Open the main window with ``models``; return the exit code when it closes.
 
@@ -123,7 +220,7 @@ def run_app(models: Sequence[str], screenshot: str | None = None, panel: str = "
 
         start_self_test(window)
     elif screenshot:
-        take_screenshot_when_ready(window, screenshot, panel)
+        take_screenshot_when_ready(window, screenshot)
     code = int(app.exec())
     warm.stop_warm()
     if server is not None:

@@ -19,6 +19,7 @@ from edgestudio.gui.graph_panel import GraphPanel
 from edgestudio.gui.inputs_panel import InputsPanel
 from edgestudio.gui.model_loader import LoadedModel
 from edgestudio.gui.netron_view import NetronView
+from edgestudio.gui.panel_names import slug
 from edgestudio.gui.perf_panel import PerfPanel
 from edgestudio.gui.quant_panel import QuantPanel
 from edgestudio.gui.summary_panel import SummaryPanel
@@ -202,13 +203,26 @@ class DocumentView(QWidget):
             self.netron_view.shutdown()
 
     def panel_names(self) -> list[str]:
-        """Return the panel names in lower case (what ``--panel`` accepts)."""
-        return [self.panels.tabText(i).lower() for i in range(self.panels.count())]
+        """Return the names ``--panel`` accepts: each tab, and each tab inside one
+        (``performance/profile``), as :mod:`edgestudio.gui.panel_names` spells them."""
+        names = []
+        for i in range(self.panels.count()):
+            outer = slug(self.panels.tabText(i))
+            names.append(outer)
+            inner = getattr(self.panels.widget(i), "tabs", None)
+            if isinstance(inner, QTabWidget):
+                names += [f"{outer}/{slug(inner.tabText(k))}" for k in range(inner.count())]
+        return names
 
     def show_panel(self, name: str) -> bool:
-        """Bring the panel called ``name`` (case-insensitive) to the front; False if none."""
-        names = self.panel_names()
-        if name.lower() not in names:
+        """Bring the panel called ``name`` (case-insensitive; ``outer/inner`` for a tab inside
+        one) to the front; False if none."""
+        if name.lower() not in self.panel_names():
             return False
-        self.panels.setCurrentIndex(names.index(name.lower()))
+        outer, _, inner = name.lower().partition("/")
+        titles = [slug(self.panels.tabText(i)) for i in range(self.panels.count())]
+        self.panels.setCurrentIndex(titles.index(outer))
+        tabs = getattr(self.panels.currentWidget(), "tabs", None)
+        if inner and isinstance(tabs, QTabWidget):
+            tabs.setCurrentIndex([slug(tabs.tabText(k)) for k in range(tabs.count())].index(inner))
         return True

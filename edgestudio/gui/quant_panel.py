@@ -138,6 +138,7 @@ class QuantPanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(activations, "Activations")
         self.tabs.addTab(weights_tab, "Weights")
+        self.tabs.currentChanged.connect(self._tab_shown)
 
         self.worst_n = QSpinBox()
         self.worst_n.setRange(1, 1000)
@@ -152,8 +153,8 @@ class QuantPanel(QWidget):
         show_empty(self.plot, "Quantize this model (Tools › Quantize…, Ctrl+Shift+Q) with "
                               "evaluation data: the SQNR of every layer appears here, worst "
                               "first.")
-        show_empty(self.weight_plot, "Pick a weight above to see its values and quantization "
-                                     "grid.")
+        show_empty(self.weight_plot, "Pick a weight in the table to see its values and "
+                                     "quantization grid.")
         bottom = QHBoxLayout()
         bottom.addWidget(QLabel("Exclude the"))
         bottom.addWidget(self.worst_n)
@@ -395,6 +396,13 @@ class QuantPanel(QWidget):
         if self.current is not None:
             self.requantize_requested.emit((self.current, self.worst_nodes(self.worst_n.value())))
 
+    def _tab_shown(self, index: int) -> None:
+        """The Weights tab opens on its worst weight (rows are worst first) when none is
+        chosen, so its histogram says something at once."""
+        if self.tabs.widget(index) is not None and index == 1 and self.weights.rowCount() \
+                and not self.weights.selectedItems():
+            self.weights.selectRow(0)
+
     # ----- weights -----------------------------------------------------------------------------
     def _weight_selected(self) -> None:
         rows = {i.row() for i in self.weights.selectedItems()}
@@ -426,9 +434,11 @@ class QuantPanel(QWidget):
                 plot.addItem(pg.InfiniteLine(k * step, pen=pg.mkPen("#bbbbbb", width=1)))
         for x in (low, high):  # the clipping range a per-tensor MinMax scale covers
             plot.addItem(pg.InfiniteLine(x, pen=pg.mkPen("#d32f2f", width=2)))
-        plot.setTitle(f"{info.tensor}: S/2 per-tensor {info.per_tensor_bound:.3g}, "
-                      f"per-channel mean {info.per_channel_bound_mean:.3g}"
-                      f"{' (model is per-channel)' if info.per_channel else ''}")
+        # Two lines: the plot sits beside the table, narrower than the tab.
+        plot.setTitle(f"{html.escape(info.tensor)}<br>S/2 per-tensor "
+                      f"{info.per_tensor_bound:.3g}, per-channel mean "
+                      f"{info.per_channel_bound_mean:.3g}"
+                      f"{' (model is per-channel)' if info.per_channel else ''}", size="9pt")
 
     # ----- comparison and export ---------------------------------------------------------------
     def show_comparison(self) -> QDialog:

@@ -135,6 +135,12 @@ class Workflow:
         document.set_excluded(document.excluded | set(nodes))
         return self.quantize(document, run.with_more_excluded(nodes), run.analyze_on, run.metric)
 
+    def adopt(self, job: Job, document: ModelDocument, run: QuantRun | None = None) -> None:
+        """Follow a job someone else started (the command line's) for ``document`` (and its
+        quantization ``run``); :meth:`job_finished` then puts its outcome there as for a job
+        started here."""
+        self._routes[job.id] = _Route(document, run)
+
     def find_inputs(self, document: ModelDocument, recipe: InputsRecipe) -> Job:
         """Find the inputs ``document``'s model runs on."""
         return self.submit(recipe, document)
@@ -217,7 +223,7 @@ class Workflow:
     def _record(document: ModelDocument, job: Job) -> None:
         """Keep the job in the document's history if it read the document's model (the app's
         own shape inference is not part of the history)."""
-        if (str(document.path) not in job.recipe.input_paths()
+        if (document.path not in {Path(p).absolute() for p in job.recipe.input_paths() if p}
                 or isinstance(job.recipe, ShapesRecipe)):
             return
         report = job.report.to_dict() if job.report else {}
