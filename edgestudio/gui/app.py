@@ -94,7 +94,9 @@ def take_screenshot_when_ready(window: MainWindow, plan: ScreenshotPlan) -> None
     def settled() -> bool:
         docs = [doc for doc in window.documents() if doc.is_loaded]
         netron = [doc.netron_view for doc in docs if doc.netron_view is not None]
-        shapes = [doc.graph_panel for doc in docs if doc.graph_panel.shapes_note.endswith("…")]
+        # Shapes label the graph's edges: waited for where the graph is what is shown.
+        shapes = [doc.graph_panel for doc in docs if doc.graph_panel.shapes_note.endswith("…")
+                  and doc.panels.currentWidget() is doc.graph_panel]
         inputs = [doc for doc in docs if doc.panels.currentWidget() is doc.inputs_panel
                   and doc.inputs_panel.state in ("unknown", "running")]
         return (all(doc.is_ready for doc in docs) and all(v.is_settled() for v in netron)

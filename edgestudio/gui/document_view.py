@@ -60,7 +60,8 @@ class DocumentView(QWidget):
         document.inputs = input_memory.recall(loaded.path)
         self.summary_panel = SummaryPanel(loaded.summary)
         self.panels.addTab(self.summary_panel, "Summary")
-        self.graph_panel = GraphPanel(loaded.model.graph, loaded.path)
+        self.graph_panel = GraphPanel(loaded.model.graph, loaded.path,
+                                      constants=loaded.constants)
         self.graph_panel.subgraph_requested.connect(self.open_subgraph)
         self.panels.addTab(self.graph_panel, "Graph")
         self.inputs_panel = InputsPanel(document, loaded.model)

@@ -51,13 +51,14 @@ class LaidOut:
 
 def _layout_work(graph: onnx.GraphProto, fold_constants: bool,
                  known: tuple[GraphIR, GroupTree] | None, opened: set[str] | None,
-                 grouped: bool) -> Work:
+                 grouped: bool, constants: dict[int, str] | None = None) -> Work:
     """Build the IR, its groups and the layout of what is shown (on a pool thread), stopping
-    early when cancelled. ``known`` reuses the flat graph and groups of an earlier layout."""
+    early when cancelled. ``known`` reuses the flat graph and groups of an earlier layout;
+    ``constants`` the graph's constant-only nodes when the loader found them."""
 
     def work(progress: Callable[[float], None], cancelled: Callable[[], bool]) -> LaidOut:
         if known is None:
-            flat = build_graph_ir(graph, fold_constants=fold_constants)
+            flat = build_graph_ir(graph, fold_constants=fold_constants, constants=constants)
             tree = GroupTree.build(flat)
         else:
             flat, tree = known
@@ -95,12 +96,14 @@ class GraphPanel(QWidget):
     shapes_requested = Signal(object)  # a ShapesRecipe for the window's job queue
 
     def __init__(self, graph: onnx.GraphProto, model_path: Path | None,
-                 parent: QWidget | None = None, compact: bool = False) -> None:
+                 parent: QWidget | None = None, compact: bool = False,
+                 constants: dict[int, str] | None = None) -> None:
         """``compact``: one of two graphs side by side (the Compare window): a narrower bar,
         the status on its own line, no minimap box (M still shows it), and no shape-inference
         job asked for (the labels show the shapes the model declares)."""
         super().__init__(parent)
         self.compact = compact
+        self._constants = constants  # the graph's constant-only nodes, if the loader found them
         self.setObjectName("graph_panel")
         self.graph = graph
         self.model_path = model_path
@@ -238,7 +241,7 @@ class GraphPanel(QWidget):
         fold = not self.constants_toggle.isChecked()
         self._layout_task = self._background.run(
             _layout_work(self.graph, fold, self._known.get(fold), self.opened,
-                         self.groups_toggle.isChecked()), done, failed,
+                         self.groups_toggle.isChecked(), self._constants), done, failed,
             lambda f: self.progress.setValue(int(f * 1000)))
 
     def _relayout(self, keep: str | None = None) -> None:

@@ -10,6 +10,7 @@ folded into the nodes that use them, as Netron does: a model's data flow is what
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -193,7 +194,7 @@ def _constant_indices(ops: list[str], inputs: list[list[str]], outputs: list[lis
     return found
 
 
-def _constant_chains(graph: onnx.GraphProto, folded: dict[int, str]) -> dict[str, list[str]]:
+def _constant_chains(graph: onnx.GraphProto, folded: Mapping[int, str]) -> dict[str, list[str]]:
     """For each folded tensor, the op types that compute it (inputs first)."""
     producer = {graph.node[i].output[k]: i for i in folded
                 for k in range(len(graph.node[i].output)) if graph.node[i].output[k]}
@@ -215,16 +216,20 @@ def _constant_chains(graph: onnx.GraphProto, folded: dict[int, str]) -> dict[str
     return chains
 
 
-def build_graph_ir(graph: onnx.GraphProto, fold_constants: bool = True) -> GraphIR:
+def build_graph_ir(graph: onnx.GraphProto, fold_constants: bool = True,
+                   constants: Mapping[int, str] | None = None) -> GraphIR:
     """Number the nodes of ``graph`` and connect them through their tensors; with
     ``fold_constants`` the nodes that only compute constants are left out (see
-    :func:`constant_nodes`) and their values shown on the nodes that use them."""
+    :func:`constant_nodes`; ``constants``: its result for this graph, when already known) and
+    their values shown on the nodes that use them."""
     all_ops = [n.op_type for n in graph.node]
     all_inputs = [list(n.input) for n in graph.node]
     all_outputs = [list(n.output) for n in graph.node]
     initializers = {t.name for t in graph.initializer}
-    folded = (_constant_indices(all_ops, all_inputs, all_outputs, initializers,
-                                {v.name for v in graph.output}) if fold_constants else {})
+    folded: Mapping[int, str] = {}
+    if fold_constants:
+        folded = constants if constants is not None else _constant_indices(
+            all_ops, all_inputs, all_outputs, initializers, {v.name for v in graph.output})
     kept = [i for i in range(len(all_ops)) if i not in folded]
     every = list(graph.node)  # one pass over the protobuf list: indexing it is slow
     nodes = [every[i] for i in kept] if folded else every

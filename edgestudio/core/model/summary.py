@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from edgestudio.core.model.opsets import (
     max_onnx_opset,
     min_opset_required,
     normalise_domain,
+    op_kinds,
     unknown_operators,
 )
 from edgestudio.core.model.runtime_info import RuntimeInfo
@@ -128,6 +130,7 @@ def summarize_model(
     model: onnx.ModelProto,
     path: str | Path,
     runtime: RuntimeInfo | None = None,
+    constants: Mapping[int, str] | None = None,
 ) -> ModelSummary:
     """Build the summary of an already-parsed model.
 
@@ -139,6 +142,9 @@ def summarize_model(
         Where it was read from (for file size and external data).
     runtime
         The installed onnxruntime's facts, when known; enables the runtime opset check.
+    constants
+        The main graph's :func:`constant_nodes`, when already found (the graph view folds the
+        same nodes: found once for both).
 
     Raises
     ------
@@ -150,10 +156,10 @@ def summarize_model(
     external = check_external_data(model, path.parent)
     opsets = {normalise_domain(o.domain): int(o.version) for o in model.opset_import}
     all_nodes = iter_nodes(graph)
-    op_counts = Counter(
-        n.op_type if normalise_domain(n.domain) == DEFAULT_DOMAIN else f"{n.domain}.{n.op_type}"
-        for n in all_nodes
-    )
+    uses = Counter((n.op_type, n.domain) for n in all_nodes)  # one pass: every check reads it
+    op_counts: Counter[str] = Counter()
+    for (op, domain), n in uses.most_common():
+        op_counts[op if normalise_domain(domain) == DEFAULT_DOMAIN else f"{domain}.{op}"] += n
     params = bytes_total = count = 0
     for tensor in iter_graph_tensors(graph):
         n, b = _tensor_size(tensor)
@@ -163,7 +169,7 @@ def summarize_model(
     initializer_names = {t.name for t in graph.initializer}
 
     summary = ModelSummary(
-        constant_nodes=len(constant_nodes(graph)),
+        constant_nodes=len(constant_nodes(graph) if constants is None else constants),
         path=str(path),
         file_size=path.stat().st_size,
         ir_version=int(model.ir_version),
@@ -181,21 +187,24 @@ def summarize_model(
         initializers=count,
         external_data=external,
         metadata={p.key: p.value for p in model.metadata_props},
-        min_opset_required=min_opset_required(model),
+        min_opset_required=min_opset_required(model, set(uses)),
         max_onnx_opset=max_onnx_opset(),
         runtime_version=runtime.version if runtime else None,
         max_runtime_opset=runtime.max_opset if runtime else None,
     )
-    summary.problems = find_problems(summary, model)
+    summary.problems = find_problems(summary, model, set(uses))
     return summary
 
 
-def find_problems(summary: ModelSummary, model: onnx.ModelProto) -> list[str]:
-    """Return what would stop this model from running, each as one sentence for the user."""
+def find_problems(summary: ModelSummary, model: onnx.ModelProto,
+                  kinds: set[tuple[str, str]] | None = None) -> list[str]:
+    """Return what would stop this model from running, each as one sentence for the user
+    (``kinds``: the model's ``(op_type, domain)`` pairs, when already known)."""
     problems: list[str] = []
     opset = summary.default_opset
-    nodes = iter_nodes(model.graph)
-    uses_default = any(normalise_domain(n.domain) == DEFAULT_DOMAIN for n in nodes)
+    kinds = op_kinds(model) if kinds is None else kinds
+    used_domains = {normalise_domain(domain) for _, domain in kinds}
+    uses_default = DEFAULT_DOMAIN in used_domains
     if opset is None and uses_default:
         problems.append("The model uses standard operators but declares no ai.onnx opset.")
     if opset is not None and opset > summary.max_onnx_opset:
@@ -210,7 +219,6 @@ def find_problems(summary: ModelSummary, model: onnx.ModelProto) -> list[str]:
             "benchmarked until it is converted to a lower opset."
         )
     unknown_domains = sorted(d for d in summary.opset_imports if d not in RUNTIME_DOMAINS)
-    used_domains = {normalise_domain(n.domain) for n in nodes}
     for domain in unknown_domains:
         if domain in used_domains:
             problems.append(
@@ -218,7 +226,7 @@ def find_problems(summary: ModelSummary, model: onnx.ModelProto) -> list[str]:
                 "implement (custom operators need their library registered)."
             )
     problems += structural_problems(model.graph)
-    unknown = unknown_operators(model)
+    unknown = unknown_operators(model, kinds)
     if unknown:
         problems.append(
             "Operators unknown to onnx in the standard domain: " + ", ".join(unknown) + "."
