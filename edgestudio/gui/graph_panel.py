@@ -312,6 +312,10 @@ class GraphPanel(QWidget):
             note += f" · {ir.folded_count:,} constants folded"
         if ir.members:
             note += f" · {len(ir.members):,} groups closed"
+        layers = sum(1 for path in result.tree.groups if path.startswith("layer "))
+        if result.tree.note:  # the names had no scopes: say how the groups were found
+            note += (f" · {layers} repeated layers found" if layers
+                     else " · stages (no name scopes)")
         self._layout_note = f"{len(self.graph.node):,} nodes{note}"
         self._show_status()
         kept, self._keep_selection = self._keep_selection, None
@@ -332,6 +336,8 @@ class GraphPanel(QWidget):
         text = self._layout_note + (f" · {self.shapes_note}" if self.shapes_note else "")
         self.status.setText(text)
         tips = []
+        if self.tree is not None and self.tree.note:
+            tips.append(self.tree.note[0].upper() + self.tree.note[1:] + ".")
         if self.ir is not None and self.ir.folded_count:
             tips.append("Nodes in the graph; constants folded into the nodes that use them are "
                         "drawn as C badges (tick 'Constants as nodes' to see them).")

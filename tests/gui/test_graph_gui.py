@@ -289,3 +289,17 @@ def test_status_says_while_shapes_are_inferred(qtbot, tmp_path: Path) -> None:  
     panel.shapes_failed("the worker crashed")
     assert "only those the model declares" in panel.status.text()
     assert "the worker crashed" in panel.status.toolTip()
+
+
+def test_an_unscoped_model_opens_as_its_repeated_layers(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from tests.core.test_groups import unscoped_blocks_model
+
+    path = models.save(unscoped_blocks_model([8] * 20), tmp_path / "blocks.onnx")
+    panel = GraphPanel(onnx.load(str(path)).graph, path)
+    qtbot.addWidget(panel)
+    qtbot.waitUntil(lambda: panel.is_ready, timeout=30_000)
+    assert panel.ir is not None
+    labels = sorted(panel.ir.group_labels.values())
+    assert len(labels) == 20 and all(label.startswith("layer ") for label in labels)
+    assert "20 repeated layers found" in panel.status.text()
+    assert "20 repeated layers of 11 operators" in panel.status.toolTip()

@@ -60,6 +60,7 @@ class GroupTree:
     groups: dict[str, Group]
     depth_of: dict[str, int]
     home: dict[int, str] = field(default_factory=dict)  # operator -> its innermost group
+    note: str = ""  # how groups were found where the names had no scopes (said in the bar)
 
     @classmethod
     def build(cls, ir: GraphIR) -> GroupTree:
@@ -87,8 +88,11 @@ class GroupTree:
                     depth_of[path] = depth_of[parent] + 1
                 parent = path
             groups[parent].nodes.extend(nodes)
+        note = ""
         if not groups[""].children and len(groups[""].nodes) >= FLAT_BELOW:
-            _stages(ir, groups, depth_of)  # no scopes in the names: cut at the narrow points
+            # No scopes in the names (torch.export, Keras, Paddle): the layers a model repeats,
+            # else cuts at the narrow points.
+            note = _repeated_layers(ir, groups, depth_of) or _stages(ir, groups, depth_of)
         home = {i: path for path, group in groups.items() for i in group.nodes}
         for path in sorted(groups, key=lambda p: -depth_of[p]):  # bottom up
             group = groups[path]
@@ -96,7 +100,7 @@ class GroupTree:
             for child in group.children:
                 group.members += groups[child].members
             group.size = len(group.members)
-        return cls(groups, depth_of, home)
+        return cls(groups, depth_of, home, note)
 
     def describe(self, path: str, ir: GraphIR) -> Group:
         """``path``'s group with its op mix and outside tensors filled in (once, when it is
@@ -157,12 +161,8 @@ class GroupTree:
 STAGE_SIZE = 24  # operators a stage of an unscoped graph gathers, at least
 
 
-def _stages(ir: GraphIR, groups: dict[str, Group], depth_of: dict[str, int]) -> None:
-    """Group an unscoped graph into stages: runs of operators between the points where only
-    one tensor flows on (the ends of a CNN's blocks, a decoder's steps), each at least
-    :data:`STAGE_SIZE` operators. The stages replace the root's flat list of nodes."""
-    root = groups[""]
-    order = root.nodes  # the file's order: topological (the ONNX rule)
+def _alive(ir: GraphIR, order: list[int]) -> np.ndarray:
+    """How many tensors flow on after each position of ``order`` (operators in file order)."""
     position = np.full(ir.node_count, -1, dtype=np.int64)
     position[order] = np.arange(len(order))
     src, dst = position[ir.edge_src], position[ir.edge_dst]
@@ -177,10 +177,95 @@ def _stages(ir: GraphIR, groups: dict[str, Group], depth_of: dict[str, int]) -> 
     for (s, _), d in last_use.items():
         live[s] += 1
         live[d] -= 1
-    alive = np.cumsum(live)
+    return np.cumsum(live)
+
+
+MIN_LAYER = 8  # operators in a repeated layer, at least (shorter repeats are motifs)
+MAX_LAYERS = 96  # more copies than this read better as stages
+MAX_PERIOD = 2000  # the longest layer looked for (a 50k-node graph stays quick)
+
+
+def _period(codes: np.ndarray) -> tuple[int, int, int] | None:
+    """The repeat that covers most operators: ``(start, period, copies)`` of the longest run
+    where the op-type sequence equals itself shifted by ``period`` (the shortest such period),
+    at least 3 copies of :data:`MIN_LAYER` operators covering half the graph."""
+    n = len(codes)
+    best: tuple[int, int, int, int] | None = None  # (covered, -period, start, copies)
+    # Half the graph in at most MAX_LAYERS copies bounds the period from below; the work
+    # (one pass per period) stays under ~2e7 comparisons from above.
+    lowest = max(MIN_LAYER, n // (2 * MAX_LAYERS))
+    for period in range(lowest, min(MAX_PERIOD, n // 3, 20_000_000 // max(n, 1)) + 1):
+        same = np.concatenate(([0], (codes[:-period] == codes[period:]).astype(np.int8), [0]))
+        edges = np.flatnonzero(np.diff(same))
+        if not len(edges):
+            continue
+        starts, ends = edges[::2], edges[1::2]
+        k = int(np.argmax(ends - starts))
+        copies = (int(ends[k] - starts[k]) + period) // period
+        key = (copies * period, -period, int(starts[k]), copies)
+        if copies >= 3 and (best is None or key[:2] > best[:2]):
+            best = key
+    if best is None or best[0] < n // 2:
+        return None
+    _, neg_period, start, copies = best
+    return start, -neg_period, copies
+
+
+def _repeated_layers(ir: GraphIR, groups: dict[str, Group], depth_of: dict[str, int]) -> str:
+    """Group an unscoped graph by the layer it repeats (a transformer's N encoder layers, a
+    CNN's blocks): ``layer 1`` … ``layer N``, each the same sequence of operators, cut where
+    the fewest tensors flow between copies. Returns what was found, or "" (nothing repeats
+    enough: the caller cuts stages instead)."""
+    root = groups[""]
+    order = root.nodes  # the file's order: topological, and a traced model's layer by layer
+    kinds: dict[str, int] = {}
+    codes = np.array([kinds.setdefault(ir.op_types[i], len(kinds)) for i in order],
+                     dtype=np.int32)
+    found = _period(codes)
+    if found is None:
+        return ""
+    start, period, copies = found
+    alive = _alive(ir, order)
+    # Any rotation of the layer repeats too: start where the fewest tensors cross the cut.
+    span = copies * period
+    shift = min(range(period), key=lambda r: (
+        int(alive[start + r - 1]) if start + r > 0 else 0,
+        -((span - r) // period), r))
+    first, count = start + shift, (span - shift) // period
+    # The rotation may have cut a copy off an end: take whole copies back on both sides.
+    while first >= period and np.array_equal(codes[first - period:first],
+                                             codes[first:first + period]):
+        first, count = first - period, count + 1
+    while first + (count + 1) * period <= len(codes) and np.array_equal(
+            codes[first + count * period:first + (count + 1) * period],
+            codes[first:first + period]):
+        count += 1
+    if count < 3 or count > MAX_LAYERS:
+        return ""
+    root.nodes = [order[k] for k in range(first)]
+    for number in range(1, count + 1):
+        path = f"layer {number}"
+        lo = first + (number - 1) * period
+        groups[path] = Group(path, "", nodes=[order[k] for k in range(lo, lo + period)])
+        root.children.append(path)
+        depth_of[path] = 1
+    root.nodes += [order[k] for k in range(first + count * period, len(order))]
+    mix = Counter(ir.op_types[i] for i in groups["layer 1"].nodes)
+    said = " ".join(f"{op}×{n}" if n > 1 else op for op, n in mix.most_common(3))
+    return (f"no name scopes: {count} repeated layers of {period} operators ({said}…) "
+            f"found, drawn as layer 1–{count}")
+
+
+def _stages(ir: GraphIR, groups: dict[str, Group], depth_of: dict[str, int]) -> str:
+    """Group an unscoped graph into stages: runs of operators between the points where only
+    one tensor flows on (the ends of a CNN's blocks, a decoder's steps), each at least
+    :data:`STAGE_SIZE` operators. The stages replace the root's flat list of nodes."""
+    root = groups[""]
+    order = root.nodes  # the file's order: topological (the ONNX rule)
+    alive = _alive(ir, order)
     stages = _cut(list(range(len(order))), alive, 1)
     if len(stages) < 2:
-        return  # no narrow point: the graph stays flat
+        return ""  # no narrow point: the graph stays flat
     root.nodes = []
     for number, positions in enumerate(stages, start=1):
         path = f"stage {number}"
@@ -198,6 +283,8 @@ def _stages(ir: GraphIR, groups: dict[str, Group], depth_of: dict[str, int]) -> 
             groups[child] = Group(child, path, nodes=[order[k] for k in part])
             group.children.append(child)
             depth_of[child] = 2
+    return f"no name scopes and no repeated layer: cut into {len(stages)} stages where the " \
+           "fewest tensors flow on"
 
 
 def _cut(positions: list[int], alive: np.ndarray, narrow: int) -> list[list[int]]:
