@@ -87,3 +87,34 @@ def test_compare_window_fits_a_small_screen_and_shows_a_folded_difference(  # ty
     assert "folded into Conv conv (its C badge)" in view.detail.text()
     view.grab().save(str(tmp_path / "compare_small.png"))
     view.close()
+
+
+def test_sqnr_colours_are_absolute_in_the_compare_window_and_the_graph(  # type: ignore[no-untyped-def]
+        qtbot, window: MainWindow, tmp_path: Path) -> None:
+    """A layer at 1.4 dB is drawn in the lowest band's colour, never at the bright end of a
+    min-max ramp (which made the worst layer look best)."""
+    from edgestudio.core.verdicts import band_of, sqnr_bands
+    from edgestudio.gui.graph_view import GraphView
+
+    worst, best = "/features/features.0/Conv", "/classifier/classifier.3/Gemm"
+    view = window.compare(SAMPLE_MODEL, _quantized(tmp_path), sqnr={worst: 1.4, best: 35.0})
+    qtbot.waitUntil(lambda: view.is_ready, timeout=30_000)
+    right = view.right
+    assert right is not None and right.ir is not None
+    neutral = sqnr_bands(False)  # no analysis given: figures of unknown provenance
+    for name, value in ((worst, 1.4), (best, 35.0)):
+        index = right.ir.index_of(name)
+        assert index is not None
+        assert right.view.node_colour(index).name() == band_of(value, neutral)[2]
+    view.close()
+    graph = GraphView()
+    qtbot.addWidget(graph)
+    from edgestudio.core.model.graph_ir import build_graph_ir
+    from edgestudio.core.model.layout import layered_layout
+
+    ir = build_graph_ir(models.conv_relu_gemm().graph)
+    graph.set_graph(ir, layered_layout(ir.node_count, ir.edge_src, ir.edge_dst))
+    graph.show_sqnr({"conv": 1.4, "fc": 35.0}, representative=True, title="SQNR (dB)")
+    verdict = sqnr_bands(True)
+    assert graph.node_colour(0).name() == band_of(1.4, verdict)[2]  # poor: red
+    assert graph.node_colour(3).name() == band_of(35.0, verdict)[2]  # good: green
