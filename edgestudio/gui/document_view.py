@@ -61,7 +61,7 @@ class DocumentView(QWidget):
         self.summary_panel = SummaryPanel(loaded.summary)
         self.panels.addTab(self.summary_panel, "Summary")
         self.graph_panel = GraphPanel(loaded.model.graph, loaded.path,
-                                      constants=loaded.constants)
+                                      constants=loaded.constants, table=loaded.table)
         self.graph_panel.subgraph_requested.connect(self.open_subgraph)
         self.panels.addTab(self.graph_panel, "Graph")
         self.inputs_panel = InputsPanel(document, loaded.model)

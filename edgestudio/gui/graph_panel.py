@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.model.edge_routes import EdgeRoutes, route_edges
-from edgestudio.core.model.graph_ir import GraphIR, TensorInfo, build_graph_ir
+from edgestudio.core.model.graph_ir import GraphIR, NodeTable, TensorInfo, build_graph_ir
 from edgestudio.core.model.groups import GroupTree, grouped_ir
 from edgestudio.core.model.layout import Layout, layered_layout
 from edgestudio.core.progress import CancelledError
@@ -51,14 +51,17 @@ class LaidOut:
 
 def _layout_work(graph: onnx.GraphProto, fold_constants: bool,
                  known: tuple[GraphIR, GroupTree] | None, opened: set[str] | None,
-                 grouped: bool, constants: dict[int, str] | None = None) -> Work:
+                 grouped: bool, constants: dict[int, str] | None = None,
+                 table: NodeTable | None = None) -> Work:
     """Build the IR, its groups and the layout of what is shown (on a pool thread), stopping
     early when cancelled. ``known`` reuses the flat graph and groups of an earlier layout;
-    ``constants`` the graph's constant-only nodes when the loader found them."""
+    ``constants`` and ``table`` the graph's constant-only nodes and node table when the loader
+    found them."""
 
     def work(progress: Callable[[float], None], cancelled: Callable[[], bool]) -> LaidOut:
         if known is None:
-            flat = build_graph_ir(graph, fold_constants=fold_constants, constants=constants)
+            flat = build_graph_ir(graph, fold_constants=fold_constants,
+                                  constants=constants if fold_constants else None, table=table)
             tree = GroupTree.build(flat)
         else:
             flat, tree = known
@@ -97,13 +100,15 @@ class GraphPanel(QWidget):
 
     def __init__(self, graph: onnx.GraphProto, model_path: Path | None,
                  parent: QWidget | None = None, compact: bool = False,
-                 constants: dict[int, str] | None = None) -> None:
+                 constants: dict[int, str] | None = None,
+                 table: NodeTable | None = None) -> None:
         """``compact``: one of two graphs side by side (the Compare window): a narrower bar,
         the status on its own line, no minimap box (M still shows it), and no shape-inference
         job asked for (the labels show the shapes the model declares)."""
         super().__init__(parent)
         self.compact = compact
-        self._constants = constants  # the graph's constant-only nodes, if the loader found them
+        # The graph's constant-only nodes and node table, if the loader found them.
+        self._constants, self._table = constants, table
         self.setObjectName("graph_panel")
         self.graph = graph
         self.model_path = model_path
@@ -239,10 +244,10 @@ class GraphPanel(QWidget):
                 self._on_layout_failed(exc)
 
         fold = not self.constants_toggle.isChecked()
+        work = _layout_work(self.graph, fold, self._known.get(fold), self.opened,
+                            self.groups_toggle.isChecked(), self._constants, self._table)
         self._layout_task = self._background.run(
-            _layout_work(self.graph, fold, self._known.get(fold), self.opened,
-                         self.groups_toggle.isChecked(), self._constants), done, failed,
-            lambda f: self.progress.setValue(int(f * 1000)))
+            work, done, failed, lambda f: self.progress.setValue(int(f * 1000)))
 
     def _relayout(self, keep: str | None = None) -> None:
         """Lay the graph out again (constants shown or folded, groups opened or closed); the

@@ -10,7 +10,7 @@ import onnx
 from PySide6.QtCore import QObject, Signal
 
 from edgestudio.core.errors import ModelLoadError
-from edgestudio.core.model.graph_ir import constant_nodes
+from edgestudio.core.model.graph_ir import NodeTable, constant_nodes
 from edgestudio.core.model.model_io import load_model
 from edgestudio.core.model.runtime_info import runtime_info
 from edgestudio.core.model.summary import ModelSummary, summarize_model
@@ -27,7 +27,9 @@ class LoadedModel:
     summary: ModelSummary
     sha256: str = ""  # of the file as read: what workspaces record
     stamp: tuple[int, int] | None = None  # (size, mtime_ns) as read
-    # The main graph's constant-only nodes: counted by the summary, folded by the graph view.
+    # The main graph's nodes read once, and its constant-only nodes: counted by the summary,
+    # folded by the graph view.
+    table: NodeTable | None = None
     constants: dict[int, str] | None = None
 
 
@@ -35,9 +37,11 @@ def _parse(path: Path) -> Callable[[Callable[[float], None], Callable[[], bool]]
     def work(progress: Callable[[float], None], cancelled: Callable[[], bool]) -> LoadedModel:
         model = load_model(path)  # says clearly what is wrong with a bad or missing file
         stat = path.stat()
-        constants = constant_nodes(model.graph)
-        return LoadedModel(path, model, summarize_model(model, path, runtime_info(), constants),
-                           file_hash(path), (stat.st_size, stat.st_mtime_ns), constants)
+        table = NodeTable.of(model.graph)
+        constants = constant_nodes(model.graph, table)
+        summary = summarize_model(model, path, runtime_info(), constants, table)
+        return LoadedModel(path, model, summary, file_hash(path),
+                           (stat.st_size, stat.st_mtime_ns), table, constants)
 
     return work
 

@@ -155,15 +155,37 @@ NONDETERMINISTIC_OPS = frozenset({"RandomNormal", "RandomUniform", "RandomNormal
                                   "RandomUniformLike", "Multinomial", "Bernoulli"})
 
 
-def constant_nodes(graph: onnx.GraphProto) -> dict[int, str]:
-    """Nodes that compute only constants, with the tensor each yields (the first output).
+@dataclass(frozen=True)
+class NodeTable:
+    """A graph's nodes read out of protobuf once: op types, names, input and output tensors.
+
+    Reading ``node.input`` of 50k protobuf nodes costs ~0.2 s a pass; opening a model needed
+    four such passes (constants, problems, the graph's IR) before the table was shared.
+    """
+
+    ops: list[str]
+    names: list[str]
+    inputs: list[list[str]]
+    outputs: list[list[str]]
+
+    @classmethod
+    def of(cls, graph: onnx.GraphProto) -> NodeTable:
+        """Read ``graph``'s nodes (its own, not its subgraphs')."""
+        nodes = list(graph.node)
+        return cls([n.op_type for n in nodes], [n.name for n in nodes],
+                   [list(n.input) for n in nodes], [list(n.output) for n in nodes])
+
+
+def constant_nodes(graph: onnx.GraphProto, table: NodeTable | None = None) -> dict[int, str]:
+    """Nodes that compute only constants, with the tensor each yields (the first output);
+    ``table``: the graph's :class:`NodeTable`, when already read.
 
     A node is constant when it is a ``Constant``, or when every input it reads is a weight or
     another constant node's output; random ops, nodes with subgraphs and nodes whose output is
     a graph output stay visible.
     """
-    return _constant_indices([n.op_type for n in graph.node], [list(n.input) for n in graph.node],
-                             [list(n.output) for n in graph.node],
+    table = table or NodeTable.of(graph)
+    return _constant_indices(table.ops, table.inputs, table.outputs,
                              {t.name for t in graph.initializer}, {v.name for v in graph.output})
 
 
@@ -217,14 +239,15 @@ def _constant_chains(graph: onnx.GraphProto, folded: Mapping[int, str]) -> dict[
 
 
 def build_graph_ir(graph: onnx.GraphProto, fold_constants: bool = True,
-                   constants: Mapping[int, str] | None = None) -> GraphIR:
+                   constants: Mapping[int, str] | None = None,
+                   table: NodeTable | None = None) -> GraphIR:
     """Number the nodes of ``graph`` and connect them through their tensors; with
     ``fold_constants`` the nodes that only compute constants are left out (see
     :func:`constant_nodes`; ``constants``: its result for this graph, when already known) and
-    their values shown on the nodes that use them."""
-    all_ops = [n.op_type for n in graph.node]
-    all_inputs = [list(n.input) for n in graph.node]
-    all_outputs = [list(n.output) for n in graph.node]
+    their values shown on the nodes that use them. ``table``: the graph's :class:`NodeTable`,
+    when already read."""
+    table = table or NodeTable.of(graph)
+    all_ops, all_inputs, all_outputs = table.ops, table.inputs, table.outputs
     initializers = {t.name for t in graph.initializer}
     folded: Mapping[int, str] = {}
     if fold_constants:
@@ -237,7 +260,7 @@ def build_graph_ir(graph: onnx.GraphProto, fold_constants: bool = True,
     graph_outputs = [v.name for v in graph.output]
 
     # Unnamed nodes are called after their place in the file, folded or not.
-    names = [n.name or f"{all_ops[i]}_{i}" for i, n in zip(kept, nodes, strict=True)]
+    names = [table.names[i] or f"{all_ops[i]}_{i}" for i in kept]
     op_types = [all_ops[i] for i in kept]
     node_inputs = [all_inputs[i] for i in kept]
     node_outputs = [all_outputs[i] for i in kept]

@@ -23,7 +23,7 @@ from edgestudio.core.model.external_data import (
     external_refs,
     iter_graph_tensors,
 )
-from edgestudio.core.model.graph_ir import constant_nodes
+from edgestudio.core.model.graph_ir import NodeTable, constant_nodes
 from edgestudio.core.model.model_io import load_model
 from edgestudio.core.model.opsets import (
     DEFAULT_DOMAIN,
@@ -131,6 +131,7 @@ def summarize_model(
     path: str | Path,
     runtime: RuntimeInfo | None = None,
     constants: Mapping[int, str] | None = None,
+    table: NodeTable | None = None,
 ) -> ModelSummary:
     """Build the summary of an already-parsed model.
 
@@ -145,6 +146,8 @@ def summarize_model(
     constants
         The main graph's :func:`constant_nodes`, when already found (the graph view folds the
         same nodes: found once for both).
+    table
+        The main graph's :class:`NodeTable`, when already read (shared the same way).
 
     Raises
     ------
@@ -169,7 +172,7 @@ def summarize_model(
     initializer_names = {t.name for t in graph.initializer}
 
     summary = ModelSummary(
-        constant_nodes=len(constant_nodes(graph) if constants is None else constants),
+        constant_nodes=len(constant_nodes(graph, table) if constants is None else constants),
         path=str(path),
         file_size=path.stat().st_size,
         ir_version=int(model.ir_version),
@@ -192,14 +195,16 @@ def summarize_model(
         runtime_version=runtime.version if runtime else None,
         max_runtime_opset=runtime.max_opset if runtime else None,
     )
-    summary.problems = find_problems(summary, model, set(uses))
+    summary.problems = find_problems(summary, model, set(uses), table)
     return summary
 
 
 def find_problems(summary: ModelSummary, model: onnx.ModelProto,
-                  kinds: set[tuple[str, str]] | None = None) -> list[str]:
+                  kinds: set[tuple[str, str]] | None = None,
+                  table: NodeTable | None = None) -> list[str]:
     """Return what would stop this model from running, each as one sentence for the user
-    (``kinds``: the model's ``(op_type, domain)`` pairs, when already known)."""
+    (``kinds``: the model's ``(op_type, domain)`` pairs, ``table`` its main graph's nodes, when
+    already read)."""
     problems: list[str] = []
     opset = summary.default_opset
     kinds = op_kinds(model) if kinds is None else kinds
@@ -225,7 +230,7 @@ def find_problems(summary: ModelSummary, model: onnx.ModelProto,
                 f"The model uses operators of domain '{domain}', which onnxruntime does not "
                 "implement (custom operators need their library registered)."
             )
-    problems += structural_problems(model.graph)
+    problems += structural_problems(model.graph, table=table)
     unknown = unknown_operators(model, kinds)
     if unknown:
         problems.append(
@@ -234,17 +239,20 @@ def find_problems(summary: ModelSummary, model: onnx.ModelProto,
     return problems
 
 
-def structural_problems(graph: onnx.GraphProto, limit: int = 5) -> list[str]:
-    """Dangling tensor references and cycles in the main graph, named."""
+def structural_problems(graph: onnx.GraphProto, limit: int = 5,
+                        table: NodeTable | None = None) -> list[str]:
+    """Dangling tensor references and cycles in the main graph, named (``table``: its nodes,
+    when already read)."""
+    table = table or NodeTable.of(graph)
     produced = {v.name for v in graph.input} | {t.name for t in graph.initializer}
     producers: dict[str, int] = {}
-    for i, node in enumerate(graph.node):
-        for out in node.output:
+    for i, outs in enumerate(table.outputs):
+        for out in outs:
             produced.add(out)
             producers[out] = i
     problems = []
-    dangling = [(n.name or n.op_type, t) for n in graph.node for t in n.input
-                if t and t not in produced]
+    dangling = [(table.names[i] or table.ops[i], t) for i, ins in enumerate(table.inputs)
+                for t in ins if t and t not in produced]
     if dangling:
         shown = ", ".join(f"'{node}' reads '{t}'" for node, t in dangling[:limit])
         more = f" (+{len(dangling) - limit} more)" if len(dangling) > limit else ""
@@ -253,12 +261,15 @@ def structural_problems(graph: onnx.GraphProto, limit: int = 5) -> list[str]:
     if missing_outputs:
         problems.append(f"Graph outputs that nothing produces: {', '.join(missing_outputs)}.")
     # Kahn's algorithm over the node graph: whatever never becomes ready sits on a cycle.
-    indegree = [0] * len(graph.node)
+    count = len(table.ops)
+    indegree = [0] * count
     users: dict[int, list[int]] = {}
-    for i, node in enumerate(graph.node):
-        for t in {t for t in node.input if t in producers and producers[t] != i}:
+    for i, ins in enumerate(table.inputs):
+        feeders = {producers[t] for t in ins if t in producers}
+        feeders.discard(i)
+        for p in feeders:
             indegree[i] += 1
-            users.setdefault(producers[t], []).append(i)
+            users.setdefault(p, []).append(i)
     ready = [i for i, d in enumerate(indegree) if d == 0]
     seen = 0
     while ready:
@@ -268,9 +279,9 @@ def structural_problems(graph: onnx.GraphProto, limit: int = 5) -> list[str]:
             indegree[j] -= 1
             if indegree[j] == 0:
                 ready.append(j)
-    if seen < len(graph.node):
+    if seen < count:
         on_cycle = _prune_downstream({i for i, d in enumerate(indegree) if d > 0}, users)
-        stuck = [graph.node[i].name or graph.node[i].op_type for i in sorted(on_cycle)]
+        stuck = [table.names[i] or table.ops[i] for i in sorted(on_cycle)]
         problems.append(f"The graph has a cycle (through {', '.join(stuck[:limit])}"
                         f"{'…' if len(stuck) > limit else ''}); ONNX graphs must be acyclic.")
     return problems
