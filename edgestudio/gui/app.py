@@ -20,7 +20,7 @@ from edgestudio.gui.screenshot_plan import ScreenshotPlan
 from edgestudio.jobs import warm
 
 SCREENSHOT_SETTLE_MS = 400  # let layouts and plots paint once more before grabbing
-NETRON_SETTLE_MS = 2500  # Netron lays out and draws its SVG after the page has loaded
+NETRON_SETTLE_MS = 1000  # Netron's SVG paints a moment after its page turns 'default' (drawn)
 
 
 class EdgeStudioApplication(QApplication):

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QUrl, Signal
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -223,6 +223,8 @@ class NetronView(QWidget):
         self.intercepted: list[str] = []  # every request the page made, as the interceptor saw it
         self.web: Any = None  # a QWebEngineView when QtWebEngine is installed
         self.page_loaded = False  # set once the page finished loading (or failed to)
+        self.drawn = False  # Netron shows the graph (or its error): its page is 'default'
+        self._drawn_polls = 0
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         if not prepare_web_engine():
@@ -279,14 +281,34 @@ class NetronView(QWidget):
             self.web.deleteLater()  # with its child, the page
         self.web = None
         self.page_loaded = True
+        self.drawn = True
 
     def _on_load_finished(self, ok: bool) -> None:
         self.page_loaded = True
         self.loaded.emit(ok)
+        if ok:
+            self._poll_drawn()
+        else:
+            self.drawn = True
+
+    def _poll_drawn(self) -> None:
+        """Netron reads and lays the model out after its page has loaded ('welcome spinner'
+        meanwhile); it is drawn once the page is 'default', or failed on 'welcome message'.
+        Polled every 150 ms, at most a minute (a model it cannot lay out is then settled)."""
+        def seen(classes: object) -> None:
+            text = str(classes or "")
+            self._drawn_polls += 1
+            if "default" in text or "message" in text or self._drawn_polls > 400:
+                self.drawn = True
+            elif self.web is not None:
+                QTimer.singleShot(150, self._poll_drawn)
+
+        self.run_js("document.body.className", seen)
 
     def is_settled(self) -> bool:
-        """True when there is nothing more to wait for: no web view, or its page has loaded."""
-        return self.web is None or self.page_loaded
+        """True when there is nothing more to wait for: no web view, or Netron has drawn the
+        model (or said why it cannot)."""
+        return self.web is None or (self.page_loaded and self.drawn)
 
     def run_js(self, code: str, callback: Callable[[object], None]) -> None:
         """Run JavaScript in the page; ``callback`` gets the result (tests, diagnostics)."""

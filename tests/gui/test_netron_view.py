@@ -59,6 +59,9 @@ def test_netron_tab_shows_the_model_offline(qtbot, window: MainWindow, sample_mo
         nodes = int(_js(qtbot, view, "document.querySelectorAll('#canvas g.node').length") or 0)
         qtbot.wait(200)
     assert nodes >= 11
+    # settled (what --screenshot waits for) only once Netron shows the graph, not its spinner
+    qtbot.waitUntil(view.is_settled, timeout=30_000)
+    assert "default" in str(_js(qtbot, view, "document.body.className"))
     assert f"model/{sample_model.name}" in view.served
     # the brackets Netron writes shapes between come from our font, loaded (no missing glyphs)
     assert _js(qtbot, view, "document.fonts.load(\"11px 'EdgeStudio Brackets'\", '\\u3008')"
