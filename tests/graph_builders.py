@@ -6,6 +6,8 @@ and layout only care about structure.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -155,3 +157,118 @@ def cnn_like(blocks: int = 6, channels: int = 8, seed: int = 0) -> onnx.ModelPro
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
+
+
+def llama_decoder(folder: Path, name: str = "decoder.onnx", layers: int = 2, hidden: int = 64,
+                  intermediate: int = 176, vocab: int = 256, heads: int = 4,
+                  seed: int = 0) -> Path:
+    """A LLaMA-style decoder-only transformer: token embedding, per layer RMSNorm, q/k/v
+    projections, rotary embedding (``cos``/``sin`` inputs), a KV cache (``past_*`` inputs,
+    ``present_*`` outputs), attention, output projection, SiLU-gated MLP, residual adds; a final
+    norm and the LM head. Random weights, written straight to ``NAME.data`` as external data one
+    tensor at a time (a 1 B-parameter model never sits in memory). Returns the model's path."""
+    rng = np.random.default_rng(seed)
+    head_dim = hidden // heads
+    data_path = folder / f"{name}.data"
+    inits: list[onnx.TensorProto] = []
+    nodes: list[onnx.NodeProto] = []
+    with data_path.open("wb") as data:
+        def weight(label: str, shape: tuple[int, ...], scale: float = 0.02) -> str:
+            array = (rng.standard_normal(shape, dtype=np.float32) * scale).astype(np.float32)
+            tensor = onnx.TensorProto(name=label, data_type=TensorProto.FLOAT, dims=list(shape))
+            offset = data.tell()
+            data.write(array.tobytes())
+            tensor.data_location = TensorProto.EXTERNAL
+            for key, value in (("location", data_path.name), ("offset", str(offset)),
+                               ("length", str(array.nbytes))):
+                entry = tensor.external_data.add()
+                entry.key, entry.value = key, value
+            inits.append(tensor)
+            return label
+
+        def const(label: str, values: list[float] | list[int], dtype: type) -> str:
+            inits.append(numpy_helper.from_array(np.array(values, dtype=dtype), label))
+            return label
+
+        def op(kind: str, inputs: list[str], label: str, **attrs: object) -> str:
+            nodes.append(helper.make_node(kind, inputs, [label], name=label, **attrs))
+            return label
+
+        eps, root = const("eps", [1e-6], np.float32), const("sqrt_hd", [head_dim ** 0.5],
+                                                            np.float32)
+        split_shape = const("heads_shape", [0, 0, heads, head_dim], np.int64)
+        merge_shape = const("hidden_shape", [0, 0, hidden], np.int64)
+        axes = const("last_axis", [-1], np.int64)
+
+        def rms_norm(x: str, prefix: str) -> str:
+            square = op("Mul", [x, x], f"{prefix}/sq")
+            mean = op("ReduceMean", [square, axes], f"{prefix}/mean", keepdims=1)
+            std = op("Sqrt", [op("Add", [mean, eps], f"{prefix}/add_eps")], f"{prefix}/sqrt")
+            return op("Mul", [op("Div", [x, std], f"{prefix}/div"),
+                              weight(f"{prefix}.weight", (hidden,), 1.0)], f"{prefix}/scale")
+
+        def rotary(t: str, prefix: str) -> str:
+            first, second = f"{prefix}/half1", f"{prefix}/half2"
+            nodes.append(helper.make_node("Split", [t], [first, second], name=f"{prefix}/split",
+                                          axis=-1, num_outputs=2))
+            rotated = op("Concat", [op("Neg", [second], f"{prefix}/neg"), first],
+                         f"{prefix}/rotate", axis=-1)
+            return op("Add", [op("Mul", [t, "cos"], f"{prefix}/cos"),
+                              op("Mul", [rotated, "sin"], f"{prefix}/sin")], f"{prefix}/rot")
+
+        def heads_first(t: str, prefix: str) -> str:
+            return op("Transpose", [op("Reshape", [t, split_shape], f"{prefix}/reshape")],
+                      f"{prefix}/transpose", perm=[0, 2, 1, 3])
+
+        x = op("Gather", [weight("embed_tokens.weight", (vocab, hidden)), "input_ids"],
+               "embed_tokens")
+        past_inputs, present_outputs = [], []
+        for i in range(layers):
+            p = f"layers.{i}"
+            n = rms_norm(x, f"{p}/input_norm")
+            q = rotary(heads_first(op("MatMul", [n, weight(f"{p}.q_proj", (hidden, hidden))],
+                                      f"{p}/q_proj"), f"{p}/q"), f"{p}/q_rope")
+            k = rotary(heads_first(op("MatMul", [n, weight(f"{p}.k_proj", (hidden, hidden))],
+                                      f"{p}/k_proj"), f"{p}/k"), f"{p}/k_rope")
+            v = heads_first(op("MatMul", [n, weight(f"{p}.v_proj", (hidden, hidden))],
+                               f"{p}/v_proj"), f"{p}/v")
+            keys = op("Concat", [f"past_key.{i}", k], f"present_key.{i}", axis=2)
+            values = op("Concat", [f"past_value.{i}", v], f"present_value.{i}", axis=2)
+            past_inputs += [f"past_key.{i}", f"past_value.{i}"]
+            present_outputs += [keys, values]
+            scores = op("Div", [op("MatMul", [q, op("Transpose", [keys], f"{p}/keys_t",
+                                                      perm=[0, 1, 3, 2])], f"{p}/qk"), root],
+                        f"{p}/scaled")
+            context = op("MatMul", [op("Softmax", [scores], f"{p}/softmax", axis=-1), values],
+                         f"{p}/context")
+            merged = op("Reshape", [op("Transpose", [context], f"{p}/context_t",
+                                       perm=[0, 2, 1, 3]), merge_shape], f"{p}/merge")
+            x = op("Add", [x, op("MatMul", [merged, weight(f"{p}.o_proj", (hidden, hidden))],
+                                 f"{p}/o_proj")], f"{p}/attn_residual")
+            n = rms_norm(x, f"{p}/post_norm")
+            gate = op("MatMul", [n, weight(f"{p}.gate_proj", (hidden, intermediate))],
+                      f"{p}/gate_proj")
+            up = op("MatMul", [n, weight(f"{p}.up_proj", (hidden, intermediate))],
+                    f"{p}/up_proj")
+            silu = op("Mul", [gate, op("Sigmoid", [gate], f"{p}/sigmoid")], f"{p}/silu")
+            down = op("MatMul", [op("Mul", [silu, up], f"{p}/gated"),
+                                 weight(f"{p}.down_proj", (intermediate, hidden))],
+                      f"{p}/down_proj")
+            x = op("Add", [x, down], f"{p}/mlp_residual")
+        logits = op("MatMul", [rms_norm(x, "norm"), weight("lm_head", (hidden, vocab))], "logits")
+    kv = ["batch", heads, "past", head_dim]
+    graph = helper.make_graph(
+        nodes, "llama_decoder",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
+         helper.make_tensor_value_info("cos", TensorProto.FLOAT, [1, 1, "seq", head_dim]),
+         helper.make_tensor_value_info("sin", TensorProto.FLOAT, [1, 1, "seq", head_dim]),
+         *[helper.make_tensor_value_info(t, TensorProto.FLOAT, kv) for t in past_inputs]],
+        [helper.make_tensor_value_info(logits, TensorProto.FLOAT, ["batch", "seq", vocab]),
+         *[helper.make_tensor_value_info(t, TensorProto.FLOAT, ["batch", heads, "total",
+                                                                head_dim])
+           for t in present_outputs]], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 9
+    path = folder / name
+    onnx.save(model, str(path))
+    return path

@@ -40,6 +40,7 @@ from edgestudio.core.quant.calib_cache import (
     lookup,
     uncached,
 )
+from edgestudio.core.quant.int4_stream import Int4Options, quantize_int4_streamed, streamable
 from edgestudio.core.quant.quant_recipes import (
     INTEGER_MODES,
     STATIC_MODES,
@@ -233,8 +234,9 @@ def _float_path(model: onnx.ModelProto, source: Path, external: bool, work: Path
 
 def _place_result(result: onnx.ModelProto, out: Path, staging: Path, name: str) -> list[str]:
     """Move the proven result into ``staging`` as ``name`` (written again, with its weights in
-    external data, only when it is too big to stay inline)."""
-    if out.stat().st_size < INLINE_LIMIT:
+    external data, only when it is too big to stay inline or came with a data file of its
+    own, whose name follows the result's)."""
+    if out.stat().st_size < INLINE_LIMIT and not out.with_name(out.name + ".data").exists():
         os.replace(out, staging / name)
         return [name]
     return save_model(result, staging, name)
@@ -712,9 +714,21 @@ def _fp16(recipe: QuantRecipe, src: Path, out: Path, samples: object,
 
 def _int4(recipe: QuantRecipe, src: Path, out: Path, samples: object,
           reporter: Reporter) -> CalibrationOutcome | None:
+    options = Int4Options(block_size=recipe.block_size, symmetric=recipe.int4_symmetric,
+                          exclude=frozenset(recipe.exclude))
+    why = streamable(onnx.load(str(src), load_external_data=False), options)
+    if not why:
+        # The same model onnxruntime's quantizer writes, a weight at a time (int4_stream).
+        def layer_done(done: int, total: int, node: str) -> None:
+            reporter.stage(f"Quantizing MatMul weights to 4 bits: {done} of {total} ({node})",
+                           0.3 + 0.3 * done / max(total, 1))
+
+        reporter.stage("Quantizing MatMul weights to 4 bits, one weight at a time", 0.3)
+        quantize_int4_streamed(src, out, options, layer_done)
+        return None
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
-    reporter.stage("Quantizing MatMul weights to 4 bits", 0.3)
+    reporter.stage(f"Quantizing MatMul weights to 4 bits (onnxruntime's quantizer: {why})", 0.3)
     quantizer = MatMulNBitsQuantizer(
         onnx.load(str(src)), block_size=recipe.block_size,
         is_symmetric=recipe.int4_symmetric, nodes_to_exclude=list(recipe.exclude))

@@ -1,0 +1,259 @@
+"""4-bit weight-only quantization (MatMulNBits) one weight at a time.
+
+onnxruntime's ``MatMulNBitsQuantizer`` loads every weight into memory, looks each MatMul's
+weight up by scanning the initializer list and removes the replaced weights one ``remove`` at a
+time: its time grows faster than the model (a scan per node) and its memory is the whole model.
+This writes the same model — the same nodes, names, attributes, initializers in the same order,
+packed by the same C++ kernel (``quantize_matmul_4bits``) — reading one weight at a time from its
+file (memory-mapped when it is external data) and writing each packed weight as it is made, so
+time is linear and memory is one layer's weight plus the output being written.
+
+It handles what the default (RTN) configuration does to a main graph of 2-D float32 weights;
+anything else (subgraphs, N-D or non-float32 weights) is left to onnxruntime's quantizer, which
+:func:`streamable` says.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ProgressFn = Callable[[int, int, str], None]  # (weights done, weights in all, node name)
+EXTERNAL_ABOVE = 1_800_000_000  # bytes of weights above which the result keeps external data
+
+
+@dataclass(frozen=True)
+class Int4Options:
+    """onnxruntime's default weight-only configuration, as ``MatMulNBitsQuantizer`` takes it."""
+
+    block_size: int = 128
+    symmetric: bool = False
+    accuracy_level: int | None = None
+    exclude: frozenset[str] = frozenset()
+
+
+def _weights_to_pack(graph: onnx.GraphProto,
+                     options: Int4Options) -> tuple[dict[str, TensorProto], list[int]]:
+    """The graph's initializers by name (the first of a name, as onnxruntime finds them) and
+    the MatMul nodes onnxruntime's default quantizer replaces, in node order."""
+    first: dict[str, TensorProto] = {}
+    for tensor in graph.initializer:
+        first.setdefault(tensor.name, tensor)
+    chosen = [i for i, node in enumerate(graph.node)
+              if node.op_type == "MatMul" and node.name not in options.exclude
+              and len(node.input) > 1 and node.input[1] in first]
+    return first, chosen
+
+
+def streamable(model: onnx.ModelProto, options: Int4Options) -> str:
+    """Why this model needs onnxruntime's own quantizer ("" when it can be streamed)."""
+    graph = model.graph
+    if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+           for node in graph.node for a in node.attribute):
+        return "the graph has subgraphs (If/Loop/Scan)"
+    initializers, chosen = _weights_to_pack(graph, options)
+    for i in chosen:
+        weight = initializers[graph.node[i].input[1]]
+        if weight.data_type != TensorProto.FLOAT:
+            return f"{weight.name} is not float32"
+        if len(weight.dims) != 2:
+            return f"{weight.name} is not 2-D"
+    return ""
+
+
+class _WeightReader:
+    """Reads initializers, inline or external, one at a time (external files memory-mapped)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._maps: dict[str, np.memmap] = {}
+
+    def raw(self, tensor: TensorProto) -> memoryview | bytes:
+        """The tensor's bytes as stored."""
+        if tensor.data_location != TensorProto.EXTERNAL:
+            return tensor.raw_data if tensor.HasField("raw_data") else \
+                numpy_helper.to_array(tensor).tobytes()
+        entries = {e.key: e.value for e in tensor.external_data}
+        location = entries["location"]
+        if location not in self._maps:
+            self._maps[location] = np.memmap(self.folder / location, dtype=np.uint8, mode="r")
+        offset = int(entries.get("offset", 0))
+        length = int(entries.get("length", 0)) or self._maps[location].size - offset
+        return memoryview(self._maps[location][offset:offset + length])  # type: ignore[arg-type]
+
+    def array(self, tensor: TensorProto) -> np.ndarray:
+        """A 2-D float32 weight as an array (a view of the mapped file where it can be)."""
+        data = np.frombuffer(self.raw(tensor), dtype=np.float32)
+        return data.reshape(tuple(tensor.dims))
+
+
+class _DataWriter:
+    """Appends tensors' bytes to one external-data file (aligned, as onnx writes them)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file: BinaryIO = path.open("wb")
+
+    def put(self, tensor: TensorProto, data: memoryview | bytes) -> None:
+        """Store ``data`` for ``tensor`` in the file and point the tensor at it."""
+        offset = self.file.tell()
+        pad = (-offset) % 4096 if len(data) > 4096 else 0  # onnx aligns big tensors to pages
+        if pad:
+            self.file.write(b"\0" * pad)
+            offset += pad
+        self.file.write(data)
+        tensor.ClearField("raw_data")
+        del tensor.external_data[:]
+        tensor.data_location = TensorProto.EXTERNAL
+        for key, value in (("location", self.path.name), ("offset", str(offset)),
+                           ("length", str(len(data)))):
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, value
+
+    def close(self) -> None:
+        """Flush and close the file."""
+        self.file.close()
+
+
+def _pack(weight: np.ndarray, options: Int4Options) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The packed 4-bit blocks, scales and zero points of a [K, N] weight: onnxruntime's
+    ``DefaultWeightOnlyQuantizer.qbits_block_quant`` for the QOperator format, same kernel."""
+    from onnxruntime.capi._pybind_state import quantize_matmul_4bits
+
+    rows, cols = weight.shape
+    block = options.block_size
+    k_blocks = (rows + block - 1) // block
+    blob = (block + 1) // 2
+    if k_blocks * block != rows:
+        weight = np.pad(weight, ((0, k_blocks * block - rows), (0, 0)), "constant")
+    packed = np.zeros((cols, k_blocks, blob), dtype="uint8")
+    zero_point = np.zeros((cols, (k_blocks + 1) // 2), dtype="uint8")
+    scales = np.zeros((cols, k_blocks), dtype=weight.dtype)
+    quantize_matmul_4bits(packed, np.ascontiguousarray(weight), scales, zero_point, block, cols,
+                          rows, options.symmetric)
+    return packed, scales, zero_point
+
+
+def _tensor(array: np.ndarray, name: str) -> TensorProto:
+    """A tensor as onnxruntime's quantizer serialises its new initializers (onnx_ir)."""
+    import onnx_ir as ir
+
+    return ir.serde.serialize_tensor(ir.Tensor(array, name=name))
+
+
+def quantize_int4_streamed(source: Path, output: Path, options: Int4Options,
+                           progress: ProgressFn | None = None) -> list[str]:
+    """Write ``source`` quantized to 4-bit MatMulNBits as ``output``; returns the file names
+    written (the model, and its ``.data`` file when the weights are kept external: when the
+    source's were, or when they are too big for one protobuf).
+
+    Raises
+    ------
+    ValueError
+        When :func:`streamable` says the model needs onnxruntime's own quantizer.
+    """
+    model = onnx.load(str(source), load_external_data=False)
+    why = streamable(model, options)
+    if why:
+        raise ValueError(f"cannot stream the 4-bit quantization: {why}")
+    graph = model.graph
+    reader = _WeightReader(source.parent)
+    external = any(t.data_location == TensorProto.EXTERNAL for t in graph.initializer)
+    initializers, chosen = _weights_to_pack(graph, options)
+    big = sum(initializers[graph.node[i].input[1]].dims[0] * initializers[
+        graph.node[i].input[1]].dims[1] for i in chosen) * 4 > EXTERNAL_ABOVE
+    writer = _DataWriter(output.with_name(output.name + ".data")) if external or big else None
+
+    # As MatMulNBitsQuantizer.process: the contrib domain first, then each node in order.
+    for opset in model.opset_import:
+        if opset.domain == "com.microsoft":
+            opset.version = 1
+            break
+    else:
+        model.opset_import.extend([helper.make_opsetid("com.microsoft", 1)])
+    inputs_by_name = {value.name: value for value in graph.input}
+    new_nodes: list[onnx.NodeProto] = []
+    added: list[TensorProto] = []
+    chosen_set = set(chosen)
+    done = 0
+    try:
+        for i, node in enumerate(graph.node):
+            if i not in chosen_set:
+                new_nodes.append(node)
+                continue
+            weight_tensor = initializers[node.input[1]]
+            weight = reader.array(weight_tensor)
+            packed, scales, zero_points = _pack(weight, options)
+            rows, cols = weight.shape
+            del weight
+            if node.input[1] in inputs_by_name:  # a weight also listed as a graph input
+                graph.input.remove(inputs_by_name.pop(node.input[1]))
+            b_quant = _tensor(packed, weight_tensor.name + "_Q4")
+            scales_tensor = _tensor(scales, weight_tensor.name + "_scales")
+            names = [node.input[0], b_quant.name, scales_tensor.name]
+            fresh = [b_quant, scales_tensor]
+            if not options.symmetric:
+                zp_tensor = numpy_helper.from_array(zero_points,
+                                                    weight_tensor.name + "_zero_points")
+                names.append(zp_tensor.name)
+                fresh.append(zp_tensor)
+            kwargs: dict[str, object] = {"K": rows, "N": cols, "bits": 4,
+                                      "block_size": options.block_size}
+            if options.accuracy_level:
+                kwargs["accuracy_level"] = options.accuracy_level
+            new_nodes.append(helper.make_node(
+                "MatMulNBits", inputs=names, outputs=[node.output[0]],
+                name=node.name + "_Q4" if node.name else "", domain="com.microsoft",
+                **kwargs))  # type: ignore[arg-type]
+            if writer is not None:  # written now: memory holds one layer's result at a time
+                for tensor in fresh:
+                    writer.put(tensor, tensor.raw_data)
+            added += fresh
+            done += 1
+            if progress is not None:
+                progress(done, len(chosen), node.name)
+        graph.ClearField("node")
+        graph.node.extend(new_nodes)
+        _keep_used(graph, added, reader, writer)
+    finally:
+        if writer is not None:
+            writer.close()
+    tmp = output.with_name(output.name + ".part")
+    onnx.save(model, str(tmp))
+    os.replace(tmp, output)
+    return [output.name] + ([writer.path.name] if writer is not None else [])
+
+
+def _keep_used(graph: onnx.GraphProto, added: list[TensorProto], reader: _WeightReader,
+               writer: _DataWriter | None) -> None:
+    """The initializers the graph still reads, in onnxruntime's order (the original ones, then
+    the new), each name once, as ``ONNXModel.clean_initializers`` leaves them; their graph
+    inputs go with the dropped ones. Kept external weights are copied into the new data file."""
+    wanted = {t for node in graph.node for t in node.input if t}
+    wanted.update(value.name for value in graph.output if value.name)
+    wanted.difference_update(t for node in graph.node for t in node.output)
+    kept: list[TensorProto] = []
+    dropped: set[str] = set()
+    originals = len(graph.initializer)
+    for k, tensor in enumerate([*graph.initializer, *added]):
+        if tensor.name in wanted:
+            wanted.discard(tensor.name)
+            if writer is not None and k < originals \
+                    and tensor.data_location == TensorProto.EXTERNAL:
+                writer.put(tensor, reader.raw(tensor))  # the new ones were written as made
+            kept.append(tensor)
+        else:
+            dropped.add(tensor.name)
+    graph.ClearField("initializer")
+    graph.initializer.extend(kept)
+    remaining = [value for value in graph.input if value.name not in dropped]
+    if len(remaining) != len(graph.input):
+        graph.ClearField("input")
+        graph.input.extend(remaining)

@@ -1,0 +1,171 @@
+"""Streamed 4-bit quantization: the same model onnxruntime's MatMulNBitsQuantizer writes, byte
+for byte, on small graphs (shared weights, excluded nodes, odd K, both symmetries, external
+data), with memory bounded by one weight rather than the model."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto
+
+from edgestudio.core.quant.int4_stream import Int4Options, quantize_int4_streamed, streamable
+from tests import models
+from tests.graph_builders import llama_decoder, residual_mlp, transformer_like
+
+
+def _stock(source: Path, options: Int4Options) -> onnx.ModelProto:
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    quantizer = MatMulNBitsQuantizer(
+        onnx.load(str(source)), block_size=options.block_size, is_symmetric=options.symmetric,
+        accuracy_level=options.accuracy_level, nodes_to_exclude=sorted(options.exclude))
+    quantizer.process()
+    return quantizer.model.model
+
+
+def _inline(model: onnx.ModelProto | Path) -> bytes:
+    """The model's bytes with its external data read in (where its weights are stored aside:
+    onnx marks a tensor read from external data as stored inline)."""
+    model = onnx.load(str(model)) if isinstance(model, Path) else model
+    for tensor in model.graph.initializer:
+        tensor.ClearField("data_location")
+    return model.SerializeToString()
+
+
+CASES = {
+    "two matmuls": lambda: models.matmul_model(hidden=96),
+    "odd K": lambda: models.matmul_model(hidden=200),  # K = 200: the last block is padded
+    "shared weight": lambda: transformer_like(200),  # every MatMul reads the same "w"
+    "residual mlp": lambda: residual_mlp(120, hidden=64),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_inline_models_are_byte_identical_to_stock(case: str, symmetric: bool,
+                                                   tmp_path: Path) -> None:
+    source = models.save(CASES[case](), tmp_path / "float.onnx")
+    options = Int4Options(block_size=32, symmetric=symmetric)
+    written = quantize_int4_streamed(source, tmp_path / "ours.onnx", options)
+    assert written == ["ours.onnx"]
+    stock = _stock(source, options)
+    assert (tmp_path / "ours.onnx").read_bytes() == stock.SerializeToString()
+
+
+def test_excluded_nodes_and_accuracy_level_follow_stock(tmp_path: Path) -> None:
+    source = models.save(models.matmul_model(hidden=64), tmp_path / "float.onnx")
+    options = Int4Options(block_size=16, accuracy_level=4, exclude=frozenset({"mm2"}))
+    quantize_int4_streamed(source, tmp_path / "ours.onnx", options)
+    assert (tmp_path / "ours.onnx").read_bytes() == _stock(source, options).SerializeToString()
+    ops = [n.op_type for n in onnx.load(str(tmp_path / "ours.onnx")).graph.node]
+    assert ops == ["MatMulNBits", "Relu", "MatMul"]
+
+
+def test_a_decoder_with_external_data_matches_stock_and_runs(tmp_path: Path) -> None:
+    source = llama_decoder(tmp_path, layers=2, hidden=64, intermediate=160)
+    progress: list[tuple[int, int, str]] = []
+    options = Int4Options(block_size=32, exclude=frozenset({"logits"}))  # the LM head kept
+    written = quantize_int4_streamed(source, tmp_path / "ours.onnx", options,
+                                     lambda done, total, name: progress.append((done, total,
+                                                                                name)))
+    assert written == ["ours.onnx", "ours.onnx.data"]
+    assert [p[0] for p in progress] == list(range(1, 15)) and progress[-1][1] == 14
+    assert _inline(tmp_path / "ours.onnx") == _inline(_stock(source, options))
+    # the external weights stay external, and the model runs
+    kept = onnx.load(str(tmp_path / "ours.onnx"), load_external_data=False)
+    assert all(t.data_location == TensorProto.EXTERNAL for t in kept.graph.initializer
+               if t.dims and np.prod(t.dims) > 1000)
+    session = ort.InferenceSession(str(tmp_path / "ours.onnx"))
+    feeds = {"input_ids": np.array([[1, 2, 3]], np.int64),
+             "cos": np.ones((1, 1, 3, 16), np.float32), "sin": np.zeros((1, 1, 3, 16), np.float32)}
+    for i in range(2):
+        feeds[f"past_key.{i}"] = np.zeros((1, 4, 0, 16), np.float32)
+        feeds[f"past_value.{i}"] = np.zeros((1, 4, 0, 16), np.float32)
+    assert session.run(["logits"], feeds)[0].shape == (1, 3, 256)
+
+
+def test_what_it_cannot_stream_is_said(tmp_path: Path) -> None:
+    assert "subgraphs" in streamable(models.with_if_subgraph(), Int4Options())
+    model = models.matmul_model()
+    model.graph.initializer[0].CopyFrom(onnx.numpy_helper.from_array(
+        np.ones((32, 64), np.float16), "w1"))
+    assert "float32" in streamable(model, Int4Options())
+    with pytest.raises(ValueError, match="cannot stream"):
+        quantize_int4_streamed(models.save(model, tmp_path / "h.onnx"), tmp_path / "o.onnx",
+                               Int4Options())
+
+
+MEMORY_PROBE = textwrap.dedent("""
+    import sys, threading, time
+    from pathlib import Path
+    import onnx, onnx_ir, onnxruntime.capi._pybind_state  # loaded before the baseline
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+    from edgestudio.core.quant.int4_stream import Int4Options, quantize_int4_streamed
+
+    def anon_kb():
+        for line in open("/proc/self/status"):
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1])
+        return 0
+
+    peak, done = [anon_kb()], []
+    base = peak[0]
+    def watch():
+        while not done:
+            peak[0] = max(peak[0], anon_kb())
+            time.sleep(0.005)
+    threading.Thread(target=watch, daemon=True).start()
+    if sys.argv[3] == "ours":
+        quantize_int4_streamed(Path(sys.argv[1]), Path(sys.argv[2]), Int4Options())
+    else:
+        quantizer = MatMulNBitsQuantizer(onnx.load(sys.argv[1]))
+        quantizer.process()
+    done.append(1)
+    print((peak[0] - base) // 1024)
+""")
+
+
+def test_memory_is_one_weight_not_the_model(tmp_path: Path) -> None:
+    """Six 1024x8192 weights (32 MiB each, 228 MiB of external data in all): the process's
+    own memory (anonymous, not the mapped file) grows by about one weight; onnxruntime's
+    quantizer, measured the same way, holds the whole model."""
+    source = llama_decoder(tmp_path, layers=2, hidden=1024, intermediate=8192, vocab=512,
+                           heads=8)
+    weights_mib = (tmp_path / "decoder.onnx.data").stat().st_size / 2**20
+    assert weights_mib > 200
+
+    def grown(which: str) -> int:
+        done = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(source),
+                               str(tmp_path / "q.onnx"), which], capture_output=True, text=True,
+                              timeout=300, env={**os.environ, "PYTHONPATH": str(Path.cwd())})
+        assert done.returncode == 0, done.stderr
+        return int(done.stdout.strip().splitlines()[-1])
+
+    ours, stock = grown("ours"), grown("stock")
+    assert ours < 2 * 32, (ours, stock, weights_mib)
+    print(f"anonymous memory grown: ours {ours} MiB, stock {stock} MiB")
+    assert stock > 0.9 * weights_mib  # the probe sees a whole model when one is held
+
+
+def test_the_int4_job_streams_and_writes_what_stock_writes(tmp_path: Path) -> None:
+    from edgestudio.core.quant.quant_recipes import QuantRecipe
+    from edgestudio.jobs.runner import JobState, run_job
+
+    source = llama_decoder(tmp_path, layers=2, hidden=64, intermediate=160)
+    out = tmp_path / "q4.onnx"
+    job = run_job(QuantRecipe(model=str(source), output=str(out), mode="int4", block_size=32,
+                              exclude=("logits",)))
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert any("one weight at a time" in line for line in job.log)
+    assert not (tmp_path / "q4.onnx.data").exists()  # small: one file, as the job writes them
+    stock = _stock(source, Int4Options(block_size=32, symmetric=True,
+                                       exclude=frozenset({"logits"})))
+    assert _inline(out) == _inline(stock)
