@@ -190,8 +190,8 @@ def llama_decoder(folder: Path, name: str = "decoder.onnx", layers: int = 2, hid
             inits.append(numpy_helper.from_array(np.array(values, dtype=dtype), label))
             return label
 
-        def op(kind: str, inputs: list[str], label: str, **attrs: object) -> str:
-            nodes.append(helper.make_node(kind, inputs, [label], name=label, **attrs))
+        def op(kind: str, inputs: list[str], label: str, name: str = "", **attrs: object) -> str:
+            nodes.append(helper.make_node(kind, inputs, [label], name=name or label, **attrs))
             return label
 
         eps, root = const("eps", [1e-6], np.float32), const("sqrt_hd", [head_dim ** 0.5],
@@ -232,8 +232,11 @@ def llama_decoder(folder: Path, name: str = "decoder.onnx", layers: int = 2, hid
                                       f"{p}/k_proj"), f"{p}/k"), f"{p}/k_rope")
             v = heads_first(op("MatMul", [n, weight(f"{p}.v_proj", (hidden, hidden))],
                                f"{p}/v_proj"), f"{p}/v")
-            keys = op("Concat", [f"past_key.{i}", k], f"present_key.{i}", axis=2)
-            values = op("Concat", [f"past_value.{i}", v], f"present_value.{i}", axis=2)
+            # named inside the layer's scope, as exporters name them
+            keys = op("Concat", [f"past_key.{i}", k], f"present_key.{i}", f"{p}/present_key",
+                      axis=2)
+            values = op("Concat", [f"past_value.{i}", v], f"present_value.{i}",
+                        f"{p}/present_value", axis=2)
             past_inputs += [f"past_key.{i}", f"past_value.{i}"]
             present_outputs += [keys, values]
             scores = op("Div", [op("MatMul", [q, op("Transpose", [keys], f"{p}/keys_t",

@@ -36,6 +36,25 @@ def _process_seconds(model: Path, panel: str, out: Path) -> float:
     return took
 
 
+PEAK = """
+import resource, subprocess, sys, time
+start = time.perf_counter()
+subprocess.run(sys.argv[1:], check=True, capture_output=True)
+print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)
+"""
+
+
+def _process_seconds_and_peak(model: Path, panel: str, out: Path) -> tuple[float, int]:
+    """Like :func:`_process_seconds`, also the peak resident memory (MiB) of the window's
+    process and the workers it ran (a fresh parent, so no earlier child counts)."""
+    done = subprocess.run([sys.executable, "-c", PEAK, sys.executable, "-m", "edgestudio",
+                           str(model), "--screenshot", str(out), "--panel", panel],
+                          capture_output=True, text=True, check=True, timeout=600,
+                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    seconds, peak = done.stdout.split()[-2:]
+    return float(seconds), int(peak)
+
+
 def _import_seconds(module: str) -> float:
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
@@ -97,6 +116,19 @@ def main() -> None:
           f"{statistics.median(parse):.2f} s; from loaded to the first graph frame: median "
           f"{statistics.median(draw):.2f} s (target {TARGET_FIRST_FRAME_S} s), range "
           f"{min(draw):.2f}-{max(draw):.2f}")
+    # A 1.36 B-parameter decoder (5 GB of float32 as external data): opened, summarised and
+    # drawn grouped by layer without its weights in memory.
+    from tests.graph_builders import llama_decoder
+
+    decoder = llama_decoder(tmp, "decoder_1b.onnx", layers=24, hidden=2048, intermediate=5632,
+                            vocab=32000, heads=32)
+    weights_gib = (tmp / "decoder_1b.onnx.data").stat().st_size / 2**30
+    for panel in ("summary", "graph"):
+        runs = [_process_seconds_and_peak(decoder, panel, tmp / "decoder.png")
+                for _ in range(ROUNDS)]
+        print(f"1.36 B-parameter decoder ({weights_gib:.1f} GiB of weights), {panel} panel: "
+              f"median {statistics.median(r[0] for r in runs):.2f} s to the screenshot, peak "
+              f"memory {max(r[1] for r in runs)} MiB (window and workers)")
     for module in ("onnx", "ml_dtypes", "edgestudio.gui.main_window"):
         runs = [_import_seconds(module) for _ in range(ROUNDS)]
         print(f"python -c 'import {module}': median {statistics.median(runs):.2f} s "
