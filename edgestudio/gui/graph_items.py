@@ -26,6 +26,7 @@ LOD_BLOCKS = 0.03  # below: each batch is a few coloured blocks, edges are not d
 LOD_FLAT = 0.12  # below: flat rectangles, no outlines, no text
 LOD_TEXT = 0.45  # above: rounded boxes with labels
 LOD_EDGE_LABELS = 0.7  # above: tensor type/shape on edges
+LABEL_MAX = 360  # the widest an edge label is drawn (scene units), elided in the middle beyond
 GROUP_COLOUR = "#546e7a"  # closed groups (slate: no operator category uses it)
 
 
@@ -53,6 +54,15 @@ class GraphGeometry:
             for i in range(ir.node_count)
         ]
         self.label_room = _label_room(self.x, self.y)
+        # One label per source, at its bottom: the first tensor it sends on, and how many more
+        # (a closed group sending three tensors drew three labels on one spot).
+        sent: dict[int, list[str]] = {}
+        for source, tensor in zip(ir.edge_src.tolist(), ir.edge_tensor, strict=True):
+            tensors = sent.setdefault(source, [])
+            if tensor not in tensors:
+                tensors.append(tensor)
+        self.first_sent = {s: t[0] for s, t in sent.items()}
+        self.more_tensors = {s: len(t) - 1 for s, t in sent.items() if len(t) > 1}
         # Folded constants each node reads (Constant nodes and chains computed from weights).
         self.constants = [
             [t for t in ir.node_inputs[i] if t in ir.constants]
@@ -224,9 +234,10 @@ class EdgeBatchItem(QGraphicsItem):
         left = float(geometry.edge_left[edges].min())
         right = float(geometry.edge_right[edges].max())
         self._bounds = QRectF(left - 2, float(ys.min()),
-                              right - left + 124, float(ys.max() - ys.min()) + 16)
+                              right - left + LABEL_MAX + 12, float(ys.max() - ys.min()) + 16)
         self.path: QPainterPath | None = None
-        self.labels: list[tuple[QPointF, str, float]] = []  # (where, tensor, room in pixels)
+        # (where, tensor, room in pixels, how many more tensors the source sends)
+        self.labels: list[tuple[QPointF, str, float, int]] = []
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
         self.setZValue(-1)
 
@@ -234,7 +245,7 @@ class EdgeBatchItem(QGraphicsItem):
         ir = self.geometry.ir
         routes = self.geometry.routes
         path = QPainterPath()
-        labelled: set[tuple[int, str]] = set()
+        labelled: set[int] = set()
         for e in self.edges.tolist():
             s = int(ir.edge_src[e])
             points = routes.points(e)
@@ -251,10 +262,12 @@ class EdgeBatchItem(QGraphicsItem):
                                  QPointF(x2, y2))
                 else:  # up, to a node on a cycle (a malformed model or groups in a loop)
                     path.cubicTo(QPointF(x1, y1 + 20), QPointF(x2, y2 - 20), QPointF(x2, y2))
-            if (s, ir.edge_tensor[e]) not in labelled:  # a tensor is labelled once, at its source
-                labelled.add((s, ir.edge_tensor[e]))
-                self.labels.append((QPointF(start.x() + 4, start.y() + 12), ir.edge_tensor[e],
-                                    float(self.geometry.label_room[s])))
+            if s not in labelled:  # a source is labelled once, with its first tensor
+                labelled.add(s)
+                self.labels.append((QPointF(start.x() + 4, start.y() + 12),
+                                    self.geometry.first_sent[s],
+                                    float(self.geometry.label_room[s]),
+                                    self.geometry.more_tensors.get(s, 0)))
         self.path = path
         return path
 
@@ -281,13 +294,14 @@ class EdgeBatchItem(QGraphicsItem):
             exposed = option.exposedRect
             info = self.geometry.ir.tensor_info  # looked up now: shapes may arrive later
             metrics = painter.fontMetrics()
-            for point, tensor, room in self.labels:
+            for point, tensor, room, more in self.labels:
                 if exposed.contains(point):
                     known = info.get(tensor)
-                    text = known.text() if known else tensor
-                    if room < 1e6:  # shortened so that it never runs into its neighbour's
-                        text = metrics.elidedText(text, Qt.TextElideMode.ElideMiddle,
-                                                  max(int(room), 24))
+                    text = (known.text() if known else tensor) + (f"  (+{more})" if more else "")
+                    # Shortened so that it never runs into its neighbour's, nor past the
+                    # item's bounds (Qt would cut it off there: a long shape lost its end).
+                    text = metrics.elidedText(text, Qt.TextElideMode.ElideMiddle,
+                                              max(int(min(room, LABEL_MAX)), 24))
                     painter.drawText(point, text)
 
 

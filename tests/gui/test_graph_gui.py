@@ -303,3 +303,31 @@ def test_an_unscoped_model_opens_as_its_repeated_layers(qtbot, tmp_path: Path) -
     assert len(labels) == 20 and all(label.startswith("layer ") for label in labels)
     assert "20 repeated layers found" in panel.status.text()
     assert "20 repeated layers of 11 operators" in panel.status.toolTip()
+
+
+def test_a_node_sending_several_tensors_has_one_label(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A Split (or a closed group) sending two tensors on: one label saying how many more, not
+    two labels drawn on one spot."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Split", ["x"], ["a", "b"], name="split", axis=0, num_outputs=2),
+         helper.make_node("Relu", ["a"], ["ra"], name="ra"),
+         helper.make_node("Relu", ["b"], ["rb"], name="rb")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info(t, TensorProto.FLOAT, [2]) for t in ("ra", "rb")])
+    ir = build_graph_ir(graph)
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(600, 500)
+    view.show()
+    view.set_graph(ir, layered_layout(ir.node_count, ir.edge_src, ir.edge_dst))
+    view.resetTransform()
+    view.scale(1.2, 1.2)
+    view.viewport().repaint()
+    split = ir.index_of("split")
+    labels = [label for item in view.scene().items() for label in getattr(item, "labels", [])
+              if label[1] in ("a", "b")]
+    assert len(labels) == 1 and labels[0][3] == 1
+    assert split is not None and view.geometry_ is not None
+    assert view.geometry_.more_tensors[split] == 1
