@@ -9,7 +9,6 @@ byte for byte, and the growth exponent of each (time ~ parameters^k).
 
 from __future__ import annotations
 
-import math
 import os
 import resource
 import subprocess
@@ -19,6 +18,7 @@ import textwrap
 import time
 from pathlib import Path
 
+from tests.benchmarks.bench_quant_scale import growth_exponent
 from tests.graph_builders import llama_decoder
 
 # billions of parameters -> (layers, hidden, intermediate, vocab)
@@ -80,15 +80,6 @@ def _same_weights(a: Path, b: Path) -> bool:
     return first.SerializeToString() == second.SerializeToString()
 
 
-def _exponent(points: list[tuple[float, float]]) -> float:
-    """The slope of log(time) against log(size), least squares."""
-    xs = [math.log(p) for p, _ in points]
-    ys = [math.log(t) for _, t in points]
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
-        (x - mx) ** 2 for x in xs)
-
-
 def main() -> None:
     sizes = [float(s) for s in os.environ.get("EDGESTUDIO_INT4_SIZES", "0.25,0.5,1").split(",")]
     print(f"{'params':>8}{'weights':>10}{'ours s':>9}{'stock s':>9}{'speed-up':>10}"
@@ -115,8 +106,8 @@ def main() -> None:
                   f"{'yes' if same else 'NO' if same is not None else 'not compared':>12}"
                   f"   (model made in {made:.0f} s)")
     if len(sizes) > 1:
-        print(f"time ~ params^k: ours k = {_exponent(ours_t):.2f}, stock k = "
-              f"{_exponent(stock_t):.2f}")
+        print(f"time ~ params^k: ours k = {growth_exponent(ours_t):.2f}, stock k = "
+              f"{growth_exponent(stock_t):.2f}")
     print(f"(this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MiB)")
 
 

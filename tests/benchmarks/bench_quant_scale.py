@@ -171,8 +171,8 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "accelerated": all(r["accelerated"] for r in runs)}
 
 
-def _exponent(points: list[tuple[int, float]]) -> float:
-    """Least-squares slope of log(seconds) over log(nodes)."""
+def growth_exponent(points: list[tuple[float, float]]) -> float:
+    """Least-squares slope of log(seconds) over log(size): time ~ size^k."""
     xs = [math.log(n) for n, _ in points]
     ys = [math.log(t) for _, t in points]
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
@@ -209,8 +209,8 @@ def main() -> None:
             print(f"{mode:<8}{n:>7}" + "".join(cells) + f"  ({low:.1f}–{high:.1f} s)"
                   + _phases(ours) + ("" if ours["accelerated"] else "  (stock path!)"),
                   flush=True)
-        print(f"{mode}: scaling exponent stock {_exponent(stock_points):.2f}, "
-              f"ours {_exponent(our_points):.2f} (1 = linear, 2 = quadratic)", flush=True)
+        print(f"{mode}: scaling exponent stock {growth_exponent(stock_points):.2f}, "
+              f"ours {growth_exponent(our_points):.2f} (1 = linear, 2 = quadratic)", flush=True)
     for count in (8, 64):
         mem = _run(CALIBRATION_MEMORY, str(models[8000]), str(tmp / "cal.onnx"), str(count))
         print(f"calibration at 8k nodes, {count} samples: peak {mem['peak_mb']:.0f} MB",

@@ -16,9 +16,16 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto
 
-from edgestudio.core.quant.int4_stream import Int4Options, quantize_int4_streamed, streamable
+from edgestudio.core.quant.int4_stream import (
+    Int4Options,
+    NotStreamableError,
+    _weights_to_pack,
+    quantize_int4_streamed,
+    streamable,
+)
 from tests import models
 from tests.graph_builders import llama_decoder, residual_mlp, transformer_like
+from tests.realmodels.corpus import CORPUS, SKIP_REASON, RealModel
 
 
 def _stock(source: Path, options: Int4Options) -> onnx.ModelProto:
@@ -98,7 +105,7 @@ def test_what_it_cannot_stream_is_said(tmp_path: Path) -> None:
     model.graph.initializer[0].CopyFrom(onnx.numpy_helper.from_array(
         np.ones((32, 64), np.float16), "w1"))
     assert "float32" in streamable(model, Int4Options())
-    with pytest.raises(ValueError, match="cannot stream"):
+    with pytest.raises(NotStreamableError, match="float32"):
         quantize_int4_streamed(models.save(model, tmp_path / "h.onnx"), tmp_path / "o.onnx",
                                Int4Options())
 
@@ -169,3 +176,20 @@ def test_the_int4_job_streams_and_writes_what_stock_writes(tmp_path: Path) -> No
     stock = _stock(source, Int4Options(block_size=32, symmetric=True,
                                        exclude=frozenset({"logits"})))
     assert _inline(out) == _inline(stock)
+
+
+@pytest.mark.parametrize("model", CORPUS, ids=lambda m: m.name)
+def test_corpus_models_are_byte_identical_to_stock(model: RealModel, tmp_path: Path) -> None:
+    """Every real corpus model with a MatMul weight: the streamed result is stock's, byte for
+    byte (models it cannot stream, or with no MatMul weight, are skipped saying so)."""
+    if not model.path.is_file():
+        pytest.skip(reason=SKIP_REASON)
+    proto = onnx.load(str(model.path), load_external_data=False)
+    options = Int4Options(block_size=32, symmetric=False)
+    why = streamable(proto, options)
+    if why:
+        pytest.skip(reason=f"needs onnxruntime's quantizer: {why}")
+    if not _weights_to_pack(proto.graph, options)[1]:
+        pytest.skip(reason="no MatMul with a constant weight: nothing to quantize to 4 bits")
+    quantize_int4_streamed(model.path, tmp_path / "ours.onnx", options)
+    assert _inline(tmp_path / "ours.onnx") == _inline(_stock(model.path, options))

@@ -40,7 +40,11 @@ from edgestudio.core.quant.calib_cache import (
     lookup,
     uncached,
 )
-from edgestudio.core.quant.int4_stream import Int4Options, quantize_int4_streamed, streamable
+from edgestudio.core.quant.int4_stream import (
+    Int4Options,
+    NotStreamableError,
+    quantize_int4_streamed,
+)
 from edgestudio.core.quant.quant_recipes import (
     INTEGER_MODES,
     STATIC_MODES,
@@ -716,16 +720,17 @@ def _int4(recipe: QuantRecipe, src: Path, out: Path, samples: object,
           reporter: Reporter) -> CalibrationOutcome | None:
     options = Int4Options(block_size=recipe.block_size, symmetric=recipe.int4_symmetric,
                           exclude=frozenset(recipe.exclude))
-    why = streamable(onnx.load(str(src), load_external_data=False), options)
-    if not why:
-        # The same model onnxruntime's quantizer writes, a weight at a time (int4_stream).
-        def layer_done(done: int, total: int, node: str) -> None:
-            reporter.stage(f"Quantizing MatMul weights to 4 bits: {done} of {total} ({node})",
-                           0.3 + 0.3 * done / max(total, 1))
 
-        reporter.stage("Quantizing MatMul weights to 4 bits, one weight at a time", 0.3)
+    def layer_done(done: int, total: int, node: str) -> None:
+        reporter.stage(f"Quantizing MatMul weights to 4 bits: {done} of {total} ({node})",
+                       0.3 + 0.3 * done / max(total, 1))
+
+    reporter.stage("Quantizing MatMul weights to 4 bits, one weight at a time", 0.3)
+    try:  # the same model onnxruntime's quantizer writes, a weight at a time (int4_stream)
         quantize_int4_streamed(src, out, options, layer_done)
         return None
+    except NotStreamableError as exc:
+        why = str(exc)
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
     reporter.stage(f"Quantizing MatMul weights to 4 bits (onnxruntime's quantizer: {why})", 0.3)

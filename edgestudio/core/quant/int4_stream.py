@@ -29,6 +29,10 @@ ProgressFn = Callable[[int, int, str], None]  # (weights done, weights in all, n
 EXTERNAL_ABOVE = 1_800_000_000  # bytes of weights above which the result keeps external data
 
 
+class NotStreamableError(ValueError):
+    """The model needs onnxruntime's own quantizer; the message says why."""
+
+
 @dataclass(frozen=True)
 class Int4Options:
     """onnxruntime's default weight-only configuration, as ``MatMulNBitsQuantizer`` takes it."""
@@ -156,13 +160,14 @@ def quantize_int4_streamed(source: Path, output: Path, options: Int4Options,
 
     Raises
     ------
-    ValueError
-        When :func:`streamable` says the model needs onnxruntime's own quantizer.
+    NotStreamableError
+        When :func:`streamable` says the model needs onnxruntime's own quantizer (nothing is
+        written).
     """
     model = onnx.load(str(source), load_external_data=False)
     why = streamable(model, options)
     if why:
-        raise ValueError(f"cannot stream the 4-bit quantization: {why}")
+        raise NotStreamableError(why)
     graph = model.graph
     reader = _WeightReader(source.parent)
     external = any(t.data_location == TensorProto.EXTERNAL for t in graph.initializer)
