@@ -31,9 +31,9 @@ RUN = textwrap.dedent("""
     from pathlib import Path
     import onnx
 
-    def anon_mib():  # the process's own memory, not the pages of files it maps
+    def anon_mib():  # all resident memory (mapped files too)
         for line in open("/proc/self/status"):
-            if line.startswith("RssAnon:"):
+            if line.startswith("VmRSS:"):
                 return int(line.split()[1]) // 1024
         return 0
 
@@ -69,6 +69,26 @@ def _run(source: Path, out: Path, which: str) -> tuple[float, int]:
     return float(seconds), int(peak_mib)
 
 
+JOB = textwrap.dedent("""
+    import resource, subprocess, sys, time
+    start = time.perf_counter()
+    subprocess.run(sys.argv[1:], check=True, capture_output=True)
+    took = time.perf_counter() - start
+    # the largest of the processes it started and waited for (the CLI, its job worker)
+    print(took, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)
+""")
+
+
+def _job(source: Path, out: Path) -> tuple[float, int]:
+    """The CLI's whole int4 job: seconds and the peak resident memory of its processes."""
+    cli = [sys.executable, "-m", "edgestudio", "quantize", str(source), "-o", str(out),
+           "--mode", "int4"]
+    done = subprocess.run([sys.executable, "-c", JOB, *cli], capture_output=True, text=True,
+                          check=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    seconds, peak_mib = done.stdout.split()[-2:]
+    return float(seconds), int(peak_mib)
+
+
 def _same_weights(a: Path, b: Path) -> bool:
     """The two results hold the same graph and the same bytes in every tensor."""
     import onnx
@@ -83,7 +103,7 @@ def _same_weights(a: Path, b: Path) -> bool:
 def main() -> None:
     sizes = [float(s) for s in os.environ.get("EDGESTUDIO_INT4_SIZES", "0.25,0.5,1").split(",")]
     print(f"{'params':>8}{'weights':>10}{'ours s':>9}{'stock s':>9}{'speed-up':>10}"
-          f"{'ours peak':>11}{'stock peak':>12}{'same bytes':>12}")
+          f"{'ours peak':>11}{'stock peak':>12}{'same bytes':>12}{'job s':>8}{'job peak':>10}")
     ours_t, stock_t = [], []
     for size in sizes:
         layers, hidden, intermediate, vocab = SHAPES[size]
@@ -98,12 +118,16 @@ def main() -> None:
             stock, stock_peak = _run(source, folder / "stock.onnx", "stock")
             same = _same_weights(folder / "ours.onnx", folder / "stock.onnx") \
                 if weights_gib < 3 else None  # compared in memory: both loaded at once
+            for name in ("ours.onnx", "ours.onnx.data", "stock.onnx", "stock.onnx.data"):
+                (folder / name).unlink(missing_ok=True)  # the disk holds one result at a time
+            job, job_peak = _job(source, folder / "job.onnx")
             params = weights_gib * 2**30 / 4 / 1e9
             ours_t.append((params, ours))
             stock_t.append((params, stock))
             print(f"{params:>7.2f}B{weights_gib:>8.2f}GiB{ours:>9.1f}{stock:>9.1f}"
                   f"{stock / ours:>9.1f}x{ours_peak:>9}MiB{stock_peak:>10}MiB"
                   f"{'yes' if same else 'NO' if same is not None else 'not compared':>12}"
+                  f"{job:>8.1f}{job_peak:>7}MiB"
                   f"   (model made in {made:.0f} s)")
     if len(sizes) > 1:
         print(f"time ~ params^k: ours k = {growth_exponent(ours_t):.2f}, stock k = "

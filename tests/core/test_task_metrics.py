@@ -298,3 +298,30 @@ def test_index_inputs_into_computed_tensors_and_pooling_without_empty_graphs() -
         assert feeds["edge_index"].max() < sizes["num_nodes"]
         (y,) = session.run(None, feeds)
         assert np.isfinite(y).all()
+
+
+def test_language_model_logits_are_detected_by_their_token_ids_input() -> None:
+    head = _head("MatMul", [1, 16, 512], "logits")
+    ids = helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, 16])
+    head.graph.input.append(ids)
+    choice = detect_task(head, {"logits": np.zeros((1, 16, 512), np.float32)})
+    assert choice.task == "language-model" and "token ids" in choice.why
+    # the same output without a token-id input stays per-position classes
+    plain = _head("Identity", [1, 200, 300], "logits")
+    assert detect_task(plain, {"logits": np.zeros((1, 200, 300), np.float32)}).task == "tokens"
+
+
+def test_next_token_figures_equal_a_hand_computation() -> None:
+    # Two positions over a 6-token vocabulary. Position 0: the same most likely token;
+    # position 1: the quantized model prefers token 2 over the float's token 4.
+    ref = np.log(np.array([[[0.5, 0.1, 0.1, 0.1, 0.1, 0.1], [0.05, 0.05, 0.3, 0.05, 0.5, 0.05]]]))
+    test = np.log(np.array([[[0.4, 0.2, 0.1, 0.1, 0.1, 0.1], [0.05, 0.05, 0.5, 0.05, 0.3, 0.05]]]))
+    meter = TaskMeter(TaskChoice("language-model", "logits", "test"))
+    meter.add(ref + 3.0, test - 1.0)  # logits: any shift gives the same distribution
+    figures = {f.key: f.value for f in meter.result().figures}
+    p, q = np.exp(ref[0]), np.exp(test[0])
+    kl = [sum(p[t, k] * np.log(p[t, k] / q[t, k]) for k in range(6)) for t in range(2)]
+    assert figures["next_token_agreement"] == pytest.approx(0.5)
+    assert figures["next_token_kl"] == pytest.approx(np.mean(kl), rel=1e-9)
+    assert figures["next_token_top5"] == pytest.approx(1.0)  # token 4 is in the top 5 of both
+    assert "2 positions over 1 sequence" in meter.result().note

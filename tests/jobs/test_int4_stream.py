@@ -20,6 +20,7 @@ from edgestudio.core.quant.int4_stream import (
     Int4Options,
     NotStreamableError,
     _weights_to_pack,
+    lm_head,
     quantize_int4_streamed,
     streamable,
 )
@@ -33,7 +34,8 @@ def _stock(source: Path, options: Int4Options) -> onnx.ModelProto:
 
     quantizer = MatMulNBitsQuantizer(
         onnx.load(str(source)), block_size=options.block_size, is_symmetric=options.symmetric,
-        accuracy_level=options.accuracy_level, nodes_to_exclude=sorted(options.exclude))
+        accuracy_level=options.accuracy_level, nodes_to_exclude=sorted(options.exclude),
+        op_types_to_quantize=options.op_types())
     quantizer.process()
     return quantizer.model.model
 
@@ -99,6 +101,31 @@ def test_a_decoder_with_external_data_matches_stock_and_runs(tmp_path: Path) -> 
     assert session.run(["logits"], feeds)[0].shape == (1, 3, 256)
 
 
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_embedding_tables_become_gather_block_quantized_as_stock_makes_them(
+        symmetric: bool, tmp_path: Path) -> None:
+    source = llama_decoder(tmp_path, layers=1, hidden=64, intermediate=160, vocab=300)
+    options = Int4Options(block_size=32, symmetric=symmetric, gather=True)
+    quantize_int4_streamed(source, tmp_path / "ours.onnx", options)
+    assert _inline(tmp_path / "ours.onnx") == _inline(_stock(source, options))
+    ours = onnx.load(str(tmp_path / "ours.onnx"))
+    assert [n.op_type for n in ours.graph.node].count("GatherBlockQuantized") == 1
+    session = ort.InferenceSession(str(tmp_path / "ours.onnx"))  # the runtime has the kernel
+    feeds = {"input_ids": np.array([[1, 299, 3]], np.int64),
+             "cos": np.ones((1, 1, 3, 16), np.float32), "sin": np.zeros((1, 1, 3, 16), np.float32),
+             "past_key.0": np.zeros((1, 4, 0, 16), np.float32),
+             "past_value.0": np.zeros((1, 4, 0, 16), np.float32)}
+    assert session.run(["logits"], feeds)[0].shape == (1, 3, 300)
+
+
+def test_the_lm_head_is_the_widest_projection_reaching_an_output(tmp_path: Path) -> None:
+    decoder = onnx.load(str(llama_decoder(tmp_path, layers=2, hidden=64, intermediate=160)),
+                        load_external_data=False)
+    assert lm_head(decoder.graph) == "logits"  # not a k/v projection feeding present_*
+    assert lm_head(models.matmul_model(hidden=64).graph) == "mm2"  # one head: its last MatMul
+    assert lm_head(models.conv_relu_gemm().graph) == ""  # no MatMul at all
+
+
 def test_what_it_cannot_stream_is_said(tmp_path: Path) -> None:
     assert "subgraphs" in streamable(models.with_if_subgraph(), Int4Options())
     model = models.matmul_model()
@@ -117,17 +144,17 @@ MEMORY_PROBE = textwrap.dedent("""
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
     from edgestudio.core.quant.int4_stream import Int4Options, quantize_int4_streamed
 
-    def anon_kb():
+    def rss_kb():
         for line in open("/proc/self/status"):
-            if line.startswith("RssAnon:"):
+            if line.startswith("VmRSS:"):  # all resident memory, mapped files too
                 return int(line.split()[1])
         return 0
 
-    peak, done = [anon_kb()], []
+    peak, done = [rss_kb()], []
     base = peak[0]
     def watch():
         while not done:
-            peak[0] = max(peak[0], anon_kb())
+            peak[0] = max(peak[0], rss_kb())
             time.sleep(0.005)
     threading.Thread(target=watch, daemon=True).start()
     if sys.argv[3] == "ours":
@@ -142,8 +169,9 @@ MEMORY_PROBE = textwrap.dedent("""
 
 def test_memory_is_one_weight_not_the_model(tmp_path: Path) -> None:
     """Six 1024x8192 weights (32 MiB each, 228 MiB of external data in all): the process's
-    own memory (anonymous, not the mapped file) grows by about one weight; onnxruntime's
-    quantizer, measured the same way, holds the whole model."""
+    own memory grows by less than one layer's weights (112 MiB: what the issue bounds it by;
+    measured: one weight and the allocator's slack, 40 MiB traced, 60-66 MiB resident);
+    onnxruntime's quantizer, measured the same way, holds the whole model."""
     source = llama_decoder(tmp_path, layers=2, hidden=1024, intermediate=8192, vocab=512,
                            heads=8)
     weights_mib = (tmp_path / "decoder.onnx.data").stat().st_size / 2**20
@@ -157,8 +185,9 @@ def test_memory_is_one_weight_not_the_model(tmp_path: Path) -> None:
         return int(done.stdout.strip().splitlines()[-1])
 
     ours, stock = grown("ours"), grown("stock")
-    assert ours < 2 * 32, (ours, stock, weights_mib)
-    print(f"anonymous memory grown: ours {ours} MiB, stock {stock} MiB")
+    layer_mib = (4 * 1024 * 1024 + 3 * 1024 * 8192) * 4 / 2**20
+    assert ours < layer_mib, (ours, stock, weights_mib)
+    print(f"resident memory grown: ours {ours} MiB, stock {stock} MiB")
     assert stock > 0.9 * weights_mib  # the probe sees a whole model when one is held
 
 
@@ -193,3 +222,30 @@ def test_corpus_models_are_byte_identical_to_stock(model: RealModel, tmp_path: P
         pytest.skip(reason="no MatMul with a constant weight: nothing to quantize to 4 bits")
     quantize_int4_streamed(model.path, tmp_path / "ours.onnx", options)
     assert _inline(tmp_path / "ours.onnx") == _inline(_stock(model.path, options))
+
+
+@pytest.mark.parametrize(("hidden", "symmetric"), [(64, True), (64, False), (200, True)])
+def test_the_analysis_dequantizes_4bit_weights_as_onnxruntime_computes_them(
+        hidden: int, symmetric: bool, tmp_path: Path) -> None:
+    """Fed the identity matrix, MatMulNBits outputs its de-quantized weight: the analysis's
+    de-quantization (the Weights tab of a 4-bit model) must equal it."""
+    from edgestudio.core.ops.analyze import dequantize_nbits
+
+    source = models.save(models.matmul_model(hidden=hidden), tmp_path / "float.onnx")
+    quantize_int4_streamed(source, tmp_path / "q.onnx", Int4Options(block_size=16,
+                                                                      symmetric=symmetric))
+    quant = onnx.load(str(tmp_path / "q.onnx"))
+    first = quant.graph.node[-1]  # mm2: K = hidden (200: the last block padded)
+    assert first.op_type == "MatMulNBits"
+    rows = next(a.i for a in first.attribute if a.name == "K")
+    single = onnx.helper.make_model(onnx.helper.make_graph(
+        [first], "one", [onnx.helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, rows])],
+        [onnx.helper.make_tensor_value_info(first.output[0], TensorProto.FLOAT, None)],
+        [t for t in quant.graph.initializer if t.name in first.input]),
+        opset_imports=list(quant.opset_import))
+    single.graph.node[0].input[0] = "x"
+    ran = ort.InferenceSession(single.SerializeToString()).run(
+        None, {"x": np.eye(rows, dtype=np.float32)})[0]
+    ours = dequantize_nbits(first, {t.name: t for t in quant.graph.initializer})
+    assert ours is not None and ours.shape == ran.shape
+    np.testing.assert_allclose(ours, ran, rtol=1e-6, atol=1e-7)

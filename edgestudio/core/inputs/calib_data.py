@@ -249,7 +249,7 @@ class SampleSet:
         for sample in self:
             count += 1
             for name, array in sorted(sample.items()):
-                if np.any(array != 0):
+                if np.any(array != 0) or array.size == 0:  # an empty KV cache holds no values
                     zero[name] = False
                 digest.update(f"{name}:{array.dtype.str}:{array.shape};".encode())
                 digest.update(np.ascontiguousarray(array).tobytes())

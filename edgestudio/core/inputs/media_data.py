@@ -181,9 +181,32 @@ def _role(entry: InputEntry) -> str:
         return "mask"
     if "type" in name or "segment" in name:
         return "types"
+    if "position" in name:
+        return "positions"
     if "id" in name or entry.domain.kind == "integers":
         return "ids"
     return ""
+
+
+def _is_cache(entry: InputEntry) -> bool:
+    """A decoder's KV-cache input (``past_key_values.0.key``, ``past_key.3``, ``cache_v``)."""
+    name = entry.name.lower()
+    return "past" in name or "cache" in name
+
+
+def _sequence_sizes(spec: InputSpecification, ids: InputEntry, length: int) -> dict[str, int]:
+    """The symbolic sizes a tokenized line fixes: the ids' sequence axis is the line's length
+    in every input that declares the same symbol (a rotary table, a mask), and a decoder's KV
+    cache starts empty (its past-length axes 0), as generation starts from a prompt."""
+    sizes: dict[str, int] = {}
+    sequence = ids.declared[-1] if ids.declared else None
+    if isinstance(sequence, str):
+        sizes[sequence] = length
+    for entry in spec.inputs:
+        if _is_cache(entry):  # [batch, heads, past, head size] or [batch, past, …]: not axis 0
+            sizes.update({d: 0 for d in entry.declared[1:] if isinstance(d, str)
+                          and d != sequence})
+    return sizes
 
 
 def tokenized(lines: list[str], tokenizer_path: Path, spec: InputSpecification,
@@ -203,10 +226,12 @@ def tokenized(lines: list[str], tokenizer_path: Path, spec: InputSpecification,
     base = spec.feeds(seed)
     for line in lines:
         encoding = tokenizer.encode(line)
-        values = {"ids": encoding.ids, "mask": encoding.attention_mask,
-                  "types": encoding.type_ids}
-        sample = {name: value.copy() for name, value in base.items()}
         length = len(encoding.ids)
+        values = {"ids": encoding.ids, "mask": encoding.attention_mask,
+                  "types": encoding.type_ids, "positions": list(range(length))}
+        sizes = _sequence_sizes(spec, ids_entry, length)
+        sample = spec.scaled(sizes).feeds(seed) if sizes else \
+            {name: value.copy() for name, value in base.items()}
         for entry in spec.inputs:
             role = roles[entry.name]
             if role and len(entry.shape) == 2:

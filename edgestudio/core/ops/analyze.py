@@ -184,8 +184,10 @@ def match_activations(float_model: onnx.ModelProto, quant_model: onnx.ModelProto
             ref = consumers[ref][0].output[0]
         add(ref, deq, _qrange(quant_model.graph.node[-1], quant_inits))
     for tensor in producers:
+        # A type onnx cannot infer past a contrib operator (MatMulNBits) is the float one:
+        # the same tensor, computed by the quantized model.
         if tensor not in matched and tensor in quant_outputs \
-                and quant_types.get(tensor) in FLOAT_TYPES:
+                and quant_types.get(tensor, float_types.get(tensor)) in FLOAT_TYPES:
             add(tensor, tensor, None)
     order = {t: i for i, t in enumerate(producers)}
     return sorted(matched.values(), key=lambda m: order.get(m.tensor, -1))
@@ -283,6 +285,59 @@ def weight_errors(float_model: onnx.ModelProto,
             "per_tensor_bound": float(per_tensor),
             "per_channel_bound_mean": float(per_channel.mean()),
             "per_channel": bool(np.asarray(scale).size > 1),
+        })
+    results += _nbits_weight_errors(float_model, quant_model, float_inits, inits)
+    return results
+
+
+def dequantize_nbits(node: onnx.NodeProto, inits: dict[str, TensorProto]) -> np.ndarray | None:
+    """The [K, N] float weight a 4-bit MatMulNBits holds (None for other bit widths or a weight
+    that is not a constant): each column's blocks of ``block_size`` values, two per byte, low
+    nibble first, ``(q - zero point) · scale``; the zero point is 8 without a zero-point input."""
+    attrs = {a.name: a.i for a in node.attribute}
+    if attrs.get("bits", 4) != 4 or node.input[1] not in inits or node.input[2] not in inits:
+        return None
+    rows, cols, block = attrs["K"], attrs["N"], attrs["block_size"]
+    packed = numpy_helper.to_array(inits[node.input[1]]).reshape(cols, -1)
+    nibbles = np.stack([packed & 0x0F, packed >> 4], axis=-1).reshape(cols, -1)
+    blocks = nibbles.shape[1] // block
+    scales = numpy_helper.to_array(inits[node.input[2]]).astype(np.float64).reshape(cols, blocks)
+    zero = np.full((cols, blocks), 8.0)
+    if len(node.input) > 3 and node.input[3] in inits:
+        zp = numpy_helper.to_array(inits[node.input[3]]).reshape(cols, -1)
+        zero = np.stack([zp & 0x0F, zp >> 4], axis=-1).reshape(cols, -1)[:, :blocks]
+    values = (nibbles.reshape(cols, blocks, block).astype(np.float64)
+              - np.asarray(zero, np.float64)[:, :, None]) * scales[:, :, None]
+    return values.reshape(cols, blocks * block)[:, :rows].T
+
+
+def _nbits_weight_errors(float_model: onnx.ModelProto, quant_model: onnx.ModelProto,
+                         float_inits: dict[str, TensorProto],
+                         inits: dict[str, TensorProto]) -> list[dict[str, object]]:
+    """Float vs de-quantized 4-bit MatMulNBits weights (blockwise: one scale per block)."""
+    results = []
+    for node in quant_model.graph.node:
+        if node.op_type != "MatMulNBits":
+            continue
+        base = node.input[1][: -len("_Q4")] if node.input[1].endswith("_Q4") else ""
+        deq = dequantize_nbits(node, inits)
+        if base not in float_inits or deq is None:
+            continue
+        w = numpy_helper.to_array(float_inits[base]).astype(np.float64)
+        if deq.shape != w.shape:
+            continue
+        stats = ErrorStats()
+        stats.add(w, deq)
+        scales = numpy_helper.to_array(inits[node.input[2]]).astype(np.float64)
+        channels = w.T
+        results.append({
+            "tensor": base, "node": node.name[: -len("_Q4")] if node.name.endswith("_Q4")
+            else node.name, **stats.figures(),
+            "scale_bound": float(np.max(np.abs(scales)) / 2),
+            "per_tensor_bound": float((w.max() - w.min()) / 15 / 2) if w.size else 0.0,
+            "per_channel_bound_mean": float(((channels.max(axis=1) - channels.min(axis=1))
+                                             / 15 / 2).mean()),
+            "per_channel": True,  # blockwise: finer than per channel
         })
     return results
 

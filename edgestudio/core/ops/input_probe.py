@@ -82,9 +82,11 @@ PROTOBUF_LIMIT = 2_000_000_000  # a serialised model above this cannot be handed
 
 def session_source(model: onnx.ModelProto, path: Path) -> bytes | str:
     """What a session is made from: the model's bytes, or its path when it is too big to
-    serialise (its external data has passed our policy check when the model was loaded) or
-    is the structure of a model whose data stayed in the file (:func:`structure_only`)."""
-    if is_structure_only(model) or model.ByteSize() >= PROTOBUF_LIMIT:
+    serialise (its external data has passed our policy check when the model was loaded), is
+    the structure of a model whose data stayed in the file (:func:`structure_only`) or was
+    parsed without its external data (which a session from bytes cannot find)."""
+    if is_structure_only(model) or model.ByteSize() >= PROTOBUF_LIMIT or any(
+            t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
         return str(path)
     data: bytes = model.SerializeToString()
     return data

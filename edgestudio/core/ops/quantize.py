@@ -28,6 +28,7 @@ from edgestudio.core.inputs.input_spec import InputSpecError
 from edgestudio.core.model.model_files import INLINE_LIMIT, read_full_model, save_model
 from edgestudio.core.model.opsets import iter_nodes, quantized_ops_in
 from edgestudio.core.ops.input_probe import job_inputs
+from edgestudio.core.ops.int4_job import int4_options, run_int4_streamed, streamed_int4_plan
 from edgestudio.core.ops.quant_accel import accelerated
 from edgestudio.core.ops.result_gate import run_in_process, run_isolated
 from edgestudio.core.progress import RecordingReporter, Reporter
@@ -39,11 +40,6 @@ from edgestudio.core.quant.calib_cache import (
     evict,
     lookup,
     uncached,
-)
-from edgestudio.core.quant.int4_stream import (
-    Int4Options,
-    NotStreamableError,
-    quantize_int4_streamed,
 )
 from edgestudio.core.quant.quant_recipes import (
     INTEGER_MODES,
@@ -132,22 +128,19 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
     assert isinstance(recipe, QuantRecipe)
     reporter.stage("Reading the model", 0.0)
     source = Path(recipe.model)
+    if recipe.mode == "int4":  # its weights stay on disk unless it cannot be streamed
+        graph_only = onnx.load(str(source), load_external_data=False)
+        warnings = _refuse_unquantizable(recipe, graph_only)
+        why = streamed_int4_plan(recipe, graph_only)
+        if not why:
+            return run_int4_streamed(recipe, graph_only, reporter, staging, warnings)
+        reporter.log(f"Reading every weight: onnxruntime's own 4-bit quantizer is needed "
+                     f"({why}).")
+        del graph_only
     model, external = read_full_model(source)  # parsed once: big models take seconds
-    names = {n.name for n in model.graph.node}
-    rules = check_rules(recipe, model_opset(model), names)
-    if not rules.ok:
-        raise QuantizeError(" ".join(rules.errors))
-    already = existing_quantization(model)
-    if already:
-        raise QuantizeError(
-            f"The model is already quantized ({'; '.join(already)}): quantizing it again would "
-            "quantize its rounding error and gain nothing. Quantize the float original instead.")
-    not_applicable = _nothing_to_quantize(model, recipe)
-    if not_applicable:
-        raise QuantizeError(not_applicable)
     report = JobReport(kind=recipe.kind)
     notes: list[str] = []
-    calibration_warnings: list[str] = list(rules.warnings)
+    calibration_warnings: list[str] = _refuse_unquantizable(recipe, model)
     data = recipe.calib if recipe.calib and recipe.calib.kind != "synthetic" else None
     preprocess = recipe.preprocess and recipe.mode in ("dynamic", *STATIC_MODES)
     raise_opset = _needs_opset_raise(recipe, model)
@@ -217,6 +210,23 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
     }
     reporter.stage("Done", 1.0)
     return report
+
+
+def _refuse_unquantizable(recipe: QuantRecipe, model: onnx.ModelProto) -> list[str]:
+    """Raise for a recipe that breaks a rule or a model there is nothing to quantize in (an
+    already quantized one, one without the mode's operators); returns the rules' warnings."""
+    rules = check_rules(recipe, model_opset(model), {n.name for n in model.graph.node})
+    if not rules.ok:
+        raise QuantizeError(" ".join(rules.errors))
+    already = existing_quantization(model)
+    if already:
+        raise QuantizeError(
+            f"The model is already quantized ({'; '.join(already)}): quantizing it again would "
+            "quantize its rounding error and gain nothing. Quantize the float original instead.")
+    not_applicable = _nothing_to_quantize(model, recipe)
+    if not_applicable:
+        raise QuantizeError(not_applicable)
+    return list(rules.warnings)
 
 
 def _needs_opset_raise(recipe: QuantRecipe, model: onnx.ModelProto) -> bool:
@@ -718,25 +728,19 @@ def _fp16(recipe: QuantRecipe, src: Path, out: Path, samples: object,
 
 def _int4(recipe: QuantRecipe, src: Path, out: Path, samples: object,
           reporter: Reporter) -> CalibrationOutcome | None:
-    options = Int4Options(block_size=recipe.block_size, symmetric=recipe.int4_symmetric,
-                          exclude=frozenset(recipe.exclude))
-
-    def layer_done(done: int, total: int, node: str) -> None:
-        reporter.stage(f"Quantizing MatMul weights to 4 bits: {done} of {total} ({node})",
-                       0.3 + 0.3 * done / max(total, 1))
-
-    reporter.stage("Quantizing MatMul weights to 4 bits, one weight at a time", 0.3)
-    try:  # the same model onnxruntime's quantizer writes, a weight at a time (int4_stream)
-        quantize_int4_streamed(src, out, options, layer_done)
-        return None
-    except NotStreamableError as exc:
-        why = str(exc)
+    """onnxruntime's own 4-bit quantizer, for the models the streamed one cannot take
+    (:func:`~edgestudio.core.ops.int4_job.run_int4_streamed` takes the rest)."""
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
-    reporter.stage(f"Quantizing MatMul weights to 4 bits (onnxruntime's quantizer: {why})", 0.3)
+    model = onnx.load(str(src))
+    options, notes = int4_options(recipe, model.graph)
+    for note in notes:
+        reporter.log(note)
+    reporter.stage("Quantizing weights to 4 bits (onnxruntime's quantizer)", 0.3)
     quantizer = MatMulNBitsQuantizer(
-        onnx.load(str(src)), block_size=recipe.block_size,
-        is_symmetric=recipe.int4_symmetric, nodes_to_exclude=list(recipe.exclude))
+        model, block_size=options.block_size, is_symmetric=options.symmetric,
+        accuracy_level=options.accuracy_level, nodes_to_exclude=sorted(options.exclude),
+        op_types_to_quantize=options.op_types())
     quantizer.process()
     onnx.save(quantizer.model.model, str(out))
     return None

@@ -109,6 +109,17 @@ class QuantRecipe(Recipe):
     int4_symmetric: bool = option(True, "--int4-asymmetric", "asymmetric 4-bit blocks "
                                   "(default: symmetric)", modes=("int4",), label="Symmetric",
                                   group="4-bit")
+    accuracy_level: int = option(0, "--accuracy-level", "the lowest compute type MatMulNBits "
+                                 "may use: 0 the runtime's choice, 1 float32, 2 float16, "
+                                 "3 bfloat16, 4 int8", modes=("int4",), label="Accuracy level:",
+                                 group="4-bit", minimum=0, maximum=4)
+    keep_lm_head: bool = option(False, "--keep-lm-head", "leave the language-model head (the "
+                                "widest MatMul producing an output) in float", modes=("int4",),
+                                label="Keep the LM head in float", group="4-bit")
+    int4_embeddings: bool = option(False, "--int4-embeddings", "also quantize embedding tables "
+                                   "(a Gather of a constant) to 4-bit GatherBlockQuantized",
+                                   modes=("int4",), label="Embedding tables too "
+                                   "(GatherBlockQuantized)", group="4-bit")
     shapes: tuple[str, ...] = ()  # input specification for synthetic data and the result's run
     ranges: tuple[str, ...] = ()
     # Prove the result in a child process (set by the runner when a worker crashed: a result

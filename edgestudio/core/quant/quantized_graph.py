@@ -17,6 +17,7 @@ from edgestudio.core.model.opsets import iter_nodes
 
 # onnxruntime's quantizers name the node that replaces NAME "NAME_quant" (dynamic, QOperator).
 REPLACED_SUFFIX = "_quant"
+WEIGHT_ONLY_SUFFIX = "_Q4"  # MatMulNBits / GatherBlockQuantized replacing a MatMul / Gather
 _WEIGHT_ONLY_OPS = frozenset({"MatMulNBits", "GatherBlockQuantized", "DynamicQuantizeLSTM",
                               "DynamicQuantizeMatMul", "MatMulInteger", "ConvInteger",
                               "MatMulIntegerToFloat", "QGemm", "QAttention", "QOrderedMatMul"})
@@ -35,7 +36,8 @@ def quantized_nodes(float_model: onnx.ModelProto, quant_model: onnx.ModelProto) 
 
     QDQ keeps node names: a node is quantized when one of its outputs feeds a QuantizeLinear or
     one of its weights comes from a DequantizeLinear. Dynamic and QOperator replace the node by
-    ``NAME_quant`` (ConvInteger, MatMulInteger, QLinearConv, …). A node the quantizer folded
+    ``NAME_quant`` (ConvInteger, MatMulInteger, QLinearConv, …), 4-bit weight-only by
+    ``NAME_Q4`` (MatMulNBits, GatherBlockQuantized). A node the quantizer folded
     into its quantized producer (QDQ drops a Conv's Relu; the Conv then writes the Relu's
     tensor) counts too: excluding it keeps it, which changes the model.
     """
@@ -48,7 +50,8 @@ def quantized_nodes(float_model: onnx.ModelProto, quant_model: onnx.ModelProto) 
     for node in float_model.graph.node:
         if not node.name:
             continue
-        if node.name not in quant_names and f"{node.name}{REPLACED_SUFFIX}" in quant_names:
+        if node.name not in quant_names and (f"{node.name}{REPLACED_SUFFIX}" in quant_names
+                                             or f"{node.name}{WEIGHT_ONLY_SUFFIX}" in quant_names):
             found.add(node.name)
     for node in quant_model.graph.node:
         if node.op_type in ("QuantizeLinear", "DequantizeLinear") or not node.name:

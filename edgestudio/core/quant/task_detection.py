@@ -25,6 +25,8 @@ _CLASS_NAME = re.compile(r"logit|prob|score|class|label|pred|softmax|cls", re.IG
 _EMBED_NAME = re.compile(r"embed|emb$|feature|vector|pool|sentence|hidden|encoder_out",
                          re.IGNORECASE)
 CTC_MIN_CLASSES = 30  # a CTC alphabet: tens to thousands of symbols plus a blank
+LM_MIN_VOCAB = 256  # a token vocabulary (byte-level at the least); label sets are smaller
+_TOKEN_INPUT = re.compile(r"input_ids|token|(^|_)ids$", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class TaskChoice:
@@ -115,6 +117,11 @@ def detect_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray]) -> TaskC
                           f"{shape[1]} classes (choose 'embedding' if these are features)")
     if rank == 3:
         classes = shape[2]
+        if classes >= LM_MIN_VOCAB and op not in _SOFTMAX and _takes_token_ids(model) \
+                and not _EMBED_NAME.search(name):
+            return TaskChoice("language-model", name, f"'{name}' [{dims}] holds {classes} "
+                              "token scores at every position of a model fed token ids: a "
+                              "language model's next-token logits")
         if op in _SOFTMAX and _softmax_axis_is_last(node, rank):
             if classes >= CTC_MIN_CLASSES:
                 return TaskChoice("ctc", name, f"'{name}' [{dims}] is a {op} over {classes} "
@@ -139,6 +146,13 @@ def detect_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray]) -> TaskC
                           "classes per pixel (segmentation)")
     return TaskChoice("signal", name, f"'{name}' [{dims}] reads as a signal or map "
                       "(judged by relative error)")
+
+
+def _takes_token_ids(model: onnx.ModelProto) -> bool:
+    """True when an integer input is named like token ids (``input_ids``, ``tokens``)."""
+    integer = {6, 7}  # TensorProto.INT32, INT64 (onnx is imported for types only)
+    return any(value.type.tensor_type.elem_type in integer and _TOKEN_INPUT.search(value.name)
+               for value in model.graph.input)
 
 
 def detection_layout(shape: tuple[int, ...]) -> tuple[int, int] | None:

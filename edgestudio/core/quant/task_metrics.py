@@ -101,6 +101,7 @@ class TaskMeter:
         self._box_matched = self._box_total = 0
         self._diff_sq = self._ref_sq = 0.0
         self._classes = 0  # CTC: the alphabet size, blank included
+        self._kl_sum = 0.0  # language model: KL(float ‖ quantized) summed over positions
 
     def add(self, ref: np.ndarray, test: np.ndarray) -> None:
         """Fold in the chosen output of one sample (float ``ref``, quantized ``test``)."""
@@ -119,6 +120,8 @@ class TaskMeter:
             f, q = ref.argmax(axis=axis), test.argmax(axis=axis)
             self._agree += int((f == q).sum())
             self._total += f.size
+        elif task == "language-model":
+            self._add_next_tokens(ref, test)
         elif task == "ctc":
             self._classes = ref.shape[-1]
             for f_row, q_row in _ctc_rows(ref, test):
@@ -131,6 +134,19 @@ class TaskMeter:
         r, t = ref.reshape(-1), test.reshape(-1)
         self._diff_sq += float(((r - t) ** 2).sum())
         self._ref_sq += float((r * r).sum())
+
+    def _add_next_tokens(self, ref: np.ndarray, test: np.ndarray) -> None:
+        """Every position's next-token distribution ([..., vocabulary] logits): whether the
+        most likely token stays the same, and KL(float ‖ quantized) of the softmax, in nats."""
+        f = ref.reshape(-1, ref.shape[-1])
+        q = test.reshape(-1, ref.shape[-1])
+        self._agree += int((f.argmax(axis=1) == q.argmax(axis=1)).sum())
+        self._total += f.shape[0]
+        log_p, log_q = _log_softmax(f), _log_softmax(q)
+        self._kl_sum += float((np.exp(log_p) * (log_p - log_q)).sum())
+        top5 = np.argpartition(-q, 4, axis=1)[:, :5] if q.shape[1] > 5 else None
+        if top5 is not None:
+            self._agree5 += int((top5 == f.argmax(axis=1)[:, None]).any(axis=1).sum())
 
     def _add_classes(self, ref: np.ndarray, test: np.ndarray) -> None:
         f, q = ref.argmax(axis=1), test.argmax(axis=1)
@@ -205,6 +221,20 @@ class TaskMeter:
         elif c.task == "tokens" and self._total:
             res.figures.append(TaskFigure("position_agreement", "argmax agreement per position",
                                           self._agree / self._total, 0.99, 0.95))
+        elif c.task == "language-model" and self._total:
+            # Bounds from what weight quantization of language models is known to keep:
+            # 8-bit ≈ 99 % / KL 0.001, good 5-6-bit ≈ 95 % / 0.01-0.02, 4-bit ≈ 88-93 % /
+            # 0.03-0.1 (llama.cpp's KL-divergence statistics against the float model).
+            res.figures.append(TaskFigure("next_token_agreement", "next-token top-1 agreement",
+                                          self._agree / self._total, 0.95, 0.88))
+            res.figures.append(TaskFigure("next_token_kl", "mean KL divergence of the "
+                                          "next-token distribution (nats)",
+                                          self._kl_sum / self._total, 0.02, 0.1,
+                                          higher_is_better=False, unit=""))
+            res.figures.append(TaskFigure("next_token_top5", "float's next token in the "
+                                          "quantized top 5", self._agree5 / self._total,
+                                          0.99, 0.97))
+            res.note = f"{self._total} positions over {self.samples} sequence(s)"
         elif c.task == "ctc" and self._pairs:
             self._ctc_result(res)
         elif c.task == "embedding" and self._cos_count:
@@ -272,6 +302,13 @@ class TaskMeter:
 
 
 # ----- helpers ------------------------------------------------------------------------------------
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    """log softmax over the last axis, in float64 (stable: the row maximum taken out first)."""
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    result: np.ndarray = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    return result
+
+
 def _ctc_rows(ref: np.ndarray, test: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """Argmax sequences per batch row of a ``[B, T, C]`` or ``[T, B, C]`` CTC output."""
     if ref.ndim != 3:
