@@ -96,9 +96,15 @@ def record_job(args: argparse.Namespace, job: Job) -> None:
         run = next((r for r in document.runs if r.output and Path(r.output).absolute()
                     == Path(recipe.quant_model).absolute()), None)
         if run is None:
+            import onnx
+
+            from edgestudio.core.quant.quantized_graph import quantization_mode
+
+            # the mode that model's operators say wrote it, not the recipe's default
+            made = quantization_mode(onnx.load(recipe.quant_model, load_external_data=False))
             run = document.new_run(QuantRun(
-                number=0, recipe=QuantRecipe(model=recipe.float_model,
-                                             output=recipe.quant_model)))
+                number=0, recipe=QuantRecipe(model=recipe.float_model, output=recipe.quant_model,
+                                             mode=made or "qdq")))
             run.output, run.state = recipe.quant_model, RunState.QUANTIZED
         run.analyze_on, run.metric = recipe.data, recipe.metric
     flow.adopt(job, document, run)

@@ -18,6 +18,14 @@ def load_full_model(path: Path) -> onnx.ModelProto:
     return read_full_model(path)[0]
 
 
+def load_structure(path: Path) -> onnx.ModelProto:
+    """Parse ``path`` with its external data approved by our policy but left on disk: the graph
+    and inline tensors only (a job reads each external weight when it needs it)."""
+    model = load_model(path)
+    check_external_data(model, path.parent)
+    return model
+
+
 def read_full_model(path: Path) -> tuple[onnx.ModelProto, bool]:
     """:func:`load_full_model`, also saying whether the weights came from external files."""
     model = load_model(path)

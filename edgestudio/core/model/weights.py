@@ -12,6 +12,8 @@ from onnx import numpy_helper
 
 from edgestudio.core.model.external_data import external_refs, resolve_location
 
+STATS_CHUNK = 1 << 20  # elements summed at a time
+
 
 @dataclass(frozen=True)
 class WeightStats:
@@ -47,11 +49,20 @@ def read_weight(tensor: onnx.TensorProto, model_dir: Path) -> np.ndarray:
 def weight_stats(array: np.ndarray) -> WeightStats:
     """Min, max, mean, std and zero count of ``array`` (computed in float64)."""
     flat = np.asarray(array).reshape(-1)
-    numeric = flat.astype(np.float64) if flat.size else np.zeros(1)
+    if not flat.size:
+        flat = np.zeros(1)
+    # In float64 a chunk at a time: a whole float64 copy of a 1 GB embedding table (and numpy's
+    # temporaries for its std) would hold several times the weight.
+    chunks = range(0, flat.size, STATS_CHUNK)
+    mean = sum(float(flat[i:i + STATS_CHUNK].astype(np.float64).sum()) for i in chunks) \
+        / flat.size
+    squares = sum(float(np.square(flat[i:i + STATS_CHUNK].astype(np.float64) - mean).sum())
+                  for i in chunks)
+    zeros = sum(int(np.count_nonzero(flat[i:i + STATS_CHUNK] == 0)) for i in chunks)
     return WeightStats(
         shape=tuple(int(d) for d in np.shape(array)), dtype=str(np.asarray(array).dtype),
-        count=int(flat.size), minimum=float(numeric.min()), maximum=float(numeric.max()),
-        mean=float(numeric.mean()), std=float(numeric.std()), zeros=int((flat == 0).sum()),
+        count=int(np.asarray(array).size), minimum=float(flat.min()),
+        maximum=float(flat.max()), mean=mean, std=math.sqrt(squares / flat.size), zeros=zeros,
     )
 
 

@@ -10,7 +10,11 @@ values are all zero has no SQNR ("n/a") instead of a misleading 0 dB.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
+import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +24,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from edgestudio.core.inputs.calib_data import open_samples
 from edgestudio.core.inputs.data_source import SPEC_KINDS, provenance
-from edgestudio.core.model.model_files import load_full_model
+from edgestudio.core.model.model_files import load_structure
+from edgestudio.core.ops.activation_store import ActivationStore
 from edgestudio.core.ops.input_probe import job_inputs
 from edgestudio.core.progress import Reporter
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
@@ -28,7 +33,7 @@ from edgestudio.core.quant.quantized_graph import quantized_nodes
 from edgestudio.core.quant.task_detection import choose_task, model_alphabet
 from edgestudio.core.quant.task_metrics import TaskMeter
 from edgestudio.core.quant.task_names import TASK_LABELS
-from edgestudio.core.recipes import Recipe
+from edgestudio.core.recipes import Recipe, Tolerance
 from edgestudio.core.reports import JobReport
 from edgestudio.core.results import to_json
 from edgestudio.core.verdicts import analysis_verdict
@@ -232,18 +237,45 @@ def _with_outputs(model: onnx.ModelProto, names: list[str],
     return data, outputs[: len(names)]
 
 
-def _session(data: bytes) -> object:
-    """A CPU session with ORT's default optimizations (as ``qdq_loss_debug`` uses)."""
+def _session(data: bytes, folder: Path) -> object:
+    """A CPU session with ORT's default optimizations (as ``qdq_loss_debug`` uses) on a model
+    handed over as bytes whose external weights stay in ``folder`` (read from there)."""
     import onnxruntime as ort
 
     from edgestudio.core.ops.sessions import job_session_options
 
-    return ort.InferenceSession(data, job_session_options(), providers=["CPUExecutionProvider"])
+    options = job_session_options()
+    options.add_session_config_entry("session.model_external_initializers_file_folder_path",
+                                     str(folder))
+    # Without the arena a session's memory goes back when it closes: the next model's session
+    # starts from what the previous one left, not from its peak.
+    options.enable_cpu_mem_arena = False
+    return ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
 
 
-def weight_errors(float_model: onnx.ModelProto,
-                  quant_model: onnx.ModelProto) -> list[dict[str, object]]:
-    """Float vs de-quantized weights, with the per-tensor and per-channel S/2 bounds."""
+def _release(session: object) -> None:
+    """Close ``session`` and hand the memory the allocator kept back to the system (glibc
+    keeps freed blocks for reuse: the float model's peak would stay while the quantized model
+    runs)."""
+    del session
+    gc.collect()
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):  # not glibc (musl): nothing to trim
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def _array(tensor: TensorProto, folder: Path | None) -> np.ndarray:
+    """One tensor's values, its external data read from ``folder`` (the model's)."""
+    return numpy_helper.to_array(tensor, base_dir=str(folder) if folder else "")
+
+
+def weight_errors(float_model: onnx.ModelProto, quant_model: onnx.ModelProto,
+                  float_dir: Path | None = None,
+                  quant_dir: Path | None = None) -> list[dict[str, object]]:
+    """Float vs de-quantized weights, with the per-tensor and per-channel S/2 bounds (a weight
+    at a time: external weights are read from ``float_dir`` / ``quant_dir`` as compared)."""
     float_inits = {t.name: t for t in float_model.graph.initializer}
     inits = {t.name: t for t in quant_model.graph.initializer}
     results = []
@@ -255,14 +287,14 @@ def weight_errors(float_model: onnx.ModelProto,
         base = base[: -len("_quantized")] if base.endswith("_quantized") else base
         if base not in float_inits or len(node.input) < 2 or node.input[1] not in inits:
             continue
-        q = numpy_helper.to_array(inits[q_name])
+        q = _array(inits[q_name], quant_dir)
         if not np.issubdtype(q.dtype, np.integer):
             continue
-        scale = numpy_helper.to_array(inits[node.input[1]]).astype(np.float64)
-        zp = (numpy_helper.to_array(inits[node.input[2]]).astype(np.float64)
+        scale = _array(inits[node.input[1]], quant_dir).astype(np.float64)
+        zp = (_array(inits[node.input[2]], quant_dir).astype(np.float64)
               if len(node.input) > 2 and node.input[2] in inits else np.zeros_like(scale))
         axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
-        w = numpy_helper.to_array(float_inits[base]).astype(np.float64)
+        w = _array(float_inits[base], float_dir).astype(np.float64)
         if scale.size > 1:
             shape = [1] * q.ndim
             shape[axis] = scale.size
@@ -286,11 +318,12 @@ def weight_errors(float_model: onnx.ModelProto,
             "per_channel_bound_mean": float(per_channel.mean()),
             "per_channel": bool(np.asarray(scale).size > 1),
         })
-    results += _nbits_weight_errors(float_model, quant_model, float_inits, inits)
+    results += _nbits_weight_errors(quant_model, float_inits, inits, float_dir, quant_dir)
     return results
 
 
-def dequantize_nbits(node: onnx.NodeProto, inits: dict[str, TensorProto]) -> np.ndarray | None:
+def dequantize_nbits(node: onnx.NodeProto, inits: dict[str, TensorProto],
+                     folder: Path | None = None) -> np.ndarray | None:
     """The [K, N] float weight a 4-bit MatMulNBits holds (None for other bit widths or a weight
     that is not a constant): each column's blocks of ``block_size`` values, two per byte, low
     nibble first, ``(q - zero point) · scale``; the zero point is 8 without a zero-point input."""
@@ -298,122 +331,135 @@ def dequantize_nbits(node: onnx.NodeProto, inits: dict[str, TensorProto]) -> np.
     if attrs.get("bits", 4) != 4 or node.input[1] not in inits or node.input[2] not in inits:
         return None
     rows, cols, block = attrs["K"], attrs["N"], attrs["block_size"]
-    packed = numpy_helper.to_array(inits[node.input[1]]).reshape(cols, -1)
+    packed = _array(inits[node.input[1]], folder).reshape(cols, -1)
     nibbles = np.stack([packed & 0x0F, packed >> 4], axis=-1).reshape(cols, -1)
     blocks = nibbles.shape[1] // block
-    scales = numpy_helper.to_array(inits[node.input[2]]).astype(np.float64).reshape(cols, blocks)
+    scales = _array(inits[node.input[2]], folder).astype(np.float64).reshape(cols, blocks)
     zero = np.full((cols, blocks), 8.0)
     if len(node.input) > 3 and node.input[3] in inits:
-        zp = numpy_helper.to_array(inits[node.input[3]]).reshape(cols, -1)
+        zp = _array(inits[node.input[3]], folder).reshape(cols, -1)
         zero = np.stack([zp & 0x0F, zp >> 4], axis=-1).reshape(cols, -1)[:, :blocks]
-    values = (nibbles.reshape(cols, blocks, block).astype(np.float64)
-              - np.asarray(zero, np.float64)[:, :, None]) * scales[:, :, None]
+    # float32, as the kernel computes it (and half the temporaries of float64 on big weights)
+    values = (nibbles.reshape(cols, blocks, block).astype(np.float32)
+              - np.asarray(zero, np.float32)[:, :, None]) * scales.astype(np.float32)[:, :, None]
     return values.reshape(cols, blocks * block)[:, :rows].T
 
 
-def _nbits_weight_errors(float_model: onnx.ModelProto, quant_model: onnx.ModelProto,
-                         float_inits: dict[str, TensorProto],
-                         inits: dict[str, TensorProto]) -> list[dict[str, object]]:
+def _nbits_weight_errors(quant_model: onnx.ModelProto, float_inits: dict[str, TensorProto],
+                         inits: dict[str, TensorProto], float_dir: Path | None,
+                         quant_dir: Path | None) -> list[dict[str, object]]:
     """Float vs de-quantized 4-bit MatMulNBits weights (blockwise: one scale per block)."""
     results = []
     for node in quant_model.graph.node:
         if node.op_type != "MatMulNBits":
             continue
         base = node.input[1][: -len("_Q4")] if node.input[1].endswith("_Q4") else ""
-        deq = dequantize_nbits(node, inits)
+        deq = dequantize_nbits(node, inits, quant_dir)
         if base not in float_inits or deq is None:
             continue
-        w = numpy_helper.to_array(float_inits[base]).astype(np.float64)
+        w = _array(float_inits[base], float_dir).astype(np.float32, copy=False)
         if deq.shape != w.shape:
             continue
         stats = ErrorStats()
         stats.add(w, deq)
-        scales = numpy_helper.to_array(inits[node.input[2]]).astype(np.float64)
+        scales = _array(inits[node.input[2]], quant_dir).astype(np.float64)
         channels = w.T
         results.append({
             "tensor": base, "node": node.name[: -len("_Q4")] if node.name.endswith("_Q4")
             else node.name, **stats.figures(),
             "scale_bound": float(np.max(np.abs(scales)) / 2),
-            "per_tensor_bound": float((w.max() - w.min()) / 15 / 2) if w.size else 0.0,
-            "per_channel_bound_mean": float(((channels.max(axis=1) - channels.min(axis=1))
-                                             / 15 / 2).mean()),
+            "per_tensor_bound": float(w.max() - w.min()) / 15 / 2 if w.size else 0.0,
+            "per_channel_bound_mean": float(((channels.max(axis=1).astype(np.float64)
+                                              - channels.min(axis=1)) / 15 / 2).mean()),
             "per_channel": True,  # blockwise: finer than per channel
         })
     return results
 
 
 def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
-    """Compare ``recipe.quant_model`` with ``recipe.float_model`` on ``recipe.data``."""
+    """Compare ``recipe.quant_model`` with ``recipe.float_model`` on ``recipe.data``.
+
+    Memory stays bounded on models of billions of parameters: both models are parsed without
+    their external weights (each weight is read when compared), one onnxruntime session is
+    alive at a time — the float model over every sample, then the quantized model as the
+    layers see it, then as it ships — and the float activations wait in an
+    :class:`ActivationStore` (on disk beyond its budget) until compared.
+    """
     assert isinstance(recipe, AnalyzeRecipe)
     reporter.stage("Reading both models", 0.0)
-    float_model = load_full_model(Path(recipe.float_model))
-    quant_model = load_full_model(Path(recipe.quant_model))
+    float_path, quant_path = Path(recipe.float_model), Path(recipe.quant_model)
+    float_model, quant_model = load_structure(float_path), load_structure(quant_path)
     spec = None
     if recipe.data.kind in SPEC_KINDS:  # drawn from inputs the model is proven to run on
-        spec = job_inputs(Path(recipe.float_model), float_model, recipe.shapes, recipe.ranges,
+        spec = job_inputs(float_path, float_model, recipe.shapes, recipe.ranges,
                           reporter=reporter).spec
-    samples = open_samples(recipe.data, float_model, spec, Path(recipe.float_model))
+    samples = open_samples(recipe.data, float_model, spec, float_path)
     data = provenance(recipe.data, len(samples))
     reporter.log(f"Data: {data.text()}")
     warnings = samples.validate()
     matches = match_activations(float_model, quant_model)
     reporter.log(f"{len(matches)} activations matched between the two models")
     reporter.stage("Comparing weights", 0.05)
-    weights = weight_errors(float_model, quant_model)
+    weights = weight_errors(float_model, quant_model, float_path.parent, quant_path.parent)
 
     float_outputs = [o.name for o in float_model.graph.output]
     quant_outputs = [o.name for o in quant_model.graph.output]
     f_names = list(dict.fromkeys(float_outputs + [m.tensor for m in matches]))
     q_names = list(dict.fromkeys(quant_outputs + [m.quant_tensor for m in matches]))
-    reporter.stage("Running both models", 0.1)
-    f_model, f_saved = _with_outputs(float_model, f_names)
-    # Every tensor around a Q/DQ pair gets a consumer, so the QDQ graph runs as written (as in
-    # qdq_loss_debug) instead of being fused into integer kernels.
-    q_model, q_saved = _with_outputs(quant_model, q_names, qdq_boundary_tensors(quant_model))
-    sess_f, sess_q = _session(f_model), _session(q_model)
-    # Whole-model figures come from the model as it ships: ORT fuses QDQ pairs into integer
-    # kernels there, whose numbers can differ from the simulated QDQ graph.
-    sess_deploy = _session(quant_model.SerializeToString())
-    out_stats = [ErrorStats() for _ in float_outputs]
-    simulated = [ErrorStats() for _ in float_outputs]  # unfused graph, as the layers see it
-    allclose = [True] * len(float_outputs)
-    max_rel = [0.0] * len(float_outputs)
-    meter: TaskMeter | None = None
-    tol = recipe.tolerance
     total = max(1, len(samples))
-    for k, sample in enumerate(samples):
-        f_vals = dict(zip(f_names, sess_f.run(f_saved, sample), strict=True))  # type: ignore[attr-defined]
-        q_vals = dict(zip(q_names, sess_q.run(q_saved, sample), strict=True))  # type: ignore[attr-defined]
-        deployed = dict(zip(quant_outputs, sess_deploy.run(quant_outputs, sample), strict=True))  # type: ignore[attr-defined]
-        if meter is None:  # the task is read from the first sample's real outputs
-            # The saved float outputs are flattened: give them the deployed model's shapes.
-            shaped = {fo: np.asarray(f_vals[fo]).reshape(np.shape(deployed[qo]))
-                      for fo, qo in zip(float_outputs, quant_outputs, strict=False)}
-            choice = choose_task(float_model, shaped, recipe.metric)
-            reporter.log(f"Task metric: {TASK_LABELS[choice.task]} — {choice.why}")
-            meter = TaskMeter(choice, samples.labels, model_alphabet(float_model))
-        for i, (fo, qo) in enumerate(zip(float_outputs, quant_outputs, strict=False)):
-            test = np.asarray(deployed[qo]).astype(np.float64)
-            ref = np.asarray(f_vals[fo]).reshape(test.shape)
-            out_stats[i].add(ref, test)
-            simulated[i].add(ref, np.asarray(q_vals[qo]))
-            allclose[i] &= bool(np.allclose(test, ref, rtol=tol.rtol, atol=tol.atol))
-            mask = np.abs(ref) > tol.atol
-            if mask.any():
-                max_rel[i] = max(max_rel[i], float((np.abs(test - ref)[mask] / np.abs(ref[mask]))
-                                                   .max()))
-            if fo == meter.choice.output:
-                meter.add(ref, test)
-        for m in matches:
-            ref = np.asarray(f_vals[m.tensor])
-            test = np.asarray(q_vals[m.quant_tensor])
-            if ref.shape != test.shape:
-                continue
-            m.stats.add(ref, test)
-            if m.qrange is not None:
-                low, high = m.qrange
-                m.stats.clipped += int(((ref < low) | (ref > high)).sum())
-        reporter.progress(0.1 + 0.85 * (k + 1) / total)
+    with tempfile.TemporaryDirectory(dir=staging) as scratch:
+        store = ActivationStore(Path(scratch))
+        reporter.stage("Running the float model", 0.1)
+        f_model, f_saved = _with_outputs(float_model, f_names)
+        sess_f = _session(f_model, float_path.parent)
+        del f_model
+        for k, sample in enumerate(samples):
+            store.put(k, dict(zip(f_names, sess_f.run(f_saved, sample), strict=True)))  # type: ignore[attr-defined]
+            reporter.progress(0.1 + 0.3 * (k + 1) / total)
+        _release(sess_f)  # its weights leave memory before the quantized model's arrive
+        del sess_f
+        if store.spilled_bytes:
+            reporter.log(f"{store.spilled_bytes / 2**20:,.0f} MiB of float activations kept "
+                         "on disk until compared")
+
+        reporter.stage("Running the quantized model (layer by layer comparison)", 0.4)
+        # Every tensor around a Q/DQ pair gets a consumer, so the QDQ graph runs as written
+        # (as in qdq_loss_debug) instead of being fused into integer kernels.
+        q_model, q_saved = _with_outputs(quant_model, q_names, qdq_boundary_tensors(quant_model))
+        sess_q = _session(q_model, quant_path.parent)
+        del q_model
+        simulated = [ErrorStats() for _ in float_outputs]  # unfused graph, as layers see it
+        for k, sample in enumerate(samples):
+            f_vals = store.get(k)
+            q_vals = dict(zip(q_names, sess_q.run(q_saved, sample), strict=True))  # type: ignore[attr-defined]
+            for i, (fo, qo) in enumerate(zip(float_outputs, quant_outputs, strict=False)):
+                test = np.asarray(q_vals[qo])
+                simulated[i].add(np.asarray(f_vals[fo]).reshape(test.shape), test)
+            _compare_layers(matches, f_vals, q_vals)
+            reporter.progress(0.4 + 0.3 * (k + 1) / total)
+        _release(sess_q)
+        del sess_q
+
+        # Whole-model figures come from the model as it ships: ORT fuses QDQ pairs into
+        # integer kernels there, whose numbers can differ from the simulated QDQ graph.
+        reporter.stage("Running the quantized model as it ships", 0.7)
+        sess_deploy = _session(quant_model.SerializeToString(), quant_path.parent)
+        outcome = _OutputComparison(float_outputs, recipe.tolerance)
+        for k, sample in enumerate(samples):
+            f_vals = store.get(k)
+            deployed = dict(zip(quant_outputs, sess_deploy.run(quant_outputs, sample), strict=True))  # type: ignore[attr-defined]
+            if outcome.meter is None:  # the task is read from the first sample's real outputs
+                # The saved float outputs are flattened: give them the deployed model's shapes.
+                shaped = {fo: np.asarray(f_vals[fo]).reshape(np.shape(deployed[qo]))
+                          for fo, qo in zip(float_outputs, quant_outputs, strict=False)}
+                choice = choose_task(float_model, shaped, recipe.metric)
+                reporter.log(f"Task metric: {TASK_LABELS[choice.task]} — {choice.why}")
+                outcome.meter = TaskMeter(choice, samples.labels, model_alphabet(float_model))
+            outcome.add(f_vals, [deployed[qo] for qo in quant_outputs])
+            store.drop(k)
+            reporter.progress(0.7 + 0.25 * (k + 1) / total)
+        _release(sess_deploy)
+        del sess_deploy
 
     layers = []
     for m in matches:
@@ -425,18 +471,20 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         if clipped is not None and clipped > CLIP_WARN_FRACTION:
             warnings.append(f"'{m.tensor}': {clipped:.1%} of evaluation values fall outside the "
                             "calibrated range and are clipped.")
-    outputs = [{"output": name, **s.figures(), "max_rel": max_rel[i], "allclose": allclose[i],
-                "atol": tol.atol, "rtol": tol.rtol,
+    tol = recipe.tolerance
+    outputs = [{"output": name, **s.figures(), "max_rel": outcome.max_rel[i],
+                "allclose": outcome.allclose[i], "atol": tol.atol, "rtol": tol.rtol,
                 "sqnr_db_simulated": simulated[i].sqnr_db()}
-               for i, (name, s) in enumerate(zip(float_outputs, out_stats, strict=True))]
+               for i, (name, s) in enumerate(zip(float_outputs, outcome.stats, strict=True))]
     for o in outputs:
-        deployed, sim = o["sqnr_db"], o["sqnr_db_simulated"]
-        if isinstance(deployed, float) and isinstance(sim, float) and sim - deployed > 6:
+        deployed_db, sim = o["sqnr_db"], o["sqnr_db_simulated"]
+        if isinstance(deployed_db, float) and isinstance(sim, float) and sim - deployed_db > 6:
             warnings.append(
-                f"Output '{o['output']}': {deployed:.1f} dB as onnxruntime runs it, but "
+                f"Output '{o['output']}': {deployed_db:.1f} dB as onnxruntime runs it, but "
                 f"{sim:.1f} dB in the simulated QDQ graph: its integer kernels lose more than "
                 "the per-layer figures show (on x86 without VNNI, 8-bit products can saturate; "
                 "try reduce-range).")
+    meter = outcome.meter
     task = meter.result() if meter is not None else None
     accuracy = meter.accuracy() if meter is not None else None
     for w in warnings:
@@ -458,6 +506,53 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         "accuracy": accuracy, "verdict": verdict.to_dict(), "data": to_json(data),
         "task": to_json(task), "quantized_nodes": sorted(quantized),
     })
+
+
+def _compare_layers(matches: list[Match], f_vals: dict[str, np.ndarray],
+                    q_vals: dict[str, np.ndarray]) -> None:
+    """Fold one sample's matched activations into each match's running sums, one tensor at
+    a time (a spilled float tensor is read from disk as it is compared)."""
+    for m in matches:
+        test = np.asarray(q_vals[m.quant_tensor])
+        ref = np.asarray(f_vals[m.tensor])
+        if ref.shape != test.shape:
+            continue
+        m.stats.add(ref, test)
+        if m.qrange is not None:
+            low, high = m.qrange
+            m.stats.clipped += int(((ref < low) | (ref > high)).sum())
+
+
+@dataclass
+class _OutputComparison:
+    """The whole-model figures of each output, as the quantized model ships, sample by sample."""
+
+    names: list[str]
+    tolerance: Tolerance
+    meter: TaskMeter | None = None
+    stats: list[ErrorStats] = field(default_factory=list)
+    allclose: list[bool] = field(default_factory=list)
+    max_rel: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.stats = [ErrorStats() for _ in self.names]
+        self.allclose = [True] * len(self.names)
+        self.max_rel = [0.0] * len(self.names)
+
+    def add(self, f_vals: dict[str, np.ndarray], deployed: list[np.ndarray]) -> None:
+        """Fold in one sample: the float run's saved outputs and the deployed model's."""
+        tol = self.tolerance
+        for i, (name, value) in enumerate(zip(self.names, deployed, strict=False)):
+            test = np.asarray(value).astype(np.float64)
+            ref = np.asarray(f_vals[name]).reshape(test.shape)
+            self.stats[i].add(ref, test)
+            self.allclose[i] &= bool(np.allclose(test, ref, rtol=tol.rtol, atol=tol.atol))
+            mask = np.abs(ref) > tol.atol
+            if mask.any():
+                self.max_rel[i] = max(self.max_rel[i], float(
+                    (np.abs(test - ref)[mask] / np.abs(ref[mask])).max()))
+            if self.meter is not None and name == self.meter.choice.output:
+                self.meter.add(ref, test)
 
 
 def is_class_scores(output: np.ndarray) -> bool:

@@ -110,11 +110,19 @@ class QuantRun:
             median_layer_sqnr_db=statistics.median(sqnrs) if sqnrs else None,
             float_top1=accuracy.float_top1 if accuracy else None,
             quant_top1=accuracy.quant_top1 if accuracy else None,
-            top1_agreement=accuracy.top1_agreement if accuracy else None,
+            top1_agreement=accuracy.top1_agreement if accuracy else _task_agreement(analysis),
             verdict=(analysis.verdict.level or "pipeline check") if analysis and analysis.verdict
             else None,
             calibration=(self.quantization.calibration or None) if self.quantization else None,
         )
+
+
+def _task_agreement(analysis: Analysis | None) -> float | None:
+    """The task's own agreement figure where it has no class top-1 (a language model's next
+    token, the text a recogniser reads, the boxes a detector finds)."""
+    task = analysis.task if analysis else None
+    figures = [f for f in task.figures if f.key.endswith("agreement")] if task else []
+    return figures[0].value if figures else None
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,24 @@ def quantized_nodes(float_model: onnx.ModelProto, quant_model: onnx.ModelProto) 
     return found & float_names
 
 
+def quantization_mode(model: onnx.ModelProto) -> str:
+    """Which of our modes wrote ``model``, read from its operators (a model quantized
+    elsewhere): int4, qoperator, qdq, dynamic or fp16; "" for a float32 model."""
+    ops = {n.op_type for n in iter_nodes(model.graph)}
+    if ops & {"MatMulNBits", "GatherBlockQuantized"}:
+        return "int4"
+    if any(op.startswith("QLinear") for op in ops):
+        return "qoperator"
+    if "QuantizeLinear" in ops:
+        return "qdq"
+    if ops & {"DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "DynamicQuantizeMatMul",
+              "DynamicQuantizeLSTM"}:
+        return "dynamic"
+    if any(t.data_type == TensorProto.FLOAT16 for t in model.graph.initializer):
+        return "fp16"
+    return ""
+
+
 def existing_quantization(model: onnx.ModelProto) -> list[str]:
     """How ``model`` is already quantized, one finding per form (empty for a float model).
 
