@@ -16,8 +16,9 @@ from edgestudio.cli.job_ui import (
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.cli.workspace_option import add_workspace_option
-from edgestudio.core.perf.bench_recipes import OPT_LEVELS, BenchRecipe, ProbeRecipe, ProfileRecipe
+from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.perf.providers import resolve_provider, short_name
+from edgestudio.core.recipe_options import add_options, values_from_args
 from edgestudio.core.results import LatencyRow, latency_of, profile_of, providers_of
 
 
@@ -55,16 +56,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="providers, e.g. cpu,cuda (default cpu)")
     p.add_argument("--threads", type=_ints, default=(1,),
                    help="intra-op threads, e.g. 1,2 (default 1)")
-    p.add_argument("--warmup", type=int, default=10,
-                   help="untimed runs first (default %(default)s)")
-    p.add_argument("--runs", type=int, default=100, help="timed runs (default %(default)s)")
-    p.add_argument("--seconds", type=float, help="time budget per configuration instead of --runs")
+    add_options(p, BenchRecipe)  # warm-up, runs, time budget, batch, optimisation, IO binding
     add_input_args(p, data=True)
-    p.add_argument("--batch", type=int, default=1, help="size of the batch dims (default 1)")
-    p.add_argument("--opt-level", choices=OPT_LEVELS, default="all",
-                   help="onnxruntime's graph optimisation level (default %(default)s)")
-    p.add_argument("--io-binding", action="store_true",
-                   help="bind inputs and outputs to the device once (no copies per run)")
     p.add_argument("--device", type=_devices, default=(), metavar="NAME[,NAME…]",
                    help="measure on these devices (`edgestudio device add`); 'local' is this "
                    "machine, e.g. local,pi5 side by side (default: this machine)")
@@ -127,9 +120,8 @@ def print_results(rows: list[LatencyRow]) -> None:
 def bench_recipe_from_args(args: argparse.Namespace) -> BenchRecipe:
     """The benchmark the parsed arguments describe."""
     return BenchRecipe(models=tuple(args.models), providers=args.ep, threads=args.threads,
-                       warmup=args.warmup, runs=args.runs, seconds=args.seconds,
-                       batch=args.batch, opt_level=args.opt_level,
-                       io_binding=args.io_binding, devices=args.device, **input_fields(args))
+                       devices=args.device, **values_from_args(args, BenchRecipe),
+                       **input_fields(args))
 
 
 def profile_recipe_from_args(args: argparse.Namespace) -> ProfileRecipe:

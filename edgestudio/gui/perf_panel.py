@@ -7,6 +7,7 @@ import html
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -14,7 +15,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QComboBox,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
-    QSpinBox,
     QSplitter,
     QTableWidgetItem,
     QTabWidget,
@@ -33,7 +32,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgestudio.core.perf.bench_recipes import OPT_LEVELS, BenchRecipe, ProfileRecipe
+from edgestudio.core.inputs.input_spec import InputSpecification
+from edgestudio.core.perf.bench_recipes import BenchRecipe, ProfileRecipe
 from edgestudio.core.perf.edge_cloud import (
     EdgeCloudInputs,
     break_even_payload_kb,
@@ -42,9 +42,11 @@ from edgestudio.core.perf.edge_cloud import (
 )
 from edgestudio.core.perf.providers import provider_colour, short_name
 from edgestudio.core.preferences import Preferences
+from edgestudio.core.recipe_options import declared_options
 from edgestudio.core.results import Latency, LatencyRow, Profile, ProviderProbe, to_json
 from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.gui.exporting import export_widget
+from edgestudio.gui.forms.option_widgets import option_widget, widget_value
 from edgestudio.gui.plots import set_category_axis, show_empty, show_values
 from edgestudio.gui.tables import NumericItem, results_table
 
@@ -92,22 +94,13 @@ class PerfPanel(QWidget):
                                  "Preferences › Devices (over SSH), side by side")
         self.refresh_devices()
         self.threads = QLineEdit("1")
-        self.warmup = QSpinBox()
-        self.warmup.setRange(0, 10_000)
-        self.warmup.setValue(10)
-        self.runs = QSpinBox()
-        self.runs.setRange(1, 1_000_000)
-        self.runs.setValue(100)
-        self.seconds = QDoubleSpinBox()
-        self.seconds.setRange(0, 3600)
-        self.seconds.setSpecialValueText("off (use runs)")
-        self.batch = QSpinBox()
-        self.batch.setRange(1, 4096)
+        # the declared options of BenchRecipe: a new one appears here without form code
+        defaults = BenchRecipe()
+        self.bench_options = {f.name: (f, opt, option_widget(f, opt, getattr(defaults, f.name)))
+                              for f, opt in declared_options(BenchRecipe)}
         self.shapes = QLineEdit()
-        self.shapes.setPlaceholderText("fixed shapes, e.g. image=1x1x8x8 (optional)")
-        self.opt_level = QComboBox()
-        self.opt_level.addItems(list(OPT_LEVELS))
-        self.io_binding = QCheckBox("IO binding")
+        self._hint_shapes(document.input_spec)
+        document.input_spec_changed.connect(self._hint_shapes)
         self.run_button = QPushButton("Run benchmark")
         self.run_button.setObjectName("run_bench")
         self.run_button.clicked.connect(self._request_bench)
@@ -119,13 +112,12 @@ class PerfPanel(QWidget):
         form.addRow("", order_note)
         form.addRow("Where:", self.machines)
         form.addRow("Threads:", self.threads)
-        form.addRow("Warm-up runs:", self.warmup)
-        form.addRow("Timed runs:", self.runs)
-        form.addRow("Or time budget (s):", self.seconds)
-        form.addRow("Batch:", self.batch)
+        for _, opt, widget in self.bench_options.values():
+            if isinstance(widget, QCheckBox):
+                form.addRow(widget)
+            else:
+                form.addRow(opt.label, widget)
         form.addRow("Shapes:", self.shapes)
-        form.addRow("Optimisation:", self.opt_level)
-        form.addRow(self.io_binding)
         form.addRow(self.run_button)
         form.addRow(self.profile_button)
         form_box = QGroupBox("Benchmark")
@@ -360,6 +352,23 @@ class PerfPanel(QWidget):
         return [str(i.data(Qt.ItemDataRole.UserRole)) for i in items
                 if i is not None and i.checkState() == Qt.CheckState.Checked]
 
+    def _option(self, name: str) -> tuple[Any, QWidget]:
+        """The declared field ``name`` of the benchmark form and its widget."""
+        f, _, widget = self.bench_options[name]
+        return f, widget
+
+    def _hint_shapes(self, spec: object) -> None:
+        """The Shapes field's example in this model's own words (its first input, as the
+        inputs it runs on have it), not another model's."""
+        entry = spec.inputs[0] if isinstance(spec, InputSpecification) and spec.inputs else None
+        example = f"{entry.name}={entry.shape_text()}" if entry is not None and entry.shape \
+            else "INPUT=1x3x224x224"
+        self.shapes.setPlaceholderText(f"fixed shapes, e.g. {example} (optional)")
+
+    def bench_widget(self, name: str) -> QWidget:
+        """The form's widget for BenchRecipe's declared option ``name`` (``runs``, …)."""
+        return self._option(name)[1]
+
     def bench_recipe(self) -> BenchRecipe:
         """The benchmark as the form stands (raises ValueError on a bad thread list)."""
         threads = tuple(int(t) for t in self.threads.text().split(",") if t.strip())
@@ -372,11 +381,10 @@ class PerfPanel(QWidget):
             devices=() if machines == ("local",) else machines,
             models=tuple(self._checked(self.models)),
             providers=tuple(self._checked(self.providers)),
-            threads=threads, warmup=self.warmup.value(), runs=self.runs.value(),
-            seconds=self.seconds.value() or None,
+            threads=threads,
             shapes=tuple(s.strip() for s in self.shapes.text().split(",") if s.strip()),
-            batch=self.batch.value(), opt_level=self.opt_level.currentText(),
-            io_binding=self.io_binding.isChecked())
+            **{name: widget_value(f, widget) for name, (f, _, widget)
+               in self.bench_options.items()})
 
     def _request_bench(self) -> None:
         try:
@@ -391,7 +399,8 @@ class PerfPanel(QWidget):
         providers = tuple(self._checked(self.providers)) or ("CPUExecutionProvider",)
         machine = next(iter(self._checked(self.machines)), "local")
         self.profile_requested.emit(ProfileRecipe(
-            model=str(self.model_path), providers=providers, batch=self.batch.value(),
+            model=str(self.model_path), providers=providers,
+            batch=int(widget_value(*self._option("batch"))),
             device="" if machine == "local" else machine))
 
     # ----- latency results -------------------------------------------------------------------

@@ -58,7 +58,7 @@ def test_performance_tab_measures_on_the_device_beside_this_machine(  # type: ig
     assert [panel.machines.item(i).text() for i in range(panel.machines.count())] == \
         ["This machine", "loop"]
     panel.set_machines(["local", "loop"])
-    panel.runs.setValue(30)
+    panel.bench_widget("runs").setValue(30)  # type: ignore[attr-defined]
     with qtbot.waitSignal(panel.bench_requested) as requested:
         panel.run_button.click()
     assert requested.args[0].devices == ("local", "loop")

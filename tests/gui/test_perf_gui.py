@@ -26,8 +26,8 @@ def test_benchmark_profile_and_overlays(qtbot, window: MainWindow, sample_model:
     assert "onnxruntime-gpu" in cuda.toolTip()
 
     panel.threads.setText("1,2")
-    panel.runs.setValue(30)
-    panel.warmup.setValue(3)
+    panel.bench_widget("runs").setValue(30)  # type: ignore[attr-defined]
+    panel.bench_widget("warmup").setValue(3)  # type: ignore[attr-defined]
     with qtbot.waitSignal(panel.bench_requested) as requested:
         panel.run_button.click()
     recipe = requested.args[0]
@@ -92,3 +92,33 @@ def test_empty_plots_wrap_their_placeholder_inside_the_plot(qtbot, window: MainW
         labels = [i for i in plot.getPlotItem().items if isinstance(i, pg.TextItem)]
         assert labels, "no placeholder"
         assert labels[0].textItem.boundingRect().width() <= view.width() + 1
+
+
+def test_every_declared_benchmark_option_has_its_widget(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                        sample_model: Path) -> None:
+    """The Performance form is made from BenchRecipe's declarations: each option has a widget
+    whose value reaches the recipe (a new declaration needs no form code)."""
+    import dataclasses
+
+    from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox
+
+    from edgestudio.core.perf.bench_recipes import BenchRecipe
+    from edgestudio.core.recipe_options import declared_options
+
+    open_and_wait(qtbot, window, sample_model)
+    doc = window.current_document()
+    assert doc is not None
+    panel = doc.perf_panel
+    default = BenchRecipe()
+    for field, opt in declared_options(BenchRecipe):
+        widget = panel.bench_widget(field.name)
+        assert opt.flag in widget.toolTip()
+        if isinstance(widget, QCheckBox):
+            widget.setChecked(not field.default)
+        elif isinstance(widget, QComboBox):
+            widget.setCurrentIndex((widget.currentIndex() + 1) % widget.count())
+        elif isinstance(widget, (QSpinBox, QDoubleSpinBox)):
+            widget.setValue(widget.value() + 2)
+        recipe = panel.bench_recipe()
+        assert getattr(recipe, field.name) != getattr(default, field.name), field.name
+        assert dataclasses.fields(recipe)  # a recipe, built from the widgets

@@ -149,7 +149,8 @@ def _bench_here(recipe: Any, reporter: Reporter, quantized: dict[str, list[str]]
                            f"{configs[ready[0][0]][2]} thread(s)"
                            + (" (interleaved)" if len(ready) > 1 else ""), done / len(configs))
             timings = time_sessions([(session, feeds) for _, session, feeds in ready],
-                                    recipe.warmup, recipe.runs, recipe.seconds, recipe.io_binding)
+                                    recipe.warmup, recipe.runs, recipe.seconds or None,
+                                    recipe.io_binding)
             for (k, _, feeds), (wall, cpu) in zip(ready, timings, strict=True):
                 stats = latency_stats(wall, batch=recipe.batch, cpu_ms=cpu,
                                       threads=configs[k][2])

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.perf.providers import short_name
+from edgestudio.core.recipe_options import option, option_argv
 from edgestudio.core.recipes import Recipe, input_args
 from edgestudio.core.remote.device_runner import OPT_LEVELS as RUNNER_OPT_LEVELS
 
@@ -27,15 +28,23 @@ class BenchRecipe(Recipe):
     models: tuple[str, ...] = ()
     providers: tuple[str, ...] = ("CPUExecutionProvider",)
     threads: tuple[int, ...] = (1,)
-    warmup: int = 10
-    runs: int = 100
-    seconds: float | None = None
+    # Declared once: the CLI flags, the Performance form's widgets and to_command() follow.
+    warmup: int = option(10, "--warmup", "untimed runs first", label="Warm-up runs:",
+                         maximum=10_000)
+    runs: int = option(100, "--runs", "timed runs", label="Timed runs:", minimum=1)
+    seconds: float = option(0.0, "--seconds", "time budget per configuration instead of --runs "
+                            "(0: off)", label="Or time budget (s):", minimum=0, maximum=3600,
+                            placeholder="off (use runs)")
     shapes: tuple[str, ...] = ()
     ranges: tuple[str, ...] = ()
     data: DataSource | None = None
-    batch: int = 1
-    opt_level: str = "all"
-    io_binding: bool = False
+    batch: int = option(1, "--batch", "size of the batch dims", label="Batch:", minimum=1,
+                        maximum=4096)
+    opt_level: str = option("all", "--opt-level", "onnxruntime's graph optimisation level",
+                            choices=OPT_LEVELS, label="Optimisation:")
+    io_binding: bool = option(False, "--io-binding", "bind inputs and outputs once (device "
+                              "memory for GPU providers) instead of copying them every run",
+                              label="IO binding")
     seed: int = 0
     devices: tuple[str, ...] = ()  # where to measure: "local" (this machine) and device names
 
@@ -54,17 +63,9 @@ class BenchRecipe(Recipe):
         """``edgestudio bench MODEL … --ep … --threads …``."""
         cmd = ["edgestudio", "bench", *self.models,
                "--ep", ",".join(short_name(p) for p in self.providers),
-               "--threads", ",".join(str(t) for t in self.threads), "--warmup", str(self.warmup)]
-        cmd += ["--runs", str(self.runs)]
-        if self.seconds:
-            cmd += ["--seconds", repr(self.seconds)]
+               "--threads", ",".join(str(t) for t in self.threads)]
+        cmd += option_argv(self, keep=lambda name: name in ("warmup", "runs"))
         cmd += input_args(self.shapes, self.ranges, self.data)
-        if self.batch != 1:
-            cmd += ["--batch", str(self.batch)]
-        if self.opt_level != "all":
-            cmd += ["--opt-level", self.opt_level]
-        if self.io_binding:
-            cmd.append("--io-binding")
         if self.devices:
             cmd += ["--device", ",".join(self.devices)]
         return cmd

@@ -196,7 +196,7 @@ async def _bench(device: Device, recipe: Any, configs: list[tuple[str, str, int]
             if not todo:
                 return None
             request = {"op": "bench", "warmup": recipe.warmup, "runs": recipe.runs,
-                       "seconds": recipe.seconds, "opt_level": recipe.opt_level,
+                       "seconds": recipe.seconds or None, "opt_level": recipe.opt_level,
                        "io_binding": recipe.io_binding,
                        "configs": [{"model": remote[configs[k][0]][0],
                                     "feeds": remote[configs[k][0]][1],

@@ -43,6 +43,8 @@ def option_widget(field: dataclasses.Field[Any], opt: Option, value: Any) -> QWi
         widget.setPlaceholderText(opt.placeholder or "comma-separated")
     else:
         widget = QLineEdit(str(value))
+    if isinstance(widget, (QSpinBox, QDoubleSpinBox)) and opt.placeholder:
+        widget.setSpecialValueText(opt.placeholder)  # what the lowest value means ("off")
     widget.setToolTip(f"{opt.help} ({opt.flag})")
     return widget
 
