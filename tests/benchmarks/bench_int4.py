@@ -89,6 +89,17 @@ def _job(source: Path, out: Path) -> tuple[float, int]:
     return float(seconds), int(peak_mib)
 
 
+def _analysis(source: Path, quantized: Path) -> tuple[float, int]:
+    """The CLI's analysis of the 4-bit result against the float model on two 16-token prompts
+    (synthetic: a pipeline check): seconds and the peak resident memory of its processes."""
+    cli = [sys.executable, "-m", "edgestudio", "analyze", str(source), str(quantized),
+           "--data", "synthetic:2", "--shape", "input_ids=1x16"]
+    done = subprocess.run([sys.executable, "-c", JOB, *cli], capture_output=True, text=True,
+                          check=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    seconds, peak_mib = done.stdout.split()[-2:]
+    return float(seconds), int(peak_mib)
+
+
 def _same_weights(a: Path, b: Path) -> bool:
     """The two results hold the same graph and the same bytes in every tensor."""
     import onnx
@@ -103,7 +114,8 @@ def _same_weights(a: Path, b: Path) -> bool:
 def main() -> None:
     sizes = [float(s) for s in os.environ.get("EDGESTUDIO_INT4_SIZES", "0.25,0.5,1").split(",")]
     print(f"{'params':>8}{'weights':>10}{'ours s':>9}{'stock s':>9}{'speed-up':>10}"
-          f"{'ours peak':>11}{'stock peak':>12}{'same bytes':>12}{'job s':>8}{'job peak':>10}")
+          f"{'ours peak':>11}{'stock peak':>12}{'same bytes':>12}{'job s':>8}{'job peak':>10}"
+          f"{'analysis s':>12}{'analysis peak':>15}")
     ours_t, stock_t = [], []
     for size in sizes:
         layers, hidden, intermediate, vocab = SHAPES[size]
@@ -121,13 +133,14 @@ def main() -> None:
             for name in ("ours.onnx", "ours.onnx.data", "stock.onnx", "stock.onnx.data"):
                 (folder / name).unlink(missing_ok=True)  # the disk holds one result at a time
             job, job_peak = _job(source, folder / "job.onnx")
+            analysis, analysis_peak = _analysis(source, folder / "job.onnx")
             params = weights_gib * 2**30 / 4 / 1e9
             ours_t.append((params, ours))
             stock_t.append((params, stock))
             print(f"{params:>7.2f}B{weights_gib:>8.2f}GiB{ours:>9.1f}{stock:>9.1f}"
                   f"{stock / ours:>9.1f}x{ours_peak:>9}MiB{stock_peak:>10}MiB"
                   f"{'yes' if same else 'NO' if same is not None else 'not compared':>12}"
-                  f"{job:>8.1f}{job_peak:>7}MiB"
+                  f"{job:>8.1f}{job_peak:>7}MiB{analysis:>12.1f}{analysis_peak:>12}MiB"
                   f"   (model made in {made:.0f} s)")
     if len(sizes) > 1:
         print(f"time ~ params^k: ours k = {growth_exponent(ours_t):.2f}, stock k = "

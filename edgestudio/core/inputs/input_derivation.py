@@ -403,7 +403,7 @@ def derive_candidates(model: onnx.ModelProto,
         declared = by_name[name].shape
         if len(shape) != len(declared) or any(isinstance(d, int) and d != n
                                               for d, n in zip(declared, shape, strict=True)):
-            raise InputSpecError(f"--shape {name}={'x'.join(map(str, shape)) or 'scalar'} does "
+            raise InputSpecError(f"Shape {name}={'x'.join(map(str, shape)) or 'scalar'} does "
                                  f"not fit the declared shape {list(declared)} (rank and fixed "
                                  "dims must match).")
     consumers, consts, producers = _consumers(model), _constants(model), _producers(model)
@@ -483,8 +483,10 @@ def describe_failure(model: onnx.ModelProto, errors: Sequence[str]) -> str:
     """The message when no candidate ran: the last error and which inputs to specify."""
     last = errors[-1] if errors else "no candidate could be built"
     attention = needs_attention(model)
-    hint = (f" Give the shapes or value ranges of {', '.join(attention)} with --shape "
-            "NAME=DIMxDIM / --range NAME=LOW:HIGH (or in the Inputs form), or real data with "
-            "--data." if attention else " Give real data with --data.")
+    # worded for both surfaces that show it: the window's Inputs tab and the command line
+    hint = (f" Give the shapes or value ranges of {', '.join(attention)} (the Inputs tab's "
+            "Shapes and Ranges; --shape NAME=DIMxDIM / --range NAME=LOW:HIGH on the command "
+            "line), or real data (--data)." if attention
+            else " Give real data (the Inputs tab's data; --data on the command line).")
     return (f"The model did not run on any of {len(errors)} derived input specification(s); "
             f"the last error was: {last}.{hint}")

@@ -244,7 +244,7 @@ class InputOverrides:
         for text in self.shapes:
             name, sep, dims = text.rpartition("=")
             if not sep or not name:
-                raise InputSpecError(f"--shape expects NAME=DIMxDIM, e.g. image=1x3x224x224 "
+                raise InputSpecError(f"A shape is written NAME=DIMxDIM, e.g. image=1x3x224x224 "
                                      f"(got '{text}')")
             if dims.strip().lower() in ("", "scalar"):
                 out[name] = ()
@@ -252,10 +252,10 @@ class InputOverrides:
             try:
                 shape = tuple(int(d) for d in dims.strip().lower().split("x"))
             except ValueError as exc:
-                raise InputSpecError(f"--shape {text}: a shape is written DIMxDIM…, "
+                raise InputSpecError(f"Shape {text}: a shape is written DIMxDIM…, "
                                      "e.g. 1x3x224x224, or 'scalar'") from exc
             if any(d < 0 for d in shape):
-                raise InputSpecError(f"--shape {text}: dims must be ≥ 0")
+                raise InputSpecError(f"Shape {text}: dims must be ≥ 0")
             out[name] = shape
         return out
 
@@ -266,7 +266,7 @@ class InputOverrides:
         for text in self.ranges:
             name, sep, value = text.rpartition("=")
             if not sep or not name:
-                raise InputSpecError(f"--range expects NAME=LOW:HIGH, e.g. input_ids=0:30522 "
+                raise InputSpecError(f"A range is written NAME=LOW:HIGH, e.g. input_ids=0:30522 "
                                      f"(got '{text}')")
             value = value.strip().lower()
             try:
@@ -275,13 +275,13 @@ class InputOverrides:
                 elif ":" in value:
                     low, high = (float(v) for v in value.split(":", 1))
                     if high <= low:
-                        raise InputSpecError(f"--range {text}: HIGH must be above LOW")
+                        raise InputSpecError(f"Range {text}: HIGH must be above LOW")
                     out[name] = Domain("range", low, high)
                 else:
                     out[name] = Domain("values", values=tuple(float(v)
                                                               for v in value.split(",")))
             except ValueError as exc:
-                raise InputSpecError(f"--range {text}: expected LOW:HIGH, V1,V2,…, ones, zeros, "
+                raise InputSpecError(f"Range {text}: expected LOW:HIGH, V1,V2,…, ones, zeros, "
                                      "normal or bool") from exc
         return out
 
