@@ -88,7 +88,8 @@ def work_in_progress(folder: Path) -> None:
     """An auto-tune as it finishes and the Jobs panel with failures: driven in this process."""
     from PySide6.QtCore import QSettings
 
-    from edgestudio.core.recipes import ConvertRecipe, DiagnosticRecipe
+    from edgestudio.core.convert.convert_recipes import ConvertRecipe
+    from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
     from edgestudio.gui.app import create_application, release_window
     from edgestudio.gui.main_window import MainWindow
 

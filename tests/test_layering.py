@@ -127,3 +127,33 @@ def test_no_import_cycles_inside_the_package() -> None:
         if m not in state:
             visit(m, [m])
     assert cycles == []
+
+
+# The core is cut by feature: a feature's recipe, native call, checks and results live in one
+# folder. Only these few modules are shared by every feature and may sit at the core's root.
+CORE_ROOT_MODULES = {"__init__", "errors", "formatting", "paths", "progress", "serialise"}
+CORE_SLICES = {"convert", "inputs", "job_api", "model", "perf", "quant", "remote", "selftest",
+               "workspace"}
+
+
+def test_the_core_is_cut_into_feature_slices() -> None:
+    from pathlib import Path
+
+    core = Path(__file__).resolve().parents[1] / "edgestudio" / "core"
+    loose = {p.stem for p in core.glob("*.py")} - CORE_ROOT_MODULES
+    folders = {p.name for p in core.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert loose == set(), "a loose module at the core's root belongs in its feature's folder"
+    assert folders == CORE_SLICES, "a new slice is listed here and in docs/ARCHITECTURE.md"
+    assert not (core / "ops").exists(), "native calls live in their feature's folder"
+
+
+def test_the_window_process_never_loads_onnxruntime_or_torch() -> None:
+    """Native calls sit beside their feature's recipes now, so this guards the rule that kept
+    them in ``core/ops``: only a job worker imports the modules that load native runtimes."""
+    code = ("import sys, edgestudio.gui.main_window, edgestudio.jobs.workflow, "
+            "edgestudio.jobs.registry, edgestudio.cli.main\n"
+            "print([m for m in ('onnxruntime', 'torch') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**__import__("os").environ,
+                                          "QT_QPA_PLATFORM": "offscreen"})
+    assert out.stdout.strip() == "[]"

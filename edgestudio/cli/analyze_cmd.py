@@ -17,11 +17,12 @@ from edgestudio.cli.job_ui import (
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.cli.workspace_option import add_workspace_option
+from edgestudio.core.job_api.options import add_options, values_from_args
+from edgestudio.core.job_api.recipe import Tolerance
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
+from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.quant.quant_runs import write_layers_csv
-from edgestudio.core.recipe_options import add_options, values_from_args
-from edgestudio.core.recipes import Tolerance
-from edgestudio.core.results import Analysis, from_json
+from edgestudio.core.serialise import from_json
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -16,10 +16,10 @@ from edgestudio.cli.job_ui import (
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.cli.workspace_option import add_workspace_option
+from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
+from edgestudio.core.perf.perf_results import LatencyRow, latency_of, profile_of, providers_of
 from edgestudio.core.perf.providers import resolve_provider, short_name
-from edgestudio.core.recipe_options import add_options, values_from_args
-from edgestudio.core.results import LatencyRow, latency_of, profile_of, providers_of
 
 
 def _providers(text: str) -> tuple[str, ...]:

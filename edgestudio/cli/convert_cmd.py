@@ -12,9 +12,10 @@ from edgestudio.cli.job_ui import (
     execute,
     input_fields,
 )
-from edgestudio.core.parsing import parse_axis_change, parse_static
-from edgestudio.core.recipe_options import add_options, values_from_args
-from edgestudio.core.recipes import ConvertRecipe, Tolerance
+from edgestudio.core.convert.convert_recipes import ConvertRecipe
+from edgestudio.core.inputs.grammar import parse_axis_change, parse_static
+from edgestudio.core.job_api.options import add_options, values_from_args
+from edgestudio.core.job_api.recipe import Tolerance
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -95,7 +95,7 @@ def confirm_host_key(device: Device, expected: str | None) -> bool:
 
 def print_device_info(details: dict[str, object]) -> None:
     """The device check as a table, then its problems with their fixes."""
-    from edgestudio.core.results import device_info_of
+    from edgestudio.core.remote.device_info import device_info_of
 
     info = device_info_of(details)
     memory = human_bytes(info.memory_bytes) if info.memory_bytes else "?"

@@ -25,7 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run(args: argparse.Namespace) -> int:
     """Compare and print; exit 1 when the models differ."""
     from edgestudio.core.model.diff import diff_models
-    from edgestudio.core.results import to_json
+    from edgestudio.core.serialise import to_json
 
     try:
         result = diff_models(args.a, args.b)

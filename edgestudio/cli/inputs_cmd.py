@@ -7,8 +7,7 @@ import argparse
 from edgestudio.cli.job_ui import add_input_args, execute_job, input_fields
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
-from edgestudio.core.recipes import InputsRecipe
-from edgestudio.core.results import spec_of
+from edgestudio.core.inputs.inputs_recipe import InputsRecipe, spec_of
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

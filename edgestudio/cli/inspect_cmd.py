@@ -13,7 +13,7 @@ from edgestudio.core.model.runtime_info import runtime_info
 
 if TYPE_CHECKING:
     from edgestudio.core.model.summary import ModelSummary
-    from edgestudio.core.results import TensorShapes
+    from edgestudio.core.model.tensor_shapes import TensorShapes
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -76,7 +76,7 @@ def _opset_range(s: ModelSummary) -> str:
 
 
 def _infer_shapes(model: str) -> TensorShapes:
-    from edgestudio.core.recipes import ShapesRecipe
+    from edgestudio.core.model.tensor_shapes import ShapesRecipe
     from edgestudio.jobs.runner import JobState, run_job
 
     job = run_job(ShapesRecipe(model=model), timeout=600)
@@ -84,7 +84,7 @@ def _infer_shapes(model: str) -> TensorShapes:
         raise EdgeStudioError(f"shape inference {job.state.value}: {job.error}")
     for warning in job.warnings:
         print(f"edgestudio: warning: {warning}", file=sys.stderr)
-    from edgestudio.core.results import shapes_of
+    from edgestudio.core.model.tensor_shapes import shapes_of
 
     return shapes_of(job.report.details)
 

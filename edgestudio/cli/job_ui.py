@@ -13,9 +13,9 @@ from edgestudio.cli.json_option import STDOUT, add_json_option, write_json
 from edgestudio.cli.output import JobProgress
 from edgestudio.cli.workspace_option import record_job, workspace_problems
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.parsing import parse_data_source, parse_floats, parse_shape
-from edgestudio.core.recipes import Recipe, Tolerance
-from edgestudio.core.reports import JobReport
+from edgestudio.core.inputs.grammar import parse_data_source, parse_floats, parse_shape
+from edgestudio.core.job_api.recipe import Recipe, Tolerance
+from edgestudio.core.job_api.report import JobReport
 from edgestudio.jobs.runner import Job, JobState, run_job
 
 T = TypeVar("T")

@@ -7,8 +7,8 @@ import argparse
 from edgestudio.cli.job_ui import add_data_args, add_input_args, data_source, execute, input_fields
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.workspace_option import add_workspace_option
+from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.core.recipe_options import add_options, values_from_args
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -6,7 +6,7 @@ import argparse
 
 from edgestudio.cli.job_ui import execute
 from edgestudio.cli.json_option import add_json_option
-from edgestudio.core.recipes import DiagnosticRecipe
+from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
 
 ACTIONS = ("succeed", "fail", "crash", "hang", "spawn", "spawn-stubborn", "noise", "spin",
            "partial", "hog")

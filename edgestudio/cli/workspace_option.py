@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from edgestudio.core.errors import EdgeStudioError
 
 if TYPE_CHECKING:
-    from edgestudio.core.recipes import Recipe
+    from edgestudio.core.job_api.recipe import Recipe
     from edgestudio.core.workspace.document import ModelDocument
     from edgestudio.jobs.runner import Job
 

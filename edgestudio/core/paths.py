@@ -13,8 +13,8 @@ import platformdirs
 # to run ``-m module`` with); edgestudio.__main__ dispatches these flags before any Qt import.
 CHILD_ENTRIES = {
     "--job-worker": "edgestudio.jobs.worker",
-    "--probe-runtime": "edgestudio.core.ops.probe_runtime",
-    "--run-model": "edgestudio.core.ops.result_gate",
+    "--probe-runtime": "edgestudio.core.model.probe_runtime",
+    "--run-model": "edgestudio.core.model.result_gate",
 }
 
 

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from edgestudio.core.model.diff import Change, ModelDiff, diff_models
 from edgestudio.core.model.model_io import load_model
-from edgestudio.core.results import Analysis
+from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.gui.background import Background
 from edgestudio.gui.graph_panel import GraphPanel
 

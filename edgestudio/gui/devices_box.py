@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from edgestudio.core.formatting import human_bytes
 from edgestudio.core.progress import RecordingReporter
+from edgestudio.core.remote.device_info import DeviceInfo
 from edgestudio.core.remote.devices import (
     Device,
     DeviceError,
@@ -32,7 +33,7 @@ from edgestudio.core.remote.devices import (
     make_device,
     remove_device,
 )
-from edgestudio.core.results import DeviceInfo, from_json
+from edgestudio.core.serialise import from_json
 from edgestudio.gui.background import Background
 from edgestudio.gui.tables import results_table
 

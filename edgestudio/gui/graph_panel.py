@@ -28,9 +28,8 @@ from edgestudio.core.model.edge_routes import EdgeRoutes, route_edges
 from edgestudio.core.model.graph_ir import GraphIR, NodeTable, TensorInfo, build_graph_ir
 from edgestudio.core.model.groups import GroupTree, grouped_ir
 from edgestudio.core.model.layout import Layout, layered_layout
+from edgestudio.core.model.tensor_shapes import ShapesRecipe, TensorShapes
 from edgestudio.core.progress import CancelledError
-from edgestudio.core.recipes import ShapesRecipe
-from edgestudio.core.results import TensorShapes
 from edgestudio.gui.background import Background, Work
 from edgestudio.gui.graph_view import GraphView
 from edgestudio.gui.properties_panel import PropertiesPanel

@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
 from edgestudio.core.model.edge_routes import EdgeRoutes
 from edgestudio.core.model.graph_ir import GraphIR, NodeKind
 from edgestudio.core.model.layout import Layout
-from edgestudio.core.verdicts import sqnr_bands
+from edgestudio.core.quant.verdicts import sqnr_bands
 from edgestudio.gui.graph_items import (
     GraphGeometry,
     NodeBatchItem,

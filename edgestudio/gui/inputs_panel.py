@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from edgestudio.core.inputs.input_derivation import declared_inputs
 from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecification
-from edgestudio.core.recipes import InputsRecipe
+from edgestudio.core.inputs.inputs_recipe import InputsRecipe
 from edgestudio.core.workspace.document import ModelDocument
 
 COLUMNS = ["Input", "Type", "Declared shape", "Shape used", "Values", "Why"]

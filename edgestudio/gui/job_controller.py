@@ -10,7 +10,7 @@ import time
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from edgestudio.core.recipes import Recipe
+from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.jobs.runner import Job, JobState
 
 POLL_INTERVAL_MS = 50

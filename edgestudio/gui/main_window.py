@@ -28,14 +28,16 @@ from PySide6.QtWidgets import (
 
 from edgestudio import __version__
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.preferences import Preferences
+from edgestudio.core.inputs.inputs_recipe import InputsRecipe
+from edgestudio.core.job_api.recipe import Recipe
+from edgestudio.core.perf.perf_results import ProviderProbe
 from edgestudio.core.quant.quant_recipes import QuantRecipe
+from edgestudio.core.quant.quant_results import Analysis, Quantization
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.quant.tune import Candidate
-from edgestudio.core.recipes import InputsRecipe, Recipe
-from edgestudio.core.results import Analysis, ProviderProbe, Quantization
 from edgestudio.core.workspace import workspace
 from edgestudio.core.workspace.document import Overlay, OverlayKind
+from edgestudio.core.workspace.preferences import Preferences
 from edgestudio.core.workspace.report import report_from_document, write_report
 from edgestudio.gui.compare_view import CompareView
 from edgestudio.gui.document_view import DocumentView

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.inputs.input_spec import InputSpecification
+from edgestudio.core.job_api.options import declared_options
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProfileRecipe
 from edgestudio.core.perf.edge_cloud import (
     EdgeCloudInputs,
@@ -40,11 +41,11 @@ from edgestudio.core.perf.edge_cloud import (
     cloud_total_ms,
     verdict,
 )
+from edgestudio.core.perf.perf_results import Latency, LatencyRow, Profile, ProviderProbe
 from edgestudio.core.perf.providers import provider_colour, short_name
-from edgestudio.core.preferences import Preferences
-from edgestudio.core.recipe_options import declared_options
-from edgestudio.core.results import Latency, LatencyRow, Profile, ProviderProbe, to_json
+from edgestudio.core.serialise import to_json
 from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
+from edgestudio.core.workspace.preferences import Preferences
 from edgestudio.gui.exporting import export_widget
 from edgestudio.gui.forms.option_widgets import option_widget, widget_value
 from edgestudio.gui.plots import set_category_axis, show_empty, show_values

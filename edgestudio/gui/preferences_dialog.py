@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.perf.providers import resolve_provider, short_name
-from edgestudio.core.preferences import THEMES, Preferences
+from edgestudio.core.workspace.preferences import THEMES, Preferences
 from edgestudio.gui.devices_box import DevicesBox
 
 _KEY = "preferences"

@@ -31,9 +31,15 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.model.weights import read_weight, weight_histogram
+from edgestudio.core.quant.quant_results import Analysis, LayerError, WeightError
 from edgestudio.core.quant.quant_runs import QuantRun, compare, write_layers_csv
-from edgestudio.core.results import Analysis, LayerError, WeightError
-from edgestudio.core.verdicts import VERDICT_COLOURS, Verdict, band_of, sqnr_bands, verdict_html
+from edgestudio.core.quant.verdicts import (
+    VERDICT_COLOURS,
+    Verdict,
+    band_of,
+    sqnr_bands,
+    verdict_html,
+)
 from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.gui.exporting import export_widget
 from edgestudio.gui.plots import show_empty, show_values

@@ -7,7 +7,7 @@ JSON object with ``"v"`` (protocol version) and ``"type"``:
 - ``progress``: ``fraction`` (0..1)
 - ``log``: ``text`` — a line for the job's log
 - ``warning``: ``text`` — shown with the result
-- ``result``: ``report`` — the job's :class:`~edgestudio.core.reports.JobReport` as a dict
+- ``result``: ``report`` — the job's :class:`~edgestudio.core.job_api.report.JobReport` as a dict
 - ``error``: ``error_type``, ``message``, ``traceback`` — the job raised
 """
 

@@ -6,24 +6,24 @@ import importlib
 from collections.abc import Callable
 from pathlib import Path
 
+from edgestudio.core.job_api.recipe import Recipe
+from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.progress import Reporter
-from edgestudio.core.recipes import Recipe
-from edgestudio.core.reports import JobReport
 
 Operation = Callable[[Recipe, Reporter, Path], JobReport]
 
 OPERATIONS: dict[str, str] = {
-    "convert": "edgestudio.core.ops.convert:run_convert",
-    "export": "edgestudio.core.ops.export_torch:run_export",
-    "selftest": "edgestudio.core.ops.diagnostics:run_diagnostic",
-    "shapes": "edgestudio.core.ops.infer_shapes:run_infer_shapes",
-    "quantize": "edgestudio.core.ops.quantize:run_quantize",
-    "analyze": "edgestudio.core.ops.analyze:run_analyze",
-    "bench": "edgestudio.core.ops.bench:run_bench",
-    "profile": "edgestudio.core.ops.profile:run_profile",
-    "providers": "edgestudio.core.ops.bench:run_probe",
-    "inputs": "edgestudio.core.ops.input_probe:run_inputs",
-    "device_check": "edgestudio.core.ops.profile:run_device_check",
+    "convert": "edgestudio.core.convert.convert:run_convert",
+    "export": "edgestudio.core.convert.export_torch:run_export",
+    "selftest": "edgestudio.core.selftest.diagnostics:run_diagnostic",
+    "shapes": "edgestudio.core.model.infer_shapes:run_infer_shapes",
+    "quantize": "edgestudio.core.quant.quantize:run_quantize",
+    "analyze": "edgestudio.core.quant.analyze:run_analyze",
+    "bench": "edgestudio.core.perf.bench:run_bench",
+    "profile": "edgestudio.core.perf.profile:run_profile",
+    "providers": "edgestudio.core.perf.bench:run_probe",
+    "inputs": "edgestudio.core.inputs.input_probe:run_inputs",
+    "device_check": "edgestudio.core.perf.profile:run_device_check",
 }
 
 

@@ -32,9 +32,9 @@ from typing import IO
 import psutil
 
 from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.job_api.recipe import Recipe
+from edgestudio.core.job_api.report import JobReport, report_from_dict
 from edgestudio.core.paths import child_command, child_env
-from edgestudio.core.recipes import Recipe
-from edgestudio.core.reports import JobReport, report_from_dict
 from edgestudio.jobs import protocol, warm
 from edgestudio.jobs.fork_server import ForkedProcess, ForkServerError
 from edgestudio.jobs.spawn import start_worker

@@ -21,10 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from edgestudio.core.convert.conversion_plan import model_opset
+from edgestudio.core.job_api.registry import recipe_from_dict
 from edgestudio.core.model.model_io import load_model
 from edgestudio.core.paths import file_hash
 from edgestudio.core.perf.bench_recipes import BenchRecipe
+from edgestudio.core.perf.perf_results import latency_of
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
+from edgestudio.core.quant.quant_results import Analysis, Quantization
 from edgestudio.core.quant.tune import (
     Candidate,
     TuneSettings,
@@ -34,8 +37,7 @@ from edgestudio.core.quant.tune import (
     pick_winner,
     recipe_key,
 )
-from edgestudio.core.recipe_registry import recipe_from_dict
-from edgestudio.core.results import Analysis, Quantization, from_json, latency_of
+from edgestudio.core.serialise import from_json
 from edgestudio.jobs import warm
 from edgestudio.jobs.runner import Job, JobState, run_job
 
@@ -97,8 +99,8 @@ def _ray_quantize_and_analyse(recipe_data: dict[str, Any], model: bytes, model_n
     import tempfile as _tempfile
 
     from edgestudio.core.inputs.data_source import data_source_from_dict
+    from edgestudio.core.job_api.registry import recipe_from_dict
     from edgestudio.core.progress import RecordingReporter
-    from edgestudio.core.recipe_registry import recipe_from_dict
     from edgestudio.jobs.registry import resolve_operation
 
     with _tempfile.TemporaryDirectory() as tmp:

@@ -90,7 +90,7 @@ def preload() -> None:
         resolve_operation(kind)
     import onnxruntime.quantization  # noqa: F401  (imported lazily inside the operations)
 
-    from edgestudio.core.ops import quant_accel
+    from edgestudio.core.quant.accel import accelerator as quant_accel
 
     quant_accel.unsupported_reason()  # reads and hashes ORT's sources once, not per job
 
@@ -102,11 +102,11 @@ def run_spec(spec_path: str, stream: BinaryIO) -> int:
     output_folder: str | None = None
     try:
         spec = json.loads(Path(spec_path).read_text())
-        from edgestudio.core.recipe_registry import recipe_from_dict
+        from edgestudio.core.job_api.registry import recipe_from_dict
         from edgestudio.jobs.registry import resolve_operation
 
         if spec.get("threads"):
-            from edgestudio.core.ops.sessions import THREADS_ENV
+            from edgestudio.core.model.sessions import THREADS_ENV
 
             os.environ[THREADS_ENV] = str(spec["threads"])  # read by every session made
         recipe = recipe_from_dict(spec["recipe"])

@@ -17,21 +17,15 @@ from typing import Any
 from psygnal import Signal
 
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.inputs.inputs_recipe import InputsRecipe, spec_of
+from edgestudio.core.job_api.recipe import Recipe
+from edgestudio.core.model.tensor_shapes import ShapesRecipe, shapes_of
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
+from edgestudio.core.perf.perf_results import ProviderProbe, latency_of, profile_of, providers_of
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
+from edgestudio.core.quant.quant_results import Analysis, Quantization
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
-from edgestudio.core.recipes import InputsRecipe, Recipe, ShapesRecipe
-from edgestudio.core.results import (
-    Analysis,
-    ProviderProbe,
-    Quantization,
-    from_json,
-    latency_of,
-    profile_of,
-    providers_of,
-    shapes_of,
-    spec_of,
-)
+from edgestudio.core.serialise import from_json
 from edgestudio.core.workspace.document import (
     JobRecord,
     ModelDocument,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from edgestudio.core.ops.bench import time_session
-from edgestudio.core.ops.input_probe import resolve_inputs
+from edgestudio.core.inputs.input_probe import resolve_inputs
+from edgestudio.core.perf.bench import time_session
 from edgestudio.core.perf.profile_parse import GraphNode, load_events, summarize_profile
 from edgestudio.core.remote.device_runner import session_for
 from edgestudio.resources import SAMPLE_MODEL

@@ -46,7 +46,7 @@ RUN = textwrap.dedent("""
     source, out, which = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     start = time.perf_counter()
     if which == "ours":
-        from edgestudio.core.quant.int4_stream import Int4Options, quantize_int4_streamed
+        from edgestudio.core.quant.accel.int4_stream import Int4Options, quantize_int4_streamed
         quantize_int4_streamed(source, out, Int4Options(symmetric=True))
     else:
         from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer

@@ -99,7 +99,7 @@ import os, sys, json, time, resource
 os.environ["ORT_DISABLE_TELEMETRY"] = "1"
 import onnxruntime  # same imports as the other side before the baseline
 from pathlib import Path
-from edgestudio.core.ops.analyze import run_analyze
+from edgestudio.core.quant.analyze import run_analyze
 from edgestudio.core.progress import RecordingReporter
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe

@@ -103,7 +103,7 @@ def _phases(run: dict[str, Any]) -> str:
 CALIBRATION_MEMORY = """
 import json, resource, sys, numpy as np
 from onnxruntime.quantization import QuantFormat, quantize_static
-from edgestudio.core.ops.quant_accel import accelerated
+from edgestudio.core.quant.accel.accelerator import accelerated
 count = int(sys.argv[3])
 class R:
     def __init__(s): s.i = 0
@@ -121,7 +121,7 @@ print(json.dumps({"peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss 
 HISTOGRAM_MEMORY = """
 import contextlib, json, resource, sys, time, numpy as np
 from onnxruntime.quantization import CalibrationMethod, QuantFormat, quantize_static
-from edgestudio.core.ops.quant_accel import accelerated
+from edgestudio.core.quant.accel.accelerator import accelerated
 count = int(sys.argv[3])
 class R:  # like the job's reader, it says how many samples it holds
     sample_count = count

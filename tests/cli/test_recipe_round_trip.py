@@ -14,21 +14,16 @@ from typing import Any
 import pytest
 
 from edgestudio.cli.main import build_parser
+from edgestudio.core.convert.convert_recipes import ConvertRecipe, DimChange
+from edgestudio.core.convert.export_recipes import ExportRecipe, TorchInput
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.inputs.inputs_recipe import InputsRecipe
+from edgestudio.core.job_api.options import declared_options
+from edgestudio.core.job_api.recipe import Recipe, Tolerance
+from edgestudio.core.job_api.registry import RECIPE_TYPES, recipe_from_dict
 from edgestudio.core.perf.bench_recipes import BenchRecipe, DeviceCheckRecipe, ProfileRecipe
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
-from edgestudio.core.recipe_options import declared_options
-from edgestudio.core.recipe_registry import RECIPE_TYPES, recipe_from_dict
-from edgestudio.core.recipes import (
-    ConvertRecipe,
-    DiagnosticRecipe,
-    DimChange,
-    ExportRecipe,
-    InputsRecipe,
-    Recipe,
-    Tolerance,
-    TorchInput,
-)
+from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
 
 NO_COMMAND = {"shapes", "providers"}  # the app's own jobs, run without options
 
@@ -148,7 +143,7 @@ def test_every_option_says_what_it_does_and_its_default() -> None:
 
 
 def test_every_mode_has_its_onnxruntime_call_and_a_form_label() -> None:
-    from edgestudio.core.ops.quantize import QUANTIZERS
+    from edgestudio.core.quant.quantize import QUANTIZERS
 
     assert set(QUANTIZERS) == set(QUANT_MODES)
     assert all(mode.label for mode in QUANT_MODES.values())

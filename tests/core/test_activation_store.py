@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from edgestudio.core.ops.activation_store import ActivationStore
+from edgestudio.core.quant.activation_store import ActivationStore
 
 
 def test_spilled_samples_read_back_equal_and_leave_no_file(tmp_path: Path) -> None:

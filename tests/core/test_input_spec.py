@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from edgestudio.core.inputs.input_derivation import derive_candidates
+from edgestudio.core.inputs.input_probe import resolve_inputs
 from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecError, InputSpecification
-from edgestudio.core.ops.input_probe import resolve_inputs
 from tests import models
 
 

@@ -21,7 +21,7 @@ from edgestudio.core.quant.task_metrics import (
     edit_distance,
     match_boxes,
 )
-from edgestudio.core.verdicts import analysis_verdict, bench_verdicts
+from edgestudio.core.quant.verdicts import analysis_verdict, bench_verdicts
 from tests import models
 
 REAL = DataProvenance("images", 8, "/data/lines")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from edgestudio.core.inputs.data_source import DataProvenance
-from edgestudio.core.ops.analyze import is_class_scores
 from edgestudio.core.perf.profile_parse import GraphNode, summarize_profile
-from edgestudio.core.verdicts import analysis_verdict, bench_verdicts, sqnr_level
+from edgestudio.core.quant.analyze import is_class_scores
+from edgestudio.core.quant.verdicts import analysis_verdict, bench_verdicts, sqnr_level
 
 REAL = DataProvenance("npz", 100, "eval.npz")
 
@@ -90,7 +90,7 @@ def test_fused_kernels_are_mapped_by_whole_names_only() -> None:
 
 
 def test_a_check_that_compared_only_some_cases_says_so() -> None:
-    from edgestudio.core.reports import CheckCase, EquivalenceCheck, OutputCheck
+    from edgestudio.core.job_api.report import CheckCase, EquivalenceCheck, OutputCheck
 
     ok = CheckCase("batch=1", [OutputCheck("y", 1e-6, 1e-6, True, [1, 10])])
     skipped = CheckCase("batch=3", skipped="the model fixes its batch")

@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.core.verdicts import NEUTRAL_SQNR_SCALE, VERDICT_COLOURS
+from edgestudio.core.quant.verdicts import NEUTRAL_SQNR_SCALE, VERDICT_COLOURS
 from edgestudio.gui.main_window import MainWindow
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
 from tests.gui.conftest import open_and_wait

@@ -53,7 +53,7 @@ def test_inputs_panel_finds_edits_and_remembers(qtbot, window: MainWindow, tmp_p
 
 def test_a_check_that_could_not_run_is_amber_unchecked(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
                                                        tmp_path: Path) -> None:
-    from edgestudio.core.recipes import ConvertRecipe
+    from edgestudio.core.convert.convert_recipes import ConvertRecipe
 
     src = models.save(models.odd_length(37), tmp_path / "odd.onnx")
     job = window.submit(ConvertRecipe(model=str(src), output=str(tmp_path / "o.onnx"), opset=18))

@@ -7,7 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtGui import QGuiApplication
 
-from edgestudio.core.recipes import DiagnosticRecipe
+from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.gui import forms
 from edgestudio.gui.forms.convert_form import ConvertDialog
 from edgestudio.gui.main_window import MainWindow
@@ -139,7 +139,7 @@ def test_export_form_without_torch_says_how_to_install(qtbot, monkeypatch) -> No
 def test_packaged_app_explains_that_pytorch_is_left_out(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import sys
 
-    from edgestudio.core.recipes import torch_missing_hint
+    from edgestudio.core.convert.export_recipes import torch_missing_hint
 
     assert "not installed in this environment" in torch_missing_hint()
     monkeypatch.setattr(sys, "frozen", True, raising=False)

@@ -102,8 +102,8 @@ def test_every_declared_benchmark_option_has_its_widget(qtbot, window: MainWindo
 
     from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox
 
+    from edgestudio.core.job_api.options import declared_options
     from edgestudio.core.perf.bench_recipes import BenchRecipe
-    from edgestudio.core.recipe_options import declared_options
 
     open_and_wait(qtbot, window, sample_model)
     doc = window.current_document()

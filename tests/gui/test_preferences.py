@@ -6,7 +6,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from edgestudio.core.preferences import Preferences
+from edgestudio.core.workspace.preferences import Preferences
 from edgestudio.gui.main_window import MainWindow
 from edgestudio.gui.preferences_dialog import load_preferences
 from tests.gui.conftest import open_and_wait

@@ -7,10 +7,10 @@ import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
+from edgestudio.core.convert.convert_recipes import ConvertRecipe
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.perf.bench_recipes import BenchRecipe
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.core.recipes import ConvertRecipe
 from edgestudio.core.workspace.report import SECTIONS
 from edgestudio.gui.main_window import MainWindow
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL

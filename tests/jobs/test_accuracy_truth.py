@@ -14,8 +14,10 @@ import pytest
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.perf.bench_recipes import BenchRecipe
 from edgestudio.core.perf.latency_stats import median_ratio_interval
+from edgestudio.core.perf.perf_results import latency_of
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
-from edgestudio.core.results import Analysis, from_json, latency_of
+from edgestudio.core.quant.quant_results import Analysis
+from edgestudio.core.serialise import from_json
 from edgestudio.jobs.runner import JobState, run_job
 from tests import models
 

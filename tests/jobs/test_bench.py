@@ -39,8 +39,8 @@ def test_contended_flag() -> None:
 def test_harness_agrees_with_a_bare_loop() -> None:
     import onnxruntime as ort
 
-    from edgestudio.core.ops.bench import time_session
-    from edgestudio.core.ops.input_probe import resolve_inputs
+    from edgestudio.core.inputs.input_probe import resolve_inputs
+    from edgestudio.core.perf.bench import time_session
     from edgestudio.core.remote.device_runner import session_for
 
     session = session_for(str(SAMPLE_MODEL), "CPUExecutionProvider", 1)

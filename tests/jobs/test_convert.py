@@ -9,7 +9,7 @@ import onnx
 import pytest
 
 from edgestudio.core.convert.conversion_plan import plan_dim_changes, plan_opset_conversion
-from edgestudio.core.recipes import ConvertRecipe, DimChange
+from edgestudio.core.convert.convert_recipes import ConvertRecipe, DimChange
 from edgestudio.jobs.runner import JobState, run_job
 from tests import models
 

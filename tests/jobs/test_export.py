@@ -8,7 +8,8 @@ from pathlib import Path
 import onnx
 import pytest
 
-from edgestudio.core.recipes import DimChange, ExportRecipe, TorchInput
+from edgestudio.core.convert.convert_recipes import DimChange
+from edgestudio.core.convert.export_recipes import ExportRecipe, TorchInput
 from edgestudio.jobs.runner import JobState, run_job
 
 if importlib.util.find_spec("torch") is None:
@@ -134,7 +135,7 @@ def test_torchscript_with_the_default_exporter_uses_the_one_that_reads_it(
 
 
 def test_exporter_errors_are_plain_text() -> None:
-    from edgestudio.core.ops.export_torch import export_failure, plain
+    from edgestudio.core.convert.export_torch import export_failure, plain
 
     coloured = "\x1b[31mConstraints violated (batch)!\x1b[0m The values of batch must match"
     assert plain(coloured) == "Constraints violated (batch)! The values of batch must match"

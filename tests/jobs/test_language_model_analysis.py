@@ -11,10 +11,11 @@ import onnxruntime as ort
 import pytest
 
 from edgestudio.core.inputs.calib_data import open_samples
-from edgestudio.core.parsing import parse_data_source
-from edgestudio.core.quant.int4_stream import Int4Options, quantize_int4_streamed
+from edgestudio.core.inputs.grammar import parse_data_source
+from edgestudio.core.quant.accel.int4_stream import Int4Options, quantize_int4_streamed
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
-from edgestudio.core.results import Analysis, from_json
+from edgestudio.core.quant.quant_results import Analysis
+from edgestudio.core.serialise import from_json
 from edgestudio.jobs.runner import JobState, run_job
 from tests.graph_builders import llama_decoder
 

@@ -25,8 +25,8 @@ PHASE = textwrap.dedent("""
     from edgestudio.core.model.graph_ir import NodeTable, build_graph_ir, constant_nodes
     from edgestudio.core.model.summary import summarize_model
     from edgestudio.core.model.weights import read_weight, weight_stats
-    from edgestudio.core.ops.quantize import run_quantize
-    from edgestudio.core.ops.analyze import run_analyze
+    from edgestudio.core.quant.quantize import run_quantize
+    from edgestudio.core.quant.analyze import run_analyze
     from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
     from edgestudio.core.inputs.data_source import DataSource
     from edgestudio.core.progress import RecordingReporter

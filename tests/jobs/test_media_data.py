@@ -12,11 +12,12 @@ import pytest
 
 from edgestudio.core.inputs.calib_data import DataError, open_samples
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.inputs.grammar import parse_data_source
 from edgestudio.core.inputs.input_derivation import derive_candidates
 from edgestudio.core.inputs.media_data import MAX_WINDOWS_PER_FILE, read_audio, resample
-from edgestudio.core.parsing import parse_data_source
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
-from edgestudio.core.results import Analysis, from_json
+from edgestudio.core.quant.quant_results import Analysis
+from edgestudio.core.serialise import from_json
 from edgestudio.jobs.runner import JobState, run_job
 from tests import models
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import onnx
 
+from edgestudio.core.convert.convert_recipes import ConvertRecipe
 from edgestudio.core.convert.output_shapes import declare_produced_shapes, output_shape_mismatches
-from edgestudio.core.recipes import ConvertRecipe
 from edgestudio.jobs.runner import JobState, run_job
 from tests import models
 

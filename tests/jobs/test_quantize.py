@@ -11,8 +11,8 @@ import pytest
 
 from edgestudio.core.inputs.calib_data import DataError, open_samples
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.ops.analyze import run_analyze
 from edgestudio.core.progress import RecordingReporter
+from edgestudio.core.quant.analyze import run_analyze
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe, check_rules
 from edgestudio.jobs.runner import JobState, run_job
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
@@ -196,7 +196,7 @@ def test_per_layer_sqnr_agrees_with_qdq_loss_debug(tmp_path: Path) -> None:
 
 
 def test_all_zero_reference_is_not_a_number(tmp_path: Path) -> None:
-    from edgestudio.core.ops.analyze import ErrorStats
+    from edgestudio.core.quant.analyze import ErrorStats
 
     stats = ErrorStats()
     stats.add(np.zeros(5), np.zeros(5))

@@ -14,7 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.ops.result_gate import run_in_process, run_isolated
+from edgestudio.core.model.result_gate import run_in_process, run_isolated
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.jobs.runner import JobState, run_job
 from tests import models
@@ -127,9 +127,9 @@ def test_fp16_keeps_ops_in_float32_when_onnxruntime_crashes_on_them(
         tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """onnxruntime 1.32 segfaults opening some fp16 GRU models; the gate sees a crash, and the
     job converts again with the recurrent ops kept in float32 and says so."""
-    from edgestudio.core.ops import quantize as quantize_op
-    from edgestudio.core.ops.result_gate import GateResult
+    from edgestudio.core.model.result_gate import GateResult
     from edgestudio.core.progress import RecordingReporter
+    from edgestudio.core.quant import quantize as quantize_op
 
     def gate(path: Path, feeds: dict[str, np.ndarray]) -> GateResult:
         model = onnx.load(str(path))

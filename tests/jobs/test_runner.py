@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from edgestudio.core.recipes import DiagnosticRecipe
+from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.jobs import protocol
 from edgestudio.jobs.runner import Job, JobState, OutputError, run_job
 

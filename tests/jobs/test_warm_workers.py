@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from edgestudio.core.recipes import DiagnosticRecipe
+from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.jobs import runner, warm
 from edgestudio.jobs.runner import Job, JobState, run_job
 

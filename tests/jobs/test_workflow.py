@@ -13,12 +13,15 @@ import pytest
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.inputs.input_spec import InputOverrides
+from edgestudio.core.inputs.inputs_recipe import InputsRecipe
+from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.model.summary import summarize_model
 from edgestudio.core.perf.bench_recipes import BenchRecipe
+from edgestudio.core.perf.perf_results import latency_of
 from edgestudio.core.quant.quant_recipes import QuantRecipe
+from edgestudio.core.quant.quant_results import Analysis, Quantization
 from edgestudio.core.quant.quant_runs import RunState
-from edgestudio.core.recipes import InputsRecipe, Recipe
-from edgestudio.core.results import Analysis, Quantization, from_json, latency_of, to_json
+from edgestudio.core.serialise import from_json, to_json
 from edgestudio.core.workspace import workspace
 from edgestudio.core.workspace.document import ModelDocument, OverlayKind
 from edgestudio.core.workspace.report import report_from_document, write_report

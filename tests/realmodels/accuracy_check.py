@@ -30,9 +30,10 @@ import onnx
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
+from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.quant.task_detection import model_alphabet
 from edgestudio.core.quant.task_metrics import ctc_greedy
-from edgestudio.core.results import Analysis, from_json
+from edgestudio.core.serialise import from_json
 from edgestudio.jobs.runner import JobState, run_job
 from tests.realmodels import realdata
 from tests.realmodels.corpus import SKIP_REASON, cache_dir

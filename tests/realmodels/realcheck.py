@@ -27,12 +27,13 @@ from pathlib import Path
 
 import onnx
 
+from edgestudio.core.convert.convert_recipes import ConvertRecipe, DimChange
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.model.summary import summarize_file
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProfileRecipe
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
-from edgestudio.core.recipes import ConvertRecipe, DimChange, Recipe
 from edgestudio.jobs.runner import Job, JobState, run_job
 from tests.realmodels.corpus import SKIP_REASON, RealModel, available
 
@@ -51,7 +52,7 @@ class Cell:
 
 def _runs(path: Path) -> str:
     """Load and run ``path`` on its own derived inputs here; empty when it works."""
-    from edgestudio.core.ops.input_probe import resolve_inputs
+    from edgestudio.core.inputs.input_probe import resolve_inputs
 
     try:
         resolve_inputs(path, use_cache=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from edgestudio.core.ops.input_probe import resolve_inputs
+from edgestudio.core.inputs.input_probe import resolve_inputs
 from tests.realmodels.corpus import CORPUS, SKIP_REASON, RealModel
 
 

@@ -16,10 +16,10 @@ import numpy as np
 import onnx
 import pytest
 
-from edgestudio.core.ops import quant_accel
-from edgestudio.core.ops.input_probe import resolve_inputs
-from edgestudio.core.ops.quantize import _nothing_to_quantize
+from edgestudio.core.inputs.input_probe import resolve_inputs
+from edgestudio.core.quant.accel import accelerator as quant_accel
 from edgestudio.core.quant.quant_recipes import QuantRecipe
+from edgestudio.core.quant.quantize import _nothing_to_quantize
 from edgestudio.core.quant.quantized_graph import existing_quantization
 from tests.realmodels.corpus import CORPUS, SKIP_REASON, RealModel
 

@@ -15,9 +15,10 @@ import pytest
 
 from edgestudio.cli.main import main
 from edgestudio.core.perf.bench_recipes import BenchRecipe, DeviceCheckRecipe, ProfileRecipe
+from edgestudio.core.perf.perf_results import latency_of, profile_of
+from edgestudio.core.remote.device_info import device_info_of
 from edgestudio.core.remote.devices import load_devices
 from edgestudio.core.remote.ssh_link import known_hosts_file
-from edgestudio.core.results import device_info_of, latency_of, profile_of
 from edgestudio.jobs.runner import Job, JobState, run_job
 from tests.models import external_weights
 from tests.remote.conftest import DEVICE_PYTHON, Loopback, bare_python, runner_processes

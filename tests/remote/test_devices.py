@@ -55,7 +55,8 @@ def test_devices_are_stored_per_user(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_reports_say_where_each_latency_was_measured() -> None:
-    from edgestudio.core.results import Latency, LatencyRow, from_json, to_json
+    from edgestudio.core.perf.perf_results import Latency, LatencyRow
+    from edgestudio.core.serialise import from_json, to_json
     from edgestudio.core.workspace.report import ReportData, render_html
 
     rows = [LatencyRow("m.onnx", "CPUExecutionProvider", 1, median_ms=2.0, runtime="1.32.0"),

@@ -1,1 +1,1 @@
-"""Opset and axis conversion planning."""
+"""Converting a model: opset and axis conversion (plan, job, output shapes) and PyTorch export."""

@@ -11,13 +11,13 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from edgestudio.core.convert.convert_recipes import DimChange
 from edgestudio.core.model.opsets import (
     DEFAULT_DOMAIN,
     iter_nodes,
     normalise_domain,
     op_introduced_in,
 )
-from edgestudio.core.recipes import DimChange
 
 
 @dataclass

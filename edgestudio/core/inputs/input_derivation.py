@@ -3,7 +3,7 @@
 Which node consumes each input decides its values (an embedding's ids stay below its row count,
 recurrent state starts at zeros, a sample rate compared with 16000 is 16000); fixed dims are
 kept, batch dims are 1, and the other symbolic dims take candidate sizes of their kind in
-lockstep. :mod:`edgestudio.core.ops.input_probe` runs the candidates until one works.
+lockstep. :mod:`edgestudio.core.inputs.input_probe` runs the candidates until one works.
 """
 
 from __future__ import annotations

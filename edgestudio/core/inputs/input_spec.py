@@ -7,7 +7,7 @@ from it, so a model that runs on it runs everywhere.
 A spec is *derived* from the graph — fixed dims kept, scalars kept scalar, batch axes 1, integer
 inputs that index an embedding drawn below the table's row count, masks ones, recurrent state
 zeros, integers compared with constants (a sample rate) taking those constants — and then
-*verified* by running the model (:mod:`edgestudio.core.ops.input_probe`), trying candidate sizes
+*verified* by running the model (:mod:`edgestudio.core.inputs.input_probe`), trying candidate sizes
 for the other symbolic dims until one runs. This module holds the types; the derivation lives in
 :mod:`edgestudio.core.inputs.input_derivation`. Users override any part with
 ``--shape NAME=1x3x8x8`` and ``--range NAME=LOW:HIGH`` (or the Inputs form).

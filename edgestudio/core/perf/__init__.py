@@ -1,1 +1,1 @@
-"""Benchmarks and profiles: recipes, statistics, providers, edge vs cloud."""
+"""Latency: bench and profile recipes and jobs, statistics, providers, edge vs cloud, results."""

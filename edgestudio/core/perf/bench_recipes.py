@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.inputs.inputs_recipe import input_args
+from edgestudio.core.job_api.options import option, option_argv
+from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.perf.providers import short_name
-from edgestudio.core.recipe_options import option, option_argv
-from edgestudio.core.recipes import Recipe, input_args
 from edgestudio.core.remote.device_runner import OPT_LEVELS as RUNNER_OPT_LEVELS
 
 OPT_LEVELS = tuple(RUNNER_OPT_LEVELS)  # the names the runner maps to onnxruntime's levels

@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.inputs.inputs_recipe import input_args
+from edgestudio.core.job_api.options import declared_options, option, option_argv
+from edgestudio.core.job_api.recipe import Recipe, Tolerance
 from edgestudio.core.quant.task_names import TASKS
-from edgestudio.core.recipe_options import declared_options, option, option_argv
-from edgestudio.core.recipes import Recipe, Tolerance, input_args
 
 QUANT_TYPES = ("int8", "uint8", "int16", "uint16", "int4", "uint4")
 CALIB_METHODS = ("minmax", "entropy", "percentile", "distribution")
@@ -23,7 +24,7 @@ class QuantMode:
     """One way to quantize: its name on the command line, its label in the form, whether it
     calibrates on data. Which options it uses is declared on the options themselves
     (``modes=`` in :class:`QuantRecipe`); its rules are in :func:`check_rules`, its onnxruntime
-    call in :mod:`edgestudio.core.ops.quantize`."""
+    call in :mod:`edgestudio.core.quant.quantize`."""
 
     name: str
     label: str

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from edgestudio.core.inputs.data_source import DataSource, data_source_from_dict
+from edgestudio.core.job_api.registry import recipe_from_dict
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.core.recipe_registry import recipe_from_dict
-from edgestudio.core.results import Analysis, LayerError, Quantization, from_json, to_json
+from edgestudio.core.quant.quant_results import Analysis, LayerError, Quantization
+from edgestudio.core.serialise import from_json, to_json
 
 
 class RunState(enum.Enum):

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from edgestudio.core.perf.latency_stats import PRACTICAL_RATIO, median_ratio_interval
+from edgestudio.core.perf.perf_results import LatencyRow
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, QuantRecipe, check_rules
-from edgestudio.core.results import Analysis, LatencyRow, from_json, to_json
+from edgestudio.core.quant.quant_results import Analysis
+from edgestudio.core.serialise import from_json, to_json
 
 
 class GoalError(ValueError):

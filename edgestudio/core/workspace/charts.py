@@ -12,9 +12,10 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+from edgestudio.core.perf.perf_results import LatencyRow
 from edgestudio.core.perf.providers import provider_colour, short_name
-from edgestudio.core.results import LatencyRow, LayerError
-from edgestudio.core.verdicts import band_of, sqnr_bands
+from edgestudio.core.quant.quant_results import LayerError
+from edgestudio.core.quant.verdicts import band_of, sqnr_bands
 
 WIDTH, HEIGHT = 760, 320
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 28, 104

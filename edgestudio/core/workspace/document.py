@@ -19,8 +19,8 @@ from typing import Any
 from psygnal import Signal
 
 from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecification
+from edgestudio.core.perf.perf_results import Latency, Profile
 from edgestudio.core.quant.quant_runs import QuantRun
-from edgestudio.core.results import Latency, Profile
 
 
 class OverlayKind(enum.Enum):

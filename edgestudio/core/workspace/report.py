@@ -16,9 +16,10 @@ from typing import Any
 
 from edgestudio.core.formatting import human_bytes
 from edgestudio.core.paths import write_atomically
+from edgestudio.core.perf.perf_results import Latency, Profile
 from edgestudio.core.quant.quant_runs import COMPARE_ROWS, QuantRun, RunSummary
-from edgestudio.core.results import Latency, Profile, to_json
-from edgestudio.core.verdicts import verdict_html
+from edgestudio.core.quant.verdicts import verdict_html
+from edgestudio.core.serialise import to_json
 from edgestudio.core.workspace.charts import latency_chart, sqnr_chart
 from edgestudio.core.workspace.document import JobRecord, ModelDocument
 

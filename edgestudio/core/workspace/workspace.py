@@ -18,8 +18,9 @@ from typing import Any
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecification
 from edgestudio.core.paths import data_dir, file_hash, write_atomically
+from edgestudio.core.perf.perf_results import Latency, Profile
 from edgestudio.core.quant.quant_runs import QuantRun
-from edgestudio.core.results import Latency, Profile, from_json, to_json
+from edgestudio.core.serialise import from_json, to_json
 from edgestudio.core.workspace.document import JobRecord, ModelDocument, Overlay
 
 FORMAT = "edgestudio-workspace"

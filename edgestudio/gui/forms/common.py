@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgestudio.core.recipes import Tolerance
+from edgestudio.core.job_api.recipe import Tolerance
 
 WARNING_STYLE = "color: #8a5300;"
 ERROR_STYLE = "color: #b3261e;"

@@ -1,4 +1,4 @@
-"""Form widgets made from recipe option declarations (:mod:`edgestudio.core.recipe_options`).
+"""Form widgets made from recipe option declarations (:mod:`edgestudio.core.job_api.options`).
 
 A declared option gets its widget here — a check box, a list to choose from, a number or a
 comma-separated list — with its label and help, so an option added to a recipe appears in its
@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, QSpinBox, QWidget
 
-from edgestudio.core.recipe_options import Option
+from edgestudio.core.job_api.options import Option
 
 
 def option_widget(field: dataclasses.Field[Any], opt: Option, value: Any) -> QWidget:

@@ -23,14 +23,14 @@ from PySide6.QtWidgets import (
 
 from edgestudio.core.convert.conversion_plan import model_opset
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.parsing import parse_data_source, parse_floats
+from edgestudio.core.inputs.grammar import parse_data_source, parse_floats
+from edgestudio.core.job_api.options import declared_options
 from edgestudio.core.quant.quant_recipes import (
     QUANT_MODES,
     AnalyzeRecipe,
     QuantRecipe,
     check_rules,
 )
-from edgestudio.core.recipe_options import declared_options
 from edgestudio.gui.forms.common import JobDialog, PathPicker, command_preview
 from edgestudio.gui.forms.option_widgets import on_change, option_widget, widget_value
 

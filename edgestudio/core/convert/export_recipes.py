@@ -1,0 +1,73 @@
+"""The PyTorch export job's recipe: which file, which example inputs, which axes are dynamic."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from edgestudio.core.convert.convert_recipes import DimChange
+from edgestudio.core.job_api.recipe import Recipe, Tolerance, tolerance_args
+
+
+@dataclass(frozen=True)
+class TorchInput:
+    """One example input of a PyTorch model: name, shape and dtype."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str = "float32"
+
+    def to_cli(self) -> str:
+        """``NAME=DIMxDIM[:DTYPE]``."""
+        text = f"{self.name}={'x'.join(str(d) for d in self.shape)}"
+        return text if self.dtype == "float32" else f"{text}:{self.dtype}"
+
+
+def torch_missing_hint() -> str:
+    """What to do when PyTorch cannot be imported, for this kind of installation."""
+    if getattr(sys, "frozen", False):
+        return ("This packaged EdgeStudio leaves PyTorch out (it is about 1 GB). To export "
+                "PyTorch models, install EdgeStudio with pip: pip install 'edgestudio[torch]' "
+                "(PyTorch's CPU build avoids a multi-GB download).")
+    return ("PyTorch is not installed in this environment: pip install 'edgestudio[torch]' "
+            "(PyTorch's CPU build avoids a multi-GB download).")
+
+
+@dataclass(frozen=True)
+class ExportRecipe(Recipe):
+    """Export a PyTorch ExportedProgram (.pt2) or TorchScript (.pt) file to ONNX."""
+
+    kind: ClassVar[str] = "export"
+    model: str = ""
+    inputs: tuple[TorchInput, ...] = ()
+    output_names: tuple[str, ...] = ()
+    opset: int = 18
+    dynamic: tuple[DimChange, ...] = ()
+    exporter: str = "dynamo"  # or "legacy" (TorchScript-based)
+    tolerance: Tolerance = field(default_factory=Tolerance)
+
+    def title(self) -> str:
+        """Describe the export."""
+        return f"Export from PyTorch ({self.exporter}, opset {self.opset})"
+
+    def input_paths(self) -> list[str]:
+        """The PyTorch file."""
+        return [self.model]
+
+    def to_command(self) -> list[str]:
+        """``edgestudio export MODEL -o OUT --input … [--output …] [--dynamic …]``."""
+        cmd = ["edgestudio", "export", self.model, "-o", str(self.output)]
+        for i in self.inputs:
+            cmd += ["--input", i.to_cli()]
+        for name in self.output_names:
+            cmd += ["--output-name", name]
+        cmd += ["--opset", str(self.opset)]
+        for d in self.dynamic:
+            cmd += ["--dynamic", d.to_cli()]
+        if self.exporter != "dynamo":
+            cmd += ["--exporter", self.exporter]
+        cmd += tolerance_args(self.tolerance)
+        if self.overwrite:
+            cmd.append("--overwrite")
+        return cmd

@@ -1,0 +1,59 @@
+"""What every job recipe is: plain typed data the GUI's forms edit and the CLI parses.
+
+A recipe is rebuilt in the worker by :func:`~edgestudio.core.job_api.registry.recipe_from_dict`.
+Each recipe knows the ``edgestudio`` command line that runs the same job (``to_command``), which
+the Jobs panel offers as "Copy equivalent command"."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Numeric agreement required between a result and its original (``np.allclose``)."""
+
+    atol: float = 1e-4
+    rtol: float = 1e-3
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Base of every job recipe. ``output`` is where the result goes (None: no file)."""
+
+    kind: ClassVar[str] = ""
+    output: str | None = None
+    overwrite: bool = False
+
+    def title(self) -> str:
+        """A short label for the Jobs panel."""
+        return self.kind
+
+    def input_paths(self) -> list[str]:
+        """Files the job reads (they are never written)."""
+        return []
+
+    def to_command(self) -> list[str]:
+        """Return the ``edgestudio …`` argv that runs the same job."""
+        return ["edgestudio", self.kind]
+
+    def command_line(self) -> str:
+        """Return :meth:`to_command` as one shell-quoted line."""
+        return shlex.join(self.to_command())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict including the ``kind``."""
+        return {"kind": self.kind, **asdict(self)}
+
+
+def tolerance_args(tol: Tolerance) -> list[str]:
+    """The ``--atol``/``--rtol`` arguments of a tolerance that is not the default."""
+    default = Tolerance()
+    args = []
+    if tol.atol != default.atol:
+        args += ["--atol", repr(tol.atol)]
+    if tol.rtol != default.rtol:
+        args += ["--rtol", repr(tol.rtol)]
+    return args

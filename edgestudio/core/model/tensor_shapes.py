@@ -1,0 +1,38 @@
+"""Every tensor's type and shape for display: the shape-inference job's recipe and result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from edgestudio.core.job_api.recipe import Recipe
+
+
+@dataclass(frozen=True)
+
+class ShapesRecipe(Recipe):
+    """Infer every tensor's type and shape for display (``edgestudio inspect --shapes``)."""
+
+    kind: ClassVar[str] = "shapes"
+    model: str = ""
+
+    def title(self) -> str:
+        """Name the job."""
+        return "Infer shapes"
+
+    def input_paths(self) -> list[str]:
+        """The model."""
+        return [self.model]
+
+    def to_command(self) -> list[str]:
+        """``edgestudio inspect MODEL --shapes --json``."""
+        return ["edgestudio", "inspect", self.model, "--shapes", "--json"]
+
+
+TensorShapes = dict[str, tuple[str, list[int | str | None] | None]]
+
+
+def shapes_of(details: dict[str, Any]) -> TensorShapes:
+    """A shape-inference job's result: every tensor's ``(dtype, shape)``."""
+    return {name: (str(dtype), shape) for name, (dtype, shape)
+            in details.get("shapes", {}).items()}

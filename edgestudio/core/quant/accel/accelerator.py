@@ -1,0 +1,769 @@
+"""Indexed stand-ins for onnxruntime's quadratic quantization helpers, from outside ORT.
+
+``onnxruntime.quantization`` (1.32) scans the whole graph for every tensor or node it touches:
+name lookups walk every initializer (``find_by_name``, ``ONNXModel.get_initializer``), input
+rewiring walks every node per quantized tensor (``replace_input_of_all_nodes``), producer and
+consumer maps are rebuilt per call, and calibration inserts two nodes per tensor by scanning for
+the first consumer. On a few thousand nodes that is minutes; here each becomes a lookup in an
+index that is checked on every use, with ORT's exact semantics (first occurrence, graph order),
+so the quantized model is byte-identical (tests compare the serialised models).
+
+:func:`accelerated` patches them for the duration of one quantization and restores them after.
+It refuses — and the job runs stock ORT, saying why — on any onnxruntime version other than the
+one this was written and tested against, or when a replaced function's source changed.
+``EDGESTUDIO_QUANT_CROSSCHECK=1`` checks every indexed answer against ORT's own scan.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import functools
+import hashlib
+import inspect
+import os
+import weakref
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import onnx
+
+from edgestudio.core.quant.accel import calibration as quant_calibration
+from edgestudio.core.quant.accel import model_steps as quant_model_steps
+
+SUPPORTED_VERSION = "1.32.0"
+CROSSCHECK_ENV = "EDGESTUDIO_QUANT_CROSSCHECK"
+
+# sha256 (first 16 hex) of each replaced function's source in the supported version: a change
+# means our stand-in may no longer match what it replaces.
+EXPECTED_SOURCE = {
+    "quant_utils.find_by_name": "40cf7740b42609de",
+    "ONNXModel.get_initializer": "9246321687c546d4",
+    "ONNXModel.find_node_by_name": "7473866402fc5a00",
+    "ONNXModel.replace_input_of_all_nodes": "dc01c5a634a1e3c1",
+    "ONNXModel.replace_output_of_all_nodes": "c50ea5ed645ee813",
+    "ONNXModel.replace_input_of_nodes": "3c7b558cd10d1a6e",
+    "ONNXModel.replace_output_of_nodes": "226ca0ba267f2200",
+    "ONNXModel.replace_node_input": "161a2ad57d6b1ee7",
+    "ONNXModel.replace_node_output": "bcca3f179f2f42bb",
+    "ONNXModel.initializer_extend": "97d3149606630924",
+    "ONNXModel._check_init": "7ff484d0442990d9",
+    "ONNXModel.remove_initializer": "af14720c5446adb6",
+    "ONNXModel.remove_node": "f32022433395cf13",  # watched, not replaced: we rely on it
+    "ONNXModel.input_name_to_nodes": "e507ed8b6d71f027",
+    "ONNXModel.output_name_to_node": "b154751fe1ea52cd",
+    "MinMaxCalibrater.augment_graph": "fce1d4bdb6e14d7a",
+    "MinMaxCalibrater.collect_data": "c9854d7ec050ac98",
+    "CalibraterBase.create_inference_session": "ced245cd08569f7f",
+    "onnx_model._clean_initializers_helper": "a9b3358dff2116bd",
+    "MinMaxCalibrater.compute_data": "e8e499dd5f2cb16a",  # watched, not replaced: we rely on it
+    "HistogramCalibrater.collect_data": "13d0ad2597cf338a",
+    # watched, not replaced: the histogram stand-in relies on what these compute
+    "HistogramCalibrater.augment_graph": "e1c7d3d55540a3c8",
+    "HistogramCollector.collect": "70326b61d1af419c",
+    "HistogramCollector.collect_value": "3d41ddc2b4448d1f",
+    "HistogramCollector.collect_absolute_value": "b29451ab578d706c",
+    "quant_utils.save_and_reload_model_with_shape_infer": "a786368a762a611d",
+    # watched, not replaced: the in-memory reload does what these do
+    "quant_utils.load_model_with_shape_infer": "595bdf9400f3c31b",
+    "quant_utils.add_infer_metadata": "06ce23b138366e59",
+    "ONNXModel.topological_sort": "1feb35a3069478d3",
+}
+# Modules that import find_by_name by name (their own reference must be replaced too).
+FIND_BY_NAME_USERS = ("quant_utils", "onnx_model", "base_quantizer", "onnx_quantizer",
+                      "qdq_quantizer", "operators.conv", "operators.matmul")
+# ... and those that import save_and_reload_model_with_shape_infer by name.
+RELOAD_USERS = ("quant_utils", "base_quantizer", "onnx_quantizer", "quantize",
+                "shape_inference")
+
+
+_TensorProto = onnx.TensorProto
+_FLOAT8E4M3FN = onnx.TensorProto.FLOAT8E4M3FN
+
+
+class CrossCheckError(AssertionError):
+    """An indexed answer differed from onnxruntime's own scan (debug mode only)."""
+
+
+@functools.cache
+def _source_hash(func: Callable[..., Any]) -> str | None:
+    """The function's source hash; None where there is no source (a packaged app ships only
+    bytecode, of the very onnxruntime version it was built and tested with). Kept per function
+    object: reading and hashing twenty sources costs ~30 ms per quantization otherwise."""
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        return None
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def _targets() -> dict[str, Callable[..., Any]]:
+    from onnxruntime.quantization import calibrate, onnx_model, quant_utils
+
+    model_cls = onnx_model.ONNXModel
+    return {
+        "quant_utils.find_by_name": quant_utils.find_by_name,
+        "ONNXModel.get_initializer": model_cls.get_initializer,
+        "ONNXModel.find_node_by_name": model_cls.find_node_by_name,
+        "ONNXModel.replace_input_of_all_nodes": model_cls.replace_input_of_all_nodes,
+        "ONNXModel.replace_output_of_all_nodes": model_cls.replace_output_of_all_nodes,
+        "ONNXModel.replace_input_of_nodes": model_cls.replace_input_of_nodes,
+        "ONNXModel.replace_output_of_nodes": model_cls.replace_output_of_nodes,
+        "ONNXModel.replace_node_input": model_cls.replace_node_input,
+        "ONNXModel.replace_node_output": model_cls.replace_node_output,
+        "ONNXModel.initializer_extend": model_cls.initializer_extend,
+        "ONNXModel._check_init": model_cls._check_init,
+        "ONNXModel.remove_initializer": model_cls.remove_initializer,
+        "ONNXModel.remove_node": model_cls.remove_node,
+        "ONNXModel.input_name_to_nodes": model_cls.input_name_to_nodes,
+        "ONNXModel.output_name_to_node": model_cls.output_name_to_node,
+        "MinMaxCalibrater.augment_graph": calibrate.MinMaxCalibrater.augment_graph,
+        "MinMaxCalibrater.collect_data": calibrate.MinMaxCalibrater.collect_data,
+        "CalibraterBase.create_inference_session":
+            calibrate.CalibraterBase.create_inference_session,
+        "onnx_model._clean_initializers_helper": onnx_model._clean_initializers_helper,
+        "MinMaxCalibrater.compute_data": calibrate.MinMaxCalibrater.compute_data,
+        "HistogramCalibrater.collect_data": calibrate.HistogramCalibrater.collect_data,
+        "HistogramCalibrater.augment_graph": calibrate.HistogramCalibrater.augment_graph,
+        "HistogramCollector.collect": calibrate.HistogramCollector.collect,
+        "HistogramCollector.collect_value": calibrate.HistogramCollector.collect_value,
+        "HistogramCollector.collect_absolute_value":
+            calibrate.HistogramCollector.collect_absolute_value,
+        "quant_utils.save_and_reload_model_with_shape_infer":
+            quant_utils.save_and_reload_model_with_shape_infer,
+        "quant_utils.load_model_with_shape_infer": quant_utils.load_model_with_shape_infer,
+        "quant_utils.add_infer_metadata": quant_utils.add_infer_metadata,
+        "ONNXModel.topological_sort": model_cls.topological_sort,
+    }
+
+
+def unsupported_reason() -> str | None:
+    """Why the accelerated path cannot be used with the installed onnxruntime (None: it can)."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return "onnxruntime is not installed"
+    if onnxruntime.__version__ != SUPPORTED_VERSION:
+        return (f"it was written for onnxruntime {SUPPORTED_VERSION}, this is "
+                f"{onnxruntime.__version__}")
+    try:
+        targets = _targets()
+    except (ImportError, AttributeError) as exc:
+        return f"onnxruntime's quantization module changed ({exc})"
+    for name, func in targets.items():
+        got = _source_hash(func)
+        if got is not None and got != EXPECTED_SOURCE.get(name):
+            return f"onnxruntime's {name} is not the version it was written for"
+    return None
+
+
+# ----- name lookups ------------------------------------------------------------------------------
+
+class _Tracked:
+    """Items of one protobuf repeated field (or long-lived list) in their original order, in
+    step with it: appends are taken in incrementally, deletions made through us leave a
+    tombstone (later items keep their original numbers, so graph order stays comparable), and
+    any other change — an insertion, a removal behind our back, a cleared field — is caught by
+    checking the first and last live items on every use, and starts the index again."""
+
+    def __init__(self, container: Any) -> None:
+        self.container = container  # held: a freed container's id could be reused
+        self.items: list[Any] = []  # by original number; None once deleted
+        self.deleted: list[int] = []  # original numbers deleted, sorted
+        self.first_live = 0
+        self.last_live = -1
+
+    def live_position(self, number: int) -> int:
+        """Where item ``number`` is in the container now."""
+        return number - bisect.bisect_left(self.deleted, number)
+
+    def sync(self) -> bool:
+        """Take in appended items; False when the index had to start again."""
+        container, items = self.container, self.items
+        live = len(items) - len(self.deleted)
+        n = len(container)
+        fresh = True
+        if n < live or (live and (container[live - 1] is not items[self.last_live]
+                                  or container[0] is not items[self.first_live])):
+            self.reset()
+            live, fresh = 0, False
+        for i in range(live, n):
+            item = container[i]
+            number = len(self.items)
+            self.items.append(item)
+            self.last_live = number
+            if number == 0 or self.first_live >= number:
+                self.first_live = number
+            self.added(item, number)
+        return fresh
+
+    def delete(self, number: int) -> None:
+        """Delete item ``number`` from the container and the index."""
+        item = self.items[number]
+        del self.container[self.live_position(number)]
+        bisect.insort(self.deleted, number)
+        self.items[number] = None
+        while self.first_live < len(self.items) and self.items[self.first_live] is None:
+            self.first_live += 1
+        while self.last_live >= 0 and self.items[self.last_live] is None:
+            self.last_live -= 1
+        self.removed(item, number)
+
+    def reset(self) -> None:
+        self.items.clear()
+        self.deleted.clear()
+        self.first_live, self.last_live = 0, -1
+
+    def added(self, item: Any, number: int) -> None:
+        """Index one item (subclasses)."""
+
+    def removed(self, item: Any, number: int) -> None:
+        """Forget one item (subclasses)."""
+
+
+class _NameIndex(_Tracked):
+    """Where each name stands in one repeated field (first occurrence first)."""
+
+    def __init__(self, container: Any) -> None:
+        super().__init__(container)
+        self.numbers: dict[str, list[int]] = {}
+        self.float8: dict[int, Any] = {}  # the only tensors ORT's _check_init looks into
+
+    def reset(self) -> None:
+        super().reset()
+        self.numbers.clear()
+        self.float8.clear()
+
+    def added(self, item: Any, number: int) -> None:
+        self.numbers.setdefault(item.name, []).append(number)
+        # Only tensors have a data type (getattr's default would raise and catch per node).
+        if type(item) is _TensorProto and item.data_type == _FLOAT8E4M3FN:
+            self.float8[number] = item
+
+    def removed(self, item: Any, number: int) -> None:
+        self.numbers[item.name].remove(number)
+        self.float8.pop(number, None)
+
+    def float8_items(self) -> list[Any]:
+        """The FLOAT8E4M3FN tensors of the container, in order."""
+        self.sync()
+        return [self.float8[k] for k in sorted(self.float8)]
+
+    def find(self, name: str) -> Any:
+        self.sync()
+        numbers = self.numbers.get(name)
+        if not numbers:
+            return None
+        item = self.items[numbers[0]]
+        if item.name != name:  # renamed in place: start again
+            self.reset()
+            return self.find(name)
+        return item
+
+    def remove_equal(self, wanted: Any) -> bool:
+        """Delete the first item equal to ``wanted`` (as ``RepeatedField.remove`` does);
+        False when there is none."""
+        self.sync()
+        for number in list(self.numbers.get(wanted.name, [])):
+            item = self.items[number]
+            if item is wanted or item == wanted:
+                self.delete(number)
+                return True
+        return False
+
+
+class _Indexes:
+    """Every index of one accelerated run (dropped when the run ends)."""
+
+    def __init__(self, crosscheck: bool) -> None:
+        self.crosscheck = crosscheck
+        self.names: dict[int, _NameIndex] = {}
+        self.graphs: dict[int, _NodeIndex] = {}
+
+    def names_of(self, container: Any) -> _NameIndex:
+        index = self.names.get(id(container))
+        if index is None or index.container is not container:
+            index = self.names[id(container)] = _NameIndex(container)
+        return index
+
+    def holding(self, node: Any) -> _NodeIndex | None:
+        """The fresh index of the graph that holds ``node`` (None: no indexed graph does)."""
+        for index in self.graphs.values():
+            number = index.number.get(id(node))
+            if number is not None and index.items[number] is node:
+                index.refresh()
+                number = index.number.get(id(node))
+                if number is not None and index.items[number] is node:
+                    return index
+        return None
+
+    def nodes_of(self, graph: Any) -> _NodeIndex:
+        nodes = graph.node
+        index = self.graphs.get(id(nodes))
+        if index is None or index.container is not nodes:
+            index = self.graphs[id(nodes)] = _NodeIndex(nodes)
+        index.refresh()
+        return index
+
+
+# ----- producer / consumer maps ----------------------------------------------------------------
+
+class _NodeIndex(_Tracked):
+    """Consumers and producers of every tensor of one graph, in graph order (with repeats where
+    a node names a tensor twice, as onnxruntime's own maps have them)."""
+
+    def __init__(self, nodes: Any) -> None:
+        super().__init__(nodes)
+        self.number: dict[int, int] = {}
+        self.by_name: dict[str, list[int]] = {}
+        self.consumers: dict[str, list[Any]] = {}
+        self.producers: dict[str, list[Any]] = {}
+        self.views: list[weakref.ref[_MapView]] = []
+
+    def changing(self) -> None:
+        """Before any change: maps handed out earlier keep what they showed (ORT's are
+        snapshots), by copying themselves now. Callers drop them at once, so this is rare."""
+        for ref in self.views:
+            view = ref()
+            if view is not None:
+                view.freeze()
+        self.views.clear()
+
+    def refresh(self) -> None:
+        if len(self.container) != len(self.items) - len(self.deleted):
+            self.changing()
+        self.sync()
+
+    def reset(self) -> None:
+        self.changing()
+        super().reset()
+        self.number.clear()
+        self.by_name.clear()
+        self.consumers.clear()
+        self.producers.clear()
+
+    def added(self, node: Any, number: int) -> None:
+        self.number[id(node)] = number
+        self.by_name.setdefault(node.name, []).append(number)
+        for name in node.input:
+            if name:
+                self.consumers.setdefault(name, []).append(node)
+        for name in node.output:
+            if name:
+                self.producers.setdefault(name, []).append(node)
+
+    def removed(self, node: Any, number: int) -> None:
+        del self.number[id(node)]
+        self.by_name[node.name].remove(number)
+        for table, names in ((self.consumers, node.input), (self.producers, node.output)):
+            for name in dict.fromkeys(names):
+                if name and name in table:
+                    table[name] = [n for n in table[name] if n is not node]
+
+    def remove_equal(self, wanted: Any) -> bool:
+        """Delete the first node equal to ``wanted`` (as ``RepeatedField.remove`` does)."""
+        self.refresh()
+        for number in list(self.by_name.get(wanted.name, [])):
+            node = self.items[number]
+            if node is wanted or node == wanted:
+                self.changing()
+                self.delete(number)
+                return True
+        return False
+
+    def _key(self, node: Any) -> int:
+        return self.number[id(node)]
+
+    def move(self, table: dict[str, list[Any]], old: str, new: str,
+             field: Callable[[Any], Any], only: Callable[[Any], bool] | None = None) -> None:
+        """Rename ``old`` to ``new`` in ``field`` of every node listed under ``old`` (of those
+        ``only`` accepts)."""
+        if not table.get(old):
+            return
+        self.changing()
+        nodes = table.pop(old)
+        if only is not None:
+            kept = [n for n in nodes if not only(n)]
+            nodes = [n for n in nodes if only(n)]
+            if kept:
+                table[old] = kept
+        seen: set[int] = set()
+        moved: list[Any] = []
+        for node in nodes:
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            names = field(node)
+            for j in range(len(names)):
+                if names[j] == old:
+                    names[j] = new
+                    moved.append(node)
+        if new:  # merged in graph order (a stable sort keeps a node's repeats together)
+            table[new] = sorted([*table.get(new, []), *moved], key=self._key)
+
+
+class _MapView(Mapping[str, Any]):
+    """ORT's ``input_name_to_nodes()``/``output_name_to_node()`` without building a new dict
+    per call: a read-only view of the index that copies itself before the index changes."""
+
+    def __init__(self, index: _NodeIndex, table: dict[str, list[Any]], last: bool) -> None:
+        self._table = table
+        self._last = last
+        self._frozen: dict[str, list[Any]] | None = None
+        index.views.append(weakref.ref(self))
+
+    def freeze(self) -> None:
+        self._frozen = {k: list(v) for k, v in self._table.items() if v}
+
+    def _data(self) -> dict[str, list[Any]]:
+        return self._frozen if self._frozen is not None else self._table
+
+    def __getitem__(self, name: str) -> Any:
+        nodes = self._data().get(name)
+        if not nodes:
+            raise KeyError(name)
+        return nodes[-1] if self._last else list(nodes)
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, v in list(self._data().items()) if v)
+
+    def __len__(self) -> int:
+        return sum(1 for v in self._data().values() if v)
+
+    __hash__ = object.__hash__  # identity (Mapping would make views unhashable)
+
+
+# ----- the stand-ins -----------------------------------------------------------------------------
+
+def _make_standins(stock: dict[str, Callable[..., Any]],
+                   idx: _Indexes) -> dict[str, Callable[..., Any]]:
+    stock_find = stock["quant_utils.find_by_name"]
+
+    def find_by_name(item_name: str, item_list: Any) -> Any:
+        # Protobuf fields and ORT's long-lived lists (the quantizer's new nodes) are indexed;
+        # short or other sequences are cheap to scan (and may be temporaries).
+        if not (hasattr(item_list, "add") or isinstance(item_list, list)) \
+                or len(item_list) < 32:
+            return stock_find(item_name, item_list)
+        found = idx.names_of(item_list).find(item_name)
+        if idx.crosscheck and found is not stock_find(item_name, item_list):
+            raise CrossCheckError(f"find_by_name({item_name!r}) differs")
+        return found
+
+    def get_initializer(self: Any, name: str) -> Any:
+        return find_by_name(name, self.model.graph.initializer)
+
+    def find_node_by_name(self: Any, node_name: str, new_nodes_list: Any, graph: Any) -> Any:
+        found = find_by_name(node_name, graph.node)
+        if found is None:  # the quantizer's own, long-lived list of new nodes: index it too
+            found = idx.names_of(new_nodes_list).find(node_name)
+        if idx.crosscheck and found is not stock["ONNXModel.find_node_by_name"](
+                self, node_name, new_nodes_list, graph):
+            raise CrossCheckError(f"find_node_by_name({node_name!r}) differs")
+        return found
+
+    def rename(model: Any, side: str, old: str, new: str,
+               only: Callable[[Any], bool] | None = None) -> None:
+        """Rename tensor ``old`` to ``new`` among the inputs (``side="input"``) or outputs of
+        the nodes of ``model`` (those ``only`` accepts), through the index."""
+        assert isinstance(old, str) and isinstance(new, str)
+        index = idx.nodes_of(model.model.graph)
+        if side == "input":
+            index.move(index.consumers, old, new, lambda n: n.input, only)
+        else:
+            index.move(index.producers, old, new, lambda n: n.output, only)
+        if idx.crosscheck:
+            _crosscheck_maps(model, index, stock)
+
+    def replace_input_of_all_nodes(self: Any, old_input_name: str, new_input_name: str) -> None:
+        rename(self, "input", old_input_name, new_input_name)
+
+    def replace_output_of_all_nodes(self: Any, old_output_name: str,
+                                    new_output_name: str) -> None:
+        rename(self, "output", old_output_name, new_output_name)
+
+    def initializer_extend(self: Any, inits: Any) -> None:
+        if len(inits) == 0:
+            raise ValueError("Can add an empty list.")
+        # ORT re-checks every existing initializer on each call; only FLOAT8E4M3FN tensors
+        # can fail that check, so only those are looked at again.
+        for init in idx.names_of(self.model.graph.initializer).float8_items():
+            self._check_init(init, "gain")
+        for init in inits:
+            self._check_init(init)
+            self.model.graph.initializer.append(init)
+
+    def remove_initializer(self: Any, tensor: Any) -> None:
+        graph = self.model.graph
+        if idx.names_of(graph.initializer).remove_equal(tensor):
+            inputs = idx.names_of(graph.input)
+            listed = inputs.find(tensor.name)
+            if listed is not None:
+                inputs.remove_equal(listed)
+
+    def remove_node(self: Any, node: Any) -> None:
+        idx.nodes_of(self.model.graph).remove_equal(node)
+        if idx.crosscheck:
+            _crosscheck_maps(self, idx.nodes_of(self.model.graph), stock)
+
+    def replace_input_of_nodes(self: Any, old_input_name: str, new_input_name: str,
+                               node_names_set: Any) -> None:
+        rename(self, "input", old_input_name, new_input_name,
+               lambda n: n.name in node_names_set)
+
+    def replace_output_of_nodes(self: Any, old_output_name: str, new_output_name: str,
+                                node_names_set: Any) -> None:
+        rename(self, "output", old_output_name, new_output_name,
+               lambda n: n.name in node_names_set)
+
+    def rename_in_node(node: Any, side: str, old: str, new: str) -> None:
+        """ORT's static replace_node_input/output: through the index of the graph holding
+        ``node``, or directly for a node of no indexed graph (a new node, a copy)."""
+        assert isinstance(old, str) and isinstance(new, str)
+        index = idx.holding(node)
+        if index is None:
+            stock[f"ONNXModel.replace_node_{side}"](node, old, new)
+        elif side == "input":
+            index.move(index.consumers, old, new, lambda n: n.input, lambda n: n is node)
+        else:
+            index.move(index.producers, old, new, lambda n: n.output, lambda n: n is node)
+
+    def replace_node_input(node: Any, old_input_name: str, new_input_name: str) -> None:
+        rename_in_node(node, "input", old_input_name, new_input_name)
+
+    def replace_node_output(node: Any, old_output_name: str, new_output_name: str) -> None:
+        rename_in_node(node, "output", old_output_name, new_output_name)
+
+    def input_name_to_nodes(self: Any) -> Mapping[str, list[Any]]:
+        index = idx.nodes_of(self.model.graph)
+        result = _MapView(index, index.consumers, last=False)
+        if idx.crosscheck:
+            _same_map(result, stock["ONNXModel.input_name_to_nodes"](self), "consumers")
+        return result
+
+    def save_and_reload(model: Any) -> Any:
+        return quant_model_steps.save_and_reload_model_with_shape_infer(
+            model, stock["quant_utils.save_and_reload_model_with_shape_infer"])
+
+    def output_name_to_node(self: Any) -> Mapping[str, Any]:
+        index = idx.nodes_of(self.model.graph)
+        result = _MapView(index, index.producers, last=True)
+        if idx.crosscheck:
+            want = stock["ONNXModel.output_name_to_node"](self)
+            if set(result.keys()) != set(want.keys()) or any(result[k] is not want[k]
+                                                              for k in want):
+                raise CrossCheckError("output_name_to_node differs")
+        return result
+
+    return {
+        "quant_utils.find_by_name": find_by_name,
+        "ONNXModel.get_initializer": get_initializer,
+        "ONNXModel.find_node_by_name": find_node_by_name,
+        "ONNXModel.initializer_extend": initializer_extend,
+        "ONNXModel.remove_initializer": remove_initializer,
+        "ONNXModel.remove_node": remove_node,
+        "ONNXModel.replace_input_of_all_nodes": replace_input_of_all_nodes,
+        "ONNXModel.replace_output_of_all_nodes": replace_output_of_all_nodes,
+        "ONNXModel.replace_input_of_nodes": replace_input_of_nodes,
+        "ONNXModel.replace_output_of_nodes": replace_output_of_nodes,
+        "ONNXModel.replace_node_input": staticmethod(replace_node_input),
+        "ONNXModel.replace_node_output": staticmethod(replace_node_output),
+        "ONNXModel.input_name_to_nodes": input_name_to_nodes,
+        "ONNXModel.output_name_to_node": output_name_to_node,
+        "MinMaxCalibrater.augment_graph": quant_calibration.augment_graph,
+        "MinMaxCalibrater.collect_data": quant_calibration.streaming_minmax(
+            stock["MinMaxCalibrater.collect_data"]),
+        "HistogramCalibrater.collect_data": quant_calibration.streaming_histograms(
+            stock["HistogramCalibrater.collect_data"]),
+        "CalibraterBase.create_inference_session": quant_calibration.calibration_session,
+        "onnx_model._clean_initializers_helper": _clean_initializers_helper,
+        "quant_utils.save_and_reload_model_with_shape_infer": save_and_reload,
+        "ONNXModel.topological_sort": quant_model_steps.topological_sort,
+    }
+
+
+def _same_map(got: Mapping[str, list[Any]], want: dict[str, list[Any]], what: str) -> None:
+    if set(got.keys()) != set(want.keys()) or any(
+            len(got[k]) != len(want[k]) or any(a is not b for a, b in zip(got[k], want[k],
+                                                                          strict=True))
+            for k in want):
+        raise CrossCheckError(f"{what} differ from onnxruntime's scan")
+
+
+def _crosscheck_maps(model: Any, index: _NodeIndex, stock: dict[str, Callable[..., Any]]) -> None:
+    got = {k: v for k, v in index.consumers.items() if v}
+    _same_map(got, stock["ONNXModel.input_name_to_nodes"](model), "consumers")
+    producers = {k: v for k, v in index.producers.items() if v}
+    want: dict[str, list[Any]] = {}
+    for node in model.model.graph.node:
+        for name in node.output:
+            if name:
+                want.setdefault(name, []).append(node)
+    _same_map(producers, want, "producers")
+
+
+def _clean_initializers_helper(graph: Any, model: Any) -> tuple[Any, set[str]]:
+    """ORT's _clean_initializers_helper, removing the unused initializers (and their graph
+    inputs) in one pass instead of one ``RepeatedField.remove`` — a scan comparing whole
+    tensors — per initializer. What remains, and in what order, is the same."""
+    from onnx import AttributeProto
+    from onnx import helper as onnx_helper
+    from onnxruntime.quantization.quant_utils import attribute_to_kwarg
+
+    # Every node's input and output names in one walk (each field read once: on tens of
+    # thousands of nodes, walking the protobuf list is most of this function's time).
+    requesting: set[str] = set()
+    outputs: set[str] = set()
+    nodes = list(graph.node)
+    for node in nodes:
+        requesting.update(node.input)
+        outputs.update(node.output)
+    requesting.discard("")
+    requesting.update(g_out.name for g_out in graph.output if g_out.name)
+    new_nodes = []
+    for node in nodes:
+        new_node = node
+        if node.attribute and any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS)
+                                  for a in node.attribute):
+            kwargs: dict[str, Any] = {}
+            for attr in node.attribute:
+                if attr.type == AttributeProto.GRAPH:
+                    cleaned, sub_requesting = _clean_initializers_helper(attr.g, model)
+                    kwargs[attr.name] = cleaned
+                    requesting.update(sub_requesting)
+                elif attr.type == AttributeProto.GRAPHS:
+                    graphs = []
+                    for subgraph in attr.graphs:
+                        cleaned, sub_requesting = _clean_initializers_helper(subgraph, model)
+                        graphs.append(cleaned)
+                        requesting.update(sub_requesting)
+                    kwargs[attr.name] = graphs
+                else:
+                    kwargs.update(attribute_to_kwarg(attr))
+            new_node = onnx_helper.make_node(node.op_type, node.input, node.output,
+                                             name=node.name, **kwargs)
+        new_nodes.append(new_node)
+    graph.ClearField("node")
+    graph.node.extend(new_nodes)
+    requesting.difference_update(outputs)  # the new nodes have the same outputs
+    unused: list[Any] = []
+    kept: list[Any] = []
+    for initializer in graph.initializer:
+        if initializer.name in requesting:
+            requesting.remove(initializer.name)
+            kept.append(initializer)
+        else:
+            unused.append(initializer)
+    if unused:
+        unused_names = {i.name for i in unused}
+        name_to_input = {i.name: i for i in graph.input}
+        dropped_inputs = {id(name_to_input[n]) for n in unused_names if n in name_to_input}
+        inputs = [i for i in graph.input if id(i) not in dropped_inputs]
+        kept_copies = [_copy(i) for i in kept]
+        input_copies = [_copy(i) for i in inputs]
+        graph.ClearField("initializer")
+        graph.initializer.extend(kept_copies)
+        graph.ClearField("input")
+        graph.input.extend(input_copies)
+    requesting.difference_update(i.name for i in graph.input)
+    return graph, requesting
+
+
+def _copy(message: Any) -> Any:
+    twin = type(message)()
+    twin.CopyFrom(message)
+    return twin
+
+
+# ----- patching ----------------------------------------------------------------------------------
+
+def _slots() -> dict[str, tuple[Any, str]]:
+    """Where each replaced function lives (owner object, attribute)."""
+    import importlib
+
+    from onnxruntime.quantization import calibrate, onnx_model
+
+    slots: dict[str, tuple[Any, str]] = {
+        name: (onnx_model.ONNXModel, name.split(".", 1)[1])
+        for name in EXPECTED_SOURCE if name.startswith("ONNXModel.")
+    }
+    slots["MinMaxCalibrater.augment_graph"] = (calibrate.MinMaxCalibrater, "augment_graph")
+    slots["MinMaxCalibrater.collect_data"] = (calibrate.MinMaxCalibrater, "collect_data")
+    slots["HistogramCalibrater.collect_data"] = (calibrate.HistogramCalibrater, "collect_data")
+    slots["onnx_model._clean_initializers_helper"] = (onnx_model, "_clean_initializers_helper")
+    slots["CalibraterBase.create_inference_session"] = (calibrate.CalibraterBase,
+                                                        "create_inference_session")
+    for module in FIND_BY_NAME_USERS:
+        owner = importlib.import_module(f"onnxruntime.quantization.{module}")
+        if hasattr(owner, "find_by_name"):
+            slots[f"find_by_name@{module}"] = (owner, "find_by_name")
+    reload = "save_and_reload_model_with_shape_infer"
+    for module in RELOAD_USERS:
+        owner = importlib.import_module(f"onnxruntime.quantization.{module}")
+        if hasattr(owner, reload):
+            slots[f"quant_utils.{reload}@{module}"] = (owner, reload)
+    return slots
+
+
+def _with_progress(create: Callable[..., Any],
+                   progress: Callable[[float], None]) -> Callable[..., Any]:
+    """ORT's per-node quantizer factory, reporting how far through the graph the node is.
+
+    ORT walks the graph's node list without changing it while it creates these, so each
+    node's place is looked up in a map made once per list (it holds the list and the nodes
+    it maps, so their ids stay theirs)."""
+    places: dict[int, tuple[Any, list[Any], dict[int, int]]] = {}
+
+    def create_and_report(quantizer: Any, node: Any) -> Any:
+        nodes = quantizer.model.model.graph.node
+        held = places.get(id(nodes))
+        if held is None or held[0] is not nodes or len(held[1]) != len(nodes):
+            listed = list(nodes)
+            held = places[id(nodes)] = (nodes, listed, {id(n): k for k, n in enumerate(listed)})
+        number = held[2].get(id(node))
+        if number is not None:
+            progress(number / len(held[1]))
+        return create(quantizer, node)
+
+    return create_and_report
+
+
+@contextlib.contextmanager
+def accelerated(log: Callable[[str], None] | None = None,
+                progress: Callable[[float], None] | None = None) -> Iterator[bool]:
+    """Patch onnxruntime's quadratic helpers for the body of the ``with``; yields whether the
+    accelerated path is in use (False: stock ORT, the reason logged). ``progress`` hears how
+    far quantization has gone through the graph (0–1)."""
+    reason = unsupported_reason()
+    if reason is not None:
+        if log:
+            log(f"Quantizing with stock onnxruntime (slower on big graphs): the accelerated path "
+                f"is off because {reason}.")
+        yield False
+        return
+    stock = _targets()
+    indexes = _Indexes(os.environ.get(CROSSCHECK_ENV) == "1")
+    standins = _make_standins(stock, indexes)
+    saved: list[tuple[Any, str, Any]] = []
+    if progress is not None:
+        from onnxruntime.quantization import onnx_quantizer, qdq_quantizer
+
+        for owner, attr in ((qdq_quantizer, "CreateQDQQuantizer"),
+                            (onnx_quantizer, "CreateOpQuantizer")):
+            saved.append((owner, attr, owner.__dict__[attr]))
+            setattr(owner, attr, _with_progress(owner.__dict__[attr], progress))
+    try:
+        for name, (owner, attr) in _slots().items():
+            key = ("quant_utils.find_by_name" if name.startswith("find_by_name@")
+                   else name.split("@", 1)[0])
+            if key not in standins:
+                continue
+            saved.append((owner, attr, owner.__dict__[attr]))
+            setattr(owner, attr, standins[key])
+        if log:
+            log(f"Quantizing with the accelerated path (indexed helpers; the same bytes as "
+                f"onnxruntime {SUPPORTED_VERSION}'s own quantizer).")
+        yield True
+    finally:
+        for owner, attr, original in reversed(saved):
+            setattr(owner, attr, original)

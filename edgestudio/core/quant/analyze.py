@@ -1,0 +1,562 @@
+"""Per-layer and whole-model error of a quantized model, streamed sample by sample.
+
+Both models run on the same replayable samples; every matched activation is compared as it
+comes and only running sums are kept, so memory stays at one sample's activations (ORT's
+``qdq_loss_debug`` keeps every activation of every sample). The SQNR is the same quantity as
+``qdq_loss_debug.compute_signal_to_quantization_noice_ratio`` over all samples concatenated:
+20·log10(‖float‖ / ‖float − quantized‖), both norms floored at float eps; a tensor whose float
+values are all zero has no SQNR ("n/a") instead of a misleading 0 dB.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import math
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from edgestudio.core.inputs.calib_data import open_samples
+from edgestudio.core.inputs.data_source import SPEC_KINDS, provenance
+from edgestudio.core.inputs.input_probe import job_inputs
+from edgestudio.core.job_api.recipe import Recipe, Tolerance
+from edgestudio.core.job_api.report import JobReport
+from edgestudio.core.model.model_files import load_structure
+from edgestudio.core.progress import Reporter
+from edgestudio.core.quant.activation_store import ActivationStore
+from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
+from edgestudio.core.quant.quantized_graph import quantized_nodes
+from edgestudio.core.quant.task_detection import choose_task, model_alphabet
+from edgestudio.core.quant.task_metrics import TaskMeter
+from edgestudio.core.quant.task_names import TASK_LABELS
+from edgestudio.core.quant.verdicts import analysis_verdict
+from edgestudio.core.serialise import to_json
+
+DQ_SUFFIX = "_DequantizeLinear_Output"
+EDGESTUDIO_DQ = "_edgestudio_dequantized"
+EPS = float(np.finfo(float).eps)
+FLOAT_TYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BFLOAT16}
+CLIP_WARN_FRACTION = 0.01
+
+
+@dataclass
+class ErrorStats:
+    """Running sums for one compared tensor."""
+
+    ref_sq: float = 0.0
+    diff_sq: float = 0.0
+    test_sq: float = 0.0
+    dot: float = 0.0
+    max_abs: float = 0.0
+    count: int = 0
+    clipped: int = 0
+
+    def add(self, ref: np.ndarray, test: np.ndarray) -> None:
+        """Fold one sample in (shapes must match).
+
+        Per-sample sums use float32 BLAS dot products (10× faster than float64 here; relative
+        error ~1e-6, far below the 0.01 dB we promise); sums across samples are float64.
+        """
+        r = np.ascontiguousarray(ref, dtype=np.float32).reshape(-1)
+        t = np.ascontiguousarray(test, dtype=np.float32).reshape(-1)
+        d = r - t
+        self.ref_sq += float(r @ r)
+        self.diff_sq += float(d @ d)
+        self.test_sq += float(t @ t)
+        self.dot += float(r @ t)
+        if d.size:
+            self.max_abs = max(self.max_abs, float(np.abs(d).max()))
+        self.count += r.size
+
+    def sqnr_db(self) -> float | None:
+        """SQNR in dB as qdq_loss_debug computes it; None when the reference is all zeros."""
+        if self.ref_sq == 0.0:
+            return None
+        signal = max(math.sqrt(self.ref_sq), EPS)
+        noise = max(math.sqrt(self.diff_sq), EPS)
+        return 20 * math.log10(signal / noise)
+
+    def figures(self) -> dict[str, float | None]:
+        """SQNR, MSE, max abs error and cosine similarity."""
+        norm = math.sqrt(self.ref_sq) * math.sqrt(self.test_sq)
+        return {
+            "sqnr_db": self.sqnr_db(),
+            "mse": self.diff_sq / self.count if self.count else None,
+            "max_abs": self.max_abs,
+            "cosine": self.dot / norm if norm > 0 else None,
+        }
+
+
+@dataclass
+class Match:
+    """A float tensor and the quantized model's tensor that stands for it."""
+
+    tensor: str
+    quant_tensor: str
+    node: str
+    op_type: str
+    qrange: tuple[float, float] | None = None  # representable range (QDQ activations)
+    stats: ErrorStats = field(default_factory=ErrorStats)
+
+
+def _producers(model: onnx.ModelProto) -> dict[str, onnx.NodeProto]:
+    return {out: node for node in model.graph.node for out in node.output}
+
+
+def _elem_types(model: onnx.ModelProto) -> dict[str, int]:
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+    except Exception:  # inference is a convenience here; fall back to declared types
+        inferred = model
+    types = {}
+    for v in [*inferred.graph.input, *inferred.graph.output, *inferred.graph.value_info]:
+        if v.type.HasField("tensor_type"):
+            types[v.name] = v.type.tensor_type.elem_type
+    return types
+
+
+def _qrange(dq: onnx.NodeProto, inits: dict[str, TensorProto]) -> tuple[float, float] | None:
+    """The float range a QuantizeLinear->DequantizeLinear pair can represent (per-tensor only)."""
+    if len(dq.input) < 2 or dq.input[1] not in inits:
+        return None
+    scale = numpy_helper.to_array(inits[dq.input[1]]).astype(np.float64)
+    if scale.size != 1:
+        return None
+    zp_tensor = inits.get(dq.input[2]) if len(dq.input) > 2 else None
+    zp = numpy_helper.to_array(zp_tensor) if zp_tensor is not None else np.uint8(0)
+    info = np.iinfo(zp.dtype) if np.issubdtype(zp.dtype, np.integer) else None
+    if info is None:
+        return None
+    z = float(np.asarray(zp).reshape(-1)[0])
+    s = float(scale.reshape(-1)[0])
+    return (s * (info.min - z), s * (info.max - z))
+
+
+def match_activations(float_model: onnx.ModelProto, quant_model: onnx.ModelProto) -> list[Match]:
+    """Pair each float activation with its counterpart in the quantized model.
+
+    QDQ models: the output of the DequantizeLinear that follows the tensor (what the next layer
+    really sees). QOperator models: ``T_quantized`` de-quantized with ``T_scale`` and
+    ``T_zero_point`` (a DequantizeLinear node is added to ``quant_model`` for it). Other formats:
+    tensors with the same name in both models.
+    """
+    producers = _producers(float_model)
+    float_types = _elem_types(float_model)
+    quant_types = _elem_types(quant_model)
+    graph_inputs = {v.name for v in float_model.graph.input}
+    quant_inits = {t.name: t for t in quant_model.graph.initializer}
+    matched: dict[str, Match] = {}
+
+    def add(tensor: str, quant_tensor: str, qrange: tuple[float, float] | None) -> None:
+        node = producers.get(tensor)
+        if node is None and tensor not in graph_inputs:
+            return
+        if float_types.get(tensor) not in FLOAT_TYPES:
+            return
+        matched[tensor] = Match(tensor, quant_tensor, node.name if node else f"input:{tensor}",
+                                node.op_type if node else "Input", qrange)
+
+    for node in quant_model.graph.node:
+        if node.op_type == "DequantizeLinear" and node.input[0] not in quant_inits:
+            out = node.output[0]
+            if out.endswith(DQ_SUFFIX):
+                add(out[: -len(DQ_SUFFIX)], out, _qrange(node, quant_inits))
+    quant_outputs = {o for n in quant_model.graph.node for o in n.output}
+    consumers: dict[str, list[onnx.NodeProto]] = {}
+    for node in float_model.graph.node:
+        for t in node.input:
+            consumers.setdefault(t, []).append(node)
+    for tensor in producers:
+        q_name, scale, zp = f"{tensor}_quantized", f"{tensor}_scale", f"{tensor}_zero_point"
+        if tensor in matched or q_name not in quant_outputs or scale not in quant_inits:
+            continue
+        deq = f"{tensor}{EDGESTUDIO_DQ}"
+        quant_model.graph.node.append(helper.make_node(
+            "DequantizeLinear", [q_name, scale] + ([zp] if zp in quant_inits else []), [deq],
+            name=deq))
+        quant_types[deq] = TensorProto.FLOAT
+        # The QOperator quantizer folds a following Relu/Clip into the layer: its quantized output
+        # then stands for the activation's output, so compare against that.
+        ref = tensor
+        while len(consumers.get(ref, [])) == 1 and consumers[ref][0].op_type in ("Relu", "Clip") \
+                and consumers[ref][0].output[0] not in quant_outputs:
+            ref = consumers[ref][0].output[0]
+        add(ref, deq, _qrange(quant_model.graph.node[-1], quant_inits))
+    for tensor in producers:
+        # A type onnx cannot infer past a contrib operator (MatMulNBits) is the float one:
+        # the same tensor, computed by the quantized model.
+        if tensor not in matched and tensor in quant_outputs \
+                and quant_types.get(tensor, float_types.get(tensor)) in FLOAT_TYPES:
+            add(tensor, tensor, None)
+    order = {t: i for i, t in enumerate(producers)}
+    return sorted(matched.values(), key=lambda m: order.get(m.tensor, -1))
+
+
+SAVE_SUFFIX = "_edgestudio_saved"
+
+
+def qdq_boundary_tensors(model: onnx.ModelProto) -> list[str]:
+    """Activations entering or leaving a QuantizeLinear/DequantizeLinear node."""
+    inits = {t.name for t in model.graph.initializer}
+    found = []
+    for node in model.graph.node:
+        if node.op_type in ("QuantizeLinear", "DequantizeLinear") and node.input[0] not in inits:
+            found += [node.input[0], node.output[0]]
+    return list(dict.fromkeys(found))
+
+
+def _with_outputs(model: onnx.ModelProto, names: list[str],
+                  also_block: list[str] | None = None) -> tuple[bytes, list[str]]:
+    """``model`` with every tensor of ``names`` exposed as a flattened graph output.
+
+    Like ``qdq_loss_debug``, each tensor gets a Reshape(-1) consumer whose output is the graph
+    output: a real consumer stops ORT from fusing the tensor away (a QDQ pair into an integer
+    kernel, Conv+Relu into one node), so the model can still run with its optimizations on.
+    Returns the serialized model and the output names in the order of ``names``.
+    """
+    augmented = onnx.ModelProto()
+    augmented.CopyFrom(model)
+    types = _elem_types(augmented)
+    shape = f"{SAVE_SUFFIX}_shape"
+    augmented.graph.initializer.append(numpy_helper.from_array(np.array([-1], np.int64), shape))
+    outputs = []
+    for name in list(dict.fromkeys([*names, *(also_block or [])])):
+        saved = name + SAVE_SUFFIX
+        augmented.graph.node.append(helper.make_node("Reshape", [name, shape], [saved],
+                                                     name=saved))
+        augmented.graph.output.append(helper.make_tensor_value_info(
+            saved, types.get(name, TensorProto.FLOAT), [-1]))
+        outputs.append(saved)
+    data: bytes = augmented.SerializeToString()
+    return data, outputs[: len(names)]
+
+
+def _session(data: bytes, folder: Path) -> object:
+    """A CPU session with ORT's default optimizations (as ``qdq_loss_debug`` uses) on a model
+    handed over as bytes whose external weights stay in ``folder`` (read from there)."""
+    import onnxruntime as ort
+
+    from edgestudio.core.model.sessions import job_session_options
+
+    options = job_session_options()
+    options.add_session_config_entry("session.model_external_initializers_file_folder_path",
+                                     str(folder))
+    # Without the arena a session's memory goes back when it closes: the next model's session
+    # starts from what the previous one left, not from its peak.
+    options.enable_cpu_mem_arena = False
+    return ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+
+
+def _release(session: object) -> None:
+    """Close ``session`` and hand the memory the allocator kept back to the system (glibc
+    keeps freed blocks for reuse: the float model's peak would stay while the quantized model
+    runs)."""
+    del session
+    gc.collect()
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):  # not glibc (musl): nothing to trim
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def _array(tensor: TensorProto, folder: Path | None) -> np.ndarray:
+    """One tensor's values, its external data read from ``folder`` (the model's)."""
+    return numpy_helper.to_array(tensor, base_dir=str(folder) if folder else "")
+
+
+def weight_errors(float_model: onnx.ModelProto, quant_model: onnx.ModelProto,
+                  float_dir: Path | None = None,
+                  quant_dir: Path | None = None) -> list[dict[str, object]]:
+    """Float vs de-quantized weights, with the per-tensor and per-channel S/2 bounds (a weight
+    at a time: external weights are read from ``float_dir`` / ``quant_dir`` as compared)."""
+    float_inits = {t.name: t for t in float_model.graph.initializer}
+    inits = {t.name: t for t in quant_model.graph.initializer}
+    results = []
+    for node in quant_model.graph.node:
+        if node.op_type != "DequantizeLinear" or node.input[0] not in inits:
+            continue
+        q_name = node.input[0]
+        base = node.output[0][: -len(DQ_SUFFIX)] if node.output[0].endswith(DQ_SUFFIX) else q_name
+        base = base[: -len("_quantized")] if base.endswith("_quantized") else base
+        if base not in float_inits or len(node.input) < 2 or node.input[1] not in inits:
+            continue
+        q = _array(inits[q_name], quant_dir)
+        if not np.issubdtype(q.dtype, np.integer):
+            continue
+        scale = _array(inits[node.input[1]], quant_dir).astype(np.float64)
+        zp = (_array(inits[node.input[2]], quant_dir).astype(np.float64)
+              if len(node.input) > 2 and node.input[2] in inits else np.zeros_like(scale))
+        axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+        w = _array(float_inits[base], float_dir).astype(np.float64)
+        if scale.size > 1:
+            shape = [1] * q.ndim
+            shape[axis] = scale.size
+            scale, zp = scale.reshape(shape), zp.reshape(shape)
+        deq = (q.astype(np.float64) - zp) * scale
+        if deq.shape != w.shape:
+            continue
+        stats = ErrorStats()
+        stats.add(w, deq)
+        bits = np.iinfo(q.dtype).bits
+        levels = 2 ** bits - 1
+        per_tensor = (w.max() - w.min()) / levels / 2 if w.size else 0.0
+        channels = w.reshape(w.shape[0], -1) if w.ndim > 1 else w.reshape(1, -1)
+        per_channel = (channels.max(axis=1) - channels.min(axis=1)) / levels / 2
+        results.append({
+            "tensor": base, "node": next((n.name for n in float_model.graph.node
+                                          if base in n.input), ""),
+            **stats.figures(),
+            "scale_bound": float(np.max(scale) / 2),
+            "per_tensor_bound": float(per_tensor),
+            "per_channel_bound_mean": float(per_channel.mean()),
+            "per_channel": bool(np.asarray(scale).size > 1),
+        })
+    results += _nbits_weight_errors(quant_model, float_inits, inits, float_dir, quant_dir)
+    return results
+
+
+def dequantize_nbits(node: onnx.NodeProto, inits: dict[str, TensorProto],
+                     folder: Path | None = None) -> np.ndarray | None:
+    """The [K, N] float weight a 4-bit MatMulNBits holds (None for other bit widths or a weight
+    that is not a constant): each column's blocks of ``block_size`` values, two per byte, low
+    nibble first, ``(q - zero point) · scale``; the zero point is 8 without a zero-point input."""
+    attrs = {a.name: a.i for a in node.attribute}
+    if attrs.get("bits", 4) != 4 or node.input[1] not in inits or node.input[2] not in inits:
+        return None
+    rows, cols, block = attrs["K"], attrs["N"], attrs["block_size"]
+    packed = _array(inits[node.input[1]], folder).reshape(cols, -1)
+    nibbles = np.stack([packed & 0x0F, packed >> 4], axis=-1).reshape(cols, -1)
+    blocks = nibbles.shape[1] // block
+    scales = _array(inits[node.input[2]], folder).astype(np.float64).reshape(cols, blocks)
+    zero = np.full((cols, blocks), 8.0)
+    if len(node.input) > 3 and node.input[3] in inits:
+        zp = _array(inits[node.input[3]], folder).reshape(cols, -1)
+        zero = np.stack([zp & 0x0F, zp >> 4], axis=-1).reshape(cols, -1)[:, :blocks]
+    # float32, as the kernel computes it (and half the temporaries of float64 on big weights)
+    values = (nibbles.reshape(cols, blocks, block).astype(np.float32)
+              - np.asarray(zero, np.float32)[:, :, None]) * scales.astype(np.float32)[:, :, None]
+    return values.reshape(cols, blocks * block)[:, :rows].T
+
+
+def _nbits_weight_errors(quant_model: onnx.ModelProto, float_inits: dict[str, TensorProto],
+                         inits: dict[str, TensorProto], float_dir: Path | None,
+                         quant_dir: Path | None) -> list[dict[str, object]]:
+    """Float vs de-quantized 4-bit MatMulNBits weights (blockwise: one scale per block)."""
+    results = []
+    for node in quant_model.graph.node:
+        if node.op_type != "MatMulNBits":
+            continue
+        base = node.input[1][: -len("_Q4")] if node.input[1].endswith("_Q4") else ""
+        deq = dequantize_nbits(node, inits, quant_dir)
+        if base not in float_inits or deq is None:
+            continue
+        w = _array(float_inits[base], float_dir).astype(np.float32, copy=False)
+        if deq.shape != w.shape:
+            continue
+        stats = ErrorStats()
+        stats.add(w, deq)
+        scales = _array(inits[node.input[2]], quant_dir).astype(np.float64)
+        channels = w.T
+        results.append({
+            "tensor": base, "node": node.name[: -len("_Q4")] if node.name.endswith("_Q4")
+            else node.name, **stats.figures(),
+            "scale_bound": float(np.max(np.abs(scales)) / 2),
+            "per_tensor_bound": float(w.max() - w.min()) / 15 / 2 if w.size else 0.0,
+            "per_channel_bound_mean": float(((channels.max(axis=1).astype(np.float64)
+                                              - channels.min(axis=1)) / 15 / 2).mean()),
+            "per_channel": True,  # blockwise: finer than per channel
+        })
+    return results
+
+
+def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+    """Compare ``recipe.quant_model`` with ``recipe.float_model`` on ``recipe.data``.
+
+    Memory stays bounded on models of billions of parameters: both models are parsed without
+    their external weights (each weight is read when compared), one onnxruntime session is
+    alive at a time — the float model over every sample, then the quantized model as the
+    layers see it, then as it ships — and the float activations wait in an
+    :class:`ActivationStore` (on disk beyond its budget) until compared.
+    """
+    assert isinstance(recipe, AnalyzeRecipe)
+    reporter.stage("Reading both models", 0.0)
+    float_path, quant_path = Path(recipe.float_model), Path(recipe.quant_model)
+    float_model, quant_model = load_structure(float_path), load_structure(quant_path)
+    spec = None
+    if recipe.data.kind in SPEC_KINDS:  # drawn from inputs the model is proven to run on
+        spec = job_inputs(float_path, float_model, recipe.shapes, recipe.ranges,
+                          reporter=reporter).spec
+    samples = open_samples(recipe.data, float_model, spec, float_path)
+    data = provenance(recipe.data, len(samples))
+    reporter.log(f"Data: {data.text()}")
+    warnings = samples.validate()
+    matches = match_activations(float_model, quant_model)
+    reporter.log(f"{len(matches)} activations matched between the two models")
+    reporter.stage("Comparing weights", 0.05)
+    weights = weight_errors(float_model, quant_model, float_path.parent, quant_path.parent)
+
+    float_outputs = [o.name for o in float_model.graph.output]
+    quant_outputs = [o.name for o in quant_model.graph.output]
+    f_names = list(dict.fromkeys(float_outputs + [m.tensor for m in matches]))
+    q_names = list(dict.fromkeys(quant_outputs + [m.quant_tensor for m in matches]))
+    total = max(1, len(samples))
+    with tempfile.TemporaryDirectory(dir=staging) as scratch:
+        store = ActivationStore(Path(scratch))
+        reporter.stage("Running the float model", 0.1)
+        f_model, f_saved = _with_outputs(float_model, f_names)
+        sess_f = _session(f_model, float_path.parent)
+        del f_model
+        for k, sample in enumerate(samples):
+            store.put(k, dict(zip(f_names, sess_f.run(f_saved, sample), strict=True)))  # type: ignore[attr-defined]
+            reporter.progress(0.1 + 0.3 * (k + 1) / total)
+        _release(sess_f)  # its weights leave memory before the quantized model's arrive
+        del sess_f
+        if store.spilled_bytes:
+            reporter.log(f"{store.spilled_bytes / 2**20:,.0f} MiB of float activations kept "
+                         "on disk until compared")
+
+        reporter.stage("Running the quantized model (layer by layer comparison)", 0.4)
+        # Every tensor around a Q/DQ pair gets a consumer, so the QDQ graph runs as written
+        # (as in qdq_loss_debug) instead of being fused into integer kernels.
+        q_model, q_saved = _with_outputs(quant_model, q_names, qdq_boundary_tensors(quant_model))
+        sess_q = _session(q_model, quant_path.parent)
+        del q_model
+        simulated = [ErrorStats() for _ in float_outputs]  # unfused graph, as layers see it
+        for k, sample in enumerate(samples):
+            f_vals = store.get(k)
+            q_vals = dict(zip(q_names, sess_q.run(q_saved, sample), strict=True))  # type: ignore[attr-defined]
+            for i, (fo, qo) in enumerate(zip(float_outputs, quant_outputs, strict=False)):
+                test = np.asarray(q_vals[qo])
+                simulated[i].add(np.asarray(f_vals[fo]).reshape(test.shape), test)
+            _compare_layers(matches, f_vals, q_vals)
+            reporter.progress(0.4 + 0.3 * (k + 1) / total)
+        _release(sess_q)
+        del sess_q
+
+        # Whole-model figures come from the model as it ships: ORT fuses QDQ pairs into
+        # integer kernels there, whose numbers can differ from the simulated QDQ graph.
+        reporter.stage("Running the quantized model as it ships", 0.7)
+        sess_deploy = _session(quant_model.SerializeToString(), quant_path.parent)
+        outcome = _OutputComparison(float_outputs, recipe.tolerance)
+        for k, sample in enumerate(samples):
+            f_vals = store.get(k)
+            deployed = dict(zip(quant_outputs, sess_deploy.run(quant_outputs, sample), strict=True))  # type: ignore[attr-defined]
+            if outcome.meter is None:  # the task is read from the first sample's real outputs
+                # The saved float outputs are flattened: give them the deployed model's shapes.
+                shaped = {fo: np.asarray(f_vals[fo]).reshape(np.shape(deployed[qo]))
+                          for fo, qo in zip(float_outputs, quant_outputs, strict=False)}
+                choice = choose_task(float_model, shaped, recipe.metric)
+                reporter.log(f"Task metric: {TASK_LABELS[choice.task]} — {choice.why}")
+                outcome.meter = TaskMeter(choice, samples.labels, model_alphabet(float_model))
+            outcome.add(f_vals, [deployed[qo] for qo in quant_outputs])
+            store.drop(k)
+            reporter.progress(0.7 + 0.25 * (k + 1) / total)
+        _release(sess_deploy)
+        del sess_deploy
+
+    layers = []
+    for m in matches:
+        if not m.stats.count:
+            continue
+        clipped = m.stats.clipped / m.stats.count if m.qrange is not None else None
+        layers.append({"tensor": m.tensor, "node": m.node, "op_type": m.op_type,
+                       **m.stats.figures(), "clipped_fraction": clipped})
+        if clipped is not None and clipped > CLIP_WARN_FRACTION:
+            warnings.append(f"'{m.tensor}': {clipped:.1%} of evaluation values fall outside the "
+                            "calibrated range and are clipped.")
+    tol = recipe.tolerance
+    outputs = [{"output": name, **s.figures(), "max_rel": outcome.max_rel[i],
+                "allclose": outcome.allclose[i], "atol": tol.atol, "rtol": tol.rtol,
+                "sqnr_db_simulated": simulated[i].sqnr_db()}
+               for i, (name, s) in enumerate(zip(float_outputs, outcome.stats, strict=True))]
+    for o in outputs:
+        deployed_db, sim = o["sqnr_db"], o["sqnr_db_simulated"]
+        if isinstance(deployed_db, float) and isinstance(sim, float) and sim - deployed_db > 6:
+            warnings.append(
+                f"Output '{o['output']}': {deployed_db:.1f} dB as onnxruntime runs it, but "
+                f"{sim:.1f} dB in the simulated QDQ graph: its integer kernels lose more than "
+                "the per-layer figures show (on x86 without VNNI, 8-bit products can saturate; "
+                "try reduce-range).")
+    meter = outcome.meter
+    task = meter.result() if meter is not None else None
+    accuracy = meter.accuracy() if meter is not None else None
+    for w in warnings:
+        reporter.warn(w)
+    quant_ops = sorted({n.op_type for n in quant_model.graph.node})
+    quantized = quantized_nodes(float_model, quant_model)
+    float_ops = {n.op_type for n in float_model.graph.node}
+    verdict = analysis_verdict(
+        outputs, accuracy, layers, quant_ops,
+        per_channel=any(w["per_channel"] for w in weights) if weights else None,
+        has_matmul=bool(float_ops & {"MatMul", "Attention"}) and "Conv" not in float_ops,
+        warnings=warnings, data=data, task=task, excludable=quantized)
+    for line in verdict.text_lines():
+        reporter.log(line)
+    reporter.stage(f"Done: {verdict.label.lower()}", 1.0)
+    return JobReport(kind=recipe.kind, warnings=warnings, details={
+        "float_model": recipe.float_model, "quant_model": recipe.quant_model,
+        "samples": len(samples), "layers": layers, "weights": weights, "outputs": outputs,
+        "accuracy": accuracy, "verdict": verdict.to_dict(), "data": to_json(data),
+        "task": to_json(task), "quantized_nodes": sorted(quantized),
+    })
+
+
+def _compare_layers(matches: list[Match], f_vals: dict[str, np.ndarray],
+                    q_vals: dict[str, np.ndarray]) -> None:
+    """Fold one sample's matched activations into each match's running sums, one tensor at
+    a time (a spilled float tensor is read from disk as it is compared)."""
+    for m in matches:
+        test = np.asarray(q_vals[m.quant_tensor])
+        ref = np.asarray(f_vals[m.tensor])
+        if ref.shape != test.shape:
+            continue
+        m.stats.add(ref, test)
+        if m.qrange is not None:
+            low, high = m.qrange
+            m.stats.clipped += int(((ref < low) | (ref > high)).sum())
+
+
+@dataclass
+class _OutputComparison:
+    """The whole-model figures of each output, as the quantized model ships, sample by sample."""
+
+    names: list[str]
+    tolerance: Tolerance
+    meter: TaskMeter | None = None
+    stats: list[ErrorStats] = field(default_factory=list)
+    allclose: list[bool] = field(default_factory=list)
+    max_rel: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.stats = [ErrorStats() for _ in self.names]
+        self.allclose = [True] * len(self.names)
+        self.max_rel = [0.0] * len(self.names)
+
+    def add(self, f_vals: dict[str, np.ndarray], deployed: list[np.ndarray]) -> None:
+        """Fold in one sample: the float run's saved outputs and the deployed model's."""
+        tol = self.tolerance
+        for i, (name, value) in enumerate(zip(self.names, deployed, strict=False)):
+            test = np.asarray(value).astype(np.float64)
+            ref = np.asarray(f_vals[name]).reshape(test.shape)
+            self.stats[i].add(ref, test)
+            self.allclose[i] &= bool(np.allclose(test, ref, rtol=tol.rtol, atol=tol.atol))
+            mask = np.abs(ref) > tol.atol
+            if mask.any():
+                self.max_rel[i] = max(self.max_rel[i], float(
+                    (np.abs(test - ref)[mask] / np.abs(ref[mask])).max()))
+            if self.meter is not None and name == self.meter.choice.output:
+                self.meter.add(ref, test)
+
+
+def is_class_scores(output: np.ndarray) -> bool:
+    """True for a ``[batch, classes]`` output with several classes: where top-1 means
+    something (a single score, a box list or a feature map has no top-1)."""
+    return output.ndim == 2 and output.shape[1] >= 2
+

@@ -1,0 +1,134 @@
+"""The typed results of quantization and its analysis (per layer, per weight, per output, task)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from edgestudio.core.inputs.data_source import DataProvenance
+from edgestudio.core.quant.task_metrics import TaskResult
+from edgestudio.core.quant.verdicts import Verdict
+
+
+@dataclass(frozen=True)
+class LayerError:
+    """The error of one activation of the quantized model against the float one."""
+
+    tensor: str
+    node: str  # the node that produces it (``input:NAME`` for a graph input)
+    op_type: str
+    sqnr_db: float | None  # None: the float activation is all zeros (nothing to compare)
+    mse: float | None
+    max_abs: float | None
+    cosine: float | None
+    clipped_fraction: float | None = None  # share of values outside the quantization range
+
+
+@dataclass(frozen=True)
+class WeightError:
+    """The error of one quantized weight, with its quantization step bounds."""
+
+    tensor: str
+    node: str
+    sqnr_db: float | None
+    mse: float | None
+    max_abs: float | None
+    cosine: float | None
+    scale_bound: float  # S/2 of the model's scale: the largest rounding error
+    per_tensor_bound: float  # S/2 if the weight had one scale
+    per_channel_bound_mean: float  # mean S/2 if it had one scale per output channel
+    per_channel: bool  # the model's weight is quantized per channel
+
+
+@dataclass(frozen=True)
+class OutputError:
+    """How far one model output moved, as onnxruntime runs the quantized model."""
+
+    output: str
+    sqnr_db: float | None
+    mse: float | None
+    max_abs: float | None
+    cosine: float | None
+    max_rel: float | None
+    allclose: bool
+    atol: float
+    rtol: float
+    sqnr_db_simulated: float | None = None  # the same output in the simulated QDQ graph
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """Top-1 figures (labels give the two accuracies; agreement needs none)."""
+
+    top1_agreement: float
+    samples: int
+    float_top1: float | None = None
+    quant_top1: float | None = None
+
+
+@dataclass
+class Analysis:
+    """A quantized model compared with its float original on the same samples."""
+
+    float_model: str
+    quant_model: str
+    samples: int
+    layers: list[LayerError] = field(default_factory=list)
+    weights: list[WeightError] = field(default_factory=list)
+    outputs: list[OutputError] = field(default_factory=list)
+    accuracy: Accuracy | None = None
+    verdict: Verdict | None = None
+    data: DataProvenance | None = None  # what the figures were computed on
+    task: TaskResult | None = None  # the task metric (the verdict's first criterion)
+    quantized_nodes: list[str] = field(default_factory=list)  # what excluding can change
+
+    @property
+    def representative(self) -> bool:
+        """True when the figures were computed on the user's data (a verdict is possible)."""
+        return self.data is not None and self.data.representative
+
+    def data_note(self) -> str:
+        """What the figures were computed on, for a legend or a caption."""
+        if self.data is None:
+            return "Data not recorded (an older analysis): no verdict, neutral shades."
+        if not self.data.representative:
+            return f"Pipeline check on {self.data.text()}: no verdict, neutral shades."
+        return f"On {self.data.text()}."
+
+    def layers_worst_first(self) -> list[LayerError]:
+        """Layers sorted by SQNR, lowest (worst) first; n/a last."""
+        return sorted(self.layers, key=lambda r: (r.sqnr_db is None, r.sqnr_db or 0.0))
+
+    def worst_excludable(self, count: int, already: tuple[str, ...] = ()) -> list[str]:
+        """The nodes of the ``count`` worst layers that the run quantized (excluding any other
+        node gives the same model again), not yet excluded. Older analyses that did not record
+        the quantized nodes fall back to every real operator."""
+        quantized = set(self.quantized_nodes)
+        nodes = [r.node for r in self.layers_worst_first()
+                 if r.sqnr_db is not None and not r.node.startswith("input:")
+                 and r.node not in already and (not quantized or r.node in quantized)]
+        return list(dict.fromkeys(nodes))[:count]
+
+    def sqnr_by_node(self) -> dict[str, float]:
+        """Each node's worst output SQNR (for the graph overlay)."""
+        values: dict[str, float] = {}
+        for r in self.layers:
+            if r.sqnr_db is not None:
+                values[r.node] = min(values.get(r.node, float("inf")), r.sqnr_db)
+        return values
+
+
+@dataclass
+class Quantization:
+    """What a quantization job wrote, and what it did on the way."""
+
+    float_bytes: int
+    quant_bytes: int
+    quantized_ops: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # e.g. "raised to opset 13 (checked)"
+    calibration_warnings: list[str] = field(default_factory=list)
+    # static modes: "reused" (from the calibration cache), "computed", "off" or "uncached"
+    calibration: str = ""
+    onnxruntime: str = ""  # what the result gate found: "loads and runs"
+    command: str = ""
+    inputs: dict[str, Any] = field(default_factory=dict)  # the input specification it ran on

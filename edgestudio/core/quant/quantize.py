@@ -1,0 +1,765 @@
+"""The quantization job: every mode through onnxruntime.quantization, with our checks around it.
+
+One place (:func:`ort_options`) translates our typed recipe into ORT's enums and
+``extra_options`` strings. Calibration data is validated before anything is written, and the
+result's quantization parameters are inspected afterwards for the failures ORT stays silent about
+(collapsed ranges that fall back to scale 1.0, infinite or NaN scales).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from edgestudio.core.convert.conversion_plan import model_opset
+from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.inputs.calib_data import ReplayReader, open_samples
+from edgestudio.core.inputs.input_probe import job_inputs
+from edgestudio.core.inputs.input_spec import InputSpecError
+from edgestudio.core.job_api.options import declared_options
+from edgestudio.core.job_api.recipe import Recipe
+from edgestudio.core.job_api.report import JobReport
+from edgestudio.core.model.model_files import INLINE_LIMIT, read_full_model, save_model
+from edgestudio.core.model.opsets import iter_nodes, quantized_ops_in
+from edgestudio.core.model.result_gate import run_in_process, run_isolated
+from edgestudio.core.progress import RecordingReporter, Reporter
+from edgestudio.core.quant.accel.accelerator import accelerated
+from edgestudio.core.quant.calib_cache import (
+    DISABLE_ENV,
+    CalibrationCache,
+    CalibrationOutcome,
+    calibration_key,
+    evict,
+    lookup,
+    uncached,
+)
+from edgestudio.core.quant.int4_job import int4_options, run_int4_streamed, streamed_int4_plan
+from edgestudio.core.quant.quant_recipes import (
+    INTEGER_MODES,
+    STATIC_MODES,
+    QuantRecipe,
+    check_rules,
+)
+from edgestudio.core.quant.quantized_graph import existing_quantization
+
+PER_CHANNEL_MIN_OPSET = 13  # DequantizeLinear's axis attribute exists from opset 13
+
+
+class QuantizeError(EdgeStudioError):
+    """The recipe breaks a rule, the model cannot be quantized, or ORT's quantizer failed."""
+
+
+def ort_options(recipe: QuantRecipe) -> dict[str, Any]:
+    """ORT's keyword arguments for ``recipe`` (the only place that speaks ORT's dialect)."""
+    from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType
+
+    types = {"int8": QuantType.QInt8, "uint8": QuantType.QUInt8, "int16": QuantType.QInt16,
+             "uint16": QuantType.QUInt16, "int4": QuantType.QInt4, "uint4": QuantType.QUInt4}
+    # Options declared with their extra_options key go through as they are (the default where
+    # the mode does not use them).
+    extra: dict[str, Any] = {
+        opt.ort: getattr(recipe, f.name) if opt.used_in(recipe.mode) else f.default
+        for f, opt in declared_options(QuantRecipe) if opt.ort}
+    options: dict[str, Any] = {
+        "per_channel": recipe.per_channel,
+        "reduce_range": recipe.reduce_range,
+        "weight_type": types[recipe.weight_type],
+        "op_types_to_quantize": list(recipe.op_types) or None,
+        "nodes_to_exclude": list(recipe.exclude) or None,
+        "extra_options": extra,
+    }
+    if recipe.mode in STATIC_MODES:
+        if recipe.calib_method == "percentile":
+            extra["CalibPercentile"] = recipe.percentile
+        options["activation_type"] = types[recipe.activation_type]
+        options["quant_format"] = (QuantFormat.QDQ if recipe.mode == "qdq"
+                                   else QuantFormat.QOperator)
+        options["calibrate_method"] = {
+            "minmax": CalibrationMethod.MinMax, "entropy": CalibrationMethod.Entropy,
+            "percentile": CalibrationMethod.Percentile,
+            "distribution": CalibrationMethod.Distribution,
+        }[recipe.calib_method]
+    return options
+
+
+def inspect_quant_params(model: onnx.ModelProto) -> list[str]:
+    """Warnings about activation quantization parameters that ORT produced without complaint."""
+    inits = {t.name: t for t in model.graph.initializer}
+    warnings = []
+    seen = set()
+    for node in model.graph.node:
+        if node.op_type != "QuantizeLinear" or len(node.input) < 2:
+            continue
+        tensor, scale_name = node.input[0], node.input[1]
+        if tensor in inits or scale_name not in inits or tensor in seen:
+            continue  # weights are checked by the analysis; here only activations
+        seen.add(tensor)
+        scale = numpy_helper.to_array(inits[scale_name]).astype(np.float64)
+        if not np.isfinite(scale).all():
+            warnings.append(f"'{tensor}': infinite or NaN scale (inf/NaN in the calibration "
+                            "data?): its outputs will be NaN.")
+        elif np.all(scale == 1.0):
+            warnings.append(f"'{tensor}': scale is exactly 1.0, the fallback for a collapsed "
+                            "range (constant or all-zero during calibration): ~100 % error.")
+        elif np.any(scale == 0):
+            warnings.append(f"'{tensor}': zero scale (constant value during calibration).")
+    return warnings
+
+
+def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+    """Quantize ``recipe.model`` into ``staging``, prove the result runs, report what was done.
+
+    The result is loaded and run on the model's input specification before the job succeeds;
+    a result that does not run fails the job and nothing is written. Known causes are avoided
+    up front: per-channel quantization of an opset < 13 model raises the opset first (checked),
+    a result that breaks after ORT's pre-processing is quantized again without it, and fp16
+    operators that crash onnxruntime are kept in float32.
+    """
+    assert isinstance(recipe, QuantRecipe)
+    reporter.stage("Reading the model", 0.0)
+    source = Path(recipe.model)
+    if recipe.mode == "int4":  # its weights stay on disk unless it cannot be streamed
+        graph_only = onnx.load(str(source), load_external_data=False)
+        warnings = _refuse_unquantizable(recipe, graph_only)
+        why = streamed_int4_plan(recipe, graph_only)
+        if not why:
+            return run_int4_streamed(recipe, graph_only, reporter, staging, warnings)
+        reporter.log(f"Reading every weight: onnxruntime's own 4-bit quantizer is needed "
+                     f"({why}).")
+        del graph_only
+    model, external = read_full_model(source)  # parsed once: big models take seconds
+    report = JobReport(kind=recipe.kind)
+    notes: list[str] = []
+    calibration_warnings: list[str] = _refuse_unquantizable(recipe, model)
+    data = recipe.calib if recipe.calib and recipe.calib.kind != "synthetic" else None
+    preprocess = recipe.preprocess and recipe.mode in ("dynamic", *STATIC_MODES)
+    raise_opset = _needs_opset_raise(recipe, model)
+
+    name = Path(recipe.output or "quantized.onnx").name
+    with tempfile.TemporaryDirectory(dir=staging) as scratch, \
+            ThreadPoolExecutor(max_workers=1) as pool:
+        work = Path(scratch)
+        # Finding the inputs (a session on the float model) and ORT's pre-processing (another
+        # session) do not depend on each other, and onnxruntime builds sessions without holding
+        # the GIL: they run side by side unless the opset must be raised first (rare).
+        reporter.stage("Finding inputs the model runs on"
+                       + (" and pre-processing" if preprocess and not raise_opset else ""), 0.03)
+        quiet = RecordingReporter()
+        probe = pool.submit(job_inputs, source, model, recipe.shapes, recipe.ranges, data, quiet)
+        pre: Path | None = None
+        if not raise_opset:
+            float_path = _float_path(model, source, external, work, changed=False)
+            if preprocess:
+                pre = _preprocess(float_path, work / "pre.onnx", reporter, report)
+        try:
+            resolved = probe.result()
+        except InputSpecError as exc:
+            raise QuantizeError(f"Cannot prove a quantized model works without inputs the "
+                                f"original runs on. {exc}") from exc
+        finally:
+            for line in quiet.lines:
+                reporter.log(line)
+        feeds = resolved.feeds()
+
+        samples = None
+        if recipe.mode in STATIC_MODES:
+            assert recipe.calib is not None
+            reporter.stage(f"Checking calibration data ({recipe.calib.describe()})", 0.05)
+            samples = open_samples(recipe.calib, model, resolved.spec, source)
+            calibration_warnings += samples.validate()  # raises DataError before anything
+        for w in calibration_warnings:
+            reporter.warn(w)
+
+        if raise_opset:
+            float_path = _float_path(_raised_opset(model, resolved.session, feeds, reporter,
+                                                   notes), source, external, work, changed=True)
+            if preprocess:
+                reporter.stage("Pre-processing (quant_pre_process)", 0.1)
+                pre = _preprocess(float_path, work / "pre.onnx", reporter, report)
+        out, gate, inspected, calibration = _quantize_and_prove(
+            recipe, float_path, pre, work, samples, feeds, reporter, notes, pool)
+        report.files = _place_result(inspected.model, out, staging, name)
+    quant_warnings = inspected.warnings
+    for w in quant_warnings:
+        reporter.warn(w)
+    calibration_warnings += quant_warnings
+    for note in notes:
+        reporter.log(note)
+    report.warnings = calibration_warnings + report.warnings
+    report.details = {
+        "recipe": recipe.to_dict(),
+        "command": recipe.command_line(),
+        "calibration_warnings": calibration_warnings,
+        "float_bytes": source.stat().st_size,
+        "quant_bytes": (staging / name).stat().st_size,
+        "onnxruntime": gate,
+        "quantized_ops": inspected.ops,
+        "notes": notes,
+        "calibration": calibration.state if calibration else "",
+        "inputs": resolved.spec.to_dict(),
+    }
+    reporter.stage("Done", 1.0)
+    return report
+
+
+def _refuse_unquantizable(recipe: QuantRecipe, model: onnx.ModelProto) -> list[str]:
+    """Raise for a recipe that breaks a rule or a model there is nothing to quantize in (an
+    already quantized one, one without the mode's operators); returns the rules' warnings."""
+    rules = check_rules(recipe, model_opset(model), {n.name for n in model.graph.node})
+    if not rules.ok:
+        raise QuantizeError(" ".join(rules.errors))
+    already = existing_quantization(model)
+    if already:
+        raise QuantizeError(
+            f"The model is already quantized ({'; '.join(already)}): quantizing it again would "
+            "quantize its rounding error and gain nothing. Quantize the float original instead.")
+    not_applicable = _nothing_to_quantize(model, recipe)
+    if not_applicable:
+        raise QuantizeError(not_applicable)
+    return list(rules.warnings)
+
+
+def _needs_opset_raise(recipe: QuantRecipe, model: onnx.ModelProto) -> bool:
+    """Per-channel quantization of an opset < 13 model: the opset is raised first."""
+    opset = model_opset(model) or 13
+    return (recipe.per_channel and opset < PER_CHANNEL_MIN_OPSET
+            and recipe.mode not in ("fp16", "int4"))
+
+
+def _float_path(model: onnx.ModelProto, source: Path, external: bool, work: Path,
+                changed: bool) -> Path:
+    """A path to ``model`` for ORT's quantizers, which read a path: the source itself when its
+    weights are inline and nothing was ``changed`` (it is only read); otherwise a copy."""
+    if not (changed or external or model.graph.sparse_initializer):
+        return source
+    save_model(model, work, "float.onnx")
+    return work / "float.onnx"
+
+
+def _place_result(result: onnx.ModelProto, out: Path, staging: Path, name: str) -> list[str]:
+    """Move the proven result into ``staging`` as ``name`` (written again, with its weights in
+    external data, only when it is too big to stay inline or came with a data file of its
+    own, whose name follows the result's)."""
+    if out.stat().st_size < INLINE_LIMIT and not out.with_name(out.name + ".data").exists():
+        os.replace(out, staging / name)
+        return [name]
+    return save_model(result, staging, name)
+
+
+def _raised_opset(model: onnx.ModelProto, session: object, feeds: dict[str, np.ndarray],
+                  reporter: Reporter, notes: list[str]) -> onnx.ModelProto:
+    """The model raised to opset 13 for per-channel quantization, its outputs checked equal."""
+    opset = model_opset(model) or 13
+    reporter.stage(f"Raising the opset {opset} → {PER_CHANNEL_MIN_OPSET} for per-channel "
+                   "quantization", 0.08)
+    why = (f"Per-channel quantization writes DequantizeLinear with an axis, which exists only "
+           f"from opset {PER_CHANNEL_MIN_OPSET}; this model is opset {opset}")
+    try:
+        raised = onnx.version_converter.convert_version(model, PER_CHANNEL_MIN_OPSET)
+    except Exception as exc:
+        raise QuantizeError(f"{why}, and onnx's version converter could not raise it "
+                            f"({type(exc).__name__}: {exc}). Quantize per-tensor instead, or "
+                            "convert the model to opset 13 first.") from exc
+    from edgestudio.core.inputs.input_probe import cpu_session
+    from edgestudio.core.model.validate import compare_outputs, short
+
+    try:
+        got = cpu_session(raised.SerializeToString()).run(None, feeds)
+        want = session.run(None, feeds)  # type: ignore[attr-defined]
+    except Exception as exc:
+        raise QuantizeError(f"{why}; raised to opset {PER_CHANNEL_MIN_OPSET} it no longer runs "
+                            f"({short(exc)}). Quantize per-tensor instead.") from exc
+    names = [o.name for o in raised.graph.output]
+    checks = compare_outputs(names, [np.asarray(g) for g in got],
+                             [np.asarray(w) for w in want], 1e-4, 1e-3)
+    if not all(c.allclose for c in checks):
+        worst = max(checks, key=lambda c: c.max_abs_err)
+        raise QuantizeError(f"{why}; raised to opset {PER_CHANNEL_MIN_OPSET} its output "
+                            f"'{worst.name}' changes (max abs error {worst.max_abs_err:.3g}). "
+                            "Quantize per-tensor instead.")
+    notes.append(f"{why}: raised to opset {PER_CHANNEL_MIN_OPSET} first (outputs checked "
+                 "equal with np.allclose).")
+    return raised
+
+
+@dataclass(frozen=True)
+class _Inspected:
+    """A written result, read back: the model, what is wrong with its quantization
+    parameters, and the quantized operators it has."""
+
+    model: onnx.ModelProto
+    warnings: list[str]
+    ops: list[str]
+
+
+def _inspect_result(out: Path, mode: str) -> _Inspected:
+    result = onnx.load(str(out))
+    warnings = inspect_quant_params(result)
+    ops = quantized_ops_in(result)
+    if mode == "int4" and "MatMulNBits" not in ops:
+        warnings.append("No MatMul with a constant weight was found: 4-bit weight-only "
+                        "quantization changed nothing (Gemm and Conv are not covered).")
+    if mode in INTEGER_MODES and not ops:
+        inside = _layers_in_subgraphs(result)
+        warnings.append("No operator was quantized: the result computes what the float model "
+                        "does" + (f" (its {', '.join(inside)} layers sit inside If/Loop/Scan "
+                                  "bodies, "
+                                  "which onnxruntime's quantizer does not enter)"
+                                  if inside else "") + ".")
+    return _Inspected(result, warnings, ops)
+
+
+def _quantizer_op_types(mode: str) -> frozenset[str]:
+    """The operator types onnxruntime's integer quantizer for ``mode`` can change (its own
+    registries; fp16 is decided by the converter's block list instead)."""
+    from onnxruntime.quantization.registry import (
+        IntegerOpsRegistry,
+        QDQRegistry,
+        QLinearOpsRegistry,
+    )
+
+    if mode == "dynamic":
+        return frozenset(IntegerOpsRegistry)
+    if mode in STATIC_MODES:  # quantize_static's default: both registries together
+        return frozenset(QDQRegistry) | frozenset(QLinearOpsRegistry)
+    return frozenset({"MatMul"})  # int4: MatMulNBits replaces MatMuls with constant weights
+
+
+def _nothing_to_quantize(model: onnx.ModelProto, recipe: QuantRecipe) -> str | None:
+    """Why ``recipe`` does not apply to ``model`` at all (no operator its mode changes), or None.
+
+    Said before any work: a 200 MB tree ensemble (ai.onnx.ml) would otherwise be read, copied
+    and proven for a result that computes exactly what the original does.
+    """
+    from onnxruntime.transformers.float16 import DEFAULT_OP_BLOCK_LIST
+
+    present = {n.op_type for n in iter_nodes(model.graph)}
+    blocked = set(recipe.op_block_list)
+    if recipe.mode == "fp16":
+        kept = set(DEFAULT_OP_BLOCK_LIST) | blocked
+        hits = present - kept
+        targets_said = "any operator it does not keep in float32"
+    else:
+        targets = set(_quantizer_op_types(recipe.mode))
+        if recipe.op_types:
+            targets &= set(recipe.op_types)
+        hits = (present & targets) - blocked
+        listed = sorted(targets)
+        targets_said = (", ".join(listed[:8]) + (f" and {len(listed) - 8} more"
+                                                  if len(listed) > 8 else "")
+                        if listed else "none of the chosen operator types")
+    if hits:
+        return None
+    others = [m for m in ("dynamic", "qdq", "fp16", "int4") if m != recipe.mode
+              and ((m == "fp16" and present - set(DEFAULT_OP_BLOCK_LIST))
+                   or (m != "fp16" and present & _quantizer_op_types(m)))]
+    ml = sorted(op for op in present if op in _ML_OPERATORS)
+    why = (f"Quantization ({recipe.mode}) does not apply to this model: none of its operators "
+           f"({', '.join(sorted(present)) or 'none'}) is one onnxruntime changes in this mode "
+           f"({targets_said}), so the result would compute exactly what the original does.")
+    if others:
+        why += f" Modes that do change it: {', '.join(others)}."
+    if ml:
+        why += (f" {', '.join(ml)} (ai.onnx.ml) hold their work in node attributes that "
+                "onnxruntime neither quantizes nor turns to float16; inspect, convert, "
+                "benchmark and profile apply to it.")
+    return why
+
+
+# The classic-ML operators (ai.onnx.ml) that exporters such as skl2onnx and onnxmltools write.
+_ML_OPERATORS = frozenset({
+    "TreeEnsembleClassifier", "TreeEnsembleRegressor", "TreeEnsemble", "LinearClassifier",
+    "LinearRegressor", "SVMClassifier", "SVMRegressor", "ZipMap", "Scaler", "Normalizer",
+    "OneHotEncoder", "LabelEncoder", "Imputer", "Binarizer", "ArrayFeatureExtractor",
+    "CastMap", "CategoryMapper", "DictVectorizer", "FeatureVectorizer"})
+
+
+def _layers_in_subgraphs(model: onnx.ModelProto) -> list[str]:
+    """The quantizable layer types that only occur inside control-flow bodies."""
+    top = {n.op_type for n in model.graph.node}
+    everywhere = {n.op_type for n in iter_nodes(model.graph)}
+    return sorted((everywhere - top) & {"Conv", "MatMul", "Gemm", "LSTM", "GRU", "Attention"})
+
+
+def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None, work: Path,
+                        samples: object, feeds: dict[str, np.ndarray], reporter: Reporter,
+                        notes: list[str], pool: ThreadPoolExecutor,
+                        ) -> tuple[Path, str, _Inspected, CalibrationOutcome | None]:
+    """Quantize (``pre``: the pre-processed model, tried first), then load and run the result;
+    retry the known fixes; raise if none works. Returns the result's path, how it ran and the
+    result read back (read on ``pool`` while onnxruntime, without the GIL, builds the session
+    that proves it: a fifth of a second on a 4k-node graph, hidden)."""
+    attempts: list[tuple[str, Path, tuple[str, ...], dict[str, Any]]] = []
+    if pre is not None:
+        attempts.append(("with pre-processing", pre, recipe.op_block_list, {}))
+    attempts.append(("without pre-processing" if pre is not None else "as given", float_path,
+                     recipe.op_block_list, {}))
+    failures: list[str] = []
+    for k, (label, quant_input, blocked, changes) in enumerate(attempts):
+        out = work / f"quant{k}.onnx"
+        said = _quantize(replace(recipe, op_block_list=blocked, **changes), quant_input, out,
+                         samples, reporter)
+        reporter.stage("Loading and running the result", 0.85)
+        inspected = pool.submit(_inspect_result, out, recipe.mode)
+        if recipe.mode == "fp16" or recipe.isolate_proof:
+            gate = run_isolated(out, feeds)
+        else:
+            _injected_fault("proof-crash")  # tests: onnxruntime dying on the result here
+            gate = run_in_process(out, feeds)
+        if gate.ok:
+            if said:
+                notes.append(said.note)
+            if k and not label.startswith("keeping"):  # fp16 fallbacks said what they kept
+                notes.append(f"The result {attempts[0][0]} did not run ({failures[0]}); "
+                             f"quantized {label} instead.")
+            return out, "loads and runs", inspected.result(), said
+        inspected.cancel()  # a result that does not run is not reported on
+        failures.append(gate.reason)
+        reporter.warn(f"The result quantized {label} is unusable: {gate.reason}")
+        if recipe.mode == "fp16" and not gate.crashed and len(attempts) == k + 1:
+            fallback = _fp16_fallback(gate.reason, float_path, replace(recipe, **changes),
+                                      blocked, fp16_rounds=k)
+            if fallback is not None:
+                what, blocked_more, changes_more = fallback
+                attempts.append((f"keeping {what} in float32", float_path, blocked_more,
+                                 {**changes, **changes_more}))
+                why = _ort_cause(gate.reason)
+                notes.append(f"onnxruntime rejects the fp16 form of {what} ({why}): kept in "
+                             "float32, the rest is float16.")
+        if gate.crashed and recipe.mode == "fp16" and len(attempts) == k + 1:
+            suspects = _fp16_suspects(onnx.load(str(float_path), load_external_data=False),
+                                      blocked)
+            if suspects:
+                attempts.append((f"keeping {', '.join(suspects)} in float32", float_path,
+                                 (*blocked, *suspects), {}))
+                notes.append(f"onnxruntime crashes on the fp16 form of {', '.join(suspects)}: "
+                             "kept in float32.")
+        if gate.crashed and _int8_activations_may_help(recipe) and len(attempts) == k + 1:
+            # onnxruntime (1.32) segfaults running some QDQ graphs whose constants feeding an
+            # Add are quantized to uint8 with zero point 255 (a spindle-detector EEG model);
+            # with int8 activations, its own default, the same graph runs.
+            attempts.append(("with int8 activations", pre or float_path, blocked,
+                             {"activation_type": "int8"}))
+            notes.append("onnxruntime crashed running the result with uint8 activations; it "
+                         "was quantized with int8 activations instead (onnxruntime's own "
+                         "default), which runs. The recipe's activation type was not used.")
+    raise QuantizeError("The quantized model is unusable, so nothing was written: "
+                        + "; ".join(f"{a[0]}: {f}" for a, f in zip(attempts, failures,
+                                                                     strict=False)) + "."
+                        + _what_to_try(recipe, failures))
+
+
+def _what_to_try(recipe: QuantRecipe, failures: list[str]) -> str:
+    """What to do after every attempt failed, where the failures say something about it."""
+    non_finite = any("NaN or inf" in f for f in failures)
+    if recipe.mode == "fp16" and non_finite:
+        return (" float16 overflows somewhere in this model (values beyond ±65504): keep the "
+                "overflowing operators in float32 (--block-op, the form's 'Block ops'), "
+                "or quantize to int8 (qdq), whose ranges come from calibration.")
+    if non_finite:
+        return (" Check the calibration data: ranges from data unlike the real inputs clip "
+                "or overflow; give real samples (--calib) or exclude the layers the analysis "
+                "names.")
+    if recipe.mode == "fp16":
+        return " Keep the operators onnxruntime names in float32 (--block-op) or use qdq."
+    return ""
+
+
+def _injected_fault(name: str) -> None:
+    """Crash this worker as onnxruntime would (SIGSEGV) when ``EDGESTUDIO_FAULT`` names
+    ``name``: how the tests make a native crash happen where real models cause one."""
+    if os.environ.get("EDGESTUDIO_FAULT") == name:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
+# onnxruntime (1.32) segfaults opening the fp16 forms of these on some models (GRU audio models
+# reproduced without EdgeStudio); they are kept in float32 when the fp16 result crashes it.
+FP16_CRASH_SUSPECTS = ("GRU", "LSTM", "RNN")
+
+
+# How many times an fp16 result is re-made keeping in float32 what onnxruntime named (each
+# round names the next node it rejects; real models needed one or two).
+FP16_FALLBACK_ROUNDS = 8
+_NODE_IN_ERROR = (re.compile(r"in node \(([^)]*)\)"), re.compile(r"node with name '([^']*)'"),
+                  re.compile(r"Name:'([^']*)'"))
+_OP_IN_ERROR = re.compile(r"of operator \((\w+)\)|implementation for (\w+)\(|running (\w+) node")
+
+
+def _fp16_fallback(reason: str, float_path: Path, recipe: QuantRecipe, blocked: tuple[str, ...],
+                   fp16_rounds: int) -> tuple[str, tuple[str, ...], dict[str, Any]] | None:
+    """What to keep in float32 after onnxruntime rejected an fp16 result with ``reason``.
+
+    onnxruntime names the node it rejects (a float-only operator such as Celu, IsInf before
+    opset 20); that node, and only it, is kept in float32. When a second node of an operator
+    type already kept fails, the type has no float16 kernel here (ScatterElements with
+    reduction 'add'): every node of it is kept. A node that fails again although kept gets
+    what computes its parameters kept too (a Resize whose scales are computed in float16). An
+    unnamed node is kept by its operator type. Returns (what, op block list, recipe changes),
+    or None when the error names nothing new or the rounds are spent.
+    """
+    if fp16_rounds >= FP16_FALLBACK_ROUNDS:
+        return None
+    graph = onnx.load(str(float_path), load_external_data=False).graph
+    by_name = {n.name: n for n in iter_nodes(graph) if n.name}
+    named = [n for n in dict.fromkeys(m.group(1) for pattern in _NODE_IN_ERROR
+                                      for m in pattern.finditer(reason)) if n in by_name]
+    fresh = [n for n in named if n not in recipe.exclude]
+    kept_types = {by_name[n].op_type for n in recipe.exclude if n in by_name}
+    repeated = sorted({by_name[n].op_type for n in fresh} & kept_types - set(blocked))
+    if repeated:
+        return f"every {', '.join(repeated)} node", (*blocked, *repeated), {}
+    if fresh:
+        what = ", ".join(f"{by_name[n].op_type} node '{n}'" for n in fresh)
+        return what, blocked, {"exclude": (*recipe.exclude, *fresh)}
+    feeders = [n for n in _parameter_producers(graph, [by_name[n] for n in named])
+               if n not in recipe.exclude]
+    if feeders:
+        return (f"the {len(feeders)} node(s) computing the parameters of "
+                f"{', '.join(repr(n) for n in named)}", blocked,
+                {"exclude": (*recipe.exclude, *feeders)})
+    ops = [next(g for g in m.groups() if g) for m in _OP_IN_ERROR.finditer(reason)]
+    ops = [op for op in dict.fromkeys(ops) if op not in blocked]
+    if ops:
+        return f"every {', '.join(ops)} node", (*blocked, *ops), {}
+    return None
+
+
+def _ort_cause(reason: str) -> str:
+    """The part of an onnxruntime error that says why (its status message or type error),
+    without the file paths and codes around it."""
+    for marker in ("Status Message: ", "Type Error: "):
+        if marker in reason:
+            reason = reason.split(marker, 1)[1]
+            break
+    reason = re.sub(r"Load model from \S+ failed:\s*", "", reason).strip()
+    return reason if len(reason) <= 200 else reason[:200] + "…"
+
+
+def _parameter_producers(graph: onnx.GraphProto, nodes: list[onnx.NodeProto],
+                         limit: int = 64) -> list[str]:
+    """The named nodes that compute ``nodes``' inputs after the first (scales, sizes, shapes),
+    nearest first, at most ``limit``."""
+    producers = {out: n for n in graph.node for out in n.output}
+    frontier = [t for node in nodes for t in node.input[1:] if t]
+    found: dict[str, None] = {}
+    while frontier and len(found) < limit:
+        node = producers.get(frontier.pop(0))
+        if node is None or not node.name or node.name in found:
+            continue
+        found[node.name] = None
+        frontier.extend(t for t in node.input if t)
+    return list(found)
+
+
+def _int8_activations_may_help(recipe: QuantRecipe) -> bool:
+    """True for a static uint8-activation recipe that int8 activations would keep valid."""
+    return (recipe.mode in STATIC_MODES and recipe.activation_type == "uint8"
+            and recipe.weight_type == "int8")
+
+
+def _fp16_suspects(model: onnx.ModelProto, blocked: tuple[str, ...]) -> list[str]:
+    present = {n.op_type for n in iter_nodes(model.graph)}
+    return [op for op in FP16_CRASH_SUSPECTS if op in present and op not in blocked]
+
+
+def _preprocess(src: Path, dst: Path, reporter: Reporter, report: JobReport) -> Path:
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    try:
+        # skip_symbolic_shape: the symbolic shape inference fails on many real exports and is
+        # not needed for quantization (ARCHITECTURE.md); this also turns Constant weights into
+        # initializers, which ORT's quantizers require.
+        quant_pre_process(str(src), str(dst), skip_symbolic_shape=True)
+    except Exception as exc:
+        msg = f"Pre-processing failed ({type(exc).__name__}: {exc}); quantizing without it."
+        reporter.warn(msg)
+        report.warnings.append(msg)
+        return src
+    return dst
+
+
+def _dynamic(recipe: QuantRecipe, src: Path, out: Path, samples: object,
+             reporter: Reporter) -> CalibrationOutcome | None:
+    from onnxruntime.quantization import quantize_dynamic
+
+    reporter.stage("Quantizing weights (dynamic)", 0.3)
+    with accelerated(reporter.log, lambda f: reporter.progress(0.3 + 0.5 * f)):
+        quantize_dynamic(str(src), str(out), **ort_options(recipe))
+    return None
+
+
+def _static(recipe: QuantRecipe, src: Path, out: Path, samples: object,
+            reporter: Reporter) -> CalibrationOutcome | None:
+    from onnxruntime.quantization import quantize_static
+
+    reporter.stage("Calibrating and quantizing", 0.2)
+    reader = ReplayReader(samples,  # type: ignore[arg-type]
+                          progress=lambda f: reporter.progress(0.2 + 0.3 * f))
+    started: list[bool] = []
+
+    def quantizing(fraction: float) -> None:
+        if not started:
+            started.append(True)
+            reporter.stage("Quantizing node by node", 0.5)
+        reporter.progress(0.5 + 0.3 * fraction)
+
+    options = ort_options(recipe)
+    cache = _calibration_cache(recipe, src, samples, options)
+    # The ranges are always written (to the cache, else beside the result): they are read
+    # back to find tensors whose range is not finite.
+    ranges = cache.path if cache is not None else out.with_suffix(".ranges.json")
+    options["calibration_cache_path"] = str(ranges)
+    if cache is not None and cache.hit:
+        reporter.stage("Calibration ranges from the cache", 0.45)
+    failure: AssertionError | None = None
+    try:
+        with accelerated(reporter.log, quantizing):
+            quantize_static(str(src), str(out), reader, **options)
+    except AssertionError as exc:  # onnxruntime's "scale issue": a NaN range
+        failure = exc
+    nan_note = ""
+    calibrated = _read_ranges(ranges)
+    bad = _non_finite(calibrated)
+    if bad and calibrated is not None:
+        # A NaN fill value (Where(mask, x, NaN) marks "no prediction") or an overflow: those
+        # tensors cannot be quantized; the nodes that read or write them stay in float.
+        kept = _nodes_touching(src, bad) - set(recipe.exclude)
+        options["nodes_to_exclude"] = sorted(set(options["nodes_to_exclude"] or []) | kept)
+        # onnxruntime computes a scale for every tensor with a range, excluded or not: the
+        # retry reads the ranges without those tensors (the cache keeps what was computed)
+        options["calibration_cache_path"] = str(_without(calibrated, bad,
+                                                         out.with_suffix(".fin.json")))
+        with accelerated(reporter.log, quantizing):
+            quantize_static(str(src), str(out), reader, **options)
+        nan_note = (f" Calibration found no finite range for {_listed(bad)} (NaN or inf in the "
+                    "float model's activations on the calibration data, e.g. a NaN fill "
+                    f"value): {_listed(sorted(kept))}, which read or write them, stay in float.")
+    elif failure is not None:
+        raise failure
+    outcome = (cache.outcome() if cache is not None
+               else uncached(os.environ.get(DISABLE_ENV, "") not in ("", "0")))
+    if cache is not None:
+        evict()
+    return replace(outcome, note=outcome.note + nan_note) if nan_note else outcome
+
+
+def _read_ranges(path: Path) -> Any:
+    """onnxruntime's ranges file (its ``TensorsData``), or None when there is none to read."""
+    from onnxruntime.quantization.calibrate import load_tensors_data
+
+    try:
+        return load_tensors_data(path)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _non_finite(ranges: Any) -> list[str]:
+    """The tensors whose calibrated range in ``ranges`` (a ``TensorsData``) is NaN or
+    infinite."""
+    bad = []
+    for name, tensor in (ranges.data.items() if ranges is not None else ()):
+        values = getattr(tensor, "range_value", None)
+        if values is not None and not np.all(np.isfinite(np.asarray(values, dtype=np.float64))):
+            bad.append(name)
+    return sorted(bad)
+
+
+def _without(ranges: Any, tensors: list[str], target: Path) -> Path:
+    """``ranges`` (a ``TensorsData``) without ``tensors``, written to ``target``."""
+    from onnxruntime.quantization.calibrate import TensorsData, save_tensors_data
+
+    dropped = set(tensors)
+    save_tensors_data(TensorsData(ranges.calibration_method,
+                                  {k: v for k, v in ranges.data.items() if k not in dropped}),
+                      target)
+    return target
+
+
+def _nodes_touching(model_path: Path, tensors: list[str]) -> set[str]:
+    """The named nodes of ``model_path`` that read or write any of ``tensors``."""
+    wanted = set(tensors)
+    graph = onnx.load(str(model_path), load_external_data=False).graph
+    return {n.name for n in graph.node if n.name and wanted & {*n.input, *n.output}}
+
+
+def _listed(names: list[str], most: int = 4) -> str:
+    quoted = [f"'{n}'" for n in names[:most]]
+    return ", ".join(quoted) + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def _calibration_cache(recipe: QuantRecipe, src: Path, samples: object,
+                       options: dict[str, Any]) -> CalibrationCache | None:
+    """The calibration cache entry for this quantization, or None (cache off, or data that
+    were never read through, so have no fingerprint)."""
+    fingerprint = getattr(samples, "fingerprint", None)
+    if not fingerprint:
+        return None
+    bits = {"int16": 16, "uint16": 16, "int4": 4, "uint4": 4}.get(recipe.activation_type, 8)
+    key = calibration_key(src, fingerprint, recipe.calib_method, options["op_types_to_quantize"],
+                          options["extra_options"], bits)
+    return lookup(key)
+
+
+def _fp16(recipe: QuantRecipe, src: Path, out: Path, samples: object,
+          reporter: Reporter) -> CalibrationOutcome | None:
+    from onnxruntime.transformers import float16
+
+    reporter.stage("Converting to float16", 0.3)
+    converted = float16.convert_float_to_float16(
+        onnx.load(str(src)), keep_io_types=recipe.keep_io_types,
+        op_block_list=list(recipe.op_block_list) or None,
+        node_block_list=list(recipe.exclude) or None,
+    )
+    onnx.save(converted, str(out))
+    return None
+
+
+def _int4(recipe: QuantRecipe, src: Path, out: Path, samples: object,
+          reporter: Reporter) -> CalibrationOutcome | None:
+    """onnxruntime's own 4-bit quantizer, for the models the streamed one cannot take
+    (:func:`~edgestudio.core.quant.int4_job.run_int4_streamed` takes the rest)."""
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    model = onnx.load(str(src))
+    options, notes = int4_options(recipe, model.graph)
+    for note in notes:
+        reporter.log(note)
+    reporter.stage("Quantizing weights to 4 bits (onnxruntime's quantizer)", 0.3)
+    quantizer = MatMulNBitsQuantizer(
+        model, block_size=options.block_size, is_symmetric=options.symmetric,
+        accuracy_level=options.accuracy_level, nodes_to_exclude=sorted(options.exclude),
+        op_types_to_quantize=options.op_types())
+    quantizer.process()
+    onnx.save(quantizer.model.model, str(out))
+    return None
+
+
+#: The onnxruntime call of each mode of :data:`~edgestudio.core.quant.quant_recipes.QUANT_MODES`
+#: (a test checks that every mode has one).
+QUANTIZERS: dict[str, Callable[[QuantRecipe, Path, Path, object, Reporter],
+                                CalibrationOutcome | None]] = {
+    "dynamic": _dynamic, "qdq": _static, "qoperator": _static, "fp16": _fp16, "int4": _int4,
+}
+
+
+def _quantize(recipe: QuantRecipe, src: Path, out: Path, samples: object,
+              reporter: Reporter) -> CalibrationOutcome | None:
+    """Run the mode's quantizer; returns what became of its calibration (static modes)."""
+    try:
+        return QUANTIZERS[recipe.mode](recipe, src, out, samples, reporter)
+    except EdgeStudioError:
+        raise
+    except Exception as exc:
+        raise QuantizeError(f"onnxruntime's quantizer failed: {type(exc).__name__}: {exc}") from exc

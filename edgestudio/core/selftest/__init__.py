@@ -1,0 +1,1 @@
+"""Purpose-made jobs that end in every outcome the job system knows (``edgestudio --self-test``)."""

@@ -1,0 +1,41 @@
+"""The self-test's job recipe: a purpose-made job that ends in the outcome it is asked for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from edgestudio.core.job_api.recipe import Recipe
+
+
+@dataclass(frozen=True)
+class DiagnosticRecipe(Recipe):
+    """A purpose-made job that exercises the job system (``edgestudio selftest``).
+
+    ``action``: ``succeed`` (writes ``output``), ``fail`` (raises), ``crash`` (segfaults),
+    ``hang`` (sleeps forever), ``spawn`` (starts a sleeping child process, then hangs),
+    ``noise`` (writes garbage to fd 1, then succeeds), ``spin`` (burns CPU for ``seconds``),
+    ``partial`` (writes half an output, then crashes), ``hog`` (allocates memory until it runs
+    out: within a ``megabytes`` address-space limit when given, else up to 1 GiB, then waits to
+    be killed).
+    """
+
+    kind: ClassVar[str] = "selftest"
+    action: str = "succeed"
+    seconds: float = 1.0
+    megabytes: int = 0
+
+    def title(self) -> str:
+        """Name the action."""
+        return f"Self-test: {self.action}"
+
+    def to_command(self) -> list[str]:
+        """``edgestudio selftest ACTION [--seconds S] [-o OUT]``."""
+        cmd = ["edgestudio", "selftest", self.action, "--seconds", str(self.seconds)]
+        if self.megabytes:
+            cmd += ["--megabytes", str(self.megabytes)]
+        if self.output:
+            cmd += ["-o", self.output]
+        if self.overwrite:
+            cmd.append("--overwrite")
+        return cmd
