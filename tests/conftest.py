@@ -10,6 +10,8 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+# A key written under one name and read under another fails here instead of vanishing.
+os.environ["EDGESTUDIO_STRICT_JSON"] = "1"
 
 from tests import models
 

@@ -10,6 +10,7 @@ from edgestudio.cli.json_option import add_json_option, write_json
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.formatting import human_bytes
 from edgestudio.core.model.runtime_info import runtime_info
+from edgestudio.core.serialise import to_json
 
 if TYPE_CHECKING:
     from edgestudio.core.model.summary import ModelSummary
@@ -96,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     summary = summarize_file(args.model, runtime_info())
     shapes = _infer_shapes(args.model) if args.shapes else None
     if args.json:
-        data = summary.to_json()
+        data = to_json(summary)
         if shapes is not None:
             data["tensors"] = {k: {"dtype": dtype, "shape": shape}
                                for k, (dtype, shape) in shapes.items()}

@@ -16,6 +16,7 @@ from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.inputs.grammar import parse_data_source, parse_floats, parse_shape
 from edgestudio.core.job_api.recipe import Recipe, Tolerance
 from edgestudio.core.job_api.report import JobReport
+from edgestudio.core.serialise import to_json
 from edgestudio.jobs.runner import Job, JobState, run_job
 
 T = TypeVar("T")
@@ -189,13 +190,13 @@ def execute_job(recipe: Recipe, args: argparse.Namespace,
 def _write_json(target: str, job: Job) -> None:
     """The job's report as JSON; the operation's details (``layers``, ``results``, …) are
     top-level keys."""
-    report: dict[str, Any] = (job.report.to_dict() if job.report
+    report: dict[str, Any] = (to_json(job.report) if job.report
                               else {"output": None, "passed": False})
     details: dict[str, Any] = report.pop("details", None) or {}
     data = {
         "state": job.state.value,
         "error": job.error,
-        "recipe": job.recipe.to_dict(),
+        "recipe": to_json(job.recipe),
         "command": job.recipe.command_line(),
         "elapsed_s": round(job.elapsed, 3),
         **report,

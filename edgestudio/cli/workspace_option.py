@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.serialise import to_json
 
 if TYPE_CHECKING:
     from edgestudio.core.job_api.recipe import Recipe
@@ -52,7 +53,7 @@ def open_document(workspace_path: str, model: str) -> ModelDocument:
                                   f"{model_path}: give another --workspace file")
         return document
     document = ModelDocument(model_path)
-    document.summary = summarize_file(model_path).to_json()
+    document.summary = to_json(summarize_file(model_path))
     return document
 
 

@@ -1,61 +1,94 @@
-"""The one place that turns typed recipes, results and workspaces into JSON and back."""
+"""The one place that turns typed recipes, results and workspaces into JSON and back.
+
+Every dataclass we save or send — recipes, job results, analyses, workspaces, preferences — goes
+through one :mod:`cattrs` converter, driven by the classes' type hints: a new field needs no code
+here, and no class writes its own ``to_dict``/``from_dict``. A class whose file format differs
+from its fields (a recipe's ``kind`` tag, a specification's sizes as a mapping) registers its
+hooks with :func:`register_format` beside its definition.
+
+Unknown keys are ignored, so a file written by a newer EdgeStudio still opens; with
+``EDGESTUDIO_STRICT_JSON=1`` (set by the test suite) they are an error, so a key written under
+one name and read under another cannot pass a test silently.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import enum
-import sys
-import types
+import os
 import typing
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
+
+import cattrs
+from cattrs.strategies import configure_union_passthrough
 
 T = TypeVar("T")
 
+STRICT = os.environ.get("EDGESTUDIO_STRICT_JSON") == "1"
+
+converter = cattrs.Converter(forbid_extra_keys=STRICT, prefer_attrib_converters=False)
+# Unions of plain JSON values (``int | str | None`` dims, ``float | None`` figures) pass through.
+configure_union_passthrough(int | float | str | bool | None, converter)
+converter.register_unstructure_hook(Path, str)
+converter.register_structure_hook(Path, lambda value, _: Path(value))
+# JSON has no int/float distinction for whole numbers: 3 read into a float field is 3.0.
+converter.register_structure_hook(float, lambda value, _: float(value))
+# ``Any`` and untyped dicts carry JSON as it is.
+converter.register_structure_hook_func(lambda hint: hint is Any or hint is object,
+                                       lambda value, _: value)
+
 
 def to_json(value: Any) -> Any:
-    """``value`` (a result, or anything inside one) as plain JSON data."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, (list, tuple)):
-        return [to_json(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): to_json(v) for k, v in value.items()}
-    return value
+    """``value`` (a recipe, a result, or anything inside one) as plain JSON data."""
+    return converter.unstructure(value)
 
 
 def from_json(cls: type[T], data: Any) -> T:
-    """Rebuild a ``cls`` from :func:`to_json` output (unknown keys are ignored, so older and
-    newer files both read)."""
-    return typing.cast(T, _build(cls, data))
-
-
-def _build(hint: Any, data: Any) -> Any:
+    """Rebuild a ``cls`` from :func:`to_json` output; ``None`` stays ``None``."""
     if data is None:
-        return None
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        options = [a for a in typing.get_args(hint) if a is not type(None)]
-        for option in options:  # the first that fits (dataclasses before plain values)
-            if dataclasses.is_dataclass(option) and not isinstance(data, dict):
-                continue
-            return _build(option, data)
-        return data
-    if origin in (list, tuple):
-        args = typing.get_args(hint)
-        item = args[0] if args else Any
-        built = [_build(item, v) for v in data]
-        return tuple(built) if origin is tuple else built
-    if origin is dict:
-        _, value_hint = typing.get_args(hint) or (str, Any)
-        return {k: _build(value_hint, v) for k, v in data.items()}
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        hints = typing.get_type_hints(hint, vars(sys.modules[hint.__module__]))
-        known = {f.name for f in dataclasses.fields(hint) if f.init}
-        return hint(**{k: _build(hints[k], v) for k, v in data.items() if k in known})
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return hint(data)
-    if hint is float and isinstance(data, int) and not isinstance(data, bool):
-        return float(data)
-    return data
+        return typing.cast(T, None)
+    try:
+        return converter.structure(data, cls)
+    except (cattrs.BaseValidationError, cattrs.StructureHandlerNotFoundError) as exc:
+        # cattrs groups its errors; say which field of what was wrong, in one line
+        where = "; ".join(cattrs.transform_error(exc)) if isinstance(
+            exc, cattrs.BaseValidationError) else str(exc)
+        raise ValueError(f"{getattr(cls, '__name__', cls)} could not be read: {where}") from exc
+
+
+def register_format(cls: type[T],
+                    written: Callable[[T, dict[str, Any]], dict[str, Any]] | None = None,
+                    read: Callable[[dict[str, Any]], dict[str, Any]] | None = None, *,
+                    subclasses: bool = False) -> None:
+    """Give ``cls`` (and with ``subclasses`` every class derived from it) a file format of its
+    own: ``written(value, fields)`` turns the JSON of its fields into what is saved,
+    ``read(data)`` turns saved data back into the JSON of its fields. Nested values keep every
+    other class's format."""
+    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
+
+    def applies(hint: Any) -> bool:
+        return hint is cls or (subclasses and isinstance(hint, type) and issubclass(hint, cls))
+
+    if written is not None:
+        write = written
+
+        def writer(hint: Any) -> Callable[[Any], Any]:
+            fields_out = make_dict_unstructure_fn(hint, converter)
+            return lambda value: write(value, fields_out(value))
+
+        converter.register_unstructure_hook_factory(applies, writer)
+    if read is not None:
+        read_fields = read
+
+        def reader(hint: Any) -> Callable[[Any, Any], Any]:
+            fields_in = make_dict_structure_fn(hint, converter,
+                                               _cattrs_forbid_extra_keys=STRICT)
+            return lambda data, _: fields_in(read_fields(dict(data)), hint)
+
+        converter.register_structure_hook_factory(applies, reader)
+
+
+def without(*keys: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A ``read`` for :func:`register_format` that drops keys written only for readers (a
+    derived figure, a type tag)."""
+    return lambda data: {k: v for k, v in data.items() if k not in keys}

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QVBoxLayout, QWidget
 from edgestudio.core.inputs import input_memory
 from edgestudio.core.perf.providers import provider_colour, short_name
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
+from edgestudio.core.serialise import to_json
 from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.gui.graph_panel import GraphPanel
 from edgestudio.gui.inputs_panel import InputsPanel
@@ -55,7 +56,7 @@ class DocumentView(QWidget):
         """Build the panels for a parsed model."""
         self.loaded = loaded
         document = self.document
-        document.summary = loaded.summary.to_json()
+        document.summary = to_json(loaded.summary)
         document.model_hash, document.file_stamp = loaded.sha256, loaded.stamp
         document.inputs = input_memory.recall(loaded.path)
         self.summary_panel = SummaryPanel(loaded.summary)

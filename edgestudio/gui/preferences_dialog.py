@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.perf.providers import resolve_provider, short_name
+from edgestudio.core.serialise import to_json
 from edgestudio.core.workspace.preferences import THEMES, Preferences
 from edgestudio.gui.devices_box import DevicesBox
 
@@ -26,12 +27,12 @@ _KEY = "preferences"
 def load_preferences(settings: QSettings) -> Preferences:
     """Stored preferences (defaults where nothing was stored)."""
     value = settings.value(_KEY, {})
-    return Preferences.from_dict(value if isinstance(value, dict) else {})
+    return Preferences.from_settings(value if isinstance(value, dict) else {})
 
 
 def save_preferences(settings: QSettings, prefs: Preferences) -> None:
     """Store ``prefs``."""
-    settings.setValue(_KEY, prefs.to_dict())
+    settings.setValue(_KEY, to_json(prefs))
 
 
 def apply_theme(theme: str) -> None:
@@ -104,7 +105,7 @@ class PreferencesDialog(QDialog):
 
     def preferences(self) -> Preferences:
         """The preferences as typed (unusable fields fall back to defaults)."""
-        return Preferences.from_dict({
+        return Preferences.from_settings({
             "providers": [resolve_provider(p) for p in self.providers.text().split(",")
                           if p.strip()],
             "threads": self.threads.text(), "atol": self.atol.text(), "rtol": self.rtol.text(),

@@ -33,8 +33,9 @@ import psutil
 
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.job_api.recipe import Recipe
-from edgestudio.core.job_api.report import JobReport, report_from_dict
+from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.paths import child_command, child_env
+from edgestudio.core.serialise import from_json, to_json
 from edgestudio.jobs import protocol, warm
 from edgestudio.jobs.fork_server import ForkedProcess, ForkServerError
 from edgestudio.jobs.spawn import start_worker
@@ -194,7 +195,7 @@ class Job:
             self._staging = self._tmp / "staging"
             self._staging.mkdir()
         spec = self._tmp / "spec.json"
-        spec.write_text(json.dumps({"recipe": self.recipe.to_dict(),
+        spec.write_text(json.dumps({"recipe": to_json(self.recipe),
                                     "staging": str(self._staging), "threads": self.threads}))
         self._stderr_path = self._tmp / "stderr.txt"
         self._proc = None
@@ -350,7 +351,7 @@ class Job:
         elif kind == "result":
             report = msg["report"]
             assert isinstance(report, dict)
-            self.report = report_from_dict(report)
+            self.report = from_json(JobReport, report)
         elif kind == "error":
             self._error_msg = msg
 

@@ -27,7 +27,7 @@ from edgestudio.core.paths import file_hash
 from edgestudio.core.perf.bench_recipes import BenchRecipe
 from edgestudio.core.perf.perf_results import latency_of
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
-from edgestudio.core.quant.quant_results import Analysis, Quantization
+from edgestudio.core.quant.quant_results import Analysis, quantization_of
 from edgestudio.core.quant.tune import (
     Candidate,
     TuneSettings,
@@ -37,7 +37,7 @@ from edgestudio.core.quant.tune import (
     pick_winner,
     recipe_key,
 )
-from edgestudio.core.serialise import from_json
+from edgestudio.core.serialise import from_json, to_json
 from edgestudio.jobs import warm
 from edgestudio.jobs.runner import Job, JobState, run_job
 
@@ -73,7 +73,7 @@ class _LocalStep:
             self.result = self.job.error or self.job.state.value
             return True
         if not self.analysing:
-            quantization = from_json(Quantization, report.details)
+            quantization = quantization_of(report.details)
             self.quant_bytes = quantization.quant_bytes
             self.analysing = True
             recipe = self.candidate.recipe
@@ -98,16 +98,17 @@ def _ray_quantize_and_analyse(recipe_data: dict[str, Any], model: bytes, model_n
     """A Ray task: the same operations the workers run, on files sent through the object store."""
     import tempfile as _tempfile
 
-    from edgestudio.core.inputs.data_source import data_source_from_dict
+    from edgestudio.core.inputs.data_source import DataSource
     from edgestudio.core.job_api.registry import recipe_from_dict
     from edgestudio.core.progress import RecordingReporter
+    from edgestudio.core.serialise import from_json
     from edgestudio.jobs.registry import resolve_operation
 
     with _tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / model_name).write_bytes(model)
         (folder / data_name).write_bytes(data)
-        source = dataclasses.replace(data_source_from_dict(data_source),
+        source = dataclasses.replace(from_json(DataSource, data_source),
                                      path=str(folder / data_name))
         recipe = recipe_from_dict({**recipe_data, "model": str(folder / model_name),
                                    "output": str(folder / "out.onnx")})
@@ -137,7 +138,7 @@ class _RayStep:
 
         self.candidate = candidate
         remote = ray.remote(_ray_quantize_and_analyse)
-        self.ref = remote.remote(candidate.recipe.to_dict(), shared["model"],
+        self.ref = remote.remote(to_json(candidate.recipe), shared["model"],
                                  Path(settings.model).name, shared["data"],
                                  Path(settings.data.path).name, dataclasses.asdict(settings.data))
         self.result: tuple[int, Analysis] | str | None = None

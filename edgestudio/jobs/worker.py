@@ -21,6 +21,7 @@ from typing import BinaryIO
 import edgestudio  # noqa: F401  (telemetry off before any onnxruntime import)
 from edgestudio.core.errors import describe_exception
 from edgestudio.core.paths import exit_child
+from edgestudio.core.serialise import to_json
 from edgestudio.jobs import protocol
 from edgestudio.jobs.warm import FORK_SERVER_FLAG, STANDBY_FLAG
 
@@ -114,7 +115,7 @@ def run_spec(spec_path: str, stream: BinaryIO) -> int:
             output_folder = str(Path(recipe.output).absolute().parent)
         operation = resolve_operation(recipe.kind)
         report = operation(recipe, reporter, Path(spec["staging"]))
-        reporter.result(report.to_dict())
+        reporter.result(to_json(report))
     except BaseException as exc:  # report everything, including SystemExit from libraries
         reporter.error(exc, output_folder)
         return 1

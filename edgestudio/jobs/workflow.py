@@ -23,9 +23,9 @@ from edgestudio.core.model.tensor_shapes import ShapesRecipe, shapes_of
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.perf.perf_results import ProviderProbe, latency_of, profile_of, providers_of
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
-from edgestudio.core.quant.quant_results import Analysis, Quantization
+from edgestudio.core.quant.quant_results import Analysis, quantization_of
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
-from edgestudio.core.serialise import from_json
+from edgestudio.core.serialise import from_json, to_json
 from edgestudio.core.workspace.document import (
     JobRecord,
     ModelDocument,
@@ -203,7 +203,7 @@ class Workflow:
             return
         assert job.report is not None
         run.output = job.report.output
-        run.quantization = from_json(Quantization, job.report.details)
+        run.quantization = quantization_of(job.report.details)
         run.state = RunState.QUANTIZED
         if route.analyze_on is not None and run.output:
             analysis = self.submit(AnalyzeRecipe(float_model=str(document.path),
@@ -220,7 +220,7 @@ class Workflow:
         if (document.path not in {Path(p).absolute() for p in job.recipe.input_paths() if p}
                 or isinstance(job.recipe, ShapesRecipe)):
             return
-        report = job.report.to_dict() if job.report else {}
+        report = to_json(job.report) if job.report else {}
         document.record_job(JobRecord(
             title=job.recipe.title(), state=job.state.value, command=job.recipe.command_line(),
             output=report.get("output"), error=job.error, check=report.get("check")))

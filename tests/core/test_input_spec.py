@@ -10,6 +10,7 @@ import pytest
 from edgestudio.core.inputs.input_derivation import derive_candidates
 from edgestudio.core.inputs.input_probe import resolve_inputs
 from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecError, InputSpecification
+from edgestudio.core.serialise import from_json, to_json
 from tests import models
 
 
@@ -85,7 +86,7 @@ def test_spec_is_cached_per_model_and_overrides(tmp_path: Path) -> None:
 
 def test_spec_round_trips_through_json(tmp_path: Path) -> None:
     spec = _resolve(models.gru_model(), tmp_path)
-    again = InputSpecification.from_dict(spec.to_dict())
+    again = from_json(InputSpecification, to_json(spec))
     assert again == spec
     for name, array in spec.feeds(3).items():
         assert np.array_equal(again.feeds(3)[name], array)

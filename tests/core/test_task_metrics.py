@@ -22,6 +22,7 @@ from edgestudio.core.quant.task_metrics import (
     match_boxes,
 )
 from edgestudio.core.quant.verdicts import analysis_verdict, bench_verdicts
+from edgestudio.core.serialise import to_json
 from tests import models
 
 REAL = DataProvenance("images", 8, "/data/lines")
@@ -146,7 +147,7 @@ def test_no_verdict_on_synthetic_data() -> None:
     verdict = analysis_verdict(_outputs(45.0), None, [], data=SYNTHETIC)
     assert verdict.level is None and verdict.label == "Pipeline check"
     assert "synthetic" in verdict.why and "real samples" in verdict.why
-    assert verdict.to_dict()["level"] is None and not verdict.suggestions
+    assert to_json(verdict)["level"] is None and not verdict.suggestions
     assert "synthetic" in verdict.data
 
 

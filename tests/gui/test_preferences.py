@@ -40,6 +40,6 @@ def test_preferences_round_trip_and_reach_the_forms(qtbot, window: MainWindow,  
 
 
 def test_bad_stored_values_fall_back_to_defaults() -> None:
-    prefs = Preferences.from_dict({"threads": "x,y", "theme": "neon", "atol": "nope",
+    prefs = Preferences.from_settings({"threads": "x,y", "theme": "neon", "atol": "nope",
                                    "output_pattern": "no placeholders"})
     assert prefs == Preferences()

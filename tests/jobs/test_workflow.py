@@ -19,7 +19,7 @@ from edgestudio.core.model.summary import summarize_model
 from edgestudio.core.perf.bench_recipes import BenchRecipe
 from edgestudio.core.perf.perf_results import latency_of
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.core.quant.quant_results import Analysis, Quantization
+from edgestudio.core.quant.quant_results import Analysis, quantization_of
 from edgestudio.core.quant.quant_runs import RunState
 from edgestudio.core.serialise import from_json, to_json
 from edgestudio.core.workspace import workspace
@@ -100,7 +100,7 @@ def test_quantize_analyse_benchmark_chain_fills_the_document(model: Path, tmp_pa
 
     # the typed results hold every field the operations send (nothing dropped on the way)
     details = {job.recipe.kind: job.report.details for job in queue.finished if job.report}
-    typed = {"quantize": to_json(from_json(Quantization, details["quantize"])),
+    typed = {"quantize": to_json(quantization_of(details["quantize"])),
              "analyze": to_json(from_json(Analysis, details["analyze"])),
              "bench": to_json(latency_of(details["bench"]))}
     assert set(details["quantize"]) - {"recipe"} == set(typed["quantize"])
@@ -156,10 +156,10 @@ def test_workspace_round_trip_and_report_from_the_cli(model: Path, tmp_path: Pat
     assert restored.warning() is None
     again = restored.document
     assert again.excluded == document.excluded
-    assert [r.to_dict() for r in again.runs] == [r.to_dict() for r in document.runs]
+    assert to_json(again.runs) == to_json(document.runs)
     assert again.latency.rows == document.latency.rows
     assert again.overlay == document.overlay
-    assert json.dumps(workspace.to_dict(again, "x")) == json.dumps(workspace.to_dict(document, "x"))
+    assert json.dumps(workspace.as_json(again, "x")) == json.dumps(workspace.as_json(document, "x"))
 
     # the CLI renders the same report as the window's File › Export report
     write_report(tmp_path / "from_document.html", report_from_document(document))

@@ -29,6 +29,7 @@ from edgestudio.core.model.validate import (
     session_runner,
 )
 from edgestudio.core.progress import Reporter
+from edgestudio.core.serialise import to_json
 
 
 class ConversionError(EdgeStudioError):
@@ -98,7 +99,7 @@ def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         "source": str(source),
         "opset": recipe.opset,
         "dims": {k: v for k, v in result_dims.items()},
-        "inputs": spec.to_dict() if spec else None,
+        "inputs": to_json(spec) if spec else None,
     }
     reporter.stage(f"Done: {check.verdict()}", 1.0)
     return report

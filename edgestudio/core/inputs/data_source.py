@@ -103,14 +103,3 @@ class DataProvenance:
 def provenance(source: DataSource, samples: int) -> DataProvenance:
     """The provenance of ``samples`` samples read from ``source``."""
     return DataProvenance(source.kind, samples, "" if source.kind == "synthetic" else source.path)
-
-
-def data_source_from_dict(data: dict[str, object]) -> DataSource:
-    """Rebuild a :class:`DataSource` from JSON (lists back to tuples)."""
-    values = dict(data)
-    for key in ("size", "mean", "std"):
-        if isinstance(values.get(key), list):
-            values[key] = tuple(values[key])  # type: ignore[arg-type]
-    return DataSource(**values)  # type: ignore[arg-type]
-
-

@@ -32,6 +32,7 @@ from edgestudio.core.model.model_io import is_structure_only
 from edgestudio.core.model.validate import short
 from edgestudio.core.paths import cache_dir, file_hash
 from edgestudio.core.progress import Reporter
+from edgestudio.core.serialise import from_json, to_json
 
 # Bumped whenever what a cached spec holds, or how specs are derived, changes (3: index
 # inputs into computed tensors, covering indices, all-true bool masks).
@@ -46,7 +47,7 @@ def _cache_path(model_hash: str, overrides: InputOverrides) -> Path:
 
 def _read_cache(path: Path) -> InputSpecification | None:
     try:
-        return InputSpecification.from_dict(json.loads(path.read_text()))
+        return from_json(InputSpecification, json.loads(path.read_text()))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -55,7 +56,7 @@ def _write_cache(path: Path, spec: InputSpecification) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(spec.to_dict()))
+        tmp.write_text(json.dumps(to_json(spec)))
         os.replace(tmp, path)
     except OSError:
         pass  # a cache that cannot be written only costs time
@@ -209,5 +210,5 @@ def run_inputs(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     resolved = job_inputs(Path(recipe.model), model, recipe.shapes, recipe.ranges, recipe.data,
                           reporter)
     reporter.stage("Done: the model runs on these inputs", 1.0)
-    return JobReport(kind=recipe.kind, details={"spec": resolved.spec.to_dict(),
+    return JobReport(kind=recipe.kind, details={"spec": to_json(resolved.spec),
                                                 "from_cache": resolved.from_cache})

@@ -16,11 +16,11 @@ for the other symbolic dims until one runs. This module holds the types; the der
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 
 from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.serialise import register_format
 
 Feeds = dict[str, np.ndarray]
 
@@ -196,34 +196,13 @@ class InputSpecification:
                          f"values {e.domain.text()}{mark}{why}")
         return lines
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "inputs": [{"name": e.name, "dtype": e.dtype, "shape": list(e.shape),
-                        "declared": list(e.declared), "reason": e.reason, "user_set": e.user_set,
-                        "domain": {"kind": e.domain.kind, "low": e.domain.low,
-                                   "high": e.domain.high, "values": list(e.domain.values),
-                                   "of_dim": e.domain.of_dim}}
-                       for e in self.inputs],
-            "sizes": dict(self.sizes), "verified": self.verified, "note": self.note,
-            "batch_symbols": list(self.batch_symbols),
-        }
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> InputSpecification:
-        """Rebuild from :meth:`to_dict` output."""
-        entries = []
-        for e in data.get("inputs", []):
-            d = e.get("domain", {})
-            entries.append(InputEntry(
-                e["name"], e["dtype"], tuple(int(x) for x in e["shape"]),
-                Domain(d.get("kind", "normal"), float(d.get("low", 0.0)),
-                       float(d.get("high", 1.0)), tuple(float(v) for v in d.get("values", [])),
-                       str(d.get("of_dim", ""))),
-                tuple(e.get("declared", [])), e.get("reason", ""), bool(e.get("user_set"))))
-        sizes = tuple(sorted((str(k), int(v)) for k, v in dict(data.get("sizes", {})).items()))
-        return cls(tuple(entries), sizes, bool(data.get("verified")), str(data.get("note", "")),
-                   tuple(str(b) for b in data.get("batch_symbols", [])))
+
+# Saved and sent with the chosen sizes as a mapping ({"batch": 1}), which reads better in a
+# workspace and a job's JSON than a list of pairs.
+register_format(InputSpecification,
+                lambda spec, data: {**data, "sizes": dict(spec.sizes)},
+                lambda data: {**data, "sizes": sorted(dict(data.get("sizes", {})).items())})
 
 
 # ----- overrides --------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.inputs.input_spec import InputSpecification
 from edgestudio.core.job_api.recipe import Recipe
+from edgestudio.core.serialise import from_json
 
 
 def input_args(shapes: tuple[str, ...], ranges: tuple[str, ...],
@@ -51,4 +52,4 @@ class InputsRecipe(Recipe):
 
 def spec_of(details: dict[str, Any]) -> InputSpecification:
     """An inputs job's result: the specification the model runs on."""
-    return InputSpecification.from_dict(details["spec"])
+    return from_json(InputSpecification, details["spec"])

@@ -7,8 +7,10 @@ the Jobs panel offers as "Copy equivalent command"."""
 from __future__ import annotations
 
 import shlex
-from dataclasses import asdict, dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import ClassVar
+
+from edgestudio.core.serialise import register_format, without
 
 
 @dataclass(frozen=True)
@@ -43,9 +45,6 @@ class Recipe:
         """Return :meth:`to_command` as one shell-quoted line."""
         return shlex.join(self.to_command())
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-ready dict including the ``kind``."""
-        return {"kind": self.kind, **asdict(self)}
 
 
 def tolerance_args(tol: Tolerance) -> list[str]:
@@ -57,3 +56,9 @@ def tolerance_args(tol: Tolerance) -> list[str]:
     if tol.rtol != default.rtol:
         args += ["--rtol", repr(tol.rtol)]
     return args
+
+
+# A recipe's JSON carries its kind, which says which class reads it back
+# (:func:`edgestudio.core.job_api.registry.recipe_from_dict`).
+register_format(Recipe, lambda recipe, data: {"kind": recipe.kind, **data}, without("kind"),
+                subclasses=True)

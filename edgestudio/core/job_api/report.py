@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
+
+from edgestudio.core.serialise import register_format, without
 
 
 @dataclass(frozen=True)
@@ -110,17 +112,6 @@ class EquivalenceCheck:
                              f"max rel {o.max_rel_err:.3g}  {verdict}")
         return lines
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form, with ``passed`` and ``verdict`` included."""
-        data = asdict(self)
-        data["passed"] = self.passed
-        data["status"] = self.status()
-        data["verdict"] = self.verdict()
-        for case, obj in zip(data["cases"], self.cases, strict=True):
-            case["passed"] = obj.passed
-            case["status"] = obj.status()
-        return data
-
 
 @dataclass
 class JobReport:
@@ -143,34 +134,17 @@ class JobReport:
         """``passed``, ``failed`` or ``unchecked`` (a check that could not compare anything)."""
         return "passed" if self.check is None else self.check.status()
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (the CLI's ``--json`` report)."""
-        return {
-            "kind": self.kind,
-            "output": self.output,
-            "files": list(self.files),
-            "passed": self.passed,
-            "outcome": self.outcome,
-            "check": self.check.to_dict() if self.check else None,
-            "warnings": list(self.warnings),
-            "details": self.details,
-        }
 
-
-def report_from_dict(data: dict[str, Any]) -> JobReport:
-    """Rebuild a :class:`JobReport` from :meth:`JobReport.to_dict` output."""
-    check = None
-    if data.get("check"):
-        c = dict(data["check"])
-        cases = [
-            CheckCase(label=k["label"], error=k.get("error"), skipped=k.get("skipped"),
-                      outputs=[OutputCheck(**o) for o in k["outputs"]])
-            for k in c.pop("cases")
-        ]
-        for key in ("passed", "verdict", "status"):
-            c.pop(key, None)
-        check = EquivalenceCheck(cases=cases, **c)
-    return JobReport(
-        kind=data["kind"], files=list(data.get("files", [])), output=data.get("output"),
-        check=check, warnings=list(data.get("warnings", [])), details=dict(data.get("details", {})),
-    )
+# The JSON form (the CLI's ``--json`` report, the worker's answer) carries the derived verdicts
+# beside the figures, for scripts reading it; they are dropped when it is read back.
+register_format(CheckCase,
+                lambda case, data: {**data, "passed": case.passed, "status": case.status()},
+                without("passed", "status"))
+register_format(EquivalenceCheck,
+                lambda check, data: {**data, "passed": check.passed, "status": check.status(),
+                                     "verdict": check.verdict()},
+                without("passed", "status", "verdict"))
+register_format(JobReport,
+                lambda report, data: {**data, "passed": report.passed,
+                                      "outcome": report.outcome},
+                without("passed", "outcome"))

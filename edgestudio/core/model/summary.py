@@ -9,9 +9,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import onnx
 
@@ -36,6 +35,7 @@ from edgestudio.core.model.opsets import (
     unknown_operators,
 )
 from edgestudio.core.model.runtime_info import RuntimeInfo
+from edgestudio.core.serialise import register_format, without
 
 Dim = int | str | None  # a fixed size, a symbolic name, or unknown
 
@@ -89,11 +89,11 @@ class ModelSummary:
         """The model's opset for the standard (``ai.onnx``) domain."""
         return self.opset_imports.get(DEFAULT_DOMAIN)
 
-    def to_json(self) -> dict[str, Any]:
-        """Return a JSON-ready dict (the ``edgestudio inspect --json`` format)."""
-        data = asdict(self)
-        data["default_opset"] = self.default_opset
-        return data
+
+# The ``edgestudio inspect --json`` format names the default opset beside the imports.
+register_format(ModelSummary,
+                lambda summary, data: {**data, "default_opset": summary.default_opset},
+                without("default_opset"))
 
 
 def value_spec(value: onnx.ValueInfoProto) -> TensorSpec:

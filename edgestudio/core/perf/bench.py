@@ -20,6 +20,7 @@ from edgestudio.core.perf.providers import package_for
 from edgestudio.core.progress import Reporter
 from edgestudio.core.quant.verdicts import bench_verdicts
 from edgestudio.core.remote.device_runner import groups_of, session_for, time_sessions
+from edgestudio.core.serialise import to_json
 
 
 class BenchError(EdgeStudioError):
@@ -80,7 +81,7 @@ def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     for line in verdicts:
         reporter.log(line)
     reporter.stage("Done", 1.0)
-    return JobReport(kind=recipe.kind, details={"results": results, "recipe": recipe.to_dict(),
+    return JobReport(kind=recipe.kind, details={"results": results, "recipe": to_json(recipe),
                                                 "verdicts": verdicts, "failures": failures})
 
 
@@ -154,7 +155,7 @@ def _bench_here(recipe: Any, reporter: Reporter, quantized: dict[str, list[str]]
             for (k, _, feeds), (wall, cpu) in zip(ready, timings, strict=True):
                 stats = latency_stats(wall, batch=recipe.batch, cpu_ms=cpu,
                                       threads=configs[k][2])
-                rows[k].update({**stats.to_dict(), "samples_ms": wall[:MAX_SAMPLES_KEPT],
+                rows[k].update({**to_json(stats), "samples_ms": wall[:MAX_SAMPLES_KEPT],
                                 "inputs": {n: list(v.shape) for n, v in feeds.items()}})
                 reporter.log(f"{Path(configs[k][0]).name} · {configs[k][1]} · {configs[k][2]} "
                              f"thread(s): median {stats.median_ms:.3f} ms, p90 "

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -26,9 +25,6 @@ class LatencyStats:
     cpu_median_ms: float | None
     contended: bool
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return asdict(self)
 
 
 def latency_stats(wall_ms: list[float] | np.ndarray, batch: int = 1,

@@ -77,7 +77,6 @@ def summarize_profile(events: list[dict[str, Any]], graph: list[GraphNode],
     mapped back to the model nodes it stands for where its name allows, else listed as fused.
     """
     node_names = {n.name for n in graph if n.name}
-    op_types = {n.name: n.op_type for n in graph}
     producer = {t: n for n in graph for t in n.outputs}
     by_name = {n.name: n for n in graph if n.name}
     per_node: dict[str, dict[str, Any]] = {}
@@ -120,7 +119,6 @@ def summarize_profile(events: list[dict[str, Any]], graph: list[GraphNode],
         "placement": placement,
         "unplaced": sorted(n for n in node_names if n not in placement),
         "total_us": total if nodes else 0.0,
-        "op_types_of_nodes": op_types,
     }
 
 

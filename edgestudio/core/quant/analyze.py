@@ -503,7 +503,7 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     return JobReport(kind=recipe.kind, warnings=warnings, details={
         "float_model": recipe.float_model, "quant_model": recipe.quant_model,
         "samples": len(samples), "layers": layers, "weights": weights, "outputs": outputs,
-        "accuracy": accuracy, "verdict": verdict.to_dict(), "data": to_json(data),
+        "accuracy": accuracy, "verdict": to_json(verdict), "data": to_json(data),
         "task": to_json(task), "quantized_nodes": sorted(quantized),
     })
 

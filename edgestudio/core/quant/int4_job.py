@@ -30,6 +30,7 @@ from edgestudio.core.quant.accel.int4_stream import (
     streamable,
 )
 from edgestudio.core.quant.quant_recipes import QuantRecipe
+from edgestudio.core.serialise import to_json
 
 # A result written with external data is saved again as one file below this size, as the other
 # modes write small results (reading it back costs little); above, it stays as it was written.
@@ -125,7 +126,7 @@ def run_int4_streamed(recipe: QuantRecipe, model: onnx.ModelProto, reporter: Rep
                  "result.")
     reporter.stage("Done", 1.0)
     return JobReport(kind=recipe.kind, files=files, warnings=warnings, details={
-        "recipe": recipe.to_dict(),
+        "recipe": to_json(recipe),
         "command": recipe.command_line(),
         "calibration_warnings": warnings,
         "float_bytes": stored_bytes(source, model),
@@ -134,5 +135,5 @@ def run_int4_streamed(recipe: QuantRecipe, model: onnx.ModelProto, reporter: Rep
         "quantized_ops": ops,
         "notes": notes,
         "calibration": "",
-        "inputs": spec.to_dict(),
+        "inputs": to_json(spec),
     })

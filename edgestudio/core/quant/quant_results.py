@@ -8,6 +8,7 @@ from typing import Any
 from edgestudio.core.inputs.data_source import DataProvenance
 from edgestudio.core.quant.task_metrics import TaskResult
 from edgestudio.core.quant.verdicts import Verdict
+from edgestudio.core.serialise import from_json, without
 
 
 @dataclass(frozen=True)
@@ -132,3 +133,9 @@ class Quantization:
     onnxruntime: str = ""  # what the result gate found: "loads and runs"
     command: str = ""
     inputs: dict[str, Any] = field(default_factory=dict)  # the input specification it ran on
+
+
+def quantization_of(details: dict[str, Any]) -> Quantization:
+    """A quantize job's result. Its JSON also carries the recipe that ran, for readers of
+    ``--json``; the run keeps its recipe on its own."""
+    return from_json(Quantization, without("recipe")(details))

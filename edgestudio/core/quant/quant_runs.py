@@ -7,15 +7,14 @@ import csv
 import enum
 import os
 import statistics
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from edgestudio.core.inputs.data_source import DataSource, data_source_from_dict
-from edgestudio.core.job_api.registry import recipe_from_dict
+from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis, LayerError, Quantization
-from edgestudio.core.serialise import from_json, to_json
+from edgestudio.core.serialise import register_format, to_json
 
 
 class RunState(enum.Enum):
@@ -48,31 +47,6 @@ class QuantRun:
     # what its analysis ran on, and by which task metric: a re-quantization analyses the same way
     analyze_on: DataSource | None = None
     metric: str = "auto"
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON (for workspaces)."""
-        return {"number": self.number, "recipe": self.recipe.to_dict(), "output": self.output,
-                "quantization": to_json(self.quantization), "analysis": to_json(self.analysis),
-                "state": self.state.value, "error": self.error,
-                "analyze_on": asdict(self.analyze_on) if self.analyze_on else None,
-                "metric": self.metric}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> QuantRun:
-        """Inverse of :meth:`to_dict`; a run saved while unfinished comes back as failed."""
-        recipe = recipe_from_dict(data["recipe"])
-        assert isinstance(recipe, QuantRecipe)
-        state = RunState(data["state"])
-        error = data.get("error")
-        if not state.is_final:
-            state, error = (RunState.FAILED if state is RunState.QUANTIZING
-                            else RunState.ANALYSIS_FAILED), "interrupted: the window was closed"
-        analyze_on = data.get("analyze_on")
-        return cls(number=int(data["number"]), recipe=recipe, output=data.get("output"),
-                   quantization=from_json(Quantization, data.get("quantization")),
-                   analysis=from_json(Analysis, data.get("analysis")), state=state, error=error,
-                   analyze_on=data_source_from_dict(analyze_on) if analyze_on else None,
-                   metric=str(data.get("metric", "auto")))
 
     def with_more_excluded(self, nodes: set[str] | frozenset[str]) -> QuantRecipe:
         """This run's recipe keeping ``nodes`` in float too, written beside its output under
@@ -116,6 +90,18 @@ class QuantRun:
             else None,
             calibration=(self.quantization.calibration or None) if self.quantization else None,
         )
+
+
+def _finished(data: dict[str, Any]) -> dict[str, Any]:
+    """A run saved while it was unfinished is read back as failed: nothing will finish it."""
+    state = RunState(data.get("state", RunState.FAILED.value))
+    if state.is_final:
+        return data
+    failed = RunState.FAILED if state is RunState.QUANTIZING else RunState.ANALYSIS_FAILED
+    return {**data, "state": failed.value, "error": "interrupted: the window was closed"}
+
+
+register_format(QuantRun, read=_finished)
 
 
 def _task_agreement(analysis: Analysis | None) -> float | None:

@@ -51,6 +51,7 @@ from edgestudio.core.quant.quant_recipes import (
     check_rules,
 )
 from edgestudio.core.quant.quantized_graph import existing_quantization
+from edgestudio.core.serialise import to_json
 
 PER_CHANNEL_MIN_OPSET = 13  # DequantizeLinear's axis attribute exists from opset 13
 
@@ -197,7 +198,7 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
         reporter.log(note)
     report.warnings = calibration_warnings + report.warnings
     report.details = {
-        "recipe": recipe.to_dict(),
+        "recipe": to_json(recipe),
         "command": recipe.command_line(),
         "calibration_warnings": calibration_warnings,
         "float_bytes": source.stat().st_size,
@@ -206,7 +207,7 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
         "quantized_ops": inspected.ops,
         "notes": notes,
         "calibration": calibration.state if calibration else "",
-        "inputs": resolved.spec.to_dict(),
+        "inputs": to_json(resolved.spec),
     }
     reporter.stage("Done", 1.0)
     return report

@@ -145,7 +145,7 @@ class Candidate:
                 "excluded": list(self.recipe.exclude), "seconds": round(self.seconds, 2),
                 "resumed": self.resumed,
                 # what a resumed tune takes back
-                "recipe": self.recipe.to_dict(), "analysis": to_json(self.analysis),
+                "recipe": to_json(self.recipe), "analysis": to_json(self.analysis),
                 "latency": to_json(self.latency)}
 
     @classmethod
@@ -168,7 +168,7 @@ class Candidate:
 
 def recipe_key(recipe: QuantRecipe) -> str:
     """A recipe's identity in a tune: every choice except where its model is written."""
-    data = recipe.to_dict()
+    data = to_json(recipe)
     for name in ("output", "overwrite"):
         data.pop(name, None)
     return json.dumps(data, sort_keys=True, default=str)

@@ -94,11 +94,6 @@ class Verdict:
         lines += [f"  try: {s}" for s in self.suggestions]
         return lines
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (``level`` null when there is no verdict, with ``why``)."""
-        return {"level": self.level, "reasons": self.reasons, "thresholds": self.thresholds,
-                "suggestions": self.suggestions, "why": self.why, "data": self.data,
-                "task": self.task, "diagnostics": self.diagnostics}
 
 
 VERDICT_COLOURS = {level: colour for _, level, colour in SQNR_SCALE}

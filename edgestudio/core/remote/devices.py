@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.paths import config_dir, write_atomically
+from edgestudio.core.serialise import from_json, to_json
 
 LOCAL = "local"  # the name that means "this machine" wherever devices are listed
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -84,9 +85,7 @@ def load_devices() -> dict[str, Device]:
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        known = {f.name for f in fields(Device)}
-        return {d["name"]: Device(**{k: v for k, v in d.items() if k in known})
-                for d in data.get("devices", [])}
+        return {d.name: d for d in from_json(list[Device], data.get("devices", []))}
     except (ValueError, KeyError, TypeError) as exc:
         raise DeviceError(f"the device list {path} is damaged ({exc}); fix or delete it") from exc
 
@@ -95,7 +94,7 @@ def save_devices(devices: dict[str, Device]) -> None:
     """Write the device list (atomically)."""
     path = devices_file()
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, json.dumps({"devices": [asdict(d) for d in devices.values()]},
+    write_atomically(path, json.dumps({"devices": to_json(list(devices.values()))},
                                       indent=2))
 
 

@@ -24,6 +24,7 @@ from edgestudio.core.perf.latency_stats import MAX_SAMPLES_KEPT, latency_stats
 from edgestudio.core.progress import Reporter
 from edgestudio.core.remote.devices import Device, DeviceError
 from edgestudio.core.remote.ssh_link import DISK_MARGIN_BYTES, DeviceLink, exit_reason
+from edgestudio.core.serialise import to_json
 
 T = TypeVar("T")
 Feeds = dict[str, np.ndarray]
@@ -223,7 +224,7 @@ async def _bench(device: Device, recipe: Any, configs: list[tuple[str, str, int]
                         return
                     stats = latency_stats(wall, batch=recipe.batch, cpu_ms=cpu,
                                           threads=configs[k][2])
-                    row.update({**stats.to_dict(), "samples_ms": wall[:MAX_SAMPLES_KEPT],
+                    row.update({**to_json(stats), "samples_ms": wall[:MAX_SAMPLES_KEPT],
                                 "inputs": shapes[configs[k][0]],
                                 "quantized_ops": quantized_of(configs[k][0])})
                     reporter.log(f"{device.name} · {_label(configs[k])}: median "

@@ -39,14 +39,6 @@ class Overlay:
     kind: OverlayKind = OverlayKind.NONE
     run: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON."""
-        return {"kind": self.kind.value, "run": self.run}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Overlay:
-        """Inverse of :meth:`to_dict`."""
-        return cls(OverlayKind(data.get("kind", "none")), data.get("run"))
 
 
 @dataclass
@@ -60,16 +52,6 @@ class JobRecord:
     error: str | None = None
     check: dict[str, Any] | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON."""
-        return {"title": self.title, "state": self.state, "command": self.command,
-                "output": self.output, "error": self.error, "check": self.check}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> JobRecord:
-        """Inverse of :meth:`to_dict`."""
-        return cls(title=data["title"], state=data["state"], command=data["command"],
-                   output=data.get("output"), error=data.get("error"), check=data.get("check"))
 
 
 class ModelDocument:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +30,12 @@ class Preferences:
         path = Path(model)
         return self.output_pattern.format(folder=str(path.parent), stem=path.stem, suffix=suffix)
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain values for storage."""
-        return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Preferences:
-        """Rebuild from stored values; unknown keys and unusable values fall back to defaults."""
+    def from_settings(cls, data: dict[str, Any]) -> Preferences:
+        """Read settings stored by the window (QSettings may hand back strings, a list as "a,b"):
+        unknown keys and unusable values fall back to the defaults, so a bad entry never stops
+        the window from starting."""
         defaults = cls()
         values: dict[str, Any] = {}
         for f in fields(cls):

@@ -58,7 +58,7 @@ def default_path(model: Path) -> Path:
     return model.with_name(model.stem + SUFFIX)
 
 
-def to_dict(document: ModelDocument, model_hash: str,
+def as_json(document: ModelDocument, model_hash: str,
             stamp: tuple[int, int] | None = None) -> dict[str, Any]:
     """The document as plain JSON (see :func:`save`)."""
     size, mtime_ns = stamp or (None, None)
@@ -67,15 +67,14 @@ def to_dict(document: ModelDocument, model_hash: str,
         "model": {"path": str(document.path), "sha256": model_hash, "size": size,
                   "mtime_ns": mtime_ns},
         "summary": document.summary,
-        "inputs": {"shapes": list(document.inputs.shapes),
-                   "ranges": list(document.inputs.ranges)},
-        "input_spec": document.input_spec.to_dict() if document.input_spec else None,
+        "inputs": to_json(document.inputs),
+        "input_spec": to_json(document.input_spec),
         "excluded": sorted(document.excluded),
-        "runs": [run.to_dict() for run in document.runs],
+        "runs": to_json(document.runs),
         "latency": to_json(document.latency),
         "profile": to_json(document.profile),
-        "overlay": document.overlay.to_dict(),
-        "jobs": [job.to_dict() for job in document.jobs],
+        "overlay": to_json(document.overlay),
+        "jobs": to_json(document.jobs),
         "extra_models": list(document.extra_models),
         "tunes": document.tunes,
     }
@@ -93,7 +92,7 @@ def save(document: ModelDocument, path: str | Path) -> Path:
     model_hash, stamp = document.model_hash, document.file_stamp
     if not model_hash and document.path.is_file():
         model_hash, stamp = file_hash(document.path), _stamp(document.path)
-    write_atomically(target, json.dumps(to_dict(document, model_hash, stamp), indent=1,
+    write_atomically(target, json.dumps(as_json(document, model_hash, stamp), indent=1,
                                         default=str))
     remember(document.path, target)
     return target
@@ -120,12 +119,12 @@ def load(path: str | Path) -> Workspace:
         raise WorkspaceError(f"{source.name} is a workspace of version {data.get('version')}; "
                              f"this EdgeStudio reads version {VERSION}.")
     try:
-        return _from_dict(data, source)
+        return _document_of(data, source)
     except (KeyError, TypeError, ValueError) as exc:
         raise WorkspaceError(f"The workspace {source.name} is damaged ({exc}).") from exc
 
 
-def _from_dict(data: dict[str, Any], source: Path) -> Workspace:
+def _document_of(data: dict[str, Any], source: Path) -> Workspace:
     model = Path(data["model"]["path"])
     saved_hash = str(data["model"].get("sha256", ""))
     if not model.is_file() and (source.parent / model.name).is_file():
@@ -135,18 +134,15 @@ def _from_dict(data: dict[str, Any], source: Path) -> Workspace:
     saved_stamp = (data["model"].get("size"), data["model"].get("mtime_ns"))
     changed = (found and bool(saved_hash) and _stamp(model) != tuple(saved_stamp)
                and file_hash(model) != saved_hash)
-    inputs = data.get("inputs") or {}
     document = ModelDocument(model, summary=dict(data.get("summary") or {}),
-                             inputs=InputOverrides(tuple(inputs.get("shapes", ())),
-                                                   tuple(inputs.get("ranges", ()))))
-    if data.get("input_spec"):
-        document.input_spec = InputSpecification.from_dict(data["input_spec"])
+                             inputs=from_json(InputOverrides, data.get("inputs") or {}))
+    document.input_spec = from_json(InputSpecification, data.get("input_spec"))
     document.excluded = frozenset(data.get("excluded", ()))
-    document.runs = [QuantRun.from_dict(r) for r in data.get("runs", ())]
+    document.runs = from_json(list[QuantRun], data.get("runs", []))
     document.latency = from_json(Latency, data.get("latency") or {})
     document.profile = from_json(Profile, data.get("profile"))
-    document.overlay = Overlay.from_dict(data.get("overlay") or {})
-    document.jobs = [JobRecord.from_dict(j) for j in data.get("jobs", ())]
+    document.overlay = from_json(Overlay, data.get("overlay") or {})
+    document.jobs = from_json(list[JobRecord], data.get("jobs", []))
     document.extra_models = [str(m) for m in data.get("extra_models", ())]
     document.tunes = list(data.get("tunes", ()))
     return Workspace(document, source, saved_hash, found, changed)
