@@ -10,12 +10,14 @@ from edgestudio.cli.job_ui import (
     EXIT_JOB_FAILED,
     EXIT_OK,
     add_input_args,
+    argument_type,
     execute_job,
     input_fields,
 )
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.cli.workspace_option import add_workspace_option
+from edgestudio.core.inputs.grammar import parse_counts
 from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.perf.perf_results import LatencyRow, latency_of, profile_of, providers_of
@@ -25,15 +27,6 @@ from edgestudio.core.perf.providers import resolve_provider, short_name
 def _providers(text: str) -> tuple[str, ...]:
     return tuple(resolve_provider(p) for p in text.split(",") if p.strip())
 
-
-def _ints(text: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(v) for v in text.split(",") if v.strip())
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected N[,N…] (got '{text}')") from exc
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"thread counts must be ≥ 1 (got '{text}')")
-    return values
 
 
 def _devices(text: str) -> tuple[str, ...]:
@@ -54,7 +47,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("models", nargs="+", metavar="MODEL", help="the .onnx models to time")
     p.add_argument("--ep", type=_providers, default=("CPUExecutionProvider",),
                    help="providers, e.g. cpu,cuda (default cpu)")
-    p.add_argument("--threads", type=_ints, default=(1,),
+    p.add_argument("--threads", type=argument_type(parse_counts, "--threads"), default=(1,),
                    help="intra-op threads, e.g. 1,2 (default 1)")
     add_options(p, BenchRecipe)  # warm-up, runs, time budget, batch, optimisation, IO binding
     add_input_args(p, data=True)
@@ -74,10 +67,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     q.add_argument("model", help="the .onnx model")
     q.add_argument("--ep", type=_providers, default=("CPUExecutionProvider",),
                    help="providers in order of preference, e.g. xnnpack,cpu (default cpu)")
-    q.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
-    q.add_argument("--runs", type=int, default=20, help="profiled runs (default %(default)s)")
+    add_options(q, ProfileRecipe)
     add_input_args(q, data=True)
-    q.add_argument("--batch", type=int, default=1, help="size of the batch dims (default 1)")
     q.add_argument("--device", default="", metavar="NAME",
                    help="profile on this device (`edgestudio device add`; default: this "
                    "machine)")
@@ -126,9 +117,8 @@ def bench_recipe_from_args(args: argparse.Namespace) -> BenchRecipe:
 
 def profile_recipe_from_args(args: argparse.Namespace) -> ProfileRecipe:
     """The profile the parsed arguments describe."""
-    return ProfileRecipe(model=args.model, providers=args.ep, threads=args.threads,
-                         runs=args.runs, batch=args.batch, device=args.device,
-                         **input_fields(args))
+    return ProfileRecipe(model=args.model, providers=args.ep, device=args.device,
+                         **values_from_args(args, ProfileRecipe), **input_fields(args))
 
 
 def run_bench(args: argparse.Namespace) -> int:

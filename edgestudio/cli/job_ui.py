@@ -13,7 +13,14 @@ from edgestudio.cli.json_option import STDOUT, add_json_option, write_json
 from edgestudio.cli.output import JobProgress
 from edgestudio.cli.workspace_option import record_job, workspace_problems
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.inputs.grammar import parse_data_source, parse_floats, parse_shape
+from edgestudio.core.inputs.grammar import (
+    checked_text,
+    parse_data_source,
+    parse_floats,
+    parse_image_size,
+    parse_named_range,
+    parse_named_shape,
+)
 from edgestudio.core.job_api.recipe import Recipe, Tolerance
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.serialise import to_json
@@ -45,7 +52,7 @@ def add_data_args(p: argparse.ArgumentParser, option: str, help_text: str,
     p.add_argument(option, metavar="PATH", required=required, help=help_text)
     p.add_argument("--samples", type=int, default=0, help="use only the first N samples")
     g = p.add_argument_group("image folders")
-    g.add_argument("--image-size", type=argument_type(parse_shape, "--image-size"),
+    g.add_argument("--image-size", type=argument_type(parse_image_size, "--image-size"),
                    metavar="HxW", help="resize images to H×W")
     g.add_argument("--image-layout", choices=("NCHW", "NHWC"), default="NCHW",
                    help="channels first or last (default %(default)s)")
@@ -84,9 +91,11 @@ def add_input_args(p: argparse.ArgumentParser, data: bool = False) -> None:
         "model inputs", "By default the inputs are derived from the graph and tried until the "
         "model runs (see `edgestudio inputs MODEL`); these override parts of it.")
     g.add_argument("--shape", action="append", default=[], metavar="NAME=DIMxDIM",
+                   type=argument_type(checked_text(parse_named_shape), "--shape"),
                    help="give an input's shape, e.g. image=1x3x224x224 or sr=scalar "
                    "(repeatable)")
     g.add_argument("--range", action="append", default=[], metavar="NAME=LOW:HIGH",
+                   type=argument_type(checked_text(parse_named_range), "--range"),
                    help="give an input's values: LOW:HIGH (integers below HIGH), V1,V2,…, ones, "
                    "zeros, normal or bool, e.g. input_ids=0:30522 (repeatable)")
     if data:

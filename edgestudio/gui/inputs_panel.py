@@ -25,8 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from edgestudio.core.inputs.grammar import InputOverrides, parse_named_range, parse_named_shape
 from edgestudio.core.inputs.input_derivation import declared_inputs
-from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecification
+from edgestudio.core.inputs.input_spec import InputSpecification
 from edgestudio.core.inputs.inputs_recipe import InputsRecipe
 from edgestudio.core.workspace.document import ModelDocument
 
@@ -215,6 +216,14 @@ class InputsPanel(QWidget):
         if not text or text == derived:
             target.pop(name, None)
         else:
+            # checked here, where it is typed, by the grammar the command line uses
+            parse = parse_named_shape if item.column() == SHAPE_COL else parse_named_range
+            try:
+                parse(f"{name}={text}")
+            except ValueError as exc:
+                column = "Shape used" if item.column() == SHAPE_COL else "Values"
+                self._set_state("failed", f"{column} of {exc} — not applied.")
+                return
             target[name] = text
         self._set_overrides(InputOverrides(tuple(f"{k}={v}" for k, v in shapes.items()),
                                            tuple(f"{k}={v}" for k, v in ranges.items())))

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from edgestudio.core.inputs.grammar import checked_text, parse_counts, parse_named_shape
 from edgestudio.core.inputs.input_spec import InputSpecification
 from edgestudio.core.job_api.options import declared_options
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProfileRecipe
@@ -57,6 +58,9 @@ PROFILE_COLUMNS = ["Node", "Op", "EP", "µs / run", "Share", "Fused from"]
 
 
 
+
+# The profile takes these from the benchmark's widgets, so that both measure the same inputs.
+SHARED_WITH_BENCH = {"batch"}
 
 class PerfPanel(QWidget):
     """Benchmarks and profiles of one document's model (and its quantized versions)."""
@@ -99,6 +103,10 @@ class PerfPanel(QWidget):
         defaults = BenchRecipe()
         self.bench_options = {f.name: (f, opt, option_widget(f, opt, getattr(defaults, f.name)))
                               for f, opt in declared_options(BenchRecipe)}
+        profile_defaults = ProfileRecipe()
+        self.profile_options = {
+            f.name: (f, opt, option_widget(f, opt, getattr(profile_defaults, f.name)))
+            for f, opt in declared_options(ProfileRecipe) if f.name not in SHARED_WITH_BENCH}
         self.shapes = QLineEdit()
         self._hint_shapes(document.input_spec)
         document.input_spec_changed.connect(self._hint_shapes)
@@ -120,6 +128,8 @@ class PerfPanel(QWidget):
                 form.addRow(opt.label, widget)
         form.addRow("Shapes:", self.shapes)
         form.addRow(self.run_button)
+        for _, opt, widget in self.profile_options.values():
+            form.addRow(opt.label, widget)
         form.addRow(self.profile_button)
         form_box = QGroupBox("Benchmark")
         form_box.setLayout(form)
@@ -371,10 +381,17 @@ class PerfPanel(QWidget):
         return self._option(name)[1]
 
     def bench_recipe(self) -> BenchRecipe:
-        """The benchmark as the form stands (raises ValueError on a bad thread list)."""
-        threads = tuple(int(t) for t in self.threads.text().split(",") if t.strip())
-        if not threads or min(threads) < 1:
-            raise ValueError("threads: give counts ≥ 1, e.g. 1,2")
+        """The benchmark as the form stands (raises ValueError, naming the field, on a thread
+        list or shape that does not follow the grammar)."""
+        try:
+            threads = parse_counts(self.threads.text())
+        except ValueError as exc:
+            raise ValueError(f"Threads: {exc}") from exc
+        try:
+            shapes = tuple(checked_text(parse_named_shape)(s)
+                           for s in self.shapes.text().split(",") if s.strip())
+        except ValueError as exc:
+            raise ValueError(f"Shapes: {exc}") from exc
         machines = tuple(self._checked(self.machines))
         if not machines:
             raise ValueError("Where: check this machine or a device")
@@ -383,7 +400,7 @@ class PerfPanel(QWidget):
             models=tuple(self._checked(self.models)),
             providers=tuple(self._checked(self.providers)),
             threads=threads,
-            shapes=tuple(s.strip() for s in self.shapes.text().split(",") if s.strip()),
+            shapes=shapes,
             **{name: widget_value(f, widget) for name, (f, _, widget)
                in self.bench_options.items()})
 
@@ -402,7 +419,9 @@ class PerfPanel(QWidget):
         self.profile_requested.emit(ProfileRecipe(
             model=str(self.model_path), providers=providers,
             batch=int(widget_value(*self._option("batch"))),
-            device="" if machine == "local" else machine))
+            device="" if machine == "local" else machine,
+            **{name: widget_value(f, widget) for name, (f, _, widget)
+               in self.profile_options.items()}))
 
     # ----- latency results -------------------------------------------------------------------
     def show_results(self, results: list[LatencyRow], verdicts: list[str] | None = None,

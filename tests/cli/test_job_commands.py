@@ -14,6 +14,7 @@ import psutil
 import pytest
 
 from tests import models
+from tests.conftest import SAMPLE
 
 
 def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -172,3 +173,17 @@ def test_a_benchmark_that_measured_nothing_is_not_a_success(tmp_path: Path) -> N
     assert "nothing was measured" in proc.stderr
     both = run_cli("bench", str(good), "--ep", "tensorrt,cpu", "--runs", "5")
     assert both.returncode == 0, both.stderr  # CPU was measured; the table says why not TRT
+
+
+def test_shapes_and_ranges_are_checked_when_the_command_is_read() -> None:
+    """A mistyped --shape/--range/--threads stops the command before any job starts, with the
+    flag named by the command line and the form said by the grammar."""
+    for args, says in ((["inputs", str(SAMPLE), "--shape", "image=1xQ"],
+                        "--shape: image: a shape is written DIMxDIM"),
+                       (["bench", str(SAMPLE), "--range", "image=5:1"],
+                        "--range: image: HIGH must be above LOW"),
+                       (["bench", str(SAMPLE), "--threads", "0"],
+                        "--threads: give counts ≥ 1")):
+        proc = run_cli(*args)
+        assert proc.returncode == 2, proc.stderr
+        assert says in proc.stderr and "Loading" not in proc.stderr

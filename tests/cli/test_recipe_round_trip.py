@@ -150,12 +150,20 @@ def test_every_mode_has_its_onnxruntime_call_and_a_form_label() -> None:
     assert all(mode.label for mode in QUANT_MODES.values())
 
 
-@pytest.mark.parametrize("name", [f.name for f, _ in declared_options(BenchRecipe)])
-def test_every_benchmark_option_round_trips(name: str, tmp_path: Path) -> None:
-    """A benchmark option is one declaration: its flag, its default and its place in the
-    command follow from it (the Performance form's widget is checked in the GUI tests)."""
-    base = BenchRecipe(models=(str(tmp_path / "m.onnx"),))
-    field, opt = next((f, o) for f, o in declared_options(BenchRecipe) if f.name == name)
+DECLARED = [(cls, f.name) for cls in (BenchRecipe, ProfileRecipe)
+            for f, _ in declared_options(cls)]
+
+
+@pytest.mark.parametrize(("cls", "name"), DECLARED,
+                         ids=[f"{cls.kind}-{name}" for cls, name in DECLARED])
+def test_every_benchmark_and_profile_option_round_trips(cls: type, name: str,
+                                                        tmp_path: Path) -> None:
+    """A benchmark or profile option is one declaration: its flag, its default and its place
+    in the command follow from it (the Performance form's widgets are checked in the GUI
+    tests)."""
+    model = str(tmp_path / "m.onnx")
+    base = BenchRecipe(models=(model,)) if cls is BenchRecipe else ProfileRecipe(model=model)
+    field, opt = next((f, o) for f, o in declared_options(cls) if f.name == name)
     value = 1.5 if name == "seconds" else _other_value(field, opt.choices)
     recipe = dataclasses.replace(base, **{name: value})
     assert opt.flag in recipe.to_command()

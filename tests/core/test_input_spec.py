@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from edgestudio.core.inputs.grammar import InputOverrides
 from edgestudio.core.inputs.input_derivation import derive_candidates
 from edgestudio.core.inputs.input_probe import resolve_inputs
-from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecError, InputSpecification
+from edgestudio.core.inputs.input_spec import InputSpecError, InputSpecification
 from edgestudio.core.serialise import from_json, to_json
 from tests import models
 

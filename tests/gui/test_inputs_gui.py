@@ -28,6 +28,10 @@ def test_inputs_panel_finds_edits_and_remembers(qtbot, window: MainWindow, tmp_p
     window.resize(1100, 520)
     panel.grab().save(str(tmp_path / "inputs_panel.png"))
 
+    panel.table.item(ids, 3).setText("1xseven")  # checked where typed, by the CLI's grammar
+    assert panel.state == "failed" and not panel.overrides.shapes
+    assert "Shape used of ids: a shape is written DIMxDIM" in panel.status.text()
+    assert "--" not in panel.status.text()
     panel.table.item(ids, 3).setText("1x7")  # the user's own sequence length
     assert panel.state == "edited"
     assert panel.overrides.shapes == ("ids=1x7",)

@@ -122,3 +122,54 @@ def test_every_declared_benchmark_option_has_its_widget(qtbot, window: MainWindo
         recipe = panel.bench_recipe()
         assert getattr(recipe, field.name) != getattr(default, field.name), field.name
         assert dataclasses.fields(recipe)  # a recipe, built from the widgets
+
+
+def test_a_mistyped_thread_list_or_shape_names_its_field(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                         sample_model: Path) -> None:
+    """The Performance form reads its fields with the grammar the command line uses, and the
+    message names the form's field, not a flag."""
+    import pytest
+
+    open_and_wait(qtbot, window, sample_model)
+    doc = window.current_document()
+    assert doc is not None
+    panel = doc.perf_panel
+    panel.threads.setText("1,zero")
+    with pytest.raises(ValueError, match=r"^Threads: give whole numbers") as caught:
+        panel.bench_recipe()
+    assert "--" not in str(caught.value)
+    panel.threads.setText("1,2")
+    panel.shapes.setText("image=1x1x8x8, image=8by8")
+    with pytest.raises(ValueError, match=r"^Shapes: image: a shape is written DIMxDIM"):
+        panel.bench_recipe()
+    panel.shapes.setText("image=1x1x8x8")
+    recipe = panel.bench_recipe()
+    assert recipe.threads == (1, 2) and recipe.shapes == ("image=1x1x8x8",)
+
+
+def test_every_declared_profile_option_has_its_widget(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                      sample_model: Path) -> None:
+    """ProfileRecipe's declarations make the profile's rows of the Performance form; the batch
+    comes from the benchmark's own widget, so both measure the same inputs."""
+    from PySide6.QtWidgets import QSpinBox
+
+    from edgestudio.core.job_api.options import declared_options
+    from edgestudio.core.perf.bench_recipes import ProfileRecipe
+    from edgestudio.gui.perf_panel import SHARED_WITH_BENCH
+
+    open_and_wait(qtbot, window, sample_model)
+    doc = window.current_document()
+    assert doc is not None
+    panel = doc.perf_panel
+    declared = {f.name for f, _ in declared_options(ProfileRecipe)}
+    assert set(panel.profile_options) == declared - SHARED_WITH_BENCH
+    for _, opt, widget in panel.profile_options.values():
+        assert isinstance(widget, QSpinBox) and opt.flag in widget.toolTip()
+        widget.setValue(widget.value() + 3)
+    panel.bench_widget("batch").setValue(2)
+    with qtbot.waitSignal(panel.profile_requested) as signal:
+        panel.profile_button.click()
+    recipe = signal.args[0]
+    default = ProfileRecipe()
+    assert recipe.runs == default.runs + 3 and recipe.threads == default.threads + 3
+    assert recipe.batch == 2

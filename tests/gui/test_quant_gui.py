@@ -208,3 +208,22 @@ def test_exclude_and_requantize_from_the_graph_in_one_action(qtbot, window: Main
                     timeout=5000)
     assert panel.comparison.columnCount() == 3  # the metric and the two runs
     panel.window().grab().save(str(tmp_path / "requantized.png"))
+
+
+def test_a_mistyped_image_size_names_its_field(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import onnx
+    import pytest
+    from PIL import Image
+
+    model = _sample_copy(tmp_path)
+    images = tmp_path / "images"
+    images.mkdir()
+    Image.new("L", (8, 8)).save(images / "a.png")
+    dialog = QuantizeDialog(onnx.load(model), model, [])
+    qtbot.addWidget(dialog)
+    dialog.image_size.setText("224")
+    with pytest.raises(ValueError, match=r"^Image size: an image size is written HxW"):
+        dialog.data_source(str(images))
+    dialog.image_size.setText("32x24")
+    source = dialog.data_source(str(images))
+    assert source is not None and source.size == (32, 24)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.inputs.input_spec import InputOverrides
+from edgestudio.core.inputs.grammar import InputOverrides
 from edgestudio.core.inputs.inputs_recipe import InputsRecipe
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.model.summary import summarize_model

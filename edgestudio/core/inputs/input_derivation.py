@@ -15,11 +15,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import onnx
 
+from edgestudio.core.inputs.grammar import InputOverrides
 from edgestudio.core.inputs.input_spec import (
     Domain,
     Feeds,
     InputEntry,
-    InputOverrides,
     InputSpecError,
     InputSpecification,
 )

@@ -10,7 +10,7 @@ import json
 import os
 from pathlib import Path
 
-from edgestudio.core.inputs.input_spec import InputOverrides
+from edgestudio.core.inputs.grammar import InputOverrides
 from edgestudio.core.paths import cache_dir
 
 

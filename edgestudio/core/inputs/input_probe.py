@@ -18,12 +18,13 @@ import numpy as np
 import onnx
 
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.inputs.grammar import InputOverrides
 from edgestudio.core.inputs.input_derivation import (
     derive_candidates,
     describe_failure,
     spec_from_sample,
 )
-from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecError, InputSpecification
+from edgestudio.core.inputs.input_spec import InputSpecError, InputSpecification
 from edgestudio.core.inputs.inputs_recipe import InputsRecipe
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport

@@ -79,12 +79,16 @@ class ProfileRecipe(Recipe):
     kind: ClassVar[str] = "profile"
     model: str = ""
     providers: tuple[str, ...] = ("CPUExecutionProvider",)
-    threads: int = 1
-    runs: int = 20
+    # Declared once: the CLI flags, the Performance form's widgets and to_command() follow.
+    threads: int = option(1, "--threads", "intra-op threads", label="Profile threads:",
+                          minimum=1, maximum=256)
+    runs: int = option(20, "--runs", "profiled runs", label="Profiled runs:", minimum=1,
+                       maximum=100_000)
     shapes: tuple[str, ...] = ()
     ranges: tuple[str, ...] = ()
     data: DataSource | None = None
-    batch: int = 1
+    batch: int = option(1, "--batch", "size of the batch dims", label="Batch:", minimum=1,
+                        maximum=4096)
     device: str = ""  # a device's name; "" — this machine
 
     def title(self) -> str:
@@ -99,11 +103,9 @@ class ProfileRecipe(Recipe):
     def to_command(self) -> list[str]:
         """``edgestudio profile MODEL --ep …``."""
         cmd = ["edgestudio", "profile", self.model,
-               "--ep", ",".join(short_name(p) for p in self.providers),
-               "--threads", str(self.threads), "--runs", str(self.runs)]
+               "--ep", ",".join(short_name(p) for p in self.providers)]
+        cmd += option_argv(self, keep=lambda name: name in ("threads", "runs"))
         cmd += input_args(self.shapes, self.ranges, self.data)
-        if self.batch != 1:
-            cmd += ["--batch", str(self.batch)]
         if self.device:
             cmd += ["--device", self.device]
         return cmd

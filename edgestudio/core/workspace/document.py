@@ -18,7 +18,8 @@ from typing import Any
 
 from psygnal import Signal
 
-from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecification
+from edgestudio.core.inputs.grammar import InputOverrides
+from edgestudio.core.inputs.input_spec import InputSpecification
 from edgestudio.core.perf.perf_results import Latency, Profile
 from edgestudio.core.quant.quant_runs import QuantRun
 

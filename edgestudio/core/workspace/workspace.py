@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.inputs.input_spec import InputOverrides, InputSpecification
+from edgestudio.core.inputs.grammar import InputOverrides
+from edgestudio.core.inputs.input_spec import InputSpecification
 from edgestudio.core.paths import data_dir, file_hash, write_atomically
 from edgestudio.core.perf.perf_results import Latency, Profile
 from edgestudio.core.quant.quant_runs import QuantRun

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from edgestudio.core.convert.conversion_plan import model_opset
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.inputs.grammar import parse_data_source, parse_floats
+from edgestudio.core.inputs.grammar import parse_data_source, parse_floats, parse_image_size
 from edgestudio.core.job_api.options import declared_options
 from edgestudio.core.quant.quant_recipes import (
     QUANT_MODES,
@@ -211,8 +211,10 @@ class QuantizeDialog(JobDialog):
             return None
         size = None
         if self.image_size.text().strip():
-            h, _, w = self.image_size.text().lower().partition("x")
-            size = (int(h), int(w))
+            try:
+                size = parse_image_size(self.image_size.text())
+            except ValueError as exc:
+                raise ValueError(f"Image size: {exc}") from exc
         return parse_data_source(text, self.samples.value(), size=size,
                                  mean=parse_floats(self.image_mean.text() or "0"),
                                  std=parse_floats(self.image_std.text() or "1"))
