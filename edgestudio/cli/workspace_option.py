@@ -106,7 +106,8 @@ def record_job(args: argparse.Namespace, job: Job) -> None:
             run = document.new_run(QuantRun(
                 number=0, recipe=QuantRecipe(model=recipe.float_model, output=recipe.quant_model,
                                              mode=made or "qdq")))
-            run.output, run.state = recipe.quant_model, RunState.QUANTIZED
+            with run.changing():
+                run.output, run.state = recipe.quant_model, RunState.QUANTIZED
         run.analyze_on, run.metric = recipe.data, recipe.metric
     flow.adopt(job, document, run)
     flow.job_finished(job)

@@ -557,7 +557,6 @@ class MainWindow(QMainWindow):
                                       quant_bytes=candidate.quant_bytes or 0,
                                       command=candidate.recipe.command_line())))
         doc.document.record_tune(tuner_summary(tuner))
-        doc.document.update_run(run)
         doc.document.set_overlay(Overlay(OverlayKind.SQNR, run.number))
         doc.show_panel("quantization")
         self.statusBar().showMessage(f"Kept tuned candidate #{candidate.number} as run "

@@ -186,32 +186,34 @@ class Workflow:
         run = route.run
         assert run is not None
         ok = job.state is JobState.SUCCEEDED and job.report is not None
+        # The run is evented: each block below is announced once, when it ends.
         if isinstance(job.recipe, AnalyzeRecipe):
+            with run.changing():
+                if ok:
+                    assert job.report is not None
+                    run.analysis = from_json(Analysis, job.report.details)
+                    run.state = RunState.ANALYSED
+                else:
+                    run.state, run.error = RunState.ANALYSIS_FAILED, job.error or job.state.value
             if ok:
-                assert job.report is not None
-                run.analysis = from_json(Analysis, job.report.details)
-                run.state = RunState.ANALYSED
-                document.update_run(run)
                 document.set_overlay(Overlay(OverlayKind.SQNR, run.number))
-            else:
-                run.state, run.error = RunState.ANALYSIS_FAILED, job.error or job.state.value
-                document.update_run(run)
             return
         if not ok:
-            run.state, run.error = RunState.FAILED, job.error or job.state.value
-            document.update_run(run)
+            with run.changing():
+                run.state, run.error = RunState.FAILED, job.error or job.state.value
             return
         assert job.report is not None
-        run.output = job.report.output
-        run.quantization = quantization_of(job.report.details)
-        run.state = RunState.QUANTIZED
-        if route.analyze_on is not None and run.output:
-            analysis = self.submit(AnalyzeRecipe(float_model=str(document.path),
-                                                 quant_model=run.output, data=route.analyze_on,
-                                                 metric=route.metric), document)
-            self._routes[analysis.id] = _Route(document, run)
-            run.state = RunState.ANALYSING
-        document.update_run(run)
+        with run.changing():
+            run.output = job.report.output
+            run.quantization = quantization_of(job.report.details)
+            run.state = RunState.QUANTIZED
+            if route.analyze_on is not None and run.output:
+                analysis = self.submit(AnalyzeRecipe(float_model=str(document.path),
+                                                     quant_model=run.output,
+                                                     data=route.analyze_on,
+                                                     metric=route.metric), document)
+                self._routes[analysis.id] = _Route(document, run)
+                run.state = RunState.ANALYSING
 
     @staticmethod
     def _record(document: ModelDocument, job: Job) -> None:

@@ -65,7 +65,7 @@ def _document(model: Path) -> ModelDocument:
     import onnx
 
     summary = summarize_model(onnx.load(model, load_external_data=False), model, None)
-    return ModelDocument(model, summary=summary.to_json())
+    return ModelDocument(model, summary=to_json(summary))
 
 
 def test_quantize_analyse_benchmark_chain_fills_the_document(model: Path, tmp_path: Path) -> None:
@@ -213,3 +213,40 @@ def test_an_interrupted_run_comes_back_as_failed(model: Path, tmp_path: Path) ->
     saved = workspace.save(document, tmp_path / "w.edgestudio.json")  # saved while running
     run = workspace.load(saved).document.runs[0]
     assert run.state is RunState.FAILED and "interrupted" in (run.error or "")
+
+
+def test_a_runs_changes_reach_the_panels_without_being_announced(model: Path,
+                                                                 tmp_path: Path) -> None:
+    """Runs are evented: assigning a field is the announcement (no update call to forget),
+    a workspace's runs are followed once restored, and the state comes last."""
+    from edgestudio.core.quant.quant_runs import QuantRun
+
+    document = _document(model)
+    seen: list[tuple[int, RunState, str | None]] = []
+    document.run_changed.connect(lambda run: seen.append((run.number, run.state, run.error)))
+    run = document.new_run(QuantRun(number=0, recipe=QuantRecipe(model=str(model))))
+    run.output = str(tmp_path / "q.onnx")
+    assert seen[-1][0] == 1 and document.extra_models == [run.output]
+    before = len(seen)
+    with run.changing():  # several fields, one announcement, after the last
+        run.state = RunState.FAILED
+        run.error = "boom"
+    assert seen[before:] == [(1, RunState.FAILED, "boom")]
+
+    saved = workspace.save(document, tmp_path / "w.edgestudio.json")
+    again = _document(model)
+    again.restore(workspace.load(saved).document)
+    restored: list[RunState] = []
+    again.run_changed.connect(lambda r: restored.append(r.state))
+    again.runs[0].state = RunState.ANALYSIS_FAILED
+    assert restored == [RunState.ANALYSIS_FAILED]
+
+    queue = Queue()  # through the workflow: a failed job ends in one final state, error first
+    queue.workflow.add_document(document)
+    finals: list[tuple[RunState, str | None]] = []
+    document.run_changed.connect(lambda r: finals.append((r.state, r.error))
+                                 if r.state.is_final and r.number == 2 else None)
+    queue.workflow.quantize(document, QuantRecipe(model=str(tmp_path / "missing.onnx"),
+                                                  output=str(tmp_path / "q2.onnx")))
+    queue.drain()
+    assert finals and finals[0][0] is RunState.FAILED and finals[0][1]

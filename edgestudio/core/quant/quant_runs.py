@@ -7,9 +7,13 @@ import csv
 import enum
 import os
 import statistics
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+from psygnal import SignalGroupDescriptor
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import QuantRecipe
@@ -35,7 +39,13 @@ class RunState(enum.Enum):
 
 @dataclass
 class QuantRun:
-    """One quantization run of a document (numbered in the order they were started)."""
+    """One quantization run of a document (numbered in the order they were started).
+
+    Evented: assigning any field emits ``run.events.<field>`` (psygnal), which the document
+    relays as ``run_changed``, so a change cannot be made without the panels hearing of it.
+    """
+
+    events: ClassVar[SignalGroupDescriptor] = SignalGroupDescriptor()
 
     number: int
     recipe: QuantRecipe
@@ -47,6 +57,18 @@ class QuantRun:
     # what its analysis ran on, and by which task metric: a re-quantization analyses the same way
     analyze_on: DataSource | None = None
     metric: str = "auto"
+
+    @contextmanager
+    def changing(self) -> Iterator[QuantRun]:
+        """Change several fields as one step: they are announced once, after the last (a state
+        is never seen without the error or the analysis that came with it)."""
+        # (psygnal's paused() does not hold back the group's relay, so: silence it, then say
+        # it once through the state's signal)
+        try:
+            with self.events.all.blocked():
+                yield self
+        finally:
+            self.events.state.emit(self.state, self.state)
 
     def with_more_excluded(self, nodes: set[str] | frozenset[str]) -> QuantRecipe:
         """This run's recipe keeping ``nodes`` in float too, written beside its output under

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from psygnal import Signal
+from psygnal import EmissionInfo, Signal
 
 from edgestudio.core.inputs.grammar import InputOverrides
 from edgestudio.core.inputs.input_spec import InputSpecification
@@ -133,17 +133,23 @@ class ModelDocument:
             self.excluded_changed.emit(nodes)
 
     def new_run(self, run: QuantRun) -> QuantRun:
-        """Add a quantization run (numbered after the existing ones)."""
+        """Add a quantization run (numbered after the existing ones); from then on every change
+        to one of its fields is announced as ``run_changed``."""
         run.number = len(self.runs) + 1
+        self._follow(run)
         self.runs.append(run)
         self.run_added.emit(run)
-        return run
-
-    def update_run(self, run: QuantRun) -> None:
-        """Say that ``run`` changed (state, output, analysis)."""
         if run.output:
             self.add_extra_model(run.output)
-        self.run_changed.emit(run)
+        return run
+
+    def _follow(self, run: QuantRun) -> None:
+        def changed(_: EmissionInfo) -> None:
+            if run.output:
+                self.add_extra_model(run.output)  # a written run is offered for benchmarks
+            self.run_changed.emit(run)
+
+        run.events.all.connect(changed)
 
     def run(self, number: int) -> QuantRun | None:
         """The run numbered ``number``."""
@@ -187,6 +193,8 @@ class ModelDocument:
         for name in ("inputs", "input_spec", "excluded", "runs", "latency", "profile", "overlay",
                      "jobs", "extra_models", "tunes"):
             setattr(self, name, getattr(saved, name))
+        for run in self.runs:
+            self._follow(run)
         if saved.summary and not self.summary:
             self.summary = saved.summary
         self.restored.emit()
