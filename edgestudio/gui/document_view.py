@@ -74,11 +74,11 @@ class DocumentView(QWidget):
         self.perf_panel = PerfPanel(document)
         self.perf_panel.node_chosen.connect(self.graph_panel.select_by_name)
         self.panels.addTab(self.perf_panel, "Performance")
-        document.inputs_changed.connect(self._remember_inputs)
-        document.excluded_changed.connect(self._show_excluded)
-        document.overlay_changed.connect(self._show_overlay)
+        document.events.inputs.connect(self._remember_inputs)
+        document.events.excluded.connect(self._show_excluded)
+        document.events.overlay.connect(self._show_overlay)
         document.restored.connect(self._on_restored)
-        document.tensor_shapes_changed.connect(self.graph_panel.show_shapes)
+        document.events.tensor_shapes.connect(self.graph_panel.show_shapes)
         document.tensor_shapes_failed.connect(self.graph_panel.shapes_failed)
         self.graph_panel.ready.connect(self._on_restored)  # marks need the laid-out graph
         # Netron's web view is heavy: built the first time its tab is shown.
@@ -97,7 +97,7 @@ class DocumentView(QWidget):
 
     def set_excluded(self, nodes: set[str] | frozenset[str]) -> None:
         """Keep ``nodes`` in float in the next quantization; they are outlined on the graph."""
-        self.document.set_excluded(nodes)
+        self.document.exclude(nodes)
 
     def _show_excluded(self, nodes: frozenset[str]) -> None:
         self.graph_panel.view.set_marked(sorted(nodes))

@@ -100,7 +100,7 @@ class InputsPanel(QWidget):
         layout.addWidget(self.status)
         layout.addLayout(buttons)
         self._declared = declared_inputs(model)
-        document.input_spec_changed.connect(self._spec_changed)
+        document.events.input_spec.connect(self._spec_changed)
         document.input_spec_failed.connect(self.show_error)
         document.restored.connect(self._show_document)
         self._show_document()
@@ -242,4 +242,4 @@ class InputsPanel(QWidget):
         return entry.shape_text() if column == SHAPE_COL else entry.domain.cli_text()
 
     def _set_overrides(self, overrides: InputOverrides) -> None:
-        self.document.set_inputs(overrides)
+        self.document.inputs = overrides

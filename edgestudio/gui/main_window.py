@@ -557,7 +557,7 @@ class MainWindow(QMainWindow):
                                       quant_bytes=candidate.quant_bytes or 0,
                                       command=candidate.recipe.command_line())))
         doc.document.record_tune(tuner_summary(tuner))
-        doc.document.set_overlay(Overlay(OverlayKind.SQNR, run.number))
+        doc.document.overlay = Overlay(OverlayKind.SQNR, run.number)
         doc.show_panel("quantization")
         self.statusBar().showMessage(f"Kept tuned candidate #{candidate.number} as run "
                                      f"#{run.number}: {target}", 10_000)

@@ -109,7 +109,7 @@ class PerfPanel(QWidget):
             for f, opt in declared_options(ProfileRecipe) if f.name not in SHARED_WITH_BENCH}
         self.shapes = QLineEdit()
         self._hint_shapes(document.input_spec)
-        document.input_spec_changed.connect(self._hint_shapes)
+        document.events.input_spec.connect(self._hint_shapes)
         self.run_button = QPushButton("Run benchmark")
         self.run_button.setObjectName("run_bench")
         self.run_button.clicked.connect(self._request_bench)
@@ -243,8 +243,8 @@ class PerfPanel(QWidget):
         layout.addWidget(self.tabs, 1)
         self.refresh_edge_cloud()
         document.extra_model_added.connect(self.add_model)
-        document.latency_changed.connect(self._show_latency)
-        document.profile_changed.connect(self._show_profile)
+        document.events.latency.connect(self._show_latency)
+        document.events.profile.connect(self._show_profile)
         document.restored.connect(self._show_document)
         self._show_document()
 
@@ -548,12 +548,12 @@ class PerfPanel(QWidget):
     def show_time_overlay(self) -> None:
         """Colour graph nodes by their share of the run time."""
         if self.profile is not None:
-            self.document.set_overlay(Overlay(OverlayKind.TIME))
+            self.document.overlay = Overlay(OverlayKind.TIME)
 
     def show_ep_overlay(self) -> None:
         """Colour graph nodes by the provider that ran them."""
         if self.profile is not None:
-            self.document.set_overlay(Overlay(OverlayKind.PROVIDER))
+            self.document.overlay = Overlay(OverlayKind.PROVIDER)
 
     # ----- edge vs cloud -----------------------------------------------------------------------
     def edge_cloud_inputs(self) -> EdgeCloudInputs:

@@ -390,7 +390,7 @@ class QuantPanel(QWidget):
 
     def _request_overlay(self) -> None:
         if self.current is not None:
-            self.document.set_overlay(Overlay(OverlayKind.SQNR, self.current.number))
+            self.document.overlay = Overlay(OverlayKind.SQNR, self.current.number)
 
     def worst_nodes(self, n: int) -> list[str]:
         """The nodes of the ``n`` worst layers of the current run that it quantized."""

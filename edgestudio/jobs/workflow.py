@@ -126,7 +126,7 @@ class Workflow:
         """Quantize again as ``run`` was, keeping ``nodes`` in float too, and analyse the
         result on the same data by the same metric (the exclude → re-quantize loop; the
         calibration is reused from the cache)."""
-        document.set_excluded(document.excluded | set(nodes))
+        document.exclude(document.excluded | set(nodes))
         return self.quantize(document, run.with_more_excluded(nodes), run.analyze_on, run.metric)
 
     def adopt(self, job: Job, document: ModelDocument, run: QuantRun | None = None) -> None:
@@ -166,21 +166,21 @@ class Workflow:
         elif isinstance(recipe, InputsRecipe):
             if ok:
                 assert job.report is not None
-                document.set_input_spec(spec_of(job.report.details))
+                document.input_spec = spec_of(job.report.details)
             else:
                 document.fail_input_spec(job.error or job.state.value)
         elif ok and isinstance(recipe, BenchRecipe):
             assert job.report is not None
-            document.set_latency(latency_of(job.report.details))
+            document.latency = latency_of(job.report.details)
         elif isinstance(recipe, ShapesRecipe):
             if ok:
                 assert job.report is not None
-                document.set_tensor_shapes(shapes_of(job.report.details))
+                document.tensor_shapes = shapes_of(job.report.details)
             else:
                 document.fail_tensor_shapes(job.error or job.state.value)
         elif ok and isinstance(recipe, ProfileRecipe):
             assert job.report is not None
-            document.set_profile(profile_of(job.report.details, job.report.warnings))
+            document.profile = profile_of(job.report.details, job.report.warnings)
 
     def _quant_outcome(self, document: ModelDocument, route: _Route, job: Job) -> None:
         run = route.run
@@ -196,7 +196,7 @@ class Workflow:
                 else:
                     run.state, run.error = RunState.ANALYSIS_FAILED, job.error or job.state.value
             if ok:
-                document.set_overlay(Overlay(OverlayKind.SQNR, run.number))
+                document.overlay = Overlay(OverlayKind.SQNR, run.number)
             return
         if not ok:
             with run.changing():

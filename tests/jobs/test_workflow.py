@@ -75,7 +75,7 @@ def test_quantize_analyse_benchmark_chain_fills_the_document(model: Path, tmp_pa
     events: list[str] = []
     document.run_added.connect(lambda run: events.append(f"added {run.number}"))
     document.run_changed.connect(lambda run: events.append(f"{run.number} {run.state.value}"))
-    document.overlay_changed.connect(lambda overlay: events.append(f"overlay {overlay.kind.value}"))
+    document.events.overlay.connect(lambda overlay: events.append(f"overlay {overlay.kind.value}"))
 
     run = queue.workflow.quantize(document, QuantRecipe(
         model=str(model), output=str(tmp_path / "q.onnx"),
@@ -128,11 +128,11 @@ def test_the_documents_inputs_reach_its_jobs(model: Path) -> None:
     queue = Queue()
     document = _document(model)
     queue.workflow.add_document(document)
-    document.set_inputs(InputOverrides(shapes=("image=2x1x8x8",)))
+    document.inputs = InputOverrides(shapes=("image=2x1x8x8",))
     queue.workflow.find_inputs(document, InputsRecipe(model=str(model)))
     assert queue.started[0].shapes == ("image=2x1x8x8",)  # type: ignore[attr-defined]
     seen: list[object] = []
-    document.input_spec_changed.connect(seen.append)
+    document.events.input_spec.connect(seen.append)
     queue.drain()
     assert document.input_spec is not None and seen == [document.input_spec]
     assert document.input_spec.entry("image").shape == (2, 1, 8, 8)
@@ -142,7 +142,7 @@ def test_workspace_round_trip_and_report_from_the_cli(model: Path, tmp_path: Pat
     queue = Queue()
     document = _document(model)
     queue.workflow.add_document(document)
-    document.set_excluded({"/features/features.0/Conv"})
+    document.exclude({"/features/features.0/Conv"})
     queue.workflow.quantize(document, QuantRecipe(
         model=str(model), output=str(tmp_path / "q.onnx"),
         calib=DataSource("npz", str(model.with_name(SAMPLE_CALIBRATION.name)))),
@@ -250,3 +250,31 @@ def test_a_runs_changes_reach_the_panels_without_being_announced(model: Path,
                                                   output=str(tmp_path / "q2.onnx")))
     queue.drain()
     assert finals and finals[0][0] is RunState.FAILED and finals[0][1]
+
+
+def test_the_document_is_evented(model: Path) -> None:
+    """Assigning a field of the document is its announcement; news (a benchmark, a found
+    specification, an overlay) is announced even when equal to the last, the user's choices
+    only when they change, and a restored workspace once."""
+    from edgestudio.core.perf.perf_results import Latency
+    from edgestudio.core.workspace.document import Overlay
+
+    document = _document(model)
+    heard: list[str] = []
+    def hear(name: str):  # type: ignore[no-untyped-def]
+        return lambda value: heard.append(name)
+
+    for name in ("inputs", "excluded", "latency", "overlay", "input_spec"):
+        getattr(document.events, name).connect(hear(name))
+    document.restored.connect(lambda: heard.append("restored"))
+    document.inputs = InputOverrides(shapes=("image=2x1x8x8",))
+    document.inputs = InputOverrides(shapes=("image=2x1x8x8",))  # the same: nothing to say
+    document.exclude({"a"})
+    document.exclude({"a"})
+    document.latency = Latency()
+    document.latency = Latency()  # a new benchmark that measured the same is still news
+    document.overlay = Overlay(OverlayKind.SQNR, 1)
+    assert heard == ["inputs", "excluded", "latency", "latency", "overlay"]
+    heard.clear()
+    document.restore(_document(model))
+    assert heard == ["restored"]

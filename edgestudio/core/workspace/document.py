@@ -12,11 +12,12 @@ run on it, and which overlay colours its graph. It says what changed through psy
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+import operator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from psygnal import EmissionInfo, Signal
+from psygnal import EmissionInfo, Signal, SignalGroupDescriptor
 
 from edgestudio.core.inputs.grammar import InputOverrides
 from edgestudio.core.inputs.input_spec import InputSpecification
@@ -55,83 +56,70 @@ class JobRecord:
 
 
 
+# Fields whose every assignment is news (a new benchmark, a re-found specification, a chosen
+# overlay), even when equal to the last; the others are announced only when they change.
+ALWAYS_ANNOUNCED = ("input_spec", "latency", "profile", "overlay", "tensor_shapes")
+
+
+@dataclass(eq=False)
 class ModelDocument:
     """One open model and everything done to it this session (or restored from a workspace).
 
-    Mutate it only through its methods: each emits the signal that tells the views.
+    Evented (psygnal): assigning a field emits ``document.events.<field>`` with the new value,
+    so the views hear of every change without a setter to remember; what is not a field's value
+    — a failure, a run added, a job recorded, a workspace restored — has a signal of its own.
     """
 
-    inputs_changed = Signal(object)  # InputOverrides
-    input_spec_changed = Signal(object)  # InputSpecification | None
-    input_spec_failed = Signal(str)  # why no inputs were found that the model runs on
-    excluded_changed = Signal(object)  # frozenset[str]
-    run_added = Signal(object)  # QuantRun
-    run_changed = Signal(object)  # QuantRun
-    latency_changed = Signal(object)  # Latency
-    profile_changed = Signal(object)  # Profile | None
-    overlay_changed = Signal(object)  # Overlay
-    job_recorded = Signal(object)  # JobRecord
-    tune_recorded = Signal(object)  # a tune's summary (dict: goal, candidates, winner)
-    extra_model_added = Signal(str)  # a model worth benchmarking beside this one (a run's output)
-    tensor_shapes_changed = Signal(object)  # {tensor: (dtype, shape)} from shape inference
-    tensor_shapes_failed = Signal(str)  # why shape inference gave nothing (declared shapes stay)
-    restored = Signal()  # everything was replaced (a workspace was opened): render it all again
+    events: ClassVar[SignalGroupDescriptor] = SignalGroupDescriptor(
+        equality_operators=dict.fromkeys(ALWAYS_ANNOUNCED, operator.is_))
 
-    def __init__(self, path: Path, summary: dict[str, Any] | None = None,
-                 inputs: InputOverrides | None = None) -> None:
-        self.path = Path(path).absolute()
-        self.summary: dict[str, Any] = summary or {}
-        self.inputs = inputs or InputOverrides()
-        self.input_spec: InputSpecification | None = None
-        self.excluded: frozenset[str] = frozenset()
-        self.runs: list[QuantRun] = []
-        self.latency = Latency()
-        self.profile: Profile | None = None
-        self.overlay = Overlay()
-        self.jobs: list[JobRecord] = []
-        self.extra_models: list[str] = []
-        self.tunes: list[dict[str, Any]] = []  # auto-tune summaries (jobs.tuner.tuner_summary)
-        # The file as opened (what every result describes): its SHA-256 and (size, mtime_ns),
-        # taken by the loader off the UI thread; empty until then.
-        self.model_hash = ""
-        self.file_stamp: tuple[int, int] | None = None
-        # Derived from the file again in every session (not saved in workspaces).
-        self.tensor_shapes: dict[str, Any] = {}
+    input_spec_failed: ClassVar[Signal] = Signal(str)  # why no inputs were found that it runs on
+    run_added: ClassVar[Signal] = Signal(object)  # QuantRun
+    run_changed: ClassVar[Signal] = Signal(object)  # QuantRun (any field of it)
+    job_recorded: ClassVar[Signal] = Signal(object)  # JobRecord
+    tune_recorded: ClassVar[Signal] = Signal(object)  # a tune's summary (goal, candidates, winner)
+    extra_model_added: ClassVar[Signal] = Signal(str)  # a model to benchmark beside this one
+    tensor_shapes_failed: ClassVar[Signal] = Signal(str)  # why shape inference gave nothing
+    restored: ClassVar[Signal] = Signal()  # everything was replaced (a workspace was opened)
+
+    path: Path
+    summary: dict[str, Any] = field(default_factory=dict)
+    inputs: InputOverrides = field(default_factory=InputOverrides)  # the user's overrides
+    input_spec: InputSpecification | None = None  # what the model was last verified to run on
+    excluded: frozenset[str] = frozenset()  # nodes kept in float by the next quantization
+    runs: list[QuantRun] = field(default_factory=list)
+    latency: Latency = field(default_factory=Latency)  # the last benchmark
+    profile: Profile | None = None  # the last per-op profile
+    overlay: Overlay = field(default_factory=Overlay)  # what colours the graph
+    jobs: list[JobRecord] = field(default_factory=list)
+    extra_models: list[str] = field(default_factory=list)
+    tunes: list[dict[str, Any]] = field(default_factory=list)  # jobs.tuner.tuner_summary
+    # The file as opened (what every result describes): its SHA-256 and (size, mtime_ns),
+    # taken by the loader off the UI thread; empty until then.
+    model_hash: str = ""
+    file_stamp: tuple[int, int] | None = None
+    # Derived from the file again in every session (not saved in workspaces).
+    tensor_shapes: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.path = Path(self.path).absolute()
+        self.summary = self.summary or {}
+        self.inputs = self.inputs or InputOverrides()
 
     # ----- inputs ------------------------------------------------------------------------------
-    def set_inputs(self, overrides: InputOverrides) -> None:
-        """The user's shapes and values for the model's inputs (every job uses them)."""
-        if overrides != self.inputs:
-            self.inputs = overrides
-            self.inputs_changed.emit(overrides)
-
-    def set_input_spec(self, spec: InputSpecification | None) -> None:
-        """The specification the model was last verified to run on."""
-        self.input_spec = spec
-        self.input_spec_changed.emit(spec)
-
     def fail_input_spec(self, message: str) -> None:
         """No inputs were found that the model runs on (``message`` says what to set)."""
         self.input_spec = None
         self.input_spec_failed.emit(message)
-
-    def set_tensor_shapes(self, shapes: dict[str, Any]) -> None:
-        """Every tensor's inferred ``(dtype, shape)``, for the graph's labels and properties."""
-        self.tensor_shapes = shapes
-        self.tensor_shapes_changed.emit(shapes)
 
     def fail_tensor_shapes(self, message: str) -> None:
         """Shape inference did not finish (``message`` says why); the declared shapes stay."""
         self.tensor_shapes_failed.emit(message)
 
     # ----- quantization --------------------------------------------------------------------------
-    def set_excluded(self, nodes: set[str] | frozenset[str]) -> None:
-        """Nodes to keep in float in the next quantization."""
-        nodes = frozenset(nodes)
-        if nodes != self.excluded:
-            self.excluded = nodes
-            self.excluded_changed.emit(nodes)
-
+    def exclude(self, nodes: set[str] | frozenset[str]) -> None:
+        """Keep exactly ``nodes`` in float in the next quantization."""
+        self.excluded = frozenset(nodes)
     def new_run(self, run: QuantRun) -> QuantRun:
         """Add a quantization run (numbered after the existing ones); from then on every change
         to one of its fields is announced as ``run_changed``."""
@@ -161,23 +149,7 @@ class ModelDocument:
             self.extra_models.append(path)
             self.extra_model_added.emit(path)
 
-    # ----- performance ---------------------------------------------------------------------------
-    def set_latency(self, results: Latency) -> None:
-        """The last benchmark's results."""
-        self.latency = results
-        self.latency_changed.emit(results)
-
-    def set_profile(self, profile: Profile | None) -> None:
-        """The last per-op profile (placement and time per node)."""
-        self.profile = profile
-        self.profile_changed.emit(profile)
-
     # ----- overlay and history -----------------------------------------------------------------
-    def set_overlay(self, overlay: Overlay) -> None:
-        """Choose what colours the graph."""
-        self.overlay = overlay
-        self.overlay_changed.emit(overlay)
-
     def record_tune(self, summary: dict[str, Any]) -> None:
         """Keep an auto-tune's candidates and winner."""
         self.tunes.append(summary)
@@ -190,9 +162,10 @@ class ModelDocument:
 
     def restore(self, saved: ModelDocument) -> None:
         """Take over everything ``saved`` (a workspace's document) holds, then say so once."""
-        for name in ("inputs", "input_spec", "excluded", "runs", "latency", "profile", "overlay",
-                     "jobs", "extra_models", "tunes"):
-            setattr(self, name, getattr(saved, name))
+        with self.events.blocked():  # one announcement for the lot: restored
+            for name in ("inputs", "input_spec", "excluded", "runs", "latency", "profile",
+                         "overlay", "jobs", "extra_models", "tunes"):
+                setattr(self, name, getattr(saved, name))
         for run in self.runs:
             self._follow(run)
         if saved.summary and not self.summary:
