@@ -10,7 +10,7 @@ import pytest
     "module",
     ["edgestudio.core.model.summary", "edgestudio.core.model.model_io", "edgestudio.core.model.runtime_info",
      "edgestudio.core.workspace.document", "edgestudio.core.workspace.workspace", "edgestudio.core.workspace.report",
-     "edgestudio.jobs", "edgestudio.jobs.workflow", "edgestudio.cli.main",
+     "edgestudio.jobs", "edgestudio.jobs.workflow", "edgestudio.jobs.scheduler", "edgestudio.cli.main",
      "edgestudio.__main__"],
 )
 def test_module_imports_without_qt(module: str) -> None:

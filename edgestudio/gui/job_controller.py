@@ -1,7 +1,9 @@
-"""Runs jobs for the GUI: a queue, a poll timer on the UI thread, signals per change.
+"""The window's side of the one job queue: a poll timer on the UI thread, Qt signals per change.
 
-Polling a pipe without blocking costs microseconds, so no extra thread is needed: the UI thread
-stays free, and workers do the heavy lifting in their own processes.
+Every job of the window — a form's, a panel's, auto-tune's candidates — goes through one
+:class:`~edgestudio.jobs.scheduler.Scheduler`, which this controller drives. Polling a pipe
+without blocking costs microseconds, so no extra thread is needed: the UI thread stays free,
+and workers do the heavy lifting in their own processes.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import time
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from edgestudio.core.job_api.recipe import Recipe
-from edgestudio.jobs.runner import Job, JobState
+from edgestudio.jobs.runner import Job
+from edgestudio.jobs.scheduler import Scheduler
 
 POLL_INTERVAL_MS = 50
 UPDATE_INTERVAL_S = 0.1  # throttle: widgets hear about progress at most ~10 times a second
@@ -26,76 +29,78 @@ class JobController(QObject):
 
     def __init__(self, parent: QObject | None = None, max_parallel: int = 1) -> None:
         super().__init__(parent)
-        self.jobs: list[Job] = []
-        self.background: set[str] = set()
-        self.max_parallel = max_parallel
+        self.scheduler = Scheduler(max_parallel, on_added=self.job_added.emit,
+                                   on_updated=self._throttled,
+                                   on_finished=self.job_finished.emit)
         self._last_update: dict[str, float] = {}
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_INTERVAL_MS)
         self._timer.timeout.connect(self._tick)
 
-    def submit(self, recipe: Recipe, timeout: float | None = None,
-               background: bool = False) -> Job:
-        """Queue ``recipe``; it starts as soon as a slot is free.
+    @property
+    def jobs(self) -> list[Job]:
+        """Every job of the session, in the order they were submitted."""
+        return self.scheduler.jobs
 
-        ``background`` jobs (the app's own probes) are cancelled without asking on quit.
-        """
-        job = Job(recipe, timeout=timeout)
-        if background:
-            self.background.add(job.id)
-        self.jobs.append(job)
-        self.job_added.emit(job)
-        self._start_queued()
+    @property
+    def background(self) -> set[str]:
+        """Ids of the app's own jobs (cancelled without asking on quit)."""
+        return self.scheduler.background
+
+    @property
+    def max_parallel(self) -> int:
+        """How many jobs may run at once."""
+        return self.scheduler.max_parallel
+
+    @max_parallel.setter
+    def max_parallel(self, value: int) -> None:
+        self.scheduler.max_parallel = max(1, value)
+
+    def submit(self, recipe: Recipe, timeout: float | None = None, background: bool = False,
+               threads: int | None = None, exclusive: bool = False) -> Job:
+        """Queue ``recipe`` (see :meth:`Scheduler.submit`); it starts as soon as it may."""
+        job = self.scheduler.submit(recipe, timeout=timeout, background=background,
+                                    threads=threads, exclusive=exclusive)
         self._timer.start()
         return job
 
+    def poll(self) -> bool:
+        """True while a job runs or waits (the timer moves them on)."""
+        return self.scheduler.busy()
+
     def cancel(self, job: Job) -> None:
         """Cancel a queued or running job."""
-        job.cancel()
-        if job.state.is_final:
-            self.job_finished.emit(job)
+        self.scheduler.cancel(job)
 
     def running(self) -> list[Job]:
         """Jobs whose worker is running."""
-        return [j for j in self.jobs if j.state is JobState.RUNNING]
+        return self.scheduler.running()
 
     def user_jobs_running(self) -> list[Job]:
         """Running jobs the user started (worth asking about before quitting)."""
-        return [j for j in self.running() if j.id not in self.background]
+        return self.scheduler.user_jobs_running()
 
     def shutdown(self, timeout_s: float = 10.0) -> None:
         """Cancel everything and wait for the workers to go (window closing, tests)."""
-        for job in self.jobs:
-            if not job.state.is_final:
-                job.cancel()
-        for job in self.jobs:
-            if job.state is JobState.RUNNING:
-                job.wait(timeout_s)
+        self.scheduler.shutdown(timeout_s)
         self._timer.stop()
 
-    def _start_queued(self) -> None:
-        for job in self.jobs:
-            if len(self.running()) >= self.max_parallel:
-                break
-            if job.state is JobState.QUEUED:
-                try:
-                    job.start()
-                except Exception as exc:  # unusable output etc.: the job fails, the app goes on
-                    job.fail_before_start(str(exc))
-                    self.job_finished.emit(job)
-                    continue
-                self.job_updated.emit(job)
+    def _updated(self, job: Job) -> None:
+        self._last_update[job.id] = time.monotonic()
+        self.job_updated.emit(job)
 
     def _tick(self) -> None:
         now = time.monotonic()
-        for job in self.running():
-            changed = job.poll(0.0)
-            if job.state.is_final:
-                self.job_finished.emit(job)
-            elif now - self._last_update.get(job.id, 0) >= (UPDATE_INTERVAL_S if changed else 0.5):
-                # Throttled, and refreshed twice a second anyway so the elapsed time moves.
-                self._last_update[job.id] = now
-                self.job_updated.emit(job)
-        self._start_queued()
-        if not self.running() and not any(j.state is JobState.QUEUED for j in self.jobs):
+        busy = self.scheduler.poll()
+        for job in self.scheduler.running():
+            # refreshed twice a second anyway, so that the elapsed time moves
+            if now - self._last_update.get(job.id, 0) >= 0.5:
+                self._updated(job)
+        if not busy:
             self._timer.stop()
+
+    def _throttled(self, job: Job) -> None:
+        """Progress news, at most ~10 times a second per job (its first news at once)."""
+        if time.monotonic() - self._last_update.get(job.id, 0) >= UPDATE_INTERVAL_S \
+                or job.id not in self._last_update:
+            self._updated(job)

@@ -123,7 +123,7 @@ class MainWindow(QMainWindow):
         self._restores: dict[str, workspace.Workspace] = {}  # applied once the model is loaded
         self.compare_views: list[CompareView] = []
         self.tune_windows: list[TuneWindow] = []
-        self.jobs = JobController(self)
+        self.jobs = JobController(self, max_parallel=self.prefs.parallel_jobs)
         self.jobs.job_finished.connect(self._on_job_finished)
         self.workflow = Workflow(self._run)
         self.workflow.providers_found.connect(self._show_providers)
@@ -524,7 +524,8 @@ class MainWindow(QMainWindow):
             doc.path.parent.glob("*calib*.npz"))
         window = TuneWindow(doc.path, providers, str(guesses[0]) if guesses else "", self,
                             ray_address=self.prefs.ray_address, base=base,
-                            earlier=doc.document.tunes[-1] if doc.document.tunes else None)
+                            earlier=doc.document.tunes[-1] if doc.document.tunes else None,
+                            jobs=self.jobs)
         window.candidate_chosen.connect(
             lambda c, d=doc: d.graph_panel.view.show_sqnr(
                 c.analysis.sqnr_by_node(), c.analysis.representative,
@@ -734,6 +735,7 @@ class MainWindow(QMainWindow):
         self.prefs = prefs
         save_preferences(self.settings, prefs)
         apply_theme(prefs.theme)
+        self.jobs.max_parallel = prefs.parallel_jobs
         for doc in self.documents():
             if doc.is_loaded:
                 doc.perf_panel.apply_preferences(prefs)

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QLineEdit,
+    QSpinBox,
     QStyleFactory,
     QWidget,
 )
@@ -82,6 +83,12 @@ class PreferencesDialog(QDialog):
         self.ray_address.setToolTip("A Ray cluster's address (ray://host:10001, or 'local' to "
                                     "start one here) where auto-tune runs its candidates; "
                                     "needs pip install 'edgestudio[cluster]'")
+        self.parallel_jobs = QSpinBox()
+        self.parallel_jobs.setRange(1, 16)
+        self.parallel_jobs.setValue(prefs.parallel_jobs)
+        self.parallel_jobs.setToolTip("How many jobs run at once; the others wait in the Jobs "
+                                      "panel. Auto-tune's candidates are jobs too. A benchmark "
+                                      "always runs alone.")
         form = QFormLayout(self)
         form.addRow("Execution providers:", self.providers)
         form.addRow("Intra-op threads:", self.threads)
@@ -89,6 +96,7 @@ class PreferencesDialog(QDialog):
         form.addRow("Check rtol:", self.rtol)
         form.addRow("Output names:", self.output_pattern)
         form.addRow("Theme:", self.theme)
+        form.addRow("Jobs at once:", self.parallel_jobs)
         form.addRow("Cluster (Ray):", self.ray_address)
         # Devices are stored when added or removed (the CLI shares the list), not on OK.
         self.devices = DevicesBox(self)
@@ -112,6 +120,7 @@ class PreferencesDialog(QDialog):
             "output_pattern": self.output_pattern.text(),
             "theme": THEMES[self.theme.currentIndex()],
             "ray_address": self.ray_address.text().strip(),
+            "parallel_jobs": self.parallel_jobs.value(),
         })
 
     def reset(self) -> None:
@@ -124,3 +133,4 @@ class PreferencesDialog(QDialog):
         self.output_pattern.setText(d.output_pattern)
         self.theme.setCurrentIndex(THEMES.index(d.theme))
         self.ray_address.setText(d.ray_address)
+        self.parallel_jobs.setValue(d.parallel_jobs)

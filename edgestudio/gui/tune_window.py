@@ -44,6 +44,7 @@ from edgestudio.gui.background import Background, BackgroundTask
 from edgestudio.gui.forms.common import PathPicker
 from edgestudio.gui.plots import show_empty, show_values
 from edgestudio.gui.tables import results_table
+from edgestudio.jobs.scheduler import JobSubmitter
 from edgestudio.jobs.tuner import Tuner
 
 COLUMNS = ["#", "Recipe", "Excluded", "Goal figure", "Meets", "Median (ms)", "Size (KiB)",
@@ -60,13 +61,14 @@ class TuneWindow(QWidget):
     def __init__(self, model: Path, providers: list[str], data_guess: str = "",
                  parent: QWidget | None = None, ray_address: str = "",
                  base: QuantRecipe | None = None,
-                 earlier: dict[str, Any] | None = None) -> None:
+                 earlier: dict[str, Any] | None = None, jobs: JobSubmitter | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("tune_window")
         self.setWindowTitle(f"Auto-tune {model.name}")
         self.resize(1200, 780)
         self.model = model
         self.tuner: Tuner | None = None
+        self.jobs = jobs  # the window's job queue: candidates are listed in its Jobs panel
         self._background = Background(self)
         self._preparing: BackgroundTask | None = None
         self._cancel_when_built = False
@@ -93,6 +95,9 @@ class TuneWindow(QWidget):
         self.workers = QSpinBox()
         self.workers.setRange(1, 64)
         self.workers.setValue(2)
+        self.workers.setToolTip("Candidates quantized and analysed side by side. Their jobs go "
+                                "through the window's queue (Jobs panel), which runs at most "
+                                "Preferences › Jobs at once of them.")
         self.data = PathPicker(data_guess, "Data (*.npz);;All files (*)", save=False)
         self.samples = QSpinBox()
         self.samples.setRange(0, 1_000_000)
@@ -238,7 +243,8 @@ class TuneWindow(QWidget):
         self.status.setText("Preparing the tune" + (
             f" (connecting to Ray at {settings.ray_address})…" if settings.ray_address else "…"))
         self._preparing = self._background.run(
-            lambda progress, cancelled: Tuner(settings, on_change=self._candidate_changed),
+            lambda progress, cancelled: Tuner(settings, on_change=self._candidate_changed,
+                                              jobs=self.jobs),
             on_done=lambda tuner: self._begin(tuner, settings), on_error=self._not_started)
         return True
 

@@ -1,9 +1,11 @@
 """The auto-tune run: candidates quantized and analysed in parallel, timed one at a time.
 
-Each candidate is quantize → analyse (in worker processes, ``workers`` at once, or as Ray tasks
-on a cluster) → benchmark (always here, and never beside other work, so the latencies stay
-clean). The search (:mod:`edgestudio.core.quant.tune`) tries sensible recipes first, then
-excludes the worst layers of the closest one until the goal is met or the budget is spent. A
+Each candidate is quantize → analyse (jobs in the session's one queue, ``workers`` at once and
+never more than the queue allows, or Ray tasks on a cluster) → benchmark (always here, as a job
+that runs alone, so the latencies stay clean). In the window the candidates' jobs are listed in
+the Jobs panel beside every other job. The search (:mod:`edgestudio.core.quant.tune`) tries
+sensible recipes first, then excludes the worst layers of the closest one until the goal is met
+or the budget is spent. A
 failed or crashed candidate is recorded with its reason and the search goes on. Drive it with
 :meth:`Tuner.poll` (the window's timer, the CLI's loop); :meth:`Tuner.cancel` stops everything
 and leaves no file behind.
@@ -40,6 +42,7 @@ from edgestudio.core.quant.tune import (
 from edgestudio.core.serialise import from_json, to_json
 from edgestudio.jobs import warm
 from edgestudio.jobs.runner import Job, JobState, run_job
+from edgestudio.jobs.scheduler import JobSubmitter, Scheduler
 
 BENCH_BATCH = 2  # candidates per worker benchmarked together (one job, one pause)
 
@@ -51,21 +54,20 @@ def thread_share(workers: int) -> int | None:
 
 
 class _LocalStep:
-    """Quantize, then analyse, in worker processes."""
+    """Quantize, then analyse, as jobs of the session's queue."""
 
-    def __init__(self, candidate: Candidate, settings: TuneSettings) -> None:
+    def __init__(self, candidate: Candidate, settings: TuneSettings, jobs: JobSubmitter) -> None:
         self.candidate = candidate
         self.settings = settings
-        self.threads = thread_share(settings.workers)
-        self.job = Job(candidate.recipe, threads=self.threads)
-        self.job.start()
+        self.jobs = jobs
+        self.threads = thread_share(min(settings.workers, jobs.max_parallel))
+        self.job = jobs.submit(candidate.recipe, threads=self.threads)
         self.analysing = False
         self.quant_bytes = 0
         self.result: tuple[int, Analysis] | str | None = None
 
     def poll(self) -> bool:
         """Advance; True once :attr:`result` holds the outcome (or why it failed)."""
-        self.job.poll(0.0)
         if not self.job.state.is_final:
             return False
         report = self.job.report
@@ -77,18 +79,17 @@ class _LocalStep:
             self.quant_bytes = quantization.quant_bytes
             self.analysing = True
             recipe = self.candidate.recipe
-            self.job = Job(AnalyzeRecipe(float_model=self.settings.model,
-                                         quant_model=str(recipe.output), data=self.settings.data,
-                                         shapes=recipe.shapes, ranges=recipe.ranges),
-                           threads=self.threads)
-            self.job.start()
+            self.job = self.jobs.submit(
+                AnalyzeRecipe(float_model=self.settings.model, quant_model=str(recipe.output),
+                              data=self.settings.data, shapes=recipe.shapes,
+                              ranges=recipe.ranges), threads=self.threads)
             return False
         self.result = (self.quant_bytes, from_json(Analysis, report.details))
         return True
 
     def cancel(self) -> None:
         """Stop the running job."""
-        self.job.cancel()
+        self.jobs.cancel(self.job)
         self.job.wait(10)
 
 
@@ -212,9 +213,12 @@ class Tuner:
     """One auto-tune run (see the module doc)."""
 
     def __init__(self, settings: TuneSettings,
-                 on_change: Callable[[Candidate], None] | None = None) -> None:
+                 on_change: Callable[[Candidate], None] | None = None,
+                 jobs: JobSubmitter | None = None) -> None:
         self.settings = settings
         self.on_change = on_change or (lambda c: None)
+        # the session's queue (the window's); on its own (the CLI), one of ``workers`` slots
+        self.jobs: JobSubmitter = jobs or Scheduler(max_parallel=max(1, settings.workers))
         self.folder = Path(tempfile.mkdtemp(prefix="edgestudio-tune-"))
         model = load_model(settings.model)
         ops = {n.op_type for n in model.graph.node}
@@ -326,7 +330,7 @@ class Tuner:
         try:
             step: _LocalStep | _RayStep = (_RayStep(candidate, self.settings, self._ray)
                                            if self._ray is not None
-                                           else _LocalStep(candidate, self.settings))
+                                           else _LocalStep(candidate, self.settings, self.jobs))
         except Exception as exc:  # e.g. the output check: recorded, the search goes on
             self._fail(candidate, str(exc))
             return
@@ -342,6 +346,7 @@ class Tuner:
         """Move the run on; True while there is more to do."""
         if self.finished:
             return False
+        self.jobs.poll()
         for step in list(self.steps):
             if step.poll():
                 self.steps.remove(step)
@@ -380,7 +385,6 @@ class Tuner:
     def _poll_bench(self) -> None:
         if self.bench is not None:
             candidates, job = self.bench
-            job.poll(0.0)
             if not job.state.is_final:
                 return
             self.bench = None
@@ -402,10 +406,10 @@ class Tuner:
             candidates, self.waiting_bench = self.waiting_bench, []
             s = self.settings
             models = (str(s.model), *(str(c.recipe.output) for c in candidates))
-            job = Job(BenchRecipe(models=models,
-                                  providers=(s.provider,), threads=(s.threads,), warmup=5,
-                                  runs=s.bench_runs, seed=s.seed))
-            job.start()
+            # alone in the queue: nothing else runs while latencies are measured
+            job = self.jobs.submit(BenchRecipe(models=models, providers=(s.provider,),
+                                               threads=(s.threads,), warmup=5,
+                                               runs=s.bench_runs, seed=s.seed), exclusive=True)
             self.bench = (candidates, job)
 
     def run(self, interval: float = 0.05) -> Candidate | None:
@@ -424,7 +428,7 @@ class Tuner:
         for step in self.steps:
             step.cancel()
         if self.bench is not None:
-            self.bench[1].cancel()
+            self.jobs.cancel(self.bench[1])
             self.bench[1].wait(10)
         for c in self.candidates:
             if c.state in ("pending", "running"):

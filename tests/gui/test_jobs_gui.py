@@ -169,6 +169,11 @@ def test_export_form_builds_the_recipe(qtbot, tmp_path: Path) -> None:  # type: 
 
 
 def test_queue_runs_jobs_one_after_another(qtbot, window: MainWindow) -> None:
+    from dataclasses import replace
+
+    assert window.jobs.max_parallel == window.prefs.parallel_jobs == 2
+    window.set_preferences(replace(window.prefs, parallel_jobs=1))  # Jobs at once: 1
+    assert window.jobs.max_parallel == 1
     first = window.submit(DiagnosticRecipe(action="spin", seconds=0.2))
     second = window.submit(DiagnosticRecipe(action="spin", seconds=0.2))
     assert second.state is JobState.QUEUED

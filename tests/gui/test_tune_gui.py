@@ -34,6 +34,14 @@ def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path
     assert tune.start()
     qtbot.waitUntil(lambda: tune.tuner is not None and tune.tuner.finished, timeout=240_000)
     assert tune.table.rowCount() == 3 and len(tune.scatter.data) == 3
+    # the candidates' jobs went through the window's one queue (listed in the Jobs panel, at
+    # most Jobs-at-once of them side by side), the benchmark alone
+    kinds = [j.recipe.kind for j in window.jobs.jobs]
+    assert kinds.count("quantize") >= 3 and kinds.count("analyze") >= 3 and "bench" in kinds
+    benches = [j for j in window.jobs.jobs if j.recipe.kind == "bench"]
+    assert all(j.id in window.jobs.scheduler.exclusive for j in benches)
+    shown = [j for j in window.jobs.jobs if j.id not in window.jobs.background]
+    assert window.jobs_panel.table.rowCount() == len(shown) >= 7
     # the float model's latency is drawn as the reference line, labelled
     assert tune.float_line.isVisible() and tune.tuner.float_latency_ms is not None
     assert tune.float_line.value() == tune.tuner.float_latency_ms

@@ -17,7 +17,6 @@ from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.perf.latency_stats import median_ratio_interval
 from edgestudio.core.quant.tune import Goal, GoalError, SearchSpace, TuneSettings
 from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
-from edgestudio.jobs import tuner as tuner_module
 from edgestudio.jobs.tuner import Tuner
 from edgestudio.resources import SAMPLE_EVALUATION, SAMPLE_MODEL
 
@@ -94,7 +93,9 @@ def test_when_no_recipe_meets_the_goal_the_worst_layers_are_excluded(model: Path
 def test_a_crashed_candidate_is_recorded_and_the_tune_finishes(model: Path,
                                                                monkeypatch: pytest.MonkeyPatch
                                                                ) -> None:
-    real_job = tuner_module.Job
+    from edgestudio.jobs import scheduler as scheduler_module
+
+    real_job = scheduler_module.Job  # the tuner's jobs are made by the session's queue
     started: list[object] = []
 
     def crashing_second(recipe: object, *args: object, **kwargs: object) -> object:
@@ -103,7 +104,7 @@ def test_a_crashed_candidate_is_recorded_and_the_tune_finishes(model: Path,
             return real_job(DiagnosticRecipe(action="crash"))
         return real_job(recipe, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(tuner_module, "Job", crashing_second)
+    monkeypatch.setattr(scheduler_module, "Job", crashing_second)
     tuner = Tuner(_settings(model, goal=Goal("sqnr", 30), space=UINT8_QDQ, budget=3))
     winner = tuner.run()
     states = [c.state for c in tuner.candidates]
@@ -184,14 +185,16 @@ def test_a_tune_resumes_what_an_earlier_one_measured(model: Path, tmp_path: Path
     summary = json.loads(json.dumps(tuner_summary(first)))  # through JSON, as a workspace
     first.cleanup()
 
+    from edgestudio.jobs import scheduler as scheduler_module
+
     started: list[object] = []
-    real_job = tuner_module.Job
+    real_job = scheduler_module.Job  # the tuner's jobs are made by the session's queue
 
     def counting(recipe: object, *args: object, **kwargs: object) -> object:
         started.append(recipe)
         return real_job(recipe, *args, **kwargs)
 
-    monkeypatch.setattr(tuner_module, "Job", counting)
+    monkeypatch.setattr(scheduler_module, "Job", counting)
     again = Tuner(_settings(model, goal=Goal("sqnr", 200), space=space, budget=1,
                             bench_runs=3, resume=summary))
     assert "1 recipe(s)" in again.resume_note

@@ -24,6 +24,7 @@ class Preferences:
     output_pattern: str = "{folder}/{stem}_{suffix}.onnx"
     theme: str = "system"
     ray_address: str = ""  # auto-tune's candidates go to this Ray cluster ("": this machine)
+    parallel_jobs: int = 2  # jobs the window runs at once (auto-tune's candidates included)
 
     def output_for(self, model: str | Path, suffix: str) -> str:
         """The default output path of a job on ``model``."""
@@ -52,6 +53,7 @@ class Preferences:
                 values[f.name] = default
         if values["theme"] not in THEMES:
             values["theme"] = defaults.theme
+        values["parallel_jobs"] = min(16, max(1, values["parallel_jobs"]))
         if "{stem}" not in values["output_pattern"]:
             values["output_pattern"] = defaults.output_pattern
         return cls(**values)

@@ -1,0 +1,153 @@
+"""One queue for every job of a session: the window's, the command line's, auto-tune's.
+
+At most ``max_parallel`` jobs run at once; the rest wait in the order they came. A job marked
+``exclusive`` (a benchmark whose latencies must not share the machine) starts only when nothing
+else runs, and nothing starts beside it. The scheduler is plain Python: the window drives it
+from a Qt timer (:class:`edgestudio.gui.job_controller.JobController`), the command line and
+the tuner from a loop (:meth:`Scheduler.run_until_done`), so auto-tune's candidates are jobs
+like any other — listed in the Jobs panel and governed by the same limit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from edgestudio.core.job_api.recipe import Recipe
+from edgestudio.jobs.runner import Job, JobState
+
+Listener = Callable[[Job], None]
+
+
+class JobSubmitter(Protocol):
+    """What a client of the scheduler needs (the tuner, the workflow): submit and watch."""
+
+    def submit(self, recipe: Recipe, timeout: float | None = None, background: bool = False,
+               threads: int | None = None, exclusive: bool = False) -> Job:
+        """Queue ``recipe``; the returned job's state says where it is."""
+        ...  # pragma: no cover - a protocol
+
+    def poll(self) -> bool:
+        """Advance what runs; True while something runs or waits."""
+        ...  # pragma: no cover - a protocol
+
+    def cancel(self, job: Job) -> None:
+        """Stop ``job`` (queued or running)."""
+        ...  # pragma: no cover - a protocol
+
+    @property
+    def max_parallel(self) -> int:
+        """How many jobs may run at once."""
+        ...  # pragma: no cover - a protocol
+
+
+class Scheduler:
+    """Every job of a session; runs at most ``max_parallel`` at a time (see the module doc).
+
+    ``on_added``, ``on_updated`` and ``on_finished`` hear of each job as it is queued, as it
+    starts or reports progress, and when it ends.
+    """
+
+    def __init__(self, max_parallel: int = 1, on_added: Listener | None = None,
+                 on_updated: Listener | None = None,
+                 on_finished: Listener | None = None) -> None:
+        self.max_parallel = max(1, max_parallel)
+        self.jobs: list[Job] = []
+        self.background: set[str] = set()
+        self.exclusive: set[str] = set()
+        self.on_added = on_added or (lambda job: None)
+        self.on_updated = on_updated or (lambda job: None)
+        self.on_finished = on_finished or (lambda job: None)
+
+    def submit(self, recipe: Recipe, timeout: float | None = None, background: bool = False,
+               threads: int | None = None, exclusive: bool = False) -> Job:
+        """Queue ``recipe``; it starts as soon as a slot is free.
+
+        ``background`` jobs (the app's own probes) are cancelled without asking on quit;
+        ``threads`` is the share of cores the job's own sessions may use; an ``exclusive`` job
+        runs alone.
+        """
+        job = Job(recipe, timeout=timeout, threads=threads)
+        if background:
+            self.background.add(job.id)
+        if exclusive:
+            self.exclusive.add(job.id)
+        self.jobs.append(job)
+        self.on_added(job)
+        self._start_queued()
+        return job
+
+    def cancel(self, job: Job) -> None:
+        """Cancel a queued or running job."""
+        job.cancel()
+        if job.state.is_final:
+            self.on_finished(job)
+        self._start_queued()
+
+    def running(self) -> list[Job]:
+        """Jobs whose worker is running."""
+        return [j for j in self.jobs if j.state is JobState.RUNNING]
+
+    def queued(self) -> list[Job]:
+        """Jobs waiting for a slot."""
+        return [j for j in self.jobs if j.state is JobState.QUEUED]
+
+    def user_jobs_running(self) -> list[Job]:
+        """Running jobs the user started (worth asking about before quitting)."""
+        return [j for j in self.running() if j.id not in self.background]
+
+    def busy(self) -> bool:
+        """True while a job runs or waits."""
+        return bool(self.running() or self.queued())
+
+    def poll(self) -> bool:
+        """Read every running job's news, start what may start; True while busy."""
+        for job in self.running():
+            changed = job.poll(0.0)
+            if job.state.is_final:
+                self.on_finished(job)
+            elif changed:
+                self.on_updated(job)
+        self._start_queued()
+        return self.busy()
+
+    def run_until_done(self, jobs: list[Job] | None = None, interval: float = 0.05) -> None:
+        """Drive the queue here (the command line) until ``jobs`` (or every job) ended."""
+        def waiting() -> bool:
+            return any(not j.state.is_final for j in (jobs if jobs is not None else self.jobs))
+
+        while waiting():
+            self.poll()
+            time.sleep(interval)
+
+    def shutdown(self, timeout_s: float = 10.0) -> None:
+        """Cancel everything and wait for the workers to go (window closing, tests)."""
+        for job in self.jobs:
+            if not job.state.is_final:
+                job.cancel()
+        for job in self.jobs:
+            if job.state is JobState.RUNNING:
+                job.wait(timeout_s)
+
+    def _may_start(self, job: Job) -> bool:
+        running = self.running()
+        if any(j.id in self.exclusive for j in running):
+            return False  # an exclusive job runs alone
+        if job.id in self.exclusive:
+            return not running
+        return len(running) < self.max_parallel
+
+    def _start_queued(self) -> None:
+        for job in self.queued():
+            if not self._may_start(job):
+                if job.id in self.exclusive:
+                    break  # it waits for the others to end; later jobs wait behind it
+                continue
+            try:
+                job.start()
+            except Exception as exc:  # unusable output etc.: the job fails, the app goes on
+                job.fail_before_start(str(exc))
+                self.on_finished(job)
+                continue
+            self.on_updated(job)

@@ -1,0 +1,69 @@
+"""The one job queue: a limit on jobs at once, benchmarks alone, the tuner's jobs in it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
+from edgestudio.jobs.runner import Job, JobState
+from edgestudio.jobs.scheduler import Scheduler
+
+
+def _hang() -> DiagnosticRecipe:
+    return DiagnosticRecipe(action="hang")
+
+
+def _cancel(queue: Scheduler, job: Job) -> None:
+    """Cancel ``job`` and drive the queue until its worker is gone (a cancel never blocks)."""
+    queue.cancel(job)
+    deadline = time.monotonic() + 30
+    while not job.state.is_final and time.monotonic() < deadline:
+        queue.poll()
+        time.sleep(0.02)
+
+
+def test_at_most_max_parallel_run_and_the_rest_wait_in_order() -> None:
+    events: list[str] = []
+    queue = Scheduler(max_parallel=2, on_added=lambda j: events.append("added"),
+                      on_finished=lambda j: events.append(j.state.value))
+    jobs = [queue.submit(_hang()) for _ in range(3)]
+    try:
+        assert [j.state for j in jobs] == [JobState.RUNNING, JobState.RUNNING, JobState.QUEUED]
+        _cancel(queue, jobs[0])  # a slot frees: the waiting one starts
+        assert jobs[2].state is JobState.RUNNING and len(queue.running()) == 2
+        assert events == ["added"] * 3 + ["cancelled"]
+    finally:
+        queue.shutdown()
+    assert not queue.busy()
+
+
+def test_an_exclusive_job_runs_alone_and_what_comes_after_waits_for_it(tmp_path: Path) -> None:
+    queue = Scheduler(max_parallel=4)
+    first = queue.submit(_hang())
+    alone = queue.submit(DiagnosticRecipe(action="succeed", output=str(tmp_path / "a.bin")),
+                         exclusive=True)
+    after = queue.submit(_hang())
+    try:
+        assert first.state is JobState.RUNNING
+        assert alone.state is JobState.QUEUED and after.state is JobState.QUEUED
+        _cancel(queue, first)
+        assert alone.state is JobState.RUNNING and after.state is JobState.QUEUED
+        queue.run_until_done([alone])
+        assert alone.state is JobState.SUCCEEDED
+        queue.poll()
+        assert after.state is JobState.RUNNING
+    finally:
+        queue.shutdown()
+
+
+def test_a_job_that_cannot_start_fails_and_the_queue_goes_on(tmp_path: Path) -> None:
+    finished: list[Job] = []
+    queue = Scheduler(on_finished=finished.append)
+    target = tmp_path / "exists.bin"
+    target.write_bytes(b"keep")
+    bad = queue.submit(DiagnosticRecipe(action="succeed", output=str(target)))  # no overwrite
+    good = queue.submit(DiagnosticRecipe(action="succeed", output=str(tmp_path / "new.bin")))
+    queue.run_until_done()
+    assert bad.state is JobState.FAILED and finished[0] is bad
+    assert good.state is JobState.SUCCEEDED and target.read_bytes() == b"keep"
