@@ -66,12 +66,12 @@ class Scheduler:
 
         ``background`` jobs (the app's own probes) are cancelled without asking on quit;
         ``threads`` is the share of cores the job's own sessions may use; an ``exclusive`` job
-        runs alone.
+        runs alone, as every job that measures time does (``recipe.runs_alone``).
         """
         job = Job(recipe, timeout=timeout, threads=threads)
         if background:
             self.background.add(job.id)
-        if exclusive:
+        if exclusive or recipe.runs_alone:
             self.exclusive.add(job.id)
         self.jobs.append(job)
         self.on_added(job)

@@ -406,10 +406,10 @@ class Tuner:
             candidates, self.waiting_bench = self.waiting_bench, []
             s = self.settings
             models = (str(s.model), *(str(c.recipe.output) for c in candidates))
-            # alone in the queue: nothing else runs while latencies are measured
+            # a benchmark runs alone in the queue: nothing else runs while latencies are measured
             job = self.jobs.submit(BenchRecipe(models=models, providers=(s.provider,),
                                                threads=(s.threads,), warmup=5,
-                                               runs=s.bench_runs, seed=s.seed), exclusive=True)
+                                               runs=s.bench_runs, seed=s.seed))
             self.bench = (candidates, job)
 
     def run(self, interval: float = 0.05) -> Candidate | None:

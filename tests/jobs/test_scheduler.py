@@ -67,3 +67,17 @@ def test_a_job_that_cannot_start_fails_and_the_queue_goes_on(tmp_path: Path) -> 
     queue.run_until_done()
     assert bad.state is JobState.FAILED and finished[0] is bad
     assert good.state is JobState.SUCCEEDED and target.read_bytes() == b"keep"
+
+
+def test_benchmarks_and_profiles_always_run_alone() -> None:
+    from edgestudio.core.perf.bench_recipes import BenchRecipe, ProfileRecipe
+    from edgestudio.core.quant.quant_recipes import QuantRecipe
+
+    assert BenchRecipe.runs_alone and ProfileRecipe.runs_alone and not QuantRecipe.runs_alone
+    queue = Scheduler(max_parallel=4)
+    queue.submit(_hang())
+    bench = queue.submit(BenchRecipe(models=("m.onnx",)))
+    try:
+        assert bench.id in queue.exclusive and bench.state is JobState.QUEUED
+    finally:
+        queue.shutdown()

@@ -26,6 +26,8 @@ class Recipe:
     """Base of every job recipe. ``output`` is where the result goes (None: no file)."""
 
     kind: ClassVar[str] = ""
+    # A job that measures time (a benchmark, a profile) runs alone: nothing starts beside it.
+    runs_alone: ClassVar[bool] = False
     output: str | None = None
     overwrite: bool = False
 

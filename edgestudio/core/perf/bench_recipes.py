@@ -26,6 +26,7 @@ class BenchRecipe(Recipe):
     """
 
     kind: ClassVar[str] = "bench"
+    runs_alone: ClassVar[bool] = True
     models: tuple[str, ...] = ()
     providers: tuple[str, ...] = ("CPUExecutionProvider",)
     threads: tuple[int, ...] = (1,)
@@ -77,6 +78,7 @@ class ProfileRecipe(Recipe):
     """A profiling run (separate from latency runs: profiling adds ~5 µs per kernel)."""
 
     kind: ClassVar[str] = "profile"
+    runs_alone: ClassVar[bool] = True
     model: str = ""
     providers: tuple[str, ...] = ("CPUExecutionProvider",)
     # Declared once: the CLI flags, the Performance form's widgets and to_command() follow.
