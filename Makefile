@@ -15,7 +15,7 @@ DEVICE_ORT ?= onnxruntime==1.22.1
 
 export ORT_DISABLE_TELEMETRY := 1
 
-.PHONY: install device-env run test lint typecheck pytest bench screenshots sample icons package package-test install-desktop sysdeps clean realmodels realcheck
+.PHONY: install device-env run test test-e2e test-all lint typecheck pytest bench screenshots sample icons package package-test install-desktop sysdeps clean realmodels realcheck
 
 install: $(STAMP)
 
@@ -41,11 +41,21 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The fast tier (make test, a few minutes) leaves out the end-to-end tests (marked e2e: a whole
+# window, the command line, the real-model corpus, long jobs); make test-e2e runs them, and CI
+# runs both.
+PYTEST = QT_QPA_PLATFORM=offscreen EDGESTUDIO_DEVICE_PYTHON=$(abspath $(DEVICE_VENV))/bin/python \
+	$(BIN)/python -m pytest
+
 pytest: $(STAMP) $(DEVICE_STAMP) sysdeps
-	QT_QPA_PLATFORM=offscreen EDGESTUDIO_DEVICE_PYTHON=$(abspath $(DEVICE_VENV))/bin/python \
-		$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(PYTEST) -m "not slow and not e2e" $(PYTEST_ARGS)
 
 test: lint typecheck pytest
+
+test-e2e: $(STAMP) $(DEVICE_STAMP) sysdeps
+	$(PYTEST) -m "e2e and not slow" $(PYTEST_ARGS)
+
+test-all: test test-e2e
 
 bench: $(STAMP) $(DEVICE_STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m tests.benchmarks

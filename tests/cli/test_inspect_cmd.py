@@ -36,6 +36,7 @@ def test_inspect_text(sample_model: Path) -> None:
     assert "Conv ×3" in out.stdout
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case", list(CASES))
 def test_every_bad_model_gives_a_clear_message_and_nonzero_exit(tmp_path: Path, case: str) -> None:
     bad = CASES[case]

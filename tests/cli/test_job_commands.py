@@ -134,6 +134,7 @@ def _marked(mark: str) -> list[psutil.Process]:
     return found
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("delay", [0.3, 0.6, 0.9, 1.2])
 def test_ctrl_c_while_the_job_starts_leaves_no_process(tmp_path: Path, delay: float) -> None:
     """Ctrl+C may land while the command's job is still being started (its worker loading or

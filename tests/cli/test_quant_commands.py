@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
 
 
@@ -57,6 +59,7 @@ def test_synthetic_calibration_warns(tmp_path: Path) -> None:
     assert "meaningless" in proc.stderr
 
 
+@pytest.mark.e2e
 def test_bench_and_profile_json(tmp_path: Path) -> None:
     report = tmp_path / "bench.json"
     proc = run_cli("bench", str(SAMPLE_MODEL), "--ep", "cpu,cuda", "--runs", "20", "--warmup", "2",

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from edgestudio.core.workspace import workspace
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
 from tests import models
@@ -19,6 +21,7 @@ def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300, cwd=tmp_path)
 
 
+@pytest.mark.e2e
 def test_commands_add_their_runs_to_a_workspace(tmp_path: Path) -> None:
     for f in (SAMPLE_MODEL, SAMPLE_CALIBRATION, SAMPLE_EVALUATION):
         shutil.copy(f, tmp_path / f.name)
@@ -47,6 +50,7 @@ def test_commands_add_their_runs_to_a_workspace(tmp_path: Path) -> None:
     assert data["quantization"][0]["layers"] and data["profile"]
 
 
+@pytest.mark.e2e
 def test_a_workspace_of_another_model_is_refused_before_the_job(tmp_path: Path) -> None:
     shutil.copy(SAMPLE_MODEL, tmp_path / SAMPLE_MODEL.name)
     first = _run(tmp_path, "profile", SAMPLE_MODEL.name, "--runs", "3", "--workspace", "w.json")

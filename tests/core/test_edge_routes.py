@@ -93,6 +93,7 @@ def test_edges_from_a_cycle_are_drawn_without_routing() -> None:
     assert len(routes.ptr) == 4 and np.isfinite(routes.x).all()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("model", CORPUS, ids=lambda m: m.name)
 def test_corpus_graphs_have_no_crossings(model: RealModel) -> None:
     if not model.path.is_file():

@@ -87,6 +87,7 @@ def test_progress_reaches_one() -> None:
     assert seen[-1] == 1.0 and seen == sorted(seen)
 
 
+@pytest.mark.e2e
 def test_every_node_suite_model_lays_out(node_suite_models: list[Path]) -> None:
     for path in node_suite_models:
         _check_layout(onnx.load(str(path)).graph)

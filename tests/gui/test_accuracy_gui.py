@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from PySide6.QtGui import QColor
 
 from edgestudio.core.inputs.data_source import DataSource
@@ -36,6 +37,7 @@ def _bar_colours(panel) -> set[str]:  # type: ignore[no-untyped-def]
     return {b.color().name() for b in bars[0].opts["brushes"]}
 
 
+@pytest.mark.e2e
 def test_synthetic_data_gives_a_pipeline_check_and_real_data_a_named_verdict(  # type: ignore[no-untyped-def]
         qtbot, window: MainWindow, tmp_path: Path) -> None:
     doc = _open(qtbot, window, tmp_path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtGui import QGuiApplication
 
@@ -106,6 +107,7 @@ def test_out_of_memory_job_is_named_with_its_peak_memory(qtbot, window: MainWind
     assert window.isVisible()
 
 
+@pytest.mark.e2e
 def test_main_loop_stays_responsive_while_a_cpu_heavy_job_runs(qtbot, window: MainWindow) -> None:
     gaps: list[int] = []
     clock = QElapsedTimer()

@@ -136,6 +136,7 @@ def test_open_shortcut_is_ctrl_o(window: MainWindow) -> None:
     assert shortcuts["&Open…"] == "Ctrl+O"
 
 
+@pytest.mark.e2e
 def test_summary_panel_renders_for_node_suite_sample(qtbot, window: MainWindow,
                                                      node_suite_models: list[Path]) -> None:
     from edgestudio.gui.summary_panel import SummaryPanel
@@ -146,6 +147,7 @@ def test_summary_panel_renders_for_node_suite_sample(qtbot, window: MainWindow,
         assert panel.grab().width() > 0
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("panel", ["summary", "netron"])
 def test_screenshot_command_writes_a_png_and_exits_cleanly(tmp_path: Path, sample_model: Path,
                                                            panel: str) -> None:

@@ -12,6 +12,7 @@ from edgestudio.gui.main_window import MainWindow
 from tests.gui.conftest import open_and_wait
 
 
+@pytest.mark.e2e
 def test_benchmark_profile_and_overlays(qtbot, window: MainWindow, sample_model: Path,  # type: ignore[no-untyped-def]
                                         tmp_path: Path) -> None:
     open_and_wait(qtbot, window, sample_model)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
 
@@ -43,6 +44,7 @@ def test_form_shows_only_valid_options_and_explains_rules(qtbot, window: MainWin
     dialog.reject()
 
 
+@pytest.mark.e2e
 def test_quantize_analyze_select_exclude_requantize_compare(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
                                                            tmp_path: Path) -> None:
     model = _sample_copy(tmp_path)
@@ -165,6 +167,7 @@ def test_every_declared_option_is_in_the_form_and_round_trips(qtbot, tmp_path: P
         assert dataclasses.replace(dialog.recipe(), output=recipe.output) == recipe, name
 
 
+@pytest.mark.e2e
 def test_exclude_and_requantize_from_the_graph_in_one_action(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
                                                              tmp_path: Path) -> None:
     """The node menu's "Exclude … and re-quantize": the run's recipe with the node kept in

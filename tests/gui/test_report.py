@@ -7,6 +7,8 @@ import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
+
 from edgestudio.core.convert.convert_recipes import ConvertRecipe
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.perf.bench_recipes import BenchRecipe
@@ -37,6 +39,7 @@ class Sections(HTMLParser):
         self.chunks.append(data)
 
 
+@pytest.mark.e2e
 def test_report_has_every_section(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     model = tmp_path / SAMPLE_MODEL.name
     shutil.copy(SAMPLE_MODEL, model)

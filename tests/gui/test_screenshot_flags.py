@@ -56,6 +56,7 @@ def test_wrong_names_exit_2_with_the_right_ones(tmp_path: Path) -> None:
     assert alone.returncode == 2 and "only go with --screenshot" in alone.stderr
 
 
+@pytest.mark.e2e
 def test_groups_nodes_compare_and_forms(tmp_path: Path) -> None:
     model = tmp_path / "blocks.onnx"
     onnx.save(transformer_like(3000), str(model))
@@ -88,6 +89,7 @@ def test_groups_nodes_compare_and_forms(tmp_path: Path) -> None:
     assert QImage(str(tmp_path / "f.png")).width() > 400
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("panel", ["quantization/weights", "performance/latency"])
 def test_a_workspace_built_on_the_command_line(tmp_path: Path, panel: str) -> None:
     for f in (SAMPLE_MODEL, SAMPLE_CALIBRATION, SAMPLE_EVALUATION):

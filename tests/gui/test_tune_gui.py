@@ -6,12 +6,15 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from edgestudio.core.workspace import workspace
 from edgestudio.gui.main_window import MainWindow
 from edgestudio.resources import SAMPLE_EVALUATION, SAMPLE_MODEL
 from tests.gui.conftest import open_and_wait
 
 
+@pytest.mark.e2e
 def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     for f in (SAMPLE_MODEL, SAMPLE_EVALUATION):
         shutil.copy(f, tmp_path / f.name)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from edgestudio.core.inputs.data_source import DataSource
@@ -32,6 +33,7 @@ def _panels(doc) -> dict[str, object]:  # type: ignore[no-untyped-def]
             "bars": len(doc.quant_panel._bars)}
 
 
+@pytest.mark.e2e
 def test_saved_workspace_reopens_as_it_was(qtbot, window: MainWindow, isolated_settings,  # type: ignore[no-untyped-def]
                                            tmp_path: Path) -> None:
     for f in (SAMPLE_MODEL, SAMPLE_CALIBRATION, SAMPLE_EVALUATION):

@@ -58,6 +58,7 @@ def test_requantizing_with_other_exclusions_reuses_calibration_byte_for_byte(
     assert cached == first  # no changes: the very same model
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("change", ["data_seed", "data_count", "method", "model"])
 def test_any_change_of_model_data_or_calibration_options_recalibrates(
         tmp_path: Path, cache_home: Path, change: str) -> None:

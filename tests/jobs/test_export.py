@@ -46,6 +46,7 @@ def pt_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"pt2": folder / "net.pt2", "pt": folder / "net.pt"}
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("kind", "exporter"), [("pt2", "dynamo"), ("pt", "legacy")])
 def test_export_dynamic_batch_checked_at_two_sizes(tmp_path: Path, pt_files: dict[str, Path],
                                                    kind: str, exporter: str) -> None:
@@ -66,6 +67,7 @@ def test_export_dynamic_batch_checked_at_two_sizes(tmp_path: Path, pt_files: dic
     assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_param
 
 
+@pytest.mark.e2e
 def test_unloadable_file_is_a_clear_failure(tmp_path: Path) -> None:
     bogus = tmp_path / "bogus.pt2"
     bogus.write_bytes(b"not a pytorch file")
@@ -99,6 +101,7 @@ with zipfile.ZipFile(dst, "w") as zout:
 """
 
 
+@pytest.mark.e2e
 def test_crafted_pt2_payload_never_runs(tmp_path: Path, pt_files: dict[str, Path]) -> None:
     import os
     import subprocess

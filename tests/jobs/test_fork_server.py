@@ -109,6 +109,7 @@ def test_cancel_and_timeout_stop_only_the_job(server: ForkServer) -> None:
     assert server.alive() and warm.fork_server() is server  # the server is untouched
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("action", ["spawn", "spawn-stubborn"])
 def test_cancel_stops_the_forked_jobs_children_too(server: ForkServer, action: str) -> None:
     # spawn-stubborn's child ignores SIGTERM: it outlives the worker unless it is killed.

@@ -87,6 +87,7 @@ def test_opening_reads_no_weight_it_does_not_summarise_at_once(decoder: Path) ->
     assert grown < 2 * 32 + 16  # the largest weight (32 MiB) read for its statistics, and slack
 
 
+@pytest.mark.e2e
 def test_the_int4_job_and_its_analysis_never_hold_the_float_model_twice(decoder: Path) -> None:
     weights = (decoder.parent / "decoder.onnx.data").stat().st_size / 2**20
     layer = (4 * 1024 * 1024 + 3 * 1024 * 8192) * 4 / 2**20  # 112 MiB

@@ -104,6 +104,7 @@ def test_convert_of_an_embedding_model_compares_real_numbers(tmp_path: Path) -> 
     assert "check: equivalent" in proc.stdout and "batch=3" in proc.stdout
 
 
+@pytest.mark.e2e
 def test_bench_and_profile_take_shape_range_and_data(tmp_path: Path) -> None:
     src = models.save(models.embedding_encoder(rows=30), tmp_path / "m.onnx")
     report = tmp_path / "b.json"
@@ -188,6 +189,7 @@ def test_fp16_keeps_only_the_nodes_onnxruntime_rejects_in_float32(tmp_path: Path
     assert run_in_process(out, {"x": x}).ok
 
 
+@pytest.mark.e2e
 def test_a_tree_ensemble_is_benchmarked_and_profiled_and_refused_for_quantization(
         tmp_path: Path) -> None:
     """A LightGBM-style model keeps its work in one node's attributes: quantization does not

@@ -49,6 +49,7 @@ def test_goals_read_and_judge() -> None:
     assert Goal("max_abs", 0.1).met(0.05) and Goal("max_abs", 0.1).better(0.05, 0.2)
 
 
+@pytest.mark.e2e
 def test_a_tune_finds_a_recipe_that_meets_its_goal(model: Path) -> None:
     tuner = Tuner(_settings(model, goal=Goal("sqnr", 30)))
     winner = tuner.run()
@@ -71,6 +72,7 @@ def test_a_tune_finds_a_recipe_that_meets_its_goal(model: Path) -> None:
     assert not tuner.folder.exists()
 
 
+@pytest.mark.e2e
 def test_when_no_recipe_meets_the_goal_the_worst_layers_are_excluded(model: Path) -> None:
     # The goal sits just above what the default recipe reaches on this CPU (its integer
     # kernels differ between machines), so only excluding layers can meet it.
@@ -129,6 +131,7 @@ def test_cancel_leaves_no_worker_and_no_file(model: Path) -> None:
     assert all(c.state in ("done", "failed") for c in tuner.candidates)
 
 
+@pytest.mark.e2e
 def test_the_cli_prints_the_candidates_and_keeps_the_winner(model: Path, tmp_path: Path) -> None:
     out, report = tmp_path / "best.onnx", tmp_path / "tune.json"
     done = subprocess.run(
@@ -147,6 +150,7 @@ def test_the_cli_prints_the_candidates_and_keeps_the_winner(model: Path, tmp_pat
     assert bad.returncode == 2 and "goal reads" in bad.stderr
 
 
+@pytest.mark.e2e
 def test_the_same_winner_locally_and_on_a_ray_cluster(model: Path) -> None:
     ray = pytest.importorskip("ray", reason="Ray is an optional extra (edgestudio[cluster])")
     settings = dict(goal=Goal("sqnr", 40), space=UINT8_QDQ, budget=8, objective="size")
@@ -167,6 +171,7 @@ def test_the_same_winner_locally_and_on_a_ray_cluster(model: Path) -> None:
         [c.goal_value for c in local.candidates], abs=1e-6)
 
 
+@pytest.mark.e2e
 def test_a_tune_resumes_what_an_earlier_one_measured(model: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A re-run with the earlier tune's summary (as kept in the workspace) takes its measured

@@ -138,6 +138,7 @@ def test_the_documents_inputs_reach_its_jobs(model: Path) -> None:
     assert document.input_spec.entry("image").shape == (2, 1, 8, 8)
 
 
+@pytest.mark.e2e
 def test_workspace_round_trip_and_report_from_the_cli(model: Path, tmp_path: Path) -> None:
     queue = Queue()
     document = _document(model)

@@ -8,6 +8,9 @@ import pytest
 from edgestudio.core.inputs.input_probe import resolve_inputs
 from tests.realmodels.corpus import CORPUS, SKIP_REASON, RealModel
 
+# The real-model corpus: end to end, in `make test-e2e` (and CI), not the fast tier.
+pytestmark = pytest.mark.e2e
+
 
 @pytest.mark.parametrize("model", CORPUS, ids=lambda m: m.name)
 def test_real_model_runs_on_its_derived_inputs(model: RealModel) -> None:

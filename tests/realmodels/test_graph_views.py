@@ -16,6 +16,9 @@ from edgestudio.gui.main_window import MainWindow
 from tests.gui.conftest import open_and_wait
 from tests.realmodels.corpus import CORPUS, SKIP_REASON, RealModel
 
+# The real-model corpus: end to end, in `make test-e2e` (and CI), not the fast tier.
+pytestmark = pytest.mark.e2e
+
 
 def _artefacts(tmp_path: Path) -> Path:
     folder = Path(os.environ.get("EDGESTUDIO_ARTEFACTS", tmp_path)) / "graph_views"

@@ -23,6 +23,9 @@ from edgestudio.core.quant.quantize import _nothing_to_quantize
 from edgestudio.core.quant.quantized_graph import existing_quantization
 from tests.realmodels.corpus import CORPUS, SKIP_REASON, RealModel
 
+# The real-model corpus: end to end, in `make test-e2e` (and CI), not the fast tier.
+pytestmark = pytest.mark.e2e
+
 SAMPLES = 2
 
 

@@ -13,6 +13,9 @@ from edgestudio.core.model.groups import GroupTree
 from edgestudio.core.model.model_io import load_model
 from tests.realmodels.corpus import SKIP_REASON, cache_dir
 
+# The real-model corpus: end to end, in `make test-e2e` (and CI), not the fast tier.
+pytestmark = pytest.mark.e2e
+
 # model -> (layers, operators per layer), as the exporter's own scopes group them
 EXPECTED = {"minilm_l6_v2": (6, 72), "vit_s_focus": (12, 80),
             "t5_title_encoder": (7, 82)}  # T5's block.0 holds the position bias: not alike

@@ -196,6 +196,7 @@ def test_cancel_stops_the_runner_on_the_device(loopback: Loopback, sample_model:
     assert _wait_for(lambda: not runner_processes(loopback.home), 15), "runner left running"
 
 
+@pytest.mark.e2e
 def test_a_dropped_link_keeps_what_was_measured(loopback: Loopback, sample_model: Path) -> None:
     # Two thread counts are timed one after the other: the first is measured, then the link
     # drops while the second is being timed.

@@ -167,6 +167,7 @@ MEMORY_PROBE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.e2e
 def test_memory_is_one_weight_not_the_model(tmp_path: Path) -> None:
     """Six 1024x8192 weights (32 MiB each, 228 MiB of external data in all): the process's
     own memory grows by less than one layer's weights (112 MiB: what the issue bounds it by;

@@ -129,6 +129,7 @@ CALIBRATION = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("family", ["cnn", "transformer", "residual_mlp"])
 @pytest.mark.parametrize("method", sorted(CALIBRATION))
 @pytest.mark.parametrize("passes", [1, 2])
