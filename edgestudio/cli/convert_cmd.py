@@ -12,8 +12,8 @@ from edgestudio.cli.job_ui import (
     execute,
     input_fields,
 )
+from edgestudio.core.convert.convert_grammar import parse_axis_change, parse_static
 from edgestudio.core.convert.convert_recipes import ConvertRecipe
-from edgestudio.core.inputs.grammar import parse_axis_change, parse_static
 from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.job_api.recipe import Tolerance
 

@@ -6,8 +6,8 @@ import argparse
 import functools
 
 from edgestudio.cli.job_ui import add_common_job_args, argument_type, execute
+from edgestudio.core.convert.convert_grammar import parse_axis_change, parse_torch_input
 from edgestudio.core.convert.export_recipes import ExportRecipe
-from edgestudio.core.inputs.grammar import parse_axis_change, parse_torch_input
 from edgestudio.core.job_api.recipe import Tolerance
 
 

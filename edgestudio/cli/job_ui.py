@@ -12,15 +12,13 @@ from typing import Any, TextIO, TypeVar
 from edgestudio.cli.json_option import STDOUT, add_json_option, write_json
 from edgestudio.cli.output import JobProgress
 from edgestudio.cli.workspace_option import record_job, workspace_problems
-from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.inputs.data_source import DataSource, parse_data_source
 from edgestudio.core.inputs.grammar import (
     checked_text,
-    parse_data_source,
-    parse_floats,
-    parse_image_size,
     parse_named_range,
     parse_named_shape,
 )
+from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.job_api.recipe import Recipe, Tolerance
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.serialise import to_json
@@ -51,36 +49,17 @@ def add_data_args(p: argparse.ArgumentParser, option: str, help_text: str,
     """``--calib``/``--data`` with sample count and image preprocessing options."""
     p.add_argument(option, metavar="PATH", required=required, help=help_text)
     p.add_argument("--samples", type=int, default=0, help="use only the first N samples")
-    g = p.add_argument_group("image folders")
-    g.add_argument("--image-size", type=argument_type(parse_image_size, "--image-size"),
-                   metavar="HxW", help="resize images to H×W")
-    g.add_argument("--image-layout", choices=("NCHW", "NHWC"), default="NCHW",
-                   help="channels first or last (default %(default)s)")
-    g.add_argument("--image-scale", type=float, default=1 / 255,
-                   help="multiply pixels by this first (default 1/255)")
-    g.add_argument("--image-mean", type=argument_type(parse_floats, "--image-mean"),
-                   default=(0.0,), metavar="M[,M,M]",
-                   help="subtract per channel after scaling (default 0)")
-    g.add_argument("--image-std", type=argument_type(parse_floats, "--image-std"),
-                   default=(1.0,), metavar="S[,S,S]",
-                   help="divide per channel after the mean (default 1)")
-    g.add_argument("--image-colour", choices=("RGB", "BGR", "L"), default="RGB",
-                   help="channel order, or L for grey (default %(default)s)")
-    m = p.add_argument_group("audio files and text")
-    m.add_argument("--sample-rate", type=int, default=16000,
-                   help="audio (.wav/.flac): resample to this rate in Hz (default %(default)s)")
-    m.add_argument("--tokenizer", default="", metavar="TOKENIZER_JSON",
-                   help="text (.txt, one sample per line): the model's tokenizer.json (default: "
-                   "the one beside the text file or the model)")
+    # the preparation options are DataSource's own declarations
+    images = p.add_argument_group("image folders")
+    add_options(images, DataSource, only=lambda opt: opt.group == "images")
+    others = p.add_argument_group("audio files and text")
+    add_options(others, DataSource, only=lambda opt: opt.group != "images")
 
 
 def data_source(args: argparse.Namespace, text: str) -> DataSource:
     """Build the DataSource from the data options."""
     try:
-        return parse_data_source(
-            text, args.samples, sample_rate=args.sample_rate, tokenizer=args.tokenizer,
-            size=args.image_size, layout=args.image_layout, scale=args.image_scale,
-            mean=args.image_mean, std=args.image_std, colour=args.image_colour)
+        return parse_data_source(text, args.samples, **values_from_args(args, DataSource))
     except ValueError as exc:
         raise SystemExit(f"edgestudio: error: {exc}") from exc
 

@@ -29,8 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.inputs.grammar import parse_data_source
+from edgestudio.core.inputs.data_source import DataSource, parse_data_source
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.tune import (
     Candidate,

@@ -224,9 +224,61 @@ def test_a_mistyped_image_size_names_its_field(qtbot, tmp_path: Path) -> None:  
     Image.new("L", (8, 8)).save(images / "a.png")
     dialog = QuantizeDialog(onnx.load(model), model, [])
     qtbot.addWidget(dialog)
-    dialog.image_size.setText("224")
+    dialog.data_widget("size").setText("224")
     with pytest.raises(ValueError, match=r"^Image size: an image size is written HxW"):
         dialog.data_source(str(images))
-    dialog.image_size.setText("32x24")
+    dialog.data_widget("size").setText("32x24")
     source = dialog.data_source(str(images))
     assert source is not None and source.size == (32, 24)
+
+
+def test_every_data_preparation_option_is_in_the_form_and_the_command(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """DataSource's declared options (image size, layout, scale, mean, std, colour, sample
+    rate, tokenizer) each have a row in the form, shown for the data kind that uses it, whose
+    value reaches the recipe and its command line, which reads back to the same source."""
+    import dataclasses
+
+    import onnx
+    from PIL import Image
+
+    from edgestudio.core.inputs.data_source import DataSource, parse_data_source
+    from edgestudio.core.job_api.options import declared_options
+
+    model = _sample_copy(tmp_path)
+    images = tmp_path / "images"
+    images.mkdir()
+    Image.new("RGB", (8, 8)).save(images / "a.png")
+    dialog = QuantizeDialog(onnx.load(model), model, [])
+    qtbot.addWidget(dialog)
+    declared = {f.name: opt for f, opt in declared_options(DataSource)}
+    assert set(dialog.data_options) == set(declared)
+    typed = {"size": "32x24", "layout": "NHWC", "scale": "1/127.5", "mean": "0.5,0.25,0.125",
+             "std": "0.229,0.224,0.225", "colour": "BGR"}
+    for name, text in typed.items():
+        widget = dialog.data_widget(name)
+        if hasattr(widget, "setCurrentText"):
+            widget.setCurrentText(text)
+        else:
+            widget.setText(text)
+    dialog.calib_path.edit.setText(str(images))
+    dialog.refresh()
+    layout = dialog.calib_box.layout()
+    shown = {n for n, (_, _, w) in dialog.data_options.items() if layout.isRowVisible(w)}
+    assert shown == {n for n, o in declared.items() if o.used_in("images")}
+    source = dialog.data_source(str(images))
+    assert source is not None and source.kind == "images"
+    assert (source.size, source.layout, source.scale, source.mean, source.std, source.colour) \
+        == ((32, 24), "NHWC", 1 / 127.5, (0.5, 0.25, 0.125), (0.229, 0.224, 0.225), "BGR")
+    for name in typed:
+        assert declared[name].flag in source.to_cli()
+    # the command line reads its own text back into the same source (exact floats included)
+    from edgestudio.cli.main import build_parser
+
+    args = build_parser().parse_args(["quantize", str(model), "-o", str(tmp_path / "q.onnx"),
+                                      "--calib", *source.to_cli()])
+    from edgestudio.cli.job_ui import data_source
+
+    assert data_source(args, args.calib) == dataclasses.replace(source)
+    # audio takes only its sample rate
+    audio = parse_data_source(str(tmp_path / "speech.wav"), sample_rate=8000, size=(1, 1))
+    assert audio.sample_rate == 8000 and audio.size is None

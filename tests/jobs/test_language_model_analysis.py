@@ -11,7 +11,7 @@ import onnxruntime as ort
 import pytest
 
 from edgestudio.core.inputs.calib_data import open_samples
-from edgestudio.core.inputs.grammar import parse_data_source
+from edgestudio.core.inputs.data_source import parse_data_source
 from edgestudio.core.quant.accel.int4_stream import Int4Options, quantize_int4_streamed
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
 from edgestudio.core.quant.quant_results import Analysis

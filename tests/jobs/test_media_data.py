@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from edgestudio.core.inputs.calib_data import DataError, open_samples
-from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.inputs.grammar import parse_data_source
+from edgestudio.core.inputs.data_source import DataSource, parse_data_source
 from edgestudio.core.inputs.input_derivation import derive_candidates
 from edgestudio.core.inputs.media_data import MAX_WINDOWS_PER_FILE, read_audio, resample
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import onnx
 
+from edgestudio.core.convert.convert_grammar import TORCH_DTYPES
 from edgestudio.core.convert.export_recipes import ExportRecipe, torch_missing_hint
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.inputs.grammar import TORCH_DTYPES
 from edgestudio.core.inputs.input_spec import Domain, InputEntry, InputSpecification
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport

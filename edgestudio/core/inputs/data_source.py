@@ -3,6 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from edgestudio.core.inputs.grammar import (
+    parse_floats,
+    parse_image_size,
+    parse_scale,
+    show_floats,
+    show_image_size,
+    show_scale,
+)
+from edgestudio.core.job_api.options import declared_options, option, option_argv
 
 SOURCE_KINDS = ("npz", "folder", "images", "audio", "text", "synthetic")
 # Kinds that fill the inputs they do not feed from the model's input specification.
@@ -27,14 +38,34 @@ class DataSource:
     path: str = ""
     samples: int = 0
     seed: int = 0
-    size: tuple[int, int] | None = None  # images: (height, width)
-    layout: str = "NCHW"  # images: NCHW or NHWC
-    scale: float = 1 / 255  # images: pixel * scale, then (x - mean) / std
-    mean: tuple[float, ...] = (0.0,)
-    std: tuple[float, ...] = (1.0,)
-    colour: str = "RGB"  # images: RGB, BGR or L (grey)
-    sample_rate: int = 16000  # audio: the rate the model expects
-    tokenizer: str = ""  # text: the model's tokenizer.json
+    # How samples are prepared, declared once: the command line's options, the forms' fields and
+    # to_cli() follow. A pixel becomes (pixel * scale - mean) / std.
+    size: tuple[int, int] | None = option(
+        None, "--image-size", "resize images to H×W", modes=("images",), metavar="HxW",
+        label="Image size:", group="images", placeholder="as they are, or HxW, e.g. 224x224",
+        parse=parse_image_size, show=show_image_size)
+    layout: str = option("NCHW", "--image-layout", "channels first or last", ("NCHW", "NHWC"),
+                         modes=("images",), label="Image layout:", group="images")
+    scale: float = option(1 / 255, "--image-scale", "multiply pixels by this first",
+                          modes=("images",), metavar="F", label="Pixel scale:", group="images",
+                          parse=parse_scale, show=show_scale)
+    mean: tuple[float, ...] = option((0.0,), "--image-mean", "subtract per channel after "
+                                     "scaling", modes=("images",), metavar="M[,M,M]",
+                                     label="Image mean:", group="images", parse=parse_floats,
+                                     show=show_floats)
+    std: tuple[float, ...] = option((1.0,), "--image-std", "divide per channel after the mean",
+                                    modes=("images",), metavar="S[,S,S]", label="Image std:",
+                                    group="images", parse=parse_floats, show=show_floats)
+    colour: str = option("RGB", "--image-colour", "channel order, or L for grey",
+                         ("RGB", "BGR", "L"), modes=("images",), label="Colour:",
+                         group="images")
+    sample_rate: int = option(16000, "--sample-rate", "resample .wav/.flac audio to this rate "
+                              "in Hz", modes=("audio",), metavar="HZ", label="Sample rate (Hz):",
+                              group="audio", minimum=1000, maximum=384_000)
+    tokenizer: str = option("", "--tokenizer", "the model's tokenizer.json, for a .txt of "
+                            "sentences (one sample per line)", modes=("text",),
+                            metavar="TOKENIZER_JSON", label="Tokenizer:", group="text",
+                            placeholder="the one beside the text file or the model")
 
     def describe(self) -> str:
         """Short text for logs and reports."""
@@ -43,33 +74,14 @@ class DataSource:
         return f"{self.kind} {self.path}" + (f" (first {self.samples})" if self.samples else "")
 
     def to_cli(self) -> list[str]:
-        """The ``--calib``/``--data`` argument and the options that shape it (sample count, image
-        preprocessing), each only where it differs from the default."""
+        """The ``--calib``/``--data`` argument and the options that shape it (sample count, and the
+        preparation its kind uses), each only where it differs from the default."""
         if self.kind == "synthetic":
             return [f"synthetic:{self.samples or 32}:{self.seed}"]
         args = [self.path]
         if self.samples:
             args += ["--samples", str(self.samples)]
-        default = DataSource()
-        if self.kind == "audio" and self.sample_rate != default.sample_rate:
-            args += ["--sample-rate", str(self.sample_rate)]
-        if self.kind == "text" and self.tokenizer:
-            args += ["--tokenizer", self.tokenizer]
-        if self.kind != "images":
-            return args
-        if self.size is not None:
-            args += ["--image-size", f"{self.size[0]}x{self.size[1]}"]
-        if self.layout != default.layout:
-            args += ["--image-layout", self.layout]
-        if self.scale != default.scale:
-            args += ["--image-scale", repr(self.scale)]
-        if self.mean != default.mean:
-            args += ["--image-mean", ",".join(repr(v) for v in self.mean)]
-        if self.std != default.std:
-            args += ["--image-std", ",".join(repr(v) for v in self.std)]
-        if self.colour != default.colour:
-            args += ["--image-colour", self.colour]
-        return args
+        return args + option_argv(self, mode=self.kind)
 
 
 @dataclass(frozen=True)
@@ -103,3 +115,35 @@ class DataProvenance:
 def provenance(source: DataSource, samples: int) -> DataProvenance:
     """The provenance of ``samples`` samples read from ``source``."""
     return DataProvenance(source.kind, samples, "" if source.kind == "synthetic" else source.path)
+
+
+def parse_data_source(text: str, samples: int = 0, **preparation: Any) -> DataSource:
+    """``synthetic[:N[:SEED]]``, an ``.npz`` file, a folder of images, audio files (a ``.wav``
+    or a folder of them), a ``.txt`` of sentences, or a folder of samples; ``preparation``
+    holds DataSource's declared fields (``size``, ``sample_rate``, …), of which the kind found
+    takes those it uses (None: the default)."""
+    from pathlib import Path
+
+    from edgestudio.core.inputs.media_data import AUDIO_SUFFIXES
+
+    if text.startswith("synthetic"):
+        parts = text.split(":")
+        try:
+            count = int(parts[1]) if len(parts) > 1 and parts[1] else (samples or 32)
+            seed = int(parts[2]) if len(parts) > 2 else 0
+        except ValueError as exc:
+            raise ValueError(f"expected synthetic[:SAMPLES[:SEED]] (got '{text}')") from exc
+        return DataSource("synthetic", "", samples=count, seed=seed)
+    path = Path(text)
+    kind = "npz"
+    if path.suffix.lower() in AUDIO_SUFFIXES:
+        kind = "audio"
+    elif path.suffix.lower() == ".txt":
+        kind = "text"
+    elif path.is_dir():
+        suffixes = {p.suffix.lower() for p in path.iterdir()}
+        kind = ("audio" if suffixes & AUDIO_SUFFIXES and not suffixes & IMAGE_SUFFIXES
+                else "images" if suffixes & IMAGE_SUFFIXES else "folder")
+    used = {f.name: preparation[f.name] for f, opt in declared_options(DataSource)
+            if opt.used_in(kind) and preparation.get(f.name) is not None}
+    return DataSource(kind, str(path), samples=samples, **used)

@@ -1,5 +1,5 @@
-"""The short text forms users type — shapes, ranges, image sizes, counts, data sources, dims
-— parsed by one grammar wherever they are entered: the CLI's arguments (at parse time), the
+"""The short text forms users type — shapes, ranges, image sizes, counts, numbers — parsed by
+one grammar wherever they are entered: the CLI's arguments (at parse time), the
 Inputs tab's cells, the forms' fields. A mistake raises :class:`GrammarError` saying what the
 form looks like, in words that fit every surface; each surface names its own field or flag.
 """
@@ -9,17 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from edgestudio.core.convert.convert_recipes import DimChange
-from edgestudio.core.convert.export_recipes import TorchInput
-from edgestudio.core.inputs.data_source import IMAGE_SUFFIXES, DataSource
 from edgestudio.core.inputs.input_spec import Domain, InputSpecError
 
 
 class GrammarError(InputSpecError, ValueError):
     """Text that does not follow its form; the message shows the form and an example."""
-
-
-TORCH_DTYPES = ("float32", "float16", "float64", "int64", "int32", "bool")
 
 
 def parse_dims(text: str, minimum: int = 1) -> tuple[int, ...]:
@@ -46,6 +40,35 @@ def parse_image_size(text: str) -> tuple[int, int]:
     if len(dims) != 2:
         raise GrammarError(f"an image size is written HxW, e.g. 224x224 (got '{text}')")
     return dims[0], dims[1]
+
+
+def show_image_size(size: tuple[int, int]) -> str:
+    """``(224, 160)`` -> ``224x160``."""
+    return f"{size[0]}x{size[1]}"
+
+
+def parse_scale(text: str) -> float:
+    """A positive factor: ``0.5``, or a fraction such as ``1/255`` (exact, as typed)."""
+    top, slash, bottom = text.strip().partition("/")
+    try:
+        value = float(top) / float(bottom) if slash else float(top)
+    except (ValueError, ZeroDivisionError) as exc:
+        raise GrammarError(f"a factor is written 0.5 or 1/255 (got '{text}')") from exc
+    if not value > 0:
+        raise GrammarError(f"the factor must be above 0 (got '{text}')")
+    return value
+
+
+def show_scale(value: float) -> str:
+    """``1/255`` for the reciprocal of a whole number, else the number (both read back
+    exactly by :func:`parse_scale`)."""
+    whole = round(1 / value) if value else 0
+    return f"1/{whole}" if whole > 1 and 1 / whole == value else repr(value)
+
+
+def show_floats(values: tuple[float, ...]) -> str:
+    """``(0.485, 0.456)`` -> ``0.485,0.456`` (read back exactly by :func:`parse_floats`)."""
+    return ",".join(repr(v) for v in values)
 
 
 def parse_counts(text: str) -> tuple[int, ...]:
@@ -101,88 +124,12 @@ def parse_named_range(text: str) -> tuple[str, Domain]:
                            f"or {RANGE_WORDS[-1]} (got '{value}')") from exc
 
 
-def parse_axis_change(text: str, symbolic: bool) -> DimChange:
-    """Parse ``NAME:AXIS=VALUE`` (VALUE a dim name when ``symbolic``, else a size)."""
-    try:
-        target, value = text.strip().rsplit("=", 1)
-        name, axis = target.rsplit(":", 1)
-        dim: int | str = value.strip() if symbolic else int(value)
-        return DimChange(name.strip(), int(axis), dim)
-    except ValueError as exc:
-        example = "image:0=batch" if symbolic else "image:0=1"
-        kind = "SYMBOL" if symbolic else "SIZE"
-        raise ValueError(f"expected NAME:AXIS={kind}, e.g. {example} (got '{text}')") from exc
-
-
-def parse_static(text: str) -> list[DimChange]:
-    """``NAME=DIMxDIM…`` (a whole shape) or ``NAME:AXIS=SIZE`` (one axis)."""
-    name, _, value = text.partition("=")
-    if ":" in name:
-        return [parse_axis_change(text, symbolic=False)]
-    if not value:
-        raise ValueError(f"expected NAME=DIMxDIM… (got '{text}')")
-    return [DimChange(name.strip(), axis, d) for axis, d in enumerate(parse_shape(value))]
-
-
-def parse_torch_input(text: str) -> TorchInput:
-    """``NAME=DIMxDIM[:DTYPE]``."""
-    name, sep, rest = text.partition("=")
-    if not sep or not name:
-        raise ValueError(f"expected NAME=DIMxDIM[:DTYPE] (got '{text}')")
-    shape, _, dtype = rest.partition(":")
-    dtype = dtype or "float32"
-    if dtype not in TORCH_DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(TORCH_DTYPES)} (got '{dtype}')")
-    return TorchInput(name.strip(), parse_shape(shape), dtype)
-
-
-def parse_dim_value(text: str) -> int | str | None:
-    """A dims-table cell: blank keeps the dim, a number fixes it, a name makes it symbolic."""
-    text = text.strip()
-    if not text:
-        return None
-    return int(text) if text.isdigit() else text
-
-
-def parse_data_source(text: str, samples: int = 0, sample_rate: int = 16000,
-                      tokenizer: str = "", **image: object) -> DataSource:
-    """``synthetic[:N[:SEED]]``, an ``.npz`` file, a folder of images, audio files (a ``.wav``
-    or a folder of them), a ``.txt`` of sentences, or a folder of samples."""
-    from pathlib import Path
-
-    from edgestudio.core.inputs.media_data import AUDIO_SUFFIXES
-
-    if text.startswith("synthetic"):
-        parts = text.split(":")
-        try:
-            count = int(parts[1]) if len(parts) > 1 and parts[1] else (samples or 32)
-            seed = int(parts[2]) if len(parts) > 2 else 0
-        except ValueError as exc:
-            raise ValueError(f"expected synthetic[:SAMPLES[:SEED]] (got '{text}')") from exc
-        return DataSource("synthetic", "", samples=count, seed=seed)
-    path = Path(text)
-    if path.suffix.lower() in AUDIO_SUFFIXES:
-        return DataSource("audio", str(path), samples=samples, sample_rate=sample_rate)
-    if path.suffix.lower() == ".txt":
-        return DataSource("text", str(path), samples=samples, tokenizer=tokenizer)
-    if path.is_dir():
-        suffixes = {p.suffix.lower() for p in path.iterdir()}
-        if suffixes & AUDIO_SUFFIXES and not suffixes & IMAGE_SUFFIXES:
-            return DataSource("audio", str(path), samples=samples, sample_rate=sample_rate)
-        if suffixes & IMAGE_SUFFIXES:
-            extra = {k: v for k, v in image.items() if v is not None}
-            return DataSource("images", str(path), samples=samples, **extra)  # type: ignore[arg-type]
-        return DataSource("folder", str(path), samples=samples)
-    return DataSource("npz", str(path), samples=samples)
-
-
 def parse_floats(text: str) -> tuple[float, ...]:
     """``0.485,0.456,0.406`` -> a tuple of floats."""
     try:
         return tuple(float(v) for v in text.split(","))
     except ValueError as exc:
         raise GrammarError(f"expected comma-separated numbers (got '{text}')") from exc
-
 
 
 def checked_text(parse: Callable[[str], object]) -> Callable[[str], str]:

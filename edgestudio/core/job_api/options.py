@@ -40,6 +40,10 @@ class Option:
     ort
         The ``extra_options`` key onnxruntime's quantizer reads the value from, when the value
         goes there as is.
+    parse, show
+        For a value typed as text in a grammar of its own (``224x224``, ``0.5,0.5,0.5``,
+        ``1/255``): the parser, raising ValueError with the form, and the text of a value; the
+        command line and the form's text field both use them.
     """
 
     flag: str
@@ -53,6 +57,8 @@ class Option:
     minimum: float | None = None
     maximum: float | None = None
     ort: str | None = None
+    parse: Callable[[str], Any] | None = None
+    show: Callable[[Any], str] | None = None
 
     def used_in(self, mode: str) -> bool:
         """True when ``mode`` uses this field."""
@@ -78,12 +84,34 @@ def _dest(opt: Option) -> str:
     return opt.flag.lstrip("-").replace("-", "_")
 
 
-def add_options(parser: argparse.ArgumentParser, cls: type) -> None:
-    """Add an argparse option for every declared field of ``cls``."""
+def _typed(opt: Option) -> Callable[[str], Any]:
+    """``opt.parse`` for argparse: its message reaches the user under the flag's name."""
+    parse = opt.parse
+    assert parse is not None
+
+    def read(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{opt.flag}: {exc}") from exc
+
+    return read
+
+
+def add_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, cls: type,
+                only: Callable[[Option], bool] = lambda opt: True) -> None:
+    """Add an argparse option for every declared field of ``cls`` (that ``only`` keeps)."""
     for f, opt in declared_options(cls):
+        if not only(opt):
+            continue
         default = f.default
         modes = f" ({', '.join(opt.modes)})" if opt.modes else ""
-        if isinstance(default, bool):
+        if opt.parse is not None:
+            shown = opt.show(default) if opt.show and default is not None else "none"
+            parser.add_argument(opt.flag, type=_typed(opt), default=default, dest=_dest(opt),
+                                metavar=opt.metavar, help=f"{opt.help}{modes} (default: "
+                                f"{shown.replace('%', '%%')})")
+        elif isinstance(default, bool):
             parser.add_argument(opt.flag, action="store_true", dest=_dest(opt),
                                 help=f"{opt.help}{modes}")
         elif isinstance(default, tuple):
@@ -91,9 +119,10 @@ def add_options(parser: argparse.ArgumentParser, cls: type) -> None:
                                 metavar=opt.metavar or "VALUE",
                                 help=f"{opt.help}{modes} (repeatable)")
         else:
+            shown = "%(default)s" if default != "" else (opt.placeholder or "none")
             parser.add_argument(opt.flag, type=type(default), default=default,
                                 choices=opt.choices, dest=_dest(opt), metavar=opt.metavar,
-                                help=f"{opt.help}{modes} (default: %(default)s)")
+                                help=f"{opt.help}{modes} (default: {shown})")
 
 
 def values_from_args(args: argparse.Namespace, cls: type) -> dict[str, Any]:
@@ -101,7 +130,9 @@ def values_from_args(args: argparse.Namespace, cls: type) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for f, opt in declared_options(cls):
         given = getattr(args, _dest(opt))
-        if isinstance(f.default, bool):
+        if opt.parse is not None:
+            values[f.name] = given
+        elif isinstance(f.default, bool):
             values[f.name] = (not given) if f.default else bool(given)
         elif isinstance(f.default, tuple):
             values[f.name] = tuple(given)
@@ -121,7 +152,9 @@ def option_argv(recipe: Any, mode: str | None = None,
         value = getattr(recipe, f.name)
         if value == f.default and not keep(f.name):
             continue
-        if isinstance(f.default, bool):
+        if opt.show is not None:
+            argv += [opt.flag, opt.show(value)]
+        elif isinstance(f.default, bool):
             if value != f.default:
                 argv.append(opt.flag)
         elif isinstance(f.default, tuple):

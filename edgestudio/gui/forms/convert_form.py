@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.convert.conversion_plan import io_dims, plan_dim_changes, plan_opset_conversion
+from edgestudio.core.convert.convert_grammar import parse_dim_value
 from edgestudio.core.convert.convert_recipes import ConvertRecipe, DimChange
-from edgestudio.core.inputs.grammar import parse_dim_value
 from edgestudio.core.job_api.options import declared_options
 from edgestudio.core.model.summary import ModelSummary
 from edgestudio.gui.forms.common import (

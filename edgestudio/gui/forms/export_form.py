@@ -22,9 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from edgestudio.core.convert.convert_grammar import TORCH_DTYPES, parse_axis_change
 from edgestudio.core.convert.convert_recipes import DimChange
 from edgestudio.core.convert.export_recipes import ExportRecipe, TorchInput, torch_missing_hint
-from edgestudio.core.inputs.grammar import TORCH_DTYPES, parse_axis_change, parse_shape
+from edgestudio.core.inputs.grammar import parse_shape
 from edgestudio.gui.forms.common import (
     JobDialog,
     PathPicker,

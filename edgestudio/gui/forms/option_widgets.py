@@ -13,14 +13,17 @@ from typing import Any
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, QSpinBox, QWidget
 
-from edgestudio.core.job_api.options import Option
+from edgestudio.core.job_api.options import FIELD_OPTION, Option
 
 
 def option_widget(field: dataclasses.Field[Any], opt: Option, value: Any) -> QWidget:
     """A widget showing ``value`` for the declared ``field``."""
     default = field.default
     widget: QWidget
-    if isinstance(default, bool):
+    if opt.parse is not None:  # a grammar of its own: typed as text, read by opt.parse
+        widget = QLineEdit("" if value is None else opt.show(value) if opt.show else str(value))
+        widget.setPlaceholderText(opt.placeholder)
+    elif isinstance(default, bool):
         widget = QCheckBox(opt.label)
         widget.setChecked(bool(value))
     elif opt.choices:
@@ -50,7 +53,18 @@ def option_widget(field: dataclasses.Field[Any], opt: Option, value: Any) -> QWi
 
 
 def widget_value(field: dataclasses.Field[Any], widget: QWidget) -> Any:
-    """The value ``widget`` holds, as the field's type."""
+    """The value ``widget`` holds, as the field's type (raises ValueError, naming the field's
+    label, on text its grammar does not read; empty text is the default)."""
+    opt: Option | None = field.metadata.get(FIELD_OPTION)
+    if opt is not None and opt.parse is not None:
+        assert isinstance(widget, QLineEdit)
+        text = widget.text().strip()
+        if not text:
+            return field.default
+        try:
+            return opt.parse(text)
+        except ValueError as exc:
+            raise ValueError(f"{opt.label.rstrip(':')}: {exc}") from exc
     if isinstance(widget, QCheckBox):
         return widget.isChecked()
     if isinstance(widget, QComboBox):

@@ -22,8 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.convert.conversion_plan import model_opset
-from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.inputs.grammar import parse_data_source, parse_floats, parse_image_size
+from edgestudio.core.inputs.data_source import DataSource, parse_data_source
 from edgestudio.core.job_api.options import declared_options
 from edgestudio.core.quant.quant_recipes import (
     QUANT_MODES,
@@ -37,6 +36,16 @@ from edgestudio.gui.forms.option_widgets import on_change, option_widget, widget
 BOX_TITLES = {"types": "Types", "calibration": "Calibration", "float16": "float16",
               "4-bit": "4-bit"}  # the boxes options are declared in, in the form's order
 
+
+
+def _data_kind(text: str) -> str | None:
+    """The kind of data a path typed in a data field is (None: nothing usable typed yet)."""
+    if not text.strip():
+        return None
+    try:
+        return parse_data_source(text.strip()).kind
+    except (OSError, ValueError):
+        return None
 
 class QuantizeDialog(JobDialog):
     """Edits a :class:`QuantRecipe`; ``analyze_data()`` says what to evaluate on afterwards."""
@@ -90,14 +99,14 @@ class QuantizeDialog(JobDialog):
         self.samples.setRange(0, 1_000_000)
         self.samples.setSpecialValueText("all")
         self.samples.setValue(source.samples)
-        self.image_size = QLineEdit("x".join(str(d) for d in source.size) if source.size else "")
-        self.image_size.setPlaceholderText("images: resize to HxW, e.g. 224x224")
-        self.image_mean = QLineEdit(",".join(f"{v:g}" for v in source.mean))
-        self.image_std = QLineEdit(",".join(f"{v:g}" for v in source.std))
+        # How the data is prepared, from DataSource's declarations (the CLI's --image-*,
+        # --sample-rate, --tokenizer): a row for each, shown when the data's kind uses it.
+        self.data_options = {f.name: (f, opt, option_widget(f, opt, getattr(source, f.name)))
+                             for f, opt in declared_options(DataSource)}
         calib.addRow("Data:", self.calib_path)
         calib.addRow("Samples:", self.samples)
-        calib.addRow("Image size:", self.image_size)
-        calib.addRow("Image mean / std:", self._pair(self.image_mean, self.image_std))
+        for _, opt, widget in self.data_options.values():
+            calib.addRow(opt.label, widget)
 
         self.analyze = QCheckBox("Analyze the result afterwards on:")
         self.analyze.setChecked(True)
@@ -142,8 +151,8 @@ class QuantizeDialog(JobDialog):
 
         self.mode.currentIndexChanged.connect(self.refresh)
         self.analyze.toggled.connect(self.refresh)
-        for e in (self.image_size, self.image_mean, self.image_std):
-            e.textChanged.connect(self.refresh)
+        for _, _, widget in self.data_options.values():
+            on_change(widget, self.refresh)
         for p in (self.calib_path, self.output, self.eval_path):
             p.changed.connect(self.refresh)
         self.samples.valueChanged.connect(self.refresh)
@@ -182,17 +191,6 @@ class QuantizeDialog(JobDialog):
         """The nodes kept in float."""
         return typing.cast(QLineEdit, self.options["exclude"])
 
-    @staticmethod
-    def _pair(a: QWidget, b: QWidget) -> QWidget:
-        from PySide6.QtWidgets import QHBoxLayout
-
-        w = QWidget()
-        row = QHBoxLayout(w)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(a)
-        row.addWidget(b)
-        return w
-
     def _guess_data(self, kind: str) -> str:
         """A ``*_calib.npz`` / ``*_eval.npz`` beside the model, if there is one."""
         folder = self.model_path.parent
@@ -209,15 +207,21 @@ class QuantizeDialog(JobDialog):
         text = text.strip()
         if not text:
             return None
-        size = None
-        if self.image_size.text().strip():
-            try:
-                size = parse_image_size(self.image_size.text())
-            except ValueError as exc:
-                raise ValueError(f"Image size: {exc}") from exc
-        return parse_data_source(text, self.samples.value(), size=size,
-                                 mean=parse_floats(self.image_mean.text() or "0"),
-                                 std=parse_floats(self.image_std.text() or "1"))
+        preparation = {name: widget_value(f, widget)
+                       for name, (f, _, widget) in self.data_options.items()}
+        return parse_data_source(text, self.samples.value(), **preparation)
+
+    def data_widget(self, name: str) -> QWidget:
+        """The field for DataSource's declared option ``name`` (``size``, ``sample_rate``, …)."""
+        return self.data_options[name][2]
+
+    def _show_data_options(self) -> None:
+        """Show the preparation rows the calibration or evaluation data's kind uses."""
+        kinds = {_data_kind(path) for path in (self.calib_path.path(), self.eval_path.path())}
+        layout = self.calib_box.layout()
+        assert isinstance(layout, QFormLayout)
+        for _, opt, widget in self.data_options.values():
+            layout.setRowVisible(widget, any(opt.used_in(k) for k in kinds if k))
 
     def recipe(self) -> QuantRecipe:
         """The recipe as the form stands (raises ValueError on unparsable fields)."""
@@ -266,6 +270,7 @@ class QuantizeDialog(JobDialog):
             box.setVisible(any(opt.group == group and opt.used_in(mode.name)
                                for _, opt in self._declared)
                            or (group == "calibration" and mode.calibrated))
+        self._show_data_options()
         method = typing.cast(QComboBox, self.options["calib_method"]).currentText()
         self.options["percentile"].setEnabled(mode.calibrated and method == "percentile")
         self.metric_box.setEnabled(self.analyze.isChecked())
