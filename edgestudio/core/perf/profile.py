@@ -3,6 +3,7 @@ NNAPI/CoreML coverage predicted by ORT's mobile usability checker."""
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from edgestudio.core.perf.bench import (
     time_session,
     unavailable_reason,
 )
+from edgestudio.core.perf.perf_results import Profile
 from edgestudio.core.perf.profile_parse import (
     GraphNode,
     load_events,
@@ -24,6 +26,7 @@ from edgestudio.core.perf.profile_parse import (
 )
 from edgestudio.core.progress import Reporter
 from edgestudio.core.remote.device_runner import session_for
+from edgestudio.core.serialise import from_json, to_json
 
 
 def mobile_coverage(model_path: Path) -> dict[str, Any]:
@@ -92,16 +95,15 @@ def run_profile(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         reporter.warn(w)
     reporter.stage("Predicting NNAPI / CoreML coverage", 0.85)
     mobile = mobile_coverage(Path(recipe.model))
-    if "error" in mobile:
-        summary["mobile_error"] = mobile.pop("error")
-    summary["mobile"] = mobile
-    summary["placement_text"] = text
-    summary["first_choice"] = provider
-    summary["events"] = len(events)
-    summary["device"] = recipe.device
-    summary["runtime"] = runtime
+    mobile_error = mobile.pop("error", None)
+    profile = from_json(Profile, {
+        **summary, "mobile": mobile, "mobile_error": mobile_error, "placement_text": text,
+        "first_choice": provider, "events": len(events), "device": recipe.device,
+        "runtime": runtime})
     reporter.stage("Done", 1.0)
-    return JobReport(kind=recipe.kind, warnings=warnings, details=summary)
+    # the typed result as it travels (its warnings are the report's own)
+    return JobReport(kind=recipe.kind, warnings=warnings,
+                     details=to_json(dataclasses.replace(profile, warnings=[])))
 
 
 def _runtime_version() -> str:

@@ -31,12 +31,19 @@ from edgestudio.core.model.model_files import load_structure
 from edgestudio.core.progress import Reporter
 from edgestudio.core.quant.activation_store import ActivationStore
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
+from edgestudio.core.quant.quant_results import (
+    Accuracy,
+    Analysis,
+    LayerError,
+    OutputError,
+    WeightError,
+)
 from edgestudio.core.quant.quantized_graph import quantized_nodes
 from edgestudio.core.quant.task_detection import choose_task, model_alphabet
 from edgestudio.core.quant.task_metrics import TaskMeter
 from edgestudio.core.quant.task_names import TASK_LABELS
 from edgestudio.core.quant.verdicts import analysis_verdict
-from edgestudio.core.serialise import to_json
+from edgestudio.core.serialise import from_json, to_json
 
 DQ_SUFFIX = "_DequantizeLinear_Output"
 EDGESTUDIO_DQ = "_edgestudio_dequantized"
@@ -500,12 +507,12 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     for line in verdict.text_lines():
         reporter.log(line)
     reporter.stage(f"Done: {verdict.label.lower()}", 1.0)
-    return JobReport(kind=recipe.kind, warnings=warnings, details={
-        "float_model": recipe.float_model, "quant_model": recipe.quant_model,
-        "samples": len(samples), "layers": layers, "weights": weights, "outputs": outputs,
-        "accuracy": accuracy, "verdict": to_json(verdict), "data": to_json(data),
-        "task": to_json(task), "quantized_nodes": sorted(quantized),
-    })
+    analysis = Analysis(
+        float_model=recipe.float_model, quant_model=recipe.quant_model, samples=len(samples),
+        layers=from_json(list[LayerError], layers), weights=from_json(list[WeightError], weights),
+        outputs=from_json(list[OutputError], outputs), accuracy=from_json(Accuracy, accuracy),
+        verdict=verdict, data=data, task=task, quantized_nodes=sorted(quantized))
+    return JobReport(kind=recipe.kind, warnings=warnings, details=to_json(analysis))
 
 
 def _compare_layers(matches: list[Match], f_vals: dict[str, np.ndarray],

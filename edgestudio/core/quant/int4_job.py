@@ -30,6 +30,7 @@ from edgestudio.core.quant.accel.int4_stream import (
     streamable,
 )
 from edgestudio.core.quant.quant_recipes import QuantRecipe
+from edgestudio.core.quant.quant_results import Quantization
 from edgestudio.core.serialise import to_json
 
 # A result written with external data is saved again as one file below this size, as the other
@@ -125,15 +126,10 @@ def run_int4_streamed(recipe: QuantRecipe, model: onnx.ModelProto, reporter: Rep
     notes.append("Quantized one weight at a time (streamed); inputs found and proven on the "
                  "result.")
     reporter.stage("Done", 1.0)
-    return JobReport(kind=recipe.kind, files=files, warnings=warnings, details={
-        "recipe": to_json(recipe),
-        "command": recipe.command_line(),
-        "calibration_warnings": warnings,
-        "float_bytes": stored_bytes(source, model),
-        "quant_bytes": quant_bytes,
-        "onnxruntime": "loads and runs",
-        "quantized_ops": ops,
-        "notes": notes,
-        "calibration": "",
-        "inputs": to_json(spec),
-    })
+    quantization = Quantization(
+        float_bytes=stored_bytes(source, model), quant_bytes=quant_bytes,
+        quantized_ops=list(ops), notes=notes, calibration_warnings=warnings, calibration="",
+        onnxruntime="loads and runs", command=recipe.command_line(), inputs=to_json(spec))
+    # the typed result as it travels; the recipe beside it, for readers of --json
+    return JobReport(kind=recipe.kind, files=files, warnings=warnings,
+                     details={**to_json(quantization), "recipe": to_json(recipe)})

@@ -50,6 +50,7 @@ from edgestudio.core.quant.quant_recipes import (
     QuantRecipe,
     check_rules,
 )
+from edgestudio.core.quant.quant_results import Quantization
 from edgestudio.core.quant.quantized_graph import existing_quantization
 from edgestudio.core.serialise import to_json
 
@@ -197,18 +198,14 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
     for note in notes:
         reporter.log(note)
     report.warnings = calibration_warnings + report.warnings
-    report.details = {
-        "recipe": to_json(recipe),
-        "command": recipe.command_line(),
-        "calibration_warnings": calibration_warnings,
-        "float_bytes": source.stat().st_size,
-        "quant_bytes": (staging / name).stat().st_size,
-        "onnxruntime": gate,
-        "quantized_ops": inspected.ops,
-        "notes": notes,
-        "calibration": calibration.state if calibration else "",
-        "inputs": to_json(resolved.spec),
-    }
+    result = Quantization(
+        float_bytes=source.stat().st_size, quant_bytes=(staging / name).stat().st_size,
+        quantized_ops=list(inspected.ops), notes=notes,
+        calibration_warnings=calibration_warnings,
+        calibration=calibration.state if calibration else "", onnxruntime=gate,
+        command=recipe.command_line(), inputs=to_json(resolved.spec))
+    # the typed result as it travels; the recipe beside it, for readers of --json
+    report.details = {**to_json(result), "recipe": to_json(recipe)}
     reporter.stage("Done", 1.0)
     return report
 
