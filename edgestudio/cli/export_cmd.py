@@ -8,6 +8,7 @@ import functools
 from edgestudio.cli.job_ui import add_common_job_args, argument_type, execute
 from edgestudio.core.convert.convert_grammar import parse_axis_change, parse_torch_input
 from edgestudio.core.convert.export_recipes import ExportRecipe
+from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.job_api.recipe import Tolerance
 
 
@@ -24,16 +25,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--input", action="append", type=argument_type(parse_torch_input, "--input"),
                    required=True,
                    metavar="NAME=DIMxDIM[:DTYPE]", help="example input (repeatable, in order)")
-    p.add_argument("--output-name", "--output-names", dest="output_names", action="append",
-                   default=[], metavar="NAME", help="ONNX output name (repeatable)")
-    p.add_argument("--opset", type=int, default=18,
-                   help="the ONNX opset to export to (default %(default)s)")
     p.add_argument("--dynamic", action="append", default=[], metavar="NAME:AXIS=SYMBOL",
                    type=argument_type(functools.partial(parse_axis_change, symbolic=True),
                                       "--dynamic"),
                    help="make an axis dynamic, e.g. x:0=batch (repeatable)")
-    p.add_argument("--exporter", choices=("dynamo", "legacy"), default="dynamo",
-                   help="dynamo (torch.export, default) or legacy (TorchScript tracing)")
+    add_options(p, ExportRecipe)
     add_common_job_args(p)
     p.set_defaults(func=run, make_recipe=recipe_from_args)
 
@@ -42,9 +38,8 @@ def recipe_from_args(args: argparse.Namespace) -> ExportRecipe:
     """The recipe the parsed arguments describe."""
     return ExportRecipe(
         model=args.model, output=args.output, overwrite=args.overwrite, inputs=tuple(args.input),
-        output_names=tuple(args.output_names), opset=args.opset, dynamic=tuple(args.dynamic),
-        exporter=args.exporter, tolerance=Tolerance(args.atol, args.rtol),
-    )
+        dynamic=tuple(args.dynamic), tolerance=Tolerance(args.atol, args.rtol),
+        **values_from_args(args, ExportRecipe))
 
 
 def run(args: argparse.Namespace) -> int:

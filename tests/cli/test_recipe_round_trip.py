@@ -150,22 +150,45 @@ def test_every_mode_has_its_onnxruntime_call_and_a_form_label() -> None:
     assert all(mode.label for mode in QUANT_MODES.values())
 
 
-DECLARED = [(cls, f.name) for cls in (BenchRecipe, ProfileRecipe)
+DECLARED = [(cls, f.name) for cls in (BenchRecipe, ProfileRecipe, ExportRecipe, DataSource)
             for f, _ in declared_options(cls)]
 
 
-@pytest.mark.parametrize(("cls", "name"), DECLARED,
-                         ids=[f"{cls.kind}-{name}" for cls, name in DECLARED])
-def test_every_benchmark_and_profile_option_round_trips(cls: type, name: str,
-                                                        tmp_path: Path) -> None:
-    """A benchmark or profile option is one declaration: its flag, its default and its place
-    in the command follow from it (the Performance form's widgets are checked in the GUI
-    tests)."""
+def _declared_base(cls: type, tmp_path: Path) -> Any:
     model = str(tmp_path / "m.onnx")
-    base = BenchRecipe(models=(model,)) if cls is BenchRecipe else ProfileRecipe(model=model)
+    if cls is BenchRecipe:
+        return BenchRecipe(models=(model,))
+    if cls is ProfileRecipe:
+        return ProfileRecipe(model=model)
+    if cls is ExportRecipe:
+        return ExportRecipe(model=str(tmp_path / "m.pt2"), output=model,
+                            inputs=(TorchInput("x", (1, 3), "float32"),))
+    return DataSource("images", str(tmp_path))
+
+
+@pytest.mark.parametrize(("cls", "name"), DECLARED,
+                         ids=[f"{cls.__name__}-{name}" for cls, name in DECLARED])
+def test_every_declared_option_round_trips(cls: type, name: str,
+                                                        tmp_path: Path) -> None:
+    """A benchmark, profile, export or data-preparation option is one declaration: its flag,
+    its default and its place in the command follow from it (the forms' widgets are checked in
+    the GUI tests)."""
+    base = _declared_base(cls, tmp_path)
     field, opt = next((f, o) for f, o in declared_options(cls) if f.name == name)
-    value = 1.5 if name == "seconds" else _other_value(field, opt.choices)
-    recipe = dataclasses.replace(base, **{name: value})
+    value = {"seconds": 1.5, "size": (32, 24), "scale": 1 / 127.5, "mean": (0.5, 0.25),
+             "std": (0.229,), "tokenizer": "tokenizer.json"}.get(name) \
+        or _other_value(field, opt.choices)
+    if cls is DataSource:  # prepared data travels inside a recipe that takes --calib
+        from PIL import Image
+
+        Image.new("L", (4, 4)).save(tmp_path / "a.png")  # a folder of images, as the CLI sees
+        kind = opt.modes[0] if opt.modes else "images"
+        path = {"audio": tmp_path / "a.wav", "text": tmp_path / "a.txt"}.get(kind, tmp_path)
+        base = QuantRecipe(model=str(tmp_path / "m.onnx"), output=str(tmp_path / "q.onnx"),
+                           calib=dataclasses.replace(base, kind=kind, path=str(path)))
+        recipe = dataclasses.replace(base, calib=dataclasses.replace(base.calib, **{name: value}))
+    else:
+        recipe = dataclasses.replace(base, **{name: value})
     assert opt.flag in recipe.to_command()
     assert _through_the_cli(recipe) == recipe
     assert _through_the_cli(base) == base  # the default spells nothing it does not need

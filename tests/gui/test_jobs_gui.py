@@ -158,12 +158,22 @@ def test_export_form_builds_the_recipe(qtbot, tmp_path: Path) -> None:  # type: 
     dialog.source.edit.setText(str(src))
     dialog.set_inputs([("x", "2x1x6x6", "float32")])
     dialog.dynamic.setText("x:0=batch")
-    dialog.output_names.setText("logits")
+    dialog.option("output_names").setText("logits")
     assert dialog.output.path() == str(tmp_path / "net.onnx")
     if forms.export_form.torch_available():
         assert dialog.run_button.isEnabled(), dialog.findings.text()
     recipe = dialog.recipe()
-    assert recipe.inputs[0].shape == (2, 1, 6, 6)
+    assert recipe.inputs[0].shape == (2, 1, 6, 6) and recipe.output_names == ("logits",)
+    # ExportRecipe's declared options make the form's fields; each reaches the recipe
+    from edgestudio.core.convert.export_recipes import ExportRecipe
+    from edgestudio.core.job_api.options import declared_options
+
+    assert set(dialog.options) == {f.name for f, _ in declared_options(ExportRecipe)}
+    dialog.option("opset").setValue(17)
+    dialog.option("exporter").setCurrentText("legacy")
+    recipe = dialog.recipe()
+    assert (recipe.opset, recipe.exporter) == (17, "legacy")
+    assert "--exporter legacy" in recipe.command_line() and "--opset 17" in recipe.command_line()
     assert recipe.command_line().startswith(f"edgestudio export {src} -o {tmp_path / 'net.onnx'}")
     dialog.dynamic.setText("y:0=batch")
     assert not dialog.run_button.isEnabled()

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from edgestudio.core.convert.convert_recipes import DimChange
+from edgestudio.core.job_api.options import option, option_argv
 from edgestudio.core.job_api.recipe import Recipe, Tolerance, tolerance_args
 
 
@@ -41,10 +42,15 @@ class ExportRecipe(Recipe):
     kind: ClassVar[str] = "export"
     model: str = ""
     inputs: tuple[TorchInput, ...] = ()
-    output_names: tuple[str, ...] = ()
-    opset: int = 18
+    # Declared once: the CLI flags, the export form's fields and to_command() follow.
+    output_names: tuple[str, ...] = option((), "--output-name", "ONNX output name, in order",
+                                           metavar="NAME", label="Output names:",
+                                           placeholder="comma-separated, e.g. logits")
+    opset: int = option(18, "--opset", "the ONNX opset to export to", label="Opset:",
+                        minimum=7, maximum=28)
     dynamic: tuple[DimChange, ...] = ()
-    exporter: str = "dynamo"  # or "legacy" (TorchScript-based)
+    exporter: str = option("dynamo", "--exporter", "dynamo (torch.export) or legacy "
+                           "(TorchScript tracing)", ("dynamo", "legacy"), label="Exporter:")
     tolerance: Tolerance = field(default_factory=Tolerance)
 
     def title(self) -> str:
@@ -60,13 +66,9 @@ class ExportRecipe(Recipe):
         cmd = ["edgestudio", "export", self.model, "-o", str(self.output)]
         for i in self.inputs:
             cmd += ["--input", i.to_cli()]
-        for name in self.output_names:
-            cmd += ["--output-name", name]
-        cmd += ["--opset", str(self.opset)]
         for d in self.dynamic:
             cmd += ["--dynamic", d.to_cli()]
-        if self.exporter != "dynamo":
-            cmd += ["--exporter", self.exporter]
+        cmd += option_argv(self, keep=lambda name: name == "opset")
         cmd += tolerance_args(self.tolerance)
         if self.overwrite:
             cmd.append("--overwrite")

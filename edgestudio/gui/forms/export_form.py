@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QSpinBox,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -26,6 +25,7 @@ from edgestudio.core.convert.convert_grammar import TORCH_DTYPES, parse_axis_cha
 from edgestudio.core.convert.convert_recipes import DimChange
 from edgestudio.core.convert.export_recipes import ExportRecipe, TorchInput, torch_missing_hint
 from edgestudio.core.inputs.grammar import parse_shape
+from edgestudio.core.job_api.options import declared_options
 from edgestudio.gui.forms.common import (
     JobDialog,
     PathPicker,
@@ -33,6 +33,7 @@ from edgestudio.gui.forms.common import (
     command_preview,
     findings_html,
 )
+from edgestudio.gui.forms.option_widgets import on_change, option_widget, widget_value
 
 CODE_WARNING = (
     "PyTorch files can contain code that runs when they are loaded. EdgeStudio opens them only "
@@ -79,16 +80,15 @@ class ExportDialog(JobDialog):
         row_buttons.addWidget(remove)
         row_buttons.addStretch(1)
 
-        self.output_names = QLineEdit("output")
-        self.output_names.setPlaceholderText("comma-separated, e.g. logits")
-        self.opset = QSpinBox()
-        self.opset.setRange(7, 28)
-        self.opset.setValue(18)
+        # ExportRecipe's declared options (output names, opset, exporter): a new one appears here
+        # without form code
+        first = {"output_names": ("output",)}  # a name to start from
+        defaults = ExportRecipe()
+        self.options = {f.name: (f, opt, option_widget(f, opt, first.get(
+                            f.name, getattr(defaults, f.name))))
+                        for f, opt in declared_options(ExportRecipe)}
         self.dynamic = QLineEdit("input:0=batch")
         self.dynamic.setPlaceholderText("NAME:AXIS=SYMBOL, … e.g. input:0=batch")
-        self.exporter = QComboBox()
-        self.exporter.addItem("dynamo (torch.export, current default)", "dynamo")
-        self.exporter.addItem("legacy (TorchScript tracing)", "legacy")
         self.output = PathPicker("", "ONNX models (*.onnx)")
         self.tolerance = ToleranceFields()
         self.command = command_preview()
@@ -100,10 +100,9 @@ class ExportDialog(JobDialog):
         form.addRow("PyTorch file:", self.source)
         form.addRow("Inputs:", self.inputs)
         form.addRow("", self._wrap(row_buttons))
-        form.addRow("Output names:", self.output_names)
-        form.addRow("Opset:", self.opset)
+        for _, opt, widget in self.options.values():
+            form.addRow(opt.label, widget)
         form.addRow("Dynamic axes:", self.dynamic)
-        form.addRow("Exporter:", self.exporter)
         form.addRow("Output:", self.output)
         form.addRow("Check tolerance:", self.tolerance)
         form.addRow("Command:", self.command)
@@ -119,12 +118,11 @@ class ExportDialog(JobDialog):
         layout.addWidget(self.buttons)
         self.resize(720, 640)
 
-        for signal in (self.source.changed, self.output.changed, self.output_names.textChanged,
-                       self.dynamic.textChanged, self.tolerance.atol.textChanged,
-                       self.tolerance.rtol.textChanged):
+        for signal in (self.source.changed, self.output.changed, self.dynamic.textChanged,
+                       self.tolerance.atol.textChanged, self.tolerance.rtol.textChanged):
             signal.connect(self.refresh)
-        self.opset.valueChanged.connect(self.refresh)
-        self.exporter.currentIndexChanged.connect(self.refresh)
+        for _, _, widget in self.options.values():
+            on_change(widget, self.refresh)
         self.inputs.itemChanged.connect(self.refresh)
         self.source.changed.connect(self._suggest_output)
         self.refresh()
@@ -156,6 +154,10 @@ class ExportDialog(JobDialog):
         if self.inputs.rowCount() > 1:
             self.inputs.removeRow(self.inputs.rowCount() - 1)
             self.refresh()
+
+    def option(self, name: str) -> QWidget:
+        """The field for ExportRecipe's declared option ``name`` (``opset``, …)."""
+        return self.options[name][2]
 
     def _suggest_output(self, text: str) -> None:
         if text and not self.output.path():
@@ -205,11 +207,8 @@ class ExportDialog(JobDialog):
             problems.append("PyTorch is not installed.")
         recipe = ExportRecipe(
             model=self.source.path(), output=self.output.path(), overwrite=self._overwrite,
-            inputs=tuple(inputs),
-            output_names=tuple(n.strip() for n in self.output_names.text().split(",") if n.strip()),
-            opset=self.opset.value(), dynamic=tuple(dynamic),
-            exporter=str(self.exporter.currentData()), tolerance=self.tolerance.tolerance(),
-        )
+            inputs=tuple(inputs), dynamic=tuple(dynamic), tolerance=self.tolerance.tolerance(),
+            **{name: widget_value(f, widget) for name, (f, _, widget) in self.options.items()})
         return recipe, problems
 
 
