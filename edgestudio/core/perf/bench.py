@@ -16,11 +16,12 @@ from edgestudio.core.model.model_files import read_full_model
 from edgestudio.core.model.model_io import has_large_attributes, structure_only
 from edgestudio.core.model.opsets import quantized_ops_in
 from edgestudio.core.perf.latency_stats import MAX_SAMPLES_KEPT, latency_stats
+from edgestudio.core.perf.perf_results import LatencyRow, ProviderProbe
 from edgestudio.core.perf.providers import package_for
 from edgestudio.core.progress import Reporter
 from edgestudio.core.quant.verdicts import bench_verdicts
 from edgestudio.core.remote.device_runner import groups_of, session_for, time_sessions
-from edgestudio.core.serialise import to_json
+from edgestudio.core.serialise import from_json, to_json
 
 
 class BenchError(EdgeStudioError):
@@ -81,8 +82,12 @@ def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     for line in verdicts:
         reporter.log(line)
     reporter.stage("Done", 1.0)
-    return JobReport(kind=recipe.kind, details={"results": results, "recipe": to_json(recipe),
-                                                "verdicts": verdicts, "failures": failures})
+    # the typed rows as they travel (the verdicts and failures beside them, the recipe for
+    # readers of --json)
+    measured = from_json(list[LatencyRow], results)
+    return JobReport(kind=recipe.kind, details={
+        "results": to_json(measured), "recipe": to_json(recipe), "verdicts": verdicts,
+        "failures": failures})
 
 
 def _bench_there(name: str, recipe: Any, reporter: Reporter, quantized: dict[str, list[str]],
@@ -252,6 +257,7 @@ def run_probe(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         rows.append({"provider": provider, "available": provider in available, "works": works,
                      "reason": reason, "package": package_for(provider)})
     reporter.stage("Done", 1.0)
-    return JobReport(kind=recipe.kind, details={"providers": rows,
+    probes = from_json(list[ProviderProbe], rows)  # typed where it is made
+    return JobReport(kind=recipe.kind, details={"providers": to_json(probes),
                                                 "onnxruntime": ort.__version__,
                                                 "onnx": onnx.__version__})

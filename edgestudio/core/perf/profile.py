@@ -129,8 +129,10 @@ def run_device_check(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRe
     from edgestudio.core.remote.remote_perf import check_device
 
     assert isinstance(recipe, DeviceCheckRecipe)
-    found = check_device(device_named(recipe.device), reporter)
-    for problem in found["problems"]:
+    from edgestudio.core.remote.device_info import DeviceInfo
+
+    found = from_json(DeviceInfo, check_device(device_named(recipe.device), reporter))
+    for problem in found.problems:
         reporter.warn(problem)
     reporter.stage("Done", 1.0)
-    return JobReport(kind=recipe.kind, details={"device": found})
+    return JobReport(kind=recipe.kind, details={"device": to_json(found)})
