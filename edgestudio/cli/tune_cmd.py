@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -14,6 +13,8 @@ from edgestudio.cli.json_option import add_json_option, write_json
 from edgestudio.cli.output import print_table
 from edgestudio.cli.workspace_option import add_workspace_option, record_tune
 from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.job_api.options import add_options, values_from_args
+from edgestudio.core.quant.tune import TuneSettings
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,18 +35,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    "text_agreement>=0.99, cer<=0.01, cosine>=0.999, neighbour_agreement>=0.95, "
                    "box_agreement>=0.95 (default %(default)s)")
     add_input_args(p)
-    p.add_argument("--objective", choices=("latency", "size"), default="latency",
-                   help="what to minimise among the recipes that meet the goal "
-                   "(default %(default)s)")
     p.add_argument("--ep", default="CPUExecutionProvider",
                    help="the provider latency is measured on (default %(default)s)")
-    p.add_argument("--threads", type=int, default=1,
-                   help="intra-op threads for the latency (default %(default)s)")
-    p.add_argument("--budget", type=int, default=12,
-                   help="candidates at most (default %(default)s)")
-    p.add_argument("--minutes", type=float, help="stop starting candidates after this long")
-    p.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)),
-                   help="candidates quantized and analysed at once (default %(default)s)")
+    add_options(p, TuneSettings)
     p.add_argument("--ray", metavar="ADDRESS", help="run candidates as tasks on the Ray "
                    "cluster at ADDRESS (pip install 'edgestudio[cluster]'); 'local' starts one "
                    "on this machine")
@@ -53,8 +45,6 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="modes to try, comma-separated (default %(default)s)")
     p.add_argument("--no-exclusions", action="store_true",
                    help="never exclude layers from quantization")
-    p.add_argument("--bench-runs", type=int, default=50,
-                   help="timed runs per candidate (default %(default)s)")
     p.add_argument("--resume", metavar="TUNE", help="take the candidates an earlier tune "
                    "measured (its --json file, or the last tune of a workspace) instead of "
                    "measuring them again; the budget counts only new ones")
@@ -88,7 +78,6 @@ def run(args: argparse.Namespace) -> int:
         Goal,
         GoalError,
         SearchSpace,
-        TuneSettings,
         synthetic_goal_warning,
     )
     from edgestudio.jobs.tuner import Tuner, tuner_summary
@@ -101,11 +90,10 @@ def run(args: argparse.Namespace) -> int:
         raise EdgeStudioError(f"{args.output} already exists (--overwrite replaces it).")
     settings = TuneSettings(
         model=args.model, data=data_source(args, args.data), goal=goal,
-        objective=args.objective, provider=resolve_provider(args.ep), threads=args.threads,
-        budget=args.budget, minutes=args.minutes, workers=args.workers,
+        provider=resolve_provider(args.ep),
         space=SearchSpace(modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()),
                           exclusions=not args.no_exclusions),
-        bench_runs=args.bench_runs, ray_address=args.ray,
+        ray_address=args.ray, **values_from_args(args, TuneSettings),
         resume=earlier_tune(args.resume) if args.resume else None,
         **input_fields(args, with_data=False))
     warning = synthetic_goal_warning(settings.data, goal)

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.inputs.data_source import DataSource, parse_data_source
+from edgestudio.core.job_api.options import declared_options
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.tune import (
     Candidate,
@@ -41,6 +42,7 @@ from edgestudio.core.quant.tune import (
 )
 from edgestudio.gui.background import Background, BackgroundTask
 from edgestudio.gui.forms.common import PathPicker
+from edgestudio.gui.forms.option_widgets import option_widget, widget_value
 from edgestudio.gui.plots import show_empty, show_values
 from edgestudio.gui.tables import results_table
 from edgestudio.jobs.scheduler import JobSubmitter
@@ -79,24 +81,21 @@ class TuneWindow(QWidget):
         self.goal.setToolTip("sqnr>=DB (output SQNR), top1_drop<=POINTS (labelled data), task "
                              "figures such as text_agreement>=0.99 or cer<=0.01, or "
                              "max_abs<=ERROR")
-        self.objective = QComboBox()
-        self.objective.addItems(["latency", "size"])
         self.provider = QComboBox()
         self.provider.addItems(providers or ["CPUExecutionProvider"])
-        self.threads = QSpinBox()
-        self.threads.setRange(1, 64)
-        self.budget = QSpinBox()
-        self.budget.setRange(1, 200)
-        self.budget.setValue(12)
-        self.minutes = QDoubleSpinBox()
-        self.minutes.setRange(0, 24 * 60)
-        self.minutes.setSpecialValueText("no limit")
-        self.workers = QSpinBox()
-        self.workers.setRange(1, 64)
-        self.workers.setValue(2)
-        self.workers.setToolTip("Candidates quantized and analysed side by side. Their jobs go "
-                                "through the window's queue (Jobs panel), which runs at most "
-                                "Preferences › Jobs at once of them.")
+        # TuneSettings' declared options (the tune command's --objective, --budget, …)
+        defaults = TuneSettings(model="", data=None)
+        self.options = {f.name: (f, opt, option_widget(f, opt, getattr(defaults, f.name)))
+                        for f, opt in declared_options(TuneSettings)}
+        self.objective = self.options["objective"][2]
+        self.threads = self.options["threads"][2]
+        self.budget = self.options["budget"][2]
+        self.minutes = self.options["minutes"][2]
+        self.minutes.setMaximumWidth(110)  # a number beside its word, like the spin boxes
+        self.workers = self.options["workers"][2]
+        self.bench_runs = self.options["bench_runs"][2]
+        self.workers.setToolTip(self.workers.toolTip() + ": at most Preferences › Jobs at once "
+                                "of them run, listed in the Jobs panel")
         self.data = PathPicker(data_guess, "Data (*.npz);;All files (*)", save=False)
         self.samples = QSpinBox()
         self.samples.setRange(0, 1_000_000)
@@ -133,7 +132,8 @@ class TuneWindow(QWidget):
         self._data_changed(self.data.path())
         form.addRow("Try:", self._row(*self.modes.values(), self.exclusions))
         form.addRow("Budget:", self._row(self.budget, QLabel("candidates, at most"),
-                                         self.minutes, QLabel("minutes")))
+                                         self.minutes, QLabel("minutes"), self.bench_runs,
+                                         QLabel("timed runs each")))
         form.addRow("In parallel:", self._row(self.workers, QLabel("workers"), self.ray))
         if measured:
             form.addRow("Resume:", self.resume)
@@ -217,11 +217,9 @@ class TuneWindow(QWidget):
         if not modes:
             raise ValueError("Tick at least one mode to try.")
         return TuneSettings(
-            base=self.base,
-            model=str(self.model), data=data, goal=goal, objective=self.objective.currentText(),
-            provider=self.provider.currentText(), threads=self.threads.value(),
-            budget=self.budget.value(), minutes=self.minutes.value() or None,
-            workers=self.workers.value(),
+            base=self.base, model=str(self.model), data=data, goal=goal,
+            provider=self.provider.currentText(),
+            **{name: widget_value(f, widget) for name, (f, _, widget) in self.options.items()},
             space=SearchSpace(modes=modes, exclusions=self.exclusions.isChecked()),
             ray_address=self.ray.text().strip() or None,
             resume=self.earlier if self.resume.isChecked() else None)

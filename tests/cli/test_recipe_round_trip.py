@@ -192,3 +192,23 @@ def test_every_declared_option_round_trips(cls: type, name: str,
     assert opt.flag in recipe.to_command()
     assert _through_the_cli(recipe) == recipe
     assert _through_the_cli(base) == base  # the default spells nothing it does not need
+
+
+def test_the_tune_options_are_its_settings_declarations() -> None:
+    """The tune command's --objective/--threads/--budget/--minutes/--workers/--bench-runs are
+    TuneSettings' declarations (the tune window's fields are made from the same ones)."""
+    from edgestudio.core.job_api.options import values_from_args
+    from edgestudio.core.quant.tune import TuneSettings
+
+    parser = build_parser()
+    args = parser.parse_args(["tune", "m.onnx", "--data", "d.npz", "--objective", "size",
+                              "--threads", "2", "--budget", "5", "--minutes", "2.5",
+                              "--workers", "3", "--bench-runs", "7"])
+    assert values_from_args(args, TuneSettings) == {
+        "objective": "size", "threads": 2, "budget": 5, "minutes": 2.5, "workers": 3,
+        "bench_runs": 7}
+    defaults = values_from_args(parser.parse_args(["tune", "m.onnx", "--data", "d.npz"]),
+                                TuneSettings)
+    assert defaults == {f.name: f.default for f, _ in declared_options(TuneSettings)}
+    with pytest.raises(SystemExit):
+        parser.parse_args(["tune", "m.onnx", "--data", "d.npz", "--minutes", "-1"])

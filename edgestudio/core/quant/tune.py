@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from edgestudio.core.job_api.options import option
 from edgestudio.core.perf.latency_stats import PRACTICAL_RATIO, median_ratio_interval
 from edgestudio.core.perf.perf_results import LatencyRow
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, QuantRecipe, check_rules
@@ -267,6 +268,17 @@ def pick_winner(candidates: list[Candidate], goal: Goal, objective: str) -> Cand
     return best
 
 
+def parse_minutes(text: str) -> float:
+    """A time budget in minutes (above 0)."""
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise ValueError(f"give minutes as a number, e.g. 5 (got '{text}')") from exc
+    if value <= 0:
+        raise ValueError(f"the minutes must be above 0 (got '{text}')")
+    return value
+
+
 @dataclass
 class TuneSettings:
     """A tune: the model, its data, the goal, what to minimise, where, and how long."""
@@ -274,15 +286,24 @@ class TuneSettings:
     model: str
     data: Any  # a DataSource: calibration and evaluation samples
     goal: Goal = field(default_factory=Goal)
-    objective: str = "latency"  # or "size"
+    # Declared once: the tune command's options and the tune window's fields follow.
+    objective: str = option("latency", "--objective", "what to minimise among the recipes that "
+                            "meet the goal", ("latency", "size"), label="Minimise:")
     provider: str = "CPUExecutionProvider"
-    threads: int = 1
-    budget: int = 12  # candidates at most
-    minutes: float | None = None
-    workers: int = 2
+    threads: int = option(1, "--threads", "intra-op threads for the latency", label="threads",
+                          minimum=1, maximum=64)
+    budget: int = option(12, "--budget", "candidates at most", label="candidates, at most",
+                         minimum=1, maximum=200)
+    minutes: float | None = option(None, "--minutes", "stop starting candidates after this "
+                                   "long", metavar="M", label="minutes",
+                                   placeholder="no limit", parse=parse_minutes, show=repr)
+    workers: int = option(2, "--workers", "candidates quantized and analysed side by side "
+                          "(their jobs share the session's queue)", label="workers", minimum=1,
+                          maximum=64)
     seed: int = 0
     space: SearchSpace = field(default_factory=SearchSpace)
-    bench_runs: int = 50
+    bench_runs: int = option(50, "--bench-runs", "timed runs per candidate",
+                             label="timed runs per candidate", minimum=3, maximum=100_000)
     ray_address: str | None = None
     base: QuantRecipe | None = None  # start from this recipe's choices (a run's context menu)
     shapes: tuple[str, ...] = ()  # input overrides for every candidate and its analysis
