@@ -10,7 +10,6 @@ from edgestudio.cli.job_ui import (
     EXIT_JOB_FAILED,
     EXIT_OK,
     add_input_args,
-    argument_type,
     execute_job,
     input_fields,
 )
@@ -18,7 +17,7 @@ from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.cli.workspace_option import add_workspace_option
 from edgestudio.core.inputs.grammar import parse_counts
-from edgestudio.core.job_api.options import add_options, values_from_args
+from edgestudio.core.job_api.options import add_options, argument_type, values_from_args
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.perf.perf_results import LatencyRow, latency_of, profile_of, providers_of
 from edgestudio.core.perf.providers import resolve_provider, short_name

@@ -8,13 +8,12 @@ import functools
 from edgestudio.cli.job_ui import (
     add_common_job_args,
     add_input_args,
-    argument_type,
     execute,
     input_fields,
 )
 from edgestudio.core.convert.convert_grammar import parse_axis_change, parse_static
 from edgestudio.core.convert.convert_recipes import ConvertRecipe
-from edgestudio.core.job_api.options import add_options, values_from_args
+from edgestudio.core.job_api.options import add_options, argument_type, values_from_args
 from edgestudio.core.job_api.recipe import Tolerance
 
 

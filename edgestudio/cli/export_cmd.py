@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import functools
 
-from edgestudio.cli.job_ui import add_common_job_args, argument_type, execute
+from edgestudio.cli.job_ui import add_common_job_args, execute
 from edgestudio.core.convert.convert_grammar import parse_axis_change, parse_torch_input
 from edgestudio.core.convert.export_recipes import ExportRecipe
-from edgestudio.core.job_api.options import add_options, values_from_args
+from edgestudio.core.job_api.options import add_options, argument_type, values_from_args
 from edgestudio.core.job_api.recipe import Tolerance
 
 

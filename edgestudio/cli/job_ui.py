@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO
 
 from edgestudio.cli.json_option import STDOUT, add_json_option, write_json
 from edgestudio.cli.output import JobProgress
@@ -18,13 +17,11 @@ from edgestudio.core.inputs.grammar import (
     parse_named_range,
     parse_named_shape,
 )
-from edgestudio.core.job_api.options import add_options, values_from_args
+from edgestudio.core.job_api.options import add_options, argument_type, values_from_args
 from edgestudio.core.job_api.recipe import Recipe, Tolerance
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.serialise import to_json
 from edgestudio.jobs.runner import Job, JobState, run_job
-
-T = TypeVar("T")
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_JOB_FAILED, EXIT_UNCHECKED, EXIT_CANCELLED = 0, 1, 2, 4, 130
 OUTCOME_EXIT = {"passed": EXIT_OK, "failed": EXIT_CHECK_FAILED, "unchecked": EXIT_UNCHECKED}
@@ -91,17 +88,6 @@ def input_fields(args: argparse.Namespace, with_data: bool = True) -> dict[str, 
         fields["data"] = data_source(args, text) if text else None
     return fields
 
-
-def argument_type(parser: Callable[[str], T], option: str) -> Callable[[str], T]:
-    """Wrap a core parser for argparse so that its own message reaches the user."""
-
-    def parse(text: str) -> T:
-        try:
-            return parser(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(f"{option}: {exc}") from exc
-
-    return parse
 
 
 def print_report(report: JobReport, stream: TextIO = sys.stdout,

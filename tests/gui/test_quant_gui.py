@@ -213,17 +213,24 @@ def test_exclude_and_requantize_from_the_graph_in_one_action(qtbot, window: Main
     panel.window().grab().save(str(tmp_path / "requantized.png"))
 
 
-def test_a_mistyped_image_size_names_its_field(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def _form_and_images(qtbot, tmp_path: Path) -> tuple[QuantizeDialog, Path]:  # type: ignore[no-untyped-def]
+    """The quantize form on a copy of the sample, and a folder holding one image."""
     import onnx
-    import pytest
     from PIL import Image
 
     model = _sample_copy(tmp_path)
     images = tmp_path / "images"
     images.mkdir()
-    Image.new("L", (8, 8)).save(images / "a.png")
+    Image.new("RGB", (8, 8)).save(images / "a.png")
     dialog = QuantizeDialog(onnx.load(model), model, [])
     qtbot.addWidget(dialog)
+    return dialog, images
+
+
+def test_a_mistyped_image_size_names_its_field(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    dialog, images = _form_and_images(qtbot, tmp_path)
     dialog.data_widget("size").setText("224")
     with pytest.raises(ValueError, match=r"^Image size: an image size is written HxW"):
         dialog.data_source(str(images))
@@ -238,18 +245,11 @@ def test_every_data_preparation_option_is_in_the_form_and_the_command(qtbot, tmp
     value reaches the recipe and its command line, which reads back to the same source."""
     import dataclasses
 
-    import onnx
-    from PIL import Image
-
     from edgestudio.core.inputs.data_source import DataSource, parse_data_source
     from edgestudio.core.job_api.options import declared_options
 
-    model = _sample_copy(tmp_path)
-    images = tmp_path / "images"
-    images.mkdir()
-    Image.new("RGB", (8, 8)).save(images / "a.png")
-    dialog = QuantizeDialog(onnx.load(model), model, [])
-    qtbot.addWidget(dialog)
+    dialog, images = _form_and_images(qtbot, tmp_path)
+    model = dialog.model_path
     declared = {f.name: opt for f, opt in declared_options(DataSource)}
     assert set(dialog.data_options) == set(declared)
     typed = {"size": "32x24", "layout": "NHWC", "scale": "1/127.5", "mean": "0.5,0.25,0.125",

@@ -12,7 +12,9 @@ import argparse
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 FIELD_OPTION = "edgestudio_option"
 
@@ -84,16 +86,14 @@ def _dest(opt: Option) -> str:
     return opt.flag.lstrip("-").replace("-", "_")
 
 
-def _typed(opt: Option) -> Callable[[str], Any]:
-    """``opt.parse`` for argparse: its message reaches the user under the flag's name."""
-    parse = opt.parse
-    assert parse is not None
+def argument_type(parse: Callable[[str], T], flag: str) -> Callable[[str], T]:
+    """A parser of the grammar for argparse: its message reaches the user under ``flag``."""
 
-    def read(text: str) -> Any:
+    def read(text: str) -> T:
         try:
             return parse(text)
         except ValueError as exc:
-            raise argparse.ArgumentTypeError(f"{opt.flag}: {exc}") from exc
+            raise argparse.ArgumentTypeError(f"{flag}: {exc}") from exc
 
     return read
 
@@ -108,7 +108,8 @@ def add_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, cls: 
         modes = f" ({', '.join(opt.modes)})" if opt.modes else ""
         if opt.parse is not None:
             shown = opt.show(default) if opt.show and default is not None else "none"
-            parser.add_argument(opt.flag, type=_typed(opt), default=default, dest=_dest(opt),
+            parser.add_argument(opt.flag, type=argument_type(opt.parse, opt.flag),
+                                default=default, dest=_dest(opt),
                                 metavar=opt.metavar, help=f"{opt.help}{modes} (default: "
                                 f"{shown.replace('%', '%%')})")
         elif isinstance(default, bool):
