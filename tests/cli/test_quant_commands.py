@@ -68,6 +68,7 @@ def test_bench_and_profile_json(tmp_path: Path) -> None:
     results = json.loads(report.read_text())["results"]
     cpu = results[0]
     assert {"model", "ep", "threads", "median_ms", "p90_ms", "p99_ms", "runs"} <= set(cpu)
+    assert "error" not in cpu  # a measured row has no error key (scripts test for it)
     assert "install onnxruntime-gpu" in results[1]["error"]
     assert "contended" in proc.stdout.splitlines()[0] or "median ms" in proc.stdout
     report = tmp_path / "profile.json"

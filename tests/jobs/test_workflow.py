@@ -107,7 +107,7 @@ def test_quantize_analyse_benchmark_chain_fills_the_document(model: Path, tmp_pa
     assert set(details["analyze"]) == set(typed["analyze"])
     for part in ("layers", "weights", "outputs"):
         assert set(details["analyze"][part][0]) == set(typed["analyze"][part][0]), part
-    assert set(details["bench"]["results"][0]) == set(typed["bench"]["rows"][0])
+    assert set(details["bench"]["results"][0]) == set(typed["bench"]["rows"][0]) - {"error"}
 
 
 def test_a_failed_quantization_is_recorded_and_nothing_follows(model: Path,

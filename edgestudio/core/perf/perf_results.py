@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from edgestudio.core.serialise import from_json
+from edgestudio.core.serialise import from_json, register_format
 
 
 @dataclass
@@ -41,6 +41,12 @@ class LatencyRow:
     def ok(self) -> bool:
         """True when the configuration was measured."""
         return self.error is None and self.median_ms is not None
+
+
+# A measured row carries no "error" key (readers of bench --json test for its presence).
+register_format(LatencyRow,
+                lambda row, data: data if row.error is not None
+                else {k: v for k, v in data.items() if k != "error"})
 
 
 @dataclass
