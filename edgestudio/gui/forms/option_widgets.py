@@ -46,6 +46,7 @@ def option_widget(field: dataclasses.Field[Any], opt: Option, value: Any) -> QWi
         widget.setPlaceholderText(opt.placeholder or "comma-separated")
     else:
         widget = QLineEdit(str(value))
+        widget.setPlaceholderText(opt.placeholder)  # what an empty field means
     if isinstance(widget, (QSpinBox, QDoubleSpinBox)) and opt.placeholder:
         widget.setSpecialValueText(opt.placeholder)  # what the lowest value means ("off")
     widget.setToolTip(f"{opt.help} ({opt.flag})")
