@@ -89,6 +89,7 @@ def preload() -> None:
 
     for kind in ("quantize", "analyze", "bench"):
         resolve_operation(kind)
+    import numpy.random  # noqa: F401  (synthetic inputs; numpy imports it on first use)
     import onnxruntime.quantization  # noqa: F401  (imported lazily inside the operations)
 
     from edgestudio.core.quant.accel import accelerator as quant_accel

@@ -1,9 +1,10 @@
 """The exclude → re-quantize loop: static QDQ with one more excluded node, with the calibration
 cache, against the first quantization (whole job, as the window runs it), side by side.
 
-Each round starts from an empty per-user cache (so the first quantization also finds its inputs
-and calibrates), then re-quantizes excluding one more node (ranges from the cache), then does
-the same re-quantization with the cache off (``EDGESTUDIO_NO_CALIB_CACHE=1``). Models: a
+Each round starts from an empty per-user cache (so the first quantization also finds its inputs,
+pre-processes and calibrates), then re-quantizes excluding one more node (ranges and the
+pre-processed model from the cache), then does the same re-quantization again with those two
+caches emptied (calibrating and pre-processing again). Models: a
 2k-node generated graph, the digits sample CNN (real, trained), and the PP-OCRv4 detector from
 the real-model corpus when it is present (at the size the model decides on, and at 640×640, the
 size it is used at). Target: re-quantize ≥ 5× faster than the first.
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.paths import cache_dir
-from edgestudio.core.quant import calib_cache
+from edgestudio.core.quant import calib_cache, prep_cache
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.jobs import warm
 from edgestudio.jobs.runner import JobState, run_job
@@ -44,14 +45,15 @@ def _job_seconds(recipe: QuantRecipe) -> tuple[float, str]:
 def _round(recipe: QuantRecipe, exclude: str, folder: Path) -> tuple[float, float, float]:
     # The environment stays as the warm worker was started with: the caches are emptied by
     # removing their folders, not by pointing the jobs elsewhere.
-    for cache in ("calibration", "input_specs"):  # nothing cached yet
+    for cache in ("calibration", "preprocessed", "input_specs"):  # nothing cached yet
         shutil.rmtree(cache_dir() / cache, ignore_errors=True)
     first, state = _job_seconds(replace(recipe, output=str(folder / "first.onnx")))
     assert state == "computed", state
     again = replace(recipe, exclude=(exclude,), output=str(folder / "again.onnx"))
     cached, state = _job_seconds(again)
     assert state == "reused", state
-    shutil.rmtree(calib_cache.cache_folder())  # the same job calibrating again
+    for folder_of in (calib_cache.cache_folder, prep_cache.cache_folder):  # the same job
+        shutil.rmtree(folder_of(), ignore_errors=True)  # calibrating and pre-processing again
     cold, state = _job_seconds(replace(again, output=str(folder / "cold.onnx")))
     assert state == "computed", state
     assert (folder / "again.onnx").read_bytes() == (folder / "cold.onnx").read_bytes()

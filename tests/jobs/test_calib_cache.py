@@ -94,3 +94,29 @@ def test_the_cache_can_be_turned_off_and_is_bounded(
     removed = calib_cache.evict(limit=2500)
     assert sorted(p.name for p in removed) == ["0.json", "1.json", "2.json"]  # oldest first
     assert sorted(p.name for p in folder.glob("*.json")) == ["3.json", "4.json"]
+
+
+def test_preprocessing_is_kept_and_reused_and_goes_with_the_cache_switch(
+        tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from edgestudio.core.quant import prep_cache
+
+    reused = "Pre-processing reused from the cache"
+    monkeypatch.setenv(calib_cache.DISABLE_ENV, "1")
+    job = run_job(replace(_recipe(tmp_path), output=str(tmp_path / "off.onnx")))
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert not prep_cache.cache_folder().exists()  # off means nothing kept either
+    monkeypatch.delenv(calib_cache.DISABLE_ENV)
+    logs = []
+    for k, changes in enumerate([{}, {"exclude": ("conv",)}]):
+        job = run_job(replace(_recipe(tmp_path, **changes), output=str(tmp_path / f"{k}.onnx")))
+        assert job.state is JobState.SUCCEEDED, job.error
+        logs.append("\n".join(job.log))
+    assert reused not in logs[0] and reused in logs[1]
+    assert len(list(prep_cache.cache_folder().glob("*.onnx"))) == 1
+    assert not list(prep_cache.cache_folder().glob(".*"))  # no temporary file left behind
+    # another model is another entry
+    models.save(models.conv_relu_gemm(opset=13), tmp_path / "m.onnx")
+    job = run_job(replace(_recipe(tmp_path), output=str(tmp_path / "other.onnx")))
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert reused not in "\n".join(job.log)
+    assert len(list(prep_cache.cache_folder().glob("*.onnx"))) == 2

@@ -6,7 +6,8 @@ change. onnxruntime (1.32) can read and write its calibration result (``TensorsD
 file (``quantize_static(..., calibration_cache_path=...)``); this module decides which file: one
 per model content, calibration data, method and calibration options, in the per-user cache
 (platformdirs: ``$XDG_CACHE_HOME/edgestudio/calibration`` on Linux), bounded in size with the
-least recently used files evicted. ``EDGESTUDIO_NO_CALIB_CACHE=1`` turns it off.
+least recently used files evicted. ``EDGESTUDIO_NO_CALIB_CACHE=1`` turns it off (and the
+pre-processing cache of :mod:`~edgestudio.core.quant.prep_cache`).
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def calibration_key(model: Path, data_fingerprint: str, method: str,
 
 def lookup(key: str) -> CalibrationCache | None:
     """The cache entry for ``key``, or None when the cache is turned off."""
-    if os.environ.get(DISABLE_ENV, "") not in ("", "0"):
+    if disabled():
         return None
     path = cache_folder() / f"{key}.json"
     hit = path.is_file()
@@ -100,14 +101,21 @@ def lookup(key: str) -> CalibrationCache | None:
     return CalibrationCache(path, hit)
 
 
-def evict(limit: int = MAX_BYTES) -> list[Path]:
-    """Remove the least recently used entries until the folder holds at most ``limit`` bytes;
-    returns what was removed."""
-    folder = cache_folder()
+def disabled() -> bool:
+    """Whether the quantization caches (calibration, pre-processing) are turned off."""
+    return os.environ.get(DISABLE_ENV, "") not in ("", "0")
+
+
+def evict(limit: int = MAX_BYTES, folder: Path | None = None,
+          pattern: str = "*.json") -> list[Path]:
+    """Remove the least recently used entries (``pattern`` in ``folder``, by default the
+    calibration results) until the folder holds at most ``limit`` bytes; returns what was
+    removed."""
+    folder = folder or cache_folder()
     if not folder.is_dir():
         return []
     entries = []
-    for path in folder.glob("*.json"):
+    for path in folder.glob(pattern):
         try:
             stat = path.stat()
         except FileNotFoundError:  # another job evicted it

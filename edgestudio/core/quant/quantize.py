@@ -44,6 +44,7 @@ from edgestudio.core.quant.calib_cache import (
     uncached,
 )
 from edgestudio.core.quant.int4_job import int4_options, run_int4_streamed, streamed_int4_plan
+from edgestudio.core.quant.prep_cache import preprocessed
 from edgestudio.core.quant.quant_recipes import (
     INTEGER_MODES,
     STATIC_MODES,
@@ -575,11 +576,16 @@ def _fp16_suspects(model: onnx.ModelProto, blocked: tuple[str, ...]) -> list[str
 def _preprocess(src: Path, dst: Path, reporter: Reporter, report: JobReport) -> Path:
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
-    try:
+    def run(model: Path, target: Path) -> None:
         # skip_symbolic_shape: the symbolic shape inference fails on many real exports and is
         # not needed for quantization (ARCHITECTURE.md); this also turns Constant weights into
         # initializers, which ORT's quantizers require.
-        quant_pre_process(str(src), str(dst), skip_symbolic_shape=True)
+        quant_pre_process(str(model), str(target), skip_symbolic_shape=True)
+
+    try:
+        if preprocessed(src, dst, run):
+            reporter.log("Pre-processing reused from the cache (same model and onnxruntime "
+                         f"version; {DISABLE_ENV}=1 turns it off).")
     except Exception as exc:
         msg = f"Pre-processing failed ({type(exc).__name__}: {exc}); quantizing without it."
         reporter.warn(msg)
