@@ -7,8 +7,6 @@ import os
 import sys
 from pathlib import Path
 
-import platformdirs
-
 # Child processes a frozen app starts by re-running itself with a flag (it has no separate Python
 # to run ``-m module`` with); edgestudio.__main__ dispatches these flags before any Qt import.
 CHILD_ENTRIES = {
@@ -24,11 +22,15 @@ def cache_dir() -> Path:
     ``~/.cache/edgestudio`` (or ``$XDG_CACHE_HOME/edgestudio``) on Linux,
     ``~/Library/Caches/edgestudio`` on macOS, ``%LOCALAPPDATA%\\edgestudio\\Cache`` on Windows.
     """
+    import platformdirs  # here: a command starts its worker before this is needed
+
     return Path(platformdirs.user_cache_dir("edgestudio", appauthor=False))
 
 
 def data_dir() -> Path:
     """Return EdgeStudio's per-user data folder (workspaces remembered per model live here)."""
+    import platformdirs  # here: a command starts its worker before this is needed
+
     return Path(platformdirs.user_data_dir("edgestudio", appauthor=False))
 
 
@@ -39,6 +41,8 @@ def config_dir() -> Path:
     ``~/Library/Application Support/edgestudio`` on macOS, ``%LOCALAPPDATA%\\edgestudio`` on
     Windows; shared by the window and the CLI.
     """
+    import platformdirs  # here: a command starts its worker before this is needed
+
     return Path(platformdirs.user_config_dir("edgestudio", appauthor=False))
 
 

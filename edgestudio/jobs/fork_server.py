@@ -36,8 +36,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-import psutil
-
 from edgestudio.jobs.spawn import start_worker
 
 START_TIMEOUT_S = 10.0
@@ -272,6 +270,8 @@ class ForkServer:
 
 
 def _running(pid: int) -> bool:
+    import psutil  # only once the server is lost: a command starts the server before this
+
     try:
         return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:

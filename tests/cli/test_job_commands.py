@@ -188,3 +188,13 @@ def test_shapes_and_ranges_are_checked_when_the_command_is_read() -> None:
         proc = run_cli(*args)
         assert proc.returncode == 2, proc.stderr
         assert says in proc.stderr and "Loading" not in proc.stderr
+
+
+def test_the_entry_point_knows_every_subcommand() -> None:
+    """``edgestudio.__main__`` decides before importing the CLI which words are subcommands
+    (to start the worker server, to end the process fast); its list is the parser's."""
+    from edgestudio.__main__ import COMMANDS, JOB_COMMANDS
+    from edgestudio.cli.main import _subcommand_names
+
+    assert set(COMMANDS) == set(_subcommand_names())
+    assert JOB_COMMANDS < COMMANDS

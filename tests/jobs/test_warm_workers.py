@@ -4,6 +4,7 @@ measures time, and nothing left behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.jobs import runner, warm
 from edgestudio.jobs.runner import Job, JobState, run_job
+from edgestudio.resources import SAMPLE_MODEL
 
 
 @pytest.fixture
@@ -126,11 +128,24 @@ def test_a_waiting_worker_whose_app_went_away_exits_by_itself() -> None:
 
 
 def test_cli_commands_leave_no_waiting_worker_behind(tmp_path: Path) -> None:
-    """`edgestudio quantize` starts its worker while it parses; a command that stops early
-    (here: a missing model) stops that worker and removes its folder."""
+    """`edgestudio quantize` starts its worker server while it parses and ends its process
+    without the interpreter's teardown: whether it stopped early (a missing model) or ran its
+    job, the server is stopped, its folder and the job's are removed, and what the command
+    printed and wrote is all there."""
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     done = subprocess.run([sys.executable, "-m", "edgestudio", "quantize",
                            str(tmp_path / "missing.onnx"), "-o", str(tmp_path / "q.onnx")],
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "missing.onnx" in done.stderr
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("edgestudio-job-")] == []
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("edgestudio-")] == []
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "edgestudio", "quantize", str(SAMPLE_MODEL),
+                           "-o", str(tmp_path / "q.onnx"), "--mode", "dynamic",
+                           "--json", str(report)],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"output: {tmp_path / 'q.onnx'}" in done.stdout  # flushed before the fast exit
+    assert done.stderr.rstrip().endswith("succeeded")
+    assert json.loads(report.read_text())["state"] == "succeeded"
+    assert (tmp_path / "q.onnx").stat().st_size > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q.onnx", "report.json"]
