@@ -3,6 +3,7 @@ numbers that agree with onnxruntime's own qdq_loss_debug."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +90,20 @@ def test_sixteen_bit_warns_about_opset() -> None:
     check = check_rules(QuantRecipe(model="m", mode="qdq", activation_type="uint16",
                                     calib=DataSource("synthetic")), model_opset=17)
     assert check.ok and any("opset 21" in w for w in check.warnings)
+
+
+def test_an_exclusion_the_model_does_not_have_is_refused_with_the_names_it_may_mean() -> None:
+    names = {"/features/features.3/Conv", "/features/features.7/Conv", "loop/body/MatMul"}
+    base = QuantRecipe(model="m", mode="dynamic")
+    check = check_rules(replace(base, exclude=("/features/features.3/conv",)), None, names)
+    assert not check.ok
+    assert check.errors == ["No node named '/features/features.3/conv' to exclude in this model "
+                            "(did you mean '/features/features.3/Conv' or "
+                            "'/features/features.7/Conv'?)."]
+    check = check_rules(replace(base, exclude=("zzz",)), None, names)
+    assert check.errors == ["No node named 'zzz' to exclude in this model."]
+    # a node inside a subgraph counts (the job passes every node's name, bodies included)
+    assert check_rules(replace(base, exclude=("loop/body/MatMul",)), None, names).ok
 
 
 def test_rejected_recipe_fails_before_writing(tmp_path: Path) -> None:

@@ -263,7 +263,15 @@ def check_rules(recipe: QuantRecipe, model_opset: int | None = None,
         n("fp16 conversion halves weights and runs in half precision where the provider "
           "supports it; keeping float32 inputs/outputs avoids changing the interface.")
     if node_names is not None:
-        missing = [x for x in recipe.exclude if x not in node_names]
-        if missing:
-            w(f"Excluded nodes not in the model: {', '.join(missing)}.")
+        # An error, not a warning: a misspelt name would quantize the node after all, and the
+        # comparison the user makes next (did excluding it help?) would be about nothing.
+        for name in (x for x in recipe.exclude if x not in node_names):
+            e(f"No node named '{name}' to exclude in this model{_did_you_mean(name, node_names)}.")
     return check
+
+
+def _did_you_mean(name: str, node_names: set[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(node_names), n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""

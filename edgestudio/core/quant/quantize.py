@@ -214,7 +214,7 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
 def _refuse_unquantizable(recipe: QuantRecipe, model: onnx.ModelProto) -> list[str]:
     """Raise for a recipe that breaks a rule or a model there is nothing to quantize in (an
     already quantized one, one without the mode's operators); returns the rules' warnings."""
-    rules = check_rules(recipe, model_opset(model), {n.name for n in model.graph.node})
+    rules = check_rules(recipe, model_opset(model), {n.name for n in iter_nodes(model.graph)})
     if not rules.ok:
         raise QuantizeError(" ".join(rules.errors))
     already = existing_quantization(model)

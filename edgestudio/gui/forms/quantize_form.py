@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from edgestudio.core.convert.conversion_plan import model_opset
 from edgestudio.core.inputs.data_source import DataSource, parse_data_source
 from edgestudio.core.job_api.options import declared_options
+from edgestudio.core.model.opsets import iter_nodes
 from edgestudio.core.quant.quant_recipes import (
     QUANT_MODES,
     AnalyzeRecipe,
@@ -57,7 +58,7 @@ class QuantizeDialog(JobDialog):
         self.setObjectName("quantize_dialog")
         self.model_path = model_path
         self.opset = model_opset(model)
-        self.node_names = {n.name for n in model.graph.node}
+        self.node_names = {n.name for n in iter_nodes(model.graph)}
         base = base or QuantRecipe(model=str(model_path))
 
         self.mode = QComboBox()
