@@ -262,7 +262,7 @@ def test_every_data_preparation_option_is_in_the_form_and_the_command(qtbot, tmp
             widget.setText(text)
     dialog.calib_path.edit.setText(str(images))
     dialog.refresh()
-    layout = dialog.calib_box.layout()
+    layout = dialog.prep_box.layout()
     shown = {n for n, (_, _, w) in dialog.data_options.items() if layout.isRowVisible(w)}
     assert shown == {n for n, o in declared.items() if o.used_in("images")}
     source = dialog.data_source(str(images))
@@ -282,3 +282,23 @@ def test_every_data_preparation_option_is_in_the_form_and_the_command(qtbot, tmp
     # audio takes only its sample rate
     audio = parse_data_source(str(tmp_path / "speech.wav"), sample_rate=8000, size=(1, 1))
     assert audio.sample_rate == 8000 and audio.size is None
+
+
+def test_data_preparation_follows_the_data_in_use(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A dynamic quantization analysed on images shows the image rows (it has no calibration
+    box); with nothing read as images, the preparation box is hidden."""
+    dialog, images = _form_and_images(qtbot, tmp_path)
+    dialog.show()
+    dialog.mode.setCurrentIndex(dialog.mode.findData("dynamic"))
+    dialog.calib_path.edit.setText(str(images))  # not used by a dynamic quantization
+    dialog.eval_path.edit.setText(str(images))
+    dialog.analyze.setChecked(True)
+    dialog.refresh()
+    assert not dialog.calib_box.isVisible()
+    assert dialog.prep_box.isVisible()
+    assert dialog.prep_box.layout().isRowVisible(dialog.data_widget("size"))
+    assert not dialog.prep_box.layout().isRowVisible(dialog.data_widget("sample_rate"))
+    dialog.analyze.setChecked(False)  # images only in a field nothing reads
+    assert not dialog.prep_box.isVisible()
+    dialog.mode.setCurrentIndex(dialog.mode.findData("qdq"))  # the calibration data is read
+    assert dialog.prep_box.isVisible()

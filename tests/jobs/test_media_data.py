@@ -123,3 +123,28 @@ def test_audio_is_never_fed_to_a_features_input(tmp_path: Path) -> None:
     _wav(clip, 0.5)
     with pytest.raises(DataError, match="front end"):
         list(open_samples(DataSource("audio", str(clip)), model))
+
+
+def test_a_folder_is_listed_once_until_its_files_change(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quantize form asks a folder's kind at every keystroke: it is listed once, and again
+    only when a file is added or removed."""
+    import os
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "a.npy").write_bytes(b"")
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def counting_scandir(path: str) -> object:
+        listed.append(path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", counting_scandir)
+    assert [parse_data_source(str(folder)).kind for _ in range(5)] == ["folder"] * 5
+    assert len(listed) == 1
+    (folder / "b.png").write_bytes(b"")
+    os.utime(folder, ns=(folder.stat().st_atime_ns, folder.stat().st_mtime_ns + 1_000_000))
+    assert parse_data_source(str(folder)).kind == "images"
+    assert len(listed) == 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,6 +119,19 @@ def provenance(source: DataSource, samples: int) -> DataProvenance:
     return DataProvenance(source.kind, samples, "" if source.kind == "synthetic" else source.path)
 
 
+@functools.lru_cache(maxsize=64)
+def _folder_kind(folder: str, mtime_ns: int) -> str:
+    """What a folder of samples holds, by its files' suffixes. Kept per folder and its
+    modification time (which any file added or removed changes): a form asks at every
+    keystroke, and listing a folder of a hundred thousand images takes a while."""
+    from edgestudio.core.inputs.media_data import AUDIO_SUFFIXES
+
+    with os.scandir(folder) as entries:
+        suffixes = {os.path.splitext(e.name)[1].lower() for e in entries}
+    return ("audio" if suffixes & AUDIO_SUFFIXES and not suffixes & IMAGE_SUFFIXES
+            else "images" if suffixes & IMAGE_SUFFIXES else "folder")
+
+
 def parse_data_source(text: str, samples: int = 0, **preparation: Any) -> DataSource:
     """``synthetic[:N[:SEED]]``, an ``.npz`` file, a folder of images, audio files (a ``.wav``
     or a folder of them), a ``.txt`` of sentences, or a folder of samples; ``preparation``
@@ -141,9 +156,7 @@ def parse_data_source(text: str, samples: int = 0, **preparation: Any) -> DataSo
     elif path.suffix.lower() == ".txt":
         kind = "text"
     elif path.is_dir():
-        suffixes = {p.suffix.lower() for p in path.iterdir()}
-        kind = ("audio" if suffixes & AUDIO_SUFFIXES and not suffixes & IMAGE_SUFFIXES
-                else "images" if suffixes & IMAGE_SUFFIXES else "folder")
+        kind = _folder_kind(str(path), path.stat().st_mtime_ns)
     used = {f.name: preparation[f.name] for f, opt in declared_options(DataSource)
             if opt.used_in(kind) and preparation.get(f.name) is not None}
     return DataSource(kind, str(path), samples=samples, **used)

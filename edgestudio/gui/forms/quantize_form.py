@@ -101,13 +101,18 @@ class QuantizeDialog(JobDialog):
         self.samples.setSpecialValueText("all")
         self.samples.setValue(source.samples)
         # How the data is prepared, from DataSource's declarations (the CLI's --image-*,
-        # --sample-rate, --tokenizer): a row for each, shown when the data's kind uses it.
+        # --sample-rate, --tokenizer): a row for each, shown when the kind of the data in use
+        # (calibration, evaluation) needs it. A box of its own: a dynamic quantization has no
+        # calibration box, and its analysis may still read images.
         self.data_options = {f.name: (f, opt, option_widget(f, opt, getattr(source, f.name)))
                              for f, opt in declared_options(DataSource)}
         calib.addRow("Data:", self.calib_path)
         calib.addRow("Samples:", self.samples)
+        self.prep_box = QGroupBox("Data preparation")
+        self.prep_box.setObjectName("data_preparation")
+        prep = QFormLayout(self.prep_box)
         for _, opt, widget in self.data_options.values():
-            calib.addRow(opt.label, widget)
+            prep.addRow(opt.label, widget)
 
         self.analyze = QCheckBox("Analyze the result afterwards on:")
         self.analyze.setChecked(True)
@@ -146,6 +151,7 @@ class QuantizeDialog(JobDialog):
         layout.addLayout(form)
         for box in self.boxes.values():
             layout.addWidget(box)
+        layout.addWidget(self.prep_box)
         layout.addWidget(self.messages)
         layout.addWidget(self.buttons)
         self.resize(720, 800)
@@ -217,12 +223,19 @@ class QuantizeDialog(JobDialog):
         return self.data_options[name][2]
 
     def _show_data_options(self) -> None:
-        """Show the preparation rows the calibration or evaluation data's kind uses."""
-        kinds = {_data_kind(path) for path in (self.calib_path.path(), self.eval_path.path())}
-        layout = self.calib_box.layout()
+        """Show the preparation rows the kinds of the data in use need: the calibration data's
+        (when the mode calibrates) and the evaluation data's (when the result is analysed)."""
+        in_use = [path for path, used in (
+            (self.calib_path.path(), QUANT_MODES[str(self.mode.currentData())].calibrated),
+            (self.eval_path.path(), self.analyze.isChecked())) if used]
+        kinds = {_data_kind(path) for path in in_use} - {None}
+        layout = self.prep_box.layout()
         assert isinstance(layout, QFormLayout)
-        for _, opt, widget in self.data_options.values():
-            layout.setRowVisible(widget, any(opt.used_in(k) for k in kinds if k))
+        shown = [any(opt.used_in(k) for k in kinds if k) for _, opt, _ in
+                 self.data_options.values()]
+        for (_, _, widget), visible in zip(self.data_options.values(), shown, strict=True):
+            layout.setRowVisible(widget, visible)
+        self.prep_box.setVisible(any(shown))
 
     def recipe(self) -> QuantRecipe:
         """The recipe as the form stands (raises ValueError on unparsable fields)."""
