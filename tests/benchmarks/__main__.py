@@ -10,6 +10,9 @@ BENCHMARKS = ["bench_graph", "bench_jobs", "bench_quant", "bench_quant_scale", "
 
 
 def main(argv: list[str]) -> int:
+    from tests.benchmarks import run_from_bytecode
+
+    run_from_bytecode()
     names = argv or BENCHMARKS
     for name in names:
         print(f"\n=== {name} ===", flush=True)

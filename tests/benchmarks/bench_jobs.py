@@ -85,18 +85,15 @@ def cli_against_bare_script(repeats: int = 9) -> tuple[float, float]:
     from pathlib import Path
 
     from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_MODEL
+    from tests.benchmarks import run_from_bytecode
 
     folder = Path(tempfile.mkdtemp())
     script = folder / "bare.py"
     script.write_text(BARE_QUANTIZE)
-    # Both run from compiled bytecode, as installed packages do (pip compiles them; the frozen
-    # app ships them): a PYTHONDONTWRITEBYTECODE in the environment would otherwise have ours
-    # compiled from source at every start and onnxruntime's not. One untimed run writes it.
-    env = {**os.environ, "EDGESTUDIO_NO_CALIB_CACHE": "1",
-           "PYTHONPYCACHEPREFIX": str(folder / "bytecode")}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    run_from_bytecode()  # both, as installed; the first round only writes the bytecode
+    env = {**os.environ, "EDGESTUDIO_NO_CALIB_CACHE": "1"}
     cli, bare = [], []
-    for k in range(-1, repeats):  # alternated; the first round only writes the bytecode
+    for k in range(-1, repeats):  # alternated
         start = time.perf_counter()
         subprocess.run([sys.executable, "-m", "edgestudio", "quantize", str(SAMPLE_MODEL), "-o",
                         str(folder / f"cli{k}.onnx"), "--mode", "qdq", "--calib",
