@@ -60,13 +60,13 @@ def print_analysis(analysis: Analysis, top: int) -> None:
     """The worst layers, the outputs and the accuracy as text tables."""
     layers = analysis.layers_worst_first()
     print_table(["SQNR dB", "MSE", "max abs", "cosine", "tensor", "node"],
-                [[_fmt(r.sqnr_db, ".2f"), _fmt(r.mse, ".3g"), _fmt(r.max_abs, ".3g"),
+                [[r.sqnr_text(), _fmt(r.mse, ".3g"), _fmt(r.max_abs, ".3g"),
                   _fmt(r.cosine, ".5f"), r.tensor, r.node] for r in layers[:top]],
                 title=f"{len(layers)} activations compared on {analysis.samples} samples; "
                       f"the {min(top, len(layers))} worst", numeric=(0, 1, 2, 3))
     print_table(["output", "SQNR dB", "simulated dB", "max abs", "max rel", "cosine",
                  "allclose"],
-                [[o.output, _fmt(o.sqnr_db, ".2f"), _fmt(o.sqnr_db_simulated, ".2f"),
+                [[o.output, o.sqnr_text(), _fmt(o.sqnr_db_simulated, ".2f"),
                   _fmt(o.max_abs, ".3g"), _fmt(o.max_rel, ".3g"), _fmt(o.cosine, ".5f"),
                   f"{'yes' if o.allclose else 'NO'} (atol={o.atol:g}, rtol={o.rtol:g})"]
                  for o in analysis.outputs], numeric=(1, 2, 3, 4, 5))

@@ -590,7 +590,7 @@ class GraphView(QGraphicsView):
         counts = {label: 0 for _, label, _ in bands}
         colours = []
         for value in raw:
-            if not np.isfinite(value):
+            if np.isnan(value):  # no value; -inf (inf/NaN values in an SQNR) is the lowest band
                 colours.append(MISSING_COLOUR)
                 continue
             _, label, colour = next(b for b in bands if value >= b[0])

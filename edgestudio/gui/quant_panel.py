@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.model.weights import read_weight, weight_histogram
-from edgestudio.core.quant.quant_results import Analysis, LayerError, WeightError
+from edgestudio.core.quant.quant_results import Analysis, LayerError, WeightError, sqnr_text
 from edgestudio.core.quant.quant_runs import QuantRun, compare, write_layers_csv
 from edgestudio.core.quant.verdicts import (
     VERDICT_COLOURS,
@@ -228,8 +228,9 @@ class QuantPanel(QWidget):
             state += " · calibration reused"
         cells = [f"#{run.number}", s.mode, state, s.verdict or "—",
                  f"{s.size_bytes / 1024:.1f} KiB" if s.size_bytes else "—",
-                 _num(s.output_sqnr_db, ".2f"),
-                 f"{_num(s.worst_layer_sqnr_db, '.1f')} dB {s.worst_layer or ''}".strip(),
+                 sqnr_text(s.output_sqnr_db, s.output_non_finite),
+                 (f"{sqnr_text(s.worst_layer_sqnr_db, s.worst_layer_non_finite, '.1f')}"
+                  f"{'' if s.worst_layer_non_finite else ' dB'} {s.worst_layer or ''}").strip(),
                  top1, _num(s.top1_agreement, ".1%")]
         notes = "\n".join(quantization.notes) if quantization is not None else ""
         for col, text in enumerate(cells):
@@ -321,13 +322,18 @@ class QuantPanel(QWidget):
             item.setXRange(-1, len(values), padding=0)
             item.setYRange(min(0.0, low), max(high, bands[0][0]) * 1.05, padding=0)
         self._show_verdict(run.analysis.verdict if run.analysis else None)
-        self.legend.setText(sqnr_legend_html(run.analysis))
+        broken = [r for r in run.layers_worst_first() if r.non_finite]
+        self.legend.setText(sqnr_legend_html(run.analysis) + (
+            f"<br><span style='color:#b3261e'>✖ {len(broken)} layer(s) give inf/NaN values "
+            f"where the float model's are finite — no bar can show that; they head the table "
+            f"({html.escape(broken[0].node)} first).</span>" if broken else ""))
         self.layers.setSortingEnabled(False)
         layers = run.layers_worst_first()
         self.layers.setRowCount(len(layers))
         for r, layer in enumerate(layers):
             cells: list[QTableWidgetItem] = [
-                NumericItem(layer.sqnr_db, ".2f"), QTableWidgetItem(layer.node),
+                NumericItem(float("-inf") if layer.non_finite else layer.sqnr_db, ".2f",
+                            layer.sqnr_text()), QTableWidgetItem(layer.node),
                 QTableWidgetItem(layer.op_type), NumericItem(layer.mse, ".3g"),
                 NumericItem(layer.max_abs, ".3g"), NumericItem(layer.cosine, ".5f"),
                 NumericItem(layer.clipped_fraction, ".2%"), QTableWidgetItem(layer.tensor)]

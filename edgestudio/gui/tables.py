@@ -12,10 +12,11 @@ def _num(value: Any, spec: str) -> str:
 
 
 class NumericItem(QTableWidgetItem):
-    """A table cell that shows a formatted number and sorts by its value (n/a last)."""
+    """A table cell that shows a formatted number (or ``text`` in its place) and sorts by its
+    value (n/a last)."""
 
-    def __init__(self, value: float | None, spec: str) -> None:
-        super().__init__(_num(value, spec))
+    def __init__(self, value: float | None, spec: str, text: str | None = None) -> None:
+        super().__init__(_num(value, spec) if text is None else text)
         self.value = float("inf") if value is None else float(value)
 
     def __lt__(self, other: QTableWidgetItem) -> bool:

@@ -222,6 +222,73 @@ def test_all_zero_reference_is_not_a_number(tmp_path: Path) -> None:
     assert stats.figures()["mse"] == pytest.approx(0.125)
 
 
+def test_inf_or_nan_where_the_float_side_is_finite_is_counted_not_averaged() -> None:
+    """A Log fed a quantized zero gives -inf where the float model is finite: that is counted
+    (and is the worst error there is), not folded into a sum that turns inf or NaN; values
+    inf on both sides alike, or inf in the float reference, are left out of the sums."""
+    from edgestudio.core.quant.analyze import ErrorStats
+    from edgestudio.core.quant.quant_results import sqnr_text
+
+    stats = ErrorStats()
+    ref = np.array([3.0, 4.0, -np.inf, 1.0, 2.0], np.float32)
+    stats.add(ref, np.array([3.0, 4.5, -np.inf, -np.inf, np.nan], np.float32))
+    figures = stats.figures()
+    assert figures["non_finite"] == 2 and figures["sqnr_db"] is None
+    assert figures["mse"] == pytest.approx(0.125)  # over the two values finite on both sides
+    assert sqnr_text(figures["sqnr_db"], 2) == "inf/NaN ×2"
+    clean = ErrorStats()
+    clean.add(ref, np.array([3.0, 4.5, -np.inf, 1.0, 2.0], np.float32))  # the float's own -inf
+    assert clean.figures()["non_finite"] == 0
+    assert clean.figures()["sqnr_db"] == pytest.approx(20 * np.log10(np.sqrt(30) / 0.5), rel=1e-5)
+
+
+def test_a_layer_that_turns_inf_heads_the_analysis_and_the_verdict(tmp_path: Path) -> None:
+    """x·1000 + 0.001 quantized to 8 bits rounds its small values to 0, and Log(0) = -inf
+    where the float model computes log(0.001…): the analysis ranks that layer worst, and the
+    verdict says the output's inf values."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from edgestudio.core.quant.quant_results import Analysis
+    from edgestudio.core.serialise import from_json
+
+    consts = [numpy_helper.from_array(np.array(1000.0, np.float32), "k"),
+              numpy_helper.from_array(np.array(0.001, np.float32), "b")]
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "k"], ["scaled"], name="scale"),
+         helper.make_node("Add", ["scaled", "b"], ["shifted"], name="shift"),
+         helper.make_node("Log", ["shifted"], ["y"], name="log")],
+        "log_of_small", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])], consts)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    src = models.save(model, tmp_path / "m.onnx")
+    rng = np.random.default_rng(0)
+    data = tmp_path / "d.npz"
+    np.savez(data, x=rng.random((16, 64), dtype=np.float32))  # 0…1: many below 1/255·1000
+    quant = tmp_path / "q.onnx"
+    job = run_job(QuantRecipe(model=str(src), output=str(quant), mode="qdq",
+                              calib=DataSource("npz", str(data))), timeout=300)
+    assert job.state is JobState.SUCCEEDED, job.error
+    job = run_job(AnalyzeRecipe(float_model=str(src), quant_model=str(quant),
+                                data=DataSource("npz", str(data))), timeout=300)
+    assert job.state is JobState.SUCCEEDED, job.error  # it was "math domain error"
+    assert job.report is not None
+    analysis = from_json(Analysis, job.report.details)
+    output = analysis.outputs[0]
+    assert output.non_finite > 0 and output.sqnr_db is None
+    worst = analysis.layers_worst_first()[0]
+    assert worst.non_finite > 0 and worst.node == "log"
+    verdict = analysis.verdict
+    assert verdict is not None and verdict.level == "poor", verdict
+    # the task metric decides (top-1 of the log-values here); the inf values are said beside it
+    said = [*verdict.reasons, *verdict.diagnostics]
+    assert any("inf/NaN" in line for line in said), said
+    # Log itself is not quantized (excluding it changes nothing): the tip names the Add whose
+    # quantized output rounds to zero
+    tips = " ".join(verdict.suggestions)
+    assert "shift" in tips and "log" not in tips.replace("calibration", ""), tips
+
+
 def test_image_folder_calibration_with_preprocessing(tmp_path: Path) -> None:
     from PIL import Image
 

@@ -11,6 +11,14 @@ from edgestudio.core.quant.verdicts import Verdict
 from edgestudio.core.serialise import from_json, without
 
 
+def sqnr_text(sqnr_db: float | None, non_finite: int = 0, spec: str = ".2f") -> str:
+    """An SQNR for a table: ``inf/NaN ×N`` when the quantized side had N inf/NaN values where
+    the float side was finite (the worst error there is), ``n/a`` when there was no signal."""
+    if non_finite:
+        return f"inf/NaN ×{non_finite:,}"
+    return "n/a" if sqnr_db is None else format(sqnr_db, spec)
+
+
 @dataclass(frozen=True)
 class LayerError:
     """The error of one activation of the quantized model against the float one."""
@@ -18,11 +26,16 @@ class LayerError:
     tensor: str
     node: str  # the node that produces it (``input:NAME`` for a graph input)
     op_type: str
-    sqnr_db: float | None  # None: the float activation is all zeros (nothing to compare)
+    sqnr_db: float | None  # None: the float activation is all zeros, or non_finite
     mse: float | None
     max_abs: float | None
     cosine: float | None
     clipped_fraction: float | None = None  # share of values outside the quantization range
+    non_finite: int = 0  # values inf/NaN in the quantized model where the float one is finite
+
+    def sqnr_text(self, spec: str = ".2f") -> str:
+        """The SQNR as a table shows it: inf/NaN values said as such, n/a when unknown."""
+        return sqnr_text(self.sqnr_db, self.non_finite, spec)
 
 
 @dataclass(frozen=True)
@@ -39,6 +52,7 @@ class WeightError:
     per_tensor_bound: float  # S/2 if the weight had one scale
     per_channel_bound_mean: float  # mean S/2 if it had one scale per output channel
     per_channel: bool  # the model's weight is quantized per channel
+    non_finite: int = 0  # values inf/NaN once dequantized where the float weight is finite
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,11 @@ class OutputError:
     atol: float
     rtol: float
     sqnr_db_simulated: float | None = None  # the same output in the simulated QDQ graph
+    non_finite: int = 0  # values inf/NaN as the quantized model runs where the float's are not
+
+    def sqnr_text(self, spec: str = ".2f") -> str:
+        """The SQNR as a table shows it: inf/NaN values said as such, n/a when unknown."""
+        return sqnr_text(self.sqnr_db, self.non_finite, spec)
 
 
 @dataclass(frozen=True)
@@ -97,8 +116,10 @@ class Analysis:
         return f"On {self.data.text()}."
 
     def layers_worst_first(self) -> list[LayerError]:
-        """Layers sorted by SQNR, lowest (worst) first; n/a last."""
-        return sorted(self.layers, key=lambda r: (r.sqnr_db is None, r.sqnr_db or 0.0))
+        """Layers sorted by SQNR, lowest (worst) first; those with new inf/NaN values before
+        all, n/a last."""
+        return sorted(self.layers, key=lambda r: (not r.non_finite, r.sqnr_db is None,
+                                                  r.sqnr_db or 0.0))
 
     def worst_excludable(self, count: int, already: tuple[str, ...] = ()) -> list[str]:
         """The nodes of the ``count`` worst layers that the run quantized (excluding any other
@@ -106,16 +127,18 @@ class Analysis:
         the quantized nodes fall back to every real operator."""
         quantized = set(self.quantized_nodes)
         nodes = [r.node for r in self.layers_worst_first()
-                 if r.sqnr_db is not None and not r.node.startswith("input:")
+                 if (r.sqnr_db is not None or r.non_finite) and not r.node.startswith("input:")
                  and r.node not in already and (not quantized or r.node in quantized)]
         return list(dict.fromkeys(nodes))[:count]
 
     def sqnr_by_node(self) -> dict[str, float]:
-        """Each node's worst output SQNR (for the graph overlay)."""
+        """Each node's worst output SQNR (for the graph overlay; -inf where the quantized
+        model gave inf/NaN values: the lowest band)."""
         values: dict[str, float] = {}
         for r in self.layers:
-            if r.sqnr_db is not None:
-                values[r.node] = min(values.get(r.node, float("inf")), r.sqnr_db)
+            sqnr = float("-inf") if r.non_finite else r.sqnr_db
+            if sqnr is not None:
+                values[r.node] = min(values.get(r.node, float("inf")), sqnr)
         return values
 
 

@@ -103,7 +103,9 @@ class QuantRun:
             excluded=len(self.recipe.exclude),
             output_sqnr_db=outputs[0].sqnr_db if outputs else None,
             worst_layer=worst[0].node if worst else None,
-            worst_layer_sqnr_db=min(sqnrs) if sqnrs else None,
+            # None when the worst layer's values went inf/NaN (worst_layer_non_finite says so)
+            worst_layer_sqnr_db=min(sqnrs) if sqnrs and not (worst and worst[0].non_finite)
+            else None,
             median_layer_sqnr_db=statistics.median(sqnrs) if sqnrs else None,
             float_top1=accuracy.float_top1 if accuracy else None,
             quant_top1=accuracy.quant_top1 if accuracy else None,
@@ -111,6 +113,8 @@ class QuantRun:
             verdict=(analysis.verdict.level or "pipeline check") if analysis and analysis.verdict
             else None,
             calibration=(self.quantization.calibration or None) if self.quantization else None,
+            output_non_finite=outputs[0].non_finite if outputs else 0,
+            worst_layer_non_finite=worst[0].non_finite if worst else 0,
         )
 
 
@@ -153,6 +157,9 @@ class RunSummary:
     top1_agreement: float | None
     verdict: str | None
     calibration: str | None = None  # "reused" from the cache, "computed", … (static modes)
+    # inf/NaN values where the float model's are finite (their SQNR above is then None)
+    output_non_finite: int = 0
+    worst_layer_non_finite: int = 0
 
 
 COMPARE_ROWS = [

@@ -141,7 +141,10 @@ def _output_figures(outputs: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
     judged: list[tuple[str, str]] = []
     for o in outputs:
         sqnr = o.get("sqnr_db")
-        if isinstance(sqnr, float):
+        if o.get("non_finite"):
+            judged.append(("poor", f"output '{o['output']}' has {o['non_finite']:,} inf/NaN "
+                                   "values where the float model's are finite"))
+        elif isinstance(sqnr, float):
             judged.append((_level(sqnr, SQNR_DB), f"output '{o['output']}' SQNR {sqnr:.1f} dB"))
         cosine = o.get("cosine")
         if isinstance(cosine, float):
@@ -231,11 +234,13 @@ def _suggestions(layers: Sequence[dict[str, Any]], quantized_ops: Sequence[str],
     if any("simulated QDQ graph" in w for w in warnings):
         tips.append("reduce-range (--reduce-range): onnxruntime's x86 kernels saturate here")
     # Only nodes the run quantized: excluding any other one gives the same model again.
-    ranked = sorted((r for r in layers if isinstance(r.get("sqnr_db"), float)
+    ranked = sorted((r for r in layers
+                     if (isinstance(r.get("sqnr_db"), float) or r.get("non_finite"))
                      and (excludable is None or r.get("node") in excludable)),
-                    key=lambda r: r["sqnr_db"])[:3]
+                    key=lambda r: (not r.get("non_finite"), r.get("sqnr_db") or 0.0))[:3]
     if ranked:
-        names = ", ".join(f"{r['node']} ({r['sqnr_db']:.1f} dB)" for r in ranked)
+        names = ", ".join(f"{r['node']} (inf/NaN)" if r.get("non_finite")
+                          else f"{r['node']} ({r['sqnr_db']:.1f} dB)" for r in ranked)
         tips.append(f"exclude the worst quantized layers from quantization: {names}")
     if static and has_matmul:
         tips.append("dynamic quantization (--mode dynamic) for transformer-like models: "

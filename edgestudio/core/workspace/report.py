@@ -181,7 +181,7 @@ def render_html(data: ReportData) -> str:
         layers = run.layers_worst_first()
         if layers:
             parts.append(_table(["Tensor", "Node", "SQNR dB", "MSE", "Max abs", "Cosine"], [
-                [r.tensor, r.node, _fmt(r.sqnr_db, ".2f"), _fmt(r.mse, ".3g"),
+                [r.tensor, r.node, r.sqnr_text(), _fmt(r.mse, ".3g"),
                  _fmt(r.max_abs, ".3g"), _fmt(r.cosine, ".5f")] for r in layers]))
     parts.append(_chart(data, "sqnr"))
     for tune in data.tunes:
