@@ -307,3 +307,33 @@ def test_image_folder_calibration_with_preprocessing(tmp_path: Path) -> None:
     job = run_job(QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), mode="qdq",
                               calib=source), timeout=300)
     assert job.state is JobState.SUCCEEDED, job.error
+
+
+def test_a_weight_with_inf_values_stays_in_float(tmp_path: Path) -> None:
+    """An embedding table with a -inf entry (an attention-bias row meaning "no path", as in a
+    real molecule model): a scale over an infinite range would make every output NaN, so the
+    nodes reading it stay in float, the job says so, and the rest is quantized."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    table = np.array([[0.5, 0.1, 1.0], [0.2, 0.3, 0.4], [0.5, -np.inf, 1.0]], np.float32)
+    weight = np.random.default_rng(0).standard_normal((3, 8)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "ids"], ["bias"], name="lookup"),
+         helper.make_node("Softmax", ["bias"], ["probs"], name="softmax", axis=-1),
+         helper.make_node("MatMul", ["probs", "w"], ["y"], name="project")],
+        "inf_table", [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8])],
+        [numpy_helper.from_array(table, "table"), numpy_helper.from_array(weight, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    src = models.save(model, tmp_path / "m.onnx")
+    job = run_job(QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), mode="dynamic"),
+                  timeout=300)
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None
+    notes = " ".join(job.report.details["notes"])
+    assert "'table' holds inf or NaN values" in notes and "'lookup'" in notes, notes
+    assert job.report.details["command"].count("--exclude") == 0  # the user's recipe, as given
+    quantized = onnx.load(str(tmp_path / "q.onnx"))
+    assert any(n.op_type == "MatMulInteger" for n in quantized.graph.node)  # the rest is
+    assert any(n.op_type == "Gather" and n.input[0] == "table" for n in quantized.graph.node)

@@ -147,6 +147,9 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
     data = recipe.calib if recipe.calib and recipe.calib.kind != "synthetic" else None
     preprocess = recipe.preprocess and recipe.mode in ("dynamic", *STATIC_MODES)
     raise_opset = _needs_opset_raise(recipe, model)
+    # The recipe as quantized: nodes reading a weight with inf/NaN values stay in float (the
+    # recipe itself, and the command it gives, stay as the user wrote them).
+    quantized_as = _keeping_non_finite_weights(recipe, model, notes)
 
     name = Path(recipe.output or "quantized.onnx").name
     with tempfile.TemporaryDirectory(dir=staging) as scratch, \
@@ -190,7 +193,7 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
                 reporter.stage("Pre-processing (quant_pre_process)", 0.1)
                 pre = _preprocess(float_path, work / "pre.onnx", reporter, report)
         out, gate, inspected, calibration = _quantize_and_prove(
-            recipe, float_path, pre, work, samples, feeds, reporter, notes, pool)
+            quantized_as, float_path, pre, work, samples, feeds, reporter, notes, pool)
         report.files = _place_result(inspected.model, out, staging, name)
     quant_warnings = inspected.warnings
     for w in quant_warnings:
@@ -209,6 +212,35 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
     report.details = {**to_json(result), "recipe": to_json(recipe)}
     reporter.stage("Done", 1.0)
     return report
+
+
+FLOAT_WEIGHT_TYPES = frozenset({onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16,
+                                onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16})
+
+
+def _keeping_non_finite_weights(recipe: QuantRecipe, model: onnx.ModelProto,
+                                notes: list[str]) -> QuantRecipe:
+    """``recipe`` with the nodes that read a weight holding inf or NaN values excluded.
+
+    Such weights are real (a -inf row in an attention-bias table that marks "no path"), and a
+    scale computed over an infinite range makes every value the weight reaches NaN: dynamic
+    quantization of one molecule model's embedding table turned its whole output to NaN. Kept
+    in float, they compute what the original does. (float16 keeps inf as inf: nothing to do.)
+    """
+    if recipe.mode not in ("dynamic", *STATIC_MODES):
+        return recipe
+    bad = {t.name for t in model.graph.initializer if t.data_type in FLOAT_WEIGHT_TYPES
+           and not np.isfinite(numpy_helper.to_array(t)).all()}
+    if not bad:
+        return recipe
+    readers = sorted({n.name for n in iter_nodes(model.graph)
+                      if n.name and bad & set(n.input)} - set(recipe.exclude))
+    if not readers:
+        return recipe
+    notes.append(f"{_listed(sorted(bad))} hold{'s' if len(bad) == 1 else ''} inf or NaN "
+                 f"values, which no quantization scale can represent: {_listed(readers)}, which "
+                 "read them, stay in float.")
+    return replace(recipe, exclude=(*recipe.exclude, *readers))
 
 
 def _refuse_unquantizable(recipe: QuantRecipe, model: onnx.ModelProto) -> list[str]:
@@ -465,6 +497,10 @@ def _what_to_try(recipe: QuantRecipe, failures: list[str]) -> str:
         return (" float16 overflows somewhere in this model (values beyond ±65504): keep the "
                 "overflowing operators in float32 (--block-op, the form's 'Block ops'), "
                 "or quantize to int8 (qdq), whose ranges come from calibration.")
+    if non_finite and recipe.mode == "dynamic":
+        return (" Dynamic quantization computes activation ranges per run, so no calibration "
+                "is to blame: quantize fewer operator types (--op-type, e.g. MatMul only) to "
+                "find the one that breaks, exclude its nodes (--exclude), or use qdq.")
     if non_finite:
         return (" Check the calibration data: ranges from data unlike the real inputs clip "
                 "or overflow; give real samples (--calib) or exclude the layers the analysis "
