@@ -337,3 +337,29 @@ def test_a_weight_with_inf_values_stays_in_float(tmp_path: Path) -> None:
     quantized = onnx.load(str(tmp_path / "q.onnx"))
     assert any(n.op_type == "MatMulInteger" for n in quantized.graph.node)  # the rest is
     assert any(n.op_type == "Gather" and n.input[0] == "table" for n in quantized.graph.node)
+
+
+def test_an_fp16_crash_is_diagnosed_by_optimisation_level(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """onnxruntime 1.32 segfaults optimising some float16 graphs at its default level (a real
+    traffic-signal model); when the same result loads and runs optimised up to 'extended',
+    the refusal says so. Other failures, and other modes, get no such line."""
+    from edgestudio.core.model.result_gate import GateResult
+    from edgestudio.core.quant import quantize as quantize_module
+
+    asked: list[bool] = []
+
+    def isolated(path: Path, feeds: object, extended_only: bool = False) -> GateResult:
+        asked.append(extended_only)
+        return GateResult(True)
+
+    monkeypatch.setattr(quantize_module, "run_isolated", isolated)
+    fp16 = QuantRecipe(model="m.onnx", mode="fp16")
+    crash = ["onnxruntime crashed (SIGSEGV) loading or running it"]
+    said = quantize_module._crash_diagnosis(fp16, tmp_path / "q.onnx", {}, crash)
+    assert "ORT_ENABLE_EXTENDED" in said and asked == [True]
+    assert quantize_module._crash_diagnosis(fp16, tmp_path / "q.onnx", {}, ["it does not run"]) == ""
+    dynamic = QuantRecipe(model="m.onnx", mode="dynamic")
+    assert quantize_module._crash_diagnosis(dynamic, tmp_path / "q.onnx", {}, crash) == ""
+    assert asked == [True]  # only the fp16 crash was looked into
+    assert "a crash names none" in quantize_module._what_to_try(fp16, crash)

@@ -60,8 +60,10 @@ def test_the_result_gate_refuses_what_onnxruntime_cannot_load(tmp_path: Path) ->
     isolated = run_isolated(bad, feeds)
     assert not isolated.ok and not isolated.crashed and "axis" in isolated.reason
     good = models.save(models.state_input(), tmp_path / "good.onnx")
-    assert run_isolated(good, {"x": np.ones((1, 16), np.float32),
-                               "state": np.zeros((2, 1, 128), np.float32)}).ok
+    feeds = {"x": np.ones((1, 16), np.float32), "state": np.zeros((2, 1, 128), np.float32)}
+    assert run_isolated(good, feeds).ok
+    assert run_isolated(good, feeds, extended_only=True).ok  # the diagnosis' level, too
+    assert not run_isolated(bad, {"x": np.ones((1, 2), np.float32)}, extended_only=True).ok
 
 
 def test_static_quantization_calibrates_a_state_input_model(tmp_path: Path) -> None:

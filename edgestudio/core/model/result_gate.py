@@ -31,13 +31,16 @@ class GateResult:
     crashed: bool = False
 
 
-def run_in_process(path: Path, feeds: dict[str, np.ndarray]) -> GateResult:
-    """Load ``path`` in onnxruntime here and run it once on ``feeds``."""
+def run_in_process(path: Path, feeds: dict[str, np.ndarray],
+                   extended_only: bool = False) -> GateResult:
+    """Load ``path`` in onnxruntime here and run it once on ``feeds`` (``extended_only``:
+    with graph optimisations up to 'extended', without the last level's layout transforms —
+    a diagnosis, never the proof)."""
     from edgestudio.core.inputs.input_probe import cpu_session
     from edgestudio.core.model.validate import short
 
     try:
-        session = cpu_session(str(path))
+        session = cpu_session(str(path), level="extended" if extended_only else "all")
     except Exception as exc:  # onnxruntime's own exception classes
         return GateResult(False, f"onnxruntime cannot load it: {short(exc)}")
     try:
@@ -52,13 +55,15 @@ def run_in_process(path: Path, feeds: dict[str, np.ndarray]) -> GateResult:
     return GateResult(True)
 
 
-def run_isolated(path: Path, feeds: dict[str, np.ndarray]) -> GateResult:
+def run_isolated(path: Path, feeds: dict[str, np.ndarray],
+                 extended_only: bool = False) -> GateResult:
     """Like :func:`run_in_process`, in a child process that may crash without harm."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "feeds.npz"
         np.savez(data, **feeds)  # type: ignore[arg-type]  # numpy types **kwds as bool
+        extra = ["extended"] if extended_only else []
         try:
-            done = subprocess.run(child_command("--run-model", str(path), str(data)),
+            done = subprocess.run(child_command("--run-model", str(path), str(data), *extra),
                                   env=child_env(), capture_output=True, text=True,
                                   timeout=CHILD_TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -77,13 +82,14 @@ def run_isolated(path: Path, feeds: dict[str, np.ndarray]) -> GateResult:
 
 
 def main(argv: list[str]) -> int:
-    """Child entry: load MODEL, run it on FEEDS.npz, print why not on failure."""
+    """Child entry: load MODEL, run it on FEEDS.npz (optimised up to LEVEL when a third
+    argument says ``extended``), print why not on failure."""
     import edgestudio  # noqa: F401  (telemetry off before onnxruntime is imported)
 
-    model, feeds_path = argv
+    model, feeds_path, *level = argv
     with np.load(feeds_path, allow_pickle=False) as data:
         feeds = {k: data[k] for k in data.files}
-    result = run_in_process(Path(model), feeds)
+    result = run_in_process(Path(model), feeds, extended_only=level == ["extended"])
     print(result.reason if not result.ok else "ok", flush=True)
     return 0 if result.ok else 1
 

@@ -487,7 +487,22 @@ def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None,
     raise QuantizeError("The quantized model is unusable, so nothing was written: "
                         + "; ".join(f"{a[0]}: {f}" for a, f in zip(attempts, failures,
                                                                      strict=False)) + "."
+                        + _crash_diagnosis(recipe, out, feeds, failures)
                         + _what_to_try(recipe, failures))
+
+
+def _crash_diagnosis(recipe: QuantRecipe, out: Path, feeds: dict[str, np.ndarray],
+                     failures: list[str]) -> str:
+    """Where onnxruntime crashed on an fp16 result: whether it is the last optimisation
+    level's doing (a result that loads and runs optimised up to 'extended'), in words."""
+    if recipe.mode != "fp16" or not failures or "crashed" not in failures[-1]:
+        return ""
+    if not run_isolated(out, feeds, extended_only=True).ok:
+        return ""
+    return (" onnxruntime crashes in its last optimisation level (layout transforms, its "
+            "default 'all') on this float16 graph: optimised up to 'extended' it loads and "
+            "runs, so a runtime that sets graph_optimization_level=ORT_ENABLE_EXTENDED could "
+            "use it — not written, since onnxruntime's default crashes on it.")
 
 
 def _what_to_try(recipe: QuantRecipe, failures: list[str]) -> str:
@@ -505,6 +520,9 @@ def _what_to_try(recipe: QuantRecipe, failures: list[str]) -> str:
         return (" Check the calibration data: ranges from data unlike the real inputs clip "
                 "or overflow; give real samples (--calib) or exclude the layers the analysis "
                 "names.")
+    if recipe.mode == "fp16" and failures and "crashed" in failures[-1]:
+        return (" Quantize to int8 (qdq) instead, or keep operator types in float32 "
+                "(--block-op) until it loads: a crash names none.")
     if recipe.mode == "fp16":
         return " Keep the operators onnxruntime names in float32 (--block-op) or use qdq."
     return ""
