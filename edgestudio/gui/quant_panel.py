@@ -306,8 +306,11 @@ class QuantPanel(QWidget):
         self._bars = [r for r in run.layers_worst_first() if r.sqnr_db is not None]
         item = self.plot.getPlotItem()
         if not self._bars:
-            show_empty(self.plot, "No layer could be compared (every activation of the float "
-                                  "model was zero on this data).")
+            show_empty(self.plot, "No layer has an SQNR to draw: every compared layer gives "
+                                  "inf/NaN values (see the table)." if any(
+                                      r.non_finite for r in run.layers_worst_first()) else
+                       "No layer could be compared (every activation of the float model was "
+                       "zero on this data).")
         else:
             show_values(self.plot)
             values = [r.sqnr_db or 0.0 for r in self._bars]

@@ -240,6 +240,10 @@ def test_inf_or_nan_where_the_float_side_is_finite_is_counted_not_averaged() -> 
     clean.add(ref, np.array([3.0, 4.5, -np.inf, 1.0, 2.0], np.float32))  # the float's own -inf
     assert clean.figures()["non_finite"] == 0
     assert clean.figures()["sqnr_db"] == pytest.approx(20 * np.log10(np.sqrt(30) / 0.5), rel=1e-5)
+    gone = ErrorStats()  # every value inf on the quantized side: counted, nothing summed
+    gone.add(np.ones(4, np.float32), np.full(4, -np.inf, np.float32))
+    assert gone.figures() == {"sqnr_db": None, "mse": None, "max_abs": 0.0, "cosine": None,
+                              "non_finite": 4}
 
 
 def test_a_layer_that_turns_inf_heads_the_analysis_and_the_verdict(tmp_path: Path) -> None:

@@ -483,9 +483,10 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
 
     layers = []
     for m in matches:
-        if not m.stats.count:
-            continue
-        clipped = m.stats.clipped / m.stats.count if m.qrange is not None else None
+        if not (m.stats.count or m.stats.non_finite):
+            continue  # nothing compared (a layer whose every value went inf/NaN still counts)
+        clipped = (m.stats.clipped / m.stats.count if m.qrange is not None and m.stats.count
+                   else None)
         layers.append({"tensor": m.tensor, "node": m.node, "op_type": m.op_type,
                        **m.stats.figures(), "clipped_fraction": clipped})
         if clipped is not None and clipped > CLIP_WARN_FRACTION:
