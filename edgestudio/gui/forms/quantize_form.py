@@ -231,8 +231,7 @@ class QuantizeDialog(JobDialog):
         kinds = {_data_kind(path) for path in in_use} - {None}
         layout = self.prep_box.layout()
         assert isinstance(layout, QFormLayout)
-        shown = [any(opt.used_in(k) for k in kinds if k) for _, opt, _ in
-                 self.data_options.values()]
+        shown = [any(opt.used_in(k) for k in kinds) for _, opt, _ in self.data_options.values()]
         for (_, _, widget), visible in zip(self.data_options.values(), shown, strict=True):
             layout.setRowVisible(widget, visible)
         self.prep_box.setVisible(any(shown))
