@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -47,7 +48,17 @@ def config_dir() -> Path:
 
 
 def file_hash(path: Path) -> str:
-    """SHA-256 of a file (streamed): the identity of a model for caches and workspaces."""
+    """SHA-256 of a file (streamed): the identity of a model for caches and workspaces.
+
+    Kept per file, size and modification time in this process: one quantization asks for its
+    model's hash twice (the input-specification cache, the pre-processing cache), and reading a
+    256 MB model twice is a second for nothing."""
+    stat = os.stat(path)
+    return _hash_of(os.path.realpath(path), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=32)
+def _hash_of(path: str, size: int, mtime_ns: int) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):

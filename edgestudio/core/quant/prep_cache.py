@@ -4,8 +4,9 @@
 should see as one) builds a session on the whole float model: a few hundredths of a second on a
 2k-node graph of small tensors, seconds on big models, spent again at every re-quantization
 although its result depends only on the model's bytes and onnxruntime's version (its output is
-byte-for-byte the same each time). The result is kept in the per-user cache beside the calibration ranges, bounded in size,
-least recently used evicted first; ``EDGESTUDIO_NO_CALIB_CACHE=1`` turns both off.
+byte-for-byte the same each time). The result is kept in the per-user cache beside the
+calibration ranges, bounded in size, least recently used evicted first;
+``EDGESTUDIO_NO_CALIB_CACHE=1`` turns both off.
 """
 
 from __future__ import annotations

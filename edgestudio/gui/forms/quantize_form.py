@@ -228,7 +228,7 @@ class QuantizeDialog(JobDialog):
         in_use = [path for path, used in (
             (self.calib_path.path(), QUANT_MODES[str(self.mode.currentData())].calibrated),
             (self.eval_path.path(), self.analyze.isChecked())) if used]
-        kinds = {_data_kind(path) for path in in_use} - {None}
+        kinds = {kind for kind in map(_data_kind, in_use) if kind}
         layout = self.prep_box.layout()
         assert isinstance(layout, QFormLayout)
         shown = [any(opt.used_in(k) for k in kinds) for _, opt, _ in self.data_options.values()]
