@@ -522,3 +522,37 @@ def silu_detector(blocks: int = 3, channels: int = 4) -> onnx.ModelProto:
                                                          [1, channels, 8, 8])],
                   [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, channels, 8, 8])],
                   inits, "silu_detector")
+
+
+def residual_block(channels: int = 4) -> onnx.ModelProto:
+    """x[batch,4,8,8] -> Conv c1 -> Relu r1 -> Conv c2 -> Add(x) add -> Mul(0.5) mul ->
+    GlobalAveragePool gap -> Flatten flat -> Gemm fc -> y[batch,10]: compute operators with
+    elementwise ones between them (where quantizer placement matters) and a fused Relu."""
+    rng = np.random.default_rng(3)
+
+    def init(name: str, shape: tuple[int, ...], scale: float = 0.3) -> onnx.TensorProto:
+        return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32),
+                                       name)
+
+    c = channels
+    inits = [init("w1", (c, c, 3, 3)), init("b1", (c,)), init("w2", (c, c, 3, 3)),
+             init("b2", (c,)), numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+             init("fw", (10, c)), init("fb", (10,))]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1_out"], name="c1", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1_out"], ["r1_out"], name="r1"),
+        helper.make_node("Conv", ["r1_out", "w2", "b2"], ["c2_out"], name="c2",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c2_out", "x"], ["add_out"], name="add"),
+        helper.make_node("Mul", ["add_out", "half"], ["mul_out"], name="mul"),
+        helper.make_node("GlobalAveragePool", ["mul_out"], ["gap_out"], name="gap"),
+        helper.make_node("Flatten", ["gap_out"], ["flat_out"], name="flat"),
+        helper.make_node("Gemm", ["flat_out", "fw", "fb"], ["y"], name="fc", transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "residual_block",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", c, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 10])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model

@@ -13,6 +13,7 @@ from PySide6.QtGui import QFileOpenEvent, QIcon
 from PySide6.QtWidgets import QApplication, QWidget
 
 from edgestudio import __version__
+from edgestudio.gui import platform_libs
 from edgestudio.gui.document_view import DocumentView
 from edgestudio.gui.file_handoff import InstanceServer, send_to_running_instance
 from edgestudio.gui.main_window import MainWindow
@@ -198,6 +199,11 @@ def run_app(models: Sequence[str], screenshot: ScreenshotPlan | None = None,
     headless = not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY")
     if (screenshot or self_test) and headless:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if platform_libs.xcb_will_be_used():
+        missing = platform_libs.missing_libraries()
+        if missing:  # Qt would abort naming none of them
+            print(platform_libs.explain(missing), file=sys.stderr)
+            return 1
     app = create_application()
     server: InstanceServer | None = None
     if not (new_window or screenshot or self_test):

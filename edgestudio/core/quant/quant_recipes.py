@@ -15,6 +15,10 @@ from edgestudio.core.job_api.options import declared_options, option, option_arg
 from edgestudio.core.job_api.recipe import Recipe, Tolerance
 from edgestudio.core.quant.task_names import TASKS
 
+# Where static quantization puts quantizers (core/quant/mixed_precision.py applies it; kept
+# here as plain names so the recipe imports no onnx).
+PLACEMENTS = ("all", "compute", "compute-inputs")
+
 QUANT_TYPES = ("int8", "uint8", "int16", "uint16", "int4", "uint4")
 CALIB_METHODS = ("minmax", "entropy", "percentile", "distribution")
 
@@ -82,6 +86,12 @@ class QuantRecipe(Recipe):
                                        modes=INTEGER_MODES, metavar="OP", label="Op types:",
                                        group="types",
                                        placeholder="all supported (e.g. Conv, MatMul)")
+    placement: str = option("all", "--placement", "where quantizers go: 'all' on every "
+                            "operator onnxruntime quantizes; 'compute' on Conv, MatMul, Gemm "
+                            "and other compute operators only (elementwise operators run in "
+                            "float); 'compute-inputs' on their inputs only, outputs float "
+                            "(NNCF's placement)", choices=PLACEMENTS, modes=STATIC_MODES,
+                            label="Quantizers on:", group="types")
     calib_method: str = option("minmax", "--calib-method", "how calibration picks ranges",
                                choices=CALIB_METHODS, modes=STATIC_MODES, label="Method:",
                                group="calibration")
@@ -92,6 +102,11 @@ class QuantRecipe(Recipe):
                                       metavar="NODE", label="Exclude nodes:",
                                       placeholder="node names to keep in float (pick them in "
                                                   "the graph)")
+    int16: tuple[str, ...] = option((), "--int16", "run this node with 16-bit activations, "
+                                    "the rest 8-bit (onnxruntime converts at the boundaries)",
+                                    modes=("qdq",), metavar="NODE", label="Keep in 16-bit:",
+                                    placeholder="node names whose activations stay 16-bit "
+                                                "(pick them in the graph)")
     preprocess: bool = option(True, "--no-preprocess", "skip onnxruntime's quant_pre_process "
                               "(shape inference and graph optimisation first)",
                               modes=INTEGER_MODES,
@@ -136,6 +151,10 @@ class QuantRecipe(Recipe):
         else:
             label = f"{self.mode} {self.activation_type}/{self.weight_type}"
         extra = f", {len(self.exclude)} excluded" if self.exclude else ""
+        if self.int16 and self.mode == "qdq":
+            extra += f", {len(self.int16)} in 16-bit"
+        if self.placement != "all" and self.mode in STATIC_MODES:
+            extra += f", quantizers on {self.placement}"
         return f"Quantize: {label}{extra}"
 
     def input_paths(self) -> list[str]:
@@ -251,6 +270,14 @@ def check_rules(recipe: QuantRecipe, model_opset: int | None = None,
             e(f"The percentile must be in (0, 100], got {recipe.percentile}.")
         if recipe.calib_method not in CALIB_METHODS:
             e(f"Unknown calibration method '{recipe.calib_method}'.")
+        if recipe.placement == "compute-inputs" and recipe.mode == "qoperator":
+            e("Quantizers on compute inputs only need the QDQ format (QOperator kernels "
+              "quantize their outputs too); use --placement compute.")
+        if recipe.int16 and recipe.activation_type in ("int16", "uint16"):
+            w("Every activation is already 16-bit: the nodes kept in 16-bit change nothing.")
+        both = sorted(set(recipe.int16) & set(recipe.exclude))
+        if both:
+            e(f"{', '.join(repr(b) for b in both)} cannot be both kept in float and in 16-bit.")
         if recipe.calib_method in ("entropy", "distribution"):
             n("Entropy and Distribution calibration keep histograms of every activation: slower "
               "and heavier than MinMax.")
@@ -267,6 +294,9 @@ def check_rules(recipe: QuantRecipe, model_opset: int | None = None,
         # comparison the user makes next (did excluding it help?) would be about nothing.
         for name in (x for x in recipe.exclude if x not in node_names):
             e(f"No node named '{name}' to exclude in this model{_did_you_mean(name, node_names)}.")
+        for name in (x for x in recipe.int16 if x not in node_names):
+            e(f"No node named '{name}' to keep in 16-bit in this model"
+              f"{_did_you_mean(name, node_names)}.")
     return check
 
 

@@ -143,6 +143,34 @@ class Analysis:
 
 
 @dataclass
+class Precision:
+    """How many tensors of a quantized model run at each precision."""
+
+    activations: dict[str, int] = field(default_factory=dict)  # quantized activation tensors
+    weights: dict[str, int] = field(default_factory=dict)  # stored weight tensors
+    float_nodes: int = 0  # operators that compute in float (no quantized input)
+    float_ops: dict[str, int] = field(default_factory=dict)  # ... by operator type
+    conversions: int = 0  # 8 <-> 16-bit conversions between tensors of mixed precision
+
+    def text(self) -> str:
+        """``activations 310 uint8, 12 uint16; weights 58 int8; 40 nodes in float (Add 20, …)``"""
+        def counts(c: dict[str, int]) -> str:
+            return ", ".join(f"{n} {t}" for t, n in sorted(c.items(), key=lambda x: -x[1]))
+
+        parts = [f"activations {counts(self.activations) or 'none quantized'}"
+                 + (f" ({self.conversions} conversion(s) between them)"
+                    if self.conversions else "")]
+        if self.weights:
+            parts.append(f"weights {counts(self.weights)}")
+        if self.float_nodes:
+            top = sorted(self.float_ops.items(), key=lambda x: -x[1])[:4]
+            parts.append(f"{self.float_nodes} node(s) compute in float ("
+                         + ", ".join(f"{op} {n}" for op, n in top)
+                         + (", …" if len(self.float_ops) > 4 else "") + ")")
+        return "; ".join(parts)
+
+
+@dataclass
 class Quantization:
     """What a quantization job wrote, and what it did on the way."""
 
@@ -156,6 +184,7 @@ class Quantization:
     onnxruntime: str = ""  # what the result gate found: "loads and runs"
     command: str = ""
     inputs: dict[str, Any] = field(default_factory=dict)  # the input specification it ran on
+    precision: Precision | None = None  # integer modes: tensors per precision, float nodes
 
 
 def quantization_of(details: dict[str, Any]) -> Quantization:

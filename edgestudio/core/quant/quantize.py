@@ -44,6 +44,12 @@ from edgestudio.core.quant.calib_cache import (
     uncached,
 )
 from edgestudio.core.quant.int4_job import int4_options, run_int4_streamed, streamed_int4_plan
+from edgestudio.core.quant.mixed_precision import (
+    COMPUTE_OPS,
+    MixedPrecisionError,
+    int16_overrides,
+    precision_of,
+)
 from edgestudio.core.quant.prep_cache import preprocessed
 from edgestudio.core.quant.quant_recipes import (
     INTEGER_MODES,
@@ -82,6 +88,11 @@ def ort_options(recipe: QuantRecipe) -> dict[str, Any]:
         "extra_options": extra,
     }
     if recipe.mode in STATIC_MODES:
+        if recipe.placement != "all":
+            compute = [op for op in COMPUTE_OPS if not recipe.op_types or op in recipe.op_types]
+            options["op_types_to_quantize"] = compute
+            if recipe.placement == "compute-inputs":
+                extra["OpTypesToExcludeOutputQuantization"] = compute
         if recipe.calib_method == "percentile":
             extra["CalibPercentile"] = recipe.percentile
         options["activation_type"] = types[recipe.activation_type]
@@ -195,6 +206,9 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
         out, gate, inspected, calibration = _quantize_and_prove(
             quantized_as, float_path, pre, work, samples, feeds, reporter, notes, pool)
         report.files = _place_result(inspected.model, out, staging, name)
+    precision = precision_of(inspected.model) if recipe.mode in INTEGER_MODES else None
+    if precision is not None:
+        notes.append(f"Precision: {precision.text()}.")
     quant_warnings = inspected.warnings
     for w in quant_warnings:
         reporter.warn(w)
@@ -207,7 +221,7 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
         quantized_ops=list(inspected.ops), notes=notes,
         calibration_warnings=calibration_warnings,
         calibration=calibration.state if calibration else "", onnxruntime=gate,
-        command=recipe.command_line(), inputs=to_json(resolved.spec))
+        command=recipe.command_line(), inputs=to_json(resolved.spec), precision=precision)
     # the typed result as it travels; the recipe beside it, for readers of --json
     report.details = {**to_json(result), "recipe": to_json(recipe)}
     reporter.stage("Done", 1.0)
@@ -384,6 +398,8 @@ def _nothing_to_quantize(model: onnx.ModelProto, recipe: QuantRecipe) -> str | N
         targets = set(_quantizer_op_types(recipe.mode))
         if recipe.op_types:
             targets &= set(recipe.op_types)
+        if recipe.placement != "all" and recipe.mode in STATIC_MODES:
+            targets &= set(COMPUTE_OPS)
         hits = (present & targets) - blocked
         listed = sorted(targets)
         targets_said = (", ".join(listed[:8]) + (f" and {len(listed) - 8} more"
@@ -674,6 +690,8 @@ def _static(recipe: QuantRecipe, src: Path, out: Path, samples: object,
         reporter.progress(0.5 + 0.3 * fraction)
 
     options = ort_options(recipe)
+    if recipe.int16 and recipe.mode == "qdq":
+        options["extra_options"]["TensorQuantOverrides"] = _int16_overrides(recipe, src, reporter)
     cache = _calibration_cache(recipe, src, samples, options)
     # The ranges are always written (to the cache, else beside the result): they are read
     # back to find tensors whose range is not finite.
@@ -711,6 +729,28 @@ def _static(recipe: QuantRecipe, src: Path, out: Path, samples: object,
     if cache is not None:
         evict()
     return replace(outcome, note=outcome.note + nan_note) if nan_note else outcome
+
+
+def _int16_overrides(recipe: QuantRecipe, src: Path,
+                     reporter: Reporter) -> dict[str, list[dict[str, Any]]]:
+    """onnxruntime's overrides that keep ``recipe.int16`` in 16 bits in ``src`` (the model it
+    quantizes, maybe pre-processed), boundary conversions included."""
+    model = onnx.load(str(src), load_external_data=False)
+    try:
+        overrides, missing = int16_overrides(model, recipe.int16, recipe.activation_type,
+                                             recipe.activation_symmetric)
+    except MixedPrecisionError as exc:
+        raise QuantizeError(str(exc)) from exc
+    if missing:
+        raise QuantizeError(
+            f"{_listed(missing)} no longer exist{'s' if len(missing) == 1 else ''} in the model "
+            "onnxruntime quantizes: its pre-processing merged them into a neighbour (a "
+            "BatchNormalization folded into its Conv, say). Keep that neighbour in 16-bit "
+            "instead, or quantize without pre-processing (--no-preprocess).")
+    wide = sum(1 for v in overrides.values() if "convert" not in v[0])
+    reporter.log(f"16-bit activations: {wide} tensor(s) for {len(recipe.int16)} node(s), "
+                 f"{len(overrides) - wide} conversion(s) at their boundaries.")
+    return overrides
 
 
 def _read_ranges(path: Path) -> Any:
@@ -765,6 +805,8 @@ def _calibration_cache(recipe: QuantRecipe, src: Path, samples: object,
     if not fingerprint:
         return None
     bits = {"int16": 16, "uint16": 16, "int4": 4, "uint4": 4}.get(recipe.activation_type, 8)
+    if recipe.int16:  # 16-bit overrides raise the opset before calibration too
+        bits = 16
     key = calibration_key(src, fingerprint, recipe.calib_method, options["op_types_to_quantize"],
                           options["extra_options"], bits)
     return lookup(key)
