@@ -15,9 +15,9 @@ DEVICE_ORT ?= onnxruntime==1.22.1
 
 export ORT_DISABLE_TELEMETRY := 1
 
-.PHONY: install device-env run test test-e2e test-all lint typecheck pytest bench screenshots sample icons package package-test install-desktop sysdeps clean realmodels realcheck
+.PHONY: install platform-libs device-env run test test-e2e test-all lint typecheck pytest bench screenshots sample icons package package-test install-desktop sysdeps clean realmodels realcheck
 
-install: $(STAMP)
+install: $(STAMP) platform-libs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,8 +32,13 @@ $(DEVICE_STAMP): Makefile
 
 device-env: $(DEVICE_STAMP)
 
-run: $(STAMP)
+run: $(STAMP) platform-libs
 	$(BIN)/edgestudio $(SAMPLE)
+
+# The X11 libraries Qt's xcb platform plugin needs (ldd on the plugin): installed with apt when
+# run as root, otherwise the one command that installs them is printed.
+platform-libs: $(STAMP)
+	@$(BIN)/python -m edgestudio.gui.platform_libs --install
 
 lint: $(STAMP)
 	$(BIN)/ruff check edgestudio tests resources packaging docs
@@ -96,7 +101,16 @@ install-desktop: package
 
 # desktop-file-validate for the desktop-entry test; installed when we may (root with apt),
 # otherwise that one test is skipped and says why.
-sysdeps:
+# The real-window tier (tests/xserver, in make test-e2e) needs an X server, xdotool, a small
+# window manager and wmctrl, and Qt's X11 libraries (platform-libs).
+XSERVER_TOOLS := Xvfb:xvfb xdotool:xdotool openbox:openbox wmctrl:wmctrl
+sysdeps: platform-libs
+	@missing=""; for t in $(XSERVER_TOOLS); do command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t##*:}"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null 2>&1) \
+	      || echo "sysdeps: could not install$$missing; the real-window tests will be skipped"; \
+	  else echo "sysdeps: missing$$missing (apt install$$missing); the real-window tests will be skipped"; fi; fi
 	@command -v desktop-file-validate >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq desktop-file-utils >/dev/null 2>&1) \

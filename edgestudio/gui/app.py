@@ -13,7 +13,7 @@ from PySide6.QtGui import QFileOpenEvent, QIcon
 from PySide6.QtWidgets import QApplication, QWidget
 
 from edgestudio import __version__
-from edgestudio.gui import platform_libs
+from edgestudio.gui import platform_libs, ui_state
 from edgestudio.gui.document_view import DocumentView
 from edgestudio.gui.file_handoff import InstanceServer, send_to_running_instance
 from edgestudio.gui.main_window import MainWindow
@@ -214,6 +214,7 @@ def run_app(models: Sequence[str], screenshot: ScreenshotPlan | None = None,
         if not server.listen():
             server = None  # a live instance too busy to answer: this window stands alone
     window = MainWindow()
+    ui_state.watch(window)  # for whoever drives the window from outside (tests/xserver)
     if server is not None:
         server.files_received.connect(window.receive_files)
     if isinstance(app, EdgeStudioApplication):

@@ -223,7 +223,11 @@ class GraphPanel(QWidget):
         for keys, slot in (("Ctrl+F", self.focus_search), ("F3", self.next_hit),
                            ("Shift+F3", self.previous_hit)):
             shortcut = QShortcut(QKeySequence(keys), self)
-            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            # A document's graph works from anywhere in its window while it is shown (Qt skips
+            # a shortcut whose widget is hidden), e.g. right after its tab was clicked; the
+            # compact pair of a comparison share a window, so each keeps to its own focus.
+            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut if compact
+                                else Qt.ShortcutContext.WindowShortcut)
             shortcut.activated.connect(slot)
 
         self._background = Background(self)

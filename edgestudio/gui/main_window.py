@@ -325,20 +325,28 @@ class MainWindow(QMainWindow):
         """True while any model is still being parsed."""
         return bool(self._pending)
 
-    def _message(self, icon: QMessageBox.Icon, title: str, text: str, detail: str) -> QMessageBox:
+    def _message(self, icon: QMessageBox.Icon, title: str, text: str, detail: str,
+                 buttons: QMessageBox.StandardButton = QMessageBox.StandardButton.Ok,
+                 escape: QMessageBox.StandardButton = QMessageBox.StandardButton.Ok,
+                 ) -> QMessageBox:
         # Non-modal so that loading other files (and tests) carry on while it is shown.
-        box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self)
+        # The buttons are final before the box opens: QMessageBox picks its Escape button
+        # when shown, and buttons replaced afterwards left it pointing at a deleted one (Escape
+        # then crashed the whole app under X11).
+        box = QMessageBox(icon, title, text, buttons, self)
         box.setInformativeText(detail)
+        box.setEscapeButton(escape)
         box.setWindowModality(Qt.WindowModality.NonModal)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.finished.connect(lambda _=0: self._forget_dialog(box))
         self.dialogs.append(box)
+        # The handler holds a number, not the box: it runs while the box is being closed.
+        ref = id(box)
+        box.finished.connect(lambda _=0: self._forget_dialog(ref))
         box.open()
         return box
 
-    def _forget_dialog(self, box: QMessageBox) -> None:
-        if box in self.dialogs:
-            self.dialogs.remove(box)
+    def _forget_dialog(self, ref: int) -> None:
+        self.dialogs[:] = [d for d in self.dialogs if id(d) != ref]
 
     # ----- documents ---------------------------------------------------------------------------
     def document(self, index: int) -> DocumentView:
@@ -648,15 +656,17 @@ class MainWindow(QMainWindow):
         last = workspace.last_for(doc.path)
         if last is None:
             return
+        yes, no = QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.No
         box = self._message(QMessageBox.Icon.Question, "Restore the workspace?",
                             f"{doc.path.name} has a saved workspace ({last.name}) with its "
-                            "quantization runs, benchmarks and inputs. Restore it?", str(last))
-        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
-        box.setDefaultButton(QMessageBox.StandardButton.Yes)
+                            "quantization runs, benchmarks and inputs. Restore it?", str(last),
+                            buttons=yes | no, escape=no)
+        box.setDefaultButton(yes)
         box.setObjectName("restore_workspace")
-        yes = QMessageBox.StandardButton.Yes
-        box.buttonClicked.connect(
-            lambda button: box.standardButton(button) == yes and self.open_workspace(last))
+        # The Yes button's own signal: nothing reaches into the box while it closes, and the
+        # connection dies with the button.
+        yes_button = box.button(yes)
+        yes_button.clicked.connect(lambda _checked=False: self.open_workspace(last))
 
     # ----- misc ----------------------------------------------------------------------------
     def shortcut_list(self) -> list[tuple[str, str]]:

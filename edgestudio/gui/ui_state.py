@@ -1,0 +1,89 @@
+"""What the window shows, written to a file for whoever drives the app from outside.
+
+Set ``EDGESTUDIO_UI_STATE=PATH`` and the running app keeps PATH up to date (atomically, at
+most five times a second, only when something changed) with its visible top-level windows,
+the focused widget, the open documents and the shown panel: what a test driving the real
+window with X11 input events (``tests/xserver``) cannot otherwise see, since Qt's widgets are
+not X windows. Nothing is written when the variable is unset.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtWidgets import QApplication, QLineEdit, QTabWidget, QWidget
+
+from edgestudio.core.paths import write_atomically
+
+ENV = "EDGESTUDIO_UI_STATE"
+
+
+def snapshot(window: QWidget) -> dict[str, Any]:
+    """The state of ``window`` and the application's other visible windows."""
+    focus = QApplication.focusWidget()
+    tabs = getattr(window, "tabs", None)
+    documents: list[str] = []
+    panel = ""
+    panel_tabs: dict[str, list[int]] = {}
+    if isinstance(tabs, QTabWidget):
+        documents = [tabs.tabText(i) for i in range(tabs.count())]
+        current = tabs.currentWidget()
+        panels = getattr(current, "panels", None)
+        if isinstance(panels, QTabWidget) and panels.count():
+            panel = panels.tabText(panels.currentIndex())
+            bar = panels.tabBar()
+            for i in range(panels.count()):  # where to click each panel's tab, on screen
+                rect = bar.tabRect(i)
+                centre = bar.mapToGlobal(rect.center())
+                panel_tabs[panels.tabText(i)] = [centre.x(), centre.y()]
+    active = QApplication.activeWindow()
+    return {
+        "pid": os.getpid(),
+        "windows": sorted(w.windowTitle() for w in QApplication.topLevelWidgets()
+                          if w.isVisible() and w.windowTitle()),
+        "active": active.windowTitle() if active is not None else "",
+        "focus": {"class": type(focus).__name__ if focus else "",
+                  "name": focus.objectName() if focus else "",
+                  "placeholder": focus.placeholderText() if isinstance(focus, QLineEdit)
+                  else "",
+                  "text": focus.text() if isinstance(focus, QLineEdit) else ""},
+        "documents": documents,
+        "current": tabs.tabText(tabs.currentIndex()) if isinstance(tabs, QTabWidget)
+        and tabs.count() else "",
+        "panel": panel,
+        "panel_tabs": panel_tabs,
+        "maximized": window.isMaximized(),
+        "size": [window.width(), window.height()],
+    }
+
+
+class UiStateWriter(QObject):
+    """Writes :func:`snapshot` of ``window`` to ``path`` whenever it changes."""
+
+    def __init__(self, window: QWidget, path: Path) -> None:
+        super().__init__(window)
+        self.window, self.path, self._last = window, path, ""
+        self.timer = QTimer(self)
+        self.timer.setInterval(200)
+        self.timer.timeout.connect(self.write)
+        self.timer.start()
+
+    def write(self) -> None:
+        """Write the state if it changed (never raises: it only serves observers)."""
+        text = json.dumps(snapshot(self.window), sort_keys=True)
+        if text != self._last:
+            try:
+                write_atomically(self.path, text)
+                self._last = text
+            except OSError:
+                pass
+
+
+def watch(window: QWidget) -> UiStateWriter | None:
+    """Start writing ``window``'s state where ``EDGESTUDIO_UI_STATE`` says, if it is set."""
+    target = os.environ.get(ENV)
+    return UiStateWriter(window, Path(target)) if target else None

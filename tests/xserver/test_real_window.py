@@ -1,0 +1,234 @@
+"""The real window under a real X server, driven by real input events (xdotool): what the
+offscreen tests cannot see. Each step is followed by a check that the process is alive and its
+window drawn; a failure names the steps, the screenshots and the app's log.
+
+Two passes: a bare X server (no window manager: how Xvfb-based CI and kiosks run) and one with
+openbox (close buttons and maximising go through a window manager). ``make sysdeps`` installs
+what they need; ``make test-e2e`` runs them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from edgestudio.resources import SAMPLE_MODEL
+from tests.xserver.desktop import REPO, Desktop, missing_tools
+
+pytestmark = pytest.mark.e2e
+
+RESTORE = "Restore the workspace?"
+
+
+def _models_with_workspaces(folder: Path, env: dict[str, str], count: int) -> list[Path]:
+    """``count`` copies of the sample, each with a saved workspace (so opening one offers to
+    restore it), remembered in this desktop's own per-user folders."""
+    paths = []
+    for k in range(count):
+        path = folder / f"digits_{k}.onnx"
+        shutil.copy(SAMPLE_MODEL, path)
+        paths.append(path)
+    script = ("import sys\nfrom edgestudio.cli.workspace_option import open_document\n"
+              "from edgestudio.core.workspace import workspace\n"
+              "for m in sys.argv[1:]:\n"
+              "    w = m + '.edgestudio.json'\n"
+              "    workspace.save(open_document(w, m), w)\n")
+    subprocess.run([sys.executable, "-c", script, *map(str, paths)], env=env, check=True,
+                   cwd=REPO, timeout=120)
+    return paths
+
+
+@pytest.fixture(params=["bare", "openbox"])
+def desktop(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Desktop]:
+    with_wm = request.param == "openbox"
+    missing = missing_tools(with_wm)
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)} (make sysdeps installs them as root)")
+    from edgestudio.gui.platform_libs import missing_libraries
+
+    libs = missing_libraries()
+    if libs:
+        pytest.skip(f"Qt's xcb plugin lacks {', '.join(libs)} (make sysdeps installs them)")
+    session = Desktop(tmp_path, with_wm)
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+def _opens(d: Desktop, *keys: str) -> list[str]:
+    """Press ``keys``; wait for a new window; return the new windows' titles."""
+    before = set(d.state().get("windows", []))
+    d.key(*keys)
+    state = d.wait_for(lambda s: bool(set(s["windows"]) - before), f"a window after {keys}")
+    return sorted(set(state["windows"]) - before)
+
+
+def _dismissed(d: Desktop, titles: list[str], *keys: str) -> None:
+    d.key(*keys)
+    for title in titles:
+        d.window_closed(title)
+
+
+def test_a_person_drives_the_real_window(desktop: Desktop, tmp_path: Path) -> None:
+    d = desktop
+    m0, m1, m2, m3 = _models_with_workspaces(tmp_path, d.env, 4)
+
+    # Start-up with a model that has a saved workspace; Escape on the offer to restore it
+    # (a segfault before: the box's Escape button pointed at a deleted button).
+    d.start(m0)
+    d.window_open(RESTORE, 60)
+    d.check("start with a model that has a workspace")
+    d.key("Escape")
+    d.window_closed(RESTORE)
+    d.check("Escape on 'Restore the workspace?'")
+
+    # Open by Ctrl+O: cancelled with Escape, then a path typed and Enter.
+    dialog = _opens(d, "ctrl+o")
+    d.check("Ctrl+O shows the file dialog")
+    _dismissed(d, dialog, "Escape")
+    d.check("Escape on the file dialog")
+    dialog = _opens(d, "ctrl+o")
+    d.type(str(m1))
+    d.key("Return")
+    d.window_open(RESTORE, 60)
+    d.wait_for(lambda s: m1.name in s["documents"], "the typed model to open")
+    d.check("open a typed path with Enter")
+    d.key("Return")  # Yes, the default: restore
+    d.window_closed(RESTORE)
+    d.check("Enter on 'Restore the workspace?' restores")
+
+    dialog = _opens(d, "ctrl+o")
+    d.type(str(m2))
+    d.key("Return")
+    d.window_open(RESTORE, 60)
+    if d.window_manager:
+        d.wm("-c", RESTORE)  # the title bar's close button, as the window manager sends it
+        d.window_closed(RESTORE)
+        d.check("the restore offer closed by its close button")
+    else:
+        d.key("Tab", "space")  # focus No, press it
+        d.window_closed(RESTORE)
+        d.check("No on 'Restore the workspace?'")
+
+    # Ctrl+F works right after the Graph tab is clicked (it needed a click into the graph).
+    tabs = d.wait_for(lambda s: "Graph" in s["panel_tabs"] and len(s["panel_tabs"]) > 1,
+                      "the panel tabs")["panel_tabs"]
+    other = next(name for name in tabs if name != "Graph")
+    for name in (other, "Graph"):
+        x, y = tabs[name]
+        d.xdotool("mousemove", str(x), str(y), "click", "1")
+        d.wait_for(lambda s, n=name: s["panel"] == n, f"the {name} panel")
+        d.check(f"click the {name} tab")
+    d.key("ctrl+f")
+    state = d.wait_for(lambda s: "Find" in s["focus"]["placeholder"],
+                       "Ctrl+F to focus the graph's search field")
+    d.check("Ctrl+F on the Graph tab right after clicking it")
+    d.type("Conv")
+    d.wait_for(lambda s: s["focus"]["text"] == "Conv", "the typed search")
+    d.key("Return")
+    d.check("search the graph for Conv")
+    d.key("F3")
+    d.key("shift+F3")
+    d.check("F3 / Shift+F3 step through the hits")
+    assert state["focus"]["class"] == "QLineEdit"
+
+    # Every menu opened and closed; every dialog behind a menu item dismissed.
+    for menu in ("alt+f", "alt+v", "alt+t", "alt+h"):
+        d.key(menu)
+        d.check(f"open the menu ({menu})")
+        d.key("Escape", "Escape")
+        d.check(f"close the menu ({menu}) with Escape")
+    d.key("alt+f", "r")
+    d.key("Escape", "Escape", "Escape")
+    d.check("File › Open Recent, then Escape")
+    for keys, dismiss, what in (
+            (("alt+f", "o"), "Escape", "File › Open…"),
+            (("alt+f", "w"), "Escape", "File › Open workspace…"),
+            (("alt+f", "m"), "Escape", "File › Compare with…"),
+            (("alt+f", "p"), "Escape", "File › Preferences…"),
+            (("ctrl+comma",), "Return", "Preferences by Ctrl+, then OK with Enter"),
+            (("alt+t", "c"), "Escape", "Tools › Convert…"),
+            (("alt+t", "e"), "Escape", "Tools › Export from PyTorch…"),
+            (("alt+t", "q"), "Escape", "Tools › Quantize…"),
+            (("alt+h", "k"), "Escape", "Help › Keyboard shortcuts"),
+            (("F1",), "Return", "Keyboard shortcuts by F1, closed with Enter"),
+            (("alt+h", "a"), "Return", "Help › About, closed with Enter")):
+        titles = _opens(d, *keys)
+        d.check(f"{what} opens {titles}")
+        _dismissed(d, titles, dismiss)
+        d.check(f"{what} dismissed with {dismiss}")
+    if d.window_manager:  # close buttons: a window manager's (wmctrl asks it, politely)
+        titles = _opens(d, "alt+t", "a")
+        d.check(f"Tools › Auto-tune… opens {titles}")
+        d.wm("-c", titles[0])
+        d.window_closed(titles[0])
+        d.check("the Auto-tune window closed by its close button")
+        titles = _opens(d, "ctrl+shift+q")
+        d.wm("-c", titles[0])
+        d.window_closed(titles[0])
+        d.check("the Quantize form closed by its close button")
+
+    # Documents and panels.
+    before = d.state()["current"]
+    d.key("ctrl+Tab")
+    d.wait_for(lambda s: s["current"] != before, "Ctrl+Tab to show the next model")
+    d.check("Ctrl+Tab to the next model")
+    d.key("ctrl+j")
+    d.check("Ctrl+J toggles the Jobs panel")
+    d.key("ctrl+j")
+    d.check("Ctrl+J again")
+
+    # Resized, maximised.
+    wid = d.main_window()
+    d.xdotool("windowsize", wid, "820", "560")
+    d.wait_for(lambda s: s["size"][0] <= 900, "the window to shrink")
+    d.check("window resized to 820×560")
+    if d.window_manager:
+        d.wm("-r", ":ACTIVE:", "-b", "add,maximized_vert,maximized_horz")
+        d.wait_for(lambda s: s["maximized"] or s["size"][0] >= 1200, "the window maximised")
+    else:
+        d.xdotool("windowsize", wid, "1280", "860")
+        d.wait_for(lambda s: s["size"][0] >= 1200, "the window to fill the screen")
+    d.check("window maximised")
+    if d.window_manager:
+        d.wm("-r", ":ACTIVE:", "-b", "remove,maximized_vert,maximized_horz")
+    d.xdotool("windowsize", wid, "820", "560")
+    d.xdotool("windowmove", wid, "0", "0")
+    d.wait_for(lambda s: s["size"][0] <= 900, "the window back to 820×560")
+
+    # A file dropped from another X client (XDND).
+    source = subprocess.Popen([sys.executable, str(Path(__file__).with_name("drag_source.py")),
+                               str(m3), "1000", "700"], env=d.env)
+    d.processes.append(source)
+    ids = d.xdotool("search", "--sync", "--onlyvisible", "--name", "drag source").split()
+    assert ids, d.failure("the drag source did not show")
+    time.sleep(0.5)
+    d.xdotool("mousemove", "1090", "740", "mousedown", "1")
+    for x, y in ((1050, 700), (900, 600), (600, 400), (400, 300), (410, 310)):
+        d.xdotool("mousemove", str(x), str(y))
+        time.sleep(0.15)
+    d.xdotool("mouseup", "1")
+    d.wait_for(lambda s: m3.name in s["documents"], "the dropped model to open", 60)
+    d.check("drop a model file from another X client")
+    d.window_open(RESTORE, 30)
+    d.key("Escape")
+    d.window_closed(RESTORE)
+    d.check("Escape on the dropped model's restore offer")
+
+    # Close a model, then quit with Ctrl+Q.
+    count = len(d.state()["documents"])
+    d.key("alt+f", "c")
+    d.wait_for(lambda s: len(s["documents"]) == count - 1, "File › Close to close the model")
+    d.check("File › Close")
+    assert len(d.steps) >= 30, d.steps
+    d.key("ctrl+q")
+    assert d.app is not None
+    code = d.app.wait(30)
+    assert code == 0, d.failure(f"Ctrl+Q ended the app with {code}")
