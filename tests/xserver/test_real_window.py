@@ -49,12 +49,12 @@ def desktop(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Desktop]
     with_wm = request.param == "openbox"
     missing = missing_tools(with_wm)
     if missing:
-        pytest.skip(f"needs {', '.join(missing)} (make sysdeps installs them as root)")
+        pytest.skip(reason=f"needs {', '.join(missing)} (make sysdeps installs them as root)")
     from edgestudio.gui.platform_libs import missing_libraries
 
     libs = missing_libraries()
     if libs:
-        pytest.skip(f"Qt's xcb plugin lacks {', '.join(libs)} (make sysdeps installs them)")
+        pytest.skip(reason=f"Qt's xcb plugin lacks {', '.join(libs)} (make sysdeps installs them)")
     session = Desktop(tmp_path, with_wm)
     try:
         yield session
