@@ -195,7 +195,9 @@ class MainWindow(QMainWindow):
         action = QAction(text, self)
         if shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
-        action.triggered.connect(slot)
+        # Called with no argument: triggered(checked) would otherwise fill a slot's first
+        # optional parameter (save_workspace(path=False) saved nothing and asked nothing).
+        action.triggered.connect(lambda _checked=False: slot())
         return action
 
     def _next_tab(self) -> None:

@@ -131,6 +131,23 @@ def test_recent_files_menu_reopens(qtbot, window: MainWindow, conv_model: Path) 
     assert window.documents()[0].path == conv_model.resolve()
 
 
+@pytest.mark.parametrize("text", ["&Save workspace…", "&Export report…"])
+def test_menu_actions_ask_where_to_write(qtbot, window: MainWindow, conv_model: Path,
+                                         monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    """Triggered as a menu item or its shortcut triggers it (with its ``checked`` argument),
+    a saving action asks for a file: it once took ``checked`` (False) for the path and
+    silently did nothing — seen only in the real window."""
+    from PySide6.QtWidgets import QFileDialog
+
+    asked: list[str] = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        staticmethod(lambda *a, **k: (asked.append(a[1]), ("", ""))[1]))
+    open_and_wait(qtbot, window, conv_model)
+    action = next(a for a in window.findChildren(QAction) if a.text() == text)
+    action.trigger()
+    assert len(asked) == 1
+
+
 def test_open_shortcut_is_ctrl_o(window: MainWindow) -> None:
     shortcuts = {a.text(): a.shortcut().toString() for a in window.findChildren(QAction)}
     assert shortcuts["&Open…"] == "Ctrl+O"

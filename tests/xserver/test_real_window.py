@@ -151,6 +151,9 @@ def test_a_person_drives_the_real_window(desktop: Desktop, tmp_path: Path) -> No
     for keys, dismiss, what in (
             (("alt+f", "o"), "Escape", "File › Open…"),
             (("alt+f", "w"), "Escape", "File › Open workspace…"),
+            (("ctrl+s",), "Escape", "File › Save workspace… by Ctrl+S"),
+            (("alt+f", "s"), "Escape", "File › Save workspace…"),
+            (("alt+f", "e"), "Escape", "File › Export report…"),
             (("alt+f", "m"), "Escape", "File › Compare with…"),
             (("alt+f", "p"), "Escape", "File › Preferences…"),
             (("ctrl+comma",), "Return", "Preferences by Ctrl+, then OK with Enter"),
