@@ -3,7 +3,8 @@
 Uses dist/EdgeStudio when it is newer than every source file, else builds it (about a minute and
 a half here). Then, with no Python of ours on PATH: the frozen app starts offscreen on the sample
 and draws it, runs its self-test (open → quantize → analyse through the window's background jobs,
-i.e. its own ``--job-worker`` processes), runs a CLI quantize, and exits cleanly each time.
+i.e. its own ``--job-worker`` processes), runs a CLI quantize, and exits cleanly each time; and it runs on a real X server (Xvfb),
+driven by key presses.
 """
 
 from __future__ import annotations
@@ -88,3 +89,35 @@ def test_cli_quantize_through_the_frozen_worker(app: Path, tmp_path: Path) -> No
 def test_version_and_help_run_without_qt(app: Path) -> None:
     out = _run(app, "--version")
     assert out.returncode == 0 and out.stdout.startswith("edgestudio ")
+
+
+def test_runs_on_a_real_x_server(app: Path, tmp_path: Path) -> None:
+    """The packaged app on Xvfb, driven by key presses: its window draws the sample, a dialog
+    opens and closes by Escape, the graph's search takes Ctrl+F, Ctrl+Q ends it cleanly."""
+    from tests.xserver.desktop import Desktop, missing_tools
+
+    missing = missing_tools(window_manager=False)
+    if missing:
+        pytest.skip(reason=f"needs {', '.join(missing)} (make sysdeps installs them as root)")
+    desktop = Desktop(tmp_path, window_manager=False)
+    desktop.env["PATH"] = "/usr/bin:/bin"  # only what the app carries
+    try:
+        desktop.start(SAMPLES / "digits_cnn.onnx", program=[str(app)])
+        desktop.wait_for(lambda s: "digits_cnn.onnx" in s["documents"], "the sample", 60)
+        desktop.check("the packaged app opens the sample")
+        desktop.key("ctrl+o")
+        desktop.window_open("Open model")
+        desktop.check("Ctrl+O")
+        desktop.key("Escape")
+        desktop.window_closed("Open model")
+        desktop.check("Escape on the file dialog")
+        x, y = desktop.wait_for(lambda s: "Graph" in s["panel_tabs"], "tabs")["panel_tabs"]["Graph"]
+        desktop.xdotool("mousemove", str(x), str(y), "click", "1")
+        desktop.key("ctrl+f")
+        desktop.wait_for(lambda s: "Find" in s["focus"]["placeholder"], "Ctrl+F on the graph")
+        desktop.check("Ctrl+F on the Graph tab")
+        desktop.key("ctrl+q")
+        assert desktop.app is not None
+        assert desktop.app.wait(30) == 0, desktop.failure("Ctrl+Q did not end it cleanly")
+    finally:
+        desktop.close()

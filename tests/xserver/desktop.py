@@ -63,12 +63,15 @@ class Desktop:
         self.app: subprocess.Popen[bytes] | None = None
 
     # ----- the app -------------------------------------------------------------------------
-    def start(self, *models: Path) -> None:
-        """Start the app as a person would (its own process, a new window)."""
+    def start(self, *models: Path, program: list[str] | None = None) -> None:
+        """Start the app as a person would (its own process, a new window); ``program`` is
+        how to start it (default: this Python's ``-m edgestudio``; the packaged app's
+        executable for its smoke test)."""
         self.log = self.log_path.open("wb")
-        self.app = subprocess.Popen([sys.executable, "-m", "edgestudio", "--new-window",
-                                     *map(str, models)], env=self.env, cwd=REPO,
-                                    stdout=self.log, stderr=subprocess.STDOUT)
+        command = program or [sys.executable, "-m", "edgestudio"]
+        self.app = subprocess.Popen([*command, "--new-window", *map(str, models)],
+                                    env=self.env, cwd=REPO, stdout=self.log,
+                                    stderr=subprocess.STDOUT)
         self.wait_for(lambda s: bool(s.get("windows")), "the main window", 60)
 
     def alive(self) -> bool:
