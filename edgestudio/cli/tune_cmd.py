@@ -23,12 +23,17 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "tune", help="find the quantization that meets an accuracy goal fastest",
         description="Quantize, analyse and time candidate recipes: sensible ones first "
         "(QDQ, per-channel, reduce-range, percentile calibration, 16-bit activations, "
-        "dynamic), then the closest one without its worst layers, until one meets the goal "
-        "or the budget is spent. Quantizing and analysing run in parallel (locally, or as Ray "
-        "tasks with --ray); latency is measured one candidate at a time.")
+        "quantizers on compute operators, dynamic), then the closest one with its worst layers "
+        "in 16-bit, then (unless --integer-only) without them, until one meets the goal or the "
+        "budget is spent. Calibration and evaluation never share a sample. Quantizing and "
+        "analysing run in parallel (locally, or as Ray tasks with --ray); latency is measured "
+        "one candidate at a time.")
     p.add_argument("model", help="the float .onnx model (never modified)")
-    add_data_args(p, "--data", "calibration and evaluation data (as --calib of quantize; "
-                  "labels in an .npz allow top1_drop goals)", required=True)
+    add_data_args(p, "--data", "evaluation data (as --calib of quantize; labels in an .npz "
+                  "allow top1_drop goals); without --calib, its even-numbered samples "
+                  "calibrate and its odd-numbered ones judge", required=True)
+    p.add_argument("--calib", metavar="PATH", help="calibration data of its own (prepared "
+                   "as --data is); every sample of --data then judges")
     p.add_argument("--goal", default="sqnr>=30",
                    help="sqnr>=DB (output SQNR), top1_drop<=POINTS (needs labels), "
                    "max_abs<=ERROR, or a task figure as a fraction: top1_agreement>=0.99, "
@@ -90,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         raise EdgeStudioError(f"{args.output} already exists (--overwrite replaces it).")
     settings = TuneSettings(
         model=args.model, data=data_source(args, args.data), goal=goal,
+        calib=data_source(args, args.calib) if args.calib else None,
         provider=resolve_provider(args.ep),
         space=SearchSpace(modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()),
                           exclusions=not args.no_exclusions),
@@ -114,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         tuner = Tuner(settings, on_change=say)
     except RuntimeError as exc:
         raise EdgeStudioError(str(exc)) from exc
+    print(f"data: {tuner.data_note}", file=sys.stderr)
     if tuner.resume_note:
         print(tuner.resume_note, file=sys.stderr)
     try:
@@ -125,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
         def figure(value: float | None, spec: str) -> str:
             return "-" if value is None else format(value, spec)
 
+        for line in tuner.skipped:
+            print(line, file=sys.stderr)
         print_table(["#", "recipe", "excluded", goal.metric, "meets", "median ms", "size KiB",
                      "note"],
                     [[c.number, c.recipe.title().removeprefix("Quantize: "),

@@ -34,7 +34,9 @@ from edgestudio.core.quant.tune import (
     Candidate,
     TuneSettings,
     exclusion_step,
+    failure_cause,
     first_recipes,
+    int16_step,
     latency_ties,
     pick_winner,
     recipe_key,
@@ -56,9 +58,11 @@ def thread_share(workers: int) -> int | None:
 class _LocalStep:
     """Quantize, then analyse, as jobs of the session's queue."""
 
-    def __init__(self, candidate: Candidate, settings: TuneSettings, jobs: JobSubmitter) -> None:
+    def __init__(self, candidate: Candidate, settings: TuneSettings, jobs: JobSubmitter,
+                 evaluation: Any) -> None:
         self.candidate = candidate
         self.settings = settings
+        self.evaluation = evaluation  # never the samples that calibrated it
         self.jobs = jobs
         self.threads = thread_share(min(settings.workers, jobs.max_parallel))
         self.job = jobs.submit(candidate.recipe, threads=self.threads)
@@ -81,7 +85,7 @@ class _LocalStep:
             recipe = self.candidate.recipe
             self.job = self.jobs.submit(
                 AnalyzeRecipe(float_model=self.settings.model, quant_model=str(recipe.output),
-                              data=self.settings.data, shapes=recipe.shapes,
+                              data=self.evaluation, shapes=recipe.shapes,
                               ranges=recipe.ranges), threads=self.threads)
             return False
         self.result = (self.quant_bytes, from_json(Analysis, report.details))
@@ -94,9 +98,11 @@ class _LocalStep:
 
 
 def _ray_quantize_and_analyse(recipe_data: dict[str, Any], model: bytes, model_name: str,
-                              data: bytes, data_name: str, data_source: dict[str, Any]
+                              data: list[tuple[bytes, str, dict[str, Any]]],
                               ) -> tuple[int, bytes, dict[str, Any]] | str:
-    """A Ray task: the same operations the workers run, on files sent through the object store."""
+    """A Ray task: the same operations the workers run, on files sent through the object store
+    (``data``: the calibration data, then the evaluation data, each its bytes, file name and
+    DataSource)."""
     import tempfile as _tempfile
 
     from edgestudio.core.inputs.data_source import DataSource
@@ -108,14 +114,18 @@ def _ray_quantize_and_analyse(recipe_data: dict[str, Any], model: bytes, model_n
     with _tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / model_name).write_bytes(model)
-        (folder / data_name).write_bytes(data)
-        source = dataclasses.replace(from_json(DataSource, data_source),
-                                     path=str(folder / data_name))
+        sources = []
+        for k, (content, name, source_data) in enumerate(data):
+            (folder / str(k)).mkdir()
+            (folder / str(k) / name).write_bytes(content)
+            sources.append(dataclasses.replace(from_json(DataSource, source_data),
+                                               path=str(folder / str(k) / name)))
+        calib, source = sources
         recipe = recipe_from_dict({**recipe_data, "model": str(folder / model_name),
                                    "output": str(folder / "out.onnx")})
         assert isinstance(recipe, QuantRecipe)
         if recipe.calib is not None:
-            recipe = dataclasses.replace(recipe, calib=source)
+            recipe = dataclasses.replace(recipe, calib=calib)
         staging = folder / "staging"
         staging.mkdir()
         try:
@@ -140,8 +150,7 @@ class _RayStep:
         self.candidate = candidate
         remote = ray.remote(_ray_quantize_and_analyse)
         self.ref = remote.remote(to_json(candidate.recipe), shared["model"],
-                                 Path(settings.model).name, shared["data"],
-                                 Path(settings.data.path).name, dataclasses.asdict(settings.data))
+                                 Path(settings.model).name, shared["data"])
         self.result: tuple[int, Analysis] | str | None = None
 
     def poll(self) -> bool:
@@ -205,7 +214,8 @@ def tuner_summary(tuner: Tuner) -> dict[str, Any]:
             "winner": winner.number if winner else None, "met": bool(winner and winner.met),
             "tied": [c.number for c in tuner.latency_ties()],
             "float": {"bytes": tuner.float_bytes, "latency_ms": tuner.float_latency_ms},
-            "data": s.data.describe() if s.data is not None else None,
+            "data": tuner.data_note, "integer_only": s.integer_only,
+            "skipped": list(tuner.skipped),
             "candidates": [c.summary() for c in tuner.candidates]}
 
 
@@ -222,10 +232,14 @@ class Tuner:
         self.folder = Path(tempfile.mkdtemp(prefix="edgestudio-tune-"))
         model = load_model(settings.model)
         ops = {n.op_type for n in model.graph.node}
-        base = (dataclasses.replace(settings.base, model=settings.model, calib=settings.data,
+        # calibration and evaluation never share a sample (said in the summary)
+        self.calib_data, self.eval_data, self.data_note = settings.split()
+        base = (dataclasses.replace(settings.base, model=settings.model, calib=self.calib_data,
                                     overwrite=True, output=None)
                 if settings.base is not None
-                else QuantRecipe(model=settings.model, calib=settings.data, overwrite=True))
+                else QuantRecipe(model=settings.model, calib=self.calib_data, overwrite=True))
+        if settings.integer_only:  # nothing kept in float: not even what the base excluded
+            base = dataclasses.replace(base, exclude=())
         if settings.shapes or settings.ranges:
             base = dataclasses.replace(base, shapes=settings.shapes, ranges=settings.ranges)
         self.queue = list(first_recipes(base, settings.space,
@@ -237,6 +251,12 @@ class Tuner:
         self.bench: tuple[list[Candidate], Job] | None = None
         self.tried: set[tuple[str, ...]] = set()
         self.exclusion_round = 0
+        self.int16_round = 0
+        # a mode whose candidates failed twice for one cause: its queued ones are skipped (five
+        # failed identically once, and the budget never reached the mode that met the goal)
+        self.failure_counts: dict[tuple[str, str], int] = {}
+        self.failed_causes: dict[str, str] = {}
+        self.skipped: list[str] = []
         self._ties: tuple[tuple[tuple[int, float | None], ...], list[Candidate]] | None = None
         self.started = time.monotonic()
         self.model_hash = file_hash(Path(settings.model))
@@ -266,7 +286,8 @@ class Tuner:
                      ignore_reinit_error=True, log_to_driver=False)
         # The model and the data go to the object store once; every task reads them there.
         return {"model": ray.put(Path(self.settings.model).read_bytes()),
-                "data": ray.put(Path(self.settings.data.path).read_bytes())}
+                "data": ray.put([(Path(d.path).read_bytes(), Path(d.path).name, to_json(d))
+                                 for d in (self.calib_data, self.eval_data)])}
 
     # ----- driving -----------------------------------------------------------------------------
     @property
@@ -296,14 +317,27 @@ class Tuner:
         return tried >= s.budget or late
 
     def _next_recipe(self) -> tuple[QuantRecipe, str] | None:
-        if self.queue:
-            return self.queue.pop(0)
+        while self.queue:
+            recipe, why = self.queue.pop(0)
+            cause = self.failed_causes.get(recipe.mode)
+            if cause is None:
+                return recipe, why
+            self.skipped.append(f"{why}: skipped, {recipe.mode} failed twice for the same "
+                                f"cause ({cause[:120]})")
         busy = self.steps or self.waiting_bench or self.bench
-        if busy or not self.settings.space.exclusions:
-            return None  # exclusions build on finished results: wait for them
-        if any(c.met for c in self.candidates):
-            return None
+        if busy or any(c.met for c in self.candidates):
+            return None  # escalations build on finished results: wait for them
         closest = pick_winner(self.candidates, self.settings.goal, self.settings.objective)
+        # First the worst layers in 16-bit (still integer; where the space allows 16 bits),
+        # then, when allowed, in float.
+        wide = {"uint16", "int16"} & set(self.settings.space.activation_types)
+        while closest is not None and wide and self.int16_round < 8:
+            step = int16_step(closest, self.tried, self.int16_round)
+            self.int16_round += 1
+            if step is not None:
+                return step
+        if self.settings.integer_only or not self.settings.space.exclusions:
+            return None
         while closest is not None and self.exclusion_round < 8:
             step = exclusion_step(closest, self.settings.goal, self.tried, self.exclusion_round)
             self.exclusion_round += 1
@@ -330,7 +364,8 @@ class Tuner:
         try:
             step: _LocalStep | _RayStep = (_RayStep(candidate, self.settings, self._ray)
                                            if self._ray is not None
-                                           else _LocalStep(candidate, self.settings, self.jobs))
+                                           else _LocalStep(candidate, self.settings, self.jobs,
+                                                           self.eval_data))
         except Exception as exc:  # e.g. the output check: recorded, the search goes on
             self._fail(candidate, str(exc))
             return
@@ -338,6 +373,11 @@ class Tuner:
         self.on_change(candidate)
 
     def _fail(self, candidate: Candidate, reason: str) -> None:
+        cause = failure_cause(reason)
+        key = (candidate.recipe.mode, cause)
+        self.failure_counts[key] = self.failure_counts.get(key, 0) + 1
+        if self.failure_counts[key] >= 2:
+            self.failed_causes[candidate.recipe.mode] = cause
         candidate.state, candidate.error = "failed", reason
         candidate.seconds = time.monotonic() - candidate.started
         self.on_change(candidate)

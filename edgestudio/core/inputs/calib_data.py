@@ -45,12 +45,25 @@ class SampleSet:
         self.model_path = model_path  # where a tokenizer.json may sit
         self.labels: np.ndarray | None = None
         self.fingerprint: str | None = None  # set by validate()
-        self._count = self._prepare()
+        self._count = self._prepare()  # every sample read (``samples`` caps it)
+        self._kept = self._count if not source.part else (
+            (self._count + 1) // 2 if source.part == "even" else self._count // 2)
+        if self.labels is not None and source.part:
+            self.labels = self.labels[0 if source.part == "even" else 1::2]
 
     def __len__(self) -> int:
-        return self._count
+        return self._kept
 
     def __iter__(self) -> Iterator[Sample]:
+        if not self.source.part:
+            yield from self._every_sample()
+            return
+        first = 0 if self.source.part == "even" else 1
+        for k, sample in enumerate(self._every_sample()):
+            if k % 2 == first:
+                yield sample
+
+    def _every_sample(self) -> Iterator[Sample]:
         kind = self.source.kind
         if kind == "npz":
             yield from self._npz_samples()

@@ -40,6 +40,9 @@ class DataSource:
     path: str = ""
     samples: int = 0
     seed: int = 0
+    # "even" or "odd": every other sample only (after ``samples`` caps them), how one data set
+    # is split into calibration and evaluation halves that never share a sample (tune).
+    part: str = ""
     # How samples are prepared, declared once: the command line's options, the forms' fields and
     # to_cli() follow. A pixel becomes (pixel * scale - mean) / std.
     size: tuple[int, int] | None = option(
@@ -73,7 +76,8 @@ class DataSource:
         """Short text for logs and reports."""
         if self.kind == "synthetic":
             return f"synthetic (seed {self.seed}, {self.samples or 32} samples)"
-        return f"{self.kind} {self.path}" + (f" (first {self.samples})" if self.samples else "")
+        return (f"{self.kind} {self.path}" + (f" (first {self.samples})" if self.samples else "")
+                + (f" ({self.part}-numbered samples)" if self.part else ""))
 
     def to_cli(self) -> list[str]:
         """The ``--calib``/``--data`` argument and the options that shape it (sample count, and the
@@ -83,6 +87,8 @@ class DataSource:
         args = [self.path]
         if self.samples:
             args += ["--samples", str(self.samples)]
+        if self.part:
+            args += ["--part", self.part]
         return args + option_argv(self, mode=self.kind)
 
 
@@ -116,7 +122,10 @@ class DataProvenance:
 
 def provenance(source: DataSource, samples: int) -> DataProvenance:
     """The provenance of ``samples`` samples read from ``source``."""
-    return DataProvenance(source.kind, samples, "" if source.kind == "synthetic" else source.path)
+    where = "" if source.kind == "synthetic" else source.path
+    if where and source.part:
+        where += f" ({source.part}-numbered samples)"
+    return DataProvenance(source.kind, samples, where)
 
 
 @functools.lru_cache(maxsize=64)
@@ -132,7 +141,8 @@ def _folder_kind(folder: str, mtime_ns: int) -> str:
             else "images" if suffixes & IMAGE_SUFFIXES else "folder")
 
 
-def parse_data_source(text: str, samples: int = 0, **preparation: Any) -> DataSource:
+def parse_data_source(text: str, samples: int = 0, part: str = "",
+                      **preparation: Any) -> DataSource:
     """``synthetic[:N[:SEED]]``, an ``.npz`` file, a folder of images, audio files (a ``.wav``
     or a folder of them), a ``.txt`` of sentences, or a folder of samples; ``preparation``
     holds DataSource's declared fields (``size``, ``sample_rate``, …), of which the kind found
@@ -159,4 +169,4 @@ def parse_data_source(text: str, samples: int = 0, **preparation: Any) -> DataSo
         kind = _folder_kind(str(path), path.stat().st_mtime_ns)
     used = {f.name: preparation[f.name] for f, opt in declared_options(DataSource)
             if opt.used_in(kind) and preparation.get(f.name) is not None}
-    return DataSource(kind, str(path), samples=samples, **used)
+    return DataSource(kind, str(path), samples=samples, part=part, **used)

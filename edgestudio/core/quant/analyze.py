@@ -38,7 +38,7 @@ from edgestudio.core.quant.quant_results import (
     OutputError,
     WeightError,
 )
-from edgestudio.core.quant.quantized_graph import quantized_nodes
+from edgestudio.core.quant.quantized_graph import quantized_nodes, suggestion_targets
 from edgestudio.core.quant.task_detection import choose_task, model_alphabet
 from edgestudio.core.quant.task_metrics import TaskMeter
 from edgestudio.core.quant.task_names import TASK_LABELS
@@ -512,12 +512,13 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         reporter.warn(w)
     quant_ops = sorted({n.op_type for n in quant_model.graph.node})
     quantized = quantized_nodes(float_model, quant_model)
+    targets = suggestion_targets(float_model, quantized)
     float_ops = {n.op_type for n in float_model.graph.node}
     verdict = analysis_verdict(
         outputs, accuracy, layers, quant_ops,
         per_channel=any(w["per_channel"] for w in weights) if weights else None,
         has_matmul=bool(float_ops & {"MatMul", "Attention"}) and "Conv" not in float_ops,
-        warnings=warnings, data=data, task=task, excludable=quantized)
+        warnings=warnings, data=data, task=task, excludable=targets)
     for line in verdict.text_lines():
         reporter.log(line)
     reporter.stage(f"Done: {verdict.label.lower()}", 1.0)
@@ -525,7 +526,8 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         float_model=recipe.float_model, quant_model=recipe.quant_model, samples=len(samples),
         layers=from_json(list[LayerError], layers), weights=from_json(list[WeightError], weights),
         outputs=from_json(list[OutputError], outputs), accuracy=from_json(Accuracy, accuracy),
-        verdict=verdict, data=data, task=task, quantized_nodes=sorted(quantized))
+        verdict=verdict, data=data, task=task, quantized_nodes=sorted(quantized),
+        targets=targets)
     return JobReport(kind=recipe.kind, warnings=warnings, details=to_json(analysis))
 
 

@@ -101,6 +101,9 @@ class Analysis:
     data: DataProvenance | None = None  # what the figures were computed on
     task: TaskResult | None = None  # the task metric (the verdict's first criterion)
     quantized_nodes: list[str] = field(default_factory=list)  # what excluding can change
+    # quantized node -> the node to name in a suggestion (a fused Relu's producer; "" for
+    # one that passes its input's quantization through); empty in older analyses
+    targets: dict[str, str] = field(default_factory=dict)
 
     @property
     def representative(self) -> bool:
@@ -123,13 +126,15 @@ class Analysis:
 
     def worst_excludable(self, count: int, already: tuple[str, ...] = ()) -> list[str]:
         """The nodes of the ``count`` worst layers that the run quantized (excluding any other
-        node gives the same model again), not yet excluded. Older analyses that did not record
-        the quantized nodes fall back to every real operator."""
+        node gives the same model again), not yet excluded: a fused Relu/Clip is named by its
+        producer, and an operator passing its input's quantization through is never named.
+        Older analyses that did not record the quantized nodes fall back to every real
+        operator."""
         quantized = set(self.quantized_nodes)
-        nodes = [r.node for r in self.layers_worst_first()
+        nodes = [self.targets.get(r.node, r.node) for r in self.layers_worst_first()
                  if (r.sqnr_db is not None or r.non_finite) and not r.node.startswith("input:")
-                 and r.node not in already and (not quantized or r.node in quantized)]
-        return list(dict.fromkeys(nodes))[:count]
+                 and (not quantized or r.node in quantized)]
+        return [n for n in dict.fromkeys(nodes) if n and n not in already][:count]
 
     def sqnr_by_node(self) -> dict[str, float]:
         """Each node's worst output SQNR (for the graph overlay; -inf where the quantized

@@ -70,6 +70,40 @@ def quantized_nodes(float_model: onnx.ModelProto, quant_model: onnx.ModelProto) 
     return found & float_names
 
 
+# Operators that pass their input's quantization through (onnxruntime's QDQ gives their output
+# the input's scale): their error is their producer's, and excluding them changes nothing.
+_PASS_THROUGH = frozenset({"MaxPool", "Flatten", "Reshape", "Transpose", "Squeeze",
+                           "Unsqueeze", "Identity", "Gather", "Slice", "Split", "Expand",
+                           "Tile", "DepthToSpace", "SpaceToDepth"})
+# onnxruntime fuses these into their producer in a QDQ graph (no Q/DQ pair between them).
+_FUSED_ACTIVATIONS = frozenset({"Relu", "Clip"})
+
+
+def suggestion_targets(float_model: onnx.ModelProto, quantized: set[str]) -> dict[str, str]:
+    """For each quantized node, the node a suggestion should name (exclude it, keep it in
+    16-bit): itself; its producer for a Relu/Clip fused into it (acting on the Relu alone
+    changes nothing); none ("") for an operator that passes its input's quantization through.
+    Measured: the worst tensors by SQNR were 9 or 10 of 10 fused Relu/Clip outputs on two real
+    models (DESIGN.md part 5)."""
+    producer = {o: n for n in float_model.graph.node for o in n.output}
+    readers: dict[str, int] = {}
+    for n in float_model.graph.node:
+        for t in n.input:
+            readers[t] = readers.get(t, 0) + 1
+    targets: dict[str, str] = {}
+    for node in float_model.graph.node:
+        if node.name not in quantized:
+            continue
+        if node.op_type in _PASS_THROUGH:
+            targets[node.name] = ""
+            continue
+        source = producer.get(node.input[0]) if node.input else None
+        fused = (node.op_type in _FUSED_ACTIVATIONS and source is not None and source.name
+                 and readers.get(node.input[0], 0) == 1)
+        targets[node.name] = source.name if fused and source is not None else node.name
+    return targets
+
+
 def quantization_mode(model: onnx.ModelProto) -> str:
     """Which of our modes wrote ``model``, read from its operators (a model quantized
     elsewhere): int4, qoperator, qdq, dynamic or fp16; "" for a float32 model."""

@@ -11,7 +11,7 @@ benchmark calls a quantized model slower or faster than its float original only 
 from __future__ import annotations
 
 import html
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -234,10 +234,18 @@ def _suggestions(layers: Sequence[dict[str, Any]], quantized_ops: Sequence[str],
     if any("simulated QDQ graph" in w for w in warnings):
         tips.append("reduce-range (--reduce-range): onnxruntime's x86 kernels saturate here")
     # Only nodes the run quantized: excluding any other one gives the same model again.
-    ranked = sorted((r for r in layers
+    # A mapping names the node to act on for each (a fused Relu's producer; "" for none).
+    targets = excludable if isinstance(excludable, Mapping) else None
+    ranked: list[dict[str, Any]] = []
+    for r in sorted((r for r in layers
                      if (isinstance(r.get("sqnr_db"), float) or r.get("non_finite"))
                      and (excludable is None or r.get("node") in excludable)),
-                    key=lambda r: (not r.get("non_finite"), r.get("sqnr_db") or 0.0))[:3]
+                    key=lambda r: (not r.get("non_finite"), r.get("sqnr_db") or 0.0)):
+        node = targets.get(r["node"], r["node"]) if targets is not None else r.get("node")
+        if node and node not in {x["node"] for x in ranked}:
+            ranked.append({**r, "node": node})
+        if len(ranked) == 3:
+            break
     if ranked:
         names = ", ".join(f"{r['node']} (inf/NaN)" if r.get("non_finite")
                           else f"{r['node']} ({r['sqnr_db']:.1f} dB)" for r in ranked)

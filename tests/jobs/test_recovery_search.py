@@ -1,0 +1,133 @@
+"""Recovering accuracy automatically: calibration and evaluation never share a sample, the
+worst layers go to 16-bit before any goes to float (never with --integer-only), a suggestion
+names the node that acting on changes the model, and a mode failing twice for one cause is not
+tried again."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from edgestudio.core.inputs.calib_data import open_samples
+from edgestudio.core.inputs.data_source import DataSource, parse_data_source
+from edgestudio.core.quant.quant_recipes import QuantRecipe
+from edgestudio.core.quant.quant_results import Analysis, LayerError
+from edgestudio.core.quant.quantized_graph import suggestion_targets
+from edgestudio.core.quant.tune import (
+    Candidate,
+    Goal,
+    SearchSpace,
+    TuneSettings,
+    failure_cause,
+    int16_step,
+)
+from edgestudio.jobs.tuner import Tuner
+from edgestudio.resources import SAMPLE_EVALUATION, SAMPLE_MODEL
+from tests import models
+
+
+def test_the_two_halves_of_a_data_set_are_disjoint_and_cover_it(tmp_path: Path) -> None:
+    path = tmp_path / "d.npz"
+    model = models.residual_block()
+    name = model.graph.input[0].name
+    x = np.random.default_rng(0).standard_normal((7, 4, 8, 8)).astype(np.float32)
+    np.savez(path, **{name: x}, labels=np.arange(7))
+    every = [s[name] for s in open_samples(DataSource("npz", str(path)), model)]
+    halves = {part: open_samples(DataSource("npz", str(path), part=part), model)
+              for part in ("even", "odd")}
+    assert (len(halves["even"]), len(halves["odd"])) == (4, 3)
+    got = {part: [s[name] for s in samples] for part, samples in halves.items()}
+    assert all(np.array_equal(a, b) for a, b in zip(got["even"], every[0::2], strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(got["odd"], every[1::2], strict=True))
+    assert list(halves["odd"].labels) == [1, 3, 5]  # type: ignore[arg-type]
+    source = DataSource("npz", str(path), part="odd")
+    assert source.to_cli() == [str(path), "--part", "odd"]
+    assert parse_data_source(str(path), part="odd") == source
+    assert "odd-numbered" in source.describe()
+
+
+def test_tune_calibrates_and_judges_on_different_samples(tmp_path: Path) -> None:
+    data = DataSource("npz", str(SAMPLE_EVALUATION))
+    calib, judge, said = TuneSettings(model=str(SAMPLE_MODEL), data=data).split()
+    assert (calib.part, judge.part) == ("even", "odd") and "split in two" in said
+    own = DataSource("npz", str(tmp_path / "calib.npz"))
+    calib, judge, said = TuneSettings(model=str(SAMPLE_MODEL), data=data, calib=own).split()
+    assert calib == own and judge == data and "calibrated on" in said
+    tuner = Tuner(TuneSettings(model=str(SAMPLE_MODEL), data=data, budget=1))
+    try:
+        assert all(r.calib is None or r.calib.part == "even" for r, _ in tuner.queue)
+        assert tuner.eval_data.part == "odd"
+    finally:
+        tuner.cleanup()
+
+
+def test_a_fused_relu_is_named_by_its_producer_and_pass_throughs_not_at_all() -> None:
+    model = models.residual_block()
+    quantized = {"c1", "r1", "c2", "add", "mul", "gap", "flat", "fc"}
+    targets = suggestion_targets(model, quantized)
+    assert targets["r1"] == "c1" and targets["c2"] == "c2" and targets["flat"] == ""
+    layers = [LayerError(t, n, op, sqnr, None, None, None) for t, n, op, sqnr in (
+        ("r1_out", "r1", "Relu", 5.0), ("flat_out", "flat", "Flatten", 6.0),
+        ("c1_out", "c1", "Conv", 7.0), ("c2_out", "c2", "Conv", 9.0))]
+    analysis = Analysis("f", "q", 1, layers=layers, quantized_nodes=sorted(quantized),
+                        targets=targets)
+    assert analysis.worst_excludable(3) == ["c1", "c2"]
+    assert analysis.worst_excludable(3, already=("c1",)) == ["c2"]
+
+
+def _candidate(recipe: QuantRecipe) -> Candidate:
+    layers = [LayerError(f"{n}_out", n, "Conv", s, None, None, None)
+              for n, s in (("a", 3.0), ("b", 4.0), ("c", 5.0))]
+    return Candidate(1, recipe, "t", analysis=Analysis("f", "q", 1, layers=layers,
+                                                       quantized_nodes=["a", "b", "c"]))
+
+
+def test_int16_steps_grow_and_never_repeat() -> None:
+    tried: set[tuple[str, ...]] = set()
+    base = QuantRecipe(mode="qdq")
+    first = int16_step(_candidate(base), tried, 0)
+    assert first is not None and first[0].int16 == ("a",) and first[0].exclude == ()
+    second = int16_step(_candidate(base), tried, 1)
+    assert second is not None and second[0].int16 == ("a", "b")
+    assert int16_step(_candidate(base), tried, 0) is None  # tried already
+    wide = dataclasses.replace(base, activation_type="uint16")
+    assert int16_step(_candidate(wide), set(), 0) is None  # nothing to widen
+    assert int16_step(_candidate(dataclasses.replace(base, mode="dynamic")), set(), 0) is None
+
+
+def test_failure_causes_match_across_names_and_numbers() -> None:
+    a = failure_cause("onnxruntime's quantizer failed: node '/a/Conv' at 12 in /tmp/x/q1.onnx")
+    b = failure_cause("onnxruntime's quantizer failed: node '/b/Conv' at 7 in /tmp/y/q2.onnx")
+    assert a == b and a != failure_cause("The quantized model is unusable")
+
+
+@pytest.mark.e2e
+def test_integer_only_never_excludes_and_recovers_with_16_bit(tmp_path: Path) -> None:
+    for f in (SAMPLE_MODEL, SAMPLE_EVALUATION):
+        shutil.copy(f, tmp_path / f.name)
+    model = tmp_path / SAMPLE_MODEL.name
+    data = DataSource("npz", str(tmp_path / SAMPLE_EVALUATION.name), samples=64)
+    space = SearchSpace(modes=("qdq",), per_channel=(False,), reduce_range=(False,),
+                        activation_types=("uint8", "uint16"), calib_methods=("minmax",))
+    probe = Tuner(TuneSettings(model=str(model), data=data, goal=Goal("sqnr", 200),
+                               space=dataclasses.replace(space, activation_types=("uint8",)),
+                               budget=1, bench_runs=3))
+    first = probe.run()
+    probe.cleanup()
+    assert first is not None and first.goal_value is not None
+    tuner = Tuner(TuneSettings(model=str(model), data=data, integer_only=True, budget=6,
+                               goal=Goal("sqnr", first.goal_value + 3), space=space,
+                               bench_runs=5))
+    tuner.queue = tuner.queue[:1]  # the defaults only: then the search escalates
+    winner = tuner.run()
+    assert all(not c.recipe.exclude for c in tuner.candidates)
+    widened = [c for c in tuner.candidates if c.recipe.int16]
+    assert widened and all("16-bit" in c.why for c in widened)
+    assert winner is not None and winner.met and winner.recipe.int16
+    onnx.checker.check_model(str(winner.recipe.output))
+    tuner.cleanup()
