@@ -30,6 +30,7 @@ class DocumentView(QWidget):
     """A model document: a "loading…" placeholder until :meth:`set_loaded` fills the panels."""
 
     requantize_requested = Signal(object)  # frozenset[str]: exclude these and quantize again
+    int16_requested = Signal(object)  # frozenset[str]: keep these in 16-bit, quantize again
 
     def __init__(self, path: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -159,6 +160,14 @@ class DocumentView(QWidget):
                              "compare the two runs" if base else
                              "Quantize the model once first (Tools › Quantize…)")
             again.triggered.connect(lambda: self.requantize_requested.emit(nodes))
+            wide = menu.addAction(f"Keep {what} in 16-bit and re-quantize")
+            wide.setEnabled(base is not None and base.recipe.mode == "qdq"
+                            and base.recipe.activation_type in ("uint8", "int8"))
+            wide.setToolTip("Quantize as the last QDQ run did with these nodes' activations in "
+                            "16-bit (the rest 8-bit, nothing in float), and compare the two "
+                            "runs" if wide.isEnabled() else
+                            "Needs an 8-bit QDQ run to start from (Tools › Quantize…)")
+            wide.triggered.connect(lambda: self.int16_requested.emit(nodes))
         self.node_menu = menu  # kept alive while it is shown
         return menu
 

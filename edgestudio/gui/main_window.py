@@ -34,7 +34,7 @@ from edgestudio.core.perf.perf_results import ProviderProbe
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis, Quantization
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
-from edgestudio.core.quant.tune import Candidate
+from edgestudio.core.quant.tune import Candidate, recovery_goal
 from edgestudio.core.workspace import workspace
 from edgestudio.core.workspace.document import Overlay, OverlayKind
 from edgestudio.core.workspace.preferences import Preferences
@@ -269,9 +269,12 @@ class MainWindow(QMainWindow):
             lambda request, d=doc: self._requantize(d, request))
         doc.requantize_requested.connect(
             lambda nodes, d=doc: self.exclude_and_requantize(d, nodes))
+        doc.int16_requested.connect(
+            lambda nodes, d=doc: self.exclude_and_requantize(d, nodes, in_16_bit=True))
         doc.quant_panel.compare_requested.connect(
             lambda run, d=doc: self.compare_run(d, run))
         doc.quant_panel.tune_requested.connect(lambda run: self.show_tune(run.recipe))
+        doc.quant_panel.recover_requested.connect(self.recover_accuracy)
         doc.perf_panel.apply_preferences(self.prefs)
         doc.perf_panel.bench_requested.connect(
             lambda r, d=doc: self.workflow.submit(r, d.document))
@@ -479,19 +482,26 @@ class MainWindow(QMainWindow):
         doc.set_excluded(doc.excluded | set(worst))
         self.show_quantize_form(base=run.recipe, extra_exclude=worst)
 
-    def exclude_and_requantize(self, doc: DocumentView, nodes: frozenset[str]) -> QuantRun | None:
-        """Keep ``nodes`` in float, quantize as the last run did (its calibration comes from
-        the cache) and, once the new run is done, compare the two runs side by side."""
+    def exclude_and_requantize(self, doc: DocumentView, nodes: frozenset[str],
+                               in_16_bit: bool = False) -> QuantRun | None:
+        """Keep ``nodes`` in float (or, ``in_16_bit``, in 16-bit: still integer), quantize as
+        the last run did (its calibration comes from the cache) and, once the new run is done,
+        compare the two runs side by side."""
         base = doc.requantize_base()
         if base is None:
             self.statusBar().showMessage("Quantize the model once first (Tools › Quantize…).",
                                          5000)
             return None
-        run = self.workflow.requantize_excluding(doc.document, base, nodes)
+        if in_16_bit:
+            run = self.workflow.requantize_int16(doc.document, base, nodes)
+            what = f"with {len(nodes)} more node(s) in 16-bit"
+        else:
+            run = self.workflow.requantize_excluding(doc.document, base, nodes)
+            what = f"without {len(nodes)} more node(s)"
         doc.show_panel("quantization")
         self.statusBar().showMessage(
-            f"Re-quantizing without {len(nodes)} more node(s) as run #{base.number} did; the "
-            "two runs are compared when it is done.", 10_000)
+            f"Re-quantizing {what} as run #{base.number} did; the two runs are compared when "
+            "it is done.", 10_000)
 
         def finished(changed: QuantRun) -> None:
             if changed is not run or not changed.state.is_final:
@@ -543,6 +553,16 @@ class MainWindow(QMainWindow):
         window.keep_requested.connect(
             lambda candidate, tuner, d=doc: self._keep_tuned(d, candidate, tuner))
         return _show_kept(window, self.tune_windows)
+
+    def recover_accuracy(self, run: QuantRun) -> TuneWindow | None:
+        """Open the tune window set to recover ``run``'s accuracy: its task's goal, the data
+        it was judged on, integer only."""
+        window = self.show_tune(run.recipe)
+        if window is not None:
+            data = run.analyze_on.path if run.analyze_on is not None and \
+                run.analyze_on.kind != "synthetic" else ""
+            window.prepare_recovery(recovery_goal(run.analysis), data)
+        return window
 
     def _keep_tuned(self, doc: DocumentView, candidate: Candidate, tuner: Tuner) -> QuantRun:
         """A tuned candidate becomes an ordinary quantization run of ``doc`` (with its

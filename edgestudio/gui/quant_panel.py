@@ -64,6 +64,7 @@ class QuantPanel(QWidget):
     requantize_requested = Signal(object)  # QuantRun to re-run with more exclusions, list[str]
     compare_requested = Signal(object)  # QuantRun to show beside the float model
     tune_requested = Signal(object)  # QuantRun to start an auto-tune from
+    recover_requested = Signal(object)  # QuantRun whose accuracy to recover (integer only)
 
     def __init__(self, document: ModelDocument, model: onnx.ModelProto,
                  parent: QWidget | None = None) -> None:
@@ -93,8 +94,16 @@ class QuantPanel(QWidget):
         self.hint = QLabel("Quantize this model (Tools › Quantize…, Ctrl+Shift+Q): each run and "
                            "its analysis appear here.")
         self.hint.setWordWrap(True)
+        self.recover_button = QPushButton("Recover accuracy…")
+        self.recover_button.setObjectName("recover_accuracy")
+        self.recover_button.setToolTip("Search for a recipe that meets the task's goal without "
+                                       "leaving integer (16-bit where it pays, quantizer "
+                                       "placement), judged on data held out from calibration")
+        self.recover_button.clicked.connect(
+            lambda: self.current is not None and self.recover_requested.emit(self.current))
         top_buttons = QHBoxLayout()
         top_buttons.addWidget(self.hint, 1)
+        top_buttons.addWidget(self.recover_button)
         top_buttons.addWidget(self.overlay_button)
         top_buttons.addWidget(self.compare_float_button)
         top_buttons.addWidget(self.compare_button)
@@ -270,6 +279,8 @@ class QuantPanel(QWidget):
         run = self.runs[row]
         menu = QMenu(self)
         menu.addAction("Auto-tune from this run…", lambda: self.tune_requested.emit(run))
+        recover = menu.addAction("Recover accuracy…", lambda: self.recover_requested.emit(run))
+        recover.setEnabled(run.analysis is not None)
         compare = menu.addAction("Compare with float", lambda: self.compare_requested.emit(run))
         compare.setEnabled(bool(run.output))
         menu.popup(self.history.viewport().mapToGlobal(pos))
@@ -298,6 +309,11 @@ class QuantPanel(QWidget):
         self.export_table_button.setEnabled(has)
         self.overlay_button.setEnabled(has)
         self.requantize_button.setEnabled(has)
+        # offered where a verdict on real data says the run is not good
+        verdict = self.current.analysis.verdict if self.current is not None and \
+            self.current.analysis is not None else None
+        self.recover_button.setVisible(verdict is not None and verdict.level in (
+            "poor", "acceptable"))
 
     # ----- one run's analysis ------------------------------------------------------------------
     def show_run(self, run: QuantRun) -> None:

@@ -107,12 +107,27 @@ class TuneWindow(QWidget):
         self.samples_note.setObjectName("samples_note")
         self.samples_note.setStyleSheet("color: #666")
         self.data.edit.textChanged.connect(self._data_changed)
+        # Calibration data of its own; without it the data is split in two halves that never
+        # share a sample (a candidate judged on its own calibration samples looks better).
+        self.calib = PathPicker("", "Data (*.npz);;All files (*)", save=False)
+        self.calib.setObjectName("tune_calib")
+        self.calib.edit.setPlaceholderText("optional: without it, the even-numbered samples of "
+                                           "the data calibrate and the odd-numbered ones judge")
+        self.precision = QComboBox()
+        self.precision.setObjectName("tune_precision")
+        self.precision.addItems(["16-bit allowed", "8-bit everywhere"])
+        self.precision.setToolTip("16-bit allowed: A16W8 candidates, and the worst layers moved "
+                                  "to 16-bit when nothing meets the goal")
+        self.integer_only = self.options["integer_only"][2]
+        self.integer_only.setObjectName("tune_integer_only")
         self.modes = {m: QCheckBox(label) for m, label in
                       (("qdq", "static QDQ"), ("dynamic", "dynamic"))}
         for box in self.modes.values():
             box.setChecked(True)
         self.exclusions = QCheckBox("exclude the worst layers when nothing meets the goal")
         self.exclusions.setChecked(True)
+        if isinstance(self.integer_only, QCheckBox):  # no float fallback: nothing excluded
+            self.integer_only.toggled.connect(lambda on: self.exclusions.setEnabled(not on))
         self.ray = QLineEdit(ray_address)
         self.ray.setPlaceholderText("optional: a Ray cluster address, or 'local'")
         self.base = base  # a run to start from (its types, exclusions…)
@@ -129,8 +144,10 @@ class TuneWindow(QWidget):
         form.addRow("Latency on:", self._row(self.provider, QLabel("threads"), self.threads))
         form.addRow("Data:", self.data)
         form.addRow("Samples:", self._row(self.samples, self.samples_note))
+        form.addRow("Calibration:", self.calib)
         self._data_changed(self.data.path())
         form.addRow("Try:", self._row(*self.modes.values(), self.exclusions))
+        form.addRow("Precision:", self._row(self.precision, self.integer_only))
         form.addRow("Budget:", self._row(self.budget, QLabel("candidates, at most"),
                                          self.minutes, QLabel("minutes"), self.bench_runs,
                                          QLabel("timed runs each")))
@@ -181,6 +198,20 @@ class TuneWindow(QWidget):
         layout.addWidget(self.status)
         layout.addWidget(body, 1)
 
+    def prepare_recovery(self, goal: str, data: str) -> None:
+        """Set the form to recover a poor run's accuracy: its task goal, the data it was judged
+        on, integer only (no float fallback)."""
+        self.setWindowTitle(f"Recover accuracy: {self.model.name}")
+        if goal:
+            self.goal.setText(goal)
+        if data:
+            self.data.edit.setText(data)
+        if isinstance(self.integer_only, QCheckBox):
+            self.integer_only.setChecked(True)
+        self.status.setText("Recover accuracy without leaving integer: recipes by expected "
+                            "gain (per-channel, 16-bit activations, quantizers on compute "
+                            "operators), then the worst layers in 16-bit. Start when ready.")
+
     def _data_changed(self, text: str) -> None:
         """``synthetic:N`` carries its own count, which is what is used: say so, and take the
         Samples box out of play instead of showing a number that does nothing."""
@@ -213,14 +244,18 @@ class TuneWindow(QWidget):
             raise ValueError("Choose calibration and evaluation data (an .npz, a folder, or "
                              "images).")
         data: DataSource = parse_data_source(self.data.path(), self.samples.value())
+        calib = (parse_data_source(self.calib.path(), self.samples.value())
+                 if self.calib.path() else None)
+        wide = self.precision.currentIndex() == 0
         modes = tuple(m for m, box in self.modes.items() if box.isChecked())
         if not modes:
             raise ValueError("Tick at least one mode to try.")
         return TuneSettings(
-            base=self.base, model=str(self.model), data=data, goal=goal,
+            base=self.base, model=str(self.model), data=data, goal=goal, calib=calib,
             provider=self.provider.currentText(),
             **{name: widget_value(f, widget) for name, (f, _, widget) in self.options.items()},
-            space=SearchSpace(modes=modes, exclusions=self.exclusions.isChecked()),
+            space=SearchSpace(modes=modes, exclusions=self.exclusions.isChecked(),
+                              activation_types=("uint8", "uint16") if wide else ("uint8",)),
             ray_address=self.ray.text().strip() or None,
             resume=self.earlier if self.resume.isChecked() else None)
 
@@ -278,7 +313,9 @@ class TuneWindow(QWidget):
         warning = synthetic_goal_warning(settings.data, settings.goal)
         resumed = self.tuner.resume_note if self.tuner is not None else ""
         self.status.setText(f"Tuning: goal {settings.goal.text()}, minimising "
-                            f"{settings.objective}…"
+                            f"{settings.objective}…<br>"
+                            f"<span style='color:#666'>Data: {html.escape(tuner.data_note)}"
+                            "</span>"
                             + (f"<br>{html.escape(resumed)}" if resumed else "")
                             + (f"<br><span style='color:#8a5300'>⚠ {html.escape(warning)}</span>"
                                if warning else ""))
@@ -328,8 +365,12 @@ class TuneWindow(QWidget):
         if tied:
             verdict += (", tied on latency with " + ", ".join(f"#{n}" for n in tied)
                         + " (no measurable difference: the smallest model wins)")
-        self.status.setText(f"Best: #{winner.number} {verdict} — "
-                            f"<code>{html.escape(command)}</code>"
+        cost = [f"{winner.quant_bytes / 1024:.0f} KiB" if winner.quant_bytes else "",
+                f"{len(winner.recipe.int16)} node(s) in 16-bit" if winner.recipe.int16 else "",
+                f"{len(winner.recipe.exclude)} in float" if winner.recipe.exclude else
+                "nothing in float", f"found in {winner.seconds:.0f} s"]
+        self.status.setText(f"Best: #{winner.number} {verdict} ({', '.join(c for c in cost if c)})"
+                            f" — <code>{html.escape(command)}</code>"
                             + (f"<br><span style='color:#666'>{html.escape(data)}.</span>"
                                if data else ""))
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -129,6 +129,12 @@ class Workflow:
         document.exclude(document.excluded | set(nodes))
         return self.quantize(document, run.with_more_excluded(nodes), run.analyze_on, run.metric)
 
+    def requantize_int16(self, document: ModelDocument, run: QuantRun,
+                         nodes: set[str] | frozenset[str]) -> QuantRun:
+        """Quantize again as ``run`` was (QDQ), keeping ``nodes`` in 16-bit too (the rest stays
+        8-bit and integer), and analyse it the same way (calibration from the cache)."""
+        return self.quantize(document, run.with_more_int16(nodes), run.analyze_on, run.metric)
+
     def adopt(self, job: Job, document: ModelDocument, run: QuantRun | None = None) -> None:
         """Follow a job someone else started (the command line's) for ``document`` (and its
         quantization ``run``); :meth:`job_finished` then puts its outcome there as for a job

@@ -302,3 +302,51 @@ def test_data_preparation_follows_the_data_in_use(qtbot, tmp_path: Path) -> None
     assert not dialog.prep_box.isVisible()
     dialog.mode.setCurrentIndex(dialog.mode.findData("qdq"))  # the calibration data is read
     assert dialog.prep_box.isVisible()
+
+
+@pytest.mark.e2e
+def test_keep_in_16_bit_from_the_graph_and_recover_accuracy(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                            tmp_path: Path) -> None:
+    """The node menu's "Keep … in 16-bit and re-quantize": the run's recipe with the node's
+    activations in 16-bit (nothing in float), its result's precision says so; "Recover
+    accuracy…" opens the tune set to the run's goal and data, integer only."""
+    from PySide6.QtWidgets import QCheckBox
+
+    from edgestudio.core.quant.tune import recovery_goal
+
+    model = _sample_copy(tmp_path)
+    open_and_wait(qtbot, window, model)
+    doc = window.current_document()
+    assert doc is not None
+    qtbot.waitUntil(lambda: doc.graph_panel.is_ready, timeout=30_000)
+    graph = doc.graph_panel
+    assert graph.ir is not None
+    node = "/features/features.3/Conv"
+    dialog = window.show_quantize_form()
+    assert dialog is not None
+    dialog.accept()
+    panel = doc.quant_panel
+    first = panel.runs[0]
+    qtbot.waitUntil(lambda: first.state.is_final, timeout=120_000)
+    assert first.analysis is not None, first.error
+    menu = doc.node_menu_for(graph.ir.index_of(node))
+    assert menu is not None
+    wide = [a for a in menu.actions() if "16-bit" in a.text()]
+    assert wide and wide[0].isEnabled() and f"'{node}'" in wide[0].text()
+    wide[0].trigger()
+    second = panel.runs[1]
+    assert second.recipe.int16 == (node,) and second.recipe.exclude == first.recipe.exclude
+    qtbot.waitUntil(lambda: second.state.is_final, timeout=120_000)
+    assert second.analysis is not None, second.error
+    assert second.quantization is not None and second.quantization.precision is not None
+    assert second.quantization.precision.activations.get("uint16", 0) >= 1
+
+    tune = window.recover_accuracy(first)
+    assert tune is not None
+    assert tune.windowTitle().startswith("Recover accuracy")
+    assert tune.goal.text() == recovery_goal(first.analysis)
+    assert isinstance(tune.integer_only, QCheckBox) and tune.integer_only.isChecked()
+    assert not tune.exclusions.isEnabled()
+    settings = tune.settings()
+    assert settings.integer_only and settings.base is not None
+    tune.close()

@@ -131,3 +131,17 @@ def test_integer_only_never_excludes_and_recovers_with_16_bit(tmp_path: Path) ->
     assert winner is not None and winner.met and winner.recipe.int16
     onnx.checker.check_model(str(winner.recipe.output))
     tuner.cleanup()
+
+
+def test_the_recovery_goal_is_the_task_figure_at_its_good_bound() -> None:
+    from edgestudio.core.quant.task_metrics import TaskFigure, TaskResult
+    from edgestudio.core.quant.tune import recovery_goal
+
+    def analysis(*figures: TaskFigure) -> Analysis:
+        return Analysis("f", "q", 1, task=TaskResult("t", "y", "", 1, figures=list(figures)))
+
+    assert recovery_goal(None) == "sqnr>=30"
+    drop = TaskFigure("top1_drop", "drop", 0.05, 0.01, 0.03, higher_is_better=False)
+    assert recovery_goal(analysis(drop)) == "top1_drop<=1"  # goals count points
+    text = TaskFigure("text_agreement", "read alike", 0.5, 0.98, 0.9)
+    assert Goal.parse(recovery_goal(analysis(text))) == Goal("text_agreement", 0.98)

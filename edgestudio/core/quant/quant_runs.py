@@ -73,14 +73,23 @@ class QuantRun:
     def with_more_excluded(self, nodes: set[str] | frozenset[str]) -> QuantRecipe:
         """This run's recipe keeping ``nodes`` in float too, written beside its output under
         the first free name (``model_qdq_2.onnx``, ...): nothing earlier is overwritten."""
-        exclude = tuple(sorted(set(self.recipe.exclude) | set(nodes)))
+        return replace(self.recipe, exclude=tuple(sorted(set(self.recipe.exclude) | set(nodes))),
+                       output=self._next_output())
+
+    def with_more_int16(self, nodes: set[str] | frozenset[str]) -> QuantRecipe:
+        """This run's recipe (QDQ) keeping ``nodes`` in 16-bit too, under the next free name."""
+        return replace(self.recipe, mode="qdq", int16=tuple(sorted(set(self.recipe.int16)
+                                                                   | set(nodes))),
+                       output=self._next_output())
+
+    def _next_output(self) -> str:
         output = Path(self.output or self.recipe.output or self.recipe.model)
         stem = output.stem.rsplit("_", 1)[0] if output.stem.rsplit("_", 1)[-1].isdigit() \
             else output.stem
         k = 2
         while (candidate := output.with_name(f"{stem}_{k}{output.suffix}")).exists():
             k += 1
-        return replace(self.recipe, exclude=exclude, output=str(candidate))
+        return str(candidate)
 
     def layers_worst_first(self) -> list[LayerError]:
         """Analysed layers, lowest SQNR first (n/a last)."""

@@ -280,6 +280,19 @@ def latency_ties(candidates: list[Candidate]) -> list[Candidate]:
     return ties
 
 
+def recovery_goal(analysis: Analysis | None) -> str:
+    """The goal that recovering a run's accuracy aims at: its task's first figure at the bound
+    the verdict calls good (``text_agreement>=0.98``), else output SQNR ≥ 30 dB."""
+    task = analysis.task if analysis is not None else None
+    for figure in task.figures if task is not None else []:
+        op = ">=" if figure.higher_is_better else "<="
+        if Goal.METRICS.get(figure.key) == op:
+            # a goal's top1_drop is in points; the task figure is a fraction
+            bound = figure.good * 100 if figure.key == "top1_drop" else figure.good
+            return f"{figure.key}{op}{bound:g}"
+    return "sqnr>=30"
+
+
 def synthetic_goal_warning(data: Any, goal: Goal) -> str | None:
     """What a goal on synthetic data can and cannot say, before the tune starts."""
     if getattr(data, "kind", "") != "synthetic":
