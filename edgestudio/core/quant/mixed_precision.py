@@ -16,14 +16,11 @@ import onnx
 
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.quant.quant_results import Precision
+from edgestudio.core.quant.quantized_graph import fused_activations
 
 #: The operators whose integer kernels do the work (what a target's NPU or VNNI kernels run):
 #: "compute" placement quantizes only these (measured: DESIGN.md part 5).
 COMPUTE_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm", "Attention", "LSTM", "GRU")
-
-# ORT fuses these into their producer in a QDQ graph (QDQRemovableActivation): the Q/DQ pair
-# between them goes, so the producer's output and theirs share one quantization.
-_FUSED_ACTIVATIONS = frozenset({"Relu", "Clip"})
 
 # Where each quantized operator reads its weight (and bias) and zero points.
 _WEIGHT_INPUTS = {"DequantizeLinear": (0,), "QLinearConv": (3, 8), "QLinearMatMul": (0, 3),
@@ -47,30 +44,16 @@ def nodes_to_widen(graph: onnx.GraphProto, names: tuple[str, ...]) -> tuple[
         list[onnx.NodeProto], list[str]]:
     """The nodes that keep ``names`` in 16 bits, and the names ``graph`` does not have.
 
-    A Relu/Clip that onnxruntime fuses into a named node (its output's only reader) goes with
-    it, and a fused Relu/Clip named alone brings its producer: promoting one side of a fused
-    pair changes nothing (DESIGN.md part 5)."""
+    A Relu/Clip that onnxruntime fuses into a named node goes with it, and a fused Relu/Clip
+    named alone brings its producer: promoting one side of a fused pair changes nothing
+    (DESIGN.md part 5)."""
     by_name = {n.name: n for n in graph.node if n.name}
-    producer = {o: n for n in graph.node for o in n.output}
-    readers: dict[str, list[onnx.NodeProto]] = {}
-    for n in graph.node:
-        for t in n.input:
-            readers.setdefault(t, []).append(n)
-    chosen: dict[int, onnx.NodeProto] = {}
+    fused = fused_activations(graph)  # activation -> producer
+    partner = {**fused, **{producer: act for act, producer in fused.items()}}
     missing = [name for name in names if name not in by_name]
-    for name in names:
-        node = by_name.get(name)
-        if node is None:
-            continue
-        chosen[id(node)] = node
-        if node.op_type in _FUSED_ACTIVATIONS and node.input and node.input[0] in producer \
-                and len(readers.get(node.input[0], [])) == 1:
-            chosen[id(producer[node.input[0]])] = producer[node.input[0]]
-        for out in node.output:
-            after = readers.get(out, [])
-            if len(after) == 1 and after[0].op_type in _FUSED_ACTIVATIONS:
-                chosen[id(after[0])] = after[0]
-    return list(chosen.values()), missing
+    chosen = dict.fromkeys(n for name in names if name in by_name
+                           for n in (name, partner.get(name)) if n)
+    return [by_name[n] for n in chosen], missing
 
 
 def int16_overrides(model: onnx.ModelProto, nodes: tuple[str, ...], activation_type: str,
@@ -135,9 +118,9 @@ def precision_of(model: onnx.ModelProto) -> Precision:
     weights: dict[str, str] = {}
     zero_points = {n.input[i] for n in graph.node
                    for i in _ZERO_POINT_INPUTS.get(n.op_type, ()) if i < len(n.input)}
-    producers_of_dq = {o for n in graph.node if n.op_type == "DequantizeLinear" for o in n.output}
+    dequantized = {o for n in graph.node if n.op_type == "DequantizeLinear" for o in n.output}
     for node in graph.node:
-        if node.op_type == "QuantizeLinear" and node.input[0] in producers_of_dq:
+        if node.op_type == "QuantizeLinear" and node.input[0] in dequantized:
             continue  # an 8 <-> 16-bit conversion: counted apart
         if node.op_type == "QuantizeLinear" and node.input[0] not in inits:
             zp = node.input[2] if len(node.input) > 2 else ""
@@ -160,6 +143,6 @@ def precision_of(model: onnx.ModelProto) -> Precision:
         and n.op_type not in _WEIGHT_INPUTS
         and any(t and t not in inits and t not in quantized_values for t in n.input))
     conversions = sum(1 for n in graph.node if n.op_type == "QuantizeLinear"
-                      and n.input[0] in producers_of_dq)
+                      and n.input[0] in dequantized)
     return Precision(dict(Counter(activations.values())), dict(Counter(weights.values())),
                      sum(float_ops.values()), dict(float_ops), conversions)

@@ -76,7 +76,25 @@ _PASS_THROUGH = frozenset({"MaxPool", "Flatten", "Reshape", "Transpose", "Squeez
                            "Unsqueeze", "Identity", "Gather", "Slice", "Split", "Expand",
                            "Tile", "DepthToSpace", "SpaceToDepth"})
 # onnxruntime fuses these into their producer in a QDQ graph (no Q/DQ pair between them).
-_FUSED_ACTIVATIONS = frozenset({"Relu", "Clip"})
+FUSED_ACTIVATIONS = frozenset({"Relu", "Clip"})
+
+
+def fused_activations(graph: onnx.GraphProto) -> dict[str, str]:
+    """Each Relu/Clip node that onnxruntime fuses into its producer (the producer's output is
+    read by it alone) -> that producer's name: one quantization covers the pair, so acting on
+    one side alone changes nothing."""
+    producer = {o: n for n in graph.node for o in n.output}
+    readers: dict[str, int] = {}
+    for n in graph.node:
+        for t in n.input:
+            readers[t] = readers.get(t, 0) + 1
+    pairs = {}
+    for node in graph.node:
+        source = producer.get(node.input[0]) if node.input else None
+        if node.op_type in FUSED_ACTIVATIONS and node.name and source is not None \
+                and source.name and readers.get(node.input[0], 0) == 1:
+            pairs[node.name] = source.name
+    return pairs
 
 
 def suggestion_targets(float_model: onnx.ModelProto, quantized: set[str]) -> dict[str, str]:
@@ -85,23 +103,9 @@ def suggestion_targets(float_model: onnx.ModelProto, quantized: set[str]) -> dic
     changes nothing); none ("") for an operator that passes its input's quantization through.
     Measured: the worst tensors by SQNR were 9 or 10 of 10 fused Relu/Clip outputs on two real
     models (DESIGN.md part 5)."""
-    producer = {o: n for n in float_model.graph.node for o in n.output}
-    readers: dict[str, int] = {}
-    for n in float_model.graph.node:
-        for t in n.input:
-            readers[t] = readers.get(t, 0) + 1
-    targets: dict[str, str] = {}
-    for node in float_model.graph.node:
-        if node.name not in quantized:
-            continue
-        if node.op_type in _PASS_THROUGH:
-            targets[node.name] = ""
-            continue
-        source = producer.get(node.input[0]) if node.input else None
-        fused = (node.op_type in _FUSED_ACTIVATIONS and source is not None and source.name
-                 and readers.get(node.input[0], 0) == 1)
-        targets[node.name] = source.name if fused and source is not None else node.name
-    return targets
+    fused = fused_activations(float_model.graph)
+    return {node.name: "" if node.op_type in _PASS_THROUGH else fused.get(node.name, node.name)
+            for node in float_model.graph.node if node.name in quantized}
 
 
 def quantization_mode(model: onnx.ModelProto) -> str:
