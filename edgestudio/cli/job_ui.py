@@ -46,7 +46,7 @@ def add_data_args(p: argparse.ArgumentParser, option: str, help_text: str,
     """``--calib``/``--data`` with sample count and image preprocessing options."""
     p.add_argument(option, metavar="PATH", required=required, help=help_text)
     p.add_argument("--samples", type=int, default=0, help="use only the first N samples")
-    p.add_argument("--part", choices=("even", "odd"), default="",
+    p.add_argument("--part", choices=("even", "odd"),
                    help="use only the even- or odd-numbered samples (a disjoint half each)")
     # the preparation options are DataSource's own declarations
     images = p.add_argument_group("image folders")
@@ -58,7 +58,7 @@ def add_data_args(p: argparse.ArgumentParser, option: str, help_text: str,
 def data_source(args: argparse.Namespace, text: str) -> DataSource:
     """Build the DataSource from the data options."""
     try:
-        return parse_data_source(text, args.samples, args.part,
+        return parse_data_source(text, args.samples, args.part or "",
                                  **values_from_args(args, DataSource))
     except ValueError as exc:
         raise SystemExit(f"edgestudio: error: {exc}") from exc

@@ -495,5 +495,9 @@ class Tuner:
         return target
 
     def cleanup(self) -> None:
-        """Remove the candidates' models."""
+        """Remove the candidates' models, and give back the workers held loaded for it (a
+        tune built but never run, or dropped, held them for good)."""
+        if self._release_warm is not None:
+            self._release_warm()
+            self._release_warm = None
         shutil.rmtree(self.folder, ignore_errors=True)

@@ -203,10 +203,10 @@ def test_the_tune_options_are_its_settings_declarations() -> None:
     parser = build_parser()
     args = parser.parse_args(["tune", "m.onnx", "--data", "d.npz", "--objective", "size",
                               "--threads", "2", "--budget", "5", "--minutes", "2.5",
-                              "--workers", "3", "--bench-runs", "7"])
+                              "--workers", "3", "--bench-runs", "7", "--integer-only"])
     assert values_from_args(args, TuneSettings) == {
         "objective": "size", "threads": 2, "budget": 5, "minutes": 2.5, "workers": 3,
-        "bench_runs": 7}
+        "integer_only": True, "bench_runs": 7}
     defaults = values_from_args(parser.parse_args(["tune", "m.onnx", "--data", "d.npz"]),
                                 TuneSettings)
     assert defaults == {f.name: f.default for f, _ in declared_options(TuneSettings)}
