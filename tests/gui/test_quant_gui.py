@@ -90,13 +90,16 @@ def test_quantize_analyze_select_exclude_requantize_compare(qtbot, window: MainW
     graph = doc.graph_panel
     assert graph.ir is not None and graph.ir.names[graph.view.selected] == worst.node
 
-    # exclude the worst layer and re-run
+    # exclude the worst layer and re-run: a fused Relu/Clip is named by its producer (excluding
+    # the Relu alone changes nothing)
+    target = run.analysis.targets.get(worst.node, worst.node)
+    assert target and (worst.op_type not in ("Relu", "Clip") or target != worst.node)
     panel.worst_n.setValue(1)
     panel.requantize_button.click()
-    assert worst.node in doc.excluded
-    assert graph.view.marked == [graph.ir.index_of(worst.node)]
+    assert target in doc.excluded
+    assert graph.view.marked == [graph.ir.index_of(target)]
     second_form = window.findChild(QuantizeDialog)
-    assert second_form is not None and worst.node in second_form.exclude.text()
+    assert second_form is not None and target in second_form.exclude.text()
     assert second_form.per_channel.isChecked()  # the base recipe is kept
     second_form.output.edit.setText(str(tmp_path / "second.onnx"))
     second_form.accept()
@@ -104,7 +107,7 @@ def test_quantize_analyze_select_exclude_requantize_compare(qtbot, window: MainW
     qtbot.waitUntil(lambda: second.analysis is not None or second.error is not None,
                     timeout=120_000)
     assert second.analysis is not None, second.error
-    assert second.recipe.exclude == (worst.node,)
+    assert second.recipe.exclude == (target,)
 
     # compare both runs side by side
     panel.history.selectAll()
