@@ -189,8 +189,11 @@ class Job:
         self._tmp = (warm_worker.folder if warm_worker is not None
                      else Path(tempfile.mkdtemp(prefix="edgestudio-job-")))
         if self.output is not None:
+            remove_stale_staging(self.output.parent)
+            # the owner's pid in the name: a folder whose owner is gone is known to be stale
             self._staging = Path(tempfile.mkdtemp(
-                prefix=f".{self.output.name}.edgestudio-", suffix=".tmp", dir=self.output.parent))
+                prefix=f".{self.output.name}.edgestudio-{os.getpid()}-", suffix=".tmp",
+                dir=self.output.parent))
         else:
             self._staging = self._tmp / "staging"
             self._staging.mkdir()
@@ -466,6 +469,27 @@ class Job:
                 shutil.rmtree(folder, ignore_errors=True)
         if was_running:
             warm.job_ended(self.measures_time)
+
+
+def remove_stale_staging(folder: Path) -> list[Path]:
+    """Remove the staging folders in ``folder`` that a killed EdgeStudio left behind (``kill
+    -9`` of a command or the window: nothing ran its clean-up), i.e. those whose owning process
+    is gone or started after the folder was made (its pid was reused); return them."""
+    removed = []
+    for staging in folder.glob(".*.edgestudio-*-*.tmp"):
+        owner = staging.name.rsplit(".edgestudio-", 1)[-1].split("-", 1)[0]
+        if not owner.isdigit() or not staging.is_dir():
+            continue
+        try:
+            alive = psutil.Process(int(owner)).create_time() <= staging.stat().st_mtime + 1
+        except psutil.AccessDenied:
+            alive = True  # another user's live process
+        except (psutil.NoSuchProcess, OSError):
+            alive = False
+        if not alive:
+            shutil.rmtree(staging, ignore_errors=True)
+            removed.append(staging)
+    return removed
 
 
 def run_job(recipe: Recipe, timeout: float | None = None,

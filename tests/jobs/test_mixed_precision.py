@@ -118,3 +118,11 @@ def test_command_round_trips_the_new_options() -> None:
     cmd = recipe.to_command()
     assert cmd.count("--int16") == 2 and "--placement" in cmd
     assert "2 in 16-bit" in recipe.title() and "compute" in recipe.title()
+
+
+def test_calibration_data_given_to_a_mode_that_does_not_calibrate_is_said_unused() -> None:
+    for mode in ("dynamic", "fp16", "int4"):
+        check = check_rules(QuantRecipe(mode=mode, calib=DataSource("npz", "c.npz")), 17)
+        assert any("calibration data is not used" in w for w in check.warnings), mode
+    assert not any("not used" in w for w in check_rules(
+        QuantRecipe(mode="qdq", calib=DataSource("npz", "c.npz")), 17).warnings)

@@ -184,3 +184,25 @@ def test_the_runner_reads_no_proc_and_uses_no_process_groups() -> None:
         if path.name == "device_runner.py":
             text = text.replace('open("/proc/cpuinfo"', "")
         assert "/proc/" not in text and "killpg" not in text and "pass_fds" not in text, path
+
+
+def test_a_killed_owners_staging_folder_goes_with_the_next_job(tmp_path: Path) -> None:
+    """``kill -9`` of a command leaves its staging folder (nothing ran its clean-up); the next
+    job writing to that folder removes it, and never a live owner's."""
+    import subprocess
+    import sys
+
+    from edgestudio.jobs.runner import remove_stale_staging
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    stale = tmp_path / f".m.onnx.edgestudio-{gone.pid}-abc.tmp"
+    live = tmp_path / f".m.onnx.edgestudio-{os.getpid()}-def.tmp"
+    older = tmp_path / ".m.onnx.edgestudio-xyz.tmp"  # an older version's: owner unknown, kept
+    for folder in (stale, live, older):
+        folder.mkdir()
+    out = tmp_path / "out.txt"
+    job = run_job(DiagnosticRecipe(action="succeed", output=str(out)), timeout=60)
+    assert job.state is JobState.SUCCEEDED and out.exists()
+    assert not stale.exists() and live.exists() and older.exists()
+    assert remove_stale_staging(tmp_path) == []

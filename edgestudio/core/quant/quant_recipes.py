@@ -234,6 +234,10 @@ def check_rules(recipe: QuantRecipe, model_opset: int | None = None,
             e(f"Unknown {label} type '{t}' (choose one of {', '.join(QUANT_TYPES)}).")
     if check.errors:
         return check
+    if recipe.calib is not None and not QUANT_MODES[recipe.mode].calibrated:
+        w(f"The calibration data is not used: {recipe.mode} quantization does not calibrate. "
+          "To judge the result on that data, analyse it (edgestudio analyze FLOAT QUANT "
+          "--data …, or the Quantize form's 'Analyze the result afterwards on').")
     if recipe.mode == "dynamic":
         n("Dynamic quantization stores int8/uint8 weights and quantizes activations to uint8 at "
           "run time: no calibration data needed.")
