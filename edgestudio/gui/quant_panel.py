@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, Qt, Signal
-from PySide6.QtGui import QColor, QCursor
+from PySide6.QtGui import QBrush, QColor, QCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -52,9 +52,7 @@ LAYER_COLUMNS = ["SQNR (dB)", "Node", "Op", "MSE", "Max abs", "Cosine", "Clipped
 SQNR_COL, NODE_COL = 0, 1
 WEIGHT_COLUMNS = ["Weight", "SQNR dB", "Max abs", "S/2 (model)", "S/2 per-tensor",
                   "S/2 per-channel (mean)"]
-
-
-
+SQNR_AXIS_CAP_DB = 60.0  # bars above it are capped and hatched: as good as lossless
 
 
 class QuantPanel(QWidget):
@@ -330,16 +328,29 @@ class QuantPanel(QWidget):
         else:
             show_values(self.plot)
             values = [r.sqnr_db or 0.0 for r in self._bars]
-            low, high = min(values), max(values)
+            # Above the cap a layer is as good as lossless: its bar stops at the cap, hatched,
+            # so a 360 dB layer does not squash the range where the differences matter.
+            shown = [min(v, SQNR_AXIS_CAP_DB) for v in values]
+            low, high = min(shown), max(shown)
             bands = sqnr_bands(run.analysis is not None and run.analysis.representative)
-            brushes = [pg.mkBrush(band_of(v, bands)[2]) for v in values]
-            item.addItem(pg.BarGraphItem(x=np.arange(len(values)), height=values, width=0.8,
+            brushes = [pg.mkBrush(band_of(v, bands)[2]) if v <= SQNR_AXIS_CAP_DB else
+                       QBrush(QColor(band_of(v, bands)[2]), Qt.BrushStyle.BDiagPattern)
+                       for v in values]
+            item.addItem(pg.BarGraphItem(x=np.arange(len(values)), height=shown, width=0.8,
                                          brushes=brushes, pen=pg.mkPen(None)))
+            capped = sum(1 for v in values if v > SQNR_AXIS_CAP_DB)
+            if capped:
+                note = pg.TextItem(f"hatched: {capped} layer(s) above {SQNR_AXIS_CAP_DB:g} dB "
+                                   "(as good as lossless), bars capped", color="#555",
+                                   anchor=(1, 0))
+                note.setPos(len(values) - 0.5, SQNR_AXIS_CAP_DB * 1.13)
+                item.addItem(note)
             for bound, _, colour in bands[:2]:  # the scale's thresholds as dashed lines
                 item.addItem(pg.InfiniteLine(pos=bound, angle=0, pen=pg.mkPen(
                     colour, width=1, style=Qt.PenStyle.DashLine)))
             item.setXRange(-1, len(values), padding=0)
-            item.setYRange(min(0.0, low), max(high, bands[0][0]) * 1.05, padding=0)
+            item.setYRange(min(0.0, low), max(high, bands[0][0]) * (1.16 if capped else 1.05),
+                           padding=0)
         self._show_verdict(run.analysis.verdict if run.analysis else None)
         broken = [r for r in run.layers_worst_first() if r.non_finite]
         self.legend.setText(sqnr_legend_html(run.analysis) + (

@@ -1,0 +1,39 @@
+"""The per-layer SQNR chart caps its axis: a lossless layer (hundreds of dB) must not squash
+the range where the differences between layers matter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+
+from edgestudio.core.quant.quant_recipes import QuantRecipe
+from edgestudio.core.quant.quant_results import Analysis, LayerError
+from edgestudio.core.quant.quant_runs import QuantRun, RunState
+from edgestudio.core.workspace.document import ModelDocument
+from edgestudio.gui.quant_panel import SQNR_AXIS_CAP_DB, QuantPanel
+from tests import models
+
+
+def test_bars_above_the_cap_are_capped_and_said(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import pyqtgraph as pg
+
+    model = models.residual_block()
+    path = models.save(model, tmp_path / "m.onnx")
+    panel = QuantPanel(ModelDocument(path), onnx.load(str(path)))
+    qtbot.addWidget(panel)
+    layers = [LayerError(f"t{k}", f"n{k}", "Conv", sqnr, 0.0, 0.0, 1.0)
+              for k, sqnr in enumerate((12.0, 35.0, 361.0))]
+    run = QuantRun(1, QuantRecipe(mode="qdq"), state=RunState.ANALYSED,
+                   analysis=Analysis("f", "q", 4, layers=layers))
+    panel.show_run(run)
+    item = panel.plot.getPlotItem()
+    bars = [i for i in item.items if isinstance(i, pg.BarGraphItem)]
+    heights = list(bars[0].opts["height"])
+    assert heights == [12.0, 35.0, SQNR_AXIS_CAP_DB]
+    (_, top) = item.getViewBox().viewRange()[1]
+    assert top < 2 * SQNR_AXIS_CAP_DB
+    notes = [i for i in item.items if isinstance(i, pg.TextItem)]
+    assert any("1 layer(s) above" in n.toPlainText() for n in notes)
+    # the table keeps the true figure
+    assert panel.layers.item(2, 0).text().startswith("361")
