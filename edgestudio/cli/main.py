@@ -21,13 +21,14 @@ from edgestudio.cli import (
     quantize_cmd,
     report_cmd,
     selftest_cmd,
+    sensitivity_cmd,
     tune_cmd,
 )
 from edgestudio.core.errors import EdgeStudioError
 
 SUBCOMMAND_MODULES = (inspect_cmd, inputs_cmd, convert_cmd, export_cmd, quantize_cmd,
-                      analyze_cmd, bench_cmd, device_cmd, tune_cmd, diff_cmd, report_cmd,
-                      selftest_cmd)
+                      analyze_cmd, sensitivity_cmd, bench_cmd, device_cmd, tune_cmd, diff_cmd,
+                      report_cmd, selftest_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

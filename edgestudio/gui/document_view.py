@@ -78,6 +78,7 @@ class DocumentView(QWidget):
         document.events.inputs.connect(self._remember_inputs)
         document.events.excluded.connect(self._show_excluded)
         document.events.overlay.connect(self._show_overlay)
+        document.events.sensitivity.connect(lambda _: self._show_overlay(document.overlay))
         document.restored.connect(self._on_restored)
         document.events.tensor_shapes.connect(self.graph_panel.show_shapes)
         document.tensor_shapes_failed.connect(self.graph_panel.shapes_failed)
@@ -122,6 +123,8 @@ class DocumentView(QWidget):
             representative = bool(run and run.analysis and run.analysis.representative)
             view.show_sqnr(values, representative, title,  # type: ignore[arg-type]
                            self.document.overlay_note())
+        elif overlay.kind is OverlayKind.SENSITIVITY:  # a group shows its best layer's gain
+            view.set_scalar_overlay(values, title, aggregate="max")  # type: ignore[arg-type]
         else:  # a closed group shows its summed time share
             view.set_scalar_overlay(values, title, aggregate="sum")  # type: ignore[arg-type]
         view.set_marked(sorted(self.document.excluded))

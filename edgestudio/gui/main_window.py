@@ -275,6 +275,8 @@ class MainWindow(QMainWindow):
             lambda run, d=doc: self.compare_run(d, run))
         doc.quant_panel.tune_requested.connect(lambda run: self.show_tune(run.recipe))
         doc.quant_panel.recover_requested.connect(self.recover_accuracy)
+        doc.quant_panel.rank_requested.connect(
+            lambda run, n, d=doc: self.rank_layers(d, run, n))
         doc.perf_panel.apply_preferences(self.prefs)
         doc.perf_panel.bench_requested.connect(
             lambda r, d=doc: self.workflow.submit(r, d.document))
@@ -553,6 +555,14 @@ class MainWindow(QMainWindow):
         window.keep_requested.connect(
             lambda candidate, tuner, d=doc: self._keep_tuned(d, candidate, tuner))
         return _show_kept(window, self.tune_windows)
+
+    def rank_layers(self, doc: DocumentView, run: QuantRun, count: int) -> None:
+        """Rank ``run``'s ``count`` worst layers by the task (a background job; the
+        Sensitivity tab and the graph show it when done)."""
+        self.workflow.rank_layers(doc.document, run, count)
+        self.statusBar().showMessage(
+            f"Ranking {count} layers of run #{run.number} by the task: one quantization and "
+            "analysis each, in the background (Jobs panel).", 10_000)
 
     def recover_accuracy(self, run: QuantRun) -> TuneWindow | None:
         """Open the tune window set to recover ``run``'s accuracy: its task's goal, the data

@@ -43,6 +43,7 @@ from edgestudio.core.quant.verdicts import (
 from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.gui.exporting import export_widget
 from edgestudio.gui.plots import show_empty, show_values
+from edgestudio.gui.sensitivity_view import SensitivityView
 from edgestudio.gui.tables import NumericItem, _num, results_table
 
 HISTORY_COLUMNS = ["Run", "Mode", "State", "Verdict", "Size", "Output SQNR (dB)",
@@ -63,6 +64,7 @@ class QuantPanel(QWidget):
     compare_requested = Signal(object)  # QuantRun to show beside the float model
     tune_requested = Signal(object)  # QuantRun to start an auto-tune from
     recover_requested = Signal(object)  # QuantRun whose accuracy to recover (integer only)
+    rank_requested = Signal(object, int)  # QuantRun whose layers to rank by the task, how many
 
     def __init__(self, document: ModelDocument, model: onnx.ModelProto,
                  parent: QWidget | None = None) -> None:
@@ -151,6 +153,13 @@ class QuantPanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(activations, "Activations")
         self.tabs.addTab(weights_tab, "Weights")
+        self.sensitivity = SensitivityView()
+        self.sensitivity.rank_requested.connect(
+            lambda n: self.current is not None and self.rank_requested.emit(self.current, n))
+        self.sensitivity.node_chosen.connect(self.node_chosen.emit)
+        self.sensitivity.show_result(document.sensitivity)
+        document.events.sensitivity.connect(self.sensitivity.show_result)
+        self.tabs.addTab(self.sensitivity, "Sensitivity")
         self.tabs.currentChanged.connect(self._tab_shown)
 
         self.worst_n = QSpinBox()
@@ -312,6 +321,10 @@ class QuantPanel(QWidget):
             self.current.analysis is not None else None
         self.recover_button.setVisible(verdict is not None and verdict.level in (
             "poor", "acceptable"))
+        run = self.current
+        self.sensitivity.rank_button.setEnabled(
+            run is not None and run.analysis is not None and run.analyze_on is not None
+            and run.recipe.mode == "qdq" and run.recipe.activation_type in ("uint8", "int8"))
 
     # ----- one run's analysis ------------------------------------------------------------------
     def show_run(self, run: QuantRun) -> None:

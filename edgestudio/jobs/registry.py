@@ -19,6 +19,7 @@ OPERATIONS: dict[str, str] = {
     "shapes": "edgestudio.core.model.infer_shapes:run_infer_shapes",
     "quantize": "edgestudio.core.quant.quantize:run_quantize",
     "analyze": "edgestudio.core.quant.analyze:run_analyze",
+    "sensitivity": "edgestudio.core.quant.sensitivity:run_sensitivity",
     "bench": "edgestudio.core.perf.bench:run_bench",
     "profile": "edgestudio.core.perf.profile:run_profile",
     "providers": "edgestudio.core.perf.bench:run_probe",

@@ -25,6 +25,7 @@ from edgestudio.core.perf.perf_results import ProviderProbe, latency_of, profile
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis, quantization_of
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
+from edgestudio.core.quant.sensitivity import Sensitivity, SensitivityRecipe
 from edgestudio.core.serialise import from_json, to_json
 from edgestudio.core.workspace.document import (
     JobRecord,
@@ -129,6 +130,14 @@ class Workflow:
         document.exclude(document.excluded | set(nodes))
         return self.quantize(document, run.with_more_excluded(nodes), run.analyze_on, run.metric)
 
+    def rank_layers(self, document: ModelDocument, run: QuantRun, top: int = 10) -> Job:
+        """Rank ``run``'s layers by what keeping each alone in 16-bit gives back on its task,
+        measured on the data its analysis ran on (the graph is coloured by it when done)."""
+        assert run.analyze_on is not None
+        recipe = SensitivityRecipe(base=dataclasses.replace(run.recipe, output=None),
+                                   data=run.analyze_on, metric=run.metric, top=top)
+        return self.submit(recipe, document)
+
     def requantize_int16(self, document: ModelDocument, run: QuantRun,
                          nodes: set[str] | frozenset[str]) -> QuantRun:
         """Quantize again as ``run`` was (QDQ), keeping ``nodes`` in 16-bit too (the rest stays
@@ -187,6 +196,10 @@ class Workflow:
         elif ok and isinstance(recipe, ProfileRecipe):
             assert job.report is not None
             document.profile = profile_of(job.report.details, job.report.warnings)
+        elif ok and isinstance(recipe, SensitivityRecipe):
+            assert job.report is not None
+            document.sensitivity = from_json(Sensitivity, job.report.details)
+            document.overlay = Overlay(OverlayKind.SENSITIVITY)
 
     def _quant_outcome(self, document: ModelDocument, route: _Route, job: Job) -> None:
         run = route.run

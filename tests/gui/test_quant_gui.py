@@ -353,3 +353,37 @@ def test_keep_in_16_bit_from_the_graph_and_recover_accuracy(qtbot, window: MainW
     settings = tune.settings()
     assert settings.integer_only and settings.base is not None
     tune.close()
+
+
+@pytest.mark.e2e
+def test_rank_layers_by_the_task_fills_the_sensitivity_tab_and_colours_the_graph(  # type: ignore[no-untyped-def]
+        qtbot, window: MainWindow, tmp_path: Path) -> None:
+    from edgestudio.core.workspace.document import OverlayKind
+
+    model = _sample_copy(tmp_path)
+    open_and_wait(qtbot, window, model)
+    doc = window.current_document()
+    assert doc is not None
+    dialog = window.show_quantize_form()
+    assert dialog is not None
+    dialog.accept()
+    panel = doc.quant_panel
+    run = panel.runs[0]
+    qtbot.waitUntil(lambda: run.state.is_final, timeout=120_000)
+    assert run.analysis is not None, run.error
+    view = panel.sensitivity
+    assert view.rank_button.isEnabled()
+    view.count.setValue(2)
+    view.rank_button.click()
+    qtbot.waitUntil(lambda: doc.document.sensitivity is not None, timeout=180_000)
+    result = doc.document.sensitivity
+    assert result is not None and len(result.layers) == 2
+    assert view.table.rowCount() == 2 and view.table.item(0, 1).text() == result.ranked()[0].node
+    assert doc.document.overlay.kind is OverlayKind.SENSITIVITY
+    shown = doc.document.overlay_values()
+    assert shown is not None and set(shown[1]) <= {r.node for r in result.layers}
+    doc.show_panel("quantization")
+    panel.tabs.setCurrentWidget(view)
+    panel.window().grab().save(str(tmp_path / "sensitivity.png"))
+    doc.show_panel("graph")
+    panel.window().grab().save(str(tmp_path / "sensitivity_graph.png"))

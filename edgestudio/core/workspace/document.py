@@ -23,6 +23,7 @@ from edgestudio.core.inputs.grammar import InputOverrides
 from edgestudio.core.inputs.input_spec import InputSpecification
 from edgestudio.core.perf.perf_results import Latency, Profile
 from edgestudio.core.quant.quant_runs import QuantRun
+from edgestudio.core.quant.sensitivity import Sensitivity
 
 
 class OverlayKind(enum.Enum):
@@ -32,6 +33,7 @@ class OverlayKind(enum.Enum):
     SQNR = "sqnr"  # per-layer SQNR of one quantization run
     TIME = "time"  # each node's share of the profiled run time
     PROVIDER = "provider"  # the execution provider that ran each node
+    SENSITIVITY = "sensitivity"  # what keeping each layer alone in 16-bit gives back
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ class ModelDocument:
     jobs: list[JobRecord] = field(default_factory=list)
     extra_models: list[str] = field(default_factory=list)
     tunes: list[dict[str, Any]] = field(default_factory=list)  # jobs.tuner.tuner_summary
+    sensitivity: Sensitivity | None = None  # the last ranking of layers by the task
     # The file as opened (what every result describes): its SHA-256 and (size, mtime_ns),
     # taken by the loader off the UI thread; empty until then.
     model_hash: str = ""
@@ -164,7 +167,7 @@ class ModelDocument:
         """Take over everything ``saved`` (a workspace's document) holds, then say so once."""
         with self.events.blocked():  # one announcement for the lot: restored
             for name in ("inputs", "input_spec", "excluded", "runs", "latency", "profile",
-                         "overlay", "jobs", "extra_models", "tunes"):
+                         "overlay", "jobs", "extra_models", "tunes", "sensitivity"):
                 setattr(self, name, getattr(saved, name))
         for run in self.runs:
             self._follow(run)
@@ -192,4 +195,8 @@ class ModelDocument:
             return "time share (%)", self.profile.time_share_by_node()
         if kind is OverlayKind.PROVIDER and self.profile:
             return "Execution provider", dict(self.profile.placement)
+        if kind is OverlayKind.SENSITIVITY and self.sensitivity:
+            s = self.sensitivity
+            return (f"{s.metric} given back, each layer alone in {s.way}",
+                    {r.node: r.gain for r in s.layers if r.gain is not None})
         return None

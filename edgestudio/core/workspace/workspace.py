@@ -21,6 +21,7 @@ from edgestudio.core.inputs.input_spec import InputSpecification
 from edgestudio.core.paths import data_dir, file_hash, write_atomically
 from edgestudio.core.perf.perf_results import Latency, Profile
 from edgestudio.core.quant.quant_runs import QuantRun
+from edgestudio.core.quant.sensitivity import Sensitivity
 from edgestudio.core.serialise import from_json, to_json
 from edgestudio.core.workspace.document import JobRecord, ModelDocument, Overlay
 
@@ -78,6 +79,7 @@ def as_json(document: ModelDocument, model_hash: str,
         "jobs": to_json(document.jobs),
         "extra_models": list(document.extra_models),
         "tunes": document.tunes,
+        "sensitivity": to_json(document.sensitivity),
     }
 
 
@@ -146,6 +148,7 @@ def _document_of(data: dict[str, Any], source: Path) -> Workspace:
     document.jobs = from_json(list[JobRecord], data.get("jobs", []))
     document.extra_models = [str(m) for m in data.get("extra_models", ())]
     document.tunes = list(data.get("tunes", ()))
+    document.sensitivity = from_json(Sensitivity, data.get("sensitivity"))
     return Workspace(document, source, saved_hash, found, changed)
 
 

@@ -1,0 +1,83 @@
+"""``edgestudio sensitivity MODEL --calib C --data D``: which layers, kept alone in 16-bit (or in
+float), give back most of the task figure 8-bit quantization loses, measured on held-out data."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from edgestudio.cli.job_ui import (
+    add_data_args,
+    add_input_args,
+    data_source,
+    execute_job,
+    input_fields,
+)
+from edgestudio.cli.json_option import add_json_option
+from edgestudio.cli.output import print_table
+from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.job_api.options import add_options, values_from_args
+from edgestudio.core.quant.quant_recipes import QuantRecipe
+from edgestudio.core.quant.sensitivity import Sensitivity, SensitivityRecipe
+from edgestudio.core.quant.task_names import TASKS
+from edgestudio.core.serialise import from_json
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``sensitivity``."""
+    p = subparsers.add_parser(
+        "sensitivity", help="rank layers by what keeping each in 16-bit gives back on the task",
+        description="Quantize as the options say (static QDQ), analyse on --data, then try "
+        "each candidate layer alone in 16-bit (or in float, --way float) and rank the layers "
+        "by how much of the task figure each gives back. Calibration (--calib) and evaluation "
+        "(--data) should be different samples.")
+    p.add_argument("model", help="the float .onnx model (never modified)")
+    p.add_argument("--calib", metavar="PATH", required=True,
+                   help="calibration data (prepared as --data is)")
+    add_data_args(p, "--data", "evaluation data, held out from calibration", required=True)
+    add_options(p, QuantRecipe)
+    add_options(p, SensitivityRecipe)
+    p.add_argument("--node", action="append", default=[], metavar="NODE",
+                   help="try this layer (repeatable; default: the --top worst by SQNR)")
+    p.add_argument("--metric", default="auto", choices=TASKS,
+                   help="the task figure to rank by (default: detected, as analyze does)")
+    add_input_args(p)
+    add_json_option(p, "the ranking")
+    p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
+    p.set_defaults(func=run, make_recipe=recipe_from_args)
+
+
+def recipe_from_args(args: argparse.Namespace) -> SensitivityRecipe:
+    """The recipe the parsed arguments describe."""
+    base = QuantRecipe(model=args.model, calib=data_source(args, args.calib),
+                       **input_fields(args, with_data=False),
+                       **values_from_args(args, QuantRecipe))
+    recipe = SensitivityRecipe(base=base, data=data_source(args, args.data), metric=args.metric,
+                               nodes=tuple(args.node), **values_from_args(args, SensitivityRecipe))
+    if base.mode != "qdq" or (recipe.way == "int16" and base.activation_type not in ("uint8",
+                                                                                    "int8")):
+        raise EdgeStudioError("sensitivity starts from an 8-bit static QDQ recipe (--mode qdq, "
+                              "8-bit activations); --way float also takes QOperator.")
+    return recipe
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ranking and print it."""
+    code, job = execute_job(recipe_from_args(args), args, show_report=False)
+    if job is None or job.report is None:
+        return code
+    result = from_json(Sensitivity, job.report.details)
+    assert result is not None
+
+    def fig(value: float | None) -> str:
+        return "-" if value is None else f"{value:.4g}"
+
+    print_table(["#", "layer", "op", "SQNR dB", result.metric, "gain", "note"],
+                [[k + 1, r.node, r.op_type, fig(r.sqnr_db), fig(r.value), fig(r.gain), r.error]
+                 for k, r in enumerate(result.ranked())],
+                title=f"each layer alone in {result.way}; base {result.metric} "
+                      f"{fig(result.base_value)} on {result.data}", numeric=(0, 3, 4, 5))
+    if any(r.gain for r in result.layers):
+        best = result.ranked()[0]
+        print(f"most sensitive: {best.node} (gain {fig(best.gain)})", file=sys.stderr)
+    return code
