@@ -72,8 +72,10 @@ def run(args: argparse.Namespace) -> int:
     def fig(value: float | None) -> str:
         return "-" if value is None else f"{value:.4g}"
 
-    print_table(["#", "layer", "op", "SQNR dB", result.metric, "gain", "note"],
-                [[k + 1, r.node, r.op_type, fig(r.sqnr_db), fig(r.value), fig(r.gain), r.error]
+    second = [f"{result.second_metric} gain"] if result.second_metric else []
+    print_table(["#", "layer", "op", "SQNR dB", result.metric, "gain", *second, "note"],
+                [[k + 1, r.node, r.op_type, fig(r.sqnr_db), fig(r.value), fig(r.gain),
+                  *([fig(r.second_gain)] if second else []), r.error]
                  for k, r in enumerate(result.ranked())],
                 title=f"each layer alone in {result.way}; base {result.metric} "
                       f"{fig(result.base_value)} on {result.data}", numeric=(0, 3, 4, 5))

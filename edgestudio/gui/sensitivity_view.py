@@ -19,7 +19,8 @@ from PySide6.QtWidgets import (
 from edgestudio.core.quant.sensitivity import Sensitivity
 from edgestudio.gui.tables import NumericItem, results_table
 
-COLUMNS = ["#", "Layer", "Op", "SQNR (dB)", "Task figure", "Gain", "Note"]
+COLUMNS = ["#", "Layer", "Op", "SQNR (dB)", "Task figure", "Gain", "Second figure's gain",
+           "Note"]
 
 
 class SensitivityView(QWidget):
@@ -69,14 +70,17 @@ class SensitivityView(QWidget):
             cells = [NumericItem(float(k + 1), ".0f"), QTableWidgetItem(r.node),
                      QTableWidgetItem(r.op_type), NumericItem(r.sqnr_db, ".2f"),
                      NumericItem(r.value, ".4g"), NumericItem(r.gain, "+.4g"),
-                     QTableWidgetItem(r.error)]
+                     NumericItem(r.second_gain, "+.4g"), QTableWidgetItem(r.error)]
             for c, cell in enumerate(cells):
                 self.table.setItem(k, c, cell)
         if result is not None:
             base = "n/a" if result.base_value is None else f"{result.base_value:.4g}"
             self.note.setText(
                 f"Each layer alone in {html.escape(result.way)}: {html.escape(result.metric)} "
-                f"given back against the run's {base}, on {html.escape(result.data)}. The "
+                f"given back against the run's {base}"
+                + (f" ({html.escape(result.second_metric)} breaks ties)"
+                   if result.second_metric else "")
+                + f", on {html.escape(result.data)}. The "
                 "graph is coloured by the gain (Quantization › Colour the graph by SQNR "
                 "returns to SQNR). One measurement each: close gains may swap places.")
 

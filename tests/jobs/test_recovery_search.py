@@ -145,3 +145,21 @@ def test_the_recovery_goal_is_the_task_figure_at_its_good_bound() -> None:
     assert recovery_goal(analysis(drop)) == "top1_drop<=1"  # goals count points
     text = TaskFigure("text_agreement", "read alike", 0.5, 0.98, 0.9)
     assert Goal.parse(recovery_goal(analysis(text))) == Goal("text_agreement", 0.98)
+
+
+def test_a_folded_batch_normalization_is_named_by_its_conv() -> None:
+    from onnx import TensorProto, helper, numpy_helper
+
+    c = 2
+    inits = [numpy_helper.from_array(np.ones((c, c, 1, 1), np.float32), "w")] + [
+        numpy_helper.from_array(np.ones(c, np.float32), n) for n in ("s", "b", "m", "v")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+             helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["n"],
+                              name="bn"),
+             helper.make_node("Relu", ["n"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [1, c, 4, 4])], [helper.make_tensor_value_info(
+            "y", TensorProto.FLOAT, [1, c, 4, 4])], inits)
+    model = helper.make_model(graph)
+    assert suggestion_targets(model, {"conv", "bn", "relu"}) == {
+        "conv": "conv", "bn": "conv", "relu": "conv"}

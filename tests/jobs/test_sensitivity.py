@@ -57,3 +57,14 @@ def test_the_command_round_trips_its_recipe() -> None:
         metric="classification")
     args = build_parser().parse_args(recipe.to_command()[1:])
     assert recipe_from_args(args) == recipe
+
+
+def test_equal_gains_are_ranked_by_the_second_figure() -> None:
+    from edgestudio.core.quant.sensitivity import LayerSensitivity
+
+    rows = [LayerSensitivity("a", "Conv", 3.0, 0.0, 0.0, second_gain=0.01),
+            LayerSensitivity("b", "Conv", 2.0, None, None, "failed"),
+            LayerSensitivity("c", "Conv", 4.0, 0.0, 0.0, second_gain=0.2),
+            LayerSensitivity("d", "Conv", 5.0, 0.1, 0.1, second_gain=-0.5)]
+    result = Sensitivity("text_agreement", True, 0.0, "int16", "", rows, "cer")
+    assert [r.node for r in result.ranked()] == ["d", "c", "a", "b"]

@@ -103,9 +103,26 @@ def suggestion_targets(float_model: onnx.ModelProto, quantized: set[str]) -> dic
     changes nothing); none ("") for an operator that passes its input's quantization through.
     Measured: the worst tensors by SQNR were 9 or 10 of 10 fused Relu/Clip outputs on two real
     models (DESIGN.md part 5)."""
-    fused = fused_activations(float_model.graph)
-    return {node.name: "" if node.op_type in _PASS_THROUGH else fused.get(node.name, node.name)
+    fused = {**folded_normalizations(float_model.graph), **fused_activations(float_model.graph)}
+    # a Relu after a folded BatchNormalization stands for the Conv both fold into
+    targets = {name: fused.get(producer, producer) for name, producer in fused.items()}
+    return {node.name: "" if node.op_type in _PASS_THROUGH else targets.get(node.name, node.name)
             for node in float_model.graph.node if node.name in quantized}
+
+
+def folded_normalizations(graph: onnx.GraphProto) -> dict[str, str]:
+    """Each BatchNormalization that onnxruntime's pre-processing folds into the Conv (or Gemm,
+    MatMul) before it -> that producer's name: it no longer exists in the model quantized."""
+    producer = {o: n for n in graph.node for o in n.output}
+    readers: dict[str, int] = {}
+    for n in graph.node:
+        for t in n.input:
+            readers[t] = readers.get(t, 0) + 1
+    return {node.name: source.name for node in graph.node
+            if node.op_type == "BatchNormalization" and node.name and node.input
+            and (source := producer.get(node.input[0])) is not None and source.name
+            and source.op_type in ("Conv", "ConvTranspose", "Gemm", "MatMul")
+            and readers.get(node.input[0], 0) == 1}
 
 
 def quantization_mode(model: onnx.ModelProto) -> str:

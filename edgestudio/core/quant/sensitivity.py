@@ -76,6 +76,9 @@ class LayerSensitivity:
     value: float | None  # the task figure with the layer changed
     gain: float | None  # how much of the figure it gives back (positive: better)
     error: str = ""  # why it could not be tried
+    # the same for the task's second figure, which breaks ties (a line read exactly is 0 or 1;
+    # its character error rate still moves)
+    second_gain: float | None = None
 
 
 @dataclass
@@ -88,20 +91,30 @@ class Sensitivity:
     way: str
     data: str  # what it was measured on, for a person
     layers: list[LayerSensitivity] = field(default_factory=list)  # best gain first
+    second_metric: str = ""  # the figure that breaks ties ("" when the task has one)
 
     def ranked(self) -> list[LayerSensitivity]:
-        """Best gain first; layers that could not be tried last."""
-        return sorted(self.layers, key=lambda r: (r.gain is None, -(r.gain or 0.0)))
+        """Best gain first (ties broken by the second figure); layers not tried last."""
+        return sorted(self.layers, key=lambda r: (r.gain is None, -(r.gain or 0.0),
+                                                  -(r.second_gain or 0.0)))
 
 
-def _figure(analysis: Analysis) -> tuple[str, float | None, bool]:
-    """The figure a sensitivity ranks by: the task's first (the verdict's), else output SQNR."""
+def _figures(analysis: Analysis) -> list[tuple[str, float | None, bool]]:
+    """The figures a sensitivity ranks by, first deciding: the task's first two (the
+    verdict's), else output SQNR."""
     task = analysis.task
     if task is not None and task.figures:
-        first = task.figures[0]
-        return first.key, first.value, first.higher_is_better
+        return [(f.key, f.value, f.higher_is_better) for f in task.figures[:2]]
     values = [o.sqnr_db for o in analysis.outputs if o.sqnr_db is not None]
-    return "output_sqnr_db", min(values) if values else None, True
+    return [("output_sqnr_db", min(values) if values else None, True)]
+
+
+def _gain(base: tuple[str, float | None, bool], value: float | None) -> float | None:
+    """How much ``value`` improves on the base figure (positive: better)."""
+    _, before, higher = base
+    if value is None or before is None:
+        return None
+    return value - before if higher else before - value
 
 
 def run_sensitivity(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
@@ -132,14 +145,16 @@ def run_sensitivity(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRep
 
     reporter.stage("Quantizing and analysing the base recipe", 0.0)
     base = measure(recipe.base, "base")
-    metric, base_value, higher = _figure(base)
+    base_figures = _figures(base)
+    metric, base_value, higher = base_figures[0]
     nodes = list(recipe.nodes) or base.worst_excludable(recipe.top)
     # a layer named by its fused producer takes the figures of the layer it stands for
     stands_for = {target: node for node, target in base.targets.items() if target}
     sqnr = {r.node: r.sqnr_db for r in base.layers}
     op_of = {r.node: r.op_type for r in base.layers}
     result = Sensitivity(metric, higher, base_value, recipe.way,
-                         base.data.text() if base.data is not None else recipe.data.describe())
+                         base.data.text() if base.data is not None else recipe.data.describe(),
+                         second_metric=base_figures[1][0] if len(base_figures) > 1 else "")
     for k, node in enumerate(nodes):
         reporter.check_cancelled()
         reporter.stage(f"Layer {k + 1} of {len(nodes)}: {node}", 0.1 + 0.9 * k / len(nodes))
@@ -153,11 +168,13 @@ def run_sensitivity(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRep
             result.layers.append(LayerSensitivity(node, op_of.get(shown, ""), sqnr.get(shown),
                                                   None, None, f"{type(exc).__name__}: {exc}"))
             continue
-        _, value, _ = _figure(analysis)
-        gain = None if value is None or base_value is None else (
-            value - base_value if higher else base_value - value)
+        figures = _figures(analysis)
+        value = figures[0][1]
+        second = (_gain(base_figures[1], figures[1][1])
+                  if len(figures) > 1 and len(base_figures) > 1 else None)
         op = op_of.get(node) or (f"with its {op_of[shown]}" if shown in op_of else "")
-        result.layers.append(LayerSensitivity(node, op, sqnr.get(shown), value, gain))
+        result.layers.append(LayerSensitivity(node, op, sqnr.get(shown), value,
+                                              _gain(base_figures[0], value), second_gain=second))
         reporter.log(f"{node}: {metric} {value if value is None else f'{value:.4g}'}"
                      f" (base {base_value if base_value is None else f'{base_value:.4g}'})")
     result.layers = result.ranked()
