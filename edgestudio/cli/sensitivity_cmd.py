@@ -4,6 +4,7 @@ float), give back most of the task figure 8-bit quantization loses, measured on 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
 from edgestudio.cli.job_ui import (
@@ -34,6 +35,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("model", help="the float .onnx model (never modified)")
     p.add_argument("--calib", metavar="PATH", required=True,
                    help="calibration data (prepared as --data is)")
+    p.add_argument("--calib-samples", type=int, metavar="N",
+                   help="calibrate on the first N samples only (default: all)")
     add_data_args(p, "--data", "evaluation data, held out from calibration", required=True)
     add_options(p, QuantRecipe)
     add_options(p, SensitivityRecipe)
@@ -49,7 +52,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def recipe_from_args(args: argparse.Namespace) -> SensitivityRecipe:
     """The recipe the parsed arguments describe."""
-    base = QuantRecipe(model=args.model, calib=data_source(args, args.calib),
+    calib = dataclasses.replace(data_source(args, args.calib), samples=args.calib_samples or 0,
+                                part="")
+    base = QuantRecipe(model=args.model, calib=calib,
                        **input_fields(args, with_data=False),
                        **values_from_args(args, QuantRecipe))
     recipe = SensitivityRecipe(base=base, data=data_source(args, args.data), metric=args.metric,

@@ -78,7 +78,8 @@ class DocumentView(QWidget):
         document.events.inputs.connect(self._remember_inputs)
         document.events.excluded.connect(self._show_excluded)
         document.events.overlay.connect(self._show_overlay)
-        document.events.sensitivity.connect(lambda _: self._show_overlay(document.overlay))
+        # a bound method: psygnal holds it weakly (a lambda would keep this view alive)
+        document.events.sensitivity.connect(self._sensitivity_changed)
         document.restored.connect(self._on_restored)
         document.events.tensor_shapes.connect(self.graph_panel.show_shapes)
         document.tensor_shapes_failed.connect(self.graph_panel.shapes_failed)
@@ -128,6 +129,9 @@ class DocumentView(QWidget):
         else:  # a closed group shows its summed time share
             view.set_scalar_overlay(values, title, aggregate="sum")  # type: ignore[arg-type]
         view.set_marked(sorted(self.document.excluded))
+
+    def _sensitivity_changed(self, _result: object) -> None:
+        self._show_overlay(self.document.overlay)
 
     def _on_restored(self) -> None:
         self._show_excluded(self.document.excluded)

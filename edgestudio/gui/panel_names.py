@@ -11,7 +11,7 @@ PANELS: dict[str, tuple[str, ...]] = {
     "Summary": (),
     "Graph": (),
     "Inputs": (),
-    "Quantization": ("Activations", "Weights"),
+    "Quantization": ("Activations", "Weights", "Sensitivity"),
     "Performance": ("Latency", "Per-op profile", "Edge vs cloud"),
     "Netron": (),
 }

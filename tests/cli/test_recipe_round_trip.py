@@ -23,6 +23,7 @@ from edgestudio.core.job_api.recipe import Recipe, Tolerance
 from edgestudio.core.job_api.registry import RECIPE_TYPES, recipe_from_dict
 from edgestudio.core.perf.bench_recipes import BenchRecipe, DeviceCheckRecipe, ProfileRecipe
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
+from edgestudio.core.quant.sensitivity import SensitivityRecipe
 from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.core.serialise import to_json
 
@@ -64,6 +65,10 @@ def _bases(tmp: Path) -> dict[str, Recipe]:
         "inputs": InputsRecipe(model=m, data=data, **io),
         "selftest": DiagnosticRecipe(action="spin", seconds=2.5, megabytes=10,
                                      output=str(tmp / "o.txt"), overwrite=True),
+        "sensitivity": SensitivityRecipe(
+            base=QuantRecipe(model=m, per_channel=True, calib=DataSource("npz", c, samples=8),
+                             **io), data=data, metric="ctc", nodes=("a",), top=4,
+            way="float"),
     }
 
 
@@ -80,7 +85,7 @@ def test_every_recipe_kind_is_covered(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["convert", "export", "quantize", "analyze", "bench",
-                                  "profile", "inputs", "selftest"])
+                                  "profile", "inputs", "selftest", "sensitivity"])
 def test_recipe_round_trips_through_the_cli_and_json(kind: str, tmp_path: Path) -> None:
     recipe = _bases(tmp_path)[kind]
     assert _through_the_cli(recipe) == recipe

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.inputs.inputs_recipe import input_args
 from edgestudio.core.job_api.options import option, option_argv
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
@@ -56,14 +57,16 @@ class SensitivityRecipe(Recipe):
         as ``quantize`` spells them)."""
         cmd = ["edgestudio", "sensitivity", self.base.model,
                *option_argv(self.base, self.base.mode)]
-        if self.base.calib is not None:
-            cmd += ["--calib", *self.base.calib.to_cli()]
+        if self.base.calib is not None:  # prepared as --data is (the options are shared)
+            cmd += ["--calib", self.base.calib.path]
+            if self.base.calib.samples:
+                cmd += ["--calib-samples", str(self.base.calib.samples)]
         cmd += ["--data", *self.data.to_cli(), *option_argv(self)]
         for node in self.nodes:
             cmd += ["--node", node]
         if self.metric != "auto":
             cmd += ["--metric", self.metric]
-        return cmd
+        return cmd + input_args(self.base.shapes, self.base.ranges, None)
 
 
 @dataclass(frozen=True)
