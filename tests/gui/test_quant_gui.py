@@ -307,6 +307,22 @@ def test_data_preparation_follows_the_data_in_use(qtbot, tmp_path: Path) -> None
     assert dialog.prep_box.isVisible()
 
 
+def _quantized_sample(qtbot, window: MainWindow, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A copy of the sample opened, its graph laid out, quantized and analysed with the
+    form's defaults: its document view and the run."""
+    open_and_wait(qtbot, window, _sample_copy(tmp_path))
+    doc = window.current_document()
+    assert doc is not None
+    qtbot.waitUntil(lambda: doc.graph_panel.is_ready, timeout=30_000)
+    dialog = window.show_quantize_form()
+    assert dialog is not None
+    dialog.accept()
+    run = doc.quant_panel.runs[0]
+    qtbot.waitUntil(lambda: run.state.is_final, timeout=120_000)
+    assert run.analysis is not None, run.error
+    return doc, run
+
+
 @pytest.mark.e2e
 def test_keep_in_16_bit_from_the_graph_and_recover_accuracy(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
                                                             tmp_path: Path) -> None:
@@ -317,21 +333,10 @@ def test_keep_in_16_bit_from_the_graph_and_recover_accuracy(qtbot, window: MainW
 
     from edgestudio.core.quant.tune import recovery_goal
 
-    model = _sample_copy(tmp_path)
-    open_and_wait(qtbot, window, model)
-    doc = window.current_document()
-    assert doc is not None
-    qtbot.waitUntil(lambda: doc.graph_panel.is_ready, timeout=30_000)
-    graph = doc.graph_panel
+    doc, first = _quantized_sample(qtbot, window, tmp_path)
+    graph, panel = doc.graph_panel, doc.quant_panel
     assert graph.ir is not None
     node = "/features/features.3/Conv"
-    dialog = window.show_quantize_form()
-    assert dialog is not None
-    dialog.accept()
-    panel = doc.quant_panel
-    first = panel.runs[0]
-    qtbot.waitUntil(lambda: first.state.is_final, timeout=120_000)
-    assert first.analysis is not None, first.error
     menu = doc.node_menu_for(graph.ir.index_of(node))
     assert menu is not None
     wide = [a for a in menu.actions() if "16-bit" in a.text()]
@@ -360,17 +365,8 @@ def test_rank_layers_by_the_task_fills_the_sensitivity_tab_and_colours_the_graph
         qtbot, window: MainWindow, tmp_path: Path) -> None:
     from edgestudio.core.workspace.document import OverlayKind
 
-    model = _sample_copy(tmp_path)
-    open_and_wait(qtbot, window, model)
-    doc = window.current_document()
-    assert doc is not None
-    dialog = window.show_quantize_form()
-    assert dialog is not None
-    dialog.accept()
+    doc, _ = _quantized_sample(qtbot, window, tmp_path)
     panel = doc.quant_panel
-    run = panel.runs[0]
-    qtbot.waitUntil(lambda: run.state.is_final, timeout=120_000)
-    assert run.analysis is not None, run.error
     view = panel.sensitivity
     assert view.rank_button.isEnabled()
     view.count.setValue(2)
