@@ -163,3 +163,24 @@ def test_a_folded_batch_normalization_is_named_by_its_conv() -> None:
     model = helper.make_model(graph)
     assert suggestion_targets(model, {"conv", "bn", "relu"}) == {
         "conv": "conv", "bn": "conv", "relu": "conv"}
+
+
+def test_many_weight_only_tables_are_counted_not_listed() -> None:
+    from onnx import TensorProto, helper, numpy_helper
+
+    from edgestudio.core.quant.quantized_graph import existing_quantization
+
+    nodes, inits, outputs = [], [], []
+    for k in range(38):
+        inits.append(numpy_helper.from_array(np.ones((8, 8), np.int8), f"table_{k}"))
+        nodes += [helper.make_node("Cast", [f"table_{k}"], [f"f{k}"], to=TensorProto.FLOAT),
+                  helper.make_node("Mul", [f"f{k}", "x"], [f"y{k}"])]
+        outputs.append(helper.make_tensor_value_info(f"y{k}", TensorProto.FLOAT, [8, 8]))
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [8, 8])], outputs, inits)
+    found = existing_quantization(helper.make_model(graph))
+    assert len(found) == 1 and found[0].startswith("38 weight-only int8 tables")
+    assert "'table_0' [8×8] → Cast → Mul" in found[0] and len(found[0]) < 200
+    one = helper.make_graph(nodes[:2], "g", graph.input, outputs[:1], inits[:1])
+    assert existing_quantization(helper.make_model(one)) == [
+        "weight-only int8 table 'table_0' [8×8] → Cast → Mul"]

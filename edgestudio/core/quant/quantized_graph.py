@@ -181,7 +181,7 @@ def _weight_only_tables(model: onnx.ModelProto) -> list[str]:
     for node in iter_nodes(model.graph):
         for t in node.input:
             consumers.setdefault(t, []).append(node)
-    found = []
+    found: list[tuple[str, str]] = []
     for name, tensor in tables.items():
         for cast in consumers.get(name, []):
             to = next((a.i for a in cast.attribute if a.name == "to"), None)
@@ -191,7 +191,20 @@ def _weight_only_tables(model: onnx.ModelProto) -> list[str]:
                      if n.op_type in _WEIGHT_USERS]
             if users:
                 dims = "×".join(map(str, tensor.dims))
-                found.append(f"weight-only {_INTEGER_WEIGHT_TYPES[tensor.data_type]} table "
-                             f"'{name}' [{dims}] → Cast → {users[0]}")
+                found.append((_INTEGER_WEIGHT_TYPES[tensor.data_type],
+                              f"'{name}' [{dims}] → Cast → {users[0]}"))
                 break
-    return found
+    return _summarised(found)
+
+
+def _summarised(tables: list[tuple[str, str]], listed: int = 2) -> list[str]:
+    """One finding per table when there are few, else one per type that counts them and names
+    ``listed`` (a real model had 38: the refusal was a 3 KB line)."""
+    if len(tables) <= listed:
+        return [f"weight-only {kind} table {what}" for kind, what in tables]
+    by_kind: dict[str, list[str]] = {}
+    for kind, what in tables:
+        by_kind.setdefault(kind, []).append(what)
+    return [f"{len(whats)} weight-only {kind} table{'s' if len(whats) > 1 else ''} "
+            f"de-quantized in the graph, e.g. {'; '.join(whats[:listed])}"
+            for kind, whats in by_kind.items()]
