@@ -117,3 +117,47 @@ def test_unnamed_dims_show_as_question_marks() -> None:
 
     entry = InputEntry("x", "float32", (1, 3, 224, 224), declared=("x:0", 3, "?", "?"))
     assert entry.declared_text() == "[?, 3, ?, ?]"
+
+
+def test_a_feature_width_comes_from_the_weights_it_meets(tmp_path: Path) -> None:
+    spec = _resolve(models.feature_matrix(width=80), tmp_path)
+    assert spec.entry("x").shape == (1, 80) and spec.note == "derived from the graph"
+    assert "MatMul 'fc1' (80 rows)" in spec.entry("x").reason
+
+
+def test_recurrent_state_takes_the_sizes_its_weights_imply(tmp_path: Path) -> None:
+    spec = _resolve(models.lstm_with_state(features=20, hidden=12), tmp_path)
+    assert spec.note == "derived from the graph"  # the first candidate runs
+    assert spec.entry("x").shape[2] == 20
+    assert spec.entry("h0").shape == spec.entry("c0").shape == (2, 1, 12)
+    assert "hidden size 12" in spec.entry("h0").reason
+    three = spec.with_batch(3)  # the batch axes agree: the LSTM's and its states'
+    assert three.entry("h0").shape == (2, 3, 12) and three.entry("x").shape[1] == 3
+    assert three.entry("x").shape[2] == 20
+
+
+def test_one_hot_and_ranges_of_constants_give_their_whole_range(tmp_path: Path) -> None:
+    spec = _resolve(models.class_codes(depth=300, codes=256), tmp_path)
+    label, byte = spec.entry("label").domain, spec.entry("byte").domain
+    assert (label.kind, label.low, label.high) == ("integers", 0, 300)
+    assert (byte.kind, byte.low, byte.high) == ("integers", 0, 256)
+    feeds = spec.with_batch(2000).feeds()
+    assert feeds["label"].max() > 200 and feeds["byte"].max() > 200
+
+
+def test_a_unet_gets_sizes_in_multiples_of_its_stride(tmp_path: Path) -> None:
+    spec = _resolve(models.unet(stages=7), tmp_path)
+    height, width = spec.entry("x").shape[2:]
+    assert height % 128 == 0 and width % 128 == 0
+    assert spec.note == "derived from the graph"  # 224 and 320 are not tried first
+
+
+def test_nothing_runs_names_the_dims_the_tries_and_the_node(tmp_path: Path) -> None:
+    path = models.save(models.odd_length(37), tmp_path / "m.onnx")
+    with pytest.raises(InputSpecError) as caught:
+        resolve_inputs(path, use_cache=False)
+    message = str(caught.value)
+    assert "--shape x=1xN (N = n; tried 512, 1024" in message
+    # onnxruntime's cause, whole, without its codes, source paths and C++ signatures
+    assert "Reshape node 'fixed_reshape':" in message and "requested shape:{1,37}" in message
+    assert "onnxruntime_src" not in message and "[ONNXRuntimeError]" not in message

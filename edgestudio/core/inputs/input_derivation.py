@@ -16,6 +16,13 @@ import numpy as np
 import onnx
 
 from edgestudio.core.inputs.grammar import InputOverrides
+from edgestudio.core.inputs.graph_constraints import (
+    AxisSize,
+    multiples_of,
+    recurrent_batch_axes,
+    total_stride,
+    weight_fixed_axes,
+)
 from edgestudio.core.inputs.input_spec import (
     Domain,
     Feeds,
@@ -88,6 +95,9 @@ class _Usage:
     # at that axis (a symbol such as num_nodes, or a size) through the inferred shapes
     index_targets: list[tuple[str, int]] = field(default_factory=list)
     index_dims: list[str | int] = field(default_factory=list)
+    # whole numbers in [low, high) the graph expects: a OneHot's depth, an Equal against a
+    # range of constants (low, high, why)
+    value_ranges: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 def _constants(model: onnx.ModelProto) -> dict[str, onnx.TensorProto]:
@@ -243,12 +253,23 @@ def _usage(model: onnx.ModelProto, name: str, consumers: dict[str, list[onnx.Nod
                     usage.recurrent_state = True
                 elif index == 4:
                     usage.sequence_lens_of = node.input[0]
+            elif op == "OneHot" and node.input[0] == tensor and len(node.input) > 1 \
+                    and node.input[1] in consts:
+                depth = int(onnx.numpy_helper.to_array(consts[node.input[1]]).reshape(-1)[0])
+                if depth > 0:
+                    usage.value_ranges.append(
+                        (0, depth, f"one-hot encoded by '{node.name or node.output[0]}' "
+                                   f"(depth {depth})"))
             elif op in _COMPARE_OPS:
                 other = [t for t in node.input if t != tensor and t in consts]
                 for t in other:
                     values = onnx.numpy_helper.to_array(consts[t]).reshape(-1)
                     if 0 < values.size <= 4:
                         usage.compared_with += [float(v) for v in values]
+                    elif values.size > 4 and np.all(np.mod(values, 1) == 0):
+                        low, high = int(values.min()), int(values.max())
+                        usage.value_ranges.append(
+                            (low, high + 1, f"compared with the constants {low}…{high}"))
     return usage
 
 
@@ -280,8 +301,10 @@ def _is_state(inp: DeclaredInput, usage: _Usage) -> bool:
         and bool(_STATE_NAME.search(inp.name)) and (fixed_leading or len(inp.shape) >= 2))
 
 
-def _slots(inputs: list[DeclaredInput], usages: dict[str, _Usage]) -> dict[tuple[str, int], _Slot]:
-    """Classify every unknown dim of every input."""
+def _slots(inputs: list[DeclaredInput], usages: dict[str, _Usage],
+           recurrent_batch: set[tuple[str, int]]) -> dict[tuple[str, int], _Slot]:
+    """Classify every unknown dim of every input (``recurrent_batch``: the axes a recurrent
+    layer reads as its batch)."""
     slots: dict[tuple[str, int], _Slot] = {}
     # An axis other inputs index into (a graph network's nodes) is a count of things, not a
     # batch: it takes real sizes so that the indices into it mean something.
@@ -306,7 +329,8 @@ def _slots(inputs: list[DeclaredInput], usages: dict[str, _Usage]) -> dict[tuple
             if (inp.name, axis) in indexed:
                 kind = "sequence"
             elif (isinstance(dim, str) and (dim in batch_symbols or _BATCH_NAME.match(dim))) \
-                    or (axis == 0 and len(inp.shape) >= 2) or state:
+                    or (axis == 0 and len(inp.shape) >= 2) or state \
+                    or (inp.name, axis) in recurrent_batch:
                 kind = "batch"
             elif floating and len(inp.shape) == 4 and axis >= 1:
                 kind = "image"
@@ -366,6 +390,9 @@ def _domain_for(inp: DeclaredInput, usage: _Usage, state: bool,
             if isinstance(fixed, int):
                 return (Domain("values", values=(float(fixed),)),
                         "sequence lengths of a recurrent layer: the full length")
+        if usage.value_ranges:
+            low, high, why = usage.value_ranges[0]
+            return Domain("integers", low, high), f"{why}: values {low}–{high - 1}"
         if usage.compared_with:
             values = tuple(dict.fromkeys(usage.compared_with))
             return Domain("values", values=values), "compared with constants in the graph"
@@ -379,6 +406,9 @@ def _domain_for(inp: DeclaredInput, usage: _Usage, state: bool,
                 f"numbers below {rows}")
     if _MASK_NAME.search(inp.name):
         return Domain("ones"), "a mask: all ones"
+    if usage.value_ranges:  # class ids stored as floats, one-hot encoded in the graph
+        low, high, why = usage.value_ranges[0]
+        return Domain("integers", low, high), f"{why}: whole numbers {low}–{high - 1}"
     return Domain("normal"), "a float input: standard normal values"
 
 
@@ -409,7 +439,8 @@ def derive_candidates(model: onnx.ModelProto,
     consumers, consts, producers = _consumers(model), _constants(model), _producers(model)
     usages = {i.name: _usage(model, i.name, consumers, consts, producers) for i in inputs}
     _resolve_index_dims(model, usages)
-    slots = _slots(inputs, usages)
+    ranks = {i.name: len(i.shape) for i in inputs if not all(isinstance(d, int) for d in i.shape)}
+    slots = _slots(inputs, usages, recurrent_batch_axes(ranks, consumers, consts))
     # Symbols fixed by a user's --shape apply wherever the symbol appears.
     pinned: dict[str, int] = {}
     for name, shape in shapes.items():
@@ -417,18 +448,44 @@ def derive_candidates(model: onnx.ModelProto,
             slot = slots.get((name, axis))
             if slot is not None:
                 pinned[slot.symbol] = n
-    free = sorted({s.symbol: s for s in slots.values()
-                   if s.kind != "batch" and s.symbol not in pinned}.values(),
-                  key=lambda s: s.symbol)
+    fixed = {key: size for key, size
+             in weight_fixed_axes(ranks, consumers, producers, consts).items() if key in slots}
+    by_graph = {slots[(f.input, f.axis)].symbol: f.size for f in fixed.values()
+                if slots[(f.input, f.axis)].symbol not in pinned}
     domains = {i.name: _domain_for(i, usages[i.name], _is_state(i, usages[i.name]), slots,
                                    by_name) for i in inputs}
-    tries = max([len(_SIZES_BY_KIND[s.kind]) for s in free] + [1])
+    stride = total_stride(model, consts)
+    yielded: set[tuple[tuple[int, ...], ...]] = set()
+    # The sizes the weights imply first; the same candidates without them after, in case a
+    # weight was followed through an op that does not keep the axis it meant.
+    for graph_sizes in ([by_graph, {}] if by_graph else [{}]):
+        known = {**graph_sizes, **pinned}
+        for spec in _candidates(inputs, slots, known, domains, shapes, ranges, fixed, stride):
+            key = tuple(e.shape for e in spec.inputs)
+            if key not in yielded:
+                yielded.add(key)
+                yield spec
+
+
+def _candidates(inputs: list[DeclaredInput], slots: dict[tuple[str, int], _Slot],
+                known: dict[str, int], domains: dict[str, tuple[Domain, str]],
+                shapes: dict[str, tuple[int, ...]], ranges: dict[str, Domain],
+                fixed: dict[tuple[str, int], AxisSize],
+                stride: int) -> Iterator[InputSpecification]:
+    """Specs in which the ``known`` symbols keep their sizes, batch dims are 1 and the other
+    symbols take, in lockstep, the sizes of their kind (multiples of the graph's stride)."""
+    free = sorted({s.symbol: s for s in slots.values()
+                   if s.kind != "batch" and s.symbol not in known}.values(),
+                  key=lambda s: s.symbol)
+    options_by_kind = {kind: multiples_of(sizes, stride) if kind != "sequence" else sizes
+                       for kind, sizes in _SIZES_BY_KIND.items()}
+    tries = max([len(options_by_kind[s.kind]) for s in free] + [1])
     for k in range(min(tries, MAX_CANDIDATES)):
         sizes = {s.symbol: 1 for s in slots.values() if s.kind == "batch"}
         for s in free:
-            options = _SIZES_BY_KIND[s.kind]
+            options = options_by_kind[s.kind]
             sizes[s.symbol] = options[min(k, len(options) - 1)]
-        sizes.update(pinned)
+        sizes.update(known)
         entries = []
         for inp in inputs:
             shape = shapes.get(inp.name) or tuple(
@@ -439,12 +496,19 @@ def derive_candidates(model: onnx.ModelProto,
             if inp.name in ranges:
                 domain = _user_domain(ranges[inp.name], inp.dtype)
                 reason = "set by you"
+            why_sizes = [f"{d if isinstance(d, str) else f'axis {a}'} = "
+                         f"{fixed[(inp.name, a)].size}, fixed by {fixed[(inp.name, a)].reason}"
+                         for a, d in enumerate(inp.shape)
+                         if (inp.name, a) in fixed and inp.name not in shapes
+                         and sizes[slots[(inp.name, a)].symbol] == fixed[(inp.name, a)].size]
+            if why_sizes:
+                reason = "; ".join([reason, *why_sizes])
             declared = tuple(d if d is not None else slots[(inp.name, a)].symbol
                              for a, d in enumerate(inp.shape))
             entries.append(InputEntry(inp.name, inp.dtype, tuple(shape), domain, declared,
                                       reason, user))
         batch = tuple(sorted({s.symbol for s in slots.values() if s.kind == "batch"}
-                             - set(pinned)))
+                             - set(known)))
         yield InputSpecification(tuple(entries), tuple(sorted(sizes.items())),
                                  batch_symbols=batch)
 
@@ -479,14 +543,64 @@ def needs_attention(model: onnx.ModelProto) -> list[str]:
     return names
 
 
-def describe_failure(model: onnx.ModelProto, errors: Sequence[str]) -> str:
-    """The message when no candidate ran: the last error and which inputs to specify."""
+def describe_failure(model: onnx.ModelProto, errors: Sequence[str],
+                     tried: Sequence[InputSpecification] = ()) -> str:
+    """The message when no candidate ran: which inputs and dims are still unknown, what the
+    graph fixed, the ``--shape`` entry that settles them, and onnxruntime's last error."""
     last = errors[-1] if errors else "no candidate could be built"
     attention = needs_attention(model)
-    # worded for both surfaces that show it: the window's Inputs tab and the command line
-    hint = (f" Give the shapes or value ranges of {', '.join(attention)} (the Inputs tab's "
-            "Shapes and Ranges; --shape NAME=DIMxDIM / --range NAME=LOW:HIGH on the command "
-            "line), or real data (--data)." if attention
-            else " Give real data (the Inputs tab's data; --data on the command line).")
-    return (f"The model did not run on any of {len(errors)} derived input specification(s); "
-            f"the last error was: {last}.{hint}")
+    head = (f"The model did not run on any of {len(errors)} input specification(s) derived "
+            "from its graph.")
+    if not attention:
+        return (f"{head} Give real data (the Inputs tab's data; --data on the command line). "
+                f"The last error: {last}")
+    parts = [head]
+    first = tried[0] if tried else None
+    fixed = [f"{e.name}: {why.strip()}" for e in (first.inputs if first else ())
+             for why in e.reason.split(";")[1:]]
+    if fixed:
+        parts.append("What the graph fixes: " + "; ".join(fixed) + ".")
+    varied = _varied_symbols(tried)
+    entries = []
+    for e in first.inputs if first else ():
+        unknown = [(a, d) for a, d in enumerate(e.declared) if isinstance(d, str) and d in varied]
+        if unknown:
+            letters = {a: _placeholder(d, e.name) for a, d in unknown}
+            shape = "x".join(letters.get(a, str(n)) for a, n in enumerate(e.shape))
+            tried_sizes = ", ".join(str(n) for n in varied[unknown[0][1]])
+            dims = ", ".join(f"{letters[a]} = {_dim_label(d, e.name, a)}" for a, d in unknown)
+            entries.append(f"--shape {e.name}={shape} ({dims}; tried {tried_sizes})")
+    listed = ", ".join(attention)
+    if entries:
+        parts.append(f"Still unknown in {listed}: give the sizes your data has, "
+                     + "; ".join(entries) + " — on the command line, or the same entries in "
+                     "the Inputs tab's Shapes (values: --range NAME=LOW:HIGH, its Ranges), "
+                     "or real data (--data).")
+    else:
+        parts.append(f"Give the shapes or value ranges of {listed} (the Inputs tab's Shapes "
+                     "and Ranges; --shape NAME=DIMxDIM / --range NAME=LOW:HIGH on the command "
+                     "line), or real data (--data).")
+    parts.append(f"The last error: {last}")
+    return " ".join(parts)
+
+
+def _varied_symbols(tried: Sequence[InputSpecification]) -> dict[str, list[int]]:
+    """The symbols the candidates gave different sizes, with the sizes in the order tried."""
+    sizes: dict[str, list[int]] = {}
+    for spec in tried:
+        for symbol, n in spec.sizes:
+            sizes.setdefault(symbol, [])
+            if n not in sizes[symbol]:
+                sizes[symbol].append(n)
+    return {s: v for s, v in sizes.items() if len(v) > 1}
+
+
+def _dim_label(symbol: str, name: str, axis: int) -> str:
+    return f"axis {axis}" if symbol.startswith(f"{name}:") else symbol
+
+
+def _placeholder(symbol: str, name: str) -> str:
+    """``N`` for an unnamed dim, the symbol in capitals (``TIME``) for a named one."""
+    if symbol.startswith(f"{name}:"):
+        return "N"
+    return re.sub(r"\W", "_", symbol).upper()

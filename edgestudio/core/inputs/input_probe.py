@@ -35,9 +35,10 @@ from edgestudio.core.paths import cache_dir, file_hash
 from edgestudio.core.progress import Reporter
 from edgestudio.core.serialise import from_json, to_json
 
-# Bumped whenever what a cached spec holds, or how specs are derived, changes (3: index
+# Bumped whenever what a cached spec holds, or how specs are derived, changes (4: sizes the
+# weights and strides fix, one-hot and constant ranges; 3: index
 # inputs into computed tensors, covering indices, all-true bool masks).
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 
 
 def _cache_path(model_hash: str, overrides: InputOverrides) -> Path:
@@ -170,7 +171,9 @@ def resolve_inputs(model_path: Path, model: onnx.ModelProto | None = None,
     if session is None:
         session = cpu_session(session_source(model, model_path), optimized=False)
     errors: list[str] = []
+    tried: list[InputSpecification] = []
     for k, candidate in enumerate(derive_candidates(model, overrides)):
+        tried.append(candidate)
         if reporter is not None:
             reporter.log(f"Trying inputs {_sizes_text(candidate)}")
             reporter.check_cancelled()
@@ -183,7 +186,7 @@ def resolve_inputs(model_path: Path, model: onnx.ModelProto | None = None,
                 _write_cache(key, spec)
             return ResolvedInputs(spec, model, model_path, _session=session)
         errors.append(error)
-    raise InputSpecError(describe_failure(model, errors))
+    raise InputSpecError(describe_failure(model, errors, tried))
 
 
 def _sizes_text(spec: InputSpecification) -> str:

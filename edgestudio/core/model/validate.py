@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -178,7 +179,31 @@ def check_against(
 
 
 def short(exc: BaseException) -> str:
-    """One line of an exception (onnxruntime's messages carry the whole call stack)."""
+    """One line of an exception (onnxruntime's messages carry the whole call stack; their
+    gist is kept, see :func:`ort_gist`)."""
     text = str(exc).strip()
+    if "[ONNXRuntimeError]" in text:
+        return ort_gist(text, 400)
     first = text.splitlines()[0] if text else type(exc).__name__
     return first if len(first) < 400 else first[:400] + "…"
+
+
+_ORT_NODE = re.compile(r"while running (\w+) node\. Name:'([^']*)'")
+# "/onnxruntime_src/.../reshape_helper.h:91 onnxruntime::ReshapeHelper::ReshapeHelper(...) "
+_ORT_SOURCE = re.compile(r"^\S+\.(?:h|cc|cpp):\d+ (?:[\w:~<>]+\([^)]*\)(?: const)? )?")
+
+
+def ort_gist(text: str, limit: int = 300) -> str:
+    """Why onnxruntime failed, in a line: the node it was running and its status message (or
+    type error), without error codes, source paths and C++ signatures —
+    ``Reshape node 'r': The input tensor cannot be reshaped…``."""
+    node = _ORT_NODE.search(text)
+    for marker in ("Status Message: ", "Type Error: "):
+        if marker in text:
+            text = text.split(marker, 1)[1]
+            break
+    text = re.sub(r"Load model from \S+ failed:\s*", "", text).strip()
+    text = " ".join(_ORT_SOURCE.sub("", text).split())
+    if node:
+        text = f"{node.group(1)} node '{node.group(2)}': {text}"
+    return text if len(text) <= limit else text[:limit] + "…"
