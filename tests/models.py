@@ -233,6 +233,139 @@ def odd_length(length: int = 37) -> onnx.ModelProto:
                   [shape], "odd_length")
 
 
+def feature_matrix(width: int = 80) -> onnx.ModelProto:
+    """x[frames, features] (both symbolic) → LayerNorm → MatMul W[``width``,16] → y: runs
+    only at features == ``width``, a size no list of guesses holds (an acoustic model's
+    filterbank input)."""
+    rng = np.random.default_rng(4)
+    inits = [numpy_helper.from_array(rng.standard_normal((width, 16)).astype(np.float32), "W"),
+             numpy_helper.from_array(np.ones(width, np.float32), "gamma"),
+             numpy_helper.from_array(np.zeros(width, np.float32), "beta")]
+    nodes = [helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["n"], name="norm",
+                              axis=-1),
+             helper.make_node("MatMul", ["n", "W"], ["y"], name="fc1")]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                        ["frames", "features"])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["frames", 16])],
+                  inits, "feature_matrix")
+
+
+def lstm_with_state(features: int = 20, hidden: int = 12) -> onnx.ModelProto:
+    """A bidirectional LSTM whose data input's width and whose state inputs are all unnamed
+    dims (a streaming model's cache): x[?, ?, ?], h0/c0[?, ?, ?] → LSTM → y, hn, cn."""
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((2, 4 * hidden, features)).astype(np.float32) * 0.2
+    r = rng.standard_normal((2, 4 * hidden, hidden)).astype(np.float32) * 0.2
+    inits = [numpy_helper.from_array(w, "W"), numpy_helper.from_array(r, "R")]
+    nodes = [helper.make_node("LSTM", ["x", "W", "R", "", "", "h0", "c0"], ["y", "hn", "cn"],
+                              name="lstm", hidden_size=hidden, direction="bidirectional")]
+    def unknown(name: str) -> onnx.ValueInfoProto:
+        return helper.make_tensor_value_info(name, TensorProto.FLOAT, [None, None, None])
+    return _model(nodes, [unknown("x"), unknown("h0"), unknown("c0")],
+                  [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+                   for n in ("y", "hn", "cn")], inits, "lstm_state", opset=14)
+
+
+def class_codes(depth: int = 300, codes: int = 256) -> onnx.ModelProto:
+    """``label`` int64[batch] one-hot encoded to ``depth`` classes, ``byte`` int64[batch]
+    compared with every value 0..``codes``-1 (a byte-level embedding written as Equal)."""
+    inits = [numpy_helper.from_array(np.array([depth], np.int64), "depth"),
+             numpy_helper.from_array(np.array([0.0, 1.0], np.float32), "off_on"),
+             numpy_helper.from_array(np.arange(codes, dtype=np.int64), "codes")]
+    nodes = [helper.make_node("OneHot", ["label", "depth", "off_on"], ["hot"], name="one_hot"),
+             helper.make_node("Unsqueeze", ["byte", "axis1"], ["b2"], name="col"),
+             helper.make_node("Equal", ["b2", "codes"], ["eq"], name="match_codes"),
+             helper.make_node("Cast", ["eq"], ["y2"], name="as_float", to=TensorProto.FLOAT)]
+    inits.append(numpy_helper.from_array(np.array([1], np.int64), "axis1"))
+    return _model(nodes, [
+        helper.make_tensor_value_info("label", TensorProto.INT64, ["batch"]),
+        helper.make_tensor_value_info("byte", TensorProto.INT64, ["batch"])],
+        [helper.make_tensor_value_info("hot", TensorProto.FLOAT, ["batch", depth]),
+         helper.make_tensor_value_info("y2", TensorProto.FLOAT, ["batch", codes])],
+        inits, "class_codes")
+
+
+def unet(stages: int = 7) -> onnx.ModelProto:
+    """x[1,1,H,W] halved ``stages`` times by stride-2 convs, then doubled back by Resize, each
+    scale Concat'ed with its skip: runs only when H and W are multiples of 2**``stages``."""
+    rng = np.random.default_rng(6)
+    inits, nodes, skips, t = [], [], [], "x"
+    for i in range(stages):
+        inits.append(numpy_helper.from_array(
+            rng.standard_normal((1, 1, 3, 3)).astype(np.float32) * 0.3, f"down{i}.w"))
+        skips.append(t)
+        nodes.append(helper.make_node("Conv", [t, f"down{i}.w"], [f"d{i}"], name=f"down{i}",
+                                      strides=[2, 2], pads=[1, 1, 1, 1]))
+        t = f"d{i}"
+    inits.append(numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales"))
+    for i, skip in enumerate(reversed(skips)):
+        inits.append(numpy_helper.from_array(
+            rng.standard_normal((1, 2, 3, 3)).astype(np.float32) * 0.3, f"up{i}.w"))
+        nodes += [helper.make_node("Resize", [t, "", "scales"], [f"r{i}"], name=f"resize{i}",
+                                   mode="nearest"),
+                  helper.make_node("Concat", [f"r{i}", skip], [f"c{i}"], name=f"skip{i}",
+                                   axis=1),
+                  helper.make_node("Conv", [f"c{i}", f"up{i}.w"], [f"u{i}"], name=f"up{i}",
+                                   pads=[1, 1, 1, 1])]
+        t = f"u{i}"
+    nodes.append(helper.make_node("Identity", [t], ["y"], name="out"))
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                        [1, 1, "height", "width"])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                 [1, 1, "height", "width"])], inits, "unet")
+
+
+def gemm_row_bias() -> onnx.ModelProto:
+    """x[batch,8] → Gemm(W[4,8]ᵀ, C[1,4]) → Relu: a bias stored as a row, on which
+    onnxruntime's per-channel bias adjustment raises "The truth value of an array…"."""
+    rng = np.random.default_rng(7)
+    inits = [numpy_helper.from_array(rng.standard_normal((4, 8)).astype(np.float32), "W"),
+             numpy_helper.from_array(rng.standard_normal((1, 4)).astype(np.float32), "C")]
+    nodes = [helper.make_node("Gemm", ["x", "W", "C"], ["g"], name="fc", transB=1),
+             helper.make_node("Relu", ["g"], ["y"], name="relu")]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])], inits,
+                  "gemm_row_bias")
+
+
+def fp16_weights_behind_casts() -> onnx.ModelProto:
+    """x[1,4,8,8] → Conv whose weight and bias are float16 initializers Cast to float32 in the
+    graph, as a Keras mixed-precision export writes them (``InsertedPrecisionFreeCast_…``)."""
+    rng = np.random.default_rng(8)
+    inits = [numpy_helper.from_array(rng.standard_normal((6, 4, 3, 3)).astype(np.float16), "W16"),
+             numpy_helper.from_array(rng.standard_normal(6).astype(np.float16), "B16")]
+    nodes = [helper.make_node("Cast", ["W16"], ["W"], name="InsertedPrecisionFreeCast_W",
+                              to=TensorProto.FLOAT),
+             helper.make_node("Cast", ["B16"], ["B"], name="InsertedPrecisionFreeCast_B",
+                              to=TensorProto.FLOAT),
+             helper.make_node("Conv", ["x", "W", "B"], ["y"], name="conv", pads=[1, 1, 1, 1])]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 8, 8])], inits,
+                  "fp16_casts")
+
+
+def sklearn_like() -> onnx.ModelProto:
+    """x[?,4] → MatMul → Scaler (ai.onnx.ml, as skl2onnx writes) → Mul → MatMul → y: onnxruntime's
+    QOperator quantizer fails on the MatMul after the ML-domain op (its input has no type)."""
+    rng = np.random.default_rng(9)
+    inits = [numpy_helper.from_array(rng.standard_normal((4, 4)).astype(np.float32), "proj"),
+             numpy_helper.from_array(rng.standard_normal((4, 3)).astype(np.float32), "coef"),
+             numpy_helper.from_array(np.array([2.0], np.float32), "c")]
+    nodes = [helper.make_node("MatMul", ["x", "proj"], ["p"], name="project"),
+             helper.make_node("Scaler", ["p"], ["scaled"], domain="ai.onnx.ml", name="scaler",
+                              offset=[0.0] * 4, scale=[1.0] * 4),
+             helper.make_node("Mul", ["scaled", "c"], ["mul_result"], name="mul"),
+             helper.make_node("MatMul", ["mul_result", "coef"], ["y"], name="linear")]
+    graph = helper.make_graph(nodes, "sklearn_like",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 3])],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15),
+                                                    helper.make_opsetid("ai.onnx.ml", 1)])
+    model.ir_version = 8
+    return model
+
+
 def gru_model(opset: int = 11) -> onnx.ModelProto:
     """x[time,batch,4] with ``sequence_lens`` int32[batch] and h0[1,batch,8] → GRU → y."""
     rng = np.random.default_rng(3)

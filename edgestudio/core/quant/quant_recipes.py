@@ -141,6 +141,9 @@ class QuantRecipe(Recipe):
     # Prove the result in a child process (set by the runner when a worker crashed: a result
     # that crashes onnxruntime then becomes a clean refusal instead of a dead worker).
     isolate_proof: bool = False
+    # onnxruntime extra options a retry added to get past a known quantizer failure
+    # (core/quant/quantizer_fixes.py); not a user option.
+    ort_extra: tuple[tuple[str, int], ...] = ()
 
     def title(self) -> str:
         """Mode and types in a few words."""

@@ -32,6 +32,7 @@ from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.model.model_files import INLINE_LIMIT, read_full_model, save_model
 from edgestudio.core.model.opsets import iter_nodes, quantized_ops_in
 from edgestudio.core.model.result_gate import run_in_process, run_isolated
+from edgestudio.core.model.validate import ort_gist
 from edgestudio.core.progress import RecordingReporter, Reporter
 from edgestudio.core.quant.accel.accelerator import accelerated
 from edgestudio.core.quant.calib_cache import (
@@ -59,6 +60,11 @@ from edgestudio.core.quant.quant_recipes import (
 )
 from edgestudio.core.quant.quant_results import Quantization
 from edgestudio.core.quant.quantized_graph import existing_quantization
+from edgestudio.core.quant.quantizer_fixes import (
+    QuantizerFailure,
+    fold_weight_casts,
+    workaround_for,
+)
 from edgestudio.core.serialise import to_json
 
 PER_CHANNEL_MIN_OPSET = 13  # DequantizeLinear's axis attribute exists from opset 13
@@ -66,6 +72,14 @@ PER_CHANNEL_MIN_OPSET = 13  # DequantizeLinear's axis attribute exists from opse
 
 class QuantizeError(EdgeStudioError):
     """The recipe breaks a rule, the model cannot be quantized, or ORT's quantizer failed."""
+
+
+class QuantizerError(QuantizeError):
+    """onnxruntime's quantizer raised (``failure`` says what, and where)."""
+
+    def __init__(self, failure: QuantizerFailure) -> None:
+        super().__init__(f"onnxruntime's quantizer failed: {failure.cause}")
+        self.failure = failure
 
 
 def ort_options(recipe: QuantRecipe) -> dict[str, Any]:
@@ -79,6 +93,7 @@ def ort_options(recipe: QuantRecipe) -> dict[str, Any]:
     extra: dict[str, Any] = {
         opt.ort: getattr(recipe, f.name) if opt.used_in(recipe.mode) else f.default
         for f, opt in declared_options(QuantRecipe) if opt.ort}
+    extra.update(recipe.ort_extra)  # what a retry past a known quantizer failure added
     options: dict[str, Any] = {
         "per_channel": recipe.per_channel,
         "reduce_range": recipe.reduce_range,
@@ -161,6 +176,11 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
     # The recipe as quantized: nodes reading a weight with inf/NaN values stay in float (the
     # recipe itself, and the command it gives, stay as the user wrote them).
     quantized_as = _keeping_non_finite_weights(recipe, model, notes)
+    folded = fold_weight_casts(model) if recipe.mode in INTEGER_MODES else []
+    if folded:
+        notes.append(f"{len(folded)} weight(s) stored in another float type and Cast to "
+                     f"float32 in the graph ({_listed(folded)}) were stored as float32 first "
+                     "(exact): onnxruntime's quantizer quantizes stored weights only.")
 
     name = Path(recipe.output or "quantized.onnx").name
     with tempfile.TemporaryDirectory(dir=staging) as scratch, \
@@ -175,7 +195,7 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
         probe = pool.submit(job_inputs, source, model, recipe.shapes, recipe.ranges, data, quiet)
         pre: Path | None = None
         if not raise_opset:
-            float_path = _float_path(model, source, external, work, changed=False)
+            float_path = _float_path(model, source, external, work, changed=bool(folded))
             if preprocess:
                 pre = _preprocess(float_path, work / "pre.onnx", reporter, report)
         try:
@@ -452,10 +472,29 @@ def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None,
     attempts.append(("without pre-processing" if pre is not None else "as given", float_path,
                      recipe.op_block_list, {}))
     failures: list[str] = []
+    fixes: set[str] = set()
+    explained: set[int] = set()  # attempts whose note says why they were made
     for k, (label, quant_input, blocked, changes) in enumerate(attempts):
         out = work / f"quant{k}.onnx"
-        said = _quantize(replace(recipe, op_block_list=blocked, **changes), quant_input, out,
-                         samples, reporter)
+        try:
+            said = _quantize(replace(recipe, op_block_list=blocked, **changes), quant_input, out,
+                             samples, reporter)
+        except QuantizerError as exc:
+            fix = workaround_for(exc.failure, replace(recipe, **changes).per_channel, fixes)
+            if fix is None and len(attempts) == k + 1:
+                raise _quantizer_refusal(exc, attempts[:k], failures) from exc
+            failures.append(str(exc))
+            reporter.warn(f"Quantizing {label}: {exc}")
+            if fix is not None:
+                fixes.add(fix.key)
+                extra = (*changes.get("ort_extra", ()), *fix.extra.items())
+                exclude = (*changes.get("exclude", recipe.exclude), *fix.exclude)
+                explained.add(len(attempts))
+                attempts.append((f"{label}, {fix.key}", quant_input, blocked,
+                                 {**changes, **fix.changes, "ort_extra": extra,
+                                  "exclude": exclude}))
+                notes.append(fix.note)
+            continue
         reporter.stage("Loading and running the result", 0.85)
         inspected = pool.submit(_inspect_result, out, recipe.mode)
         if recipe.mode == "fp16" or recipe.isolate_proof:
@@ -466,13 +505,32 @@ def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None,
         if gate.ok:
             if said:
                 notes.append(said.note)
-            if k and not label.startswith("keeping"):  # fp16 fallbacks said what they kept
+            if k and not label.startswith("keeping") and k not in explained:  # fallbacks and
+                # workarounds said what they did
                 notes.append(f"The result {attempts[0][0]} did not run ({failures[0]}); "
                              f"quantized {label} instead.")
-            return out, "loads and runs", inspected.result(), said
+            read = inspected.result()
+            kept = [n for n in changes.get("exclude", ()) if n not in recipe.exclude]
+            if kept and not read.ops:
+                raise QuantizeError(
+                    f"{failures[-1]}. Keeping {_listed(kept)} in float gets past it but leaves "
+                    "nothing quantized, so nothing was written: onnxruntime cannot quantize "
+                    f"this model in this mode ({recipe.mode}); try another (--mode).")
+            return out, "loads and runs", read, said
         inspected.cancel()  # a result that does not run is not reported on
         failures.append(gate.reason)
         reporter.warn(f"The result quantized {label} is unusable: {gate.reason}")
+        rejected = (_rejected_nodes(gate.reason, float_path, replace(recipe, **changes))
+                    if recipe.mode in INTEGER_MODES and not gate.crashed
+                    and len(attempts) == k + 1 and len(attempts) < INTEGER_FALLBACK_ROUNDS
+                    else [])
+        if rejected:
+            explained.add(len(attempts))
+            attempts.append((f"keeping {_listed(rejected)} in float", pre or float_path, blocked,
+                             {**changes, "exclude": (*changes.get("exclude", recipe.exclude),
+                                                     *rejected)}))
+            notes.append(f"onnxruntime rejects the quantized form of {_listed(rejected)} "
+                         f"({_ort_cause(gate.reason)}): kept in float, the rest quantized.")
         if recipe.mode == "fp16" and not gate.crashed and len(attempts) == k + 1:
             fallback = _fp16_fallback(gate.reason, float_path, replace(recipe, **changes),
                                       blocked, fp16_rounds=k)
@@ -505,6 +563,18 @@ def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None,
                                                                      strict=False)) + "."
                         + _crash_diagnosis(recipe, out, feeds, failures)
                         + _what_to_try(recipe, failures))
+
+
+def _quantizer_refusal(exc: QuantizerError, attempts: list[Any],
+                       failures: list[str]) -> QuantizeError:
+    """The refusal when onnxruntime's quantizer failed on the last attempt and no known retry
+    is left: its cause, where it was, and what the earlier attempts met."""
+    where = f" (in onnxruntime's {exc.failure.where})" if exc.failure.where else ""
+    before = "".join(f" Also tried {a[0]}: {f}." for a, f in zip(attempts, failures,
+                                                                strict=False))
+    return QuantizeError(f"{exc}{where}.{before} Keep the node it names in float "
+                         "(--exclude NODE, the form's Exclude), quantize fewer operator types "
+                         "(--op-type), or try another mode (--mode).")
 
 
 def _crash_diagnosis(recipe: QuantRecipe, out: Path, feeds: dict[str, np.ndarray],
@@ -562,8 +632,10 @@ FP16_CRASH_SUSPECTS = ("GRU", "LSTM", "RNN")
 # round names the next node it rejects; real models needed one or two).
 FP16_FALLBACK_ROUNDS = 8
 _NODE_IN_ERROR = (re.compile(r"in node \(([^)]*)\)"), re.compile(r"node with name '([^']*)'"),
-                  re.compile(r"Name:'([^']*)'"))
-_OP_IN_ERROR = re.compile(r"of operator \((\w+)\)|implementation for (\w+)\(|running (\w+) node")
+                  re.compile(r"Name:'([^']*)'"), re.compile(r"\w+ node '([^']*)'"))
+# ("... node 'NAME'" is how model/validate.py's ort_gist names it)
+_OP_IN_ERROR = re.compile(r"of operator \((\w+)\)|implementation for (\w+)\(|running (\w+) node"
+                          r"|(\w+) node '")
 
 
 def _fp16_fallback(reason: str, float_path: Path, recipe: QuantRecipe, blocked: tuple[str, ...],
@@ -605,15 +677,24 @@ def _fp16_fallback(reason: str, float_path: Path, recipe: QuantRecipe, blocked: 
     return None
 
 
+# How many attempts an integer result gets when onnxruntime rejects a node of it (each round
+# keeps the node it names in float).
+INTEGER_FALLBACK_ROUNDS = 6
+
+
+def _rejected_nodes(reason: str, float_path: Path, recipe: QuantRecipe) -> list[str]:
+    """The float model's nodes that onnxruntime's refusal of a quantized result names, not
+    already kept in float (a QDQ Transpose it cannot load, say)."""
+    graph = onnx.load(str(float_path), load_external_data=False).graph
+    names = {n.name for n in iter_nodes(graph) if n.name}
+    named = dict.fromkeys(m.group(1) for pattern in _NODE_IN_ERROR
+                          for m in pattern.finditer(reason))
+    return [n for n in named if n in names and n not in recipe.exclude]
+
+
 def _ort_cause(reason: str) -> str:
-    """The part of an onnxruntime error that says why (its status message or type error),
-    without the file paths and codes around it."""
-    for marker in ("Status Message: ", "Type Error: "):
-        if marker in reason:
-            reason = reason.split(marker, 1)[1]
-            break
-    reason = re.sub(r"Load model from \S+ failed:\s*", "", reason).strip()
-    return reason if len(reason) <= 200 else reason[:200] + "…"
+    """The part of an onnxruntime error that says why (see :func:`ort_gist`)."""
+    return ort_gist(reason, 200)
 
 
 def _parameter_producers(graph: onnx.GraphProto, nodes: list[onnx.NodeProto],
@@ -862,4 +943,4 @@ def _quantize(recipe: QuantRecipe, src: Path, out: Path, samples: object,
     except EdgeStudioError:
         raise
     except Exception as exc:
-        raise QuantizeError(f"onnxruntime's quantizer failed: {type(exc).__name__}: {exc}") from exc
+        raise QuantizerError(QuantizerFailure.of(exc)) from exc
