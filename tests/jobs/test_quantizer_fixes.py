@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.model.result_gate import run_in_process
@@ -93,3 +94,42 @@ def test_nothing_left_to_quantize_after_the_retry_is_a_refusal(tmp_path: Path) -
     assert job.state is JobState.FAILED
     assert "Keeping 'linear' in float gets past it but leaves nothing quantized" in str(job.error)
     assert "--mode" in str(job.error) and not (tmp_path / "q.onnx").exists()
+
+
+def test_a_node_onnxruntime_rejects_in_the_result_is_kept_in_float(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A QDQ result onnxruntime cannot load (seen: a Transpose of an audio transcription
+    model) names the node in its error; that node is kept in float and the rest quantized.
+    The refusal is played by the gate here: no small model makes onnxruntime 1.32 write one."""
+    from edgestudio.core.model.result_gate import GateResult
+    from edgestudio.core.progress import RecordingReporter
+    from edgestudio.core.quant import quantize
+
+    seen: list[Path] = []
+
+    def gate(path: Path, feeds: dict[str, np.ndarray], extended_only: bool = False) -> GateResult:
+        seen.append(path)
+        if _conv_is_quantized(path):
+            return GateResult(False, "onnxruntime cannot load it: Conv node 'conv': Could not "
+                                     "find an implementation for the node")
+        return run_in_process(path, feeds, extended_only)
+
+    monkeypatch.setattr(quantize, "run_in_process", gate)
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    report = quantize.run_quantize(
+        QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), calib=SYNTHETIC,
+                    mode="qdq"), RecordingReporter(), staging)
+    notes = " ".join(report.details["notes"])
+    assert "rejects the quantized form of 'conv'" in notes and "kept in float" in notes
+    assert len(seen) == 3  # with and without pre-processing, then keeping 'conv' in float
+    assert not _conv_is_quantized(staging / "q.onnx")
+    assert "Precision: activations" in notes and "int8" in notes  # the Gemm is quantized
+
+
+def _conv_is_quantized(path: Path) -> bool:
+    """Whether node 'conv' reads a de-quantized weight."""
+    nodes = onnx.load(str(path)).graph.node
+    conv = next(n for n in nodes if n.name == "conv")
+    return any(n.op_type == "DequantizeLinear" and conv.input[1] in n.output for n in nodes)
