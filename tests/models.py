@@ -101,6 +101,26 @@ def fixed_batch_reshape() -> onnx.ModelProto:
     return model
 
 
+def fixed_batch_chain() -> onnx.ModelProto:
+    """x[1,3,4] → Reshape [1,12] → Relu → Reshape [1,3,4] (a Constant node) → Sigmoid → y, as
+    an exporter run at batch 1 writes it: a dynamic batch needs both constants freed, the
+    second only once the first passes the batch on."""
+    flat = numpy_helper.from_array(np.array([1, 12], np.int64), "flat_shape")
+    nodes = [helper.make_node("Reshape", ["x", "flat_shape"], ["f"], name="flatten"),
+             helper.make_node("Relu", ["f"], ["r"], name="relu"),
+             helper.make_node("Constant", [], ["unflat_shape"], name="unflat_const",
+                              value=numpy_helper.from_array(np.array([1, 3, 4], np.int64))),
+             helper.make_node("Reshape", ["r", "unflat_shape"], ["u"], name="unflatten"),
+             helper.make_node("Sigmoid", ["u"], ["y"], name="sigmoid")]
+    graph = helper.make_graph(nodes, "fixed_batch_chain",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 4])],
+                              [flat])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
 def fixed_batch_conv() -> onnx.ModelProto:
     """:func:`conv_relu_gemm` with its batch fixed to 1 (input and output)."""
     model = conv_relu_gemm(opset=17)

@@ -101,3 +101,27 @@ def test_a_dynamic_axis_the_graph_cannot_honour_fails_the_job(tmp_path: Path) ->
                                  DimChange("x", 0, 0), DimChange("x", 0, "not a name")])
 def test_invalid_dim_changes_are_blocked(bad: DimChange) -> None:
     assert not plan_dim_changes(models.conv_relu_gemm(), [bad]).ok
+
+
+def test_a_batch_hard_coded_in_shape_constants_is_freed_and_proven(tmp_path: Path) -> None:
+    import numpy as np
+    import onnxruntime as ort
+
+    src = models.save(models.fixed_batch_chain(), tmp_path / "fixed.onnx")
+    out = tmp_path / "dyn.onnx"
+    job = run_job(ConvertRecipe(model=str(src), output=str(out),
+                                dims=(DimChange("x", 0, "batch"), DimChange("y", 0, "batch"))))
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None
+    assert job.report.details["batch_constants"] == [
+        "Reshape 'flatten' [1, 12] → [0, 12]", "Reshape 'unflatten' [1, 3, 4] → [0, 3, 4]"]
+    second = job.report.check.cases[1]  # type: ignore[union-attr]
+    assert second.label.startswith("batch=3") and not second.error
+    # each row of a batch of 3 is what the original computes for it alone
+    x = np.random.default_rng(0).standard_normal((3, 3, 4)).astype(np.float32)
+    got = ort.InferenceSession(str(out)).run(None, {"x": x})[0]
+    original = ort.InferenceSession(str(src))
+    for i in range(3):
+        np.testing.assert_allclose(got[i:i + 1], original.run(None, {"x": x[i:i + 1]})[0],
+                                   rtol=1e-6)
+    assert onnx.load(str(src)).graph.initializer[0].name == "flat_shape"  # input untouched

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from edgestudio.core.convert.batch_constants import FreedConstant, free_batch_constants
 from edgestudio.core.convert.conversion_plan import (
     apply_dim_changes,
     io_dims,
@@ -71,7 +72,15 @@ def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
             reporter.warn(w)
             report.warnings.append(w)
         reporter.stage("Changing input/output dims", 0.3)
+        before = io_dims(model)
         apply_dim_changes(model, list(recipe.dims))
+        freed = _free_batch(model, recipe, before)
+        if freed:
+            note = ("The batch was hard-coded in shape constants; rewritten where the tensor "
+                    "they shape provably carries the batch (checked below at batch 3): "
+                    + "; ".join(f.text() for f in freed) + ".")
+            reporter.log(note)
+            report.details["batch_constants"] = [f.text() for f in freed]
 
     reporter.stage("Inferring shapes", 0.4)
     try:
@@ -96,6 +105,7 @@ def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         raise ConversionError(unusable + hint)
     report.check = check
     report.details = {
+        **report.details,
         "source": str(source),
         "opset": recipe.opset,
         "dims": {k: v for k, v in result_dims.items()},
@@ -103,6 +113,18 @@ def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     }
     reporter.stage(f"Done: {check.verdict()}", 1.0)
     return report
+
+
+def _free_batch(model: onnx.ModelProto, recipe: ConvertRecipe,
+                before: dict[str, list[int | str | None]]) -> list[FreedConstant]:
+    """Free the shape constants that hard-code the old batch when the recipe makes the first
+    axis of inputs with a fixed batch dynamic (see :mod:`batch_constants`)."""
+    made_dynamic = [c for c in recipe.dims if isinstance(c.value, str) and c.axis == 0
+                    and before.get(c.tensor) and isinstance(before[c.tensor][0], int)]
+    old = {n for c in made_dynamic if isinstance(n := before[c.tensor][0], int)}
+    if len(old) != 1:
+        return []  # none, or inputs whose old batches differ: nothing is provably the batch
+    return free_batch_constants(model, {str(c.value) for c in made_dynamic}, old.pop())
 
 
 def _output_declarations(model: onnx.ModelProto, session: Any,
