@@ -41,3 +41,28 @@ def test_the_wrong_declaration_is_said_before_converting_and_fixed_on_request(
     dims = onnx.load(str(fixed_out)).graph.output[0].type.tensor_type.shape.dim
     assert len(dims) == 3
     assert "--fix-output-shapes" in fixed.recipe.command_line()
+
+
+def test_constant_weights_and_a_rank_0_declaration_convert_with_the_fix(tmp_path: Path) -> None:
+    """Weights as Constant nodes and an output declared rank-0: onnx's shape inference fails
+    on the result; the job converts again declaring what the model produces, and says so."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("Constant", [], ["W"], name="cW", value=numpy_helper.from_array(
+                 rng.standard_normal((4, 3)).astype(np.float32))),
+             helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                         [2, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    model.ir_version = 7
+    src = models.save(model, tmp_path / "m.onnx")
+    out = tmp_path / "o.onnx"
+    job = run_job(ConvertRecipe(model=str(src), output=str(out), opset=17), timeout=300)
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None and job.report.check is not None and job.report.check.passed
+    assert "Converted again with the outputs declared" in job.report.warnings[0]
+    assert "'y' declares [] but the model produces [2, 3]" in job.report.warnings[0]
+    assert len(onnx.load(str(out)).graph.output[0].type.tensor_type.shape.dim) == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +35,33 @@ from edgestudio.core.serialise import to_json
 
 
 class ConversionError(EdgeStudioError):
-    """The conversion itself failed (the message says which step and why)."""
+    """The conversion itself failed (the message says which step and why; ``declarations``:
+    the model declares its outputs wrongly, a likely cause)."""
+
+    def __init__(self, message: str, declarations: bool = False) -> None:
+        super().__init__(message)
+        self.declarations = declarations
 
 
 def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
-    """Convert ``recipe.model`` as asked, write it to ``staging`` and check it."""
+    """Convert ``recipe.model`` as asked, write it to ``staging`` and check it. A conversion
+    that fails where the model declares its outputs wrongly (onnx's converter and shape
+    inference trust declarations) is made again with what the model produces declared."""
     assert isinstance(recipe, ConvertRecipe)
+    try:
+        return _convert(recipe, reporter, staging)
+    except ConversionError as exc:
+        if not exc.declarations or recipe.fix_output_shapes:
+            raise
+        note = (f"{exc} Converted again with the outputs declared as the model produces them "
+                "(--fix-output-shapes).")
+        reporter.warn(note)
+    report = _convert(replace(recipe, fix_output_shapes=True), reporter, staging)
+    report.warnings.insert(0, note)
+    return report
+
+
+def _convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobReport:
     source = Path(recipe.model)
     reporter.stage("Reading the model", 0.0)
     model = load_full_model(source)
@@ -63,7 +85,7 @@ def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         except Exception as exc:
             raise ConversionError(
                 f"onnx's version converter could not convert to opset {recipe.opset}: {exc}"
-                + hint) from exc
+                + hint, declarations=bool(hint)) from exc
     if recipe.dims:
         plan = plan_dim_changes(model, list(recipe.dims))
         if not plan.ok:
@@ -102,7 +124,7 @@ def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         unchecked_reason=why_not)
     unusable = result_unusable(check)
     if unusable:
-        raise ConversionError(unusable + hint)
+        raise ConversionError(unusable + hint, declarations=bool(hint))
     report.check = check
     report.details = {
         **report.details,
