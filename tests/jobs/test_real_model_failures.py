@@ -246,3 +246,60 @@ def test_a_tensor_with_a_nan_calibration_range_stays_in_float(
     notes = " ".join(job.report.details["notes"])
     assert "no finite range for 'fill'" in notes and "'where'" in notes
     assert any(n.op_type == "DequantizeLinear" for n in onnx.load(str(out)).graph.node)
+
+
+def test_an_fp16_crash_naming_nothing_is_bisected_to_the_types_kept_in_float32(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An fp16 result onnxruntime crashes on, with no recurrent op to suspect (an unrolled
+    segmenter): the job finds, by trying, the operator types to keep in float32 — here Relu,
+    which the played crash needs in float16 — and keeps only those."""
+    from edgestudio.core.model.result_gate import GateResult
+    from edgestudio.core.progress import RecordingReporter
+    from edgestudio.core.quant import quantize as quantize_op
+
+    def relu_in_float16(path: Path) -> bool:
+        model = onnx.load(str(path))
+        producers = {o: n for n in model.graph.node for o in n.output}
+        relu = next(n for n in model.graph.node if n.op_type == "Relu")
+        before = producers.get(relu.input[0])
+        return not (before is not None and before.op_type == "Cast"
+                    and before.attribute[0].i == TensorProto.FLOAT)
+
+    tries: list[Path] = []
+
+    def gate(path: Path, feeds: dict[str, np.ndarray]) -> GateResult:
+        tries.append(path)
+        if relu_in_float16(path):
+            return GateResult(False, "onnxruntime crashed (SIGSEGV)", crashed=True)
+        return GateResult(True)
+
+    monkeypatch.setattr(quantize_op, "run_isolated", gate)
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    recipe = QuantRecipe(model=str(src), output=str(tmp_path / "o.onnx"), mode="fp16")
+    notes: list[str] = []
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        out, state, _, _ = quantize_op._quantize_and_prove(
+            recipe, src, None, tmp_path, None, {}, RecordingReporter(), notes, pool)
+    assert state == "loads and runs"
+    said = " ".join(notes)
+    assert "keeping Relu in float32 makes it run" in said and "each in a child process" in said
+    assert not relu_in_float16(out)
+    weights = {t.name: t.data_type for t in onnx.load(str(out)).graph.initializer}
+    assert weights["conv.w"] == TensorProto.FLOAT16  # the rest is float16
+    assert len(tries) <= 10
+
+
+def test_an_fp16_crash_that_keeping_everything_does_not_cure_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from edgestudio.core.model.result_gate import GateResult
+    from edgestudio.core.progress import RecordingReporter
+    from edgestudio.core.quant import quantize as quantize_op
+
+    monkeypatch.setattr(quantize_op, "run_isolated", lambda path, feeds, **kw: GateResult(
+        False, "onnxruntime crashed (SIGSEGV)", crashed=True))
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    recipe = QuantRecipe(model=str(src), output=str(tmp_path / "o.onnx"), mode="fp16")
+    with ThreadPoolExecutor(max_workers=1) as pool, pytest.raises(quantize_op.QuantizeError,
+                                                                  match="unusable"):
+        quantize_op._quantize_and_prove(recipe, src, None, tmp_path, None, {},
+                                        RecordingReporter(), [], pool)

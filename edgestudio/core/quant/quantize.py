@@ -44,6 +44,7 @@ from edgestudio.core.quant.calib_cache import (
     lookup,
     uncached,
 )
+from edgestudio.core.quant.fp16_bisect import Bisection, float32_types_needed
 from edgestudio.core.quant.int4_job import int4_options, run_int4_streamed, streamed_int4_plan
 from edgestudio.core.quant.mixed_precision import (
     COMPUTE_OPS,
@@ -511,7 +512,7 @@ def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None,
                              f"quantized {label} instead.")
             read = inspected.result()
             kept = [n for n in changes.get("exclude", ()) if n not in recipe.exclude]
-            if kept and not read.ops:
+            if kept and not read.ops and recipe.mode in INTEGER_MODES:
                 raise QuantizeError(
                     f"{failures[-1]}. Keeping {_listed(kept)} in float gets past it but leaves "
                     "nothing quantized, so nothing was written: onnxruntime cannot quantize "
@@ -549,6 +550,20 @@ def _quantize_and_prove(recipe: QuantRecipe, float_path: Path, pre: Path | None,
                                  (*blocked, *suspects), {}))
                 notes.append(f"onnxruntime crashes on the fp16 form of {', '.join(suspects)}: "
                              "kept in float32.")
+        if gate.crashed and recipe.mode == "fp16" and len(attempts) == k + 1 \
+                and not any(a[0].startswith("keeping the types") for a in attempts):
+            found = _bisect_fp16_crash(float_path, replace(recipe, **changes), blocked, feeds,
+                                       work, reporter)
+            if found.kept:
+                types = ", ".join(found.kept)
+                attempts.append((f"keeping the types {types} in float32", float_path,
+                                 (*blocked, *found.kept), changes))
+                notes.append(
+                    f"onnxruntime crashes opening the fp16 form of this model; keeping {types} in "
+                    f"float32 makes it run ({found.tries} tries, each in a child process"
+                    + (", the budget spent before the set was minimal" if found.exhausted
+                       else "; keeping any one of them in float16 crashes again")
+                    + "), the rest is float16.")
         if gate.crashed and _int8_activations_may_help(recipe) and len(attempts) == k + 1:
             # onnxruntime (1.32) segfaults running some QDQ graphs whose constants feeding an
             # Add are quantized to uint8 with zero point 255 (a spindle-detector EEG model);
@@ -717,6 +732,35 @@ def _int8_activations_may_help(recipe: QuantRecipe) -> bool:
     """True for a static uint8-activation recipe that int8 activations would keep valid."""
     return (recipe.mode in STATIC_MODES and recipe.activation_type == "uint8"
             and recipe.weight_type == "int8")
+
+
+def _bisect_fp16_crash(float_path: Path, recipe: QuantRecipe, blocked: tuple[str, ...],
+                       feeds: dict[str, np.ndarray], work: Path,
+                       reporter: Reporter) -> Bisection:
+    """The operator types to keep in float32 for an fp16 result onnxruntime crashes on (see
+    :mod:`~edgestudio.core.quant.fp16_bisect`); each try converted and run in a child."""
+    from onnxruntime.transformers.float16 import DEFAULT_OP_BLOCK_LIST
+
+    graph = onnx.load(str(float_path), load_external_data=False).graph
+    counts: dict[str, int] = {}
+    for node in iter_nodes(graph):
+        if node.op_type not in blocked and node.op_type not in DEFAULT_OP_BLOCK_LIST:
+            counts[node.op_type] = counts.get(node.op_type, 0) + 1
+    types = sorted(counts, key=lambda op: (-counts[op], op))
+    reporter.stage(f"Finding what crashes onnxruntime: trying {len(types)} operator types kept "
+                   "in float32", 0.86)
+    quiet = RecordingReporter()
+
+    def runs(kept: tuple[str, ...]) -> bool:
+        reporter.check_cancelled()
+        out = work / "fp16_try.onnx"
+        _fp16(replace(recipe, op_block_list=(*blocked, *kept)), float_path, out, None, quiet)
+        ok = run_isolated(out, feeds).ok
+        reporter.log(f"fp16 keeping {', '.join(kept) or 'nothing more'} in float32: "
+                     + ("runs" if ok else "crashes or fails"))
+        return ok
+
+    return float32_types_needed(types, runs)
 
 
 def _fp16_suspects(model: onnx.ModelProto, blocked: tuple[str, ...]) -> list[str]:
