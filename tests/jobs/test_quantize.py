@@ -313,6 +313,29 @@ def test_image_folder_calibration_with_preprocessing(tmp_path: Path) -> None:
     assert job.state is JobState.SUCCEEDED, job.error
 
 
+def test_images_that_do_not_fit_propose_the_flags_that_do(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from edgestudio.core.inputs.calib_data import image_flags
+    from edgestudio.core.inputs.input_spec import InputSpecError
+
+    folder = tmp_path / "images"
+    folder.mkdir()
+    Image.fromarray(np.zeros((20, 30, 3), np.uint8)).save(folder / "0.png")
+    model = models.conv_relu_gemm()  # x [batch, 3, 8, 8]
+    for value in model.graph.input[0].type.tensor_type.shape.dim:
+        value.ClearField("dim_param")
+    dims = model.graph.input[0].type.tensor_type.shape.dim
+    for d, n in zip(dims, (1, 8, 8, 3), strict=True):  # as an NHWC export declares it
+        d.dim_value = n
+    with pytest.raises((DataError, InputSpecError),
+                       match=r"--image-size 8x8 --image-layout NHWC \(the data form"):
+        list(open_samples(DataSource("images", str(folder)), model))
+    assert image_flags((1, 1, 28, 28)) == "--image-size 28x28 --image-layout NCHW --image-colour L"
+    assert image_flags(("batch", 3, "h", "w")) == "--image-layout NCHW"
+    assert image_flags((1, 16000)) == ""
+
+
 def test_a_weight_with_inf_values_stays_in_float(tmp_path: Path) -> None:
     """An embedding table with a -inf entry (an attention-bias row meaning "no path", as in a
     real molecule model): a scale over an infinite range would make every output NaN, so the

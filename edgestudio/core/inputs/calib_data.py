@@ -241,8 +241,11 @@ class SampleSet:
                 isinstance(d, int) and d > 0 and d != n
                 for d, n in zip(spec.shape, array.shape, strict=False)
             ):
+                fit = image_flags(spec.shape) if self.source.kind == "images" else ""
                 raise DataError(f"{where}: '{spec.name}' has shape {list(array.shape)}, the model "
-                                f"expects {spec.text()}.")
+                                f"expects {spec.text()}."
+                                + (f" Images that fit it: {fit} (the data form's Image size, "
+                                   "layout and colour)." if fit else ""))
             if np.issubdtype(array.dtype, np.floating) and not np.isfinite(array).all():
                 bad = "NaN" if np.isnan(array).any() else "inf"
                 raise DataError(f"{where}: '{spec.name}' contains {bad} values; calibration with "
@@ -274,6 +277,27 @@ class SampleSet:
                 warnings.append(f"Input '{name}' is all zeros in every sample: calibration "
                                 "ranges will collapse (scale 1.0, useless quantization).")
         return warnings
+
+
+def image_flags(shape: tuple[int | str | None, ...]) -> str:
+    """The image options that make pictures fit an input of ``shape``: ``--image-size
+    224x224 --image-layout NHWC`` (and ``--image-colour L`` for one channel); empty when the
+    shape is no image's."""
+    if len(shape) != 4:
+        return ""
+    if shape[1] in (1, 3):
+        layout, channels, height, width = "NCHW", shape[1], shape[2], shape[3]
+    elif shape[3] in (1, 3):
+        layout, channels, height, width = "NHWC", shape[3], shape[1], shape[2]
+    else:
+        return ""
+    flags = []
+    if isinstance(height, int) and isinstance(width, int) and height > 0 and width > 0:
+        flags.append(f"--image-size {height}x{width}")
+    flags.append(f"--image-layout {layout}")
+    if channels == 1:
+        flags.append("--image-colour L")
+    return " ".join(flags)
 
 
 def open_samples(source: DataSource, model: onnx.ModelProto,
