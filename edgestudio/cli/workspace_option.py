@@ -106,8 +106,12 @@ def record_job(args: argparse.Namespace, job: Job) -> None:
             run = document.new_run(QuantRun(
                 number=0, recipe=QuantRecipe(model=recipe.float_model, output=recipe.quant_model,
                                              mode=made or "qdq")))
+            from edgestudio.core.quant.mixed_precision import quantized_elsewhere
+
             with run.changing():
                 run.output, run.state = recipe.quant_model, RunState.QUANTIZED
+                run.quantization = quantized_elsewhere(Path(recipe.float_model),
+                                                       Path(recipe.quant_model))
         run.analyze_on, run.metric = recipe.data, recipe.metric
     flow.adopt(job, document, run)
     flow.job_finished(job)

@@ -59,3 +59,19 @@ def test_a_workspace_of_another_model_is_refused_before_the_job(tmp_path: Path) 
     refused = _run(tmp_path, "profile", str(other), "--runs", "3", "--workspace", "w.json")
     assert refused.returncode != 0 and "is for" in refused.stderr
     assert "nothing was run" in refused.stderr
+
+
+@pytest.mark.e2e
+def test_an_analysis_of_a_model_quantized_elsewhere_records_its_size(tmp_path: Path) -> None:
+    shutil.copy(SAMPLE_MODEL, tmp_path / SAMPLE_MODEL.name)
+    shutil.copy(SAMPLE_EVALUATION, tmp_path / SAMPLE_EVALUATION.name)
+    quant = models.quantized_sample(tmp_path)  # written by onnxruntime, not by EdgeStudio
+    done = _run(tmp_path, "analyze", SAMPLE_MODEL.name, quant.name, "--data",
+                SAMPLE_EVALUATION.name, "--workspace", "w.edgestudio.json")
+    assert done.returncode == 0, done.stderr
+    run = workspace.load(tmp_path / "w.edgestudio.json").document.runs[0]
+    summary = run.summary()  # what the Quantization tab's Size column shows
+    assert summary.size_bytes == quant.stat().st_size
+    assert summary.float_bytes == SAMPLE_MODEL.stat().st_size
+    assert run.quantization is not None and run.quantization.precision is not None
+    assert "QuantizeLinear" in run.quantization.quantized_ops

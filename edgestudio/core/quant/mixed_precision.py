@@ -10,12 +10,13 @@ tensors from node names, and reads the result back.
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import onnx
 
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.quant.quant_results import Precision
+from edgestudio.core.quant.quant_results import Precision, Quantization
 from edgestudio.core.quant.quantized_graph import fused_activations
 
 #: The operators whose integer kernels do the work (what a target's NPU or VNNI kernels run):
@@ -146,3 +147,26 @@ def precision_of(model: onnx.ModelProto) -> Precision:
                       and n.input[0] in dequantized)
     return Precision(dict(Counter(activations.values())), dict(Counter(weights.values())),
                      sum(float_ops.values()), dict(float_ops), conversions)
+
+
+def model_bytes(path: Path, model: onnx.ModelProto) -> int:
+    """The bytes ``path`` takes on disk with its external data files."""
+    from edgestudio.core.model.external_data import check_external_data
+
+    return path.stat().st_size + sum(f.size_bytes
+                                     for f in check_external_data(model, path.parent))
+
+
+def quantized_elsewhere(float_model: Path, quant_model: Path) -> Quantization:
+    """What can be said of a quantized model EdgeStudio did not write (an analysis from the
+    command line of a file quantized elsewhere): its size beside the float model's, its
+    precision and its quantized operators."""
+    from edgestudio.core.model.opsets import quantized_ops_in
+
+    quant = onnx.load(str(quant_model), load_external_data=False)
+    original = onnx.load(str(float_model), load_external_data=False)
+    return Quantization(float_bytes=model_bytes(float_model, original),
+                        quant_bytes=model_bytes(quant_model, quant),
+                        quantized_ops=quantized_ops_in(quant), precision=precision_of(quant),
+                        notes=["Quantized outside EdgeStudio (analysed from the command line): "
+                               "sizes and precision read from the files."])
