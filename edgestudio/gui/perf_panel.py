@@ -53,7 +53,8 @@ from edgestudio.gui.plots import set_category_axis, show_empty, show_values
 from edgestudio.gui.tables import NumericItem, results_table
 
 RESULT_COLUMNS = ["Model", "Where", "EP", "Threads", "Median (ms)", "p90 (ms)", "p99 (ms)",
-                  "Min (ms)", "Mean (ms)", "Std (ms)", "Runs/s", "CPU (ms)", "Note"]
+                  "Min (ms)", "Mean (ms)", "Std (ms)", "Runs/s", "CPU (ms)", "Timed runs",
+                  "Note"]
 PROFILE_COLUMNS = ["Node", "Op", "EP", "µs / run", "Share", "Fused from"]
 
 
@@ -450,6 +451,8 @@ class PerfPanel(QWidget):
                                                           r.min_ms, r.mean_ms, r.std_ms)]
                 cells += [NumericItem(r.throughput_per_s, ".0f"),
                           NumericItem(r.cpu_median_ms, ".3f"),
+                          # what it was made with, also when restored from a workspace
+                          NumericItem(r.runs, "d"),
                           QTableWidgetItem("contended machine" if r.contended else "")]
             for col, cell in enumerate(cells):
                 self.table.setItem(row, col, cell)

@@ -36,6 +36,9 @@ def test_benchmark_profile_and_overlays(qtbot, window: MainWindow, sample_model:
     assert recipe.command_line().startswith("edgestudio bench")
     qtbot.waitUntil(lambda: panel.table.rowCount() == 2, timeout=120_000)
     assert panel.table.item(0, 4).text() != ""
+    from edgestudio.gui.perf_panel import RESULT_COLUMNS
+
+    assert panel.table.item(0, RESULT_COLUMNS.index("Timed runs")).text() == "30"
     assert len(panel.dist_plot.getPlotItem().items) > 4
     assert panel.edge_ms.value() == pytest.approx(min(r.median_ms or 0 for r in panel.results), abs=1e-4)
     assert Path(panel.export_csv(str(tmp_path / "lat.csv")) or "").read_text().startswith("model")
