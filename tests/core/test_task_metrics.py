@@ -5,6 +5,8 @@ inputs are derived through the chains real models use."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -326,3 +328,32 @@ def test_next_token_figures_equal_a_hand_computation() -> None:
     assert figures["next_token_kl"] == pytest.approx(np.mean(kl), rel=1e-9)
     assert figures["next_token_top5"] == pytest.approx(1.0)  # token 4 is in the top 5 of both
     assert "2 positions over 1 sequence" in meter.result().note
+
+
+def test_ctc_with_a_dictionary_that_lists_the_blank_spells_from_index_0() -> None:
+    # a CRNN's charset.json: ["", "a", "b", …] — the blank is listed, indices are positions
+    meter = TaskMeter(TaskChoice("ctc", "y", "test"), alphabet=["", *"abcdefghij"],
+                      spelled_by="charset.json")
+    f, r = [0, 1, 0, 2, 2, 0, 3], [0, 1, 0, 4, 0, 3, 0]  # "abc" and "adc"
+    meter.add(_one_hot(f, 11), _one_hot(r, 11))
+    result = meter.result()
+    assert result.examples == ["line 0: 'abc' → 'adc'"]
+    assert "spelled with charset.json" in result.note
+
+
+def test_the_dictionary_is_found_beside_the_model_or_given(tmp_path: Path) -> None:
+    from edgestudio.core.quant.task_detection import find_alphabet
+
+    model = models.ctc_recogniser()
+    path = tmp_path / "rec.onnx"
+    assert find_alphabet(model, path) == (None, "")
+    (tmp_path / "other_keys.txt").write_text("x\ny\n", encoding="utf-8")
+    (tmp_path / "rec_dict.txt").write_text("a\nb\n \n", encoding="utf-8")
+    assert find_alphabet(model, path) == (["a", "b", " "], "rec_dict.txt")  # its own first
+    given = tmp_path / "charset.json"
+    given.write_text('["", "é", "ß"]', encoding="utf-8")
+    assert find_alphabet(model, path, str(given)) == (["", "é", "ß"], "charset.json")
+    with pytest.raises(ValueError, match="cannot be read"):
+        find_alphabet(model, path, str(tmp_path / "missing.txt"))
+    model.metadata_props.add(key="character", value="p\nq")  # PaddleOCR's own, before files
+    assert find_alphabet(model, path) == (["p", "q"], "the model's metadata")

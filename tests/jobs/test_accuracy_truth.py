@@ -133,3 +133,23 @@ def test_a_worker_that_crashes_proving_its_result_is_run_again_with_the_proof_is
     assert job.state is JobState.SUCCEEDED, job.error
     assert any("SIGSEGV" in w and "separate process" in w for w in job.warnings)
     assert out.is_file()
+
+
+def test_a_ctc_model_reads_text_with_the_dictionary_beside_it(tmp_path: Path) -> None:
+    src = models.save(models.ctc_recogniser(alphabet=40), tmp_path / "ctc.onnx")
+    symbols = [chr(ord("A") + k) for k in range(38)]  # classes 1–38, 39 is the space
+    (tmp_path / "ctc_keys.txt").write_text("\n".join(symbols) + "\n", encoding="utf-8")
+    rng = np.random.default_rng(1)
+    lines = tmp_path / "lines.npz"
+    np.savez(lines, x=rng.standard_normal((12, 24, 16)).astype(np.float32))
+    quant = tmp_path / "ctc_dyn.onnx"
+    _succeeded(QuantRecipe(model=str(src), output=str(quant), mode="dynamic"))
+    real = from_json(Analysis, _succeeded(AnalyzeRecipe(
+        float_model=str(src), quant_model=str(quant), data=DataSource("npz", str(lines)))))
+    assert real.task is not None and "spelled with ctc_keys.txt" in real.task.note
+    assert "characters of text" in real.task.note
+    assert real.task.examples and all("'" in e for e in real.task.examples)  # text
+    job = run_job(AnalyzeRecipe(float_model=str(src), quant_model=str(quant),
+                                data=DataSource("npz", str(lines)),
+                                alphabet=str(tmp_path / "nope.txt")), timeout=300)
+    assert job.state is JobState.FAILED and "nope.txt cannot be read" in str(job.error)

@@ -22,7 +22,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from edgestudio.core.inputs.calib_data import open_samples
+from edgestudio.core.inputs.calib_data import DataError, open_samples
 from edgestudio.core.inputs.data_source import SPEC_KINDS, provenance
 from edgestudio.core.inputs.input_probe import job_inputs
 from edgestudio.core.job_api.recipe import Recipe, Tolerance
@@ -39,7 +39,7 @@ from edgestudio.core.quant.quant_results import (
     WeightError,
 )
 from edgestudio.core.quant.quantized_graph import quantized_nodes, suggestion_targets
-from edgestudio.core.quant.task_detection import choose_task, model_alphabet
+from edgestudio.core.quant.task_detection import choose_task, find_alphabet
 from edgestudio.core.quant.task_metrics import TaskMeter
 from edgestudio.core.quant.task_names import TASK_LABELS
 from edgestudio.core.quant.verdicts import analysis_verdict
@@ -414,6 +414,10 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         spec = job_inputs(float_path, float_model, recipe.shapes, recipe.ranges,
                           reporter=reporter).spec
     samples = open_samples(recipe.data, float_model, spec, float_path)
+    try:  # read before any work: a wrong --alphabet is said at once
+        alphabet, spelled_by = find_alphabet(float_model, float_path, recipe.alphabet)
+    except ValueError as exc:
+        raise DataError(str(exc)) from exc
     data = provenance(recipe.data, len(samples))
     reporter.log(f"Data: {data.text()}")
     warnings = samples.validate()
@@ -474,7 +478,7 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
                           for fo, qo in zip(float_outputs, quant_outputs, strict=False)}
                 choice = choose_task(float_model, shaped, recipe.metric)
                 reporter.log(f"Task metric: {TASK_LABELS[choice.task]} — {choice.why}")
-                outcome.meter = TaskMeter(choice, samples.labels, model_alphabet(float_model))
+                outcome.meter = TaskMeter(choice, samples.labels, alphabet, spelled_by)
             outcome.add(f_vals, [deployed[qo] for qo in quant_outputs])
             store.drop(k)
             reporter.progress(0.7 + 0.25 * (k + 1) / total)

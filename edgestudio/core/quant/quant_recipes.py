@@ -189,6 +189,11 @@ class AnalyzeRecipe(Recipe):
     metric: str = option("auto", "--metric", "the task metric the verdict uses (auto: "
                          "detected from the outputs and the graph, with the reason said)",
                          choices=TASKS, label="Task metric:")
+    alphabet: str = option("", "--alphabet", "CTC recognisers: the dictionary that spells the "
+                           "classes (one symbol per line, or a JSON list); by default the one "
+                           "in the model's metadata or beside it (*keys*.txt, *dict*.txt)",
+                           metavar="FILE", label="CTC dictionary:",
+                           placeholder="from the model, or a file beside it")
     shapes: tuple[str, ...] = ()  # input specification for synthetic data
     ranges: tuple[str, ...] = ()
 

@@ -86,10 +86,13 @@ class TaskMeter:
     """Collects one task's figures sample by sample (``add``), then :meth:`result`."""
 
     def __init__(self, choice: TaskChoice, labels: np.ndarray | None = None,
-                 alphabet: list[str] | None = None) -> None:
+                 alphabet: list[str] | None = None, spelled_by: str = "") -> None:
         self.choice = choice
         self.labels = labels
-        self.alphabet = alphabet  # CTC: symbol k is alphabet[k - 1] (0 is the blank)
+        # CTC: symbol k is alphabet[k - 1] (0 is the blank), or alphabet[k] when the
+        # dictionary lists the blank itself first (as an empty string)
+        self.alphabet = alphabet
+        self.spelled_by = spelled_by  # where the dictionary came from, for the note
         self.samples = 0
         self._pairs: list[tuple[np.ndarray, np.ndarray]] = []  # argmax rows (float, quant)
         self._agree = self._total = self._agree5 = 0
@@ -276,8 +279,11 @@ class TaskMeter:
                                       edits / max(1, length), 0.01, 0.03,
                                       higher_is_better=False))
         unit = "characters of text" if self._spells(blank) else "symbols"
+        spelled = (f", spelled with {self.spelled_by}" if self._spells(blank) and self.spelled_by
+                   else "; no dictionary found (--alphabet FILE spells them)"
+                   if not self.alphabet else "")
         res.note = (f"blank class {blank}; {len(self._pairs)} sequences, {length} {unit} read "
-                    "by the float model")
+                    f"by the float model{spelled}")
 
     def _spells(self, blank: int) -> bool:
         return bool(self.alphabet) and blank == 0
@@ -289,6 +295,9 @@ class TaskMeter:
         alphabet = self.alphabet
         if not alphabet or not self._spells(blank):
             return decoded
+        if alphabet[0] == "":  # the blank is listed: indices are positions
+            text = "".join(alphabet[k] if 0 < k < len(alphabet) else "�" for k in decoded)
+            return list(text.strip())
         # PaddleOCR appends the space after its alphabet: one class past the listed symbols.
         text = "".join(alphabet[k - 1] if 0 < k <= len(alphabet) else
                        " " if k == len(alphabet) + 1 else "�" for k in decoded)
