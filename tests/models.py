@@ -484,6 +484,20 @@ def matmul_then_elementwise() -> onnx.ModelProto:
                   [w, offset, cap, shape], "matmul_then_elementwise")
 
 
+def frame_tagger(frames: int = 50, classes: int = 4) -> onnx.ModelProto:
+    """A sound-event tagger's head: x[batch, frames, 16] → MatMul → Sigmoid → y[batch, frames,
+    classes]: every class's probability at every frame, independently (multi-label)."""
+    rng = np.random.default_rng(11)
+    w = numpy_helper.from_array(rng.standard_normal((16, classes)).astype(np.float32) * 0.7, "w")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="tagger"),
+             helper.make_node("Sigmoid", ["m"], ["y"], name="sigmoid")]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                        ["batch", frames, 16])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                 ["batch", frames, classes])],
+                  [w], "frame_tagger")
+
+
 def ctc_recogniser(time: int = 24, alphabet: int = 40) -> onnx.ModelProto:
     """A CTC recogniser's head: x[batch, time, 16] → MatMul(16×alphabet) → Softmax(last axis) →
     probs[batch, time, alphabet] (class 0 is the blank, strongly biased so that it wins most

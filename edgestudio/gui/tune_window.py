@@ -79,7 +79,8 @@ class TuneWindow(QWidget):
 
         self.goal = QLineEdit("sqnr>=30")
         self.goal.setToolTip("sqnr>=DB (output SQNR), top1_drop<=POINTS (labelled data), task "
-                             "figures such as text_agreement>=0.99 or cer<=0.01, or "
+                             "figures such as text_agreement>=0.99, cer<=0.01 or "
+                             "frame_agreement>=0.99, or "
                              "max_abs<=ERROR")
         self.provider = QComboBox()
         self.provider.addItems(providers or ["CPUExecutionProvider"])

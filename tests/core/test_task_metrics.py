@@ -357,3 +357,22 @@ def test_the_dictionary_is_found_beside_the_model_or_given(tmp_path: Path) -> No
         find_alphabet(model, path, str(tmp_path / "missing.txt"))
     model.metadata_props.add(key="character", value="p\nq")  # PaddleOCR's own, before files
     assert find_alphabet(model, path) == (["p", "q"], "the model's metadata")
+
+
+def test_per_frame_multi_label_figures_equal_a_hand_computation() -> None:
+    meter = TaskMeter(TaskChoice("multilabel", "y", "test"))
+    f = np.array([[[0.9, 0.1, 0.6], [0.2, 0.2, 0.2], [0.7, 0.8, 0.1], [0.4, 0.6, 0.9]]])
+    q = np.array([[[0.8, 0.1, 0.4], [0.2, 0.3, 0.2], [0.7, 0.6, 0.6], [0.4, 0.7, 0.9]]])
+    meter.add(f, q)
+    # float says yes 6 times; quantized: 5 of them (misses frame 0 class 2), plus 1 new
+    # (frame 2 class 2): tp 5, fn 1, fp 1 → F1 = 10 / 12; frames 1 and 3 agree fully
+    figures = {fig.key: fig.value for fig in meter.result().figures}
+    assert figures["frame_agreement"] == 0.5
+    assert figures["f1"] == pytest.approx(10 / 12)
+    assert [fig.key for fig in meter.result().figures] == ["frame_agreement", "f1"]
+
+
+def test_a_sigmoid_at_every_frame_is_detected_as_multi_label() -> None:
+    model = models.frame_tagger(frames=50, classes=4)
+    choice = detect_task(model, {"y": np.full((1, 50, 4), 0.5, np.float32)})
+    assert choice.task == "multilabel" and "50 time steps" in choice.why

@@ -153,3 +153,28 @@ def test_a_ctc_model_reads_text_with_the_dictionary_beside_it(tmp_path: Path) ->
                                 data=DataSource("npz", str(lines)),
                                 alphabet=str(tmp_path / "nope.txt")), timeout=300)
     assert job.state is JobState.FAILED and "nope.txt cannot be read" in str(job.error)
+
+
+def test_a_frame_tagger_is_judged_by_its_decisions_frame_by_frame(tmp_path: Path) -> None:
+    src = models.save(models.frame_tagger(), tmp_path / "tagger.onnx")
+    rng = np.random.default_rng(2)
+    clips = tmp_path / "clips.npz"
+    x = rng.standard_normal((16, 50, 16)).astype(np.float32)
+    np.savez(clips, x=x)
+    quant = tmp_path / "tagger_q.onnx"
+    _succeeded(QuantRecipe(model=str(src), output=str(quant), mode="dynamic"))
+    real = from_json(Analysis, _succeeded(AnalyzeRecipe(
+        float_model=str(src), quant_model=str(quant), data=DataSource("npz", str(clips)))))
+    assert real.task is not None and real.task.task == "multilabel", real.task
+    figures = {f.key: f.value for f in real.task.figures}
+    # by hand, with onnxruntime: the decisions of both models at 0.5
+    import onnxruntime as ort
+
+    def decisions(path: Path) -> np.ndarray:  # sample by sample, as analysed: a dynamic
+        session = ort.InferenceSession(str(path))  # range is computed per run
+        return np.concatenate([session.run(None, {"x": s[None]})[0] for s in x]) >= 0.5
+
+    f, q = decisions(src), decisions(quant)
+    assert figures["frame_agreement"] == pytest.approx((f == q).all(axis=-1).mean())
+    tp, fp, fn = (f & q).sum(), (~f & q).sum(), (f & ~q).sum()
+    assert figures["f1"] == pytest.approx(2 * tp / (2 * tp + fp + fn))

@@ -119,6 +119,10 @@ def detect_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray]) -> TaskC
                           f"{shape[1]} classes (choose 'embedding' if these are features)")
     if rank == 3:
         classes = shape[2]
+        if op == "Sigmoid" and shape[1] > 1:
+            return TaskChoice("multilabel", name, f"'{name}' [{dims}] is a Sigmoid over "
+                              f"{classes} class(es) at each of {shape[1]} time steps: judged by "
+                              "the decisions at 0.5, frame by frame")
         if classes >= LM_MIN_VOCAB and op not in _SOFTMAX and _takes_token_ids(model) \
                 and not _EMBED_NAME.search(name):
             return TaskChoice("language-model", name, f"'{name}' [{dims}] holds {classes} "

@@ -105,6 +105,7 @@ class TaskMeter:
         self._diff_sq = self._ref_sq = 0.0
         self._classes = 0  # CTC: the alphabet size, blank included
         self._kl_sum = 0.0  # language model: KL(float ‖ quantized) summed over positions
+        self._tp = self._fp = self._fn = 0  # multi-label: the float model's decisions as truth
 
     def add(self, ref: np.ndarray, test: np.ndarray) -> None:
         """Fold in the chosen output of one sample (float ``ref``, quantized ``test``)."""
@@ -123,6 +124,8 @@ class TaskMeter:
             f, q = ref.argmax(axis=axis), test.argmax(axis=axis)
             self._agree += int((f == q).sum())
             self._total += f.size
+        elif task == "multilabel":
+            self._add_decisions(ref, test)
         elif task == "language-model":
             self._add_next_tokens(ref, test)
         elif task == "ctc":
@@ -137,6 +140,17 @@ class TaskMeter:
         r, t = ref.reshape(-1), test.reshape(-1)
         self._diff_sq += float(((r - t) ** 2).sum())
         self._ref_sq += float((r * r).sum())
+
+    def _add_decisions(self, ref: np.ndarray, test: np.ndarray) -> None:
+        """Per-frame multi-label outputs ([..., frames, classes] probabilities): every class's
+        decision at 0.5, frame by frame, the float model's as the truth."""
+        f = ref.reshape(-1, ref.shape[-1]) >= 0.5
+        q = test.reshape(-1, ref.shape[-1]) >= 0.5
+        self._agree += int((f == q).all(axis=1).sum())
+        self._total += f.shape[0]
+        self._tp += int((f & q).sum())
+        self._fp += int((~f & q).sum())
+        self._fn += int((f & ~q).sum())
 
     def _add_next_tokens(self, ref: np.ndarray, test: np.ndarray) -> None:
         """Every position's next-token distribution ([..., vocabulary] logits): whether the
@@ -221,6 +235,15 @@ class TaskMeter:
                                                       strict=True)) if a != b]
             res.examples = [f"sample {i}: class {self._rows_float[i]} → {self._rows_quant[i]}"
                             for i in diffs[:3]]
+        elif c.task == "multilabel" and self._total:
+            res.figures.append(TaskFigure("frame_agreement", "frames whose decisions all agree",
+                                          self._agree / self._total, 0.99, 0.95))
+            decided = 2 * self._tp + self._fp + self._fn
+            res.figures.append(TaskFigure("f1", "F1 of the decisions at 0.5 (float's as truth)",
+                                          2 * self._tp / decided if decided else 1.0, 0.98,
+                                          0.95))
+            res.note = (f"{self._total} frames over {self.samples} sample(s); the float model "
+                        f"says yes {self._tp + self._fn} time(s)")
         elif c.task == "tokens" and self._total:
             res.figures.append(TaskFigure("position_agreement", "argmax agreement per position",
                                           self._agree / self._total, 0.99, 0.95))

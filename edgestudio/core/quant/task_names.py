@@ -4,10 +4,12 @@ does not import it)."""
 
 from __future__ import annotations
 
-TASKS = ("auto", "classification", "tokens", "language-model", "ctc", "embedding", "detection",
-         "signal", "generic")
+TASKS = ("auto", "classification", "multilabel", "tokens", "language-model", "ctc", "embedding",
+         "detection", "signal", "generic")
 TASK_LABELS = {
     "classification": "classification (top-1 / top-5 agreement)",
+    "multilabel": "per-frame multi-label (decisions at 0.5 of every class at every time step: "
+                  "frame agreement and F1)",
     "tokens": "per-position classes (argmax agreement at every position)",
     "language-model": "language model (next-token top-1 agreement and the KL divergence of the "
                       "next-token distribution, at every position)",

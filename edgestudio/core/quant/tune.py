@@ -43,7 +43,7 @@ class Goal:
         # Task figures of the analysis (fractions: 0.99 is 99 %).
         "top1_agreement": ">=", "position_agreement": ">=", "text_agreement": ">=",
         "cer": "<=", "cosine": ">=", "neighbour_agreement": ">=", "box_agreement": ">=",
-        "relative_error": "<="}
+        "frame_agreement": ">=", "f1": ">=", "relative_error": "<="}
 
     @classmethod
     def parse(cls, text: str) -> Goal:
