@@ -498,6 +498,33 @@ def frame_tagger(frames: int = 50, classes: int = 4) -> onnx.ModelProto:
                   [w], "frame_tagger")
 
 
+def outlier_block(width: int = 16) -> onnx.ModelProto:
+    """A transformer block's shape with an outlier channel: x[batch, seq, width] → LayerNorm
+    (γ of channel 3 is 60: a few channels hundreds of times larger, as in real transformers)
+    → two MatMuls (its only readers: smoothing folds into γ, β) → Add → h; h → MatMul, with h
+    also on a residual Add (smoothing needs an inserted Mul there) → y."""
+    rng = np.random.default_rng(12)
+    gamma = np.ones(width, np.float32)
+    gamma[3] = 60.0
+    inits = [numpy_helper.from_array(gamma, "ln.gamma"),
+             numpy_helper.from_array(rng.standard_normal(width).astype(np.float32) * 0.1,
+                                     "ln.beta")]
+    for name in ("wq", "wk", "wo"):
+        inits.append(numpy_helper.from_array(
+            rng.standard_normal((width, width)).astype(np.float32) * 0.2, name))
+    nodes = [helper.make_node("LayerNormalization", ["x", "ln.gamma", "ln.beta"], ["n"],
+                              name="ln", axis=-1),
+             helper.make_node("MatMul", ["n", "wq"], ["q"], name="q_proj"),
+             helper.make_node("MatMul", ["n", "wk"], ["k"], name="k_proj"),
+             helper.make_node("Add", ["q", "k"], ["h"], name="mix"),
+             helper.make_node("MatMul", ["h", "wo"], ["o"], name="o_proj"),
+             helper.make_node("Add", ["o", "h"], ["y"], name="residual")]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                        ["batch", 8, width])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                 ["batch", 8, width])], inits, "outlier_block")
+
+
 def ctc_recogniser(time: int = 24, alphabet: int = 40) -> onnx.ModelProto:
     """A CTC recogniser's head: x[batch, time, 16] → MatMul(16×alphabet) → Softmax(last axis) →
     probs[batch, time, alphabet] (class 0 is the blank, strongly biased so that it wins most

@@ -4,6 +4,7 @@ every result says its precision counts; each result loads and runs."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -126,3 +127,27 @@ def test_calibration_data_given_to_a_mode_that_does_not_calibrate_is_said_unused
         assert any("calibration data is not used" in w for w in check.warnings), mode
     assert not any("not used" in w for w in check_rules(
         QuantRecipe(mode="qdq", calib=DataSource("npz", "c.npz")), 17).warnings)
+
+
+def test_smoothquant_runs_after_the_quantizers_are_placed_and_is_deterministic(
+        tmp_path: Path) -> None:
+    src = models.save(models.outlier_block(), tmp_path / "m.onnx")
+    rng = np.random.default_rng(1)
+    calib = tmp_path / "calib.npz"
+    np.savez(calib, x=rng.standard_normal((8, 8, 16)).astype(np.float32))
+    recipe = QuantRecipe(model=str(src), output=str(tmp_path / "a.onnx"), mode="qdq",
+                         calib=DataSource("npz", str(calib)), per_channel=True,
+                         placement="compute-inputs", smooth_quant=0.5)
+    assert "SmoothQuant" in " ".join(check_rules(
+        QuantRecipe(model=str(src), smooth_quant=0.5)).errors)  # placement "all" refused
+    assert "--smoothquant 0.5" in recipe.command_line()
+    first = run_job(recipe)
+    assert first.state is JobState.SUCCEEDED, first.error
+    assert first.report is not None
+    assert any("SmoothQuant (α=0.5): 2 MatMul input(s) smoothed — 1 folded" in n
+               for n in first.report.details["notes"])
+    again = run_job(replace(recipe, output=str(tmp_path / "b.onnx")))
+    assert again.state is JobState.SUCCEEDED, again.error
+    assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()
+    result = onnx.load(str(tmp_path / "a.onnx"))
+    assert any(n.name == "smoothquant/h" for n in result.graph.node)

@@ -92,6 +92,12 @@ class QuantRecipe(Recipe):
                             "float); 'compute-inputs' on their inputs only, outputs float "
                             "(NNCF's placement)", choices=PLACEMENTS, modes=STATIC_MODES,
                             label="Quantizers on:", group="types")
+    smooth_quant: float = option(0.0, "--smoothquant", "SmoothQuant: move the activation "
+                                 "outliers of MatMul inputs into their weights, with this "
+                                 "migration strength α (0.5–0.95; 0: off); needs --placement "
+                                 "compute or compute-inputs", modes=("qdq",), metavar="ALPHA",
+                                 label="SmoothQuant α:", group="types", minimum=0.0,
+                                 maximum=1.0)
     calib_method: str = option("minmax", "--calib-method", "how calibration picks ranges",
                                choices=CALIB_METHODS, modes=STATIC_MODES, label="Method:",
                                group="calibration")
@@ -158,6 +164,8 @@ class QuantRecipe(Recipe):
             extra += f", {len(self.int16)} in 16-bit"
         if self.placement != "all" and self.mode in STATIC_MODES:
             extra += f", quantizers on {self.placement}"
+        if self.smooth_quant and self.mode == "qdq":
+            extra += f", SmoothQuant α={self.smooth_quant:g}"
         return f"Quantize: {label}{extra}"
 
     def input_paths(self) -> list[str]:
@@ -285,6 +293,12 @@ def check_rules(recipe: QuantRecipe, model_opset: int | None = None,
         if recipe.placement == "compute-inputs" and recipe.mode == "qoperator":
             e("Quantizers on compute inputs only need the QDQ format (QOperator kernels "
               "quantize their outputs too); use --placement compute.")
+        if recipe.smooth_quant and recipe.mode == "qdq" and recipe.placement == "all":
+            e("SmoothQuant needs the quantizers after the smoothing: with every operator "
+              "quantized, each MatMul input is quantized, outliers and all, before it is "
+              "smoothed. Use --placement compute-inputs (or compute).")
+        if not 0 <= recipe.smooth_quant < 1:
+            e(f"SmoothQuant's α is a migration strength in [0, 1), got {recipe.smooth_quant}.")
         if recipe.int16 and recipe.activation_type in ("int16", "uint16"):
             w("Every activation is already 16-bit: the nodes kept in 16-bit change nothing.")
         both = sorted(set(recipe.int16) & set(recipe.exclude))

@@ -23,7 +23,7 @@ from onnx import numpy_helper
 
 from edgestudio.core.convert.conversion_plan import model_opset
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.inputs.calib_data import ReplayReader, open_samples
+from edgestudio.core.inputs.calib_data import ReplayReader, SampleSet, open_samples
 from edgestudio.core.inputs.input_probe import job_inputs
 from edgestudio.core.inputs.input_spec import InputSpecError
 from edgestudio.core.job_api.options import declared_options
@@ -66,6 +66,7 @@ from edgestudio.core.quant.quantizer_fixes import (
     fold_weight_casts,
     workaround_for,
 )
+from edgestudio.core.quant.smooth_quant import channel_maxima, smooth, smoothing_targets
 from edgestudio.core.serialise import to_json
 
 PER_CHANNEL_MIN_OPSET = 13  # DequantizeLinear's axis attribute exists from opset 13
@@ -815,6 +816,9 @@ def _static(recipe: QuantRecipe, src: Path, out: Path, samples: object,
         reporter.progress(0.5 + 0.3 * fraction)
 
     options = ort_options(recipe)
+    smoothing = ""
+    if recipe.smooth_quant and recipe.mode == "qdq":
+        src, smoothing = _smoothed(recipe, src, out.parent, reader.samples, reporter)
     if recipe.int16 and recipe.mode == "qdq":
         options["extra_options"]["TensorQuantOverrides"] = _int16_overrides(recipe, src, reporter)
     cache = _calibration_cache(recipe, src, samples, options)
@@ -853,7 +857,22 @@ def _static(recipe: QuantRecipe, src: Path, out: Path, samples: object,
                else uncached(os.environ.get(DISABLE_ENV, "") not in ("", "0")))
     if cache is not None:
         evict()
-    return replace(outcome, note=outcome.note + nan_note) if nan_note else outcome
+    extra = "".join(f" {n}" for n in (smoothing, nan_note.strip()) if n)
+    return replace(outcome, note=outcome.note + extra) if extra else outcome
+
+
+def _smoothed(recipe: QuantRecipe, src: Path, work: Path, samples: SampleSet,
+              reporter: Reporter) -> tuple[Path, str]:
+    """``src`` smoothed by SmoothQuant on the calibration samples (see
+    :mod:`~edgestudio.core.quant.smooth_quant`), written beside the result, and the note."""
+    reporter.stage(f"SmoothQuant: measuring MatMul inputs (α={recipe.smooth_quant:g})", 0.15)
+    model = onnx.load(str(src))
+    targets = smoothing_targets(model)
+    maxima = channel_maxima(model, sorted(targets), samples, work) if targets else {}
+    done = smooth(model, maxima, recipe.smooth_quant)
+    path = work / "smoothed.onnx"
+    save_model(model, work, path.name)
+    return path, done.note()
 
 
 def _int16_overrides(recipe: QuantRecipe, src: Path,

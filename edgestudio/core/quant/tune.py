@@ -194,6 +194,11 @@ def first_recipes(base: QuantRecipe, space: SearchSpace, has_matmul: bool,
                 tries.append(({"mode": "qdq", "per_channel": True, "placement": placement},
                               f"per-channel, quantizers on {placement.replace('-', ' ')} "
                               "only"))
+            if has_matmul and "compute-inputs" in space.placements:
+                tries.append(({"mode": "qdq", "per_channel": True,
+                               "placement": "compute-inputs", "smooth_quant": 0.5},
+                              "per-channel, compute inputs, SmoothQuant α=0.5 (activation "
+                              "outliers moved into the MatMul weights)"))
             if True in space.reduce_range:
                 tries.append(({"mode": "qdq", "per_channel": True, "reduce_range": True},
                               "per-channel, reduce-range (no saturation without VNNI)"))
