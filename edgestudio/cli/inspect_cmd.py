@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from edgestudio.cli.job_ui import add_input_args
 from edgestudio.cli.json_option import add_json_option, write_json
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.formatting import human_bytes
@@ -13,6 +14,7 @@ from edgestudio.core.model.runtime_info import runtime_info
 from edgestudio.core.serialise import to_json
 
 if TYPE_CHECKING:
+    from edgestudio.core.model.cost import ModelCost
     from edgestudio.core.model.summary import ModelSummary
     from edgestudio.core.model.tensor_shapes import TensorShapes
 
@@ -26,6 +28,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add_json_option(p, "the summary")
     p.add_argument("--shapes", action="store_true",
                    help="also run shape inference (in a worker) and list every tensor's shape")
+    p.add_argument("--cost", action="store_true",
+                   help="also count every node's MACs, FLOPs, parameters and output bytes, and "
+                   "the peak activation memory, at the input sizes (derived, or --shape)")
+    p.add_argument("--top", type=int, default=15,
+                   help="with --cost: list this many nodes, most MACs first (default 15)")
+    add_input_args(p)
     p.set_defaults(func=run)
 
 
@@ -90,17 +98,53 @@ def _infer_shapes(model: str) -> TensorShapes:
     return shapes_of(job.report.details)
 
 
+def _count_cost(args: argparse.Namespace) -> ModelCost:
+    from edgestudio.core.model.cost import cost_of
+    from edgestudio.core.model.cost_recipe import CostRecipe
+    from edgestudio.jobs.runner import JobState, run_job
+
+    job = run_job(CostRecipe(model=args.model, shapes=tuple(args.shape),
+                             ranges=tuple(args.range)), timeout=1800)
+    if job.state is not JobState.SUCCEEDED or job.report is None:
+        raise EdgeStudioError(f"counting the cost {job.state.value}: {job.error}")
+    for warning in job.warnings:
+        print(f"edgestudio: warning: {warning}", file=sys.stderr)
+    return cost_of(job.report.details)
+
+
+def print_cost(cost: ModelCost, top: int) -> None:
+    """The totals, then the ``top`` nodes by MACs as a table."""
+    from edgestudio.cli.output import print_table
+
+    t = cost.total
+    sizes = "; ".join(f"{k} {'x'.join(map(str, v))}" for k, v in cost.inputs.items())
+    print(f"Cost at {sizes or 'no inputs'}:")
+    print(f"  MACs {t.macs:,} ({t.macs / 1e9:.3g} G), FLOPs {t.flops:,}")
+    print(f"  parameters {t.params:,} ({human_bytes(t.param_bytes)}), peak activation memory "
+          f"{human_bytes(t.peak_activation_bytes)}")
+    if cost.unknown:
+        print(f"  {len(cost.unknown)} node(s) of unknown shape counted as 0")
+    ranked = sorted(cost.nodes, key=lambda n: -n.macs)[:max(0, top)]
+    print_table(["node", "op", "MACs", "share", "params", "output"],
+                [[n.node, n.op, f"{n.macs:,}", f"{n.macs / max(1, t.macs):.1%}", f"{n.params:,}",
+                  human_bytes(n.output_bytes)] for n in ranked],
+                title=f"The {len(ranked)} nodes with the most MACs:", numeric=(2, 3, 4, 5))
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the summary; exit 1 when the model has problems that stop it from running."""
     from edgestudio.core.model.summary import summarize_file  # onnx: imported only when needed
 
     summary = summarize_file(args.model, runtime_info())
     shapes = _infer_shapes(args.model) if args.shapes else None
+    cost = _count_cost(args) if args.cost else None
     if args.json:
         data = to_json(summary)
         if shapes is not None:
             data["tensors"] = {k: {"dtype": dtype, "shape": shape}
                                for k, (dtype, shape) in shapes.items()}
+        if cost is not None:
+            data["cost"] = to_json(cost)
         write_json(args.json, data)
     # the human-readable form (on standard error with --json -)
     print(format_summary(summary))
@@ -111,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
             [name, dtype, "?" if shape is None else "[" + ", ".join(
                 "?" if d is None else str(d) for d in shape) + "]"]
             for name, (dtype, shape) in shapes.items()], title="Tensors:")
+    if cost is not None:
+        print_cost(cost, args.top)
     for problem in summary.problems:
         print(f"edgestudio: error: {problem}", file=sys.stderr)
     return 1 if summary.problems else 0

@@ -17,6 +17,7 @@ OPERATIONS: dict[str, str] = {
     "export": "edgestudio.core.convert.export_torch:run_export",
     "selftest": "edgestudio.core.selftest.diagnostics:run_diagnostic",
     "shapes": "edgestudio.core.model.infer_shapes:run_infer_shapes",
+    "cost": "edgestudio.core.model.cost:run_cost",
     "quantize": "edgestudio.core.quant.quantize:run_quantize",
     "analyze": "edgestudio.core.quant.analyze:run_analyze",
     "sensitivity": "edgestudio.core.quant.sensitivity:run_sensitivity",

@@ -80,3 +80,19 @@ def test_huge_metadata_is_clipped_and_a_closed_pipe_is_quiet(tmp_path: Path) -> 
     piped = subprocess.run(f"{sys.executable} -m edgestudio inspect {path} --json | head -1",
                            shell=True, capture_output=True, text=True, timeout=60)
     assert piped.stdout.strip() == "{" and "Traceback" not in piped.stderr
+
+
+@pytest.mark.e2e
+def test_inspect_cost_gives_totals_and_per_node_rows(sample_model: Path, tmp_path: Path) -> None:
+    report = tmp_path / "cost.json"
+    out = run_cli("inspect", str(sample_model), "--cost", "--top", "3", "--json", str(report))
+    assert out.returncode == 0, out.stderr
+    assert "MACs 484,992" in out.stdout and "peak activation memory 16.0 KiB" in out.stdout
+    cost = json.loads(report.read_text())["cost"]
+    assert cost["total"] == {"macs": 484_992, "flops": 979_338, "params": 47_530,
+                             "param_bytes": 190_120, "peak_activation_bytes": 16_384}
+    assert len(cost["nodes"]) == 11 and cost["inputs"] == {"image": [1, 1, 8, 8]}
+    conv = next(n for n in cost["nodes"] if n["node"] == "/features/features.3/Conv")
+    assert conv["macs"] == 294_912 and conv["params"] == 4_640
+    bigger = run_cli("inspect", str(sample_model), "--cost", "--shape", "image=4x1x8x8")
+    assert "MACs 1,939,968" in bigger.stdout  # four images: four times the work
