@@ -14,7 +14,7 @@ from edgestudio.core.model.runtime_info import runtime_info
 from edgestudio.core.serialise import to_json
 
 if TYPE_CHECKING:
-    from edgestudio.core.model.cost import ModelCost
+    from edgestudio.core.model.cost_recipe import ModelCost
     from edgestudio.core.model.summary import ModelSummary
     from edgestudio.core.model.tensor_shapes import TensorShapes
 
@@ -99,8 +99,7 @@ def _infer_shapes(model: str) -> TensorShapes:
 
 
 def _count_cost(args: argparse.Namespace) -> ModelCost:
-    from edgestudio.core.model.cost import cost_of
-    from edgestudio.core.model.cost_recipe import CostRecipe
+    from edgestudio.core.model.cost_recipe import CostRecipe, cost_of
     from edgestudio.jobs.runner import JobState, run_job
 
     job = run_job(CostRecipe(model=args.model, shapes=tuple(args.shape),
@@ -117,8 +116,7 @@ def print_cost(cost: ModelCost, top: int) -> None:
     from edgestudio.cli.output import print_table
 
     t = cost.total
-    sizes = "; ".join(f"{k} {'x'.join(map(str, v))}" for k, v in cost.inputs.items())
-    print(f"Cost at {sizes or 'no inputs'}:")
+    print(f"Cost at {cost.inputs_text()}:")
     print(f"  MACs {t.macs:,} ({t.macs / 1e9:.3g} G), FLOPs {t.flops:,}")
     print(f"  parameters {t.params:,} ({human_bytes(t.param_bytes)}), peak activation memory "
           f"{human_bytes(t.peak_activation_bytes)}")

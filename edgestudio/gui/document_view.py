@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QVBoxLayout, QWidget
 
 from edgestudio.core.inputs import input_memory
+from edgestudio.core.model.cost_recipe import CostRecipe, ModelCost
 from edgestudio.core.perf.providers import provider_colour, short_name
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.serialise import to_json
@@ -31,6 +32,7 @@ class DocumentView(QWidget):
 
     requantize_requested = Signal(object)  # frozenset[str]: exclude these and quantize again
     int16_requested = Signal(object)  # frozenset[str]: keep these in 16-bit, quantize again
+    cost_requested = Signal(object)  # a CostRecipe for the window's job queue
 
     def __init__(self, path: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -81,6 +83,10 @@ class DocumentView(QWidget):
         # a bound method: psygnal holds it weakly (a lambda would keep this view alive)
         document.events.sensitivity.connect(self._sensitivity_changed)
         document.restored.connect(self._on_restored)
+        self.summary_panel.cost_box.count_requested.connect(self._count_cost)
+        self.summary_panel.cost_box.overlay_requested.connect(self._colour_by)
+        document.events.cost.connect(self._cost_changed)
+        document.cost_failed.connect(self.summary_panel.cost_box.count_failed)
         document.events.tensor_shapes.connect(self.graph_panel.show_shapes)
         document.tensor_shapes_failed.connect(self.graph_panel.shapes_failed)
         self.graph_panel.ready.connect(self._on_restored)  # marks need the laid-out graph
@@ -124,16 +130,34 @@ class DocumentView(QWidget):
             representative = bool(run and run.analysis and run.analysis.representative)
             view.show_sqnr(values, representative, title,  # type: ignore[arg-type]
                            self.document.overlay_note())
+        elif overlay.kind in (OverlayKind.MACS, OverlayKind.MEMORY):  # orders of magnitude
+            view.set_scalar_overlay(values, title, log=True,  # type: ignore[arg-type]
+                                    aggregate="sum")  # a group shows its sum
         elif overlay.kind is OverlayKind.SENSITIVITY:  # a group shows its best layer's gain
             view.set_scalar_overlay(values, title, aggregate="max")  # type: ignore[arg-type]
         else:  # a closed group shows its summed time share
             view.set_scalar_overlay(values, title, aggregate="sum")  # type: ignore[arg-type]
         view.set_marked(sorted(self.document.excluded))
 
+    def _count_cost(self) -> None:
+        self.cost_requested.emit(CostRecipe(model=str(self.path)))
+
+    def _colour_by(self, kind: OverlayKind) -> None:
+        self.document.overlay = Overlay(kind)
+        self.panels.setCurrentWidget(self.graph_panel)
+
+    def _cost_changed(self, cost: ModelCost | None) -> None:
+        self.summary_panel.cost_box.show_cost(cost)
+        self.graph_panel.properties.set_costs(cost)
+        if self.document.overlay.kind in (OverlayKind.MACS, OverlayKind.MEMORY):
+            self._show_overlay(self.document.overlay)
+
     def _sensitivity_changed(self, _result: object) -> None:
         self._show_overlay(self.document.overlay)
 
     def _on_restored(self) -> None:
+        self.summary_panel.cost_box.show_cost(self.document.cost)
+        self.graph_panel.properties.set_costs(self.document.cost)
         self._show_excluded(self.document.excluded)
         self._show_overlay(self.document.overlay)
 

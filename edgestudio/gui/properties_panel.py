@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.formatting import human_bytes
+from edgestudio.core.model.cost_recipe import ModelCost, NodeCost
 from edgestudio.core.model.graph_ir import GraphIR, NodeKind, subgraphs
 from edgestudio.core.model.weights import read_weight, weight_histogram, weight_stats
 from edgestudio.gui.tables import filled_table
@@ -86,7 +88,15 @@ class PropertiesPanel(QScrollArea):
         self.stats_labels: dict[str, QLabel] = {}
         self.histogram: pg.PlotWidget | None = None
         self.weight_combo: QComboBox | None = None
+        self.costs: dict[str, NodeCost] = {}
+        self.total_macs = 0
         self.show_node(-1)
+
+    def set_costs(self, cost: ModelCost | None) -> None:
+        """Every node's cost (None: not counted); shown for the selected node."""
+        self.costs = cost.by_node() if cost is not None else {}
+        self.total_macs = cost.total.macs if cost is not None else 0
+        self.show_node(self.node_index)
 
     def set_graph(self, ir: GraphIR, graph: onnx.GraphProto) -> None:
         """The graph whose nodes will be shown."""
@@ -136,6 +146,9 @@ class PropertiesPanel(QScrollArea):
             self._tensor_rows(ir.node_inputs[index], True), "node_inputs")))
         layout.addWidget(self._box("Outputs", _tensor_list(
             self._tensor_rows(ir.node_outputs[index], False), "node_outputs")))
+        cost = self.costs.get(ir.names[index])
+        if cost is not None:
+            layout.addWidget(self._cost_box([cost]))
         weights = [t for t in ir.node_inputs[index]
                    if t in self.initializers or t in self.constant_values]
         if weights:
@@ -167,6 +180,9 @@ class PropertiesPanel(QScrollArea):
         text.setWordWrap(True)
         text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(text)
+        costs = [self.costs[m] for m in members if m in self.costs]
+        if costs:
+            layout.addWidget(self._cost_box(costs))
         data = [t for t in ir.node_inputs[index] if not ir.is_constant(t)]
         layout.addWidget(self._box("Data in", _tensor_list(
             self._tensor_rows(data, True), "node_inputs")))
@@ -191,6 +207,19 @@ class PropertiesPanel(QScrollArea):
                 kind = "activation"
             rows.append([t, kind, info.text() if info else "?"])
         return rows
+
+    def _cost_box(self, costs: list[NodeCost]) -> QGroupBox:
+        """The cost of one node, or the sum over a group's."""
+        macs = sum(c.macs for c in costs)
+        share = f" ({macs / self.total_macs:.1%} of the model)" if self.total_macs else ""
+        rows = [["MACs", f"{macs:,}{share}"], ["FLOPs", f"{sum(c.flops for c in costs):,}"],
+                ["Parameters", f"{sum(c.params for c in costs):,} "
+                               f"({human_bytes(sum(c.param_bytes for c in costs))})"],
+                ["Output memory", human_bytes(sum(c.output_bytes for c in costs))]]
+        if not all(c.known for c in costs):
+            rows.append(["Note", "shape unknown: counted as 0"])
+        return self._box("Cost" if len(costs) == 1 else f"Cost ({len(costs)} operators)",
+                         filled_table(["", "Value"], rows, "cost_table"))
 
     @staticmethod
     def _box(title: str, widget: QWidget) -> QGroupBox:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from edgestudio.core.formatting import human_bytes, human_count
 from edgestudio.core.model.summary import ModelSummary, TensorSpec
+from edgestudio.gui.cost_box import CostBox
 from edgestudio.gui.tables import filled_table
 
 _MAX_BARS = 40  # beyond this the histogram lumps the rarest op types into "other"
@@ -98,7 +99,14 @@ class SummaryPanel(QScrollArea):
         self.problems_label.setVisible(bool(summary.problems))
         grid.addWidget(self.problems_label, 2, 0, 1, 2)
 
-        grid.addWidget(self._facts_box(), 3, 0)
+        facts = QWidget()
+        facts_layout = QVBoxLayout(facts)
+        facts_layout.setContentsMargins(0, 0, 0, 0)
+        facts_layout.addWidget(self._facts_box())
+        self.cost_box = CostBox()
+        facts_layout.addWidget(self.cost_box)
+        facts_layout.addStretch(1)
+        grid.addWidget(facts, 3, 0)
         io = QWidget()
         io_layout = QVBoxLayout(io)
         io_layout.setContentsMargins(0, 0, 0, 0)

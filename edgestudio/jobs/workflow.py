@@ -19,6 +19,7 @@ from psygnal import Signal
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.inputs.inputs_recipe import InputsRecipe, spec_of
 from edgestudio.core.job_api.recipe import Recipe
+from edgestudio.core.model.cost_recipe import CostRecipe, cost_of
 from edgestudio.core.model.tensor_shapes import ShapesRecipe, shapes_of
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.perf.perf_results import ProviderProbe, latency_of, profile_of, providers_of
@@ -182,6 +183,9 @@ class Workflow:
             if ok:
                 assert job.report is not None
                 document.input_spec = spec_of(job.report.details)
+                # the cost at the sizes just found (the Summary's and the graph's MACs)
+                self.submit(CostRecipe(model=str(document.path), shapes=recipe.shapes,
+                                       ranges=recipe.ranges), document, background=True)
             else:
                 document.fail_input_spec(job.error or job.state.value)
         elif ok and isinstance(recipe, BenchRecipe):
@@ -196,6 +200,12 @@ class Workflow:
         elif ok and isinstance(recipe, ProfileRecipe):
             assert job.report is not None
             document.profile = profile_of(job.report.details, job.report.warnings)
+        elif isinstance(recipe, CostRecipe):
+            if ok:
+                assert job.report is not None
+                document.cost = cost_of(job.report.details)
+            else:
+                document.cost_failed.emit(job.error or job.state.value)
         elif ok and isinstance(recipe, SensitivityRecipe):
             assert job.report is not None
             document.sensitivity = from_json(Sensitivity, job.report.details)
@@ -239,7 +249,7 @@ class Workflow:
         """Keep the job in the document's history if it read the document's model (the app's
         own shape inference is not part of the history)."""
         if (document.path not in {Path(p).absolute() for p in job.recipe.input_paths() if p}
-                or isinstance(job.recipe, ShapesRecipe)):
+                or isinstance(job.recipe, (ShapesRecipe, CostRecipe))):
             return
         report = to_json(job.report) if job.report else {}
         document.record_job(JobRecord(

@@ -112,3 +112,17 @@ def test_peak_memory_frees_a_tensor_after_its_last_reader() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     # after Relu 2: x, a, b alive (a is freed after it) = 12 KiB; then x, b, c = 12 KiB
     assert model_cost(model, {"x": [1024]}).total.peak_activation_bytes == 3 * 4096
+
+
+def test_weights_exported_as_constant_nodes_are_parameters() -> None:
+    const = helper.make_node("Constant", [], ["w"], value=numpy_helper.from_array(
+        np.ones((8, 4), np.float32)))
+    mm = helper.make_node("MatMul", ["x", "w"], ["y"])
+    graph = helper.make_graph([const, mm], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    cost = model_cost(model, {"x": [2, 8]})
+    assert cost.total.params == 32 and cost.total.param_bytes == 128
+    assert cost.nodes[1].params == 32 and cost.nodes[0].params == 0  # at the MatMul reading it
+    assert cost.total.macs == 2 * 4 * 8

@@ -11,8 +11,9 @@ ones onnx-tool, fvcore and ptflops share for the compute ops:
   size per batch row (4, 3, 1 gates), times the steps.
 - FLOPs: 2 per MAC, plus one per output element of elementwise ops and biases, a few per
   element of normalisations and softmax; pooling counts its window's reads.
-- Parameters: the stored tensors a node reads (each counted once, at its first reader), in
-  their stored type: an int8 weight counts one byte per value.
+- Parameters: the stored tensors a node reads — initializers and Constant nodes' values —
+  each counted once, at its first reader, in their stored type: an int8 weight counts one byte
+  per value.
 - Peak activation memory: the graph's nodes run in order, every tensor alive from the node that
   makes it to its last reader (graph inputs from the start, outputs to the end).
 """
@@ -20,19 +21,17 @@ ones onnx-tool, fvcore and ptflops share for the compute ops:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import onnx
 
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
-from edgestudio.core.model.cost_recipe import CostRecipe
+from edgestudio.core.model.cost_recipe import CostRecipe, CostTotal, ModelCost, NodeCost
 from edgestudio.core.model.light_inference import declared_weights
 from edgestudio.core.progress import Reporter
-from edgestudio.core.serialise import from_json, to_json
+from edgestudio.core.serialise import to_json
 
 # FLOPs per output element of ops that are not multiply-accumulates.
 _PER_ELEMENT = {"Softmax": 5, "LogSoftmax": 5, "LayerNormalization": 8,
@@ -46,49 +45,6 @@ _POOLS = frozenset({"MaxPool", "AveragePool", "LpPool"})
 _GLOBAL_POOLS = frozenset({"GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum",
                            "ReduceMax", "ReduceMin", "ReduceL2"})
 _GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
-
-
-@dataclass(frozen=True)
-class NodeCost:
-    """One node's cost (``known``: False when its shapes could not be inferred)."""
-
-    node: str
-    op: str
-    macs: int = 0
-    flops: int = 0
-    params: int = 0
-    param_bytes: int = 0
-    output_bytes: int = 0
-    known: bool = True
-
-
-@dataclass(frozen=True)
-class CostTotal:
-    """The whole model's cost."""
-
-    macs: int
-    flops: int
-    params: int
-    param_bytes: int
-    peak_activation_bytes: int
-
-
-@dataclass
-class ModelCost:
-    """Per-node costs in graph order, the totals, and the inputs they were computed at."""
-
-    nodes: list[NodeCost] = field(default_factory=list)
-    total: CostTotal = field(default_factory=lambda: CostTotal(0, 0, 0, 0, 0))
-    inputs: dict[str, list[int]] = field(default_factory=dict)
-
-    @property
-    def unknown(self) -> list[str]:
-        """Nodes whose shapes (so their cost) onnx's inference could not tell."""
-        return [n.node for n in self.nodes if not n.known]
-
-    def by_node(self) -> dict[str, NodeCost]:
-        """The costs by node name."""
-        return {n.node: n for n in self.nodes}
 
 
 def _prod(dims: list[int] | tuple[int, ...]) -> int:
@@ -211,6 +167,11 @@ def model_cost(model: onnx.ModelProto, sizes: Mapping[str, list[int]],
         shapes.update(measured[0])
         types.update(measured[1])
     stored = {t.name: t for t in model.graph.initializer}
+    for node in model.graph.node:  # weights exported as Constant nodes count as parameters
+        if node.op_type == "Constant" and node.output:
+            value = next((a.t for a in node.attribute if a.name == "value"), None)
+            if value is not None:
+                stored.setdefault(node.output[0], value)
     counted: set[str] = set()
     nodes: list[NodeCost] = []
     for index, node in enumerate(model.graph.node):
@@ -332,10 +293,3 @@ def run_cost(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
                       f"tell are counted as 0 (e.g. {', '.join(cost.unknown[:3])}).")
     reporter.stage("Done", 1.0)
     return JobReport(kind=recipe.kind, details=to_json(cost))
-
-
-def cost_of(details: dict[str, Any]) -> ModelCost:
-    """A cost job's result."""
-    cost = from_json(ModelCost, details)
-    assert cost is not None
-    return cost

@@ -1,12 +1,13 @@
-"""The cost-counting job's recipe (kept apart from the counting, which needs onnx: the CLI
-and the job registry import recipes to parse and rebuild them)."""
+"""The cost-counting job's recipe and result (kept apart from the counting, which needs onnx:
+the CLI, the job registry and the document import these)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from edgestudio.core.job_api.recipe import Recipe
+from edgestudio.core.serialise import from_json
 
 
 @dataclass(frozen=True)
@@ -33,3 +34,58 @@ class CostRecipe(Recipe):
 
         return ["edgestudio", "inspect", self.model, "--cost", "--json",
                 *input_args(self.shapes, self.ranges, None)]
+
+
+@dataclass(frozen=True)
+class NodeCost:
+    """One node's cost (``known``: False when its shapes could not be inferred)."""
+
+    node: str
+    op: str
+    macs: int = 0
+    flops: int = 0
+    params: int = 0
+    param_bytes: int = 0
+    output_bytes: int = 0
+    known: bool = True
+
+
+@dataclass(frozen=True)
+class CostTotal:
+    """The whole model's cost."""
+
+    macs: int
+    flops: int
+    params: int
+    param_bytes: int
+    peak_activation_bytes: int
+
+
+@dataclass
+class ModelCost:
+    """Per-node costs in graph order, the totals, and the inputs they were computed at."""
+
+    nodes: list[NodeCost] = field(default_factory=list)
+    total: CostTotal = field(default_factory=lambda: CostTotal(0, 0, 0, 0, 0))
+    inputs: dict[str, list[int]] = field(default_factory=dict)
+
+    @property
+    def unknown(self) -> list[str]:
+        """Nodes whose shapes (so their cost) onnx's inference could not tell."""
+        return [n.node for n in self.nodes if not n.known]
+
+    def by_node(self) -> dict[str, NodeCost]:
+        """The costs by node name."""
+        return {n.node: n for n in self.nodes}
+
+    def inputs_text(self) -> str:
+        """``image 1x3x224x224; mask 1x16``: the sizes it was counted at."""
+        return "; ".join(f"{k} {'x'.join(map(str, v))}" for k, v in self.inputs.items()) \
+            or "no inputs"
+
+
+def cost_of(details: dict[str, Any]) -> ModelCost:
+    """A cost job's result."""
+    cost = from_json(ModelCost, details)
+    assert cost is not None
+    return cost

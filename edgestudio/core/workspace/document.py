@@ -21,6 +21,7 @@ from psygnal import EmissionInfo, Signal, SignalGroupDescriptor
 
 from edgestudio.core.inputs.grammar import InputOverrides
 from edgestudio.core.inputs.input_spec import InputSpecification
+from edgestudio.core.model.cost_recipe import ModelCost
 from edgestudio.core.perf.perf_results import Latency, Profile
 from edgestudio.core.quant.quant_runs import QuantRun
 from edgestudio.core.quant.sensitivity import Sensitivity
@@ -34,6 +35,8 @@ class OverlayKind(enum.Enum):
     TIME = "time"  # each node's share of the profiled run time
     PROVIDER = "provider"  # the execution provider that ran each node
     SENSITIVITY = "sensitivity"  # what keeping each layer alone in 16-bit gives back
+    MACS = "macs"  # each node's multiply-accumulates at the input specification
+    MEMORY = "memory"  # each node's output bytes (activation memory)
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,7 @@ class ModelDocument:
     tune_recorded: ClassVar[Signal] = Signal(object)  # a tune's summary (goal, candidates, winner)
     extra_model_added: ClassVar[Signal] = Signal(str)  # a model to benchmark beside this one
     tensor_shapes_failed: ClassVar[Signal] = Signal(str)  # why shape inference gave nothing
+    cost_failed: ClassVar[Signal] = Signal(str)  # why counting MACs and memory did not finish
     restored: ClassVar[Signal] = Signal()  # everything was replaced (a workspace was opened)
 
     path: Path
@@ -97,6 +101,7 @@ class ModelDocument:
     extra_models: list[str] = field(default_factory=list)
     tunes: list[dict[str, Any]] = field(default_factory=list)  # jobs.tuner.tuner_summary
     sensitivity: Sensitivity | None = None  # the last ranking of layers by the task
+    cost: ModelCost | None = None  # every node's MACs and memory at the last counted inputs
     # The file as opened (what every result describes): its SHA-256 and (size, mtime_ns),
     # taken by the loader off the UI thread; empty until then.
     model_hash: str = ""
@@ -167,7 +172,7 @@ class ModelDocument:
         """Take over everything ``saved`` (a workspace's document) holds, then say so once."""
         with self.events.blocked():  # one announcement for the lot: restored
             for name in ("inputs", "input_spec", "excluded", "runs", "latency", "profile",
-                         "overlay", "jobs", "extra_models", "tunes", "sensitivity"):
+                         "overlay", "jobs", "extra_models", "tunes", "sensitivity", "cost"):
                 setattr(self, name, getattr(saved, name))
         for run in self.runs:
             self._follow(run)
@@ -195,6 +200,12 @@ class ModelDocument:
             return "time share (%)", self.profile.time_share_by_node()
         if kind is OverlayKind.PROVIDER and self.profile:
             return "Execution provider", dict(self.profile.placement)
+        if kind is OverlayKind.MACS and self.cost:
+            return (f"MACs (millions) at {self.cost.inputs_text()}",
+                    {n.node: n.macs / 1e6 for n in self.cost.nodes if n.macs})
+        if kind is OverlayKind.MEMORY and self.cost:
+            return (f"output memory (KiB) at {self.cost.inputs_text()}",
+                    {n.node: n.output_bytes / 1024 for n in self.cost.nodes if n.output_bytes})
         if kind is OverlayKind.SENSITIVITY and self.sensitivity:
             s = self.sensitivity
             return (f"{s.metric} given back, each layer alone in {s.way}",

@@ -18,6 +18,7 @@ from typing import Any
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.grammar import InputOverrides
 from edgestudio.core.inputs.input_spec import InputSpecification
+from edgestudio.core.model.cost_recipe import ModelCost
 from edgestudio.core.paths import data_dir, file_hash, write_atomically
 from edgestudio.core.perf.perf_results import Latency, Profile
 from edgestudio.core.quant.quant_runs import QuantRun
@@ -80,6 +81,7 @@ def as_json(document: ModelDocument, model_hash: str,
         "extra_models": list(document.extra_models),
         "tunes": document.tunes,
         "sensitivity": to_json(document.sensitivity),
+        "cost": to_json(document.cost),
     }
 
 
@@ -149,6 +151,7 @@ def _document_of(data: dict[str, Any], source: Path) -> Workspace:
     document.extra_models = [str(m) for m in data.get("extra_models", ())]
     document.tunes = list(data.get("tunes", ()))
     document.sensitivity = from_json(Sensitivity, data.get("sensitivity"))
+    document.cost = from_json(ModelCost, data.get("cost"))
     return Workspace(document, source, saved_hash, found, changed)
 
 

@@ -1,0 +1,49 @@
+"""The cost on screen: the Summary's totals, the graph coloured by MACs and by memory (with the
+legend's absolute scale), each node's cost in the Properties, and the workspace keeping it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from edgestudio.core.workspace import workspace
+from edgestudio.core.workspace.document import OverlayKind
+from edgestudio.gui.main_window import MainWindow
+from tests.gui.conftest import open_and_wait
+
+
+@pytest.mark.e2e
+def test_count_colour_by_macs_and_read_a_nodes_cost(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                    sample_model: Path, tmp_path: Path) -> None:
+    open_and_wait(qtbot, window, sample_model)
+    doc = window.current_document()
+    assert doc is not None
+    box = doc.summary_panel.cost_box
+    assert not box.macs_button.isEnabled()  # nothing to colour by before counting
+    box.count_button.click()
+    qtbot.waitUntil(lambda: doc.document.cost is not None, timeout=120_000)
+    assert box.labels["MACs"].text() == "484,992 (485.0 K)"
+    assert box.labels["Peak activation memory"].text() == "16.0 KiB"
+    assert box.labels["Counted at"].text() == "image 1x1x8x8"
+    qtbot.waitUntil(lambda: doc.graph_panel.is_ready, timeout=30_000)
+
+    box.macs_button.click()
+    assert doc.document.overlay.kind is OverlayKind.MACS
+    view = doc.graph_panel.view
+    assert "MACs (millions) at image 1x1x8x8" in view.legend.label.text()
+    conv = view.ir.index_of("/features/features.3/Conv")  # type: ignore[union-attr]
+    assert view.overlay_values[conv] == pytest.approx(0.294912)  # type: ignore[index]
+    box.memory_button.click()
+    assert "output memory (KiB)" in view.legend.label.text()
+
+    doc.graph_panel.select_by_name("/features/features.3/Conv")
+    from PySide6.QtWidgets import QTableWidget
+
+    table = doc.graph_panel.properties.findChild(QTableWidget, "cost_table")
+    assert table is not None
+    assert table.item(0, 1).text() == "294,912 (60.8% of the model)"
+
+    saved = workspace.save(doc.document, tmp_path / "w.edgestudio.json")
+    restored = workspace.load(saved).document
+    assert restored.cost is not None and restored.cost.total.macs == 484_992
