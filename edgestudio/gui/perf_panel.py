@@ -51,11 +51,12 @@ from edgestudio.gui.exporting import export_widget
 from edgestudio.gui.forms.option_widgets import option_widget, widget_value
 from edgestudio.gui.plots import set_category_axis, show_empty, show_values
 from edgestudio.gui.tables import NumericItem, results_table
+from edgestudio.gui.work_scatter import WorkScatter
 
 RESULT_COLUMNS = ["Model", "Where", "EP", "Threads", "Median (ms)", "p90 (ms)", "p99 (ms)",
                   "Min (ms)", "Mean (ms)", "Std (ms)", "Runs/s", "CPU (ms)", "Timed runs",
                   "Note"]
-PROFILE_COLUMNS = ["Node", "Op", "EP", "µs / run", "Share", "Fused from"]
+PROFILE_COLUMNS = ["Node", "Op", "EP", "µs / run", "Share", "MACs", "Fused from"]
 
 
 
@@ -200,7 +201,13 @@ class PerfPanel(QWidget):
         pl = QVBoxLayout(profile)
         pl.addWidget(self.placement)
         pl.addLayout(prow)
-        pl.addWidget(self.profile_table)
+        self.work_scatter = WorkScatter()
+        self.work_scatter.node_chosen.connect(self.node_chosen)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.profile_table)
+        split.addWidget(self.work_scatter)
+        split.setSizes([320, 260])
+        pl.addWidget(split, 1)
 
         # ----- edge vs cloud -----------------------------------------------------------------
         self.edge_ms = self._spin(0, 1e6, 10.0)
@@ -246,6 +253,7 @@ class PerfPanel(QWidget):
         document.extra_model_added.connect(self.add_model)
         document.events.latency.connect(self._show_latency)
         document.events.profile.connect(self._show_profile)
+        document.events.cost.connect(self._cost_changed)
         document.restored.connect(self._show_document)
         self._show_document()
 
@@ -530,16 +538,27 @@ class PerfPanel(QWidget):
         if profile.mobile_error:
             lines.append(f"NNAPI/CoreML coverage could not be predicted: {profile.mobile_error}")
         self.placement.setText("<br>".join(lines))
-        nodes = profile.nodes
-        self.profile_table.setRowCount(len(nodes))
-        for r, n in enumerate(nodes):
+        self._fill_profile_table(profile)
+        self.tabs.setCurrentIndex(1)
+
+    def _fill_profile_table(self, profile: Profile) -> None:
+        """The per-kernel rows, with the MACs of the nodes each covers once counted."""
+        cost = self.document.cost.by_node() if self.document.cost else {}
+        self.profile_table.setRowCount(len(profile.nodes))
+        for r, n in enumerate(profile.nodes):
+            covered = [cost[c] for c in (n.covers or [n.node]) if c in cost]
+            macs = sum(c.macs for c in covered) if covered else None
             cells = [QTableWidgetItem(n.node), QTableWidgetItem(n.op_type),
                      QTableWidgetItem(short_name(n.ep)), NumericItem(n.time_us, ".1f"),
-                     NumericItem(n.share, ".1%"),
+                     NumericItem(n.share, ".1%"), NumericItem(macs, ",.0f"),
                      QTableWidgetItem(", ".join(n.covers) if n.fused else "")]
             for c, cell in enumerate(cells):
                 self.profile_table.setItem(r, c, cell)
-        self.tabs.setCurrentIndex(1)
+        self.work_scatter.show_profile(profile, self.document.cost)
+
+    def _cost_changed(self, _cost: object) -> None:
+        if self.document.profile is not None:
+            self._fill_profile_table(self.document.profile)
 
     def _profile_selected(self) -> None:
         rows = {i.row() for i in self.profile_table.selectedItems()}

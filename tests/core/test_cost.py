@@ -126,3 +126,24 @@ def test_weights_exported_as_constant_nodes_are_parameters() -> None:
     assert cost.total.params == 32 and cost.total.param_bytes == 128
     assert cost.nodes[1].params == 32 and cost.nodes[0].params == 0  # at the MatMul reading it
     assert cost.total.macs == 2 * 4 * 8
+
+
+def test_kernels_slow_for_their_work_are_marked() -> None:
+    from edgestudio.core.model.cost_recipe import ModelCost, NodeCost
+    from edgestudio.core.perf.perf_results import Profile, ProfiledNode
+    from edgestudio.core.perf.time_vs_work import kernel_work
+
+    cost = ModelCost([NodeCost("conv", "Conv", macs=1_000_000, flops=2_000_000),
+                      NodeCost("relu", "Relu", flops=10_000),
+                      NodeCost("mm", "MatMul", macs=500_000, flops=1_000_000),
+                      NodeCost("t", "Transpose")])
+    profile = Profile([ProfiledNode("conv_relu", "FusedConv", "CPU", 100.0, 0.5,
+                                    covers=["conv", "relu"], fused=True),
+                       ProfiledNode("mm", "MatMul", "CPU", 50.0, 0.25, covers=["mm"]),
+                       ProfiledNode("add", "Add", "CPU", 40.0, 0.2, covers=["relu"]),
+                       ProfiledNode("t", "Transpose", "CPU", 9.0, 0.05, covers=["t"])])
+    rows = {r.node: r for r in kernel_work(profile, cost)}
+    assert rows["conv_relu"].macs == 1_000_000 and rows["conv_relu"].ns_per_work == 0.1
+    assert rows["add"].work == 5_000 and rows["add"].ns_per_work == 8.0  # FLOPs / 2
+    assert "t" not in rows  # no work: not on a log axis
+    assert [n for n, r in rows.items() if r.slow] == ["add"]  # 80× the median 0.1 ns/MAC
