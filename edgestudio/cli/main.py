@@ -14,6 +14,7 @@ from edgestudio.cli import (
     convert_cmd,
     device_cmd,
     diff_cmd,
+    edit_cmd,
     export_cmd,
     inputs_cmd,
     inspect_cmd,
@@ -26,7 +27,7 @@ from edgestudio.cli import (
 )
 from edgestudio.core.errors import EdgeStudioError
 
-SUBCOMMAND_MODULES = (inspect_cmd, inputs_cmd, convert_cmd, export_cmd, quantize_cmd,
+SUBCOMMAND_MODULES = (inspect_cmd, inputs_cmd, convert_cmd, edit_cmd, export_cmd, quantize_cmd,
                       analyze_cmd, sensitivity_cmd, bench_cmd, device_cmd, tune_cmd, diff_cmd,
                       report_cmd, selftest_cmd)
 

@@ -18,6 +18,7 @@ OPERATIONS: dict[str, str] = {
     "selftest": "edgestudio.core.selftest.diagnostics:run_diagnostic",
     "shapes": "edgestudio.core.model.infer_shapes:run_infer_shapes",
     "cost": "edgestudio.core.model.cost:run_cost",
+    "edit": "edgestudio.core.edit.edit_job:run_edit",
     "quantize": "edgestudio.core.quant.quantize:run_quantize",
     "analyze": "edgestudio.core.quant.analyze:run_analyze",
     "sensitivity": "edgestudio.core.quant.sensitivity:run_sensitivity",

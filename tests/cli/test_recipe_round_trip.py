@@ -16,11 +16,13 @@ import pytest
 from edgestudio.cli.main import build_parser
 from edgestudio.core.convert.convert_recipes import ConvertRecipe, DimChange
 from edgestudio.core.convert.export_recipes import ExportRecipe, TorchInput
+from edgestudio.core.edit.edit_recipe import EditRecipe
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.inputs.inputs_recipe import InputsRecipe
 from edgestudio.core.job_api.options import declared_options
 from edgestudio.core.job_api.recipe import Recipe, Tolerance
 from edgestudio.core.job_api.registry import RECIPE_TYPES, recipe_from_dict
+from edgestudio.core.model.cost_recipe import CostRecipe
 from edgestudio.core.perf.bench_recipes import BenchRecipe, DeviceCheckRecipe, ProfileRecipe
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.sensitivity import SensitivityRecipe
@@ -62,6 +64,11 @@ def _bases(tmp: Path) -> dict[str, Recipe]:
         "profile": ProfileRecipe(model=m, providers=("XnnpackExecutionProvider",), threads=2,
                                  runs=9, batch=2, data=data, device="pi5", **io),
         "device_check": DeviceCheckRecipe(device="pi5"),
+        "cost": CostRecipe(model=m, **io),
+        "edit": EditRecipe(model=m, output=str(tmp / "o.onnx"), overwrite=True,
+                           inputs=("a", "b"), outputs=("c",), bypass=("n1", "n2"),
+                           add_outputs=("t",), rename=("x=pixels",), simplify=True,
+                           tolerance=Tolerance(1e-3, 1e-2), **io),
         "inputs": InputsRecipe(model=m, data=data, **io),
         "selftest": DiagnosticRecipe(action="spin", seconds=2.5, megabytes=10,
                                      output=str(tmp / "o.txt"), overwrite=True),
@@ -85,7 +92,7 @@ def test_every_recipe_kind_is_covered(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["convert", "export", "quantize", "analyze", "bench",
-                                  "profile", "inputs", "selftest", "sensitivity"])
+                                  "profile", "inputs", "selftest", "sensitivity", "edit"])
 def test_recipe_round_trips_through_the_cli_and_json(kind: str, tmp_path: Path) -> None:
     recipe = _bases(tmp_path)[kind]
     assert _through_the_cli(recipe) == recipe

@@ -9,6 +9,7 @@ from typing import Any
 
 from edgestudio.core.convert.convert_recipes import ConvertRecipe
 from edgestudio.core.convert.export_recipes import ExportRecipe
+from edgestudio.core.edit.edit_recipe import EditRecipe
 from edgestudio.core.inputs.inputs_recipe import InputsRecipe
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.model.cost_recipe import CostRecipe
@@ -27,7 +28,7 @@ from edgestudio.core.serialise import from_json
 RECIPE_TYPES: dict[str, type[Recipe]] = {cls.kind: cls for cls in (
     ConvertRecipe, ExportRecipe, DiagnosticRecipe, ShapesRecipe, InputsRecipe, QuantRecipe,
     AnalyzeRecipe, BenchRecipe, ProfileRecipe, ProbeRecipe, DeviceCheckRecipe,
-    SensitivityRecipe, CostRecipe)}
+    SensitivityRecipe, CostRecipe, EditRecipe)}
 
 def recipe_from_dict(data: dict[str, Any]) -> Recipe:
     """Rebuild a recipe from its JSON (:func:`~edgestudio.core.serialise.to_json` output),

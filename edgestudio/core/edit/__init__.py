@@ -1,0 +1,1 @@
+"""Model surgery: extract, rename, add outputs, bypass, simplify — each checked."""

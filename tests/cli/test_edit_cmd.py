@@ -1,0 +1,68 @@
+"""``edgestudio edit`` end to end: each edit written, checked against the original, and the
+input model untouched; on a model built in code and on corpus models."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import onnx
+import pytest
+
+from tests import models
+from tests.cli.test_job_commands import run_cli
+from tests.realmodels.corpus import SKIP_REASON, cache_dir
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.e2e
+def test_extract_rename_add_output_and_simplify_are_checked(tmp_path: Path) -> None:
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    before = _sha(src)
+    out, report = tmp_path / "part.onnx", tmp_path / "r.json"
+    done = run_cli("edit", str(src), "-o", str(out), "--inputs", "r", "--outputs", "y",
+                   "--rename", "y=scores", "--json", str(report))
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads(report.read_text())
+    assert data["check"]["status"] == "passed" and data["inputs"] == ["r"]
+    assert data["outputs"] == ["scores"] and data["edits"][0].startswith("extracted 2 of 4")
+    assert [n.name for n in onnx.load(str(out)).graph.node] == ["flatten", "fc"]
+    done = run_cli("edit", str(src), "-o", str(tmp_path / "s.onnx"), "--add-output", "c",
+                   "--simplify")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "simplified by onnxslim" in done.stdout + done.stderr or "equivalent" in done.stdout
+    assert [o.name for o in onnx.load(str(tmp_path / "s.onnx")).graph.output] == ["y", "c"]
+    assert _sha(src) == before  # the input model is never modified
+
+
+@pytest.mark.e2e
+def test_a_bypass_that_changes_the_numbers_says_so_and_a_bad_name_loses_nothing(
+        tmp_path: Path) -> None:
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    done = run_cli("edit", str(src), "-o", str(tmp_path / "b.onnx"), "--bypass", "relu")
+    assert done.returncode == 1  # written, but not equivalent: the check says where
+    assert "computes something" in done.stderr + done.stdout and "NOT allclose" in done.stdout
+    bad = run_cli("edit", str(src), "-o", str(tmp_path / "x.onnx"), "--outputs", "nope")
+    assert bad.returncode != 0 and "No tensor called 'nope'" in bad.stderr
+    assert not (tmp_path / "x.onnx").exists()
+    assert not list(tmp_path.glob(".*.tmp"))  # no staging folder left behind
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not (cache_dir() / "minilm_l6_v2.onnx").is_file(), reason=SKIP_REASON)
+def test_a_transformer_is_cut_after_its_second_layer(tmp_path: Path) -> None:
+    src = cache_dir() / "minilm_l6_v2.onnx"
+    cut = "/encoder/layer.1/output/LayerNorm/Add_1_output_0"
+    out = tmp_path / "two_layers.onnx"
+    done = run_cli("edit", str(src), "-o", str(out), "--outputs", cut, "--rename",
+                   f"{cut}=hidden_after_2", "--shape", "input_ids=1x16", "--shape",
+                   "attention_mask=1x16", "--shape", "token_type_ids=1x16")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "hidden_after_2" in done.stdout and "allclose" in done.stdout
+    model = onnx.load(str(out))
+    assert [o.name for o in model.graph.output] == ["hidden_after_2"]
+    assert not any("layer.2" in n.name for n in model.graph.node)
