@@ -6,11 +6,14 @@ view builds the panels, which render it and change it through its methods.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import onnx
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QVBoxLayout, QWidget
 
+from edgestudio.core.edit.edit_recipe import EditRecipe, edited_path
 from edgestudio.core.inputs import input_memory
 from edgestudio.core.model.cost_recipe import CostRecipe, ModelCost
 from edgestudio.core.perf.providers import provider_colour, short_name
@@ -33,6 +36,7 @@ class DocumentView(QWidget):
     requantize_requested = Signal(object)  # frozenset[str]: exclude these and quantize again
     int16_requested = Signal(object)  # frozenset[str]: keep these in 16-bit, quantize again
     cost_requested = Signal(object)  # a CostRecipe for the window's job queue
+    edit_requested = Signal(object)  # an EditRecipe (model surgery) for the job queue
 
     def __init__(self, path: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -84,6 +88,8 @@ class DocumentView(QWidget):
         document.events.sensitivity.connect(self._sensitivity_changed)
         document.restored.connect(self._on_restored)
         self.summary_panel.cost_box.count_requested.connect(self._count_cost)
+        self.summary_panel.rename_requested.connect(
+            lambda old, new: self.edit(EditRecipe(rename=(f"{old}={new}",)), "renamed"))
         self.summary_panel.cost_box.overlay_requested.connect(self._colour_by)
         document.events.cost.connect(self._cost_changed)
         document.cost_failed.connect(self.summary_panel.cost_box.count_failed)
@@ -199,8 +205,43 @@ class DocumentView(QWidget):
                             "runs" if wide.isEnabled() else
                             "Needs an 8-bit QDQ run to start from (Tools › Quantize…)")
             wide.triggered.connect(lambda: self.int16_requested.emit(nodes))
+        node = ir.onnx_node(index)
+        if node is not None:
+            self._surgery_menu(menu.addMenu("Model surgery"), node)
         self.node_menu = menu  # kept alive while it is shown
         return menu
+
+    def _surgery_menu(self, menu: QMenu, node: onnx.NodeProto) -> None:
+        """Edits made from a node: each writes a new file beside the model, checked against
+        the original (a job; its result opens from the Jobs panel)."""
+        name = node.name
+        ir = self.graph_panel.ir
+        assert ir is not None
+        data = [t for t in node.input if t and not ir.is_constant(t)
+                and t not in ir.initializer_names]
+        outputs = [o for o in node.output if o]
+        for tensor in outputs:
+            action = menu.addAction(f"Add '{tensor}' as a graph output")
+            action.triggered.connect(lambda _=False, t=tensor: self.edit(
+                EditRecipe(add_outputs=(t,)), "with_output"))
+        up_to = menu.addAction(f"Extract the part up to '{name}'")
+        up_to.setToolTip("A model of the graph's inputs through this node, its outputs the "
+                         "graph's outputs (e.g. to run the rest elsewhere)")
+        up_to.triggered.connect(lambda: self.edit(EditRecipe(outputs=tuple(outputs)), "head"))
+        after = menu.addAction(f"Extract the part from '{name}' on")
+        after.setToolTip("A model from this node's inputs to the graph's outputs (e.g. to strip "
+                         "pre-processing)")
+        after.setEnabled(bool(data))
+        after.triggered.connect(lambda: self.edit(EditRecipe(inputs=tuple(data)), "tail"))
+        skip = menu.addAction(f"Bypass '{name}' (wire its input on)")
+        skip.setEnabled(len(data) >= 1 and len(outputs) == 1)
+        skip.triggered.connect(lambda: self.edit(EditRecipe(bypass=(name,)), "bypassed"))
+
+    def edit(self, recipe: EditRecipe, what: str) -> EditRecipe:
+        """Ask for ``recipe`` on this model, written to a new file beside it."""
+        full = replace(recipe, model=str(self.path), output=edited_path(str(self.path), what))
+        self.edit_requested.emit(full)
+        return full
 
     def requantize_base(self) -> QuantRun | None:
         """The run an "exclude and re-quantize" starts from: the latest that wrote a model."""

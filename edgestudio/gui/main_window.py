@@ -287,6 +287,7 @@ class MainWindow(QMainWindow):
         doc.graph_panel.shapes_requested.connect(  # through the queue: never beside a benchmark
             lambda r, d=doc: self.workflow.submit(r, d.document, background=True))
         doc.cost_requested.connect(lambda r, d=doc: self.workflow.submit(r, d.document))
+        doc.edit_requested.connect(lambda r, d=doc: self.workflow.submit(r, d.document))
         if self.workflow.providers is not None:
             doc.perf_panel.set_providers(self.workflow.providers)
         else:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QFormLayout,
     QGridLayout,
     QGroupBox,
+    QInputDialog,
     QLabel,
     QScrollArea,
+    QTableWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -65,7 +67,10 @@ def op_histogram(op_types: dict[str, int]) -> pg.PlotWidget:
 
 
 class SummaryPanel(QScrollArea):
-    """Shows a :class:`ModelSummary`: facts, inputs/outputs, op types, metadata, problems."""
+    """Shows a :class:`ModelSummary`: facts, inputs/outputs, op types, metadata, problems.
+    Double-clicking an input's or output's name asks to rename it (``rename_requested``)."""
+
+    rename_requested = Signal(str, str)  # old name, new name
 
     def __init__(self, summary: ModelSummary, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -110,12 +115,18 @@ class SummaryPanel(QScrollArea):
         io = QWidget()
         io_layout = QVBoxLayout(io)
         io_layout.setContentsMargins(0, 0, 0, 0)
-        io_layout.addWidget(self._table_box(
-            f"Inputs ({len(summary.inputs)})", ["Name", "Type", "Shape"],
-            _tensor_rows(summary.inputs), "inputs_table"))
-        io_layout.addWidget(self._table_box(
-            f"Outputs ({len(summary.outputs)})", ["Name", "Type", "Shape"],
-            _tensor_rows(summary.outputs), "outputs_table"))
+        for heading, specs, name in ((f"Inputs ({len(summary.inputs)})", summary.inputs,
+                                      "inputs_table"),
+                                     (f"Outputs ({len(summary.outputs)})", summary.outputs,
+                                      "outputs_table")):
+            box = self._table_box(heading, ["Name", "Type", "Shape"], _tensor_rows(specs), name)
+            table = box.findChild(QTableWidget, name)
+            assert table is not None
+            table.setToolTip("Double-click a name to rename it (writes a renamed copy of the "
+                             "model, checked: edgestudio edit --rename OLD=NEW)")
+            table.cellDoubleClicked.connect(
+                lambda row, _col, t=table: self._ask_rename(t.item(row, 0).text()))
+            io_layout.addWidget(box)
         io_layout.addStretch(1)
         grid.addWidget(io, 3, 1)
 
@@ -147,6 +158,12 @@ class SummaryPanel(QScrollArea):
         grid.setColumnStretch(1, 1)
         grid.setRowStretch(5, 1)
         self.setWidget(body)
+
+    def _ask_rename(self, old: str) -> None:
+        new, ok = QInputDialog.getText(self, "Rename", f"New name for '{old}' (a renamed copy "
+                                       "of the model is written beside it):", text=old)
+        if ok and new.strip() and new.strip() != old:
+            self.rename_requested.emit(old, new.strip())
 
     def fact_rows(self) -> dict[str, str]:
         """Return the facts shown in the Model box (label -> text), for tests and reports."""

@@ -71,3 +71,44 @@ def test_the_profile_shows_macs_and_time_against_work(qtbot, window: MainWindow,
                                       >= 294_912 for v in values)  # conv 2, perhaps fused
     assert sum(r.macs for r in panel.work_scatter.rows) <= 484_992
     assert "median time per MAC" in panel.work_scatter.note.text()
+
+
+@pytest.mark.e2e
+def test_model_surgery_from_the_graph_and_the_summary(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                      sample_model: Path, tmp_path: Path) -> None:
+    import shutil
+
+    import onnx
+
+    model = tmp_path / sample_model.name
+    shutil.copy(sample_model, model)
+    open_and_wait(qtbot, window, model)
+    doc = window.current_document()
+    assert doc is not None
+    qtbot.waitUntil(lambda: doc.graph_panel.is_ready, timeout=30_000)
+    ir = doc.graph_panel.ir
+    assert ir is not None
+    menu = doc.node_menu_for(ir.index_of("/features/features.6/MaxPool"))  # type: ignore[arg-type]
+    assert menu is not None
+    surgery = next(a.menu() for a in menu.actions() if a.text() == "Model surgery")
+    labels = [a.text() for a in surgery.actions()]
+    assert labels == ["Add '/features/features.6/MaxPool_output_0' as a graph output",
+                      "Extract the part up to '/features/features.6/MaxPool'",
+                      "Extract the part from '/features/features.6/MaxPool' on",
+                      "Bypass '/features/features.6/MaxPool' (wire its input on)"]
+    with qtbot.waitSignal(doc.edit_requested) as asked:
+        surgery.actions()[1].trigger()
+    recipe = asked.args[0]
+    assert recipe.outputs == ("/features/features.6/MaxPool_output_0",)
+    assert recipe.output == str(tmp_path / "digits_cnn_head.onnx")
+    head = tmp_path / "digits_cnn_head.onnx"
+    qtbot.waitUntil(head.exists, timeout=120_000)
+    cut = onnx.load(str(head))
+    assert [o.name for o in cut.graph.output] == ["/features/features.6/MaxPool_output_0"]
+    assert len(cut.graph.node) == 5
+
+    with qtbot.waitSignal(doc.edit_requested) as asked:
+        doc.summary_panel.rename_requested.emit("image", "pixels")
+    renamed = tmp_path / "digits_cnn_renamed.onnx"
+    qtbot.waitUntil(renamed.exists, timeout=120_000)
+    assert [v.name for v in onnx.load(str(renamed)).graph.input] == ["pixels"]

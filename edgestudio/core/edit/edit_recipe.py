@@ -77,3 +77,16 @@ class EditRecipe(Recipe):
         if self.overwrite:
             cmd.append("--overwrite")
         return cmd + tolerance_args(self.tolerance) + input_args(self.shapes, self.ranges, None)
+
+
+def edited_path(model: str, what: str = "edited") -> str:
+    """A new file beside ``model`` for an edit made from the window: ``m_edited.onnx``, or
+    ``m_edited2.onnx`` … when that exists (an edit never replaces a file unasked)."""
+    from pathlib import Path
+
+    source = Path(model)
+    for k in range(1, 1000):
+        path = source.with_name(f"{source.stem}_{what}{k if k > 1 else ''}.onnx")
+        if not path.exists():
+            return str(path)
+    raise ValueError(f"no free file name beside {source.name}")
