@@ -47,6 +47,10 @@ def test_count_colour_by_macs_and_read_a_nodes_cost(qtbot, window: MainWindow,  
     saved = workspace.save(doc.document, tmp_path / "w.edgestudio.json")
     restored = workspace.load(saved).document
     assert restored.cost is not None and restored.cost.total.macs == 484_992
+    from edgestudio.core.workspace.report import report_from_document, write_report
+
+    html, data = write_report(tmp_path / "r.html", report_from_document(restored))
+    assert "484,992" in html.read_text() and '"macs": 484992' in data.read_text()
 
 
 @pytest.mark.e2e

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from edgestudio.core.formatting import human_bytes
+from edgestudio.core.model.cost_recipe import ModelCost
 from edgestudio.core.paths import write_atomically
 from edgestudio.core.perf.perf_results import Latency, Profile
 from edgestudio.core.quant.quant_runs import COMPARE_ROWS, QuantRun, RunSummary
@@ -23,7 +24,7 @@ from edgestudio.core.serialise import to_json
 from edgestudio.core.workspace.charts import latency_chart, sqnr_chart
 from edgestudio.core.workspace.document import JobRecord, ModelDocument
 
-SECTIONS = ("summary", "jobs", "quantization", "latency", "profile", "commands")
+SECTIONS = ("summary", "cost", "jobs", "quantization", "latency", "profile", "commands")
 
 
 @dataclass
@@ -38,6 +39,7 @@ class ReportData:
     profile: Profile | None = None
     charts: dict[str, str] = field(default_factory=dict)  # name -> SVG
     tunes: list[dict[str, Any]] = field(default_factory=list)  # auto-tune summaries
+    cost: ModelCost | None = None  # every node's MACs and memory, when counted
 
 
 def _current_run(document: ModelDocument) -> QuantRun | None:
@@ -62,7 +64,8 @@ def report_from_document(document: ModelDocument) -> ReportData:
     return ReportData(title=f"EdgeStudio report: {document.path.name}",
                       summary=document.summary, jobs=list(document.jobs),
                       quant_runs=list(document.runs), latency=document.latency,
-                      profile=document.profile, charts=charts, tunes=list(document.tunes))
+                      profile=document.profile, charts=charts, tunes=list(document.tunes),
+                      cost=document.cost)
 
 
 def for_a_person(value: Any) -> str:
@@ -129,6 +132,25 @@ def _fmt(value: Any, spec: str) -> str:
     return "n/a" if value is None else format(value, spec)
 
 
+def _cost_section(cost: ModelCost | None) -> str:
+    """Totals and the ten nodes with the most MACs."""
+    if cost is None:
+        return ('<section id="cost"><h2>Cost</h2><p>Not counted (the Summary\'s Count MACs '
+                "and memory, or edgestudio inspect MODEL --cost).</p></section>")
+    t = cost.total
+    totals = [["Counted at", cost.inputs_text()], ["MACs", f"{t.macs:,}"],
+              ["FLOPs", f"{t.flops:,}"],
+              ["Parameters", f"{t.params:,} ({human_bytes(t.param_bytes)})"],
+              ["Peak activation memory", human_bytes(t.peak_activation_bytes)]]
+    top = sorted(cost.nodes, key=lambda n: -n.macs)[:10]
+    return ('<section id="cost"><h2>Cost</h2>' + _table(["", ""], totals)
+            + "<h3>The nodes with the most MACs</h3>"
+            + _table(["Node", "Op", "MACs", "Share", "Parameters", "Output"],
+                     [[n.node, n.op, f"{n.macs:,}", f"{n.macs / max(1, t.macs):.1%}",
+                       f"{n.params:,}", human_bytes(n.output_bytes)] for n in top])
+            + "</section>")
+
+
 def render_html(data: ReportData) -> str:
     """The report as one HTML document with a section per topic (ids from :data:`SECTIONS`)."""
     s = data.summary
@@ -147,7 +169,7 @@ def render_html(data: ReportData) -> str:
     parts = [f"<h1>{_e(data.title)}</h1>",
              '<section id="summary"><h2>Model</h2>', _table(["", ""], facts),
              "<h3>Inputs and outputs</h3>", _table(["Name", "Type", "Shape"], io_rows),
-             "</section>"]
+             "</section>", _cost_section(data.cost)]
 
     rows = []
     for j in data.jobs:
@@ -251,7 +273,7 @@ def write_report(path: str | Path, data: ReportData) -> tuple[Path, Path]:
                                 for run in data.quant_runs],
                "latency": to_json(data.latency.rows),
                "latency_verdicts": data.latency.verdicts, "profile": to_json(data.profile),
-               "tunes": data.tunes}
+               "tunes": data.tunes, "cost": to_json(data.cost)}
     for target, text in ((html_path, render_html(data)),
                          (json_path, json.dumps(payload, indent=2, default=str))):
         write_atomically(target, text)
