@@ -159,7 +159,9 @@ class QuantRecipe(Recipe):
             label = f"dynamic {self.weight_type}"
         else:
             label = f"{self.mode} {self.activation_type}/{self.weight_type}"
-        extra = f", {len(self.exclude)} excluded" if self.exclude else ""
+        extra = ", per-channel" if self.per_channel and self.mode not in ("fp16", "int4") \
+            else ""
+        extra += f", {len(self.exclude)} excluded" if self.exclude else ""
         if self.int16 and self.mode == "qdq":
             extra += f", {len(self.int16)} in 16-bit"
         if self.placement != "all" and self.mode in STATIC_MODES:
