@@ -75,6 +75,7 @@ realmodels: $(STAMP)
 realcheck: realmodels
 	$(BIN)/python -m tests.realmodels.realcheck --markdown docs/realcheck.md
 	$(BIN)/python -m tests.realmodels.accuracy_check --markdown docs/accuracy_check.md
+	$(BIN)/python -m tests.benchmarks.recovery_table --markdown docs/recovery_table.md
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python docs/make_screenshots.py
