@@ -66,3 +66,26 @@ def test_a_transformer_is_cut_after_its_second_layer(tmp_path: Path) -> None:
     model = onnx.load(str(out))
     assert [o.name for o in model.graph.output] == ["hidden_after_2"]
     assert not any("layer.2" in n.name for n in model.graph.node)
+
+
+@pytest.mark.e2e
+def test_a_model_with_external_weights_is_cut_copying_only_what_it_keeps(
+        tmp_path: Path) -> None:
+    from tests.graph_builders import llama_decoder
+
+    src = llama_decoder(tmp_path, layers=4, hidden=64, intermediate=176, vocab=256)
+    data = src.with_name(src.name + ".data")
+    before = _sha(data)
+    out = tmp_path / "cut" / "first2.onnx"
+    out.parent.mkdir()
+    done = run_cli("edit", str(src), "-o", str(out), "--outputs", "layers.1/mlp_residual",
+                   "--shape", "input_ids=1x4")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "allclose" in done.stdout
+    cut = onnx.load(str(out), load_external_data=False)
+    assert not any(n.name.startswith("layers.2") for n in cut.graph.node)
+    assert {v.name for v in cut.graph.input} >= {"input_ids", "past_key.0", "past_key.1"}
+    assert not {v.name for v in cut.graph.input} & {"past_key.2", "past_key.3"}
+    kept = (out.parent / "first2.onnx.data").stat().st_size
+    assert 0 < kept < data.stat().st_size * 0.75  # the embedding and two of four layers
+    assert _sha(data) == before

@@ -89,3 +89,23 @@ def test_bypassing_the_node_that_writes_an_output_keeps_the_output_name() -> Non
     bypass(model, "last")
     assert [n.name for n in model.graph.node] == ["relu"] and model.graph.node[0].output[0] == "y"
     assert _run(model, {"x": np.array([-1, 2, -3, 4], np.float32)})["y"].tolist() == [0, 2, 0, 4]
+
+
+def test_an_original_too_big_to_run_beside_the_edit_leaves_it_unchecked_but_run(
+        tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from edgestudio.core.edit import edit_job
+    from edgestudio.core.edit.edit_recipe import EditRecipe
+    from edgestudio.core.progress import RecordingReporter
+    from tests.graph_builders import llama_decoder
+
+    monkeypatch.setattr(edit_job, "COMPARE_LIMIT", 0)  # as if the weights were 4 GB
+    src = llama_decoder(tmp_path, layers=3, hidden=32, intermediate=64, vocab=64)
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    report = edit_job.run_edit(EditRecipe(model=str(src), output=str(tmp_path / "cut.onnx"),
+                                          outputs=("layers.0/mlp_residual",)),
+                               RecordingReporter(), staging)
+    assert report.details["streamed"] and report.outcome == "unchecked"
+    case = report.check.cases[0]  # type: ignore[union-attr]
+    assert case.skipped is not None and case.skipped.startswith("runs; not compared")
+    assert sorted(p.name for p in staging.iterdir()) == ["cut.onnx", "cut.onnx.data"]
