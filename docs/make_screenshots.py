@@ -89,7 +89,7 @@ def work_in_progress(folder: Path) -> None:
     from PySide6.QtCore import QSettings
 
     from edgestudio.core.convert.convert_recipes import ConvertRecipe
-    from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
+    from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
     from edgestudio.gui.app import create_application, release_window
     from edgestudio.gui.main_window import MainWindow
 

@@ -10,7 +10,7 @@ from edgestudio.core.paths import CHILD_ENTRIES, exit_child
 
 # Subcommands that run their work in a job worker.
 JOB_COMMANDS = frozenset({"convert", "export", "quantize", "analyze", "bench", "profile",
-                          "providers", "tune", "selftest", "inputs", "sensitivity", "edit"})
+                          "providers", "tune", "diagnostic", "inputs", "sensitivity", "edit"})
 # Every subcommand (anything else opens the window); a test holds it to the parser's list.
 COMMANDS = JOB_COMMANDS | {"inspect", "device", "diff", "report"}
 

@@ -133,7 +133,7 @@ def test_no_import_cycles_inside_the_package() -> None:
 # folder. Only these few modules are shared by every feature and may sit at the core's root.
 CORE_ROOT_MODULES = {"__init__", "errors", "formatting", "paths", "progress", "serialise"}
 CORE_SLICES = {"convert", "edit", "inputs", "job_api", "model", "perf", "quant", "remote",
-               "selftest", "workspace"}
+               "diagnostics", "workspace"}
 
 
 def test_the_core_is_cut_into_feature_slices() -> None:

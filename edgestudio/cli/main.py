@@ -13,6 +13,7 @@ from edgestudio.cli import (
     bench_cmd,
     convert_cmd,
     device_cmd,
+    diagnostic_cmd,
     diff_cmd,
     edit_cmd,
     export_cmd,
@@ -21,7 +22,6 @@ from edgestudio.cli import (
     json_option,
     quantize_cmd,
     report_cmd,
-    selftest_cmd,
     sensitivity_cmd,
     tune_cmd,
 )
@@ -29,7 +29,7 @@ from edgestudio.core.errors import EdgeStudioError
 
 SUBCOMMAND_MODULES = (inspect_cmd, inputs_cmd, convert_cmd, edit_cmd, export_cmd, quantize_cmd,
                       analyze_cmd, sensitivity_cmd, bench_cmd, device_cmd, tune_cmd, diff_cmd,
-                      report_cmd, selftest_cmd)
+                      report_cmd, diagnostic_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

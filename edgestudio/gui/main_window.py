@@ -265,7 +265,7 @@ class MainWindow(QMainWindow):
             return
         doc.set_loaded(loaded)
         self.workflow.add_document(doc.document)
-        doc.quant_panel.requantize_requested.connect(
+        doc.quant_panel.requantize_form_requested.connect(
             lambda request, d=doc: self._requantize(d, request))
         doc.requantize_requested.connect(
             lambda nodes, d=doc: self.exclude_and_requantize(d, nodes))

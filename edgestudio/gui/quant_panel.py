@@ -60,7 +60,8 @@ class QuantPanel(QWidget):
     """Everything about the quantization runs of one model."""
 
     node_chosen = Signal(str)  # a layer was clicked: select its node in the graph
-    requantize_requested = Signal(object)  # QuantRun to re-run with more exclusions, list[str]
+    # (QuantRun, list[str]): open the Quantize form on that run with those nodes excluded too
+    requantize_form_requested = Signal(object)
     compare_requested = Signal(object)  # QuantRun to show beside the float model
     tune_requested = Signal(object)  # QuantRun to start an auto-tune from
     recover_requested = Signal(object)  # QuantRun whose accuracy to recover (integer only)
@@ -449,7 +450,8 @@ class QuantPanel(QWidget):
 
     def _requantize(self) -> None:
         if self.current is not None:
-            self.requantize_requested.emit((self.current, self.worst_nodes(self.worst_n.value())))
+            worst = self.worst_nodes(self.worst_n.value())
+            self.requantize_form_requested.emit((self.current, worst))
 
     def _tab_shown(self, index: int) -> None:
         """The Weights tab opens on its worst weight (rows are worst first) when none is

@@ -15,7 +15,7 @@ Operation = Callable[[Recipe, Reporter, Path], JobReport]
 OPERATIONS: dict[str, str] = {
     "convert": "edgestudio.core.convert.convert:run_convert",
     "export": "edgestudio.core.convert.export_torch:run_export",
-    "selftest": "edgestudio.core.selftest.diagnostics:run_diagnostic",
+    "diagnostic": "edgestudio.core.diagnostics.diagnostics:run_diagnostic",
     "shapes": "edgestudio.core.model.infer_shapes:run_infer_shapes",
     "cost": "edgestudio.core.model.cost:run_cost",
     "edit": "edgestudio.core.edit.edit_job:run_edit",

@@ -62,7 +62,7 @@ class JobState(enum.Enum):
         return self not in (JobState.QUEUED, JobState.RUNNING)
 
 
-class OutputError(EdgeStudioError):
+class OutputPathError(EdgeStudioError):
     """The output path is unusable: it exists, is the input, or its folder is not writable."""
 
 
@@ -71,7 +71,7 @@ def check_output(recipe: Recipe) -> Path | None:
 
     Raises
     ------
-    OutputError
+    OutputPathError
         When the output would replace an input, exists without ``overwrite``, or its folder is
         missing or not writable.
     """
@@ -80,17 +80,17 @@ def check_output(recipe: Recipe) -> Path | None:
     out = Path(recipe.output).absolute()
     for src in recipe.input_paths():
         if src and os.path.realpath(src) == os.path.realpath(out):
-            raise OutputError(f"The output {out.name} is the input model: EdgeStudio never "
+            raise OutputPathError(f"The output {out.name} is the input model: EdgeStudio never "
                               "overwrites its input. Choose another file name.")
     if out.is_dir():
-        raise OutputError(f"The output {out} is a folder; give a file name.")
+        raise OutputPathError(f"The output {out} is a folder; give a file name.")
     if out.exists() and not recipe.overwrite:
-        raise OutputError(f"{out} already exists. Choose another name or allow overwriting "
+        raise OutputPathError(f"{out} already exists. Choose another name or allow overwriting "
                           "(--overwrite).")
     if not out.parent.is_dir():
-        raise OutputError(f"The output folder {out.parent} does not exist.")
+        raise OutputPathError(f"The output folder {out.parent} does not exist.")
     if not os.access(out.parent, os.W_OK):
-        raise OutputError(f"The output folder {out.parent} is not writable.")
+        raise OutputPathError(f"The output folder {out.parent} is not writable.")
     return out
 
 
@@ -182,7 +182,7 @@ class Job:
 
     # ----- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
-        """Check the output and spawn the worker. Raises OutputError for an unusable output."""
+        """Check the output and spawn the worker. Raises OutputPathError for an unusable output."""
         self.output = check_output(self.recipe)
         server = warm.fork_server()
         warm_worker = warm.take_warm() if server is None else None
@@ -403,7 +403,7 @@ class Job:
         self.warnings.append(note)
         try:
             self.start()
-        except OutputError as exc:
+        except OutputPathError as exc:
             self.error = str(exc)
             self._finish(JobState.FAILED)
         return True
@@ -430,7 +430,7 @@ class Job:
             if self.output is not None:
                 main, *extra = self.report.files or [""]
                 if not main:
-                    raise OutputError("The job succeeded but wrote no output file.")
+                    raise OutputPathError("The job succeeded but wrote no output file.")
                 for name in extra:  # companions first (external data), the model last
                     os.replace(self._staging / name, self.output.parent / name)
                 os.replace(self._staging / main, self.output)
@@ -439,7 +439,7 @@ class Job:
             self.error = f"Could not move the result into place: {exc.strerror or exc}."
             self._finish(JobState.FAILED)
             return
-        except OutputError as exc:
+        except OutputPathError as exc:
             self.error = str(exc)
             self._finish(JobState.FAILED)
             return

@@ -16,7 +16,7 @@ def main_loop_stall(seconds: float = 5.0) -> tuple[float, float]:
     from PySide6.QtCore import QElapsedTimer, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
+    from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
     from edgestudio.gui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([])
@@ -43,9 +43,9 @@ def runner_overhead(repeats: int = 5) -> tuple[float, float]:
     """(median seconds of a trivial job through a worker, median in-process)."""
     from pathlib import Path
 
+    from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
+    from edgestudio.core.diagnostics.diagnostics import run_diagnostic
     from edgestudio.core.progress import RecordingReporter
-    from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
-    from edgestudio.core.selftest.diagnostics import run_diagnostic
     from edgestudio.jobs.runner import run_job
 
     worker, local = [], []

@@ -1,4 +1,4 @@
-"""``edgestudio convert/export/selftest``: exit codes, JSON reports, --overwrite, Ctrl+C."""
+"""``edgestudio convert/export/diagnostic``: exit codes, JSON reports, --overwrite, Ctrl+C."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def test_bad_arguments_are_one_line(tmp_path: Path) -> None:
 
 
 def test_crash_exit_code_and_message() -> None:
-    proc = run_cli("selftest", "crash")
+    proc = run_cli("diagnostic", "crash")
     assert proc.returncode == 2
     assert "job crashed" in proc.stderr and "SIGSEGV" in proc.stderr
 
@@ -111,7 +111,7 @@ def _interruptible() -> None:
 
 def test_ctrl_c_cancels_cleanly(tmp_path: Path) -> None:
     out = tmp_path / "o.txt"
-    proc = subprocess.Popen([sys.executable, "-m", "edgestudio", "selftest", "hang", "-o",
+    proc = subprocess.Popen([sys.executable, "-m", "edgestudio", "diagnostic", "hang", "-o",
                              str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=_interruptible)
     time.sleep(2.0)
@@ -140,7 +140,7 @@ def test_ctrl_c_while_the_job_starts_leaves_no_process(tmp_path: Path, delay: fl
     """Ctrl+C may land while the command's job is still being started (its worker loading or
     being forked): the job must be stopped all the same, not left running unseen."""
     mark = f"{os.getpid()}-{delay}"
-    proc = subprocess.Popen([sys.executable, "-m", "edgestudio", "selftest", "hang", "-o",
+    proc = subprocess.Popen([sys.executable, "-m", "edgestudio", "diagnostic", "hang", "-o",
                              str(tmp_path / "o.txt")], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "EDGESTUDIO_TEST_MARK": mark},

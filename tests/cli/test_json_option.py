@@ -21,7 +21,7 @@ def test_every_command_takes_json_path_and_dash() -> None:
                 ["m.onnx", "-o", "o.onnx"], "quantize": ["m.onnx", "-o", "q.onnx"],
                 "analyze": ["a.onnx", "b.onnx", "--data", "d.npz"], "bench": ["m.onnx"],
                 "profile": ["m.onnx"], "providers": [], "inputs": ["m.onnx"],
-                "tune": ["m.onnx", "--data", "d.npz"], "selftest": ["succeed"]}
+                "tune": ["m.onnx", "--data", "d.npz"], "diagnostic": ["succeed"]}
     for name, rest in commands.items():
         for value in ("-", "r.json"):
             args = parser.parse_args([name, *rest, "--json", value])

@@ -16,6 +16,7 @@ import pytest
 from edgestudio.cli.main import build_parser
 from edgestudio.core.convert.convert_recipes import ConvertRecipe, DimChange
 from edgestudio.core.convert.export_recipes import ExportRecipe, TorchInput
+from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.core.edit.edit_recipe import EditRecipe
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.inputs.inputs_recipe import InputsRecipe
@@ -26,7 +27,6 @@ from edgestudio.core.model.cost_recipe import CostRecipe
 from edgestudio.core.perf.bench_recipes import BenchRecipe, DeviceCheckRecipe, ProfileRecipe
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.sensitivity import SensitivityRecipe
-from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.core.serialise import to_json
 
 NO_COMMAND = {"shapes", "providers"}  # the app's own jobs, run without options
@@ -70,7 +70,7 @@ def _bases(tmp: Path) -> dict[str, Recipe]:
                            add_outputs=("t",), rename=("x=pixels",), simplify=True,
                            tolerance=Tolerance(1e-3, 1e-2), **io),
         "inputs": InputsRecipe(model=m, data=data, **io),
-        "selftest": DiagnosticRecipe(action="spin", seconds=2.5, megabytes=10,
+        "diagnostic": DiagnosticRecipe(action="spin", seconds=2.5, megabytes=10,
                                      output=str(tmp / "o.txt"), overwrite=True),
         "sensitivity": SensitivityRecipe(
             base=QuantRecipe(model=m, per_channel=True, calib=DataSource("npz", c, samples=8),
@@ -92,7 +92,7 @@ def test_every_recipe_kind_is_covered(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["convert", "export", "quantize", "analyze", "bench",
-                                  "profile", "inputs", "selftest", "sensitivity", "edit"])
+                                  "profile", "inputs", "diagnostic", "sensitivity", "edit"])
 def test_recipe_round_trips_through_the_cli_and_json(kind: str, tmp_path: Path) -> None:
     recipe = _bases(tmp_path)[kind]
     assert _through_the_cli(recipe) == recipe

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtGui import QGuiApplication
 
-from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
+from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.gui import forms
 from edgestudio.gui.forms.convert_form import ConvertDialog
 from edgestudio.gui.main_window import MainWindow
@@ -77,7 +77,7 @@ def test_cancel_from_the_panel_and_copy_command(qtbot, window: MainWindow) -> No
     panel = window.jobs_panel
     panel.table.selectRow(0)
     panel.copy_button.click()
-    assert QGuiApplication.clipboard().text() == "edgestudio selftest hang --seconds 1.0"
+    assert QGuiApplication.clipboard().text() == "edgestudio diagnostic hang --seconds 1.0"
     assert panel.cancel_button.isEnabled()
     panel.cancel_button.click()
     _wait_done(qtbot, window, job)

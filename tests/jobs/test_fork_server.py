@@ -12,9 +12,9 @@ from pathlib import Path
 import psutil
 import pytest
 
+from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.jobs import warm
 from edgestudio.jobs.fork_server import ForkServer
 from edgestudio.jobs.runner import Job, JobState, run_job

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
+from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.jobs import protocol
-from edgestudio.jobs.runner import Job, JobState, OutputError, run_job
+from edgestudio.jobs.runner import Job, JobState, OutputPathError, run_job
 
 
 def _files(folder: Path) -> list[str]:
@@ -74,7 +74,7 @@ def test_cancel_stops_a_hanging_worker(tmp_path: Path) -> None:
 def test_existing_output_needs_overwrite(tmp_path: Path) -> None:
     out = tmp_path / "result.txt"
     out.write_text("keep me")
-    with pytest.raises(OutputError, match="already exists"):
+    with pytest.raises(OutputPathError, match="already exists"):
         Job(DiagnosticRecipe(action="succeed", output=str(out))).start()
     assert out.read_text() == "keep me"
     job = run_job(DiagnosticRecipe(action="succeed", output=str(out), overwrite=True))
@@ -91,7 +91,7 @@ def test_failed_job_keeps_the_existing_output(tmp_path: Path) -> None:
 
 
 def test_missing_output_folder_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(OutputError, match="does not exist"):
+    with pytest.raises(OutputPathError, match="does not exist"):
         Job(DiagnosticRecipe(output=str(tmp_path / "nope" / "x.txt"))).start()
 
 
@@ -114,7 +114,7 @@ def test_protocol_round_trip_and_version_check() -> None:
 
 def test_equivalent_command_line() -> None:
     recipe = DiagnosticRecipe(action="spin", seconds=2.0, output="/tmp/x y.txt")
-    assert recipe.command_line() == "edgestudio selftest spin --seconds 2.0 -o '/tmp/x y.txt'"
+    assert recipe.command_line() == "edgestudio diagnostic spin --seconds 2.0 -o '/tmp/x y.txt'"
 
 
 def test_memory_error_in_the_worker_is_a_clear_failure(tmp_path: Path) -> None:

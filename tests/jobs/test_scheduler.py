@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
+from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.scheduler import Scheduler
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from edgestudio.core.convert.convert_recipes import ConvertRecipe
 from edgestudio.core.convert.export_recipes import ExportRecipe
+from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.core.edit.edit_recipe import EditRecipe
 from edgestudio.core.inputs.inputs_recipe import InputsRecipe
 from edgestudio.core.job_api.recipe import Recipe
@@ -22,7 +23,6 @@ from edgestudio.core.perf.bench_recipes import (
 )
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.sensitivity import SensitivityRecipe
-from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.core.serialise import from_json
 
 RECIPE_TYPES: dict[str, type[Recipe]] = {cls.kind: cls for cls in (

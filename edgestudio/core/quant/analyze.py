@@ -35,7 +35,7 @@ from edgestudio.core.quant.quant_results import (
     Accuracy,
     Analysis,
     LayerError,
-    OutputError,
+    OutputDrift,
     WeightError,
 )
 from edgestudio.core.quant.quantized_graph import quantized_nodes, suggestion_targets
@@ -529,7 +529,7 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     analysis = Analysis(
         float_model=recipe.float_model, quant_model=recipe.quant_model, samples=len(samples),
         layers=from_json(list[LayerError], layers), weights=from_json(list[WeightError], weights),
-        outputs=from_json(list[OutputError], outputs), accuracy=from_json(Accuracy, accuracy),
+        outputs=from_json(list[OutputDrift], outputs), accuracy=from_json(Accuracy, accuracy),
         verdict=verdict, data=data, task=task, quantized_nodes=sorted(quantized),
         targets=targets)
     return JobReport(kind=recipe.kind, warnings=warnings, details=to_json(analysis))

@@ -56,7 +56,7 @@ class WeightError:
 
 
 @dataclass(frozen=True)
-class OutputError:
+class OutputDrift:
     """How far one model output moved, as onnxruntime runs the quantized model."""
 
     output: str
@@ -95,7 +95,7 @@ class Analysis:
     samples: int
     layers: list[LayerError] = field(default_factory=list)
     weights: list[WeightError] = field(default_factory=list)
-    outputs: list[OutputError] = field(default_factory=list)
+    outputs: list[OutputDrift] = field(default_factory=list)
     accuracy: Accuracy | None = None
     verdict: Verdict | None = None
     data: DataProvenance | None = None  # what the figures were computed on

@@ -10,7 +10,7 @@ from edgestudio.core.job_api.recipe import Recipe
 
 @dataclass(frozen=True)
 class DiagnosticRecipe(Recipe):
-    """A purpose-made job that exercises the job system (``edgestudio selftest``).
+    """A purpose-made job that exercises the job system (``edgestudio diagnostic``).
 
     ``action``: ``succeed`` (writes ``output``), ``fail`` (raises), ``crash`` (segfaults),
     ``hang`` (sleeps forever), ``spawn`` (starts a sleeping child process, then hangs),
@@ -20,7 +20,7 @@ class DiagnosticRecipe(Recipe):
     be killed).
     """
 
-    kind: ClassVar[str] = "selftest"
+    kind: ClassVar[str] = "diagnostic"
     action: str = "succeed"
     seconds: float = 1.0
     megabytes: int = 0
@@ -30,8 +30,8 @@ class DiagnosticRecipe(Recipe):
         return f"Self-test: {self.action}"
 
     def to_command(self) -> list[str]:
-        """``edgestudio selftest ACTION [--seconds S] [-o OUT]``."""
-        cmd = ["edgestudio", "selftest", self.action, "--seconds", str(self.seconds)]
+        """``edgestudio diagnostic ACTION [--seconds S] [-o OUT]``."""
+        cmd = ["edgestudio", "diagnostic", self.action, "--seconds", str(self.seconds)]
         if self.megabytes:
             cmd += ["--megabytes", str(self.megabytes)]
         if self.output:

@@ -1,4 +1,4 @@
-"""``edgestudio selftest ACTION``: exercise the job system (succeed, fail, crash, hang, …)."""
+"""``edgestudio diagnostic ACTION``: exercise the job system (succeed, fail, crash, hang, …)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,16 @@ import argparse
 
 from edgestudio.cli.job_ui import execute
 from edgestudio.cli.json_option import add_json_option
-from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
+from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
 
 ACTIONS = ("succeed", "fail", "crash", "hang", "spawn", "spawn-stubborn", "noise", "spin",
            "partial", "hog")
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register the ``selftest`` subcommand."""
+    """Register the ``diagnostic`` subcommand."""
     p = subparsers.add_parser(
-        "selftest", help="run a purpose-made job to check the job system",
+        "diagnostic", help="run a purpose-made job to check the job system",
         description="Run a purpose-made worker job: 'succeed' writes OUTPUT, 'fail' raises, "
         "'crash' segfaults, 'hang' never ends (use --timeout), 'spawn' starts a child process "
         "and hangs, 'noise' prints garbage on stdout and succeeds, 'spin' burns CPU for --seconds, "

@@ -1,4 +1,4 @@
-"""Purpose-made jobs that exercise every outcome of the job system (``edgestudio selftest``)."""
+"""Purpose-made jobs that exercise every outcome of the job system (``edgestudio diagnostic``)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import sys
 import time
 from pathlib import Path
 
+from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.progress import Reporter
-from edgestudio.core.selftest.diagnostic_recipe import DiagnosticRecipe
 
 
 def run_diagnostic(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
