@@ -55,6 +55,7 @@ from edgestudio.gui.preferences_dialog import (
 )
 from edgestudio.gui.recent_files import RecentFiles
 from edgestudio.gui.tune_window import TuneWindow
+from edgestudio.gui.user_guide import UserGuide
 from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.tuner import Tuner, tuner_summary
 from edgestudio.jobs.workflow import Workflow
@@ -184,6 +185,8 @@ class MainWindow(QMainWindow):
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction(self._action("&Keyboard shortcuts", QKeySequence("F1"),
                                          self.show_shortcuts))
+        help_menu.addAction(self._action("&User guide", QKeySequence("Shift+F1"),
+                                         self.show_user_guide))
         help_menu.addAction(self._action("&About EdgeStudio", None, self.show_about))
 
     def _action(
@@ -602,6 +605,7 @@ class MainWindow(QMainWindow):
         doc.document.record_tune(tuner_summary(tuner))
         doc.document.overlay = Overlay(OverlayKind.SQNR, run.number)
         doc.show_panel("quantization")
+        self.compare_run(doc, run)  # the kept model beside its float original, at its worst
         self.statusBar().showMessage(f"Kept tuned candidate #{candidate.number} as run "
                                      f"#{run.number}: {target}", 10_000)
         return run
@@ -621,6 +625,15 @@ class MainWindow(QMainWindow):
                 analysis: Analysis | None = None) -> CompareView:
         """Open a window with models ``a`` and ``b`` side by side and their differences."""
         return _show_kept(CompareView(a, b, sqnr, self, analysis=analysis), self.compare_views)
+
+    def show_user_guide(self) -> UserGuide:
+        """Help › User guide: the guide's pages, offline, in a window of their own."""
+        guide = getattr(self, "_guide", None)
+        if guide is None:
+            guide = self._guide = UserGuide(self)
+        guide.show()
+        guide.raise_()
+        return guide
 
     def compare_run(self, doc: DocumentView, run: QuantRun) -> CompareView | None:
         """A quantization run's model beside its float original, coloured by its SQNR."""

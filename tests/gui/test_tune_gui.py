@@ -59,6 +59,9 @@ def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path
     run = doc.document.runs[-1]
     assert run.analysis is best.analysis and Path(run.output or "").exists()
     assert doc.quant_panel.history.rowCount() == 1 and doc.document.tunes
+    compare = window.compare_views[-1]  # Compare opened on the kept winner
+    assert compare.b == Path(run.output or "")
+    compare.close()
     # a candidate measured by an earlier tune has no file: kept as a background run (the
     # window is not blocked), quantized and analysed again
     import dataclasses
