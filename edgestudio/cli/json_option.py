@@ -8,11 +8,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
+
+from edgestudio.core.paths import write_atomically
 
 STDOUT = "-"
 _BARE = "\0bare"  # what argparse stores for a bare --json
@@ -60,7 +61,4 @@ def write_json(target: str, data: Any, default: Callable[[Any], Any] | None = st
         stream.write(text + "\n")
         stream.flush()
         return
-    path = Path(target)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    write_atomically(Path(target), text)

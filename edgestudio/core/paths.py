@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 # Child processes a frozen app starts by re-running itself with a flag (it has no separate Python
@@ -66,14 +68,28 @@ def _hash_of(path: str, size: int, mtime_ns: int) -> str:
     return digest.hexdigest()
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename: all or nothing."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+@contextlib.contextmanager
+def atomic_target(path: Path | str) -> Iterator[Path]:
+    """A temporary path beside ``path`` to write to; renamed onto ``path`` when the block ends
+    without an exception, removed otherwise: readers see the old file or the whole new one,
+    never half of it. The temporary name keeps ``path``'s suffix (writers that pick a format by
+    it, such as image savers, still do)."""
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp{target.suffix}")
     try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        yield tmp
+        os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_atomically(path: Path | str, content: str | bytes) -> None:
+    """Write ``content`` (text as UTF-8, or bytes) to ``path``: all or nothing."""
+    with atomic_target(path) as tmp:
+        if isinstance(content, bytes):
+            tmp.write_bytes(content)
+        else:
+            tmp.write_text(content, encoding="utf-8")
 
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:

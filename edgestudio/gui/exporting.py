@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from PySide6.QtCore import QRect, QSize
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QWidget
+
+from edgestudio.core.paths import atomic_target
 
 
 def export_widget(widget: QWidget, path: str) -> str:
@@ -17,7 +18,12 @@ def export_widget(widget: QWidget, path: str) -> str:
     through QSvgGenerator instead.
     """
     target = Path(path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp{target.suffix}")
+    with atomic_target(target) as tmp:
+        _render(widget, target, tmp)
+    return str(target)
+
+
+def _render(widget: QWidget, target: Path, tmp: Path) -> None:
     if target.suffix.lower() == ".svg":
         from PySide6.QtSvg import QSvgGenerator
 
@@ -32,6 +38,4 @@ def export_widget(widget: QWidget, path: str) -> str:
         widget.render(painter)  # type: ignore[call-overload]
         painter.end()
     elif not widget.grab().save(str(tmp), "PNG"):
-        raise OSError(f"could not write {path}")
-    os.replace(tmp, target)
-    return str(target)
+        raise OSError(f"could not write {target}")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from PySide6.QtWidgets import (
 from edgestudio.core.inputs.grammar import checked_text, parse_counts, parse_named_shape
 from edgestudio.core.inputs.input_spec import InputSpecification
 from edgestudio.core.job_api.options import declared_options
+from edgestudio.core.paths import atomic_target, write_atomically
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProfileRecipe
 from edgestudio.core.perf.edge_cloud import (
     EdgeCloudInputs,
@@ -629,12 +629,10 @@ class PerfPanel(QWidget):
         keys = ["model", "device", "runtime", "ep", "threads", "median_ms", "p90_ms", "p99_ms",
                 "min_ms", "mean_ms", "std_ms", "throughput_per_s", "cpu_median_ms", "contended",
                 "runs", "error"]
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", newline="") as f:
+        with atomic_target(path) as tmp, open(tmp, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
             writer.writeheader()
             writer.writerows(to_json(r) for r in self.results)
-        os.replace(tmp, path)
         return path
 
     def export_json(self, path: str | None = None) -> str | None:
@@ -644,7 +642,5 @@ class PerfPanel(QWidget):
                                                   "JSON (*.json)")
         if not path:
             return None
-        tmp = f"{path}.{os.getpid()}.tmp"
-        Path(tmp).write_text(json.dumps({"results": to_json(self.results)}, indent=2))
-        os.replace(tmp, path)
+        write_atomically(path, json.dumps({"results": to_json(self.results)}, indent=2))
         return path

@@ -25,7 +25,7 @@ from typing import Any
 from edgestudio.core.convert.conversion_plan import model_opset
 from edgestudio.core.job_api.registry import recipe_from_dict
 from edgestudio.core.model.model_io import load_model
-from edgestudio.core.paths import file_hash
+from edgestudio.core.paths import atomic_target, file_hash
 from edgestudio.core.perf.bench_recipes import BenchRecipe
 from edgestudio.core.perf.perf_results import latency_of
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
@@ -489,9 +489,8 @@ class Tuner:
                 raise RuntimeError(f"candidate #{candidate.number} could not be made again: "
                                    f"{job.error}")
             return target
-        tmp = target.with_name(f".{target.name}.tmp")
-        shutil.copyfile(str(candidate.recipe.output), tmp)
-        tmp.replace(target)
+        with atomic_target(target) as tmp:
+            shutil.copyfile(str(candidate.recipe.output), tmp)
         return target
 
     def cleanup(self) -> None:

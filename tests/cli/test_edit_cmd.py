@@ -11,7 +11,7 @@ import onnx
 import pytest
 
 from tests import models
-from tests.cli.test_job_commands import run_cli
+from tests.cli.run import run_cli
 from tests.realmodels.corpus import SKIP_REASON, cache_dir
 
 

@@ -10,11 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.bad_models import CASES
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "edgestudio", *args],
-                          capture_output=True, text=True, timeout=120)
+from tests.cli.run import run_cli
 
 
 def test_inspect_json_has_the_documented_keys(conv_model: Path) -> None:
@@ -64,8 +60,6 @@ def test_version_and_help() -> None:
 
 
 def test_huge_metadata_is_clipped_and_a_closed_pipe_is_quiet(tmp_path: Path) -> None:
-    import subprocess
-    import sys
 
     import onnx
 

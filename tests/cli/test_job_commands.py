@@ -14,12 +14,8 @@ import psutil
 import pytest
 
 from tests import models
+from tests.cli.run import run_cli
 from tests.conftest import SAMPLE
-
-
-def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "edgestudio", *args], capture_output=True,
-                          text=True, timeout=timeout)
 
 
 def test_convert_json_report(tmp_path: Path) -> None:

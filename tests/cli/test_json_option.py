@@ -12,7 +12,7 @@ import pytest
 from edgestudio.cli.json_option import DEPRECATED_BARE
 from edgestudio.cli.main import build_parser
 from tests import models
-from tests.cli.test_job_commands import run_cli
+from tests.cli.run import run_cli
 
 
 def test_every_command_takes_json_path_and_dash() -> None:

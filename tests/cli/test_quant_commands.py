@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "edgestudio", *args], capture_output=True,
-                          text=True, timeout=300)
+from tests.cli.run import run_cli
 
 
 def test_quantize_then_analyze(tmp_path: Path) -> None:

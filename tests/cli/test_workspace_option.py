@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,11 +13,11 @@ import pytest
 from edgestudio.core.workspace import workspace
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
 from tests import models
+from tests.cli.run import run_cli
 
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "edgestudio", *args], capture_output=True,
-                          text=True, timeout=300, cwd=tmp_path)
+    return run_cli(*args, cwd=tmp_path)
 
 
 @pytest.mark.e2e

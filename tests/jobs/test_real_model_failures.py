@@ -18,7 +18,7 @@ from edgestudio.core.model.result_gate import run_in_process, run_isolated
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.jobs.runner import JobState, run_job
 from tests import models
-from tests.cli.test_job_commands import run_cli
+from tests.cli.run import run_cli
 
 SYNTHETIC = DataSource("synthetic", samples=4, seed=0)
 

@@ -7,11 +7,10 @@ a model that changed on disk starts from the derived specification again.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from edgestudio.core.inputs.grammar import InputOverrides
-from edgestudio.core.paths import cache_dir
+from edgestudio.core.paths import cache_dir, write_atomically
 
 
 def _store() -> Path:
@@ -51,8 +50,6 @@ def remember(model: Path, overrides: InputOverrides) -> None:
             data.pop(key, None)
         store = _store()
         store.parent.mkdir(parents=True, exist_ok=True)
-        tmp = store.with_name(f".{store.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1))
-        os.replace(tmp, store)
+        write_atomically(store, json.dumps(data, indent=1))
     except OSError:
         pass  # forgetting a form's values is not worth an error dialog

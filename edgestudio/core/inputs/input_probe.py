@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.model.model_files import load_full_model
 from edgestudio.core.model.model_io import is_structure_only
 from edgestudio.core.model.validate import short
-from edgestudio.core.paths import cache_dir, file_hash
+from edgestudio.core.paths import cache_dir, file_hash, write_atomically
 from edgestudio.core.progress import Reporter
 from edgestudio.core.serialise import from_json, to_json
 
@@ -57,9 +56,7 @@ def _read_cache(path: Path) -> InputSpecification | None:
 def _write_cache(path: Path, spec: InputSpecification) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(to_json(spec)))
-        os.replace(tmp, path)
+        write_atomically(path, json.dumps(to_json(spec)))
     except OSError:
         pass  # a cache that cannot be written only costs time
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -11,7 +10,7 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
-from edgestudio.core.paths import cache_dir, child_command, child_env
+from edgestudio.core.paths import cache_dir, child_command, child_env, write_atomically
 
 _RUNTIME_DISTRIBUTIONS = (
     "onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml",
@@ -61,9 +60,7 @@ def runtime_info() -> RuntimeInfo | None:
             return None
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data))
-            os.replace(tmp, cached)
+            write_atomically(cached, json.dumps(data))
         except OSError:
             pass  # a read-only cache only costs a second probe next time
     return RuntimeInfo(

@@ -14,12 +14,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from edgestudio.core.paths import cache_dir, file_hash
+from edgestudio.core.paths import atomic_target, cache_dir, file_hash
 from edgestudio.core.quant.calib_cache import disabled, evict
 
 # Bumped when what is cached, or how it is made, changes.
@@ -64,9 +63,8 @@ def preprocessed(src: Path, dst: Path, preprocess: Callable[[Path, Path], None])
     if entry is not None and not _has_companions(dst):
         with contextlib.suppress(OSError):
             entry.parent.mkdir(parents=True, exist_ok=True)
-            tmp = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
-            shutil.copyfile(dst, tmp)
-            os.replace(tmp, entry)
+            with atomic_target(entry) as tmp:
+                shutil.copyfile(dst, tmp)
             evict(MAX_BYTES, cache_folder(), "*.onnx")
     return False
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import enum
-import os
 import statistics
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +15,7 @@ from typing import Any, ClassVar
 from psygnal import SignalGroupDescriptor
 
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.paths import atomic_target
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis, LayerError, Quantization
 from edgestudio.core.serialise import register_format, to_json
@@ -189,12 +189,10 @@ LAYER_COLUMNS = ("tensor", "node", "op_type", "sqnr_db", "mse", "max_abs", "cosi
 def write_layers_csv(path: Path, layers: list[LayerError]) -> None:
     """The per-layer table as CSV, worst first (written atomically)."""
     rows = sorted(layers, key=lambda r: (r.sqnr_db is None, r.sqnr_db or 0.0))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", newline="") as f:
+    with atomic_target(path) as tmp, open(tmp, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=LAYER_COLUMNS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(to_json(r) for r in rows)
-    os.replace(tmp, path)
 
 
 def compare(runs: list[QuantRun]) -> list[list[str]]:

@@ -17,7 +17,6 @@ which :func:`streamable` says.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,8 @@ from typing import BinaryIO
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from edgestudio.core.paths import atomic_target
 
 ProgressFn = Callable[[int, int, str], None]  # (weights done, weights in all, node name)
 EXTERNAL_ABOVE = 1_800_000_000  # bytes of weights above which the result keeps external data
@@ -345,9 +346,8 @@ def quantize_int4_streamed(source: Path, output: Path, options: Int4Options,
     finally:
         if writer is not None:
             writer.close()
-    tmp = output.with_name(output.name + ".part")
-    onnx.save(model, str(tmp))
-    os.replace(tmp, output)
+    with atomic_target(output) as tmp:
+        onnx.save(model, str(tmp))
     return [output.name] + ([writer.path.name] if writer is not None else [])
 
 
