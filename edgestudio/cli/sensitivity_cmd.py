@@ -84,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
                  for k, r in enumerate(result.ranked())],
                 title=f"each layer alone in {result.way}; base {result.metric} "
                       f"{fig(result.base_value)} on {result.data}", numeric=(0, 3, 4, 5))
+    print(result.stability_text(), file=sys.stderr)
     if any(r.gain for r in result.layers):
         best = result.ranked()[0]
         print(f"most sensitive: {best.node} (gain {fig(best.gain)})", file=sys.stderr)

@@ -82,7 +82,7 @@ class SensitivityView(QWidget):
                    if result.second_metric else "")
                 + f", on {html.escape(result.data)}. The "
                 "graph is coloured by the gain (Quantization › Colour the graph by SQNR "
-                "returns to SQNR). One measurement each: close gains may swap places.")
+                "returns to SQNR). The " + html.escape(result.stability_text()) + ".")
 
     def _selected(self) -> None:
         rows = {i.row() for i in self.table.selectedItems()}

@@ -89,3 +89,24 @@ def test_a_model_with_external_weights_is_cut_copying_only_what_it_keeps(
     kept = (out.parent / "first2.onnx.data").stat().st_size
     assert 0 < kept < data.stat().st_size * 0.75  # the embedding and two of four layers
     assert _sha(data) == before
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not (cache_dir() / "ppocr_mobile_cls.onnx").is_file(), reason=SKIP_REASON)
+def test_a_corpus_cnn_gets_an_output_added_and_is_simplified(tmp_path: Path) -> None:
+    src = cache_dir() / "ppocr_mobile_cls.onnx"
+    out = tmp_path / "cls.onnx"
+    done = run_cli("edit", str(src), "-o", str(out), "--add-output", "relu_0.tmp_0",
+                   "--simplify", "--json", str(tmp_path / "r.json"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["outputs"] == ["save_infer_model/scale_0.tmp_1", "relu_0.tmp_0"]
+    assert any(e.startswith("simplified by onnxslim: 566 →") for e in data["edits"])
+    assert data["nodes"] < 566 and data["check"]["status"] == "passed"
+    # a bypass the model cannot take is refused in words, nothing written
+    bert = cache_dir() / "paraphrase_minilm_l3.onnx"
+    if bert.is_file():
+        refused = run_cli("edit", str(bert), "-o", str(tmp_path / "b.onnx"), "--bypass",
+                          "Identity_464")
+        assert refused.returncode == 2 and "straight to the graph output" in refused.stderr
+        assert not (tmp_path / "b.onnx").exists()

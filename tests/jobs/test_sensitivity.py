@@ -38,12 +38,19 @@ def test_each_layer_is_measured_as_a_quantization_of_its_own_would_be(tmp_path: 
     quantized = run_job(dataclasses.replace(base, int16=(first.node,), output=str(out)),
                         timeout=300)
     assert quantized.state is JobState.SUCCEEDED, quantized.error
-    analysed = run_job(AnalyzeRecipe(float_model=base.model, quant_model=str(out), data=data,
-                                     metric="generic"), timeout=300)
-    assert analysed.report is not None
-    analysis = from_json(Analysis, analysed.report.details)
-    assert analysis is not None and analysis.task is not None
-    assert analysis.task.figures[0].value == pytest.approx(first.value, rel=1e-6)
+    halves = []  # measured on each half of the data apart (the ranking's stability), averaged
+    for part in ("even", "odd"):
+        analysed = run_job(AnalyzeRecipe(float_model=base.model, quant_model=str(out),
+                                         data=dataclasses.replace(data, part=part),
+                                         metric="generic"), timeout=300)
+        assert analysed.report is not None
+        analysis = from_json(Analysis, analysed.report.details)
+        assert analysis is not None and analysis.task is not None
+        halves.append(analysis.task.figures[0].value)
+    assert sum(halves) / 2 == pytest.approx(first.value, rel=1e-6)
+    assert None not in first.half_gains and result.layers[1].half_gains[0] is not None
+    assert result.rank_agreement is None  # two layers: too few to rank
+    assert "not measured" in result.stability_text()
 
 
 def test_the_command_round_trips_its_recipe() -> None:
@@ -68,3 +75,20 @@ def test_equal_gains_are_ranked_by_the_second_figure() -> None:
             LayerSensitivity("d", "Conv", 5.0, 0.1, 0.1, second_gain=-0.5)]
     result = Sensitivity("text_agreement", True, 0.0, "int16", "", rows, "cer")
     assert [r.node for r in result.ranked()] == ["d", "c", "a", "b"]
+
+
+def test_rank_stability_is_spearman_between_the_halves() -> None:
+    from edgestudio.core.quant.sensitivity import LayerSensitivity, rank_stability
+
+    def layer(name: str, a: float, b: float) -> LayerSensitivity:
+        return LayerSensitivity(name, "Conv", None, None, None, half_gains=(a, b))
+
+    same = [layer("a", 0.5, 0.4), layer("b", 0.3, 0.2), layer("c", 0.1, 0.05),
+            layer("d", 0.0, -0.1)]
+    rho, said = rank_stability(same)
+    assert rho == pytest.approx(1.0) and said == "the top 3 are the same on both halves"
+    swapped = [layer("a", 0.5, 0.0), layer("b", 0.3, 0.1), layer("c", 0.1, 0.3),
+               layer("d", 0.0, 0.5)]
+    rho, said = rank_stability(swapped)
+    assert rho == pytest.approx(-1.0) and said == "2 of the top 3 are the same on both halves"
+    assert rank_stability(same[:2]) == (None, "")

@@ -82,6 +82,9 @@ class LayerSensitivity:
     # the same for the task's second figure, which breaks ties (a line read exactly is 0 or 1;
     # its character error rate still moves)
     second_gain: float | None = None
+    # the gain on each half of the data (even- and odd-numbered samples), measured apart: a
+    # rank the two halves do not share is noise
+    half_gains: tuple[float | None, float | None] = (None, None)
 
 
 @dataclass
@@ -95,6 +98,20 @@ class Sensitivity:
     data: str  # what it was measured on, for a person
     layers: list[LayerSensitivity] = field(default_factory=list)  # best gain first
     second_metric: str = ""  # the figure that breaks ties ("" when the task has one)
+    # Spearman's rank correlation between the rankings of the two halves of the data (None:
+    # not measured, e.g. data already split by the caller, or fewer than 3 layers)
+    rank_agreement: float | None = None
+    top_agreement: str = ""  # "the top 3 are the same on both halves", or what differs
+
+    def stability_text(self) -> str:
+        """How far the ranking is to be trusted, in words."""
+        if self.rank_agreement is None:
+            return ("rank stability not measured (it needs 3 layers or more, on data that "
+                    "can be split in two)")
+        word = ("stable" if self.rank_agreement >= 0.8 else
+                "roughly stable" if self.rank_agreement >= 0.5 else "unstable: noise")
+        return (f"ranking {word} — Spearman {self.rank_agreement:.2f} between the two halves "
+                f"of the data; {self.top_agreement}")
 
     def ranked(self) -> list[LayerSensitivity]:
         """Best gain first (ties broken by the second figure); layers not tried last."""
@@ -110,6 +127,54 @@ def _figures(analysis: Analysis) -> list[tuple[str, float | None, bool]]:
         return [(f.key, f.value, f.higher_is_better) for f in task.figures[:2]]
     values = [o.sqnr_db for o in analysis.outputs if o.sqnr_db is not None]
     return [("output_sqnr_db", min(values) if values else None, True)]
+
+
+def _mean_figures(analyses: list[Analysis]) -> list[tuple[str, float | None, bool]]:
+    """The figures of the halves' analyses, averaged (equal halves: the whole data's)."""
+    each = [_figures(a) for a in analyses]
+    out = []
+    for k, (key, _, higher) in enumerate(each[0]):
+        values = [v for f in each if len(f) > k and (v := f[k][1]) is not None]
+        out.append((key, sum(values) / len(values) if values else None, higher))
+    return out
+
+
+def _ranks(values: list[float]) -> list[float]:
+    """Ranks (1 = largest), ties sharing their mean rank."""
+    order = sorted(range(len(values)), key=lambda i: -values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def rank_stability(layers: list[LayerSensitivity], top: int = 3) -> tuple[float | None, str]:
+    """Spearman's correlation between the rankings the two halves of the data give, and
+    whether their top ``top`` layers are the same (None when fewer than 3 layers were
+    measured on both halves)."""
+    both = [r for r in layers if None not in r.half_gains]
+    if len(both) < 3:
+        return None, ""
+    first = _ranks([float(r.half_gains[0] or 0.0) for r in both])
+    second = _ranks([float(r.half_gains[1] or 0.0) for r in both])
+    n = len(both)
+    mean = (n + 1) / 2
+    cov = sum((a - mean) * (b - mean) for a, b in zip(first, second, strict=True))
+    spread = (sum((a - mean) ** 2 for a in first) * sum((b - mean) ** 2 for b in second)) ** 0.5
+    rho = cov / spread if spread else 1.0
+    k = min(top, n)
+    top_first = {both[i].node for i in sorted(range(n), key=lambda i: first[i])[:k]}
+    top_second = {both[i].node for i in sorted(range(n), key=lambda i: second[i])[:k]}
+    shared = len(top_first & top_second)
+    said = (f"the top {k} are the same on both halves" if shared == k
+            else f"{shared} of the top {k} are the same on both halves")
+    return rho, said
 
 
 def _gain(base: tuple[str, float | None, bool], value: float | None) -> float | None:
@@ -130,25 +195,35 @@ def run_sensitivity(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRep
     work = staging / "tries"
     work.mkdir()
 
-    def measure(quant: QuantRecipe, name: str) -> Analysis:
+    # Each analysis runs on the two halves of the data apart (when it is not split already):
+    # the same samples in all, and the two rankings say how stable the ranking is.
+    halves = [recipe.data] if recipe.data.part else [
+        dataclasses.replace(recipe.data, part=part) for part in ("even", "odd")]
+
+    def measure(quant: QuantRecipe, name: str) -> list[Analysis]:
         folder = work / name
         folder.mkdir()
         quiet = RecordingReporter()
         report = run_quantize(dataclasses.replace(quant, output=str(folder / "q.onnx")), quiet,
                               folder)
         quantized = folder / report.files[0]
-        analysis = run_analyze(AnalyzeRecipe(float_model=quant.model, quant_model=str(quantized),
-                                             data=recipe.data, metric=recipe.metric,
-                                             shapes=quant.shapes, ranges=quant.ranges),
-                               quiet, folder)
+        results = []
+        for k, data in enumerate(halves):
+            half = folder / f"half{k}"
+            half.mkdir()
+            analysis = run_analyze(AnalyzeRecipe(
+                float_model=quant.model, quant_model=str(quantized), data=data,
+                metric=recipe.metric, shapes=quant.shapes, ranges=quant.ranges), quiet, half)
+            result = from_json(Analysis, analysis.details)
+            assert result is not None
+            results.append(result)
         shutil.rmtree(folder)  # only the figures are kept
-        result = from_json(Analysis, analysis.details)
-        assert result is not None
-        return result
+        return results
 
     reporter.stage("Quantizing and analysing the base recipe", 0.0)
-    base = measure(recipe.base, "base")
-    base_figures = _figures(base)
+    base_halves = measure(recipe.base, "base")
+    base = base_halves[0]
+    base_figures = _mean_figures(base_halves)
     metric, base_value, higher = base_figures[0]
     nodes = list(recipe.nodes) or base.worst_excludable(recipe.top)
     # a layer named by its fused producer takes the figures of the layer it stands for
@@ -166,21 +241,28 @@ def run_sensitivity(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRep
                    else dataclasses.replace(recipe.base, exclude=(*recipe.base.exclude, node)))
         shown = node if node in sqnr else stands_for.get(node, node)
         try:
-            analysis = measure(changed, f"layer{k}")
+            analyses = measure(changed, f"layer{k}")
         except Exception as exc:  # one layer that cannot be tried does not stop the ranking
             result.layers.append(LayerSensitivity(node, op_of.get(shown, ""), sqnr.get(shown),
                                                   None, None, f"{type(exc).__name__}: {exc}"))
             continue
-        figures = _figures(analysis)
+        figures = _mean_figures(analyses)
         value = figures[0][1]
+        halves_gain = tuple(_gain(_figures(b)[0], _figures(a)[0][1])
+                            for a, b in zip(analyses, base_halves, strict=True))
         second = (_gain(base_figures[1], figures[1][1])
                   if len(figures) > 1 and len(base_figures) > 1 else None)
         op = op_of.get(node) or (f"with its {op_of[shown]}" if shown in op_of else "")
-        result.layers.append(LayerSensitivity(node, op, sqnr.get(shown), value,
-                                              _gain(base_figures[0], value), second_gain=second))
+        result.layers.append(LayerSensitivity(
+            node, op, sqnr.get(shown), value, _gain(base_figures[0], value),
+            second_gain=second,
+            half_gains=(halves_gain[0], halves_gain[-1]) if len(halves_gain) == 2
+            else (None, None)))
         reporter.log(f"{node}: {metric} {value if value is None else f'{value:.4g}'}"
                      f" (base {base_value if base_value is None else f'{base_value:.4g}'})")
     result.layers = result.ranked()
+    result.rank_agreement, result.top_agreement = rank_stability(result.layers)
+    reporter.log(result.stability_text())
     shutil.rmtree(work, ignore_errors=True)
     reporter.stage("Done", 1.0)
     return JobReport(kind=recipe.kind, details=to_json(result))
