@@ -98,6 +98,11 @@ class QuantRecipe(Recipe):
                                  "compute or compute-inputs", modes=("qdq",), metavar="ALPHA",
                                  label="SmoothQuant α:", group="types", minimum=0.0,
                                  maximum=1.0)
+    adaptive_rounding: bool = option(False, "--adaptive-rounding", "round MatMul/Gemm "
+                                     "weights to lower their layers' output error on the "
+                                     "calibration data (GPTQ) instead of to nearest; slower",
+                                     modes=("qdq",), label="Adaptive rounding (GPTQ)",
+                                     group="types")
     calib_method: str = option("minmax", "--calib-method", "how calibration picks ranges",
                                choices=CALIB_METHODS, modes=STATIC_MODES, label="Method:",
                                group="calibration")
@@ -168,6 +173,8 @@ class QuantRecipe(Recipe):
             extra += f", quantizers on {self.placement}"
         if self.smooth_quant and self.mode == "qdq":
             extra += f", SmoothQuant α={self.smooth_quant:g}"
+        if self.adaptive_rounding and self.mode == "qdq":
+            extra += ", adaptive rounding"
         return f"Quantize: {label}{extra}"
 
     def input_paths(self) -> list[str]:

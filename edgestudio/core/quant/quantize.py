@@ -33,8 +33,10 @@ from edgestudio.core.model.model_files import INLINE_LIMIT, read_full_model, sav
 from edgestudio.core.model.opsets import iter_nodes, quantized_ops_in
 from edgestudio.core.model.result_gate import run_in_process, run_isolated
 from edgestudio.core.model.validate import ort_gist
+from edgestudio.core.paths import atomic_target
 from edgestudio.core.progress import RecordingReporter, Reporter
 from edgestudio.core.quant.accel.accelerator import accelerated
+from edgestudio.core.quant.adaptive_rounding import adaptive_rounding
 from edgestudio.core.quant.calib_cache import (
     DISABLE_ENV,
     CalibrationCache,
@@ -853,12 +855,28 @@ def _static(recipe: QuantRecipe, src: Path, out: Path, samples: object,
                     f"value): {_listed(sorted(kept))}, which read or write them, stay in float.")
     elif failure is not None:
         raise failure
+    # after any retry above: it rounds the weights of the model written last
+    if recipe.adaptive_rounding and recipe.mode == "qdq":
+        smoothing = " ".join(n for n in (smoothing, _round_adaptively(src, out, reader.samples,
+                                                                       reporter)) if n)
     outcome = (cache.outcome() if cache is not None
                else uncached(os.environ.get(DISABLE_ENV, "") not in ("", "0")))
     if cache is not None:
         evict()
     extra = "".join(f" {n}" for n in (smoothing, nan_note.strip()) if n)
     return replace(outcome, note=outcome.note + extra) if extra else outcome
+
+
+def _round_adaptively(src: Path, out: Path, samples: SampleSet, reporter: Reporter) -> str:
+    """GPTQ's rounding of ``out``'s MatMul/Gemm weights (see
+    :mod:`~edgestudio.core.quant.adaptive_rounding`); its note."""
+    reporter.stage("Adaptive rounding of the weights (GPTQ) on the calibration data", 0.8)
+    quantized = onnx.load(str(out))
+    done = adaptive_rounding(quantized, onnx.load(str(src)), samples, out.parent)
+    if done.layers:
+        with atomic_target(out) as tmp:
+            onnx.save(quantized, str(tmp))
+    return done.note()
 
 
 def _smoothed(recipe: QuantRecipe, src: Path, work: Path, samples: SampleSet,

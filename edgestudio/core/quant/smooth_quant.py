@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -77,11 +78,9 @@ def smoothing_targets(model: onnx.ModelProto) -> dict[str, list[_Reader]]:
     return found
 
 
-def channel_maxima(model: onnx.ModelProto, tensors: list[str],
-                   samples: Iterable[dict[str, np.ndarray]],
-                   folder: Path) -> dict[str, np.ndarray]:
-    """``max |x|`` of each tensor's last-axis channels over every sample (onnxruntime runs a
-    copy of the model with the tensors as extra outputs; ``folder``: where its weights are)."""
+def probe_session(model: onnx.ModelProto, tensors: list[str], folder: Path) -> Any:
+    """An onnxruntime session on a copy of ``model`` with ``tensors`` as extra outputs
+    (written to ``folder``, where the model's external weights are found)."""
     import onnxruntime as ort
 
     from edgestudio.core.model.sessions import job_session_options
@@ -95,9 +94,20 @@ def channel_maxima(model: onnx.ModelProto, tensors: list[str],
                 name, onnx.TensorProto.FLOAT, None))
     options = job_session_options(2)
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    path = folder / "smoothquant_probe.onnx"
+    path = folder / "probe.onnx"
     onnx.save(probe, str(path))
-    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    try:
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def channel_maxima(model: onnx.ModelProto, tensors: list[str],
+                   samples: Iterable[dict[str, np.ndarray]],
+                   folder: Path) -> dict[str, np.ndarray]:
+    """``max |x|`` of each tensor's last-axis channels over every sample (onnxruntime runs a
+    copy of the model with the tensors as extra outputs; ``folder``: where its weights are)."""
+    session = probe_session(model, tensors, folder)
     maxima: dict[str, np.ndarray] = {}
     for sample in samples:
         values = session.run(tensors, sample)
@@ -105,7 +115,6 @@ def channel_maxima(model: onnx.ModelProto, tensors: list[str],
             value = np.abs(np.asarray(value, np.float32))
             channel = value.reshape(-1, value.shape[-1]).max(axis=0)
             maxima[name] = np.maximum(maxima[name], channel) if name in maxima else channel
-    path.unlink(missing_ok=True)
     return maxima
 
 

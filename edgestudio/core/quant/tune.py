@@ -194,6 +194,9 @@ def first_recipes(base: QuantRecipe, space: SearchSpace, has_matmul: bool,
                 tries.append(({"mode": "qdq", "per_channel": True, "placement": placement},
                               f"per-channel, quantizers on {placement.replace('-', ' ')} "
                               "only"))
+            if has_matmul:
+                tries.append(({"mode": "qdq", "per_channel": True, "adaptive_rounding": True},
+                              "per-channel, MatMul/Gemm weights rounded adaptively (GPTQ)"))
             if has_matmul and "compute-inputs" in space.placements:
                 tries.append(({"mode": "qdq", "per_channel": True,
                                "placement": "compute-inputs", "smooth_quant": 0.5},
