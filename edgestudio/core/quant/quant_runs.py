@@ -122,6 +122,8 @@ class QuantRun:
             verdict=(analysis.verdict.level or "pipeline check") if analysis and analysis.verdict
             else None,
             calibration=(self.quantization.calibration or None) if self.quantization else None,
+            precision=(self.quantization.precision.text()
+                       if self.quantization and self.quantization.precision else None),
             output_non_finite=outputs[0].non_finite if outputs else 0,
             worst_layer_non_finite=worst[0].non_finite if worst else 0,
         )
@@ -169,6 +171,8 @@ class RunSummary:
     # inf/NaN values where the float model's are finite (their SQNR above is then None)
     output_non_finite: int = 0
     worst_layer_non_finite: int = 0
+    # tensors per precision and the nodes left in float ("activations 8 uint8, 1 uint16 …")
+    precision: str | None = None
 
 
 COMPARE_ROWS = [
@@ -178,7 +182,7 @@ COMPARE_ROWS = [
     ("median_layer_sqnr_db", "Median layer SQNR (dB)", "{:.2f}"),
     ("worst_layer", "Worst layer", "{}"), ("float_top1", "Float top-1", "{:.2%}"),
     ("quant_top1", "Quantized top-1", "{:.2%}"), ("top1_agreement", "Top-1 agreement", "{:.2%}"),
-    ("calibration", "Calibration", "{}"),
+    ("calibration", "Calibration", "{}"), ("precision", "Precision", "{}"),
 ]
 
 
