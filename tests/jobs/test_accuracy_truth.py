@@ -62,8 +62,12 @@ def test_exclusion_advice_after_a_dynamic_run_is_true(tmp_path: Path) -> None:
     assert changed.read_bytes() != first.read_bytes()
 
 
-def test_a_ctc_model_is_judged_by_the_text_it_reads(tmp_path: Path) -> None:
-    src = models.save(models.ctc_recogniser(), tmp_path / "ctc.onnx")
+def _ctc_analysis(tmp_path: Path) -> tuple[Path, Path, Path, Analysis]:
+    """The CTC head quantized dynamically and analysed on 12 random "lines": (model, lines,
+    quantized, analysis)."""
+    src = tmp_path / "ctc.onnx"
+    if not src.exists():
+        models.save(models.ctc_recogniser(), src)
     rng = np.random.default_rng(1)
     lines = tmp_path / "lines.npz"
     np.savez(lines, x=rng.standard_normal((12, 24, 16)).astype(np.float32))
@@ -71,6 +75,12 @@ def test_a_ctc_model_is_judged_by_the_text_it_reads(tmp_path: Path) -> None:
     _succeeded(QuantRecipe(model=str(src), output=str(quant), mode="dynamic"))
     real = from_json(Analysis, _succeeded(AnalyzeRecipe(
         float_model=str(src), quant_model=str(quant), data=DataSource("npz", str(lines)))))
+    assert real is not None
+    return src, lines, quant, real
+
+
+def test_a_ctc_model_is_judged_by_the_text_it_reads(tmp_path: Path) -> None:
+    src, _lines, quant, real = _ctc_analysis(tmp_path)
     assert real.task is not None and real.task.task == "ctc", real.task
     keys = [f.key for f in real.task.figures]
     assert keys == ["text_agreement", "cer"]
@@ -136,16 +146,9 @@ def test_a_worker_that_crashes_proving_its_result_is_run_again_with_the_proof_is
 
 
 def test_a_ctc_model_reads_text_with_the_dictionary_beside_it(tmp_path: Path) -> None:
-    src = models.save(models.ctc_recogniser(alphabet=40), tmp_path / "ctc.onnx")
     symbols = [chr(ord("A") + k) for k in range(38)]  # classes 1–38, 39 is the space
     (tmp_path / "ctc_keys.txt").write_text("\n".join(symbols) + "\n", encoding="utf-8")
-    rng = np.random.default_rng(1)
-    lines = tmp_path / "lines.npz"
-    np.savez(lines, x=rng.standard_normal((12, 24, 16)).astype(np.float32))
-    quant = tmp_path / "ctc_dyn.onnx"
-    _succeeded(QuantRecipe(model=str(src), output=str(quant), mode="dynamic"))
-    real = from_json(Analysis, _succeeded(AnalyzeRecipe(
-        float_model=str(src), quant_model=str(quant), data=DataSource("npz", str(lines)))))
+    src, lines, quant, real = _ctc_analysis(tmp_path)
     assert real.task is not None and "spelled with ctc_keys.txt" in real.task.note
     assert "characters of text" in real.task.note
     assert real.task.examples and all("'" in e for e in real.task.examples)  # text

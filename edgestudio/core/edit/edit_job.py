@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from edgestudio.core.convert.convert import result_unusable
 from edgestudio.core.edit.edit_recipe import EditRecipe
 from edgestudio.core.edit.streamed import has_external_weights, save_streamed
 from edgestudio.core.edit.surgery import (
@@ -116,7 +117,7 @@ def run_edit(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     files = save_model(edited, staging, name)
     reporter.stage("Checking against the original", 0.6)
     check = _check(staging / name, source, original, edited, recipe, reporter)
-    failed = _unusable(check)
+    failed = result_unusable(check)
     if failed:
         raise EditError(failed)
     reporter.stage(f"Done: {check.verdict()}", 1.0)
@@ -149,7 +150,7 @@ def _run_streamed(recipe: EditRecipe, structure: onnx.ModelProto, reporter: Repo
                        reporter)
     else:
         check = _check_alone(staging / name, weights, recipe, reporter)
-    failed = _unusable(check)
+    failed = result_unusable(check)
     if failed:
         raise EditError(failed)
     reporter.stage(f"Done: {check.verdict()}", 1.0)
@@ -159,17 +160,23 @@ def _run_streamed(recipe: EditRecipe, structure: onnx.ModelProto, reporter: Repo
                               "outputs": [o.name for o in edited.graph.output]})
 
 
-def _check_alone(path: Path, original_bytes: int, recipe: EditRecipe,
-                 reporter: Reporter) -> EquivalenceCheck:
-    """The result checked, loaded and run on its own inputs; not compared with an original too
-    big to run beside it (the case says so: the outcome is *unchecked*)."""
-    tol = recipe.tolerance
-    check = EquivalenceCheck(atol=tol.atol, rtol=tol.rtol)
+def _checked(path: Path, recipe: EditRecipe) -> EquivalenceCheck:
+    """A check with onnx's checker run on ``path`` (full: shapes and types too)."""
+    check = EquivalenceCheck(atol=recipe.tolerance.atol, rtol=recipe.tolerance.rtol)
     try:
         onnx.checker.check_model(str(path), full_check=True)
         check.checker_ok, check.checker_message = True, "valid"
     except Exception as exc:  # onnx raises several unrelated types here
         check.checker_message = f"{type(exc).__name__}: {short(exc)}"
+    return check
+
+
+def _check_alone(path: Path, original_bytes: int, recipe: EditRecipe,
+                 reporter: Reporter) -> EquivalenceCheck:
+    """The result checked, loaded and run on its own inputs; not compared with an original too
+    big to run beside it (the case says so: the outcome is *unchecked*)."""
+    check = _checked(path, recipe)
+    if not check.checker_ok:
         return check
     try:
         resolved = job_inputs(path, load_structure(path), recipe.shapes, recipe.ranges,
@@ -195,12 +202,8 @@ def _check(path: Path, source: Path, original: onnx.ModelProto, edited: onnx.Mod
            recipe: EditRecipe, reporter: Reporter) -> EquivalenceCheck:
     """Checker, session, then each output against the original's tensor of its name."""
     tol = recipe.tolerance
-    check = EquivalenceCheck(atol=tol.atol, rtol=tol.rtol)
-    try:
-        onnx.checker.check_model(str(path), full_check=True)
-        check.checker_ok, check.checker_message = True, "valid"
-    except Exception as exc:  # onnx raises several unrelated types here
-        check.checker_message = f"{type(exc).__name__}: {short(exc)}"
+    check = _checked(path, recipe)
+    if not check.checker_ok:
         return check
     try:
         session = cpu_session(str(path))
@@ -250,14 +253,3 @@ def _original_values(model: onnx.ModelProto, names: list[str],
     session = cpu_session(probe.SerializeToString(), optimized=False)
     values = dict(zip(computed, session.run(computed, feeds), strict=True)) if computed else {}
     return {**{n: feeds[n] for n in names if n in feeds}, **values}
-
-
-def _unusable(check: EquivalenceCheck) -> str:
-    if not check.checker_ok:
-        return f"The edited model is not a valid model: {check.checker_message}"
-    if not check.session_ok:
-        return f"onnxruntime cannot load the edited model: {check.session_message}"
-    case = check.cases[0] if check.cases else None
-    if case is not None and case.error:
-        return f"The edited model does not run: {case.error}"
-    return ""  # numbers that differ are the check's verdict (exit 1), not an unusable file
