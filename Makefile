@@ -42,6 +42,7 @@ platform-libs: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check edgestudio tests resources packaging docs
+	$(BIN)/ruff format --check edgestudio tests resources packaging docs
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -28,12 +28,18 @@ sys.path.insert(0, str(REPO))
 
 def edgestudio(folder: Path, *args: str) -> None:
     """Run one command in ``folder``; stop on failure (a broken screenshot is a broken view)."""
-    done = subprocess.run([sys.executable, "-m", "edgestudio", *args], cwd=folder,
-                          capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "XDG_CONFIG_HOME": str(folder / "config")})
+    done = subprocess.run(
+        [sys.executable, "-m", "edgestudio", *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "XDG_CONFIG_HOME": str(folder / "config")},
+    )
     if done.returncode != 0:
-        raise SystemExit(f"edgestudio {' '.join(args)} failed ({done.returncode}):\n"
-                         f"{done.stderr[-2000:]}")
+        raise SystemExit(
+            f"edgestudio {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-2000:]}"
+        )
 
 
 def shoot(folder: Path, name: str, *args: str) -> None:
@@ -49,23 +55,59 @@ def from_the_command_line(folder: Path) -> None:
     model, w = "digits_cnn.onnx", "digits.edgestudio.json"
     synthetic = "digits_check.edgestudio.json"
     # A run analysed on synthetic data: a pipeline check, no verdict, neutral shades.
-    edgestudio(folder, "quantize", model, "-o", "digits_check.onnx", "--calib",
-               "digits_calib.npz", "--workspace", synthetic)
-    edgestudio(folder, "analyze", model, "digits_check.onnx", "--data", "synthetic:8",
-               "--workspace", synthetic)
-    shoot(folder, "quantization_synthetic.png", "--workspace", synthetic, "--panel",
-          "quantization")
+    edgestudio(
+        folder,
+        "quantize",
+        model,
+        "-o",
+        "digits_check.onnx",
+        "--calib",
+        "digits_calib.npz",
+        "--workspace",
+        synthetic,
+    )
+    edgestudio(
+        folder,
+        "analyze",
+        model,
+        "digits_check.onnx",
+        "--data",
+        "synthetic:8",
+        "--workspace",
+        synthetic,
+    )
+    shoot(folder, "quantization_synthetic.png", "--workspace", synthetic, "--panel", "quantization")
     # The same model judged on held-out digits, benchmarked and profiled.
-    edgestudio(folder, "quantize", model, "-o", "digits_qdq.onnx", "--calib",
-               "digits_calib.npz", "--per-channel", "--workspace", w)
-    edgestudio(folder, "analyze", model, "digits_qdq.onnx", "--data", "digits_eval.npz",
-               "--workspace", w)
-    edgestudio(folder, "bench", model, "digits_qdq.onnx", "--threads", "1,2", "--runs", "200",
-               "--workspace", w)
+    edgestudio(
+        folder,
+        "quantize",
+        model,
+        "-o",
+        "digits_qdq.onnx",
+        "--calib",
+        "digits_calib.npz",
+        "--per-channel",
+        "--workspace",
+        w,
+    )
+    edgestudio(
+        folder, "analyze", model, "digits_qdq.onnx", "--data", "digits_eval.npz", "--workspace", w
+    )
+    edgestudio(
+        folder,
+        "bench",
+        model,
+        "digits_qdq.onnx",
+        "--threads",
+        "1,2",
+        "--runs",
+        "200",
+        "--workspace",
+        w,
+    )
     edgestudio(folder, "profile", model, "--runs", "20", "--workspace", w)
     shoot(folder, "summary.png", "--workspace", w)
-    shoot(folder, "graph.png", model, "--panel", "graph", "--select",
-          "/features/features.3/Conv")
+    shoot(folder, "graph.png", model, "--panel", "graph", "--select", "/features/features.3/Conv")
     shoot(folder, "netron.png", model, "--panel", "netron")
     shoot(folder, "convert.png", model, "--dialog", "convert")
     shoot(folder, "quantization.png", "--workspace", w, "--panel", "quantization")
@@ -78,8 +120,15 @@ def from_the_command_line(folder: Path) -> None:
     if MINILM.exists():  # a real transformer (make realmodels): its inputs and its blocks
         shoot(folder, "inputs.png", str(MINILM), "--panel", "inputs")
         shoot(folder, "graph_groups.png", str(MINILM), "--panel", "graph")
-        shoot(folder, "graph_group_open.png", str(MINILM), "--panel", "graph",
-              "--open-group", "layer.3")
+        shoot(
+            folder,
+            "graph_group_open.png",
+            str(MINILM),
+            "--panel",
+            "graph",
+            "--open-group",
+            "layer.3",
+        )
     else:
         shoot(folder, "inputs.png", model, "--panel", "inputs")
 
@@ -106,13 +155,15 @@ def work_in_progress(folder: Path) -> None:
 
     model = folder / "digits_cnn.onnx"
     for path, goal, budget, data, name in (
-            (model, "sqnr>=40", 5, None, "tune.png"),
-            (MINILM, "sqnr>=20", 7, "synthetic:16", "tune_minilm.png")):
+        (model, "sqnr>=40", 5, None, "tune.png"),
+        (MINILM, "sqnr>=20", 7, "synthetic:16", "tune_minilm.png"),
+    ):
         if not path.exists():
             continue
         window.open_model(path)
-        spin(60, lambda: window.current_document() is not None
-             and window.current_document().is_ready)
+        spin(
+            60, lambda: window.current_document() is not None and window.current_document().is_ready
+        )
         tune = window.show_tune()
         assert tune is not None
         tune.resize(1200, 760)
@@ -127,12 +178,17 @@ def work_in_progress(folder: Path) -> None:
         print(f"  {name}")
         tune.close()
 
-    jobs = [window.submit(ConvertRecipe(model=str(model), output=str(folder / "d18.onnx"),
-                                        opset=18)),
-            window.submit(DiagnosticRecipe(action="crash")),
-            window.submit(DiagnosticRecipe(action="hang"))]
-    spin(30, lambda: jobs[0].state.is_final and jobs[1].state.is_final
-         and jobs[2].state.value == "running")
+    jobs = [
+        window.submit(ConvertRecipe(model=str(model), output=str(folder / "d18.onnx"), opset=18)),
+        window.submit(DiagnosticRecipe(action="crash")),
+        window.submit(DiagnosticRecipe(action="hang")),
+    ]
+    spin(
+        30,
+        lambda: (
+            jobs[0].state.is_final and jobs[1].state.is_final and jobs[2].state.value == "running"
+        ),
+    )
     spin(0.5)
     window.jobs_panel.table.selectRow(0)
     spin(0.2)

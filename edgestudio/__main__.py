@@ -9,8 +9,22 @@ from collections.abc import Sequence
 from edgestudio.core.paths import CHILD_ENTRIES, exit_child
 
 # Subcommands that run their work in a job worker.
-JOB_COMMANDS = frozenset({"convert", "export", "quantize", "analyze", "bench", "profile",
-                          "providers", "tune", "diagnostic", "inputs", "sensitivity", "edit"})
+JOB_COMMANDS = frozenset(
+    {
+        "convert",
+        "export",
+        "quantize",
+        "analyze",
+        "bench",
+        "profile",
+        "providers",
+        "tune",
+        "diagnostic",
+        "inputs",
+        "sensitivity",
+        "edit",
+    }
+)
 # Every subcommand (anything else opens the window); a test holds it to the parser's list.
 COMMANDS = JOB_COMMANDS | {"inspect", "device", "diff", "report"}
 
@@ -55,8 +69,11 @@ def end_command(code: int) -> None:
     import os
     import threading
 
-    if any(t.is_alive() and not t.daemon for t in threading.enumerate()
-           if t is not threading.main_thread()):
+    if any(
+        t.is_alive() and not t.daemon
+        for t in threading.enumerate()
+        if t is not threading.main_thread()
+    ):
         return
     atexit._run_exitfuncs()  # what the interpreter would run first on its way out
     for stream in (sys.stdout, sys.stderr):

@@ -33,12 +33,27 @@ def executable(app_dir: Path = APP_DIR) -> Path:
 
 def build(clean: bool = False) -> Path:
     """Run PyInstaller on the spec; return the app folder. Raises CalledProcessError on failure."""
-    if shutil.which("pyinstaller") is None and not (Path(sys.executable).parent
-                                                   / "pyinstaller").exists():
-        raise SystemExit("PyInstaller is not installed: run `make package` (it installs the "
-                         "'package' extra) or pip install -e '.[package]'.")
-    cmd = [sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
-           "--distpath", str(DIST), "--workpath", str(WORK), str(SPEC)]
+    if (
+        shutil.which("pyinstaller") is None
+        and not (Path(sys.executable).parent / "pyinstaller").exists()
+    ):
+        raise SystemExit(
+            "PyInstaller is not installed: run `make package` (it installs the "
+            "'package' extra) or pip install -e '.[package]'."
+        )
+    cmd = [
+        sys.executable,
+        "-m",
+        "PyInstaller",
+        "--noconfirm",
+        "--log-level",
+        "WARN",
+        "--distpath",
+        str(DIST),
+        "--workpath",
+        str(WORK),
+        str(SPEC),
+    ]
     if clean:
         cmd.insert(3, "--clean")
     env = dict(os.environ, ORT_DISABLE_TELEMETRY="1", QT_QPA_PLATFORM="offscreen")
@@ -54,8 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     app = build(clean=args.clean)
     size = folder_size(app)
-    print(f"built {app} in {time.monotonic() - started:.0f} s: {size / 2**20:.0f} MiB; "
-          f"run {executable(app)} [MODEL.onnx]")
+    print(
+        f"built {app} in {time.monotonic() - started:.0f} s: {size / 2**20:.0f} MiB; "
+        f"run {executable(app)} [MODEL.onnx]"
+    )
     return 0
 
 

@@ -58,8 +58,9 @@ def _tensor(tmp: Path) -> Path:
 
 
 def _no_graph(tmp: Path) -> Path:
-    return _write(tmp / "nograph.onnx",
-                  onnx.ModelProto(ir_version=8, producer_name="x").SerializeToString())
+    return _write(
+        tmp / "nograph.onnx", onnx.ModelProto(ir_version=8, producer_name="x").SerializeToString()
+    )
 
 
 def _non_utf8_name(tmp: Path) -> Path:
@@ -139,30 +140,39 @@ def _dangling_input(tmp: Path) -> Path:
 def _cycle(tmp: Path) -> Path:
     model = models.relu_only()
     del model.graph.node[:]
-    model.graph.node.extend([
-        helper.make_node("Add", ["x", "b"], ["a"], name="first"),
-        helper.make_node("Relu", ["a"], ["b"], name="second"),
-        helper.make_node("Identity", ["a"], ["y"], name="out"),
-    ])
+    model.graph.node.extend(
+        [
+            helper.make_node("Add", ["x", "b"], ["a"], name="first"),
+            helper.make_node("Relu", ["a"], ["b"], name="second"),
+            helper.make_node("Identity", ["a"], ["y"], name="out"),
+        ]
+    )
     return models.save(model, tmp / "cycle.onnx")
 
 
 CASES: dict[str, BadCase] = {
     "empty": BadCase(lambda t: _write(t / "empty.onnx", b""), "empty (0 bytes)", "empty"),
     "random": BadCase(
-        lambda t: _write(t / "random.onnx",
-                         np.random.default_rng(1).integers(0, 256, 4096, np.uint8).tobytes()),
-        "corrupt or truncated", "not_protobuf"),
+        lambda t: _write(
+            t / "random.onnx", np.random.default_rng(1).integers(0, 256, 4096, np.uint8).tobytes()
+        ),
+        "corrupt or truncated",
+        "not_protobuf",
+    ),
     "truncated": BadCase(_truncated, "corrupt or truncated", "not_protobuf"),
-    "text": BadCase(lambda t: _write(t / "notes.onnx", b"just some notes\nabout a model\n"),
-                    "text file", "foreign_format"),
+    "text": BadCase(
+        lambda t: _write(t / "notes.onnx", b"just some notes\nabout a model\n"),
+        "text file",
+        "foreign_format",
+    ),
     "pytorch_zip": BadCase(_pytorch_zip, "PyTorch", "foreign_format"),
     "tensor": BadCase(_tensor, "holds an ONNX tensor", "not_a_model"),
     "no_graph": BadCase(_no_graph, "holds no graph", "not_a_model"),
     "non_utf8_name": BadCase(_non_utf8_name, "not valid UTF-8", "bad_text"),
     "missing_file": BadCase(lambda t: t / "nope.onnx", "does not exist", "missing"),
-    "external_parent": BadCase(_external_parent, "outside the model's folder",
-                               "external_data_outside"),
+    "external_parent": BadCase(
+        _external_parent, "outside the model's folder", "external_data_outside"
+    ),
     "external_absolute": BadCase(_external_absolute, "absolute path", "external_data_outside"),
     "external_symlink": BadCase(_external_symlink, "symbolic link", "external_data_link"),
     "external_hard_link": BadCase(_external_hard_link, "hard link", "external_data_link"),
@@ -171,9 +181,12 @@ CASES: dict[str, BadCase] = {
     "over_2gib": BadCase(_over_2gib, "2 GiB", "too_large"),
     "dangling_input": BadCase(_dangling_input, "'adder' reads 'ghost'", None),
     "cycle": BadCase(_cycle, "cycle", None),
-    "opset_99": BadCase(lambda t: models.save(models.relu_only(opset=99), t / "future.onnx"),
-                        "opset 99", None),
+    "opset_99": BadCase(
+        lambda t: models.save(models.relu_only(opset=99), t / "future.onnx"), "opset 99", None
+    ),
     "unknown_domain": BadCase(
         lambda t: models.save(models.relu_only(domain="com.example.secret"), t / "custom.onnx"),
-        "com.example.secret", None),
+        "com.example.secret",
+        None,
+    ),
 }

@@ -67,8 +67,9 @@ def isolated_settings(tmp_path: Path) -> Iterator[object]:
 
 
 @pytest.fixture(autouse=True)
-def _private_cache(tmp_path_factory: pytest.TempPathFactory,
-                   monkeypatch: pytest.MonkeyPatch) -> None:
+def _private_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each test gets its own cache and data folders (input specifications, remembered inputs,
     the last workspace of each model), so no test sees another's results or the user's; workers
     inherit them through the environment."""

@@ -32,13 +32,18 @@ def conv_relu_gemm(opset: int = 17) -> onnx.ModelProto:
         helper.make_node("Gemm", ["f", "fc.w", "fc.b"], ["y"], name="fc", transB=1),
     ]
     graph = helper.make_graph(
-        nodes, "conv_relu_gemm",
+        nodes,
+        "conv_relu_gemm",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 8, 8])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 10])],
         [w, b, gw, gb],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                              producer_name="tests", producer_version="1.0")
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", opset)],
+        producer_name="tests",
+        producer_version="1.0",
+    )
     model.ir_version = 8
     helper.set_model_props(model, {"author": "tests", "task": "toy"})
     return model
@@ -47,7 +52,8 @@ def conv_relu_gemm(opset: int = 17) -> onnx.ModelProto:
 def relu_only(opset: int = 17, domain: str = "") -> onnx.ModelProto:
     """x[2] -> Relu -> y[2], no weights; ``domain`` puts the op in another domain."""
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["y"], domain=domain)], "relu_only",
+        [helper.make_node("Relu", ["x"], ["y"], domain=domain)],
+        "relu_only",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
     )
@@ -67,7 +73,8 @@ def with_if_subgraph() -> onnx.ModelProto:
     else_g = helper.make_graph([helper.make_node("Neg", ["a"], ["o"])], "else", [], [out])
     node = helper.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g)
     graph = helper.make_graph(
-        [node], "with_if",
+        [node],
+        "with_if",
         [helper.make_tensor_value_info("cond", TensorProto.BOOL, []), a],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
     )
@@ -80,8 +87,14 @@ def external_weights(folder: Path, name: str = "ext.onnx") -> Path:
     """Save :func:`conv_relu_gemm` with every weight in ``weights.bin`` next to it."""
     model = conv_relu_gemm()
     path = folder / name
-    onnx.save(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
-              location="weights.bin", size_threshold=0)
+    onnx.save(
+        model,
+        str(path),
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location="weights.bin",
+        size_threshold=0,
+    )
     return path
 
 
@@ -89,8 +102,10 @@ def fixed_batch_reshape() -> onnx.ModelProto:
     """x[1,3,4] -> Reshape(shape=[1,12] baked in) -> Relu -> y[1,12]."""
     shape = numpy_helper.from_array(np.array([1, 12], np.int64), "shape")
     graph = helper.make_graph(
-        [helper.make_node("Reshape", ["x", "shape"], ["r"], name="flatten_reshape"),
-         helper.make_node("Relu", ["r"], ["y"], name="relu")],
+        [
+            helper.make_node("Reshape", ["x", "shape"], ["r"], name="flatten_reshape"),
+            helper.make_node("Relu", ["r"], ["y"], name="relu"),
+        ],
         "fixed_batch_reshape",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 12])],
@@ -106,16 +121,26 @@ def fixed_batch_chain() -> onnx.ModelProto:
     an exporter run at batch 1 writes it: a dynamic batch needs both constants freed, the
     second only once the first passes the batch on."""
     flat = numpy_helper.from_array(np.array([1, 12], np.int64), "flat_shape")
-    nodes = [helper.make_node("Reshape", ["x", "flat_shape"], ["f"], name="flatten"),
-             helper.make_node("Relu", ["f"], ["r"], name="relu"),
-             helper.make_node("Constant", [], ["unflat_shape"], name="unflat_const",
-                              value=numpy_helper.from_array(np.array([1, 3, 4], np.int64))),
-             helper.make_node("Reshape", ["r", "unflat_shape"], ["u"], name="unflatten"),
-             helper.make_node("Sigmoid", ["u"], ["y"], name="sigmoid")]
-    graph = helper.make_graph(nodes, "fixed_batch_chain",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 4])],
-                              [flat])
+    nodes = [
+        helper.make_node("Reshape", ["x", "flat_shape"], ["f"], name="flatten"),
+        helper.make_node("Relu", ["f"], ["r"], name="relu"),
+        helper.make_node(
+            "Constant",
+            [],
+            ["unflat_shape"],
+            name="unflat_const",
+            value=numpy_helper.from_array(np.array([1, 3, 4], np.int64)),
+        ),
+        helper.make_node("Reshape", ["r", "unflat_shape"], ["u"], name="unflatten"),
+        helper.make_node("Sigmoid", ["u"], ["y"], name="sigmoid"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "fixed_batch_chain",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 4])],
+        [flat],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
@@ -134,7 +159,8 @@ def fixed_batch_conv() -> onnx.ModelProto:
 def gelu_model() -> onnx.ModelProto:
     """x[2] -> Gelu -> y[2] at opset 20 (Gelu does not exist before opset 20)."""
     graph = helper.make_graph(
-        [helper.make_node("Gelu", ["x"], ["y"])], "gelu",
+        [helper.make_node("Gelu", ["x"], ["y"])],
+        "gelu",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
     )
@@ -149,21 +175,29 @@ def matmul_model(hidden: int = 64) -> onnx.ModelProto:
     w1 = numpy_helper.from_array(rng.standard_normal((32, hidden)).astype(np.float32), "w1")
     w2 = numpy_helper.from_array(rng.standard_normal((hidden, 10)).astype(np.float32), "w2")
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"),
-         helper.make_node("Relu", ["h"], ["r"], name="relu"),
-         helper.make_node("MatMul", ["r", "w2"], ["y"], name="mm2")],
+        [
+            helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"),
+            helper.make_node("Relu", ["h"], ["r"], name="relu"),
+            helper.make_node("MatMul", ["r", "w2"], ["y"], name="mm2"),
+        ],
         "matmul_model",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 32])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 10])], [w1, w2],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 10])],
+        [w1, w2],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
 
 
-def _model(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto],
-           outputs: list[onnx.ValueInfoProto], inits: list[onnx.TensorProto], name: str,
-           opset: int = 17) -> onnx.ModelProto:
+def _model(
+    nodes: list[onnx.NodeProto],
+    inputs: list[onnx.ValueInfoProto],
+    outputs: list[onnx.ValueInfoProto],
+    inits: list[onnx.TensorProto],
+    name: str,
+    opset: int = 17,
+) -> onnx.ModelProto:
     graph = helper.make_graph(nodes, name, inputs, outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
@@ -179,14 +213,21 @@ def state_input(hidden: int = 128) -> onnx.ModelProto:
     rng = np.random.default_rng(1)
     w = numpy_helper.from_array(rng.standard_normal((16, hidden)).astype(np.float32), "w")
     one = numpy_helper.from_array(np.array(1, np.int64), "one")
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="proj"),
-             helper.make_node("Gather", ["state", "one"], ["h"], name="last_layer", axis=0),
-             helper.make_node("Add", ["m", "h"], ["y"], name="add")]
-    return _model(nodes, [
-        helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16]),
-        helper.make_tensor_value_info("state", TensorProto.FLOAT, [2, "batch", hidden])],
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"], name="proj"),
+        helper.make_node("Gather", ["state", "one"], ["h"], name="last_layer", axis=0),
+        helper.make_node("Add", ["m", "h"], ["y"], name="add"),
+    ]
+    return _model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16]),
+            helper.make_tensor_value_info("state", TensorProto.FLOAT, [2, "batch", hidden]),
+        ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", hidden])],
-        [w, one], "state_input")
+        [w, one],
+        "state_input",
+    )
 
 
 def scalar_rate() -> onnx.ModelProto:
@@ -195,14 +236,21 @@ def scalar_rate() -> onnx.ModelProto:
     A scalar made [1] does not load; a rate of 0–3 gives all-zero outputs.
     """
     rate = numpy_helper.from_array(np.array(16000, np.int64), "rate")
-    nodes = [helper.make_node("Equal", ["sr", "rate"], ["is16k"], name="check_rate"),
-             helper.make_node("Cast", ["is16k"], ["gain"], name="gain", to=TensorProto.FLOAT),
-             helper.make_node("Mul", ["x", "gain"], ["y"], name="apply")]
-    return _model(nodes, [
-        helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8]),
-        helper.make_tensor_value_info("sr", TensorProto.INT64, [])],
+    nodes = [
+        helper.make_node("Equal", ["sr", "rate"], ["is16k"], name="check_rate"),
+        helper.make_node("Cast", ["is16k"], ["gain"], name="gain", to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["x", "gain"], ["y"], name="apply"),
+    ]
+    return _model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8]),
+            helper.make_tensor_value_info("sr", TensorProto.INT64, []),
+        ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8])],
-        [rate], "scalar_rate")
+        [rate],
+        "scalar_rate",
+    )
 
 
 def embedding_encoder(rows: int = 30, types: int = 2) -> onnx.ModelProto:
@@ -210,8 +258,9 @@ def embedding_encoder(rows: int = 30, types: int = 2) -> onnx.ModelProto:
     mean → y[batch,8]. Ids of 0–3 break the 2-row type table."""
     rng = np.random.default_rng(2)
     table = numpy_helper.from_array(rng.standard_normal((rows, 8)).astype(np.float32), "table")
-    type_table = numpy_helper.from_array(rng.standard_normal((types, 8)).astype(np.float32),
-                                         "type_table")
+    type_table = numpy_helper.from_array(
+        rng.standard_normal((types, 8)).astype(np.float32), "type_table"
+    )
     axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
     nodes = [
         helper.make_node("Gather", ["table", "ids"], ["e"], name="word_embedding"),
@@ -223,12 +272,18 @@ def embedding_encoder(rows: int = 30, types: int = 2) -> onnx.ModelProto:
         helper.make_node("ReduceMean", ["masked", "axes"], ["y"], name="pool", keepdims=0),
     ]
     minus1 = numpy_helper.from_array(np.array([-1], np.int64), "minus1")
-    return _model(nodes, [
-        helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "sequence"]),
-        helper.make_tensor_value_info("type_ids", TensorProto.INT64, ["batch", "sequence"]),
-        helper.make_tensor_value_info("mask", TensorProto.INT64, ["batch", "sequence"])],
+    return _model(
+        nodes,
+        [
+            helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "sequence"]),
+            helper.make_tensor_value_info("type_ids", TensorProto.INT64, ["batch", "sequence"]),
+            helper.make_tensor_value_info("mask", TensorProto.INT64, ["batch", "sequence"]),
+        ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8])],
-        [table, type_table, axes, minus1], "embedding_encoder", opset=18)
+        [table, type_table, axes, minus1],
+        "embedding_encoder",
+        opset=18,
+    )
 
 
 def reflect_pad(pad: int = 8) -> onnx.ModelProto:
@@ -236,21 +291,30 @@ def reflect_pad(pad: int = 8) -> onnx.ModelProto:
     of 1 fails)."""
     pads = numpy_helper.from_array(np.array([0, pad, 0, pad], np.int64), "pads")
     nodes = [helper.make_node("Pad", ["x", "pads"], ["y"], name="reflect", mode="reflect")]
-    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                        ["batch", "time"])],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", None])],
-                  [pads], "reflect_pad")
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "time"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", None])],
+        [pads],
+        "reflect_pad",
+    )
 
 
 def odd_length(length: int = 37) -> onnx.ModelProto:
     """x[batch,n] → Reshape to [1, ``length``]: runs only when n == ``length``, a size no
     derivation guesses, so no derived input specification runs."""
     shape = numpy_helper.from_array(np.array([1, length], np.int64), "shape")
-    nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"], name="fixed_reshape"),
-             helper.make_node("Relu", ["r"], ["y"], name="relu")]
-    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "n"])],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, length])],
-                  [shape], "odd_length")
+    nodes = [
+        helper.make_node("Reshape", ["x", "shape"], ["r"], name="fixed_reshape"),
+        helper.make_node("Relu", ["r"], ["y"], name="relu"),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "n"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, length])],
+        [shape],
+        "odd_length",
+    )
 
 
 def feature_matrix(width: int = 80) -> onnx.ModelProto:
@@ -258,16 +322,22 @@ def feature_matrix(width: int = 80) -> onnx.ModelProto:
     only at features == ``width``, a size no list of guesses holds (an acoustic model's
     filterbank input)."""
     rng = np.random.default_rng(4)
-    inits = [numpy_helper.from_array(rng.standard_normal((width, 16)).astype(np.float32), "W"),
-             numpy_helper.from_array(np.ones(width, np.float32), "gamma"),
-             numpy_helper.from_array(np.zeros(width, np.float32), "beta")]
-    nodes = [helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["n"], name="norm",
-                              axis=-1),
-             helper.make_node("MatMul", ["n", "W"], ["y"], name="fc1")]
-    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                        ["frames", "features"])],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["frames", 16])],
-                  inits, "feature_matrix")
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((width, 16)).astype(np.float32), "W"),
+        numpy_helper.from_array(np.ones(width, np.float32), "gamma"),
+        numpy_helper.from_array(np.zeros(width, np.float32), "beta"),
+    ]
+    nodes = [
+        helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["n"], name="norm", axis=-1),
+        helper.make_node("MatMul", ["n", "W"], ["y"], name="fc1"),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["frames", "features"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["frames", 16])],
+        inits,
+        "feature_matrix",
+    )
 
 
 def lstm_with_state(features: int = 20, hidden: int = 12) -> onnx.ModelProto:
@@ -277,32 +347,58 @@ def lstm_with_state(features: int = 20, hidden: int = 12) -> onnx.ModelProto:
     w = rng.standard_normal((2, 4 * hidden, features)).astype(np.float32) * 0.2
     r = rng.standard_normal((2, 4 * hidden, hidden)).astype(np.float32) * 0.2
     inits = [numpy_helper.from_array(w, "W"), numpy_helper.from_array(r, "R")]
-    nodes = [helper.make_node("LSTM", ["x", "W", "R", "", "", "h0", "c0"], ["y", "hn", "cn"],
-                              name="lstm", hidden_size=hidden, direction="bidirectional")]
+    nodes = [
+        helper.make_node(
+            "LSTM",
+            ["x", "W", "R", "", "", "h0", "c0"],
+            ["y", "hn", "cn"],
+            name="lstm",
+            hidden_size=hidden,
+            direction="bidirectional",
+        )
+    ]
+
     def unknown(name: str) -> onnx.ValueInfoProto:
         return helper.make_tensor_value_info(name, TensorProto.FLOAT, [None, None, None])
-    return _model(nodes, [unknown("x"), unknown("h0"), unknown("c0")],
-                  [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
-                   for n in ("y", "hn", "cn")], inits, "lstm_state", opset=14)
+
+    return _model(
+        nodes,
+        [unknown("x"), unknown("h0"), unknown("c0")],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y", "hn", "cn")],
+        inits,
+        "lstm_state",
+        opset=14,
+    )
 
 
 def class_codes(depth: int = 300, codes: int = 256) -> onnx.ModelProto:
     """``label`` int64[batch] one-hot encoded to ``depth`` classes, ``byte`` int64[batch]
     compared with every value 0..``codes``-1 (a byte-level embedding written as Equal)."""
-    inits = [numpy_helper.from_array(np.array([depth], np.int64), "depth"),
-             numpy_helper.from_array(np.array([0.0, 1.0], np.float32), "off_on"),
-             numpy_helper.from_array(np.arange(codes, dtype=np.int64), "codes")]
-    nodes = [helper.make_node("OneHot", ["label", "depth", "off_on"], ["hot"], name="one_hot"),
-             helper.make_node("Unsqueeze", ["byte", "axis1"], ["b2"], name="col"),
-             helper.make_node("Equal", ["b2", "codes"], ["eq"], name="match_codes"),
-             helper.make_node("Cast", ["eq"], ["y2"], name="as_float", to=TensorProto.FLOAT)]
+    inits = [
+        numpy_helper.from_array(np.array([depth], np.int64), "depth"),
+        numpy_helper.from_array(np.array([0.0, 1.0], np.float32), "off_on"),
+        numpy_helper.from_array(np.arange(codes, dtype=np.int64), "codes"),
+    ]
+    nodes = [
+        helper.make_node("OneHot", ["label", "depth", "off_on"], ["hot"], name="one_hot"),
+        helper.make_node("Unsqueeze", ["byte", "axis1"], ["b2"], name="col"),
+        helper.make_node("Equal", ["b2", "codes"], ["eq"], name="match_codes"),
+        helper.make_node("Cast", ["eq"], ["y2"], name="as_float", to=TensorProto.FLOAT),
+    ]
     inits.append(numpy_helper.from_array(np.array([1], np.int64), "axis1"))
-    return _model(nodes, [
-        helper.make_tensor_value_info("label", TensorProto.INT64, ["batch"]),
-        helper.make_tensor_value_info("byte", TensorProto.INT64, ["batch"])],
-        [helper.make_tensor_value_info("hot", TensorProto.FLOAT, ["batch", depth]),
-         helper.make_tensor_value_info("y2", TensorProto.FLOAT, ["batch", codes])],
-        inits, "class_codes")
+    return _model(
+        nodes,
+        [
+            helper.make_tensor_value_info("label", TensorProto.INT64, ["batch"]),
+            helper.make_tensor_value_info("byte", TensorProto.INT64, ["batch"]),
+        ],
+        [
+            helper.make_tensor_value_info("hot", TensorProto.FLOAT, ["batch", depth]),
+            helper.make_tensor_value_info("y2", TensorProto.FLOAT, ["batch", codes]),
+        ],
+        inits,
+        "class_codes",
+    )
 
 
 def unet(stages: int = 7) -> onnx.ModelProto:
@@ -311,77 +407,130 @@ def unet(stages: int = 7) -> onnx.ModelProto:
     rng = np.random.default_rng(6)
     inits, nodes, skips, t = [], [], [], "x"
     for i in range(stages):
-        inits.append(numpy_helper.from_array(
-            rng.standard_normal((1, 1, 3, 3)).astype(np.float32) * 0.3, f"down{i}.w"))
+        inits.append(
+            numpy_helper.from_array(
+                rng.standard_normal((1, 1, 3, 3)).astype(np.float32) * 0.3, f"down{i}.w"
+            )
+        )
         skips.append(t)
-        nodes.append(helper.make_node("Conv", [t, f"down{i}.w"], [f"d{i}"], name=f"down{i}",
-                                      strides=[2, 2], pads=[1, 1, 1, 1]))
+        nodes.append(
+            helper.make_node(
+                "Conv",
+                [t, f"down{i}.w"],
+                [f"d{i}"],
+                name=f"down{i}",
+                strides=[2, 2],
+                pads=[1, 1, 1, 1],
+            )
+        )
         t = f"d{i}"
     inits.append(numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales"))
     for i, skip in enumerate(reversed(skips)):
-        inits.append(numpy_helper.from_array(
-            rng.standard_normal((1, 2, 3, 3)).astype(np.float32) * 0.3, f"up{i}.w"))
-        nodes += [helper.make_node("Resize", [t, "", "scales"], [f"r{i}"], name=f"resize{i}",
-                                   mode="nearest"),
-                  helper.make_node("Concat", [f"r{i}", skip], [f"c{i}"], name=f"skip{i}",
-                                   axis=1),
-                  helper.make_node("Conv", [f"c{i}", f"up{i}.w"], [f"u{i}"], name=f"up{i}",
-                                   pads=[1, 1, 1, 1])]
+        inits.append(
+            numpy_helper.from_array(
+                rng.standard_normal((1, 2, 3, 3)).astype(np.float32) * 0.3, f"up{i}.w"
+            )
+        )
+        nodes += [
+            helper.make_node(
+                "Resize", [t, "", "scales"], [f"r{i}"], name=f"resize{i}", mode="nearest"
+            ),
+            helper.make_node("Concat", [f"r{i}", skip], [f"c{i}"], name=f"skip{i}", axis=1),
+            helper.make_node(
+                "Conv", [f"c{i}", f"up{i}.w"], [f"u{i}"], name=f"up{i}", pads=[1, 1, 1, 1]
+            ),
+        ]
         t = f"u{i}"
     nodes.append(helper.make_node("Identity", [t], ["y"], name="out"))
-    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                        [1, 1, "height", "width"])],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT,
-                                                 [1, 1, "height", "width"])], inits, "unet")
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, "height", "width"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, "height", "width"])],
+        inits,
+        "unet",
+    )
 
 
 def gemm_row_bias() -> onnx.ModelProto:
     """x[batch,8] → Gemm(W[4,8]ᵀ, C[1,4]) → Relu: a bias stored as a row, on which
     onnxruntime's per-channel bias adjustment raises "The truth value of an array…"."""
     rng = np.random.default_rng(7)
-    inits = [numpy_helper.from_array(rng.standard_normal((4, 8)).astype(np.float32), "W"),
-             numpy_helper.from_array(rng.standard_normal((1, 4)).astype(np.float32), "C")]
-    nodes = [helper.make_node("Gemm", ["x", "W", "C"], ["g"], name="fc", transB=1),
-             helper.make_node("Relu", ["g"], ["y"], name="relu")]
-    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])], inits,
-                  "gemm_row_bias")
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((4, 8)).astype(np.float32), "W"),
+        numpy_helper.from_array(rng.standard_normal((1, 4)).astype(np.float32), "C"),
+    ]
+    nodes = [
+        helper.make_node("Gemm", ["x", "W", "C"], ["g"], name="fc", transB=1),
+        helper.make_node("Relu", ["g"], ["y"], name="relu"),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])],
+        inits,
+        "gemm_row_bias",
+    )
 
 
 def fp16_weights_behind_casts() -> onnx.ModelProto:
     """x[1,4,8,8] → Conv whose weight and bias are float16 initializers Cast to float32 in the
     graph, as a Keras mixed-precision export writes them (``InsertedPrecisionFreeCast_…``)."""
     rng = np.random.default_rng(8)
-    inits = [numpy_helper.from_array(rng.standard_normal((6, 4, 3, 3)).astype(np.float16), "W16"),
-             numpy_helper.from_array(rng.standard_normal(6).astype(np.float16), "B16")]
-    nodes = [helper.make_node("Cast", ["W16"], ["W"], name="InsertedPrecisionFreeCast_W",
-                              to=TensorProto.FLOAT),
-             helper.make_node("Cast", ["B16"], ["B"], name="InsertedPrecisionFreeCast_B",
-                              to=TensorProto.FLOAT),
-             helper.make_node("Conv", ["x", "W", "B"], ["y"], name="conv", pads=[1, 1, 1, 1])]
-    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 8, 8])], inits,
-                  "fp16_casts")
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((6, 4, 3, 3)).astype(np.float16), "W16"),
+        numpy_helper.from_array(rng.standard_normal(6).astype(np.float16), "B16"),
+    ]
+    nodes = [
+        helper.make_node(
+            "Cast", ["W16"], ["W"], name="InsertedPrecisionFreeCast_W", to=TensorProto.FLOAT
+        ),
+        helper.make_node(
+            "Cast", ["B16"], ["B"], name="InsertedPrecisionFreeCast_B", to=TensorProto.FLOAT
+        ),
+        helper.make_node("Conv", ["x", "W", "B"], ["y"], name="conv", pads=[1, 1, 1, 1]),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 8, 8])],
+        inits,
+        "fp16_casts",
+    )
 
 
 def sklearn_like() -> onnx.ModelProto:
     """x[?,4] → MatMul → Scaler (ai.onnx.ml, as skl2onnx writes) → Mul → MatMul → y: onnxruntime's
     QOperator quantizer fails on the MatMul after the ML-domain op (its input has no type)."""
     rng = np.random.default_rng(9)
-    inits = [numpy_helper.from_array(rng.standard_normal((4, 4)).astype(np.float32), "proj"),
-             numpy_helper.from_array(rng.standard_normal((4, 3)).astype(np.float32), "coef"),
-             numpy_helper.from_array(np.array([2.0], np.float32), "c")]
-    nodes = [helper.make_node("MatMul", ["x", "proj"], ["p"], name="project"),
-             helper.make_node("Scaler", ["p"], ["scaled"], domain="ai.onnx.ml", name="scaler",
-                              offset=[0.0] * 4, scale=[1.0] * 4),
-             helper.make_node("Mul", ["scaled", "c"], ["mul_result"], name="mul"),
-             helper.make_node("MatMul", ["mul_result", "coef"], ["y"], name="linear")]
-    graph = helper.make_graph(nodes, "sklearn_like",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 3])],
-                              inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15),
-                                                    helper.make_opsetid("ai.onnx.ml", 1)])
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((4, 4)).astype(np.float32), "proj"),
+        numpy_helper.from_array(rng.standard_normal((4, 3)).astype(np.float32), "coef"),
+        numpy_helper.from_array(np.array([2.0], np.float32), "c"),
+    ]
+    nodes = [
+        helper.make_node("MatMul", ["x", "proj"], ["p"], name="project"),
+        helper.make_node(
+            "Scaler",
+            ["p"],
+            ["scaled"],
+            domain="ai.onnx.ml",
+            name="scaler",
+            offset=[0.0] * 4,
+            scale=[1.0] * 4,
+        ),
+        helper.make_node("Mul", ["scaled", "c"], ["mul_result"], name="mul"),
+        helper.make_node("MatMul", ["mul_result", "coef"], ["y"], name="linear"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "sklearn_like",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 3])],
+        inits,
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 15), helper.make_opsetid("ai.onnx.ml", 1)]
+    )
     model.ir_version = 8
     return model
 
@@ -391,15 +540,30 @@ def gru_model(opset: int = 11) -> onnx.ModelProto:
     rng = np.random.default_rng(3)
     w = numpy_helper.from_array(rng.standard_normal((1, 24, 4)).astype(np.float32) * 0.3, "W")
     r = numpy_helper.from_array(rng.standard_normal((1, 24, 8)).astype(np.float32) * 0.3, "R")
-    nodes = [helper.make_node("GRU", ["x", "W", "R", "", "sequence_lens", "h0"], ["y", "hn"],
-                              name="gru", hidden_size=8)]
-    return _model(nodes, [
-        helper.make_tensor_value_info("x", TensorProto.FLOAT, ["time", "batch", 4]),
-        helper.make_tensor_value_info("sequence_lens", TensorProto.INT32, ["batch"]),
-        helper.make_tensor_value_info("h0", TensorProto.FLOAT, [1, "batch", 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["time", 1, "batch", 8]),
-         helper.make_tensor_value_info("hn", TensorProto.FLOAT, [1, "batch", 8])],
-        [w, r], "gru", opset=opset)
+    nodes = [
+        helper.make_node(
+            "GRU",
+            ["x", "W", "R", "", "sequence_lens", "h0"],
+            ["y", "hn"],
+            name="gru",
+            hidden_size=8,
+        )
+    ]
+    return _model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["time", "batch", 4]),
+            helper.make_tensor_value_info("sequence_lens", TensorProto.INT32, ["batch"]),
+            helper.make_tensor_value_info("h0", TensorProto.FLOAT, [1, "batch", 8]),
+        ],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, ["time", 1, "batch", 8]),
+            helper.make_tensor_value_info("hn", TensorProto.FLOAT, [1, "batch", 8]),
+        ],
+        [w, r],
+        "gru",
+        opset=opset,
+    )
 
 
 def quantized_sample(folder: Path, **options: object) -> Path:
@@ -429,13 +593,19 @@ def char_ids_behind_cast(rows: int = 48) -> onnx.ModelProto:
     rng = np.random.default_rng(4)
     table = numpy_helper.from_array(rng.standard_normal((rows, 8)).astype(np.float32), "chars")
     axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
-    nodes = [helper.make_node("Cast", ["chars_in"], ["ids"], name="to_ids", to=TensorProto.INT64),
-             helper.make_node("Gather", ["chars", "ids"], ["e"], name="char_embedding"),
-             helper.make_node("ReduceMean", ["e", "axes"], ["y"], name="pool", keepdims=0)]
-    return _model(nodes, [helper.make_tensor_value_info("chars_in", TensorProto.FLOAT,
-                                                        [None, None])],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 8])],
-                  [table, axes], "char_ids_behind_cast", opset=18)
+    nodes = [
+        helper.make_node("Cast", ["chars_in"], ["ids"], name="to_ids", to=TensorProto.INT64),
+        helper.make_node("Gather", ["chars", "ids"], ["e"], name="char_embedding"),
+        helper.make_node("ReduceMean", ["e", "axes"], ["y"], name="pool", keepdims=0),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("chars_in", TensorProto.FLOAT, [None, None])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 8])],
+        [table, axes],
+        "char_ids_behind_cast",
+        opset=18,
+    )
 
 
 def int8_table_embedding(rows: int = 50, behind: str = "mul") -> onnx.ModelProto:
@@ -446,25 +616,38 @@ def int8_table_embedding(rows: int = 50, behind: str = "mul") -> onnx.ModelProto
     scale = numpy_helper.from_array(np.array(0.02, np.float32), "scale")
     w = numpy_helper.from_array(rng.standard_normal((16, 4)).astype(np.float32), "head.w")
     if behind == "cast":
-        table = numpy_helper.from_array(rng.standard_normal((rows, 16)).astype(np.float16),
-                                        "table_fp16")
-        lookup = [helper.make_node("Cast", ["table_fp16"], ["table"], name="table_float",
-                                   to=TensorProto.FLOAT)]
+        table = numpy_helper.from_array(
+            rng.standard_normal((rows, 16)).astype(np.float16), "table_fp16"
+        )
+        lookup = [
+            helper.make_node(
+                "Cast", ["table_fp16"], ["table"], name="table_float", to=TensorProto.FLOAT
+            )
+        ]
         inits = [table, w]
     else:
-        table = numpy_helper.from_array(rng.integers(-127, 128, (rows, 16)).astype(np.int8),
-                                        "table_int8")
-        lookup = [helper.make_node("Cast", ["table_int8"], ["table_f"], name="dequant_cast",
-                                   to=TensorProto.FLOAT),
-                  helper.make_node("Mul", ["table_f", "scale"], ["table"], name="dequant_scale")]
+        table = numpy_helper.from_array(
+            rng.integers(-127, 128, (rows, 16)).astype(np.int8), "table_int8"
+        )
+        lookup = [
+            helper.make_node(
+                "Cast", ["table_int8"], ["table_f"], name="dequant_cast", to=TensorProto.FLOAT
+            ),
+            helper.make_node("Mul", ["table_f", "scale"], ["table"], name="dequant_scale"),
+        ]
         inits = [table, scale, w]
-    nodes = [*lookup, helper.make_node("Gather", ["table", "ids"], ["e"], name="embedding"),
-             helper.make_node("MatMul", ["e", "head.w"], ["y"], name="head")]
-    return _model(nodes, [helper.make_tensor_value_info("ids", TensorProto.INT64,
-                                                        ["batch", "sequence"])],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT,
-                                                 ["batch", "sequence", 4])],
-                  inits, f"int8_table_{behind}")
+    nodes = [
+        *lookup,
+        helper.make_node("Gather", ["table", "ids"], ["e"], name="embedding"),
+        helper.make_node("MatMul", ["e", "head.w"], ["y"], name="head"),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "sequence"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "sequence", 4])],
+        inits,
+        f"int8_table_{behind}",
+    )
 
 
 def matmul_then_elementwise() -> onnx.ModelProto:
@@ -475,13 +658,19 @@ def matmul_then_elementwise() -> onnx.ModelProto:
     offset = numpy_helper.from_array(np.full(32, 0.5, np.float32), "offset")
     cap = numpy_helper.from_array(np.full(32, 3.0, np.float32), "cap")
     shape = numpy_helper.from_array(np.array([-1, 4, 8], np.int64), "shape")
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="proj"),
-             helper.make_node("Sub", ["m", "offset"], ["s"], name="shift"),
-             helper.make_node("Min", ["s", "cap"], ["c"], name="cap_values"),
-             helper.make_node("Reshape", ["c", "shape"], ["y"], name="split")]
-    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 32])],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4, 8])],
-                  [w, offset, cap, shape], "matmul_then_elementwise")
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"], name="proj"),
+        helper.make_node("Sub", ["m", "offset"], ["s"], name="shift"),
+        helper.make_node("Min", ["s", "cap"], ["c"], name="cap_values"),
+        helper.make_node("Reshape", ["c", "shape"], ["y"], name="split"),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4, 8])],
+        [w, offset, cap, shape],
+        "matmul_then_elementwise",
+    )
 
 
 def frame_tagger(frames: int = 50, classes: int = 4) -> onnx.ModelProto:
@@ -489,13 +678,17 @@ def frame_tagger(frames: int = 50, classes: int = 4) -> onnx.ModelProto:
     classes]: every class's probability at every frame, independently (multi-label)."""
     rng = np.random.default_rng(11)
     w = numpy_helper.from_array(rng.standard_normal((16, classes)).astype(np.float32) * 0.7, "w")
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="tagger"),
-             helper.make_node("Sigmoid", ["m"], ["y"], name="sigmoid")]
-    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                        ["batch", frames, 16])],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT,
-                                                 ["batch", frames, classes])],
-                  [w], "frame_tagger")
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"], name="tagger"),
+        helper.make_node("Sigmoid", ["m"], ["y"], name="sigmoid"),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", frames, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", frames, classes])],
+        [w],
+        "frame_tagger",
+    )
 
 
 def outlier_block(width: int = 16) -> onnx.ModelProto:
@@ -506,23 +699,33 @@ def outlier_block(width: int = 16) -> onnx.ModelProto:
     rng = np.random.default_rng(12)
     gamma = np.ones(width, np.float32)
     gamma[3] = 60.0
-    inits = [numpy_helper.from_array(gamma, "ln.gamma"),
-             numpy_helper.from_array(rng.standard_normal(width).astype(np.float32) * 0.1,
-                                     "ln.beta")]
+    inits = [
+        numpy_helper.from_array(gamma, "ln.gamma"),
+        numpy_helper.from_array(rng.standard_normal(width).astype(np.float32) * 0.1, "ln.beta"),
+    ]
     for name in ("wq", "wk", "wo"):
-        inits.append(numpy_helper.from_array(
-            rng.standard_normal((width, width)).astype(np.float32) * 0.2, name))
-    nodes = [helper.make_node("LayerNormalization", ["x", "ln.gamma", "ln.beta"], ["n"],
-                              name="ln", axis=-1),
-             helper.make_node("MatMul", ["n", "wq"], ["q"], name="q_proj"),
-             helper.make_node("MatMul", ["n", "wk"], ["k"], name="k_proj"),
-             helper.make_node("Add", ["q", "k"], ["h"], name="mix"),
-             helper.make_node("MatMul", ["h", "wo"], ["o"], name="o_proj"),
-             helper.make_node("Add", ["o", "h"], ["y"], name="residual")]
-    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                        ["batch", 8, width])],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT,
-                                                 ["batch", 8, width])], inits, "outlier_block")
+        inits.append(
+            numpy_helper.from_array(
+                rng.standard_normal((width, width)).astype(np.float32) * 0.2, name
+            )
+        )
+    nodes = [
+        helper.make_node(
+            "LayerNormalization", ["x", "ln.gamma", "ln.beta"], ["n"], name="ln", axis=-1
+        ),
+        helper.make_node("MatMul", ["n", "wq"], ["q"], name="q_proj"),
+        helper.make_node("MatMul", ["n", "wk"], ["k"], name="k_proj"),
+        helper.make_node("Add", ["q", "k"], ["h"], name="mix"),
+        helper.make_node("MatMul", ["h", "wo"], ["o"], name="o_proj"),
+        helper.make_node("Add", ["o", "h"], ["y"], name="residual"),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8, width])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8, width])],
+        inits,
+        "outlier_block",
+    )
 
 
 def ctc_recogniser(time: int = 24, alphabet: int = 40) -> onnx.ModelProto:
@@ -534,14 +737,18 @@ def ctc_recogniser(time: int = 24, alphabet: int = 40) -> onnx.ModelProto:
     bias = np.zeros(alphabet, np.float32)
     bias[0] = 4.0
     b = numpy_helper.from_array(bias, "b")
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="classifier"),
-             helper.make_node("Add", ["m", "b"], ["logits"], name="bias"),
-             helper.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=-1)]
-    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                        ["batch", time, 16])],
-                  [helper.make_tensor_value_info("probs", TensorProto.FLOAT,
-                                                 ["batch", time, alphabet])],
-                  [w, b], "ctc_recogniser")
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"], name="classifier"),
+        helper.make_node("Add", ["m", "b"], ["logits"], name="bias"),
+        helper.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=-1),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", time, 16])],
+        [helper.make_tensor_value_info("probs", TensorProto.FLOAT, ["batch", time, alphabet])],
+        [w, b],
+        "ctc_recogniser",
+    )
 
 
 def graph_network(features: int = 8) -> onnx.ModelProto:
@@ -549,14 +756,22 @@ def graph_network(features: int = 8) -> onnx.ModelProto:
     source nodes are gathered from feat (indices must stay below num_nodes) and summed."""
     zero = numpy_helper.from_array(np.array(0, np.int64), "zero")
     axes = numpy_helper.from_array(np.array([0], np.int64), "axes")
-    nodes = [helper.make_node("Gather", ["edge_index", "zero"], ["src"], name="sources", axis=0),
-             helper.make_node("Gather", ["feat", "src"], ["msg"], name="messages", axis=0),
-             helper.make_node("ReduceSum", ["msg", "axes"], ["y"], name="aggregate", keepdims=1)]
-    return _model(nodes, [
-        helper.make_tensor_value_info("feat", TensorProto.FLOAT, ["num_nodes", features]),
-        helper.make_tensor_value_info("edge_index", TensorProto.INT64, [2, "num_edges"])],
+    nodes = [
+        helper.make_node("Gather", ["edge_index", "zero"], ["src"], name="sources", axis=0),
+        helper.make_node("Gather", ["feat", "src"], ["msg"], name="messages", axis=0),
+        helper.make_node("ReduceSum", ["msg", "axes"], ["y"], name="aggregate", keepdims=1),
+    ]
+    return _model(
+        nodes,
+        [
+            helper.make_tensor_value_info("feat", TensorProto.FLOAT, ["num_nodes", features]),
+            helper.make_tensor_value_info("edge_index", TensorProto.INT64, [2, "num_edges"]),
+        ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, features])],
-        [zero, axes], "graph_network", opset=18)
+        [zero, axes],
+        "graph_network",
+        opset=18,
+    )
 
 
 def matmul_inside_if() -> onnx.ModelProto:
@@ -565,37 +780,58 @@ def matmul_inside_if() -> onnx.ModelProto:
     rng = np.random.default_rng(8)
     w = rng.standard_normal((16, 16)).astype(np.float32)
     out = helper.make_tensor_value_info("o", TensorProto.FLOAT, [1, 16])
-    branches = [helper.make_graph([helper.make_node("MatMul", ["x", f"w{k}"], ["o"],
-                                                    name=f"mm{k}")], f"branch{k}", [], [out],
-                                  [numpy_helper.from_array(w * (k + 1), f"w{k}")])
-                for k in range(2)]
-    node = helper.make_node("If", ["cond"], ["y"], name="choose", then_branch=branches[0],
-                            else_branch=branches[1])
-    return _model([node], [helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
-                           helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])], [],
-                  "matmul_inside_if")
+    branches = [
+        helper.make_graph(
+            [helper.make_node("MatMul", ["x", f"w{k}"], ["o"], name=f"mm{k}")],
+            f"branch{k}",
+            [],
+            [out],
+            [numpy_helper.from_array(w * (k + 1), f"w{k}")],
+        )
+        for k in range(2)
+    ]
+    node = helper.make_node(
+        "If", ["cond"], ["y"], name="choose", then_branch=branches[0], else_branch=branches[1]
+    )
+    return _model(
+        [node],
+        [
+            helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])],
+        [],
+        "matmul_inside_if",
+    )
 
 
 def wrong_output_declaration() -> onnx.ModelProto:
     """x[1, 8] → Reshape → y, declared [1, seqlen] but produced [4, 1, 2] (as an OCR export
     declared [1, seqlen] for a [28, 1, 8210] output)."""
     shape = numpy_helper.from_array(np.array([4, 1, 2], np.int64), "shape")
-    nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"], name="Reshape_101"),
-             helper.make_node("Relu", ["r"], ["y"], name="relu")]
-    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "seqlen"])],
-                  [shape], "wrong_output_declaration", opset=13)
+    nodes = [
+        helper.make_node("Reshape", ["x", "shape"], ["r"], name="Reshape_101"),
+        helper.make_node("Relu", ["r"], ["y"], name="relu"),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "seqlen"])],
+        [shape],
+        "wrong_output_declaration",
+        opset=13,
+    )
 
 
-def tree_ensemble(trees: int = 200, depth: int = 6, features: int = 20,
-                  classes: int = 3) -> onnx.ModelProto:
+def tree_ensemble(
+    trees: int = 200, depth: int = 6, features: int = 20, classes: int = 3
+) -> onnx.ModelProto:
     """A LightGBM-style classifier: one ``TreeEnsembleClassifier`` (ai.onnx.ml, IR 4, opset 9)
     holding every tree in its attributes, a probability tensor through ``ZipMap`` (a sequence of
     maps) and the labels: one node whose attributes are the whole model."""
     rng = np.random.default_rng(0)
     per_tree = 2 ** (depth + 1) - 1
-    leaves = 2 ** depth
+    leaves = 2**depth
     tree_ids = np.repeat(np.arange(trees), per_tree)
     node_ids = np.tile(np.arange(per_tree), trees)
     inner = np.tile(np.arange(per_tree) < per_tree - leaves, trees)
@@ -604,7 +840,8 @@ def tree_ensemble(trees: int = 200, depth: int = 6, features: int = 20,
     leaf_tree = np.repeat(np.arange(trees), leaves)
     leaf_node = np.tile(np.arange(per_tree - leaves, per_tree), trees)
     attrs = dict(
-        nodes_treeids=tree_ids.tolist(), nodes_nodeids=node_ids.tolist(),
+        nodes_treeids=tree_ids.tolist(),
+        nodes_nodeids=node_ids.tolist(),
         nodes_featureids=rng.integers(0, features, tree_ids.size).tolist(),
         nodes_values=rng.normal(size=tree_ids.size).astype(np.float32).tolist(),
         nodes_modes=modes,
@@ -612,24 +849,45 @@ def tree_ensemble(trees: int = 200, depth: int = 6, features: int = 20,
         nodes_falsenodeids=np.where(inner, 2 * local + 2, 0).tolist(),
         nodes_missing_value_tracks_true=[0] * tree_ids.size,
         nodes_hitrates=[1.0] * tree_ids.size,
-        class_treeids=leaf_tree.tolist(), class_nodeids=leaf_node.tolist(),
+        class_treeids=leaf_tree.tolist(),
+        class_nodeids=leaf_node.tolist(),
         class_ids=rng.integers(0, classes, leaf_tree.size).tolist(),
         class_weights=rng.normal(size=leaf_tree.size).astype(np.float32).tolist(),
-        classlabels_int64s=list(range(classes)), post_transform="SOFTMAX",
+        classlabels_int64s=list(range(classes)),
+        post_transform="SOFTMAX",
     )
     x = helper.make_tensor_value_info("input", TensorProto.FLOAT, [None, features])
     label = helper.make_tensor_value_info("label", TensorProto.INT64, [None])
     probs = helper.make_value_info(
-        "probabilities", helper.make_sequence_type_proto(
-            helper.make_map_type_proto(TensorProto.INT64,
-                                       helper.make_tensor_type_proto(TensorProto.FLOAT, []))))
-    nodes = [helper.make_node("TreeEnsembleClassifier", ["input"], ["label", "probability_tensor"],
-                              name="LightGBM", domain="ai.onnx.ml", **attrs),
-             helper.make_node("ZipMap", ["probability_tensor"], ["probabilities"], name="ZipMap",
-                              domain="ai.onnx.ml", classlabels_int64s=list(range(classes)))]
+        "probabilities",
+        helper.make_sequence_type_proto(
+            helper.make_map_type_proto(
+                TensorProto.INT64, helper.make_tensor_type_proto(TensorProto.FLOAT, [])
+            )
+        ),
+    )
+    nodes = [
+        helper.make_node(
+            "TreeEnsembleClassifier",
+            ["input"],
+            ["label", "probability_tensor"],
+            name="LightGBM",
+            domain="ai.onnx.ml",
+            **attrs,
+        ),
+        helper.make_node(
+            "ZipMap",
+            ["probability_tensor"],
+            ["probabilities"],
+            name="ZipMap",
+            domain="ai.onnx.ml",
+            classlabels_int64s=list(range(classes)),
+        ),
+    ]
     graph = helper.make_graph(nodes, "lightgbm_like", [x], [label, probs])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9),
-                                                    helper.make_opsetid("ai.onnx.ml", 1)])
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 9), helper.make_opsetid("ai.onnx.ml", 1)]
+    )
     model.ir_version = 4
     return model
 
@@ -659,41 +917,66 @@ def pooled_graph_network(features: int = 8, hidden: int = 4) -> onnx.ModelProto:
         helper.make_node("Shape", ["graph_slots"], ["graphs"], name="graphs"),
         helper.make_node("Concat", ["graphs", "hid"], ["pool_shape"], name="pool_shape", axis=0),
         helper.make_node("ConstantOfShape", ["pool_shape"], ["pool_zero"], name="pool_zero"),
-        helper.make_node("ScatterElements", ["pool_zero", "index", "h_masked"], ["pooled"],
-                         name="pool_sum", axis=0, reduction="add"),
+        helper.make_node(
+            "ScatterElements",
+            ["pool_zero", "index", "h_masked"],
+            ["pooled"],
+            name="pool_sum",
+            axis=0,
+            reduction="add",
+        ),
         helper.make_node("Expand", ["ones_h", "h_shape"], ["unit"], name="unit"),
-        helper.make_node("ScatterElements", ["pool_zero", "index", "unit"], ["counts"],
-                         name="pool_count", axis=0, reduction="add"),
+        helper.make_node(
+            "ScatterElements",
+            ["pool_zero", "index", "unit"],
+            ["counts"],
+            name="pool_count",
+            axis=0,
+            reduction="add",
+        ),
         helper.make_node("Div", ["pooled", "counts"], ["mean"], name="mean"),  # 0/0 if empty
         helper.make_node("Add", ["mean", "edge_sum"], ["y"], name="out"),
     ]
     axis1 = numpy_helper.from_array(np.array([1], np.int64), "axis1")
-    return _model(nodes, [
-        helper.make_tensor_value_info("feat", TensorProto.FLOAT, ["num_nodes", features]),
-        helper.make_tensor_value_info("edge_index", TensorProto.INT64, [2, "num_edges"]),
-        helper.make_tensor_value_info("batch", TensorProto.INT64, ["num_nodes"]),
-        helper.make_tensor_value_info("node_mask", TensorProto.BOOL, ["num_nodes"]),
-        helper.make_tensor_value_info("graph_slots", TensorProto.FLOAT, ["num_graphs"])],
+    return _model(
+        nodes,
+        [
+            helper.make_tensor_value_info("feat", TensorProto.FLOAT, ["num_nodes", features]),
+            helper.make_tensor_value_info("edge_index", TensorProto.INT64, [2, "num_edges"]),
+            helper.make_tensor_value_info("batch", TensorProto.INT64, ["num_nodes"]),
+            helper.make_tensor_value_info("node_mask", TensorProto.BOOL, ["num_nodes"]),
+            helper.make_tensor_value_info("graph_slots", TensorProto.FLOAT, ["num_graphs"]),
+        ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["num_graphs", hidden])],
-        [w, zero, hid, ones, axis1], "pooled_graph_network", opset=18)
+        [w, zero, hid, ones, axis1],
+        "pooled_graph_network",
+        opset=18,
+    )
 
 
 def nan_fill_where() -> onnx.ModelProto:
     """MatMul → Where(target_mask, y, NaN): a NaN fill value marks "no prediction" where the
     mask is off (a protein model's pattern); the fill tensor's calibrated range is NaN."""
-    w = numpy_helper.from_array(np.random.default_rng(0).normal(size=(4, 6)).astype(np.float32),
-                                "w")
+    w = numpy_helper.from_array(
+        np.random.default_rng(0).normal(size=(4, 6)).astype(np.float32), "w"
+    )
     nan = helper.make_tensor("nan", TensorProto.FLOAT, [1], [float("nan")])
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="matmul"),
-             helper.make_node("Shape", ["h"], ["h_shape"], name="shape"),
-             helper.make_node("ConstantOfShape", ["h_shape"], ["fill"], name="nan_fill",
-                              value=nan),
-             helper.make_node("Where", ["target_mask", "h", "fill"], ["y"], name="where")]
-    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4]),
-                          helper.make_tensor_value_info("target_mask", TensorProto.BOOL,
-                                                        ["batch", 6])],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 6])], [w],
-                  "nan_fill_where")
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["h"], name="matmul"),
+        helper.make_node("Shape", ["h"], ["h_shape"], name="shape"),
+        helper.make_node("ConstantOfShape", ["h_shape"], ["fill"], name="nan_fill", value=nan),
+        helper.make_node("Where", ["target_mask", "h", "fill"], ["y"], name="where"),
+    ]
+    return _model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4]),
+            helper.make_tensor_value_info("target_mask", TensorProto.BOOL, ["batch", 6]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 6])],
+        [w],
+        "nan_fill_where",
+    )
 
 
 def silu_detector(blocks: int = 3, channels: int = 4) -> onnx.ModelProto:
@@ -706,16 +989,20 @@ def silu_detector(blocks: int = 3, channels: int = 4) -> onnx.ModelProto:
     for i in range(blocks):
         w = (rng.standard_normal((channels, channels, 3, 3)) / 9).astype(np.float32)
         inits.append(numpy_helper.from_array(w, f"w{i}"))
-        nodes += [helper.make_node("Conv", [x, f"w{i}"], [f"c{i}"], name=f"conv{i}",
-                                   pads=[1, 1, 1, 1]),
-                  helper.make_node("Sigmoid", [f"c{i}"], [f"s{i}"], name=f"sigmoid{i}"),
-                  helper.make_node("Mul", [f"c{i}", f"s{i}"], [f"m{i}"], name=f"silu{i}"),
-                  helper.make_node("Add", [x, f"m{i}"], [f"x{i}"], name=f"res{i}")]
+        nodes += [
+            helper.make_node("Conv", [x, f"w{i}"], [f"c{i}"], name=f"conv{i}", pads=[1, 1, 1, 1]),
+            helper.make_node("Sigmoid", [f"c{i}"], [f"s{i}"], name=f"sigmoid{i}"),
+            helper.make_node("Mul", [f"c{i}", f"s{i}"], [f"m{i}"], name=f"silu{i}"),
+            helper.make_node("Add", [x, f"m{i}"], [f"x{i}"], name=f"res{i}"),
+        ]
         x = f"x{i}"
-    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                         [1, channels, 8, 8])],
-                  [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, channels, 8, 8])],
-                  inits, "silu_detector")
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, channels, 8, 8])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, channels, 8, 8])],
+        inits,
+        "silu_detector",
+    )
 
 
 def residual_block(channels: int = 4) -> onnx.ModelProto:
@@ -725,18 +1012,24 @@ def residual_block(channels: int = 4) -> onnx.ModelProto:
     rng = np.random.default_rng(3)
 
     def init(name: str, shape: tuple[int, ...], scale: float = 0.3) -> onnx.TensorProto:
-        return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32),
-                                       name)
+        return numpy_helper.from_array(
+            (rng.standard_normal(shape) * scale).astype(np.float32), name
+        )
 
     c = channels
-    inits = [init("w1", (c, c, 3, 3)), init("b1", (c,)), init("w2", (c, c, 3, 3)),
-             init("b2", (c,)), numpy_helper.from_array(np.array(0.5, np.float32), "half"),
-             init("fw", (10, c)), init("fb", (10,))]
+    inits = [
+        init("w1", (c, c, 3, 3)),
+        init("b1", (c,)),
+        init("w2", (c, c, 3, 3)),
+        init("b2", (c,)),
+        numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+        init("fw", (10, c)),
+        init("fb", (10,)),
+    ]
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1_out"], name="c1", pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c1_out"], ["r1_out"], name="r1"),
-        helper.make_node("Conv", ["r1_out", "w2", "b2"], ["c2_out"], name="c2",
-                         pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["r1_out", "w2", "b2"], ["c2_out"], name="c2", pads=[1, 1, 1, 1]),
         helper.make_node("Add", ["c2_out", "x"], ["add_out"], name="add"),
         helper.make_node("Mul", ["add_out", "half"], ["mul_out"], name="mul"),
         helper.make_node("GlobalAveragePool", ["mul_out"], ["gap_out"], name="gap"),
@@ -744,9 +1037,12 @@ def residual_block(channels: int = 4) -> onnx.ModelProto:
         helper.make_node("Gemm", ["flat_out", "fw", "fb"], ["y"], name="fc", transB=1),
     ]
     graph = helper.make_graph(
-        nodes, "residual_block",
+        nodes,
+        "residual_block",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", c, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 10])], inits)
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 10])],
+        inits,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model

@@ -39,8 +39,10 @@ def _write_data_sets(folder: Path, case: object) -> None:
             continue
         ds = folder / f"test_data_set_{i}"
         ds.mkdir(exist_ok=True)
-        for kind, arrays, infos in (("input", inputs, model.graph.input),
-                                    ("output", outputs, model.graph.output)):
+        for kind, arrays, infos in (
+            ("input", inputs, model.graph.input),
+            ("output", outputs, model.graph.output),
+        ):
             for j, array in enumerate(arrays):
                 name = infos[j].name if j < len(infos) else f"{kind}_{j}"
                 try:

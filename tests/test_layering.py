@@ -8,10 +8,19 @@ import pytest
 
 @pytest.mark.parametrize(
     "module",
-    ["edgestudio.core.model.summary", "edgestudio.core.model.model_io", "edgestudio.core.model.runtime_info",
-     "edgestudio.core.workspace.document", "edgestudio.core.workspace.workspace", "edgestudio.core.workspace.report",
-     "edgestudio.jobs", "edgestudio.jobs.workflow", "edgestudio.jobs.scheduler", "edgestudio.cli.main",
-     "edgestudio.__main__"],
+    [
+        "edgestudio.core.model.summary",
+        "edgestudio.core.model.model_io",
+        "edgestudio.core.model.runtime_info",
+        "edgestudio.core.workspace.document",
+        "edgestudio.core.workspace.workspace",
+        "edgestudio.core.workspace.report",
+        "edgestudio.jobs",
+        "edgestudio.jobs.workflow",
+        "edgestudio.jobs.scheduler",
+        "edgestudio.cli.main",
+        "edgestudio.__main__",
+    ],
 )
 def test_module_imports_without_qt(module: str) -> None:
     code = (
@@ -78,15 +87,21 @@ def _imports(package: str) -> dict[str, set[str]]:
     return found
 
 
-@pytest.mark.parametrize(("package", "forbidden"), [
-    ("core", {"jobs", "cli", "gui"}),
-    ("jobs", {"cli", "gui"}),
-    ("gui", {"cli"}),
-    ("cli", {"gui"}),  # except the one lazy import that opens the window, checked below
-])
+@pytest.mark.parametrize(
+    ("package", "forbidden"),
+    [
+        ("core", {"jobs", "cli", "gui"}),
+        ("jobs", {"cli", "gui"}),
+        ("gui", {"cli"}),
+        ("cli", {"gui"}),  # except the one lazy import that opens the window, checked below
+    ],
+)
 def test_tiers_import_in_one_direction(package: str, forbidden: set[str]) -> None:
-    bad = {module: deps & forbidden for module, deps in _imports(package).items()
-           if deps & forbidden and not (package == "cli" and module == "main.py")}
+    bad = {
+        module: deps & forbidden
+        for module, deps in _imports(package).items()
+        if deps & forbidden and not (package == "cli" and module == "main.py")
+    }
     assert bad == {}
 
 
@@ -102,8 +117,11 @@ def test_no_import_cycles_inside_the_package() -> None:
         module = module.removesuffix(".__init__")
         deps = set()
         for node in ast.walk(ast.parse(path.read_text())):  # function-level imports too
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(
-                    "edgestudio."):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.startswith("edgestudio.")
+            ):
                 deps.add(node.module)
                 deps.update(f"{node.module}.{a.name}" for a in node.names)
             elif isinstance(node, ast.Import):
@@ -118,7 +136,7 @@ def test_no_import_cycles_inside_the_package() -> None:
         state[m] = 1
         for d in sorted(graph[m]):
             if state.get(d) == 1:
-                cycles.append([*stack[stack.index(d):], d] if d in stack else [m, d])
+                cycles.append([*stack[stack.index(d) :], d] if d in stack else [m, d])
             elif d not in state:
                 visit(d, [*stack, d])
         state[m] = 2
@@ -132,8 +150,18 @@ def test_no_import_cycles_inside_the_package() -> None:
 # The core is cut by feature: a feature's recipe, native call, checks and results live in one
 # folder. Only these few modules are shared by every feature and may sit at the core's root.
 CORE_ROOT_MODULES = {"__init__", "errors", "formatting", "paths", "progress", "serialise"}
-CORE_SLICES = {"convert", "edit", "inputs", "job_api", "model", "perf", "quant", "remote",
-               "diagnostics", "workspace"}
+CORE_SLICES = {
+    "convert",
+    "edit",
+    "inputs",
+    "job_api",
+    "model",
+    "perf",
+    "quant",
+    "remote",
+    "diagnostics",
+    "workspace",
+}
 
 
 def test_the_core_is_cut_into_feature_slices() -> None:
@@ -150,10 +178,16 @@ def test_the_core_is_cut_into_feature_slices() -> None:
 def test_the_window_process_never_loads_onnxruntime_or_torch() -> None:
     """Native calls sit beside their feature's recipes now, so this guards the rule that kept
     them in ``core/ops``: only a job worker imports the modules that load native runtimes."""
-    code = ("import sys, edgestudio.gui.main_window, edgestudio.jobs.workflow, "
-            "edgestudio.jobs.registry, edgestudio.cli.main\n"
-            "print([m for m in ('onnxruntime', 'torch') if m in sys.modules])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={**__import__("os").environ,
-                                          "QT_QPA_PLATFORM": "offscreen"})
+    code = (
+        "import sys, edgestudio.gui.main_window, edgestudio.jobs.workflow, "
+        "edgestudio.jobs.registry, edgestudio.cli.main\n"
+        "print([m for m in ('onnxruntime', 'torch') if m in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"},
+    )
     assert out.stdout.strip() == "[]"

@@ -12,7 +12,7 @@ from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_M
 
 # Loaded by every Python process started with this folder on PYTHONPATH (workers included):
 # any attempt to open a network connection raises and is recorded in a file.
-BLOCK_SOCKETS = '''
+BLOCK_SOCKETS = """
 import os, socket
 _log = os.environ["EDGESTUDIO_TEST_NET_LOG"]
 def _refuse(*args, **kwargs):
@@ -23,7 +23,7 @@ socket.socket.connect = _refuse
 socket.socket.connect_ex = _refuse
 socket.create_connection = _refuse
 socket.getaddrinfo = _refuse
-'''
+"""
 
 
 def test_commands_work_offline_and_leave_no_telemetry(tmp_path: Path) -> None:
@@ -33,9 +33,13 @@ def test_commands_work_offline_and_leave_no_telemetry(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     net_log = tmp_path / "net.log"
-    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
-           "PYTHONPATH": os.pathsep.join([str(hooks), os.environ.get("PYTHONPATH", "")]),
-           "EDGESTUDIO_TEST_NET_LOG": str(net_log)}
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "PYTHONPATH": os.pathsep.join([str(hooks), os.environ.get("PYTHONPATH", "")]),
+        "EDGESTUDIO_TEST_NET_LOG": str(net_log),
+    }
     env.pop("ORT_DISABLE_TELEMETRY", None)  # our own processes must set it themselves
     env.pop("CI", None)
     quant = tmp_path / "q.onnx"
@@ -43,13 +47,25 @@ def test_commands_work_offline_and_leave_no_telemetry(tmp_path: Path) -> None:
         ["inspect", str(SAMPLE_MODEL), "--json"],
         ["convert", str(SAMPLE_MODEL), "-o", str(tmp_path / "c.onnx"), "--opset", "18"],
         ["quantize", str(SAMPLE_MODEL), "-o", str(quant), "--calib", str(SAMPLE_CALIBRATION)],
-        ["analyze", str(SAMPLE_MODEL), str(quant), "--data", str(SAMPLE_EVALUATION),
-         "--samples", "16"],
+        [
+            "analyze",
+            str(SAMPLE_MODEL),
+            str(quant),
+            "--data",
+            str(SAMPLE_EVALUATION),
+            "--samples",
+            "16",
+        ],
         ["bench", str(SAMPLE_MODEL), "--runs", "10", "--warmup", "2"],
     ]
     for args in commands:
-        proc = subprocess.run([sys.executable, "-m", "edgestudio", *args], env=env,
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-m", "edgestudio", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, (args, proc.stderr[-2000:])
     assert not net_log.exists(), net_log.read_text()
     telemetry = home / ".cache" / "Microsoft"

@@ -44,12 +44,15 @@ def test_mime_type_has_the_glob_and_icon() -> None:
     assert mime.find("m:icon", ns).get("name") == "edgestudio"  # type: ignore[union-attr]
 
 
-@pytest.mark.skipif(shutil.which("desktop-file-validate") is None,
-                    reason="desktop-file-validate is not installed (make sysdeps installs "
-                           "desktop-file-utils where it may)")
+@pytest.mark.skipif(
+    shutil.which("desktop-file-validate") is None,
+    reason="desktop-file-validate is not installed (make sysdeps installs "
+    "desktop-file-utils where it may)",
+)
 def test_desktop_file_validates() -> None:
-    out = subprocess.run(["desktop-file-validate", str(LINUX / "edgestudio.desktop")],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        ["desktop-file-validate", str(LINUX / "edgestudio.desktop")], capture_output=True, text=True
+    )
     assert out.returncode == 0 and out.stdout.strip() == "", out.stdout + out.stderr
 
 
@@ -80,7 +83,7 @@ def _fake_app(folder: Path) -> Path:
     app = folder / "EdgeStudio"
     app.mkdir()
     exe = app / "EdgeStudio"
-    exe.write_text("#!/bin/sh\necho frozen EdgeStudio \"$@\"\n")
+    exe.write_text('#!/bin/sh\necho frozen EdgeStudio "$@"\n')
     exe.chmod(0o755)
     return app
 
@@ -89,8 +92,9 @@ def test_install_script_registers_and_removes_everything(tmp_path: Path) -> None
     home = tmp_path / "home"
     env = {"PATH": os.environ["PATH"], "HOME": str(home)}
     app = _fake_app(tmp_path)
-    run = subprocess.run([str(LINUX / "install.sh"), str(app)], env=env, capture_output=True,
-                         text=True, timeout=120)
+    run = subprocess.run(
+        [str(LINUX / "install.sh"), str(app)], env=env, capture_output=True, text=True, timeout=120
+    )
     assert run.returncode == 0, run.stderr
     share = home / ".local" / "share"
     installed = home / ".local" / "lib" / "edgestudio" / "EdgeStudio"
@@ -98,22 +102,35 @@ def test_install_script_registers_and_removes_everything(tmp_path: Path) -> None
     assert entry["Exec"] == f'"{installed}" %F'
     assert (share / "mime" / "packages" / "edgestudio-mime.xml").is_file()
     for size in SIZES:
-        assert (share / "icons" / "hicolor" / f"{size}x{size}" / "apps" / "edgestudio.png").is_file()
+        assert (
+            share / "icons" / "hicolor" / f"{size}x{size}" / "apps" / "edgestudio.png"
+        ).is_file()
     assert (share / "icons" / "hicolor" / "scalable" / "apps" / "edgestudio.svg").is_file()
     launcher = home / ".local" / "bin" / "edgestudio"
-    assert subprocess.run([str(launcher), "x.onnx"], capture_output=True,
-                          text=True).stdout == "frozen EdgeStudio x.onnx\n"
+    assert (
+        subprocess.run([str(launcher), "x.onnx"], capture_output=True, text=True).stdout
+        == "frozen EdgeStudio x.onnx\n"
+    )
     if shutil.which("xdg-mime") is None:  # we wrote the default association ourselves
-        assert "application/x-onnx=edgestudio.desktop;" in (
-            home / ".config" / "mimeapps.list").read_text()
+        assert (
+            "application/x-onnx=edgestudio.desktop;"
+            in (home / ".config" / "mimeapps.list").read_text()
+        )
     if shutil.which("desktop-file-validate"):
-        check = subprocess.run(["desktop-file-validate",
-                                str(share / "applications" / "edgestudio.desktop")],
-                               capture_output=True, text=True)
+        check = subprocess.run(
+            ["desktop-file-validate", str(share / "applications" / "edgestudio.desktop")],
+            capture_output=True,
+            text=True,
+        )
         assert check.returncode == 0 and not check.stdout.strip(), check.stdout
 
-    gone = subprocess.run([str(LINUX / "install.sh"), "--uninstall"], env=env,
-                          capture_output=True, text=True, timeout=120)
+    gone = subprocess.run(
+        [str(LINUX / "install.sh"), "--uninstall"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert gone.returncode == 0, gone.stderr
     assert not (share / "applications" / "edgestudio.desktop").exists()
     assert not installed.exists() and not launcher.is_symlink()
@@ -121,9 +138,13 @@ def test_install_script_registers_and_removes_everything(tmp_path: Path) -> None
 
 
 def test_install_script_refuses_a_folder_without_the_app(tmp_path: Path) -> None:
-    run = subprocess.run([str(LINUX / "install.sh"), str(tmp_path)],
-                         env={"PATH": os.environ["PATH"], "HOME": str(tmp_path / "h")},
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [str(LINUX / "install.sh"), str(tmp_path)],
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path / "h")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode != 0 and "make package" in run.stderr
     assert not (tmp_path / "h" / ".local" / "share" / "applications").exists()
 

@@ -15,8 +15,9 @@ def test_sample_accuracy_matches_its_metadata() -> None:
     data = np.load(SAMPLE_EVALUATION)
     logits = session.run(None, {"image": data["image"]})[0]
     accuracy = float((logits.argmax(axis=1) == data["labels"]).mean())
-    recorded = float({p.key: p.value for p in onnx.load(str(SAMPLE_MODEL)).metadata_props}
-                     ["heldout_top1"])
+    recorded = float(
+        {p.key: p.value for p in onnx.load(str(SAMPLE_MODEL)).metadata_props}["heldout_top1"]
+    )
     assert accuracy > 0.95
     assert abs(accuracy - recorded) < 0.01
 

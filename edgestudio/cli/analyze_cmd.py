@@ -28,7 +28,8 @@ from edgestudio.core.serialise import from_json
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``analyze`` subcommand."""
     p = subparsers.add_parser(
-        "analyze", help="per-layer and whole-model error of a quantized model",
+        "analyze",
+        help="per-layer and whole-model error of a quantized model",
         description="Run the float and quantized models on the same samples and report, per "
         "activation, SQNR (dB), MSE, max abs error and cosine similarity (the same SQNR as "
         "onnxruntime's qdq_loss_debug), per weight the same plus scale error bounds, and per "
@@ -36,14 +37,27 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("float_model", help="the float original")
     p.add_argument("quant_model", help="its quantized version")
-    add_data_args(p, "--data", "evaluation data (as --calib of quantize); a verdict is given "
-                  "only on real data, synthetic:N runs a pipeline check", required=True)
+    add_data_args(
+        p,
+        "--data",
+        "evaluation data (as --calib of quantize); a verdict is given "
+        "only on real data, synthetic:N runs a pipeline check",
+        required=True,
+    )
     add_options(p, AnalyzeRecipe)
     add_input_args(p)
-    p.add_argument("--atol", type=float, default=1e-2,
-                   help="absolute tolerance of the outputs' allclose (default %(default)g)")
-    p.add_argument("--rtol", type=float, default=1e-2,
-                   help="relative tolerance of the outputs' allclose (default %(default)g)")
+    p.add_argument(
+        "--atol",
+        type=float,
+        default=1e-2,
+        help="absolute tolerance of the outputs' allclose (default %(default)g)",
+    )
+    p.add_argument(
+        "--rtol",
+        type=float,
+        default=1e-2,
+        help="relative tolerance of the outputs' allclose (default %(default)g)",
+    )
     p.add_argument("--top", type=int, default=15, help="print the N worst layers (default 15)")
     add_json_option(p, "the full report")
     add_workspace_option(p)
@@ -59,39 +73,68 @@ def _fmt(value: Any, spec: str) -> str:
 def print_analysis(analysis: Analysis, top: int) -> None:
     """The worst layers, the outputs and the accuracy as text tables."""
     layers = analysis.layers_worst_first()
-    print_table(["SQNR dB", "MSE", "max abs", "cosine", "tensor", "node"],
-                [[r.sqnr_text(), _fmt(r.mse, ".3g"), _fmt(r.max_abs, ".3g"),
-                  _fmt(r.cosine, ".5f"), r.tensor, r.node] for r in layers[:top]],
-                title=f"{len(layers)} activations compared on {analysis.samples} samples; "
-                      f"the {min(top, len(layers))} worst", numeric=(0, 1, 2, 3))
-    print_table(["output", "SQNR dB", "simulated dB", "max abs", "max rel", "cosine",
-                 "allclose"],
-                [[o.output, o.sqnr_text(), _fmt(o.sqnr_db_simulated, ".2f"),
-                  _fmt(o.max_abs, ".3g"), _fmt(o.max_rel, ".3g"), _fmt(o.cosine, ".5f"),
-                  f"{'yes' if o.allclose else 'NO'} (atol={o.atol:g}, rtol={o.rtol:g})"]
-                 for o in analysis.outputs], numeric=(1, 2, 3, 4, 5))
+    print_table(
+        ["SQNR dB", "MSE", "max abs", "cosine", "tensor", "node"],
+        [
+            [
+                r.sqnr_text(),
+                _fmt(r.mse, ".3g"),
+                _fmt(r.max_abs, ".3g"),
+                _fmt(r.cosine, ".5f"),
+                r.tensor,
+                r.node,
+            ]
+            for r in layers[:top]
+        ],
+        title=f"{len(layers)} activations compared on {analysis.samples} samples; "
+        f"the {min(top, len(layers))} worst",
+        numeric=(0, 1, 2, 3),
+    )
+    print_table(
+        ["output", "SQNR dB", "simulated dB", "max abs", "max rel", "cosine", "allclose"],
+        [
+            [
+                o.output,
+                o.sqnr_text(),
+                _fmt(o.sqnr_db_simulated, ".2f"),
+                _fmt(o.max_abs, ".3g"),
+                _fmt(o.max_rel, ".3g"),
+                _fmt(o.cosine, ".5f"),
+                f"{'yes' if o.allclose else 'NO'} (atol={o.atol:g}, rtol={o.rtol:g})",
+            ]
+            for o in analysis.outputs
+        ],
+        numeric=(1, 2, 3, 4, 5),
+    )
     task = analysis.task
     if task is not None:
-        print_table(["figure", "value", "grading"],
-                    [[f.label, f.text(), f.bounds_text()] for f in task.figures],
-                    title=f"task: {task.label} on output '{task.output}', {task.samples} samples "
-                          f"({'chosen by you' if task.chosen_by == 'you' else 'detected'})")
+        print_table(
+            ["figure", "value", "grading"],
+            [[f.label, f.text(), f.bounds_text()] for f in task.figures],
+            title=f"task: {task.label} on output '{task.output}', {task.samples} samples "
+            f"({'chosen by you' if task.chosen_by == 'you' else 'detected'})",
+        )
         for line in ([task.note] if task.note else []) + [f"differs: {e}" for e in task.examples]:
             print(f"  {line}")
     if analysis.verdict:
         print("\n".join(analysis.verdict.text_lines()))
         if analysis.verdict.level is None:
-            print("  for a verdict: --data PATH with real samples (an .npz, images, .wav files, "
-                  "a .txt of sentences, test_data_set_* folders)")
+            print(
+                "  for a verdict: --data PATH with real samples (an .npz, images, .wav files, "
+                "a .txt of sentences, test_data_set_* folders)"
+            )
 
 
 def recipe_from_args(args: argparse.Namespace) -> AnalyzeRecipe:
     """The recipe the parsed arguments describe."""
-    return AnalyzeRecipe(float_model=args.float_model, quant_model=args.quant_model,
-                         data=data_source(args, args.data),
-                         tolerance=Tolerance(args.atol, args.rtol),
-                         **values_from_args(args, AnalyzeRecipe),
-                         **input_fields(args, with_data=False))
+    return AnalyzeRecipe(
+        float_model=args.float_model,
+        quant_model=args.quant_model,
+        data=data_source(args, args.data),
+        tolerance=Tolerance(args.atol, args.rtol),
+        **values_from_args(args, AnalyzeRecipe),
+        **input_fields(args, with_data=False),
+    )
 
 
 def run(args: argparse.Namespace) -> int:

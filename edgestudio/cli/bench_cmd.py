@@ -27,7 +27,6 @@ def _providers(text: str) -> tuple[str, ...]:
     return tuple(resolve_provider(p) for p in text.split(",") if p.strip())
 
 
-
 def _devices(text: str) -> tuple[str, ...]:
     names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
     if not names:
@@ -38,41 +37,66 @@ def _devices(text: str) -> tuple[str, ...]:
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``bench``, ``profile`` and ``providers``."""
     p = subparsers.add_parser(
-        "bench", help="latency per model × execution provider × thread count",
+        "bench",
+        help="latency per model × execution provider × thread count",
         description="Time models on execution providers with seeded inputs (the same for every "
         "configuration): median, p90, p99, min, mean ± std, throughput, process-CPU median and a "
         "contended-machine flag. Providers are tried in the order given; CPU takes the nodes "
-        "the first cannot run.")
+        "the first cannot run.",
+    )
     p.add_argument("models", nargs="+", metavar="MODEL", help="the .onnx models to time")
-    p.add_argument("--ep", type=_providers, default=("CPUExecutionProvider",),
-                   help="providers, e.g. cpu,cuda (default cpu)")
-    p.add_argument("--threads", type=argument_type(parse_counts, "--threads"), default=(1,),
-                   help="intra-op threads, e.g. 1,2 (default 1)")
+    p.add_argument(
+        "--ep",
+        type=_providers,
+        default=("CPUExecutionProvider",),
+        help="providers, e.g. cpu,cuda (default cpu)",
+    )
+    p.add_argument(
+        "--threads",
+        type=argument_type(parse_counts, "--threads"),
+        default=(1,),
+        help="intra-op threads, e.g. 1,2 (default 1)",
+    )
     add_options(p, BenchRecipe)  # warm-up, runs, time budget, batch, optimisation, IO binding
     add_input_args(p, data=True)
-    p.add_argument("--device", type=_devices, default=(), metavar="NAME[,NAME…]",
-                   help="measure on these devices (`edgestudio device add`); 'local' is this "
-                   "machine, e.g. local,pi5 side by side (default: this machine)")
+    p.add_argument(
+        "--device",
+        type=_devices,
+        default=(),
+        metavar="NAME[,NAME…]",
+        help="measure on these devices (`edgestudio device add`); 'local' is this "
+        "machine, e.g. local,pi5 side by side (default: this machine)",
+    )
     add_json_option(p, "the results")
     add_workspace_option(p)
     p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
     p.set_defaults(func=run_bench, make_recipe=bench_recipe_from_args)
 
     q = subparsers.add_parser(
-        "profile", help="per-op time and execution-provider placement",
+        "profile",
+        help="per-op time and execution-provider placement",
         description="A separate, profiled run: time per node and per op type, which provider "
         "ran each node (with a warning when nodes fell back from the first choice), and the "
-        "NNAPI/CoreML coverage ORT's mobile usability checker predicts.")
+        "NNAPI/CoreML coverage ORT's mobile usability checker predicts.",
+    )
     q.add_argument("model", help="the .onnx model")
-    q.add_argument("--ep", type=_providers, default=("CPUExecutionProvider",),
-                   help="providers in order of preference, e.g. xnnpack,cpu (default cpu)")
+    q.add_argument(
+        "--ep",
+        type=_providers,
+        default=("CPUExecutionProvider",),
+        help="providers in order of preference, e.g. xnnpack,cpu (default cpu)",
+    )
     add_options(q, ProfileRecipe)
     add_input_args(q, data=True)
-    q.add_argument("--device", default="", metavar="NAME",
-                   help="profile on this device (`edgestudio device add`; default: this "
-                   "machine)")
-    q.add_argument("--top", type=int, default=15,
-                   help="print the N slowest nodes (default %(default)s)")
+    q.add_argument(
+        "--device",
+        default="",
+        metavar="NAME",
+        help="profile on this device (`edgestudio device add`; default: this machine)",
+    )
+    q.add_argument(
+        "--top", type=int, default=15, help="print the N slowest nodes (default %(default)s)"
+    )
     add_json_option(q, "the profile")
     add_workspace_option(q)
     q.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
@@ -93,31 +117,70 @@ def print_results(rows: list[LatencyRow]) -> None:
     table = []
     devices = any(r.device for r in rows)  # the "where" column only when a device measured
     for r in rows:
-        head = [Path(r.model).name, *([f"{r.where} (ort {r.runtime})"] if devices else []),
-                short_name(r.ep), r.threads]
+        head = [
+            Path(r.model).name,
+            *([f"{r.where} (ort {r.runtime})"] if devices else []),
+            short_name(r.ep),
+            r.threads,
+        ]
         if not r.ok:
             table.append([*head, "", "", "", "", "", "", "", r.error])
             continue
-        table.append([*head, _ms(r.median_ms), _ms(r.p90_ms), _ms(r.p99_ms), _ms(r.min_ms),
-                      f"{_ms(r.mean_ms)} ± {_ms(r.std_ms)}", f"{r.throughput_per_s or 0:.0f}",
-                      _ms(r.cpu_median_ms), "contended machine" if r.contended else ""])
+        table.append(
+            [
+                *head,
+                _ms(r.median_ms),
+                _ms(r.p90_ms),
+                _ms(r.p99_ms),
+                _ms(r.min_ms),
+                f"{_ms(r.mean_ms)} ± {_ms(r.std_ms)}",
+                f"{r.throughput_per_s or 0:.0f}",
+                _ms(r.cpu_median_ms),
+                "contended machine" if r.contended else "",
+            ]
+        )
     shift = 1 if devices else 0
-    print_table(["model", *(["where"] if devices else []), "ep", "threads", "median ms",
-                 "p90 ms", "p99 ms", "min ms", "mean ± std ms", "runs/s", "cpu ms", "note"],
-                table, numeric=tuple(range(2 + shift, 10 + shift)))
+    print_table(
+        [
+            "model",
+            *(["where"] if devices else []),
+            "ep",
+            "threads",
+            "median ms",
+            "p90 ms",
+            "p99 ms",
+            "min ms",
+            "mean ± std ms",
+            "runs/s",
+            "cpu ms",
+            "note",
+        ],
+        table,
+        numeric=tuple(range(2 + shift, 10 + shift)),
+    )
 
 
 def bench_recipe_from_args(args: argparse.Namespace) -> BenchRecipe:
     """The benchmark the parsed arguments describe."""
-    return BenchRecipe(models=tuple(args.models), providers=args.ep, threads=args.threads,
-                       devices=args.device, **values_from_args(args, BenchRecipe),
-                       **input_fields(args))
+    return BenchRecipe(
+        models=tuple(args.models),
+        providers=args.ep,
+        threads=args.threads,
+        devices=args.device,
+        **values_from_args(args, BenchRecipe),
+        **input_fields(args),
+    )
 
 
 def profile_recipe_from_args(args: argparse.Namespace) -> ProfileRecipe:
     """The profile the parsed arguments describe."""
-    return ProfileRecipe(model=args.model, providers=args.ep, device=args.device,
-                         **values_from_args(args, ProfileRecipe), **input_fields(args))
+    return ProfileRecipe(
+        model=args.model,
+        providers=args.ep,
+        device=args.device,
+        **values_from_args(args, ProfileRecipe),
+        **input_fields(args),
+    )
 
 
 def run_bench(args: argparse.Namespace) -> int:
@@ -129,13 +192,18 @@ def run_bench(args: argparse.Namespace) -> int:
         for line in latency.verdicts:
             print(line)
         for failure in latency.failures:
-            print(f"edgestudio: error: {failure} (the rows it measured are kept above)",
-                  file=sys.stderr)
+            print(
+                f"edgestudio: error: {failure} (the rows it measured are kept above)",
+                file=sys.stderr,
+            )
         if code == EXIT_OK and latency.failures:
             return EXIT_JOB_FAILED
         if code == EXIT_OK and not any(r.ok for r in latency.rows):
-            print("edgestudio: error: nothing was measured (every configuration failed; the "
-                  "table says why)", file=sys.stderr)
+            print(
+                "edgestudio: error: nothing was measured (every configuration failed; the "
+                "table says why)",
+                file=sys.stderr,
+            )
             return EXIT_JOB_FAILED
     return code
 
@@ -149,17 +217,29 @@ def run_profile(args: argparse.Namespace) -> int:
     if profile.device:
         print(f"profiled on {profile.device} (onnxruntime {profile.runtime})")
     print(f"placement: {profile.placement_text}")
-    print_table(["µs / run", "share", "op", "ep", "node", "fused from"],
-                [[f"{n.time_us:.1f}", f"{n.share:.1%}", n.op_type, short_name(n.ep), n.node,
-                  ", ".join(n.covers) or "?" if n.fused else ""]
-                 for n in profile.nodes[: args.top]],
-                title=f"The {min(args.top, len(profile.nodes))} slowest nodes", numeric=(0, 1))
+    print_table(
+        ["µs / run", "share", "op", "ep", "node", "fused from"],
+        [
+            [
+                f"{n.time_us:.1f}",
+                f"{n.share:.1%}",
+                n.op_type,
+                short_name(n.ep),
+                n.node,
+                ", ".join(n.covers) or "?" if n.fused else "",
+            ]
+            for n in profile.nodes[: args.top]
+        ],
+        title=f"The {min(args.top, len(profile.nodes))} slowest nodes",
+        numeric=(0, 1),
+    )
     print("by op type: " + ", ".join(f"{o.op_type} {o.share:.0%}" for o in profile.op_types))
     for ep, info in profile.mobile.items():
-        print(f"predicted {ep}: {info.supported_nodes}/{info.nodes} nodes in "
-              f"{info.partitions} partition(s), {info.suitability}"
-              + (f"; unsupported: {', '.join(info.unsupported_ops)}"
-                 if info.unsupported_ops else ""))
+        print(
+            f"predicted {ep}: {info.supported_nodes}/{info.nodes} nodes in "
+            f"{info.partitions} partition(s), {info.suitability}"
+            + (f"; unsupported: {', '.join(info.unsupported_ops)}" if info.unsupported_ops else "")
+        )
     if profile.mobile_error:
         print(f"NNAPI/CoreML coverage could not be predicted: {profile.mobile_error}")
     return code
@@ -169,7 +249,11 @@ def run_providers(args: argparse.Namespace) -> int:
     """List the providers."""
     code, job = execute_job(ProbeRecipe(), args, show_report=False)
     if job is not None and job.report is not None:
-        print_table(["provider", "state", "why"],
-                    [[p.provider, "works" if p.works else "unavailable", p.reason or ""]
-                     for p in providers_of(job.report.details)])
+        print_table(
+            ["provider", "state", "why"],
+            [
+                [p.provider, "works" if p.works else "unavailable", p.reason or ""]
+                for p in providers_of(job.report.details)
+            ],
+        )
     return code

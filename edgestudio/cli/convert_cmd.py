@@ -20,7 +20,8 @@ from edgestudio.core.job_api.recipe import Tolerance
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``convert`` subcommand."""
     p = subparsers.add_parser(
-        "convert", help="change opset and/or dynamic/static axes, checked against the original",
+        "convert",
+        help="change opset and/or dynamic/static axes, checked against the original",
         description="Convert a model's opset (onnx.version_converter) and/or its input/output "
         "dims, then check the result: onnx checker, an onnxruntime session, and np.allclose "
         "against the original on the same inputs (the model's input specification, then a "
@@ -29,14 +30,22 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("model", help="the .onnx model (never modified)")
     p.add_argument("--opset", type=int, help="target ai.onnx opset")
-    p.add_argument("--dynamic", action="append", default=[], metavar="NAME:AXIS=SYMBOL",
-                   type=argument_type(functools.partial(parse_axis_change, symbolic=True),
-                                      "--dynamic"),
-                   help="make an axis symbolic, e.g. image:0=batch (repeatable)")
-    p.add_argument("--static", action="append", default=[], metavar="NAME=DIMxDIM",
-                   type=argument_type(parse_static, "--static"),
-                   help="fix a whole shape (image=1x3x224x224) or one axis (image:0=1) "
-                   "(repeatable)")
+    p.add_argument(
+        "--dynamic",
+        action="append",
+        default=[],
+        metavar="NAME:AXIS=SYMBOL",
+        type=argument_type(functools.partial(parse_axis_change, symbolic=True), "--dynamic"),
+        help="make an axis symbolic, e.g. image:0=batch (repeatable)",
+    )
+    p.add_argument(
+        "--static",
+        action="append",
+        default=[],
+        metavar="NAME=DIMxDIM",
+        type=argument_type(parse_static, "--static"),
+        help="fix a whole shape (image=1x3x224x224) or one axis (image:0=1) (repeatable)",
+    )
     add_common_job_args(p)
     add_options(p, ConvertRecipe)
     add_input_args(p, data=True)
@@ -48,11 +57,18 @@ def recipe_from_args(args: argparse.Namespace) -> ConvertRecipe:
     dims = [*args.dynamic, *(d for group in args.static for d in group)]
     declared = values_from_args(args, ConvertRecipe)
     if args.opset is None and not dims and not declared["fix_output_shapes"]:
-        raise SystemExit("edgestudio convert: nothing to do: give --opset, --dynamic, --static "
-                         "or --fix-output-shapes")
+        raise SystemExit(
+            "edgestudio convert: nothing to do: give --opset, --dynamic, --static "
+            "or --fix-output-shapes"
+        )
     return ConvertRecipe(
-        model=args.model, output=args.output, overwrite=args.overwrite, opset=args.opset,
-        dims=tuple(dims), tolerance=Tolerance(args.atol, args.rtol), **input_fields(args),
+        model=args.model,
+        output=args.output,
+        overwrite=args.overwrite,
+        opset=args.opset,
+        dims=tuple(dims),
+        tolerance=Tolerance(args.atol, args.rtol),
+        **input_fields(args),
         **declared,
     )
 

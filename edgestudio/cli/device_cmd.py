@@ -24,17 +24,23 @@ from edgestudio.core.remote.devices import (
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``device`` and its actions."""
     p = subparsers.add_parser(
-        "device", help="target devices reached over SSH (add, list, check, remove)",
+        "device",
+        help="target devices reached over SSH (add, list, check, remove)",
         description="Devices to benchmark and profile on (`bench --device NAME`). A device is "
         "reached over SSH with your agent or keys (never a stored password); its host key is "
-        "checked as OpenSSH does. It needs Python 3.8+ with numpy and onnxruntime.")
-    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True,
-                               help="add, list, check or remove")
+        "checked as OpenSSH does. It needs Python 3.8+ with numpy and onnxruntime.",
+    )
+    actions = p.add_subparsers(
+        dest="action", metavar="ACTION", required=True, help="add, list, check or remove"
+    )
     a = actions.add_parser("add", help="add (or replace) a device and check it")
     a.add_argument("name", help="a short name, e.g. pi5")
     a.add_argument("address", help="ssh://user@host[:port]")
-    a.add_argument("--python", default="python3",
-                   help="the device's Python with onnxruntime (default %(default)s)")
+    a.add_argument(
+        "--python",
+        default="python3",
+        help="the device's Python with onnxruntime (default %(default)s)",
+    )
     a.add_argument("--key", default="", help="a private key file (default: agent, ~/.ssh keys)")
     _trust_args(a)
     add_json_option(a, "the device's check")
@@ -53,9 +59,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _trust_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--trust-host-key", metavar="FINGERPRINT",
-                   help="trust the device's host key if it is this one (SHA256:…); without it "
-                   "you are asked, on a terminal")
+    p.add_argument(
+        "--trust-host-key",
+        metavar="FINGERPRINT",
+        help="trust the device's host key if it is this one (SHA256:…); without it "
+        "you are asked, on a terminal",
+    )
 
 
 def confirm_host_key(device: Device, expected: str | None) -> bool:
@@ -74,17 +83,24 @@ def confirm_host_key(device: Device, expected: str | None) -> bool:
     if state == "changed":
         raise HostKeyChangedError(device)
     fingerprint = key.get_fingerprint()
-    print(f"The authenticity of {device.name} ({device.host}:{device.port}) can't be "
-          f"established.\n{key.get_algorithm()} key fingerprint is {fingerprint}.")
+    print(
+        f"The authenticity of {device.name} ({device.host}:{device.port}) can't be "
+        f"established.\n{key.get_algorithm()} key fingerprint is {fingerprint}."
+    )
     if expected is not None:
         if expected.strip() != fingerprint:
-            print(f"edgestudio: error: that is not {expected}: the host key was not trusted",
-                  file=sys.stderr)
+            print(
+                f"edgestudio: error: that is not {expected}: the host key was not trusted",
+                file=sys.stderr,
+            )
             return False
     elif not sys.stdin.isatty():
-        print("edgestudio: error: not trusted (no terminal to ask on): compare the fingerprint "
-              "with the device's (`ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub` on it) "
-              "and pass --trust-host-key FINGERPRINT", file=sys.stderr)
+        print(
+            "edgestudio: error: not trusted (no terminal to ask on): compare the fingerprint "
+            "with the device's (`ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub` on it) "
+            "and pass --trust-host-key FINGERPRINT",
+            file=sys.stderr,
+        )
         return False
     elif input("Trust it and continue (yes/no)? ").strip().lower() not in ("y", "yes"):
         return False
@@ -100,13 +116,18 @@ def print_device_info(details: dict[str, object]) -> None:
     info = device_info_of(details)
     memory = human_bytes(info.memory_bytes) if info.memory_bytes else "?"
     free = human_bytes(info.free_bytes) if info.free_bytes is not None else "?"
-    rows = [["address", info.address], ["os", info.os],
-            ["cpu", f"{info.cpu} ({info.machine}, {info.cores} cores)"],
-            ["cpu features", ", ".join(info.cpu_flags) or "none of those EdgeStudio looks for"],
-            ["memory", memory], ["python", f"{info.python} ({info.python_path})"],
-            ["numpy", info.numpy or "missing"], ["onnxruntime", info.onnxruntime or "missing"],
-            ["providers", ", ".join(info.providers) or "-"],
-            ["cache", f"{info.cache} ({free} free)"]]
+    rows = [
+        ["address", info.address],
+        ["os", info.os],
+        ["cpu", f"{info.cpu} ({info.machine}, {info.cores} cores)"],
+        ["cpu features", ", ".join(info.cpu_flags) or "none of those EdgeStudio looks for"],
+        ["memory", memory],
+        ["python", f"{info.python} ({info.python_path})"],
+        ["numpy", info.numpy or "missing"],
+        ["onnxruntime", info.onnxruntime or "missing"],
+        ["providers", ", ".join(info.providers) or "-"],
+        ["cache", f"{info.cache} ({free} free)"],
+    ]
     print_table(["", info.name], rows, title=f"Device {info.name}")
     for problem in info.problems:
         print(f"unusable: {problem}")
@@ -152,9 +173,10 @@ def run_list(args: argparse.Namespace) -> int:
     if not devices:
         print("No devices yet: edgestudio device add NAME ssh://user@host")
         return EXIT_OK
-    print_table(["name", "address", "python", "key"],
-                [[d.name, d.address, d.python, d.key or "agent / default"]
-                 for d in devices.values()])
+    print_table(
+        ["name", "address", "python", "key"],
+        [[d.name, d.address, d.python, d.key or "agent / default"] for d in devices.values()],
+    )
     return EXIT_OK
 
 

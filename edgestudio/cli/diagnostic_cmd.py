@@ -8,14 +8,25 @@ from edgestudio.cli.job_ui import execute
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
 
-ACTIONS = ("succeed", "fail", "crash", "hang", "spawn", "spawn-stubborn", "noise", "spin",
-           "partial", "hog")
+ACTIONS = (
+    "succeed",
+    "fail",
+    "crash",
+    "hang",
+    "spawn",
+    "spawn-stubborn",
+    "noise",
+    "spin",
+    "partial",
+    "hog",
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``diagnostic`` subcommand."""
     p = subparsers.add_parser(
-        "diagnostic", help="run a purpose-made job to check the job system",
+        "diagnostic",
+        help="run a purpose-made job to check the job system",
         description="Run a purpose-made worker job: 'succeed' writes OUTPUT, 'fail' raises, "
         "'crash' segfaults, 'hang' never ends (use --timeout), 'spawn' starts a child process "
         "and hangs, 'noise' prints garbage on stdout and succeeds, 'spin' burns CPU for --seconds, "
@@ -24,8 +35,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "Useful to see how each outcome is reported.",
     )
     p.add_argument("action", choices=ACTIONS, help="what the job does")
-    p.add_argument("--seconds", type=float, default=1.0,
-                   help="how long 'spin' runs (default %(default)s)")
+    p.add_argument(
+        "--seconds", type=float, default=1.0, help="how long 'spin' runs (default %(default)s)"
+    )
     p.add_argument("--megabytes", type=int, default=0, help="memory limit of 'hog' (MB)")
     p.add_argument("-o", "--output", help="the file 'succeed' writes")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
@@ -36,9 +48,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def recipe_from_args(args: argparse.Namespace) -> DiagnosticRecipe:
     """The recipe the parsed arguments describe."""
-    return DiagnosticRecipe(action=args.action, seconds=args.seconds,
-                            megabytes=args.megabytes, output=args.output,
-                            overwrite=args.overwrite)
+    return DiagnosticRecipe(
+        action=args.action,
+        seconds=args.seconds,
+        megabytes=args.megabytes,
+        output=args.output,
+        overwrite=args.overwrite,
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,11 +11,13 @@ from edgestudio.core.errors import EdgeStudioError
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``diff``."""
     p = subparsers.add_parser(
-        "diff", help="list what differs between two models",
+        "diff",
+        help="list what differs between two models",
         description="Match the nodes of two models (by name, then by op type and tensors) and "
         "list what was inserted (e.g. the Q/DQ pairs of a quantization), fused, removed or "
         "changed (attributes, weights, inputs/outputs, opsets). Exit 0 when they are the same, "
-        "1 when they differ.")
+        "1 when they differ.",
+    )
     p.add_argument("a", help="the first model (e.g. the float original)")
     p.add_argument("b", help="the second model (e.g. its quantized or converted version)")
     add_json_option(p, "the differences")
@@ -32,14 +34,24 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:  # onnx's DecodeError is a ValueError
         raise EdgeStudioError(f"Cannot compare the models: {exc}") from exc
     if args.json:
-        write_json(args.json, {"a": result.a, "b": result.b, "summary": result.summary(),
-                               "counts": result.counts(), "matched": result.matched,
-                               "differences": to_json(result.differences)})
+        write_json(
+            args.json,
+            {
+                "a": result.a,
+                "b": result.b,
+                "summary": result.summary(),
+                "counts": result.counts(),
+                "matched": result.matched,
+                "differences": to_json(result.differences),
+            },
+        )
     # the human-readable form (on standard error with --json -)
     from edgestudio.cli.output import print_table
 
     print(result.summary())
     if result.differences:
-        print_table(["change", "what", "details"],
-                    [[d.change.value, d.kind, d.text] for d in result.differences])
+        print_table(
+            ["change", "what", "details"],
+            [[d.change.value, d.kind, d.text] for d in result.differences],
+        )
     return 1 if result.differences else 0

@@ -13,12 +13,14 @@ from edgestudio.core.inputs.inputs_recipe import InputsRecipe, spec_of
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``inputs`` subcommand."""
     p = subparsers.add_parser(
-        "inputs", help="show the inputs jobs feed the model (derived, tried until it runs)",
+        "inputs",
+        help="show the inputs jobs feed the model (derived, tried until it runs)",
         description="Derive each input's dtype, shape and values from the graph (batch 1, "
         "fixed dims kept, ids below their embedding's size, masks ones, recurrent state zeros), "
         "try candidate sizes until the model runs, and print the result. Calibration with "
         "synthetic data, the conversion check, bench and profile all use it; override parts "
-        "with --shape/--range on any of them.")
+        "with --shape/--range on any of them.",
+    )
     p.add_argument("model", help="the .onnx model")
     add_input_args(p, data=True)
     add_json_option(p, "the specification")
@@ -36,8 +38,12 @@ def run(args: argparse.Namespace) -> int:
     code, job = execute_job(recipe_from_args(args), args, show_report=False)
     if job is not None and job.report is not None:
         spec = spec_of(job.report.details)
-        print_table(["input", "dtype", "shape", "declared", "values", "why"],
-                    [[e.name, e.dtype, e.shape_text(), e.declared_text(), e.domain.text(),
-                      e.reason] for e in spec.inputs],
-                    title=f"The model runs on these inputs ({spec.note}):")
+        print_table(
+            ["input", "dtype", "shape", "declared", "values", "why"],
+            [
+                [e.name, e.dtype, e.shape_text(), e.declared_text(), e.domain.text(), e.reason]
+                for e in spec.inputs
+            ],
+            title=f"The model runs on these inputs ({spec.note}):",
+        )
     return code

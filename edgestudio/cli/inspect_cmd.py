@@ -26,13 +26,23 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("model", help="path to an .onnx file")
     add_json_option(p, "the summary")
-    p.add_argument("--shapes", action="store_true",
-                   help="also run shape inference (in a worker) and list every tensor's shape")
-    p.add_argument("--cost", action="store_true",
-                   help="also count every node's MACs, FLOPs, parameters and output bytes, and "
-                   "the peak activation memory, at the input sizes (derived, or --shape)")
-    p.add_argument("--top", type=int, default=15,
-                   help="with --cost: list this many nodes, most MACs first (default 15)")
+    p.add_argument(
+        "--shapes",
+        action="store_true",
+        help="also run shape inference (in a worker) and list every tensor's shape",
+    )
+    p.add_argument(
+        "--cost",
+        action="store_true",
+        help="also count every node's MACs, FLOPs, parameters and output bytes, and "
+        "the peak activation memory, at the input sizes (derived, or --shape)",
+    )
+    p.add_argument(
+        "--top",
+        type=int,
+        default=15,
+        help="with --cost: list this many nodes, most MACs first (default 15)",
+    )
     add_input_args(p)
     p.set_defaults(func=run)
 
@@ -45,15 +55,22 @@ def format_summary(s: ModelSummary) -> str:
         ("Opsets", ", ".join(f"{d} {v}" for d, v in s.opset_imports.items()) or "none"),
         ("Producer", f"{s.producer_name} {s.producer_version}".strip() or "unknown"),
         ("Graph", s.graph_name or "(unnamed)"),
-        ("Nodes", f"{s.nodes:,}" + (f" (+{s.nodes_in_subgraphs:,} in subgraphs)"
-                                    if s.nodes_in_subgraphs else "")
-         + (f", {s.constant_nodes:,} only compute constants" if s.constant_nodes else "")),
+        (
+            "Nodes",
+            f"{s.nodes:,}"
+            + (f" (+{s.nodes_in_subgraphs:,} in subgraphs)" if s.nodes_in_subgraphs else "")
+            + (f", {s.constant_nodes:,} only compute constants" if s.constant_nodes else ""),
+        ),
         ("Parameters", f"{s.parameters:,} ({human_bytes(s.parameter_bytes)})"),
         ("Opset range", _opset_range(s)),
     ]
     for ext in s.external_data:
-        rows.append(("External data", f"{ext.location} ({human_bytes(ext.size_bytes)}, "
-                                      f"{ext.tensor_count} tensors)"))
+        rows.append(
+            (
+                "External data",
+                f"{ext.location} ({human_bytes(ext.size_bytes)}, {ext.tensor_count} tensors)",
+            )
+        )
     for key, value in s.metadata.items():
         rows.append((f"meta: {key}", _clip(value)))
     width = max(len(k) for k, _ in rows)
@@ -102,8 +119,10 @@ def _count_cost(args: argparse.Namespace) -> ModelCost:
     from edgestudio.core.model.cost_recipe import CostRecipe, cost_of
     from edgestudio.jobs.runner import JobState, run_job
 
-    job = run_job(CostRecipe(model=args.model, shapes=tuple(args.shape),
-                             ranges=tuple(args.range)), timeout=1800)
+    job = run_job(
+        CostRecipe(model=args.model, shapes=tuple(args.shape), ranges=tuple(args.range)),
+        timeout=1800,
+    )
     if job.state is not JobState.SUCCEEDED or job.report is None:
         raise EdgeStudioError(f"counting the cost {job.state.value}: {job.error}")
     for warning in job.warnings:
@@ -118,15 +137,29 @@ def print_cost(cost: ModelCost, top: int) -> None:
     t = cost.total
     print(f"Cost at {cost.inputs_text()}:")
     print(f"  MACs {t.macs:,} ({t.macs / 1e9:.3g} G), FLOPs {t.flops:,}")
-    print(f"  parameters {t.params:,} ({human_bytes(t.param_bytes)}), peak activation memory "
-          f"{human_bytes(t.peak_activation_bytes)}")
+    print(
+        f"  parameters {t.params:,} ({human_bytes(t.param_bytes)}), peak activation memory "
+        f"{human_bytes(t.peak_activation_bytes)}"
+    )
     if cost.unknown:
         print(f"  {len(cost.unknown)} node(s) of unknown shape counted as 0")
-    ranked = sorted(cost.nodes, key=lambda n: -n.macs)[:max(0, top)]
-    print_table(["node", "op", "MACs", "share", "params", "output"],
-                [[n.node, n.op, f"{n.macs:,}", f"{n.macs / max(1, t.macs):.1%}", f"{n.params:,}",
-                  human_bytes(n.output_bytes)] for n in ranked],
-                title=f"The {len(ranked)} nodes with the most MACs:", numeric=(2, 3, 4, 5))
+    ranked = sorted(cost.nodes, key=lambda n: -n.macs)[: max(0, top)]
+    print_table(
+        ["node", "op", "MACs", "share", "params", "output"],
+        [
+            [
+                n.node,
+                n.op,
+                f"{n.macs:,}",
+                f"{n.macs / max(1, t.macs):.1%}",
+                f"{n.params:,}",
+                human_bytes(n.output_bytes),
+            ]
+            for n in ranked
+        ],
+        title=f"The {len(ranked)} nodes with the most MACs:",
+        numeric=(2, 3, 4, 5),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -139,8 +172,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         data = to_json(summary)
         if shapes is not None:
-            data["tensors"] = {k: {"dtype": dtype, "shape": shape}
-                               for k, (dtype, shape) in shapes.items()}
+            data["tensors"] = {
+                k: {"dtype": dtype, "shape": shape} for k, (dtype, shape) in shapes.items()
+            }
         if cost is not None:
             data["cost"] = to_json(cost)
         write_json(args.json, data)
@@ -149,10 +183,20 @@ def run(args: argparse.Namespace) -> int:
     if shapes is not None:
         from edgestudio.cli.output import print_table
 
-        print_table(["tensor", "dtype", "shape"], [
-            [name, dtype, "?" if shape is None else "[" + ", ".join(
-                "?" if d is None else str(d) for d in shape) + "]"]
-            for name, (dtype, shape) in shapes.items()], title="Tensors:")
+        print_table(
+            ["tensor", "dtype", "shape"],
+            [
+                [
+                    name,
+                    dtype,
+                    "?"
+                    if shape is None
+                    else "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]",
+                ]
+                for name, (dtype, shape) in shapes.items()
+            ],
+            title="Tensors:",
+        )
     if cost is not None:
         print_cost(cost, args.top)
     for problem in summary.problems:

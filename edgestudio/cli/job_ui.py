@@ -32,22 +32,35 @@ def add_common_job_args(p: argparse.ArgumentParser, tolerance: bool = True) -> N
     p.add_argument("-o", "--output", required=True, help="where to write the result")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     add_json_option(p, "the report")
-    p.add_argument("--timeout", type=float, default=None, metavar="S",
-                   help="stop the job after S seconds")
+    p.add_argument(
+        "--timeout", type=float, default=None, metavar="S", help="stop the job after S seconds"
+    )
     if tolerance:
-        p.add_argument("--atol", type=float, default=Tolerance().atol,
-                       help="absolute tolerance of the check (default %(default)g)")
-        p.add_argument("--rtol", type=float, default=Tolerance().rtol,
-                       help="relative tolerance of the check (default %(default)g)")
+        p.add_argument(
+            "--atol",
+            type=float,
+            default=Tolerance().atol,
+            help="absolute tolerance of the check (default %(default)g)",
+        )
+        p.add_argument(
+            "--rtol",
+            type=float,
+            default=Tolerance().rtol,
+            help="relative tolerance of the check (default %(default)g)",
+        )
 
 
-def add_data_args(p: argparse.ArgumentParser, option: str, help_text: str,
-                  required: bool = False) -> None:
+def add_data_args(
+    p: argparse.ArgumentParser, option: str, help_text: str, required: bool = False
+) -> None:
     """``--calib``/``--data`` with sample count and image preprocessing options."""
     p.add_argument(option, metavar="PATH", required=required, help=help_text)
     p.add_argument("--samples", type=int, default=0, help="use only the first N samples")
-    p.add_argument("--part", choices=("even", "odd"),
-                   help="use only the even- or odd-numbered samples (a disjoint half each)")
+    p.add_argument(
+        "--part",
+        choices=("even", "odd"),
+        help="use only the even- or odd-numbered samples (a disjoint half each)",
+    )
     # the preparation options are DataSource's own declarations
     images = p.add_argument_group("image folders")
     add_options(images, DataSource, only=lambda opt: opt.group == "images")
@@ -58,8 +71,9 @@ def add_data_args(p: argparse.ArgumentParser, option: str, help_text: str,
 def data_source(args: argparse.Namespace, text: str) -> DataSource:
     """Build the DataSource from the data options."""
     try:
-        return parse_data_source(text, args.samples, args.part or "",
-                                 **values_from_args(args, DataSource))
+        return parse_data_source(
+            text, args.samples, args.part or "", **values_from_args(args, DataSource)
+        )
     except ValueError as exc:
         raise SystemExit(f"edgestudio: error: {exc}") from exc
 
@@ -67,20 +81,35 @@ def data_source(args: argparse.Namespace, text: str) -> DataSource:
 def add_input_args(p: argparse.ArgumentParser, data: bool = False) -> None:
     """``--shape``/``--range`` (and ``--data`` with its options) of a job that feeds a model."""
     g = p.add_argument_group(
-        "model inputs", "By default the inputs are derived from the graph and tried until the "
-        "model runs (see `edgestudio inputs MODEL`); these override parts of it.")
-    g.add_argument("--shape", action="append", default=[], metavar="NAME=DIMxDIM",
-                   type=argument_type(checked_text(parse_named_shape), "--shape"),
-                   help="give an input's shape, e.g. image=1x3x224x224 or sr=scalar "
-                   "(repeatable)")
-    g.add_argument("--range", action="append", default=[], metavar="NAME=LOW:HIGH",
-                   type=argument_type(checked_text(parse_named_range), "--range"),
-                   help="give an input's values: LOW:HIGH (integers below HIGH), V1,V2,…, ones, "
-                   "zeros, normal or bool, e.g. input_ids=0:30522 (repeatable)")
+        "model inputs",
+        "By default the inputs are derived from the graph and tried until the "
+        "model runs (see `edgestudio inputs MODEL`); these override parts of it.",
+    )
+    g.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="NAME=DIMxDIM",
+        type=argument_type(checked_text(parse_named_shape), "--shape"),
+        help="give an input's shape, e.g. image=1x3x224x224 or sr=scalar (repeatable)",
+    )
+    g.add_argument(
+        "--range",
+        action="append",
+        default=[],
+        metavar="NAME=LOW:HIGH",
+        type=argument_type(checked_text(parse_named_range), "--range"),
+        help="give an input's values: LOW:HIGH (integers below HIGH), V1,V2,…, ones, "
+        "zeros, normal or bool, e.g. input_ids=0:30522 (repeatable)",
+    )
     if data:
-        add_data_args(p, "--data", "real data instead of derived inputs: .npz, a folder of "
-                      ".npy/.npz/test_data_set_*, a folder of images, audio files (.wav/.flac) "
-                      "or a .txt of sentences (the first sample is used)")
+        add_data_args(
+            p,
+            "--data",
+            "real data instead of derived inputs: .npz, a folder of "
+            ".npy/.npz/test_data_set_*, a folder of images, audio files (.wav/.flac) "
+            "or a .txt of sentences (the first sample is used)",
+        )
 
 
 def input_fields(args: argparse.Namespace, with_data: bool = True) -> dict[str, Any]:
@@ -92,9 +121,9 @@ def input_fields(args: argparse.Namespace, with_data: bool = True) -> dict[str, 
     return fields
 
 
-
-def print_report(report: JobReport, stream: TextIO = sys.stdout,
-                 with_warnings: bool = True) -> None:
+def print_report(
+    report: JobReport, stream: TextIO = sys.stdout, with_warnings: bool = True
+) -> None:
     """Print the result and its check as a small table."""
     if report.output:
         stream.write(f"output: {report.output}\n")
@@ -116,8 +145,11 @@ def execute(recipe: Recipe, args: argparse.Namespace) -> int:
 def problems_before_start(recipe: Recipe, args: argparse.Namespace) -> list[str]:
     """What would make the job fail late: a missing input, a report that cannot be written.
     Checked before any worker starts, so nothing runs for minutes and then fails."""
-    found = [f"{path} does not exist." for path in recipe.input_paths()
-             if path and not Path(path).exists()]
+    found = [
+        f"{path} does not exist."
+        for path in recipe.input_paths()
+        if path and not Path(path).exists()
+    ]
     found += workspace_problems(args, recipe)
     report = getattr(args, "json", None)
     if report and report != STDOUT:
@@ -129,8 +161,9 @@ def problems_before_start(recipe: Recipe, args: argparse.Namespace) -> list[str]
     return found
 
 
-def execute_job(recipe: Recipe, args: argparse.Namespace,
-                show_report: bool = True) -> tuple[int, Job | None]:
+def execute_job(
+    recipe: Recipe, args: argparse.Namespace, show_report: bool = True
+) -> tuple[int, Job | None]:
     """Like :func:`execute`, also returning the finished job (None when cancelled or when it
     could not start)."""
     problems = problems_before_start(recipe, args)
@@ -167,8 +200,9 @@ def execute_job(recipe: Recipe, args: argparse.Namespace,
 def _write_json(target: str, job: Job) -> None:
     """The job's report as JSON; the operation's details (``layers``, ``results``, …) are
     top-level keys."""
-    report: dict[str, Any] = (to_json(job.report) if job.report
-                              else {"output": None, "passed": False})
+    report: dict[str, Any] = (
+        to_json(job.report) if job.report else {"output": None, "passed": False}
+    )
     details: dict[str, Any] = report.pop("details", None) or {}
     data = {
         "state": job.state.value,

@@ -17,8 +17,10 @@ from edgestudio.core.paths import write_atomically
 
 STDOUT = "-"
 _BARE = "\0bare"  # what argparse stores for a bare --json
-DEPRECATED_BARE = ("edgestudio: note: a bare --json is deprecated and will be removed in the "
-                   "next release; write --json - (standard output) or --json PATH")
+DEPRECATED_BARE = (
+    "edgestudio: note: a bare --json is deprecated and will be removed in the "
+    "next release; write --json - (standard output) or --json PATH"
+)
 # Where ``--json -`` writes: the real standard output, while the command's own printing goes
 # to standard error (set by :func:`json_to_stdout`).
 _json_stream: TextIO | None = None
@@ -26,9 +28,14 @@ _json_stream: TextIO | None = None
 
 def add_json_option(parser: argparse.ArgumentParser, what: str) -> None:
     """Add ``--json PATH`` (``-``: standard output) writing ``what`` as JSON."""
-    parser.add_argument("--json", nargs="?", const=_BARE, metavar="PATH",
-                        help=f"write {what} as JSON to PATH ('-': standard output, the "
-                             "table then goes to standard error)")
+    parser.add_argument(
+        "--json",
+        nargs="?",
+        const=_BARE,
+        metavar="PATH",
+        help=f"write {what} as JSON to PATH ('-': standard output, the "
+        "table then goes to standard error)",
+    )
 
 
 def resolve(args: argparse.Namespace) -> None:

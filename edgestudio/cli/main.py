@@ -27,9 +27,22 @@ from edgestudio.cli import (
 )
 from edgestudio.core.errors import EdgeStudioError
 
-SUBCOMMAND_MODULES = (inspect_cmd, inputs_cmd, convert_cmd, edit_cmd, export_cmd, quantize_cmd,
-                      analyze_cmd, sensitivity_cmd, bench_cmd, device_cmd, tune_cmd, diff_cmd,
-                      report_cmd, diagnostic_cmd)
+SUBCOMMAND_MODULES = (
+    inspect_cmd,
+    inputs_cmd,
+    convert_cmd,
+    edit_cmd,
+    export_cmd,
+    quantize_cmd,
+    analyze_cmd,
+    sensitivity_cmd,
+    bench_cmd,
+    device_cmd,
+    tune_cmd,
+    diff_cmd,
+    report_cmd,
+    diagnostic_cmd,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,41 +64,72 @@ def build_gui_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="edgestudio",
         description="Open the EdgeStudio window. Subcommands: "
-        + ", ".join(sorted(_subcommand_names())) + " (see `edgestudio COMMAND --help`).",
+        + ", ".join(sorted(_subcommand_names()))
+        + " (see `edgestudio COMMAND --help`).",
     )
     parser.add_argument("--version", action="version", version=f"edgestudio {__version__}")
-    parser.add_argument("models", nargs="*", metavar="MODEL",
-                        help="model files or workspaces (*.edgestudio.json) to open")
     parser.add_argument(
-        "--screenshot", metavar="PNG",
+        "models",
+        nargs="*",
+        metavar="MODEL",
+        help="model files or workspaces (*.edgestudio.json) to open",
+    )
+    parser.add_argument(
+        "--screenshot",
+        metavar="PNG",
         help="save a PNG of the window once the models are loaded and drawn, then exit",
     )
     parser.add_argument(
-        "--panel", default="summary",
+        "--panel",
+        default="summary",
         help="panel to show before the screenshot (default: summary); a tab inside one as "
-        "OUTER/INNER, e.g. performance/per-op-profile; a wrong name lists them all")
-    parser.add_argument("--select", metavar="NODE",
-                        help="with --screenshot: select NODE in the graph (and centre it)")
-    parser.add_argument("--open-group", metavar="GROUP",
-                        help="with --screenshot: open the closed group GROUP (its name or its "
-                        "label, e.g. 'encoder.layer.3') in the graph")
-    parser.add_argument("--compare", metavar="OTHER",
-                        help="with --screenshot: the Compare window of the first model with "
-                        "OTHER.onnx, on its first difference")
-    parser.add_argument("--dialog", metavar="NAME",
-                        help="with --screenshot: open a form instead (convert, quantize, "
-                        "export, preferences, tune) and save it")
-    parser.add_argument("--workspace", metavar="W", action="append", default=[],
-                        help="open the workspace W (*.edgestudio.json) with its model and runs")
-    parser.add_argument("--size", metavar="WxH", default="1280x820",
-                        help="with --screenshot: the window's size (default 1280x820)")
+        "OUTER/INNER, e.g. performance/per-op-profile; a wrong name lists them all",
+    )
     parser.add_argument(
-        "--self-test", action="store_true",
+        "--select",
+        metavar="NODE",
+        help="with --screenshot: select NODE in the graph (and centre it)",
+    )
+    parser.add_argument(
+        "--open-group",
+        metavar="GROUP",
+        help="with --screenshot: open the closed group GROUP (its name or its "
+        "label, e.g. 'encoder.layer.3') in the graph",
+    )
+    parser.add_argument(
+        "--compare",
+        metavar="OTHER",
+        help="with --screenshot: the Compare window of the first model with "
+        "OTHER.onnx, on its first difference",
+    )
+    parser.add_argument(
+        "--dialog",
+        metavar="NAME",
+        help="with --screenshot: open a form instead (convert, quantize, "
+        "export, preferences, tune) and save it",
+    )
+    parser.add_argument(
+        "--workspace",
+        metavar="W",
+        action="append",
+        default=[],
+        help="open the workspace W (*.edgestudio.json) with its model and runs",
+    )
+    parser.add_argument(
+        "--size",
+        metavar="WxH",
+        default="1280x820",
+        help="with --screenshot: the window's size (default 1280x820)",
+    )
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
         help="check this installation: open the bundled sample, quantize and analyse it in "
         "background jobs, print the numbers, exit 0 if all worked",
     )
     parser.add_argument(
-        "--new-window", action="store_true",
+        "--new-window",
+        action="store_true",
         help="open a separate window even if EdgeStudio is already running (by default the "
         "files go to the running window)",
     )
@@ -143,8 +187,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from edgestudio.gui.app import run_app  # Qt is imported only on this path
 
-    return run_app([*gui_args.models, *gui_args.workspace], screenshot=shot,
-                   new_window=gui_args.new_window, self_test=gui_args.self_test)
+    return run_app(
+        [*gui_args.models, *gui_args.workspace],
+        screenshot=shot,
+        new_window=gui_args.new_window,
+        self_test=gui_args.self_test,
+    )
 
 
 def screenshot_plan(args: argparse.Namespace) -> Any:
@@ -162,12 +210,25 @@ def screenshot_plan(args: argparse.Namespace) -> Any:
     except ValueError:
         return f"--size reads WIDTHxHEIGHT, e.g. 1280x820 (got '{args.size}')"
     if not args.screenshot:
-        used = [flag for flag, value in (("--select", args.select), ("--open-group",
-                args.open_group), ("--compare", args.compare), ("--dialog", args.dialog))
-                if value]
+        used = [
+            flag
+            for flag, value in (
+                ("--select", args.select),
+                ("--open-group", args.open_group),
+                ("--compare", args.compare),
+                ("--dialog", args.dialog),
+            )
+            if value
+        ]
         return f"{', '.join(used)} only go with --screenshot" if used else None
     if not (args.models or args.workspace) and args.dialog != "preferences":
         return "--screenshot needs a model or a workspace to show"
-    return ScreenshotPlan(path=args.screenshot, panel=args.panel.lower(), select=args.select,
-                          open_group=args.open_group, compare=args.compare, dialog=args.dialog,
-                          size=(width, height))
+    return ScreenshotPlan(
+        path=args.screenshot,
+        panel=args.panel.lower(),
+        select=args.select,
+        open_group=args.open_group,
+        compare=args.compare,
+        dialog=args.dialog,
+        size=(width, height),
+    )

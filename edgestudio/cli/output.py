@@ -17,20 +17,35 @@ def console(stream: TextIO | None = None) -> Console:
     """A console on ``stream`` (stdout by default): styled on a terminal, plain otherwise."""
     stream = stream or sys.stdout
     tty = stream.isatty()
-    return Console(file=stream, force_terminal=tty, no_color=not tty, highlight=False,
-                   soft_wrap=not tty, width=None if tty else 200)
+    return Console(
+        file=stream,
+        force_terminal=tty,
+        no_color=not tty,
+        highlight=False,
+        soft_wrap=not tty,
+        width=None if tty else 200,
+    )
 
 
-def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None,
-                numeric: Sequence[int] = (), stream: TextIO | None = None) -> None:
+def print_table(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    title: str | None = None,
+    numeric: Sequence[int] = (),
+    stream: TextIO | None = None,
+) -> None:
     """Rows under their column names; ``numeric`` columns right-aligned. Framed on a terminal,
     plain space-separated columns when piped."""
     out = console(stream)
-    table = Table(title=title, box=box.SIMPLE_HEAD if out.is_terminal else None,
-                  show_edge=False, pad_edge=False, title_justify="left")
+    table = Table(
+        title=title,
+        box=box.SIMPLE_HEAD if out.is_terminal else None,
+        show_edge=False,
+        pad_edge=False,
+        title_justify="left",
+    )
     for i, name in enumerate(columns):
-        table.add_column(name, justify="right" if i in numeric else "left",
-                         overflow="fold")
+        table.add_column(name, justify="right" if i in numeric else "left", overflow="fold")
     for row in rows:
         table.add_row(*("" if v is None else str(v) for v in row))
     out.print(table)
@@ -47,16 +62,21 @@ class JobProgress:
         self._printed_warnings = 0
         if self._console.is_terminal:
             self._progress = Progress(
-                TextColumn("{task.description}"), BarColumn(),
-                TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
-                console=self._console, transient=True)
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.percentage:>3.0f}%"),
+                TimeElapsedColumn(),
+                console=self._console,
+                transient=True,
+            )
             self._progress.start()
             self._task = self._progress.add_task("starting", total=1.0)
 
-    def update(self, stage: str, fraction: float | None, elapsed: float,
-               warnings: Sequence[str]) -> None:
+    def update(
+        self, stage: str, fraction: float | None, elapsed: float, warnings: Sequence[str]
+    ) -> None:
         """Show the job's state (and any warnings that arrived since the last update)."""
-        for warning in warnings[self._printed_warnings:]:
+        for warning in warnings[self._printed_warnings :]:
             self._console.print(f"warning: {warning}", markup=False)
         self._printed_warnings = len(warnings)
         if self._progress is not None and self._task is not None:

@@ -14,16 +14,21 @@ from edgestudio.core.quant.quant_recipes import QuantRecipe
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``quantize`` subcommand (its options come from QuantRecipe's fields)."""
     p = subparsers.add_parser(
-        "quantize", help="quantize a model (dynamic, QDQ, QOperator, fp16, int4)",
+        "quantize",
+        help="quantize a model (dynamic, QDQ, QOperator, fp16, int4)",
         description="Quantize with onnxruntime.quantization. ORT's rules are checked first; "
         "calibration data is validated before anything is written.",
     )
     p.add_argument("model", help="the float .onnx model (never modified)")
     p.add_argument("-o", "--output", required=True, help="where to write the quantized model")
     add_options(p, QuantRecipe)
-    add_data_args(p, "--calib", "calibration data: .npz, a folder of .npy/.npz/test_data_set_*, "
-                  "a folder of images, or synthetic[:N[:SEED]] (drawn from the input "
-                  "specification)")
+    add_data_args(
+        p,
+        "--calib",
+        "calibration data: .npz, a folder of .npy/.npz/test_data_set_*, "
+        "a folder of images, or synthetic[:N[:SEED]] (drawn from the input "
+        "specification)",
+    )
     add_input_args(p)
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     add_json_option(p, "the report")
@@ -35,9 +40,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def recipe_from_args(args: argparse.Namespace) -> QuantRecipe:
     """The recipe the parsed arguments describe."""
     return QuantRecipe(
-        model=args.model, output=args.output, overwrite=args.overwrite,
+        model=args.model,
+        output=args.output,
+        overwrite=args.overwrite,
         calib=data_source(args, args.calib) if args.calib else None,
-        **input_fields(args, with_data=False), **values_from_args(args, QuantRecipe))
+        **input_fields(args, with_data=False),
+        **values_from_args(args, QuantRecipe),
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -27,23 +27,39 @@ from edgestudio.core.serialise import from_json
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``sensitivity``."""
     p = subparsers.add_parser(
-        "sensitivity", help="rank layers by what keeping each in 16-bit gives back on the task",
+        "sensitivity",
+        help="rank layers by what keeping each in 16-bit gives back on the task",
         description="Quantize as the options say (static QDQ), analyse on --data, then try "
         "each candidate layer alone in 16-bit (or in float, --way float) and rank the layers "
         "by how much of the task figure each gives back. Calibration (--calib) and evaluation "
-        "(--data) should be different samples.")
+        "(--data) should be different samples.",
+    )
     p.add_argument("model", help="the float .onnx model (never modified)")
-    p.add_argument("--calib", metavar="PATH", required=True,
-                   help="calibration data (prepared as --data is)")
-    p.add_argument("--calib-samples", type=int, metavar="N",
-                   help="calibrate on the first N samples only (default: all)")
+    p.add_argument(
+        "--calib", metavar="PATH", required=True, help="calibration data (prepared as --data is)"
+    )
+    p.add_argument(
+        "--calib-samples",
+        type=int,
+        metavar="N",
+        help="calibrate on the first N samples only (default: all)",
+    )
     add_data_args(p, "--data", "evaluation data, held out from calibration", required=True)
     add_options(p, QuantRecipe)
     add_options(p, SensitivityRecipe)
-    p.add_argument("--node", action="append", default=[], metavar="NODE",
-                   help="try this layer (repeatable; default: the --top worst by SQNR)")
-    p.add_argument("--metric", default="auto", choices=TASKS,
-                   help="the task figure to rank by (default: detected, as analyze does)")
+    p.add_argument(
+        "--node",
+        action="append",
+        default=[],
+        metavar="NODE",
+        help="try this layer (repeatable; default: the --top worst by SQNR)",
+    )
+    p.add_argument(
+        "--metric",
+        default="auto",
+        choices=TASKS,
+        help="the task figure to rank by (default: detected, as analyze does)",
+    )
     add_input_args(p)
     add_json_option(p, "the ranking")
     p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
@@ -52,17 +68,29 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def recipe_from_args(args: argparse.Namespace) -> SensitivityRecipe:
     """The recipe the parsed arguments describe."""
-    calib = dataclasses.replace(data_source(args, args.calib), samples=args.calib_samples or 0,
-                                part="")
-    base = QuantRecipe(model=args.model, calib=calib,
-                       **input_fields(args, with_data=False),
-                       **values_from_args(args, QuantRecipe))
-    recipe = SensitivityRecipe(base=base, data=data_source(args, args.data), metric=args.metric,
-                               nodes=tuple(args.node), **values_from_args(args, SensitivityRecipe))
-    if base.mode != "qdq" or (recipe.way == "int16" and base.activation_type not in ("uint8",
-                                                                                    "int8")):
-        raise EdgeStudioError("sensitivity starts from an 8-bit static QDQ recipe (--mode qdq, "
-                              "8-bit activations); --way float also takes QOperator.")
+    calib = dataclasses.replace(
+        data_source(args, args.calib), samples=args.calib_samples or 0, part=""
+    )
+    base = QuantRecipe(
+        model=args.model,
+        calib=calib,
+        **input_fields(args, with_data=False),
+        **values_from_args(args, QuantRecipe),
+    )
+    recipe = SensitivityRecipe(
+        base=base,
+        data=data_source(args, args.data),
+        metric=args.metric,
+        nodes=tuple(args.node),
+        **values_from_args(args, SensitivityRecipe),
+    )
+    if base.mode != "qdq" or (
+        recipe.way == "int16" and base.activation_type not in ("uint8", "int8")
+    ):
+        raise EdgeStudioError(
+            "sensitivity starts from an 8-bit static QDQ recipe (--mode qdq, "
+            "8-bit activations); --way float also takes QOperator."
+        )
     return recipe
 
 
@@ -78,12 +106,25 @@ def run(args: argparse.Namespace) -> int:
         return "-" if value is None else f"{value:.4g}"
 
     second = [f"{result.second_metric} gain"] if result.second_metric else []
-    print_table(["#", "layer", "op", "SQNR dB", result.metric, "gain", *second, "note"],
-                [[k + 1, r.node, r.op_type, fig(r.sqnr_db), fig(r.value), fig(r.gain),
-                  *([fig(r.second_gain)] if second else []), r.error]
-                 for k, r in enumerate(result.ranked())],
-                title=f"each layer alone in {result.way}; base {result.metric} "
-                      f"{fig(result.base_value)} on {result.data}", numeric=(0, 3, 4, 5))
+    print_table(
+        ["#", "layer", "op", "SQNR dB", result.metric, "gain", *second, "note"],
+        [
+            [
+                k + 1,
+                r.node,
+                r.op_type,
+                fig(r.sqnr_db),
+                fig(r.value),
+                fig(r.gain),
+                *([fig(r.second_gain)] if second else []),
+                r.error,
+            ]
+            for k, r in enumerate(result.ranked())
+        ],
+        title=f"each layer alone in {result.way}; base {result.metric} "
+        f"{fig(result.base_value)} on {result.data}",
+        numeric=(0, 3, 4, 5),
+    )
     print(result.stability_text(), file=sys.stderr)
     if any(r.gain for r in result.layers):
         best = result.ranked()[0]

@@ -20,40 +20,67 @@ from edgestudio.core.quant.tune import TuneSettings
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``tune``."""
     p = subparsers.add_parser(
-        "tune", help="find the quantization that meets an accuracy goal fastest",
+        "tune",
+        help="find the quantization that meets an accuracy goal fastest",
         description="Quantize, analyse and time candidate recipes: sensible ones first "
         "(QDQ, per-channel, reduce-range, percentile calibration, 16-bit activations, "
         "quantizers on compute operators, dynamic), then the closest one with its worst layers "
         "in 16-bit, then (unless --integer-only) without them, until one meets the goal or the "
         "budget is spent. Calibration and evaluation never share a sample. Quantizing and "
         "analysing run in parallel (locally, or as Ray tasks with --ray); latency is measured "
-        "one candidate at a time.")
+        "one candidate at a time.",
+    )
     p.add_argument("model", help="the float .onnx model (never modified)")
-    add_data_args(p, "--data", "evaluation data (as --calib of quantize; labels in an .npz "
-                  "allow top1_drop goals); without --calib, its even-numbered samples "
-                  "calibrate and its odd-numbered ones judge", required=True)
-    p.add_argument("--calib", metavar="PATH", help="calibration data of its own (prepared "
-                   "as --data is); every sample of --data then judges")
-    p.add_argument("--goal", default="sqnr>=30",
-                   help="sqnr>=DB (output SQNR), top1_drop<=POINTS (needs labels), "
-                   "max_abs<=ERROR, or a task figure as a fraction: top1_agreement>=0.99, "
-                   "text_agreement>=0.99, cer<=0.01, cosine>=0.999, neighbour_agreement>=0.95, "
-                   "box_agreement>=0.95, frame_agreement>=0.99, f1>=0.98 (default "
-                   "%(default)s)")
+    add_data_args(
+        p,
+        "--data",
+        "evaluation data (as --calib of quantize; labels in an .npz "
+        "allow top1_drop goals); without --calib, its even-numbered samples "
+        "calibrate and its odd-numbered ones judge",
+        required=True,
+    )
+    p.add_argument(
+        "--calib",
+        metavar="PATH",
+        help="calibration data of its own (prepared "
+        "as --data is); every sample of --data then judges",
+    )
+    p.add_argument(
+        "--goal",
+        default="sqnr>=30",
+        help="sqnr>=DB (output SQNR), top1_drop<=POINTS (needs labels), "
+        "max_abs<=ERROR, or a task figure as a fraction: top1_agreement>=0.99, "
+        "text_agreement>=0.99, cer<=0.01, cosine>=0.999, neighbour_agreement>=0.95, "
+        "box_agreement>=0.95, frame_agreement>=0.99, f1>=0.98 (default "
+        "%(default)s)",
+    )
     add_input_args(p)
-    p.add_argument("--ep", default="CPUExecutionProvider",
-                   help="the provider latency is measured on (default %(default)s)")
+    p.add_argument(
+        "--ep",
+        default="CPUExecutionProvider",
+        help="the provider latency is measured on (default %(default)s)",
+    )
     add_options(p, TuneSettings)
-    p.add_argument("--ray", metavar="ADDRESS", help="run candidates as tasks on the Ray "
-                   "cluster at ADDRESS (pip install 'edgestudio[cluster]'); 'local' starts one "
-                   "on this machine")
-    p.add_argument("--modes", default="qdq,dynamic",
-                   help="modes to try, comma-separated (default %(default)s)")
-    p.add_argument("--no-exclusions", action="store_true",
-                   help="never exclude layers from quantization")
-    p.add_argument("--resume", metavar="TUNE", help="take the candidates an earlier tune "
-                   "measured (its --json file, or the last tune of a workspace) instead of "
-                   "measuring them again; the budget counts only new ones")
+    p.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run candidates as tasks on the Ray "
+        "cluster at ADDRESS (pip install 'edgestudio[cluster]'); 'local' starts one "
+        "on this machine",
+    )
+    p.add_argument(
+        "--modes", default="qdq,dynamic", help="modes to try, comma-separated (default %(default)s)"
+    )
+    p.add_argument(
+        "--no-exclusions", action="store_true", help="never exclude layers from quantization"
+    )
+    p.add_argument(
+        "--resume",
+        metavar="TUNE",
+        help="take the candidates an earlier tune "
+        "measured (its --json file, or the last tune of a workspace) instead of "
+        "measuring them again; the budget counts only new ones",
+    )
     p.add_argument("-o", "--output", help="write the winner's model here")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     add_json_option(p, "every candidate")
@@ -71,8 +98,9 @@ def earlier_tune(path: str) -> dict[str, object]:
         return data
     tunes = data.get("tunes") if isinstance(data, dict) else None
     if not tunes:
-        raise EdgeStudioError(f"--resume {path}: neither a tune's JSON nor a workspace with a "
-                              "tune.")
+        raise EdgeStudioError(
+            f"--resume {path}: neither a tune's JSON nor a workspace with a tune."
+        )
     last: dict[str, object] = tunes[-1]
     return last
 
@@ -95,14 +123,20 @@ def run(args: argparse.Namespace) -> int:
     if args.output and Path(args.output).exists() and not args.overwrite:
         raise EdgeStudioError(f"{args.output} already exists (--overwrite replaces it).")
     settings = TuneSettings(
-        model=args.model, data=data_source(args, args.data), goal=goal,
+        model=args.model,
+        data=data_source(args, args.data),
+        goal=goal,
         calib=data_source(args, args.calib) if args.calib else None,
         provider=resolve_provider(args.ep),
-        space=SearchSpace(modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()),
-                          exclusions=not args.no_exclusions),
-        ray_address=args.ray, **values_from_args(args, TuneSettings),
+        space=SearchSpace(
+            modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()),
+            exclusions=not args.no_exclusions,
+        ),
+        ray_address=args.ray,
+        **values_from_args(args, TuneSettings),
         resume=earlier_tune(args.resume) if args.resume else None,
-        **input_fields(args, with_data=False))
+        **input_fields(args, with_data=False),
+    )
     warning = synthetic_goal_warning(settings.data, goal)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
@@ -113,9 +147,12 @@ def run(args: argparse.Namespace) -> int:
         assert isinstance(candidate, Candidate)
         if candidate.state in ("done", "failed"):
             value = "-" if candidate.goal_value is None else f"{candidate.goal_value:.4g}"
-            print(f"#{candidate.number} {candidate.state}: {candidate.why}: {goal.metric} "
-                  f"{value}{' (meets the goal)' if candidate.met else ''}"
-                  + (f"; {candidate.error}" if candidate.error else ""), file=sys.stderr)
+            print(
+                f"#{candidate.number} {candidate.state}: {candidate.why}: {goal.metric} "
+                f"{value}{' (meets the goal)' if candidate.met else ''}"
+                + (f"; {candidate.error}" if candidate.error else ""),
+                file=sys.stderr,
+            )
 
     try:
         tuner = Tuner(settings, on_change=say)
@@ -130,38 +167,63 @@ def run(args: argparse.Namespace) -> int:
         print("edgestudio: cancelled; nothing was written", file=sys.stderr)
         return 130
     try:
+
         def figure(value: float | None, spec: str) -> str:
             return "-" if value is None else format(value, spec)
 
         for line in tuner.skipped:
             print(line, file=sys.stderr)
-        print_table(["#", "recipe", "excluded", goal.metric, "meets", "median ms", "size KiB",
-                     "note"],
-                    [[c.number, c.recipe.title().removeprefix("Quantize: "),
-                      len(c.recipe.exclude), figure(c.goal_value, ".4g"),
-                      "yes" if c.met else "", figure(c.latency_ms, ".3f"),
-                      figure(None if c.quant_bytes is None else c.quant_bytes / 1024, ".1f"),
-                      c.error or c.why] for c in tuner.candidates]
-                    + [["float", "float32 (the reference)", "", "", "",
-                        figure(tuner.float_latency_ms, ".3f"),
-                        figure(tuner.float_bytes / 1024, ".1f"),
-                        "measured beside the candidates"]],
-                    title=f"{len(tuner.candidates)} candidates, goal {goal.text()}, "
-                          f"objective {settings.objective}", numeric=(0, 2, 3, 5, 6))
+        print_table(
+            ["#", "recipe", "excluded", goal.metric, "meets", "median ms", "size KiB", "note"],
+            [
+                [
+                    c.number,
+                    c.recipe.title().removeprefix("Quantize: "),
+                    len(c.recipe.exclude),
+                    figure(c.goal_value, ".4g"),
+                    "yes" if c.met else "",
+                    figure(c.latency_ms, ".3f"),
+                    figure(None if c.quant_bytes is None else c.quant_bytes / 1024, ".1f"),
+                    c.error or c.why,
+                ]
+                for c in tuner.candidates
+            ]
+            + [
+                [
+                    "float",
+                    "float32 (the reference)",
+                    "",
+                    "",
+                    "",
+                    figure(tuner.float_latency_ms, ".3f"),
+                    figure(tuner.float_bytes / 1024, ".1f"),
+                    "measured beside the candidates",
+                ]
+            ],
+            title=f"{len(tuner.candidates)} candidates, goal {goal.text()}, "
+            f"objective {settings.objective}",
+            numeric=(0, 2, 3, 5, 6),
+        )
         if winner is None:
             print("No candidate could be analysed.")
         else:
             verdict = "meets the goal" if winner.met else "is the closest (none meets the goal)"
             import dataclasses
 
-            out = args.output or str(Path(args.model).with_name(
-                f"{Path(args.model).stem}_tuned.onnx"))
-            print(f"winner: #{winner.number} {verdict}: "
-                  f"{dataclasses.replace(winner.recipe, output=out).command_line()}")
+            out = args.output or str(
+                Path(args.model).with_name(f"{Path(args.model).stem}_tuned.onnx")
+            )
+            print(
+                f"winner: #{winner.number} {verdict}: "
+                f"{dataclasses.replace(winner.recipe, output=out).command_line()}"
+            )
             tied = [c.number for c in tuner.latency_ties() if c is not winner]
             if tied:
-                print("tied on latency with " + ", ".join(f"#{n}" for n in tied)
-                      + " (no measurable difference; the smallest model wins)")
+                print(
+                    "tied on latency with "
+                    + ", ".join(f"#{n}" for n in tied)
+                    + " (no measurable difference; the smallest model wins)"
+                )
             if args.output:
                 print(f"written to {tuner.keep(winner, args.output)}")
         if args.json:

@@ -26,9 +26,11 @@ if TYPE_CHECKING:
 def add_workspace_option(parser: argparse.ArgumentParser) -> None:
     """Register ``--workspace W``."""
     parser.add_argument(
-        "--workspace", metavar="W",
+        "--workspace",
+        metavar="W",
         help="add this run to the workspace file W (*.edgestudio.json; created when missing) "
-        "for `edgestudio report W` or the window")
+        "for `edgestudio report W` or the window",
+    )
 
 
 def open_document(workspace_path: str, model: str) -> ModelDocument:
@@ -49,8 +51,10 @@ def open_document(workspace_path: str, model: str) -> ModelDocument:
     if target.exists():
         document = workspace.load(target).document
         if document.path.resolve() != model_path.resolve():
-            raise EdgeStudioError(f"the workspace {target} is for {document.path}, not "
-                                  f"{model_path}: give another --workspace file")
+            raise EdgeStudioError(
+                f"the workspace {target} is for {document.path}, not "
+                f"{model_path}: give another --workspace file"
+            )
         return document
     document = ModelDocument(model_path)
     document.summary = to_json(summarize_file(model_path))
@@ -66,8 +70,13 @@ def workspace_problems(args: argparse.Namespace, recipe: Recipe) -> list[str]:
     """Why ``--workspace`` would fail after the job ran (checked before it starts)."""
     target = getattr(args, "workspace", None)
     if not target or not Path(target).exists():
-        return [] if not target or Path(target).absolute().parent.is_dir() else [
-            f"--workspace {target}: the folder {Path(target).absolute().parent} does not exist."]
+        return (
+            []
+            if not target or Path(target).absolute().parent.is_dir()
+            else [
+                f"--workspace {target}: the folder {Path(target).absolute().parent} does not exist."
+            ]
+        )
     try:
         open_document(target, _model_of(recipe))
     except EdgeStudioError as exc:
@@ -94,8 +103,14 @@ def record_job(args: argparse.Namespace, job: Job) -> None:
         run = document.new_run(QuantRun(number=0, recipe=recipe))
     elif isinstance(recipe, AnalyzeRecipe):
         # The run that wrote the analysed model, else a run standing for it (made elsewhere).
-        run = next((r for r in document.runs if r.output and Path(r.output).absolute()
-                    == Path(recipe.quant_model).absolute()), None)
+        run = next(
+            (
+                r
+                for r in document.runs
+                if r.output and Path(r.output).absolute() == Path(recipe.quant_model).absolute()
+            ),
+            None,
+        )
         if run is None:
             import onnx
 
@@ -103,15 +118,21 @@ def record_job(args: argparse.Namespace, job: Job) -> None:
 
             # the mode that model's operators say wrote it, not the recipe's default
             made = quantization_mode(onnx.load(recipe.quant_model, load_external_data=False))
-            run = document.new_run(QuantRun(
-                number=0, recipe=QuantRecipe(model=recipe.float_model, output=recipe.quant_model,
-                                             mode=made or "qdq")))
+            run = document.new_run(
+                QuantRun(
+                    number=0,
+                    recipe=QuantRecipe(
+                        model=recipe.float_model, output=recipe.quant_model, mode=made or "qdq"
+                    ),
+                )
+            )
             from edgestudio.core.quant.mixed_precision import quantized_elsewhere
 
             with run.changing():
                 run.output, run.state = recipe.quant_model, RunState.QUANTIZED
-                run.quantization = quantized_elsewhere(Path(recipe.float_model),
-                                                       Path(recipe.quant_model))
+                run.quantization = quantized_elsewhere(
+                    Path(recipe.float_model), Path(recipe.quant_model)
+                )
         run.analyze_on, run.metric = recipe.data, recipe.metric
     flow.adopt(job, document, run)
     flow.job_finished(job)

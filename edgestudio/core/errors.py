@@ -37,14 +37,20 @@ def describe_exception(exc: BaseException, output_folder: str | None = None) -> 
     name, or names a file in our hidden staging folder the user has never heard of.
     """
     if isinstance(exc, MemoryError):
-        return ("The job ran out of memory. Close other programs, use fewer calibration samples, "
-                "or run it on a machine with more memory.")
+        return (
+            "The job ran out of memory. Close other programs, use fewer calibration samples, "
+            "or run it on a machine with more memory."
+        )
     if isinstance(exc, OSError) and exc.errno in _DISK_FULL + _NOT_WRITABLE:
         where = output_folder or (os.path.dirname(str(exc.filename)) if exc.filename else None)
         place = f" in {where}" if where else ""
         if exc.errno in _DISK_FULL:
-            return (f"The disk is full: there was no space left{place} to write the result. "
-                    "Free some space or choose another output folder. Nothing was written.")
-        return (f"The result could not be written{place}: {exc.strerror}. Choose a folder you "
-                "can write to. Nothing was written.")
+            return (
+                f"The disk is full: there was no space left{place} to write the result. "
+                "Free some space or choose another output folder. Nothing was written."
+            )
+        return (
+            f"The result could not be written{place}: {exc.strerror}. Choose a folder you "
+            "can write to. Nothing was written."
+        )
     return str(exc) or type(exc).__name__

@@ -34,8 +34,9 @@ converter.register_structure_hook(Path, lambda value, _: Path(value))
 # JSON has no int/float distinction for whole numbers: 3 read into a float field is 3.0.
 converter.register_structure_hook(float, lambda value, _: float(value))
 # ``Any`` and untyped dicts carry JSON as it is.
-converter.register_structure_hook_func(lambda hint: hint is Any or hint is object,
-                                       lambda value, _: value)
+converter.register_structure_hook_func(
+    lambda hint: hint is Any or hint is object, lambda value, _: value
+)
 
 
 def to_json(value: Any) -> Any:
@@ -51,15 +52,21 @@ def from_json(cls: type[T], data: Any) -> T:
         return converter.structure(data, cls)
     except (cattrs.BaseValidationError, cattrs.StructureHandlerNotFoundError) as exc:
         # cattrs groups its errors; say which field of what was wrong, in one line
-        where = "; ".join(cattrs.transform_error(exc)) if isinstance(
-            exc, cattrs.BaseValidationError) else str(exc)
+        where = (
+            "; ".join(cattrs.transform_error(exc))
+            if isinstance(exc, cattrs.BaseValidationError)
+            else str(exc)
+        )
         raise ValueError(f"{getattr(cls, '__name__', cls)} could not be read: {where}") from exc
 
 
-def register_format(cls: type[T],
-                    written: Callable[[T, dict[str, Any]], dict[str, Any]] | None = None,
-                    read: Callable[[dict[str, Any]], dict[str, Any]] | None = None, *,
-                    subclasses: bool = False) -> None:
+def register_format(
+    cls: type[T],
+    written: Callable[[T, dict[str, Any]], dict[str, Any]] | None = None,
+    read: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    *,
+    subclasses: bool = False,
+) -> None:
     """Give ``cls`` (and with ``subclasses`` every class derived from it) a file format of its
     own: ``written(value, fields)`` turns the JSON of its fields into what is saved,
     ``read(data)`` turns saved data back into the JSON of its fields. Nested values keep every
@@ -81,8 +88,7 @@ def register_format(cls: type[T],
         read_fields = read
 
         def reader(hint: Any) -> Callable[[Any, Any], Any]:
-            fields_in = make_dict_structure_fn(hint, converter,
-                                               _cattrs_forbid_extra_keys=STRICT)
+            fields_in = make_dict_structure_fn(hint, converter, _cattrs_forbid_extra_keys=STRICT)
             return lambda data, _: fields_in(read_fields(dict(data)), hint)
 
         converter.register_structure_hook_factory(applies, reader)

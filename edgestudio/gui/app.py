@@ -78,11 +78,14 @@ def take_screenshot_when_ready(window: MainWindow, plan: ScreenshotPlan) -> None
 
     def grab() -> None:
         ok = target[0].grab().save(plan.path)
-        finish(0 if ok else 1, f"screenshot saved to {plan.path}" if ok
-               else f"could not write {plan.path}")
+        finish(
+            0 if ok else 1,
+            f"screenshot saved to {plan.path}" if ok else f"could not write {plan.path}",
+        )
 
     def later(check: Callable[[], bool], then: Callable[[], None], what: str) -> None:
         """Run ``then`` once ``check()`` holds, polling; give up after the timeout."""
+
         def poll() -> None:
             if check():
                 then()
@@ -90,26 +93,44 @@ def take_screenshot_when_ready(window: MainWindow, plan: ScreenshotPlan) -> None
                 finish(1, f"edgestudio: gave up waiting for {what}")
             else:
                 QTimer.singleShot(50, poll)
+
         poll()
 
     def settled() -> bool:
         docs = [doc for doc in window.documents() if doc.is_loaded]
         netron = [doc.netron_view for doc in docs if doc.netron_view is not None]
         # Shapes label the graph's edges: waited for where the graph is what is shown.
-        shapes = [doc.graph_panel for doc in docs if doc.graph_panel.shapes_note.endswith("…")
-                  and doc.panels.currentWidget() is doc.graph_panel]
-        inputs = [doc for doc in docs if doc.panels.currentWidget() is doc.inputs_panel
-                  and doc.inputs_panel.state in ("unknown", "running")]
-        return (all(doc.is_ready for doc in docs) and all(v.is_settled() for v in netron)
-                and not shapes and not inputs)
+        shapes = [
+            doc.graph_panel
+            for doc in docs
+            if doc.graph_panel.shapes_note.endswith("…")
+            and doc.panels.currentWidget() is doc.graph_panel
+        ]
+        inputs = [
+            doc
+            for doc in docs
+            if doc.panels.currentWidget() is doc.inputs_panel
+            and doc.inputs_panel.state in ("unknown", "running")
+        ]
+        return (
+            all(doc.is_ready for doc in docs)
+            and all(v.is_settled() for v in netron)
+            and not shapes
+            and not inputs
+        )
 
     def when_drawn() -> None:
-        web = any(doc.netron_view is not None and doc.netron_view.web is not None
-                  and doc.panels.currentWidget() is doc.netron_holder
-                  for doc in window.documents())
-        later(settled, lambda: QTimer.singleShot(NETRON_SETTLE_MS if web
-                                                 else SCREENSHOT_SETTLE_MS, grab),
-              "the models' background work")
+        web = any(
+            doc.netron_view is not None
+            and doc.netron_view.web is not None
+            and doc.panels.currentWidget() is doc.netron_holder
+            for doc in window.documents()
+        )
+        later(
+            settled,
+            lambda: QTimer.singleShot(NETRON_SETTLE_MS if web else SCREENSHOT_SETTLE_MS, grab),
+            "the models' background work",
+        )
 
     def compare(doc: DocumentView) -> None:
         assert plan.compare is not None
@@ -120,14 +141,21 @@ def take_screenshot_when_ready(window: MainWindow, plan: ScreenshotPlan) -> None
         def ready() -> None:
             view.step(1)  # on the first difference, selected on both sides
             QTimer.singleShot(SCREENSHOT_SETTLE_MS, grab)
-        later(lambda: view.is_ready or (view.result is None and "Cannot" in
-              view.summary.text()), ready, "the comparison")
+
+        later(
+            lambda: view.is_ready or (view.result is None and "Cannot" in view.summary.text()),
+            ready,
+            "the comparison",
+        )
 
     def dialog() -> None:
         forms: dict[str, Callable[[], QWidget | None]] = {
-                 "convert": window.show_convert_form, "quantize": window.show_quantize_form,
-                 "export": window.show_export_form, "preferences": window.show_preferences,
-                 "tune": window.show_tune}
+            "convert": window.show_convert_form,
+            "quantize": window.show_quantize_form,
+            "export": window.show_export_form,
+            "preferences": window.show_preferences,
+            "tune": window.show_tune,
+        }
         shown = forms[str(plan.dialog)]()
         if shown is None:
             finish(2, f"edgestudio: the {plan.dialog} form needs a model open")
@@ -141,16 +169,28 @@ def take_screenshot_when_ready(window: MainWindow, plan: ScreenshotPlan) -> None
         assert tree is not None and ir is not None
         wanted = str(plan.open_group)
         # a group's path, or its label as drawn, with or without its node count ("layer.3 (72)")
-        path = wanted if wanted in tree.groups else next(
-            (ir.names[i] for i, label in ir.group_labels.items()
-             if wanted in (label, label.rsplit(" (", 1)[0])), None)
+        path = (
+            wanted
+            if wanted in tree.groups
+            else next(
+                (
+                    ir.names[i]
+                    for i, label in ir.group_labels.items()
+                    if wanted in (label, label.rsplit(" (", 1)[0])
+                ),
+                None,
+            )
+        )
         if path is None:
             closed = sorted(label.rsplit(" (", 1)[0] for label in ir.group_labels.values())
             finish(2, f"no closed group '{wanted}'; groups: {', '.join(closed) or '(none)'}")
             return
         graph.open_group(path)
-        later(lambda: graph.is_ready and path in (graph.opened or ()), after_graph,
-              "the group to open")
+        later(
+            lambda: graph.is_ready and path in (graph.opened or ()),
+            after_graph,
+            "the group to open",
+        )
 
     def after_graph() -> None:
         doc = window.current_document()
@@ -176,8 +216,11 @@ def take_screenshot_when_ready(window: MainWindow, plan: ScreenshotPlan) -> None
             return
         doc.show_panel(plan.panel)  # the command line checked the name
         if plan.open_group or plan.select:
-            later(lambda: doc.graph_panel.is_ready,
-                  lambda: open_group(doc) if plan.open_group else after_graph(), "the graph")
+            later(
+                lambda: doc.graph_panel.is_ready,
+                lambda: open_group(doc) if plan.open_group else after_graph(),
+                "the graph",
+            )
             return
         when_drawn()
 
@@ -188,8 +231,12 @@ def take_screenshot_when_ready(window: MainWindow, plan: ScreenshotPlan) -> None
         loaded()
 
 
-def run_app(models: Sequence[str], screenshot: ScreenshotPlan | None = None,
-            new_window: bool = False, self_test: bool = False) -> int:
+def run_app(
+    models: Sequence[str],
+    screenshot: ScreenshotPlan | None = None,
+    new_window: bool = False,
+    self_test: bool = False,
+) -> int:
     """Open the main window with ``models``; return the exit code when it closes.
 
     Unless ``new_window`` (or a screenshot run or ``self_test``), a running EdgeStudio of this

@@ -28,8 +28,12 @@ POLL_MS = 15
 class BackgroundTask:
     """One piece of work started by :meth:`Background.run`; keep it to cancel it."""
 
-    def __init__(self, on_done: Callable[[Any], None], on_error: Callable[[Exception], None],
-                 on_progress: Callable[[float], None] | None) -> None:
+    def __init__(
+        self,
+        on_done: Callable[[Any], None],
+        on_error: Callable[[Exception], None],
+        on_progress: Callable[[float], None] | None,
+    ) -> None:
         self.cancelled = threading.Event()
         self.on_done, self.on_error, self.on_progress = on_done, on_error, on_progress
         self.fraction: float | None = None  # written by the pool thread, read by the UI's
@@ -74,9 +78,13 @@ class Background(QObject):
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self.deliver)
 
-    def run(self, work: Work, on_done: Callable[[Any], None],
-            on_error: Callable[[Exception], None],
-            on_progress: Callable[[float], None] | None = None) -> BackgroundTask:
+    def run(
+        self,
+        work: Work,
+        on_done: Callable[[Any], None],
+        on_error: Callable[[Exception], None],
+        on_progress: Callable[[float], None] | None = None,
+    ) -> BackgroundTask:
         """Start ``work``; ``on_done(result)`` or ``on_error(exception)`` follows on this thread."""
         task = BackgroundTask(on_done, on_error, on_progress)
         self._tasks.append(task)
@@ -88,8 +96,11 @@ class Background(QObject):
         """Hand progress and finished results to their callbacks (the timer calls this)."""
         for task in list(self._tasks):
             fraction = task.fraction
-            if task.on_progress is not None and fraction != task.shown_fraction \
-                    and fraction is not None:
+            if (
+                task.on_progress is not None
+                and fraction != task.shown_fraction
+                and fraction is not None
+            ):
                 task.shown_fraction = fraction
                 task.on_progress(fraction)
             if task.finished.is_set():

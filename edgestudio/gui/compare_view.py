@@ -26,8 +26,12 @@ from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.gui.background import Background
 from edgestudio.gui.graph_panel import GraphPanel
 
-CHANGE_COLOURS = {Change.INSERTED: "#2e7d32", Change.REMOVED: "#c62828",
-                  Change.FUSED: "#ef6c00", Change.CHANGED: "#f9a825"}
+CHANGE_COLOURS = {
+    Change.INSERTED: "#2e7d32",
+    Change.REMOVED: "#c62828",
+    Change.FUSED: "#ef6c00",
+    Change.CHANGED: "#f9a825",
+}
 Loaded = tuple[ModelDiff, onnx.ModelProto, onnx.ModelProto]
 
 
@@ -45,8 +49,9 @@ def _where(panel: GraphPanel, name: str) -> str:
     if flat is not None and name in flat.folded_names:
         reader = flat.index_of(name)
         if reader is not None:
-            return (f"folded into {flat.op_types[reader]} {flat.names[reader]} (its C badge), "
-                    "selected")
+            return (
+                f"folded into {flat.op_types[reader]} {flat.names[reader]} (its C badge), selected"
+            )
     return "selected"
 
 
@@ -58,8 +63,14 @@ class CompareView(QWidget):
     (without it, neutral shades: no verdict colours for figures of unknown provenance).
     """
 
-    def __init__(self, a: Path, b: Path, sqnr: dict[str, float] | None = None,
-                 parent: QWidget | None = None, analysis: Analysis | None = None) -> None:
+    def __init__(
+        self,
+        a: Path,
+        b: Path,
+        sqnr: dict[str, float] | None = None,
+        parent: QWidget | None = None,
+        analysis: Analysis | None = None,
+    ) -> None:
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("compare_view")
         self.setWindowTitle(f"Compare {a.name} ↔ {b.name}")
@@ -99,8 +110,12 @@ class CompareView(QWidget):
     @property
     def is_ready(self) -> bool:
         """Both graphs are laid out."""
-        return (self.left is not None and self.right is not None and self.left.is_ready
-                and self.right.is_ready)
+        return (
+            self.left is not None
+            and self.right is not None
+            and self.left.is_ready
+            and self.right.is_ready
+        )
 
     def _on_failed(self, exc: Exception) -> None:
         self.summary.setText(f"Cannot compare: {exc}")
@@ -115,14 +130,19 @@ class CompareView(QWidget):
             self.graphs.addWidget(panel)
         self.left.node_selected.connect(lambda i: self._follow(self.left, self.right, i))
         self.right.node_selected.connect(lambda i: self._follow(self.right, self.left, i))
-        text = (f"<b>{self.a.name}</b> (left) ↔ <b>{self.b.name}</b> (right): "
-                f"{self.result.summary()}. Colours: ")
-        text += ", ".join(f'<span style="color:{c}">■</span> {k.value}'
-                          for k, c in CHANGE_COLOURS.items())
+        text = (
+            f"<b>{self.a.name}</b> (left) ↔ <b>{self.b.name}</b> (right): "
+            f"{self.result.summary()}. Colours: "
+        )
+        text += ", ".join(
+            f'<span style="color:{c}">■</span> {k.value}' for k, c in CHANGE_COLOURS.items()
+        )
         if self.sqnr is not None:
             text += "; the right side is coloured by per-layer SQNR" + (
                 f" ({html.escape(self.analysis.data_note().rstrip('.'))})"
-                if self.analysis is not None else "")
+                if self.analysis is not None
+                else ""
+            )
         self.summary.setText(text + ". N / P step through the list.")
         for d in self.result.differences:
             item = QListWidgetItem(f"{d.change.value:9} {d.kind:9} {d.text}")
@@ -138,8 +158,12 @@ class CompareView(QWidget):
                 continue
             if side == "b" and self.sqnr is not None:
                 analysis = self.analysis
-                panel.view.show_sqnr(self.sqnr, analysis is not None and analysis.representative,
-                                     "SQNR (dB)", analysis.data_note() if analysis else "")
+                panel.view.show_sqnr(
+                    self.sqnr,
+                    analysis is not None and analysis.representative,
+                    "SQNR (dB)",
+                    analysis.data_note() if analysis else "",
+                )
                 continue
             marks = {name: change.value for name, change in self.result.node_changes(side).items()}
             colours = {k.value: c for k, c in CHANGE_COLOURS.items()}
@@ -147,12 +171,21 @@ class CompareView(QWidget):
 
     def _follow(self, source: GraphPanel | None, target: GraphPanel | None, index: int) -> None:
         """Select on the other side the node matched with the one selected here."""
-        if self._syncing or source is None or target is None or source.ir is None \
-                or index < 0 or self.result is None:
+        if (
+            self._syncing
+            or source is None
+            or target is None
+            or source.ir is None
+            or index < 0
+            or self.result is None
+        ):
             return
         name = source.ir.names[index]
-        matched = (self.result.matched.get(name) if source is self.left else
-                   next((a for a, b in self.result.matched.items() if b == name), None))
+        matched = (
+            self.result.matched.get(name)
+            if source is self.left
+            else next((a for a, b in self.result.matched.items() if b == name), None)
+        )
         if matched is not None:
             self._syncing = True
             try:
@@ -167,15 +200,19 @@ class CompareView(QWidget):
         self._syncing = True
         shown = []
         try:
-            for name, panel, side in ((d.node_a, self.left, "left"),
-                                      (d.node_b, self.right, "right")):
+            for name, panel, side in (
+                (d.node_a, self.left, "left"),
+                (d.node_b, self.right, "right"),
+            ):
                 if name and panel is not None:
                     found = panel.select_by_name(name)
                     shown.append(f"{side}: {_where(panel, name) if found else 'not drawn'}")
         finally:
             self._syncing = False
-        self.detail.setText(html.escape(d.text) + (" — " + "; ".join(shown) if shown else
-                                                   " — not a node: nothing to select"))
+        self.detail.setText(
+            html.escape(d.text)
+            + (" — " + "; ".join(shown) if shown else " — not a node: nothing to select")
+        )
 
     def step(self, delta: int) -> None:
         """Go to the next (or previous) difference."""

@@ -32,8 +32,10 @@ class CostBox(QGroupBox):
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.labels[key] = label
             form.addRow(f"{key}:", label)
-        self.note = QLabel("Not counted yet: counting needs the input sizes (found by the "
-                           "Inputs tab, or set there).")
+        self.note = QLabel(
+            "Not counted yet: counting needs the input sizes (found by the "
+            "Inputs tab, or set there)."
+        )
         self.note.setObjectName("cost_note")
         self.note.setWordWrap(True)
         self.note.setStyleSheet("color: palette(placeholder-text);")
@@ -43,9 +45,11 @@ class CostBox(QGroupBox):
         row.setContentsMargins(0, 0, 0, 0)
         self.count_button = QPushButton("Count MACs and memory")
         self.count_button.setObjectName("count_cost")
-        self.count_button.setToolTip("Count every node's multiply-accumulates, parameters and "
-                                     "output memory at the Inputs tab's sizes (in the "
-                                     "background; also `edgestudio inspect MODEL --cost`)")
+        self.count_button.setToolTip(
+            "Count every node's multiply-accumulates, parameters and "
+            "output memory at the Inputs tab's sizes (in the "
+            "background; also `edgestudio inspect MODEL --cost`)"
+        )
         self.count_button.clicked.connect(self._count)
         self.macs_button = QPushButton("Colour graph by MACs")
         self.macs_button.setObjectName("overlay_macs")
@@ -53,8 +57,7 @@ class CostBox(QGroupBox):
         self.memory_button = QPushButton("by memory")
         self.memory_button.setObjectName("overlay_memory")
         self.memory_button.setToolTip("Colour the graph by each node's output bytes")
-        self.memory_button.clicked.connect(
-            lambda: self.overlay_requested.emit(OverlayKind.MEMORY))
+        self.memory_button.clicked.connect(lambda: self.overlay_requested.emit(OverlayKind.MEMORY))
         for button in (self.count_button, self.macs_button, self.memory_button):
             row.addWidget(button)
         row.addStretch(1)
@@ -89,6 +92,9 @@ class CostBox(QGroupBox):
         self.labels["Peak activation memory"].setText(human_bytes(t.peak_activation_bytes))
         self.labels["Counted at"].setText(cost.inputs_text())
         unknown = cost.unknown
-        self.note.setText(f"{len(unknown)} node(s) of unknown shape counted as 0 (e.g. "
-                          f"{', '.join(unknown[:2])})." if unknown else "")
+        self.note.setText(
+            f"{len(unknown)} node(s) of unknown shape counted as 0 (e.g. {', '.join(unknown[:2])})."
+            if unknown
+            else ""
+        )
         self.note.setVisible(bool(unknown))

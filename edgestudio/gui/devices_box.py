@@ -51,8 +51,9 @@ class DeviceDialog(QDialog):
         self.address = QLineEdit()
         self.address.setPlaceholderText("ssh://pi@raspberrypi.local")
         self.python = QLineEdit("python3")
-        self.python.setToolTip("The device's Python with numpy and onnxruntime, e.g. "
-                               "~/edgestudio-venv/bin/python")
+        self.python.setToolTip(
+            "The device's Python with numpy and onnxruntime, e.g. ~/edgestudio-venv/bin/python"
+        )
         self.key = QLineEdit()
         self.key.setPlaceholderText("none: your SSH agent and ~/.ssh keys")
         note = QLabel("EdgeStudio logs in with your SSH agent or keys, never a stored password.")
@@ -63,16 +64,21 @@ class DeviceDialog(QDialog):
         form.addRow("Python:", self.python)
         form.addRow("Key file:", self.key)
         form.addRow(note)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
-                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
 
     def device(self) -> Device:
         """The device as typed (raises DeviceError when it is badly written)."""
-        return make_device(self.name.text().strip(), self.address.text(), self.python.text(),
-                           self.key.text().strip())
+        return make_device(
+            self.name.text().strip(),
+            self.address.text(),
+            self.python.text(),
+            self.key.text().strip(),
+        )
 
 
 def info_text(info: DeviceInfo) -> str:
@@ -80,14 +86,19 @@ def info_text(info: DeviceInfo) -> str:
     import html
 
     if info.problems:
-        return "<br>".join(f"<b style='color:#b3261e'>{html.escape(info.name)} cannot run "
-                           f"models:</b> {html.escape(p)}" for p in info.problems)
+        return "<br>".join(
+            f"<b style='color:#b3261e'>{html.escape(info.name)} cannot run "
+            f"models:</b> {html.escape(p)}"
+            for p in info.problems
+        )
     memory = human_bytes(info.memory_bytes) if info.memory_bytes else "?"
-    return (f"<b>{html.escape(info.name)}</b>: {html.escape(info.os)}<br>"
-            f"{html.escape(info.cpu)} · {info.cores} cores · {memory} · features: "
-            f"{html.escape(', '.join(info.cpu_flags) or 'none looked for')}<br>"
-            f"Python {info.python} · onnxruntime {info.onnxruntime} · providers: "
-            f"{html.escape(', '.join(info.providers))}")
+    return (
+        f"<b>{html.escape(info.name)}</b>: {html.escape(info.os)}<br>"
+        f"{html.escape(info.cpu)} · {info.cores} cores · {memory} · features: "
+        f"{html.escape(', '.join(info.cpu_flags) or 'none looked for')}<br>"
+        f"Python {info.python} · onnxruntime {info.onnxruntime} · providers: "
+        f"{html.escape(', '.join(info.providers))}"
+    )
 
 
 class DevicesBox(QGroupBox):
@@ -106,8 +117,11 @@ class DevicesBox(QGroupBox):
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons = QHBoxLayout()
-        for label, slot in (("Add…", self.add), ("Check", self.check_selected),
-                            ("Remove", self.remove_selected)):
+        for label, slot in (
+            ("Add…", self.add),
+            ("Check", self.check_selected),
+            ("Remove", self.remove_selected),
+        ):
             button = QPushButton(label)
             button.clicked.connect(lambda _=False, s=slot: s())
             buttons.addWidget(button)
@@ -154,9 +168,11 @@ class DevicesBox(QGroupBox):
     def start_adding(self, device: Device) -> None:
         """Reach ``device`` for its host key (asking to trust an unknown one), keep it, check it."""
         self.status.setText(f"Reaching {device.name} at {device.address}…")
-        self.background.run(lambda _p, _c: _host_key_state(device),
-                            lambda found: self._host_key_known(device, *found),
-                            lambda exc: self.status.setText(str(exc)))
+        self.background.run(
+            lambda _p, _c: _host_key_state(device),
+            lambda found: self._host_key_known(device, *found),
+            lambda exc: self.status.setText(str(exc)),
+        )
 
     def _host_key_known(self, device: Device, state: str, key: Any) -> None:
         from edgestudio.core.remote.ssh_link import HostKeyChangedError, trust_host_key
@@ -168,8 +184,7 @@ class DevicesBox(QGroupBox):
         if state == "unknown":
             answer = self.ask_trust(device, key.get_algorithm(), key.get_fingerprint())
             if answer != QMessageBox.StandardButton.Yes:
-                self.status.setText(f"{device.name} was not added: its host key was not "
-                                    "trusted.")
+                self.status.setText(f"{device.name} was not added: its host key was not trusted.")
                 return
             trust_host_key(device, key)
         add_device(device)
@@ -180,11 +195,13 @@ class DevicesBox(QGroupBox):
     def ask_trust(self, device: Device, algorithm: str, fingerprint: str) -> Any:
         """Ask whether to trust an unknown host key (as ssh does on first contact)."""
         return QMessageBox.question(
-            self, "Trust this device?",
+            self,
+            "Trust this device?",
             f"The authenticity of {device.name} ({device.host}:{device.port}) can't be "
             f"established.\n\n{algorithm} key fingerprint:\n{fingerprint}\n\nTrust it only if "
             "this is the device's key (on the device: ssh-keygen -lf "
-            "/etc/ssh/ssh_host_ed25519_key.pub).")
+            "/etc/ssh/ssh_host_ed25519_key.pub).",
+        )
 
     def check_selected(self) -> None:
         """Check the selected device."""
@@ -197,8 +214,11 @@ class DevicesBox(QGroupBox):
     def check(self, name: str) -> None:
         """Find what ``name`` has, off the UI thread; the answer goes in the status line."""
         self.status.setText(f"Checking {name}…")
-        self.background.run(lambda _p, _c: _check(name), self._checked,
-                            lambda exc: self.status.setText(f"Checking {name} failed: {exc}"))
+        self.background.run(
+            lambda _p, _c: _check(name),
+            self._checked,
+            lambda exc: self.status.setText(f"Checking {name} failed: {exc}"),
+        )
 
     def _checked(self, info: DeviceInfo) -> None:
         self.status.setText(info_text(info))

@@ -68,8 +68,9 @@ class DocumentView(QWidget):
         document.inputs = input_memory.recall(loaded.path)
         self.summary_panel = SummaryPanel(loaded.summary)
         self.panels.addTab(self.summary_panel, "Summary")
-        self.graph_panel = GraphPanel(loaded.model.graph, loaded.path,
-                                      constants=loaded.constants, table=loaded.table)
+        self.graph_panel = GraphPanel(
+            loaded.model.graph, loaded.path, constants=loaded.constants, table=loaded.table
+        )
         self.graph_panel.subgraph_requested.connect(self.open_subgraph)
         self.panels.addTab(self.graph_panel, "Graph")
         self.inputs_panel = InputsPanel(document, loaded.model)
@@ -89,7 +90,8 @@ class DocumentView(QWidget):
         document.restored.connect(self._on_restored)
         self.summary_panel.cost_box.count_requested.connect(self._count_cost)
         self.summary_panel.rename_requested.connect(
-            lambda old, new: self.edit(EditRecipe(rename=(f"{old}={new}",)), "renamed"))
+            lambda old, new: self.edit(EditRecipe(rename=(f"{old}={new}",)), "renamed")
+        )
         self.summary_panel.cost_box.overlay_requested.connect(self._colour_by)
         document.events.cost.connect(self._cost_changed)
         document.cost_failed.connect(self.summary_panel.cost_box.count_failed)
@@ -134,11 +136,19 @@ class DocumentView(QWidget):
         elif overlay.kind is OverlayKind.SQNR:  # the absolute scale of the Quantization tab
             run = self.document.run(overlay.run or 0)
             representative = bool(run and run.analysis and run.analysis.representative)
-            view.show_sqnr(values, representative, title,  # type: ignore[arg-type]
-                           self.document.overlay_note())
+            view.show_sqnr(
+                values,  # type: ignore[arg-type]
+                representative,
+                title,
+                self.document.overlay_note(),
+            )
         elif overlay.kind in (OverlayKind.MACS, OverlayKind.MEMORY):  # orders of magnitude
-            view.set_scalar_overlay(values, title, log=True,  # type: ignore[arg-type]
-                                    aggregate="sum")  # a group shows its sum
+            view.set_scalar_overlay(
+                values,  # type: ignore[arg-type]
+                title,
+                log=True,
+                aggregate="sum",
+            )  # a group shows its sum
         elif overlay.kind is OverlayKind.SENSITIVITY:  # a group shows its best layer's gain
             view.set_scalar_overlay(values, title, aggregate="max")  # type: ignore[arg-type]
         else:  # a closed group shows its summed time share
@@ -181,8 +191,11 @@ class DocumentView(QWidget):
         name = ir.names[index]
         # a closed group stands for its operators
         nodes = frozenset(ir.members[index]) if ir.is_group(index) else frozenset({name})
-        what = (f"group '{ir.group_labels.get(index, name)}' ({len(nodes)} nodes)"
-                if ir.is_group(index) else f"'{name}'")
+        what = (
+            f"group '{ir.group_labels.get(index, name)}' ({len(nodes)} nodes)"
+            if ir.is_group(index)
+            else f"'{name}'"
+        )
         menu = QMenu(self)
         if nodes <= self.excluded:
             action = menu.addAction(f"Quantize {what} again")
@@ -193,17 +206,25 @@ class DocumentView(QWidget):
             base = self.requantize_base()
             again = menu.addAction(f"Exclude {what} and re-quantize")
             again.setEnabled(base is not None)
-            again.setToolTip("Quantize as the last run did, keeping these in float too, and "
-                             "compare the two runs" if base else
-                             "Quantize the model once first (Tools › Quantize…)")
+            again.setToolTip(
+                "Quantize as the last run did, keeping these in float too, and compare the two runs"
+                if base
+                else "Quantize the model once first (Tools › Quantize…)"
+            )
             again.triggered.connect(lambda: self.requantize_requested.emit(nodes))
             wide = menu.addAction(f"Keep {what} in 16-bit and re-quantize")
-            wide.setEnabled(base is not None and base.recipe.mode == "qdq"
-                            and base.recipe.activation_type in ("uint8", "int8"))
-            wide.setToolTip("Quantize as the last QDQ run did with these nodes' activations in "
-                            "16-bit (the rest 8-bit, nothing in float), and compare the two "
-                            "runs" if wide.isEnabled() else
-                            "Needs an 8-bit QDQ run to start from (Tools › Quantize…)")
+            wide.setEnabled(
+                base is not None
+                and base.recipe.mode == "qdq"
+                and base.recipe.activation_type in ("uint8", "int8")
+            )
+            wide.setToolTip(
+                "Quantize as the last QDQ run did with these nodes' activations in "
+                "16-bit (the rest 8-bit, nothing in float), and compare the two "
+                "runs"
+                if wide.isEnabled()
+                else "Needs an 8-bit QDQ run to start from (Tools › Quantize…)"
+            )
             wide.triggered.connect(lambda: self.int16_requested.emit(nodes))
         node = ir.onnx_node(index)
         if node is not None:
@@ -217,20 +238,25 @@ class DocumentView(QWidget):
         name = node.name
         ir = self.graph_panel.ir
         assert ir is not None
-        data = [t for t in node.input if t and not ir.is_constant(t)
-                and t not in ir.initializer_names]
+        data = [
+            t for t in node.input if t and not ir.is_constant(t) and t not in ir.initializer_names
+        ]
         outputs = [o for o in node.output if o]
         for tensor in outputs:
             action = menu.addAction(f"Add '{tensor}' as a graph output")
-            action.triggered.connect(lambda _=False, t=tensor: self.edit(
-                EditRecipe(add_outputs=(t,)), "with_output"))
+            action.triggered.connect(
+                lambda _=False, t=tensor: self.edit(EditRecipe(add_outputs=(t,)), "with_output")
+            )
         up_to = menu.addAction(f"Extract the part up to '{name}'")
-        up_to.setToolTip("A model of the graph's inputs through this node, its outputs the "
-                         "graph's outputs (e.g. to run the rest elsewhere)")
+        up_to.setToolTip(
+            "A model of the graph's inputs through this node, its outputs the "
+            "graph's outputs (e.g. to run the rest elsewhere)"
+        )
         up_to.triggered.connect(lambda: self.edit(EditRecipe(outputs=tuple(outputs)), "head"))
         after = menu.addAction(f"Extract the part from '{name}' on")
-        after.setToolTip("A model from this node's inputs to the graph's outputs (e.g. to strip "
-                         "pre-processing)")
+        after.setToolTip(
+            "A model from this node's inputs to the graph's outputs (e.g. to strip pre-processing)"
+        )
         after.setEnabled(bool(data))
         after.triggered.connect(lambda: self.edit(EditRecipe(inputs=tuple(data)), "tail"))
         skip = menu.addAction(f"Bypass '{name}' (wire its input on)")
@@ -245,14 +271,22 @@ class DocumentView(QWidget):
 
     def requantize_base(self) -> QuantRun | None:
         """The run an "exclude and re-quantize" starts from: the latest that wrote a model."""
-        return next((r for r in reversed(self.document.runs)
-                     if r.output and r.state.is_final and r.state is not RunState.FAILED), None)
+        return next(
+            (
+                r
+                for r in reversed(self.document.runs)
+                if r.output and r.state.is_final and r.state is not RunState.FAILED
+            ),
+            None,
+        )
 
     def _on_panel_shown(self, index: int) -> None:
         # The first look at the Inputs tab finds the inputs (a background job); Netron's web
         # view is built the first time its tab is shown.
         if self.panels.widget(index) is self.inputs_panel and self.inputs_panel.state in (
-                "unknown", "edited"):
+            "unknown",
+            "edited",
+        ):
             self.inputs_panel.request_find()
         if self.panels.widget(index) is self.netron_holder and self.netron_view is None:
             self.netron_view = NetronView(self.path)

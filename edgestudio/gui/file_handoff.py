@@ -41,7 +41,8 @@ def send_to_running_instance(paths: Sequence[str | Path], name: str | None = Non
     socket.write(json.dumps(message).encode() + b"\n")
     socket.waitForBytesWritten(HANDOFF_TIMEOUT_MS)
     answered = socket.waitForReadyRead(HANDOFF_TIMEOUT_MS) and bytes(
-        socket.readAll().data()).startswith(b"ok")
+        socket.readAll().data()
+    ).startswith(b"ok")
     socket.disconnectFromServer()
     return answered
 

@@ -33,21 +33,23 @@ GROUP_COLOUR = "#546e7a"  # closed groups (slate: no operator category uses it)
 class GraphGeometry:
     """Node rectangles, edge routes and colours shared by every batch item of one scene."""
 
-    def __init__(self, ir: GraphIR, layout: Layout, colours: list[QColor],
-                 routes: EdgeRoutes | None = None) -> None:
+    def __init__(
+        self, ir: GraphIR, layout: Layout, colours: list[QColor], routes: EdgeRoutes | None = None
+    ) -> None:
         self.ir = ir
         self.x = layout.x
         self.y = layout.y
-        self.routes = routes if routes is not None else route_edges(layout, ir.edge_src,
-                                                                     ir.edge_dst)
+        self.routes = (
+            routes if routes is not None else route_edges(layout, ir.edge_src, ir.edge_dst)
+        )
         starts = self.routes.ptr[:-1]
         # Each edge's horizontal extent (detours included), for its batch's bounds.
-        self.edge_left = (np.minimum.reduceat(self.routes.x, starts) if len(starts)
-                          else np.zeros(0))
-        self.edge_right = (np.maximum.reduceat(self.routes.x, starts) if len(starts)
-                           else np.zeros(0))
-        self.rects = [QRectF(x - NODE_WIDTH / 2, y - NODE_HEIGHT / 2, NODE_WIDTH, NODE_HEIGHT)
-                      for x, y in zip(layout.x.tolist(), layout.y.tolist(), strict=True)]
+        self.edge_left = np.minimum.reduceat(self.routes.x, starts) if len(starts) else np.zeros(0)
+        self.edge_right = np.maximum.reduceat(self.routes.x, starts) if len(starts) else np.zeros(0)
+        self.rects = [
+            QRectF(x - NODE_WIDTH / 2, y - NODE_HEIGHT / 2, NODE_WIDTH, NODE_HEIGHT)
+            for x, y in zip(layout.x.tolist(), layout.y.tolist(), strict=True)
+        ]
         self.colours = colours
         self.weights = [
             [t for t in ir.node_inputs[i] if t in ir.initializer_names]
@@ -65,16 +67,17 @@ class GraphGeometry:
         self.more_tensors = {s: len(t) - 1 for s, t in sent.items() if len(t) > 1}
         # Folded constants each node reads (Constant nodes and chains computed from weights).
         self.constants = [
-            [t for t in ir.node_inputs[i] if t in ir.constants]
-            for i in range(ir.node_count)
+            [t for t in ir.node_inputs[i] if t in ir.constants] for i in range(ir.node_count)
         ]
 
     def node_at(self, point: QPointF) -> int | None:
         """The node under ``point`` (scene coordinates), if any."""
         if not len(self.x):
             return None
-        hit = np.flatnonzero((np.abs(self.x - point.x()) <= NODE_WIDTH / 2)
-                             & (np.abs(self.y - point.y()) <= NODE_HEIGHT / 2))
+        hit = np.flatnonzero(
+            (np.abs(self.x - point.x()) <= NODE_WIDTH / 2)
+            & (np.abs(self.y - point.y()) <= NODE_HEIGHT / 2)
+        )
         return int(hit[0]) if len(hit) else None
 
 
@@ -123,7 +126,7 @@ class NodeBatchItem(QGraphicsItem):
         self._blocks = []
         step = max(1, len(self.indices) // BLOCKS_PER_BATCH)
         for start in range(0, len(self.indices), step):
-            part = self.indices[start:start + step]
+            part = self.indices[start : start + step]
             rect = QRectF(self.geometry.rects[part[0]])
             for i in part[1:]:
                 rect = rect.united(self.geometry.rects[i])
@@ -136,8 +139,9 @@ class NodeBatchItem(QGraphicsItem):
         """Qt: the area the item paints in."""
         return self._bounds
 
-    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
-              widget: QWidget | None = None) -> None:
+    def paint(
+        self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
+    ) -> None:
         """Qt: draw the item."""
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         if lod < LOD_BLOCKS:
@@ -191,22 +195,26 @@ class NodeBatchItem(QGraphicsItem):
             if group:
                 title, subtitle = f"▸ {ir.group_labels[i]}", ir.group_mix[i]
             metrics = painter.fontMetrics()
-            painter.drawText(inner.adjusted(0, 0, 0, -inner.height() / 2),
-                             Qt.AlignmentFlag.AlignCenter,
-                             metrics.elidedText(title, Qt.TextElideMode.ElideRight,
-                                                int(inner.width())))
+            painter.drawText(
+                inner.adjusted(0, 0, 0, -inner.height() / 2),
+                Qt.AlignmentFlag.AlignCenter,
+                metrics.elidedText(title, Qt.TextElideMode.ElideRight, int(inner.width())),
+            )
             painter.setFont(small)
             metrics = painter.fontMetrics()
-            painter.drawText(inner.adjusted(0, inner.height() / 2, 0, 0),
-                             Qt.AlignmentFlag.AlignCenter,
-                             metrics.elidedText(subtitle, Qt.TextElideMode.ElideMiddle,
-                                                int(inner.width())))
+            painter.drawText(
+                inner.adjusted(0, inner.height() / 2, 0, 0),
+                Qt.AlignmentFlag.AlignCenter,
+                metrics.elidedText(subtitle, Qt.TextElideMode.ElideMiddle, int(inner.width())),
+            )
             if group:
                 continue  # a group's weights are its operators' (shown when opened)
             # Small badges: weights feeding this node (W), folded constants (C).
             right = rect.right() + 4
-            for names, letter, fill, ink in ((geo.weights[i], "W", "#fff3c4", "#5a4500"),
-                                             (geo.constants[i], "C", "#dde7f3", "#23415f")):
+            for names, letter, fill, ink in (
+                (geo.weights[i], "W", "#fff3c4", "#5a4500"),
+                (geo.constants[i], "C", "#dde7f3", "#23415f"),
+            ):
                 if not names:
                     continue
                 badge = QRectF(right - 24, rect.top() - 7, 24, 14)
@@ -233,8 +241,12 @@ class EdgeBatchItem(QGraphicsItem):
         ys = np.concatenate([geometry.y[src], geometry.y[dst]])
         left = float(geometry.edge_left[edges].min())
         right = float(geometry.edge_right[edges].max())
-        self._bounds = QRectF(left - 2, float(ys.min()),
-                              right - left + LABEL_MAX + 12, float(ys.max() - ys.min()) + 16)
+        self._bounds = QRectF(
+            left - 2,
+            float(ys.min()),
+            right - left + LABEL_MAX + 12,
+            float(ys.max() - ys.min()) + 16,
+        )
         self.path: QPainterPath | None = None
         # (where, tensor, room in pixels, how many more tensors the source sends)
         self.labels: list[tuple[QPointF, str, float, int]] = []
@@ -258,16 +270,19 @@ class EdgeBatchItem(QGraphicsItem):
                     # Vertical tangents with the control points inside the piece's box: the curve
                     # stays in the gap between the rows, clear of every node.
                     bend = (y2 - y1) * 0.45
-                    path.cubicTo(QPointF(x1, y1 + bend), QPointF(x2, y2 - bend),
-                                 QPointF(x2, y2))
+                    path.cubicTo(QPointF(x1, y1 + bend), QPointF(x2, y2 - bend), QPointF(x2, y2))
                 else:  # up, to a node on a cycle (a malformed model or groups in a loop)
                     path.cubicTo(QPointF(x1, y1 + 20), QPointF(x2, y2 - 20), QPointF(x2, y2))
             if s not in labelled:  # a source is labelled once, with its first tensor
                 labelled.add(s)
-                self.labels.append((QPointF(start.x() + 4, start.y() + 12),
-                                    self.geometry.first_sent[s],
-                                    float(self.geometry.label_room[s]),
-                                    self.geometry.more_tensors.get(s, 0)))
+                self.labels.append(
+                    (
+                        QPointF(start.x() + 4, start.y() + 12),
+                        self.geometry.first_sent[s],
+                        float(self.geometry.label_room[s]),
+                        self.geometry.more_tensors.get(s, 0),
+                    )
+                )
         self.path = path
         return path
 
@@ -275,8 +290,9 @@ class EdgeBatchItem(QGraphicsItem):
         """Qt: the area the item paints in."""
         return self._bounds
 
-    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
-              widget: QWidget | None = None) -> None:
+    def paint(
+        self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
+    ) -> None:
         """Qt: draw the item."""
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         if lod < LOD_BLOCKS:
@@ -300,8 +316,9 @@ class EdgeBatchItem(QGraphicsItem):
                     text = (known.text() if known else tensor) + (f"  (+{more})" if more else "")
                     # Shortened so that it never runs into its neighbour's, nor past the
                     # item's bounds (Qt would cut it off there: a long shape lost its end).
-                    text = metrics.elidedText(text, Qt.TextElideMode.ElideMiddle,
-                                              max(int(min(room, LABEL_MAX)), 24))
+                    text = metrics.elidedText(
+                        text, Qt.TextElideMode.ElideMiddle, max(int(min(room, LABEL_MAX)), 24)
+                    )
                     painter.drawText(point, text)
 
 
@@ -309,14 +326,16 @@ def build_items(geometry: GraphGeometry) -> tuple[list[NodeBatchItem], list[Edge
     """Cut nodes and edges into spatially compact batches."""
     ir = geometry.ir
     order = np.lexsort((geometry.x, geometry.y))  # row by row, left to right
-    nodes = [NodeBatchItem(geometry, order[i:i + BATCH_SIZE])
-             for i in range(0, len(order), BATCH_SIZE)]
+    nodes = [
+        NodeBatchItem(geometry, order[i : i + BATCH_SIZE]) for i in range(0, len(order), BATCH_SIZE)
+    ]
     edge_items: list[EdgeBatchItem] = []
     if len(ir.edge_src):
-        by_src = np.argsort(geometry.y[ir.edge_src] * 1e6 + geometry.x[ir.edge_src],
-                            kind="stable")
-        edge_items = [EdgeBatchItem(geometry, by_src[i:i + BATCH_SIZE])
-                      for i in range(0, len(by_src), BATCH_SIZE)]
+        by_src = np.argsort(geometry.y[ir.edge_src] * 1e6 + geometry.x[ir.edge_src], kind="stable")
+        edge_items = [
+            EdgeBatchItem(geometry, by_src[i : i + BATCH_SIZE])
+            for i in range(0, len(by_src), BATCH_SIZE)
+        ]
     return nodes, edge_items
 
 
@@ -339,4 +358,3 @@ def marker_path(geometry: GraphGeometry, nodes: list[int], pad: float = 5.0) -> 
     for i in nodes:
         path.addRoundedRect(geometry.rects[i].adjusted(-pad, -pad, pad, pad), 8, 8)
     return path
-

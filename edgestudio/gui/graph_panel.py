@@ -48,10 +48,15 @@ class LaidOut:
     routes: EdgeRoutes
 
 
-def _layout_work(graph: onnx.GraphProto, fold_constants: bool,
-                 known: tuple[GraphIR, GroupTree] | None, opened: set[str] | None,
-                 grouped: bool, constants: dict[int, str] | None = None,
-                 table: NodeTable | None = None) -> Work:
+def _layout_work(
+    graph: onnx.GraphProto,
+    fold_constants: bool,
+    known: tuple[GraphIR, GroupTree] | None,
+    opened: set[str] | None,
+    grouped: bool,
+    constants: dict[int, str] | None = None,
+    table: NodeTable | None = None,
+) -> Work:
     """Build the IR, its groups and the layout of what is shown (on a pool thread), stopping
     early when cancelled. ``known`` reuses the flat graph and groups of an earlier layout;
     ``constants`` and ``table`` the graph's constant-only nodes and node table when the loader
@@ -59,18 +64,23 @@ def _layout_work(graph: onnx.GraphProto, fold_constants: bool,
 
     def work(progress: Callable[[float], None], cancelled: Callable[[], bool]) -> LaidOut:
         if known is None:
-            flat = build_graph_ir(graph, fold_constants=fold_constants,
-                                  constants=constants if fold_constants else None, table=table)
+            flat = build_graph_ir(
+                graph,
+                fold_constants=fold_constants,
+                constants=constants if fold_constants else None,
+                table=table,
+            )
             tree = GroupTree.build(flat)
         else:
             flat, tree = known
-        shown = (set(tree.groups) if not grouped
-                 else opened if opened is not None else tree.first_view())
+        shown = (
+            set(tree.groups) if not grouped else opened if opened is not None else tree.first_view()
+        )
         ir = flat if shown >= set(tree.groups) else grouped_ir(flat, tree, shown)
-        layout = layered_layout(ir.node_count, ir.edge_src, ir.edge_dst, progress=progress,
-                                cancelled=cancelled)
-        return LaidOut(flat, tree, shown, ir, layout, route_edges(layout, ir.edge_src,
-                                                                  ir.edge_dst))
+        layout = layered_layout(
+            ir.node_count, ir.edge_src, ir.edge_dst, progress=progress, cancelled=cancelled
+        )
+        return LaidOut(flat, tree, shown, ir, layout, route_edges(layout, ir.edge_src, ir.edge_dst))
 
     return work
 
@@ -78,8 +88,9 @@ def _layout_work(graph: onnx.GraphProto, fold_constants: bool,
 QUICK_RELAYOUT = 3000  # below this many nodes a new layout is quick: no progress page
 
 
-def _toggle(text: str, name: str, checked: bool, tip: str,
-            slot: Callable[[bool], object]) -> QCheckBox:
+def _toggle(
+    text: str, name: str, checked: bool, tip: str, slot: Callable[[bool], object]
+) -> QCheckBox:
     """A check box of the graph's bar."""
     box = QCheckBox(text)
     box.setObjectName(name)
@@ -97,10 +108,15 @@ class GraphPanel(QWidget):
     subgraph_requested = Signal(str, object)
     shapes_requested = Signal(object)  # a ShapesRecipe for the window's job queue
 
-    def __init__(self, graph: onnx.GraphProto, model_path: Path | None,
-                 parent: QWidget | None = None, compact: bool = False,
-                 constants: dict[int, str] | None = None,
-                 table: NodeTable | None = None) -> None:
+    def __init__(
+        self,
+        graph: onnx.GraphProto,
+        model_path: Path | None,
+        parent: QWidget | None = None,
+        compact: bool = False,
+        constants: dict[int, str] | None = None,
+        table: NodeTable | None = None,
+    ) -> None:
         """``compact``: one of two graphs side by side (the Compare window): a narrower bar,
         the status on its own line, no minimap box (M still shows it), and no shape-inference
         job asked for (the labels show the shapes the model declares)."""
@@ -158,19 +174,31 @@ class GraphPanel(QWidget):
         whole.setToolTip("Zoom out until everything is in the window (A in the graph)")
         whole.clicked.connect(self.view.fit_all)
         self.constants_toggle = _toggle(
-            "Constants as nodes", "show_constants", False,
+            "Constants as nodes",
+            "show_constants",
+            False,
             "Draw Constant nodes and the chains that only compute from weights (Cast, Reshape, "
             "weight dequantization, …) as nodes. Off: they are folded into the node that uses "
             "them, shown as a C badge, their values in the properties.",
-            lambda _: self._relayout())
+            lambda _: self._relayout(),
+        )
         self.groups_toggle = _toggle(
-            "Groups", "show_groups", True,
+            "Groups",
+            "show_groups",
+            True,
             "Big graphs open as boxes, one per name scope (a transformer block, an encoder…): "
             "double-click or Enter opens one, Backspace closes the group around the selection. "
-            "Off: every node.", lambda _: self._groups_toggled())
+            "Off: every node.",
+            lambda _: self._groups_toggled(),
+        )
         self.minimap_toggle = _toggle(
-            "Minimap", "show_minimap", True, "A thumbnail of the whole graph beside it when "
-            "part is out of sight; click or drag in it to move (M)", self.view.show_minimap)
+            "Minimap",
+            "show_minimap",
+            True,
+            "A thumbnail of the whole graph beside it when "
+            "part is out of sight; click or drag in it to move (M)",
+            self.view.show_minimap,
+        )
         self.view.minimap_toggled.connect(self.minimap_toggle.setChecked)
         self.status = QLabel("")
         bar = QHBoxLayout()
@@ -198,8 +226,9 @@ class GraphPanel(QWidget):
         busy = QWidget()
         busy_layout = QVBoxLayout(busy)
         busy_layout.addStretch(1)
-        busy_layout.addWidget(QLabel(f"Laying out {len(graph.node):,} nodes…"),
-                              0, Qt.AlignmentFlag.AlignHCenter)
+        busy_layout.addWidget(
+            QLabel(f"Laying out {len(graph.node):,} nodes…"), 0, Qt.AlignmentFlag.AlignHCenter
+        )
         busy_layout.addWidget(self.progress)
         busy_layout.addWidget(self.cancel_button, 0, Qt.AlignmentFlag.AlignHCenter)
         busy_layout.addStretch(1)
@@ -220,14 +249,20 @@ class GraphPanel(QWidget):
             layout.addWidget(self.status)
         layout.addWidget(splitter, 1)
 
-        for keys, slot in (("Ctrl+F", self.focus_search), ("F3", self.next_hit),
-                           ("Shift+F3", self.previous_hit)):
+        for keys, slot in (
+            ("Ctrl+F", self.focus_search),
+            ("F3", self.next_hit),
+            ("Shift+F3", self.previous_hit),
+        ):
             shortcut = QShortcut(QKeySequence(keys), self)
             # A document's graph works from anywhere in its window while it is shown (Qt skips
             # a shortcut whose widget is hidden), e.g. right after its tab was clicked; the
             # compact pair of a comparison share a window, so each keeps to its own focus.
-            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut if compact
-                                else Qt.ShortcutContext.WindowShortcut)
+            shortcut.setContext(
+                Qt.ShortcutContext.WidgetWithChildrenShortcut
+                if compact
+                else Qt.ShortcutContext.WindowShortcut
+            )
             shortcut.activated.connect(slot)
 
         self._background = Background(self)
@@ -247,19 +282,29 @@ class GraphPanel(QWidget):
                 self._on_layout_failed(exc)
 
         fold = not self.constants_toggle.isChecked()
-        work = _layout_work(self.graph, fold, self._known.get(fold), self.opened,
-                            self.groups_toggle.isChecked(), self._constants, self._table)
+        work = _layout_work(
+            self.graph,
+            fold,
+            self._known.get(fold),
+            self.opened,
+            self.groups_toggle.isChecked(),
+            self._constants,
+            self._table,
+        )
         self._layout_task = self._background.run(
-            work, done, failed, lambda f: self.progress.setValue(int(f * 1000)))
+            work, done, failed, lambda f: self.progress.setValue(int(f * 1000))
+        )
 
     def _relayout(self, keep: str | None = None) -> None:
         """Lay the graph out again (constants shown or folded, groups opened or closed); the
         selection (or ``keep``) is selected again."""
         self._layout_task.cancel()
         self._background.wait(10_000)
-        self._keep_selection = keep or (self.ir.names[self.view.selected]
-                                        if self.ir is not None and self.view.selected >= 0
-                                        else None)
+        self._keep_selection = keep or (
+            self.ir.names[self.view.selected]
+            if self.ir is not None and self.view.selected >= 0
+            else None
+        )
         self.progress.setValue(0)
         if self.flat is None or self.flat.node_count > QUICK_RELAYOUT:
             self.stack.setCurrentIndex(0)  # a progress bar for the big ones only
@@ -268,12 +313,21 @@ class GraphPanel(QWidget):
     # ----- groups --------------------------------------------------------------------------------
     def open_group(self, path: str) -> None:
         """Open the closed group ``path`` (its first box or operator is then selected)."""
-        if self.tree is None or path not in self.tree.groups or self.opened is None \
-                or self.flat is None:
+        if (
+            self.tree is None
+            or path not in self.tree.groups
+            or self.opened is None
+            or self.flat is None
+        ):
             return
         group = self.tree.groups[path]
-        first = (group.children[0] if group.children
-                 else self.flat.names[group.nodes[0]] if group.nodes else path)
+        first = (
+            group.children[0]
+            if group.children
+            else self.flat.names[group.nodes[0]]
+            if group.nodes
+            else path
+        )
         self.opened = self.opened | {path}
         self._relayout(first)
 
@@ -322,8 +376,7 @@ class GraphPanel(QWidget):
             note += f" · {len(ir.members):,} groups closed"
         layers = sum(1 for path in result.tree.groups if path.startswith("layer "))
         if result.tree.note:  # the names had no scopes: say how the groups were found
-            note += (f" · {layers} repeated layers found" if layers
-                     else " · stages (no name scopes)")
+            note += f" · {layers} repeated layers found" if layers else " · stages (no name scopes)"
         self._layout_note = f"{len(self.graph.node):,} nodes{note}"
         self._show_status()
         kept, self._keep_selection = self._keep_selection, None
@@ -347,17 +400,26 @@ class GraphPanel(QWidget):
         if self.tree is not None and self.tree.note:
             tips.append(self.tree.note[0].upper() + self.tree.note[1:] + ".")
         if self.ir is not None and self.ir.folded_count:
-            tips.append("Nodes in the graph; constants folded into the nodes that use them are "
-                        "drawn as C badges (tick 'Constants as nodes' to see them).")
+            tips.append(
+                "Nodes in the graph; constants folded into the nodes that use them are "
+                "drawn as C badges (tick 'Constants as nodes' to see them)."
+            )
         if self.shapes_note:
-            tips.append("Edges are labelled with the shapes the model declares; the others "
-                        "show their tensor's name until shape inference (a background job) "
-                        "has given them theirs." if self._shapes is None else self.shapes_note)
+            tips.append(
+                "Edges are labelled with the shapes the model declares; the others "
+                "show their tensor's name until shape inference (a background job) "
+                "has given them theirs."
+                if self._shapes is None
+                else self.shapes_note
+            )
         self.status.setToolTip("\n".join(tips))
 
     def _on_layout_failed(self, exc: Exception) -> None:
-        message = ("Layout cancelled." if isinstance(exc, CancelledError)
-                   else f"Layout failed: {type(exc).__name__}: {exc}")
+        message = (
+            "Layout cancelled."
+            if isinstance(exc, CancelledError)
+            else f"Layout failed: {type(exc).__name__}: {exc}"
+        )
         self.error = message
         self.progress.hide()
         self.cancel_button.hide()
@@ -383,8 +445,9 @@ class GraphPanel(QWidget):
         if self.ir is None:
             return
         for name, (dtype, shape) in shapes.items():
-            self.ir.tensor_info[name] = TensorInfo(str(dtype),
-                                                   None if shape is None else tuple(shape))
+            self.ir.tensor_info[name] = TensorInfo(
+                str(dtype), None if shape is None else tuple(shape)
+            )
         self.view.viewport().update()
         if self.view.selected >= 0:
             self.properties.show_node(self.view.selected)
@@ -440,8 +503,13 @@ class GraphPanel(QWidget):
             consumer = self.flat.index_of(name)
             if consumer is not None:
                 name = self.flat.names[consumer]
-        if self.ir is not None and self.tree is not None and self.flat is not None \
-                and name in self.ir.hidden and self.opened is not None:
+        if (
+            self.ir is not None
+            and self.tree is not None
+            and self.flat is not None
+            and name in self.ir.hidden
+            and self.opened is not None
+        ):
             flat_index = self.flat.index_of(name)
             if flat_index is not None:
                 self.opened = self.opened | set(self.tree.path_to(flat_index, self.flat))

@@ -60,8 +60,7 @@ MINIMAP_MIN_GRAPH = 360  # the graph keeps at least this many pixels across for 
 _RAMP = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]
 
 
-def _cosmetic_pen(colour: str, width: float,
-                  style: Qt.PenStyle = Qt.PenStyle.SolidLine) -> QPen:
+def _cosmetic_pen(colour: str, width: float, style: Qt.PenStyle = Qt.PenStyle.SolidLine) -> QPen:
     """A pen whose width is in screen pixels whatever the zoom."""
     pen = QPen(QColor(colour), width, style)
     pen.setCosmetic(True)
@@ -74,9 +73,11 @@ def ramp_colour(t: float) -> QColor:
     i = min(int(t), len(_RAMP) - 2)
     a, b = QColor(_RAMP[i]), QColor(_RAMP[i + 1])
     f = t - i
-    return QColor.fromRgbF(a.redF() + (b.redF() - a.redF()) * f,
-                           a.greenF() + (b.greenF() - a.greenF()) * f,
-                           a.blueF() + (b.blueF() - a.blueF()) * f)
+    return QColor.fromRgbF(
+        a.redF() + (b.redF() - a.redF()) * f,
+        a.greenF() + (b.greenF() - a.greenF()) * f,
+        a.blueF() + (b.blueF() - a.blueF()) * f,
+    )
 
 
 LEGEND_RAMP_WIDTH = 150
@@ -103,8 +104,10 @@ class Legend(QFrame):
     def __init__(self, parent: QWidget) -> None:
         super().__init__(parent)
         self.setObjectName("overlay_legend")
-        self.setStyleSheet("QFrame#overlay_legend { background: rgba(255,255,255,235);"
-                           " border: 1px solid #b0b0b0; border-radius: 4px; }")
+        self.setStyleSheet(
+            "QFrame#overlay_legend { background: rgba(255,255,255,235);"
+            " border: 1px solid #b0b0b0; border-radius: 4px; }"
+        )
         self.label = QLabel()
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.ramp = QLabel()  # the colour scale, drawn as a gradient (rich text cannot size it)
@@ -126,8 +129,10 @@ class Legend(QFrame):
         """Show a ramp from ``low`` to ``high``."""
         scale = " (log)" if log else ""
         self.label.setText(f"<b>{title}</b>{scale}")
-        self.ends.setText(f"<table width={LEGEND_RAMP_WIDTH}><tr><td>{low:.4g}</td>"
-                          f"<td align=right>{high:.4g}</td></tr></table>")
+        self.ends.setText(
+            f"<table width={LEGEND_RAMP_WIDTH}><tr><td>{low:.4g}</td>"
+            f"<td align=right>{high:.4g}</td></tr></table>"
+        )
         self.note.setText(f"{missing} nodes without a value" if missing else "")
         for widget in (self.ramp, self.ends):
             widget.show()
@@ -135,8 +140,9 @@ class Legend(QFrame):
         self.adjustSize()
         self.show()
 
-    def show_categories(self, title: str, counts: Mapping[str, int],
-                        colours: Mapping[str, str], note: str = "") -> None:
+    def show_categories(
+        self, title: str, counts: Mapping[str, int], colours: Mapping[str, str], note: str = ""
+    ) -> None:
         """Show one swatch per category with its node count (and ``note`` beneath)."""
         rows = "".join(
             f'<tr><td style="background:{colours.get(k, "#999")}; width:14px;">&nbsp;</td>'
@@ -197,8 +203,12 @@ class Minimap(QWidget):
         s, ox, oy = self._mapping()
         visible = self.view.mapToScene(self.view.viewport().rect()).boundingRect()
         painter.setPen(QPen(QColor("#d32f2f"), 1.5))
-        box = QRectF(visible.left() * s + ox, visible.top() * s + oy,
-                     max(3.0, visible.width() * s), max(3.0, visible.height() * s))
+        box = QRectF(
+            visible.left() * s + ox,
+            visible.top() * s + oy,
+            max(3.0, visible.width() * s),
+            max(3.0, visible.height() * s),
+        )
         painter.drawRect(box.intersected(QRectF(self.rect()).adjusted(1, 1, -1, -1)))
 
     def _jump(self, pos: QPointF) -> None:
@@ -267,8 +277,9 @@ class GraphView(QGraphicsView):
         self._selection_item = self._path_item(_cosmetic_pen("#ff6d00", 3), 10)
         self._mark_item = self._path_item(_cosmetic_pen("#d50000", 2.5, Qt.PenStyle.DashLine), 9)
         margin = 200.0
-        self._scene.setSceneRect(self._scene.itemsBoundingRect().adjusted(-margin, -margin,
-                                                                           margin, margin))
+        self._scene.setSceneRect(
+            self._scene.itemsBoundingRect().adjusted(-margin, -margin, margin, margin)
+        )
         self.selected = -1
         self.marked = []
         self.overlay_values = None
@@ -337,8 +348,12 @@ class GraphView(QGraphicsView):
         # the graph less than MINIMAP_MIN_GRAPH pixels, a smaller one where it is short.
         inner = self.width() - 2 * self.frameWidth()
         room = inner - MINIMAP_STRIP >= MINIMAP_MIN_GRAPH and self.height() >= 120
-        shown = (self.minimap_wanted and self.ir is not None and room
-                 and not visible.contains(scene_rect))
+        shown = (
+            self.minimap_wanted
+            and self.ir is not None
+            and room
+            and not visible.contains(scene_rect)
+        )
         strip = MINIMAP_STRIP if shown else 0
         if self.viewportMargins().right() != strip:
             self.setViewportMargins(0, 0, strip, 0)
@@ -354,9 +369,10 @@ class GraphView(QGraphicsView):
         """The legend in the graph's top-right corner; the minimap in its strip."""
         self.legend.move(self.viewport().width() - self.legend.width() - 12, 12)
         frame = self.frameWidth()
-        self.minimap.move(frame + self.viewport().width() + (MINIMAP_STRIP - self.minimap.width())
-                          // 2, frame + max(8, self.viewport().height() - self.minimap.height()
-                                             - 8))
+        self.minimap.move(
+            frame + self.viewport().width() + (MINIMAP_STRIP - self.minimap.width()) // 2,
+            frame + max(8, self.viewport().height() - self.minimap.height() - 8),
+        )
 
     def zoom(self, factor: float) -> None:
         """Zoom by ``factor`` around the mouse (or the centre), within sane limits."""
@@ -509,9 +525,13 @@ class GraphView(QGraphicsView):
             rows = []
             for t in names:
                 info = ir.tensor_info.get(t)
-                weight = (" <i>(weight)</i>" if t in ir.initializer_names
-                          else f" <i>(constant: {' → '.join(ir.constants[t])})</i>"
-                          if t in ir.constants else "")
+                weight = (
+                    " <i>(weight)</i>"
+                    if t in ir.initializer_names
+                    else f" <i>(constant: {' → '.join(ir.constants[t])})</i>"
+                    if t in ir.constants
+                    else ""
+                )
                 shape = info.text() if info else "?"
                 rows.append(f"<tr><td>{t}{weight}</td><td>{shape}</td></tr>")
             return "".join(rows)
@@ -520,15 +540,18 @@ class GraphView(QGraphicsView):
         if self.overlay_values is not None and not math.isnan(self.overlay_values[index]):
             value = f"<br>overlay value: <b>{self.overlay_values[index]:.4g}</b>"
         kind = "" if ir.kinds[index] == NodeKind.OPERATOR else f" ({ir.op_types[index].lower()})"
-        return (f"<b>{ir.op_types[index]}</b> {ir.names[index]}{kind}{value}"
-                f"<table><tr><th colspan=2 align=left>inputs</th></tr>"
-                f"{tensor_rows(ir.node_inputs[index])}"
-                f"<tr><th colspan=2 align=left>outputs</th></tr>"
-                f"{tensor_rows(ir.node_outputs[index])}</table>")
+        return (
+            f"<b>{ir.op_types[index]}</b> {ir.names[index]}{kind}{value}"
+            f"<table><tr><th colspan=2 align=left>inputs</th></tr>"
+            f"{tensor_rows(ir.node_inputs[index])}"
+            f"<tr><th colspan=2 align=left>outputs</th></tr>"
+            f"{tensor_rows(ir.node_outputs[index])}</table>"
+        )
 
     # ----- overlays ------------------------------------------------------------------------------
-    def _values_by_node(self, values: Mapping[str, float] | np.ndarray,
-                        aggregate: str = "min") -> np.ndarray:
+    def _values_by_node(
+        self, values: Mapping[str, float] | np.ndarray, aggregate: str = "min"
+    ) -> np.ndarray:
         assert self.ir is not None
         if isinstance(values, np.ndarray):
             return values.astype(np.float64)
@@ -539,13 +562,23 @@ class GraphView(QGraphicsView):
             elif i in self.ir.members:  # a closed group: what its operators say together
                 inside = [values[m] for m in self.ir.members[i] if m in values]
                 if inside:
-                    out[i] = (min(inside) if aggregate == "min" else max(inside)
-                              if aggregate == "max" else sum(inside))
+                    out[i] = (
+                        min(inside)
+                        if aggregate == "min"
+                        else max(inside)
+                        if aggregate == "max"
+                        else sum(inside)
+                    )
         return out
 
-    def set_scalar_overlay(self, values: Mapping[str, float] | np.ndarray, title: str,
-                           log: bool = False, reverse: bool = False,
-                           aggregate: str = "min") -> None:
+    def set_scalar_overlay(
+        self,
+        values: Mapping[str, float] | np.ndarray,
+        title: str,
+        log: bool = False,
+        reverse: bool = False,
+        aggregate: str = "min",
+    ) -> None:
         """Colour nodes by a number per node (by node name, or an array in node order).
 
         Nodes without a value turn light grey. ``log`` uses a log scale (values > 0);
@@ -570,15 +603,19 @@ class GraphView(QGraphicsView):
             t = (shown[i] - low) / span
             colours.append(ramp_colour(1 - t if reverse else t))
         self._apply_colours(colours)
-        bounds = (10 ** low, 10 ** high) if log else (low, high)
+        bounds = (10**low, 10**high) if log else (low, high)
         if reverse:
             bounds = (bounds[1], bounds[0])
         self.legend.show_scale(title, bounds[0], bounds[1], log, int((~finite).sum()))
         self.resizeEvent(QResizeEvent(self.size(), self.size()))
 
-    def set_banded_overlay(self, values: Mapping[str, float],
-                           bands: Sequence[tuple[float, str, str]], title: str,
-                           note: str = "") -> None:
+    def set_banded_overlay(
+        self,
+        values: Mapping[str, float],
+        bands: Sequence[tuple[float, str, str]],
+        title: str,
+        note: str = "",
+    ) -> None:
         """Colour nodes by the band their value falls in (``(lower bound, label, colour)``, best
         first): an absolute scale, the same for every model and run. A closed group shows the
         band of its worst operator; ``note`` goes under the legend (the data it was measured
@@ -600,14 +637,16 @@ class GraphView(QGraphicsView):
         self.legend.show_categories(title, counts, {label: c for _, label, c in bands}, note)
         self.resizeEvent(QResizeEvent(self.size(), self.size()))
 
-    def show_sqnr(self, values: Mapping[str, float], representative: bool, title: str,
-                  note: str = "") -> None:
+    def show_sqnr(
+        self, values: Mapping[str, float], representative: bool, title: str, note: str = ""
+    ) -> None:
         """Colour nodes by per-layer SQNR on the absolute scale of the Quantization tab: the
         verdict's colours on the user's data, neutral shades on synthetic data."""
         self.set_banded_overlay(values, sqnr_bands(representative), title, note)
 
-    def set_category_overlay(self, categories: Mapping[str, str], colours: Mapping[str, str],
-                             title: str) -> None:
+    def set_category_overlay(
+        self, categories: Mapping[str, str], colours: Mapping[str, str], title: str
+    ) -> None:
         """Colour nodes by a category per node name (e.g. the EP that ran it)."""
         if self.ir is None:
             return
@@ -625,8 +664,9 @@ class GraphView(QGraphicsView):
             counts[cat] = counts.get(cat, 0) + 1
             result.append(QColor(colours.get(cat, "#999999")))
         self._apply_colours(result)
-        self.legend.show_categories(title, dict(sorted(counts.items(), key=lambda kv: -kv[1])),
-                                    colours)
+        self.legend.show_categories(
+            title, dict(sorted(counts.items(), key=lambda kv: -kv[1])), colours
+        )
         self.resizeEvent(QResizeEvent(self.size(), self.size()))
 
     def clear_overlay(self) -> None:

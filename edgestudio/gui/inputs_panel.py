@@ -34,11 +34,17 @@ from edgestudio.core.workspace.document import ModelDocument
 COLUMNS = ["Input", "Type", "Declared shape", "Shape used", "Values", "Why"]
 SHAPE_COL, VALUES_COL = 3, 4
 _STATES = {
-    "unknown": ("#616161", "Not run yet: press Find inputs (Ctrl+I) to derive the inputs from the "
-                           "graph and run the model on them in the background."),
+    "unknown": (
+        "#616161",
+        "Not run yet: press Find inputs (Ctrl+I) to derive the inputs from the "
+        "graph and run the model on them in the background.",
+    ),
     "running": ("#1565c0", "Running the model on candidate inputs…"),
-    "edited": ("#e65100", "Edited: press Find inputs (Ctrl+I) to check that the model runs on "
-                          "them. Every job started from this window uses them."),
+    "edited": (
+        "#e65100",
+        "Edited: press Find inputs (Ctrl+I) to check that the model runs on "
+        "them. Every job started from this window uses them.",
+    ),
 }
 
 
@@ -52,15 +58,18 @@ class InputsPanel(QWidget):
 
     find_requested = Signal(object)  # an InputsRecipe
 
-    def __init__(self, document: ModelDocument, model: onnx.ModelProto,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, document: ModelDocument, model: onnx.ModelProto, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.document = document
         self.path: Path = document.path
         self._filling = False
-        intro = QLabel("The inputs every job feeds this model with — calibration with synthetic "
-                       "data, the conversion check, benchmarks and profiles. Edit a shape or "
-                       "the values to override what was derived from the graph.")
+        intro = QLabel(
+            "The inputs every job feeds this model with — calibration with synthetic "
+            "data, the conversion check, benchmarks and profiles. Edit a shape or "
+            "the values to override what was derived from the graph."
+        )
         intro.setWordWrap(True)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("inputs_table")
@@ -71,9 +80,14 @@ class InputsPanel(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
         header.setMinimumSectionSize(72)
-        for col, tip in ((SHAPE_COL, "Type a shape to use: 1x3x224x224, or 'scalar'"),
-                         (VALUES_COL, "Type the values: LOW:HIGH (integers below HIGH), "
-                                      "V1,V2,…, ones, zeros, normal or bool")):
+        for col, tip in (
+            (SHAPE_COL, "Type a shape to use: 1x3x224x224, or 'scalar'"),
+            (
+                VALUES_COL,
+                "Type the values: LOW:HIGH (integers below HIGH), "
+                "V1,V2,…, ones, zeros, normal or bool",
+            ),
+        ):
             header_item = self.table.horizontalHeaderItem(col)
             if header_item is not None:
                 header_item.setToolTip(tip)
@@ -142,8 +156,11 @@ class InputsPanel(QWidget):
     def request_find(self) -> None:
         """Ask for the inputs job with the current overrides."""
         self._set_state("running")
-        self.find_requested.emit(InputsRecipe(model=str(self.path), shapes=self.overrides.shapes,
-                                              ranges=self.overrides.ranges))
+        self.find_requested.emit(
+            InputsRecipe(
+                model=str(self.path), shapes=self.overrides.shapes, ranges=self.overrides.ranges
+            )
+        )
 
     def show_spec(self, spec: InputSpecification) -> None:
         """The job found ``spec`` and the model ran on it."""
@@ -168,8 +185,11 @@ class InputsPanel(QWidget):
             item.setToolTip(text)
             editable = c in (SHAPE_COL, VALUES_COL)
             flags = item.flags()
-            item.setFlags(flags | Qt.ItemFlag.ItemIsEditable if editable
-                          else flags & ~Qt.ItemFlag.ItemIsEditable)
+            item.setFlags(
+                flags | Qt.ItemFlag.ItemIsEditable
+                if editable
+                else flags & ~Qt.ItemFlag.ItemIsEditable
+            )
             if c in user:
                 font = QFont(item.font())
                 font.setBold(True)
@@ -183,8 +203,18 @@ class InputsPanel(QWidget):
         for r, inp in enumerate(self._declared):
             declared = "[" + ", ".join("?" if d is None else str(d) for d in inp.shape) + "]"
             user = _user_columns(inp.name, shapes, ranges)
-            self._row(r, [inp.name, inp.dtype, declared, shapes.get(inp.name, ""),
-                          ranges.get(inp.name, ""), "set by you" if user else ""], user)
+            self._row(
+                r,
+                [
+                    inp.name,
+                    inp.dtype,
+                    declared,
+                    shapes.get(inp.name, ""),
+                    ranges.get(inp.name, ""),
+                    "set by you" if user else "",
+                ],
+                user,
+            )
         self._filling = False
 
     def _fill_spec(self, spec: InputSpecification) -> None:
@@ -193,8 +223,18 @@ class InputsPanel(QWidget):
         self.table.setRowCount(len(spec.inputs))
         for r, e in enumerate(spec.inputs):
             user = _user_columns(e.name, shapes, ranges)
-            self._row(r, [e.name, e.dtype, e.declared_text(), e.shape_text(),
-                          ranges.get(e.name, e.domain.cli_text()), e.reason], user)
+            self._row(
+                r,
+                [
+                    e.name,
+                    e.dtype,
+                    e.declared_text(),
+                    e.shape_text(),
+                    ranges.get(e.name, e.domain.cli_text()),
+                    e.reason,
+                ],
+                user,
+            )
         self._filling = False
 
     def _override_maps(self) -> tuple[dict[str, str], dict[str, str]]:
@@ -225,8 +265,12 @@ class InputsPanel(QWidget):
                 self._set_state("failed", f"{column} of {exc} — not applied.")
                 return
             target[name] = text
-        self._set_overrides(InputOverrides(tuple(f"{k}={v}" for k, v in shapes.items()),
-                                           tuple(f"{k}={v}" for k, v in ranges.items())))
+        self._set_overrides(
+            InputOverrides(
+                tuple(f"{k}={v}" for k, v in shapes.items()),
+                tuple(f"{k}={v}" for k, v in ranges.items()),
+            )
+        )
         font = QFont(item.font())
         font.setBold(name in target)
         item.setFont(font)

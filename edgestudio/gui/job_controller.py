@@ -29,9 +29,12 @@ class JobController(QObject):
 
     def __init__(self, parent: QObject | None = None, max_parallel: int = 1) -> None:
         super().__init__(parent)
-        self.scheduler = Scheduler(max_parallel, on_added=self.job_added.emit,
-                                   on_updated=self._throttled,
-                                   on_finished=self.job_finished.emit)
+        self.scheduler = Scheduler(
+            max_parallel,
+            on_added=self.job_added.emit,
+            on_updated=self._throttled,
+            on_finished=self.job_finished.emit,
+        )
         self._last_update: dict[str, float] = {}
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_INTERVAL_MS)
@@ -56,11 +59,18 @@ class JobController(QObject):
     def max_parallel(self, value: int) -> None:
         self.scheduler.max_parallel = max(1, value)
 
-    def submit(self, recipe: Recipe, timeout: float | None = None, background: bool = False,
-               threads: int | None = None, exclusive: bool = False) -> Job:
+    def submit(
+        self,
+        recipe: Recipe,
+        timeout: float | None = None,
+        background: bool = False,
+        threads: int | None = None,
+        exclusive: bool = False,
+    ) -> Job:
         """Queue ``recipe`` (see :meth:`Scheduler.submit`); it starts as soon as it may."""
-        job = self.scheduler.submit(recipe, timeout=timeout, background=background,
-                                    threads=threads, exclusive=exclusive)
+        job = self.scheduler.submit(
+            recipe, timeout=timeout, background=background, threads=threads, exclusive=exclusive
+        )
         self._timer.start()
         return job
 
@@ -101,6 +111,8 @@ class JobController(QObject):
 
     def _throttled(self, job: Job) -> None:
         """Progress news, at most ~10 times a second per job (its first news at once)."""
-        if time.monotonic() - self._last_update.get(job.id, 0) >= UPDATE_INTERVAL_S \
-                or job.id not in self._last_update:
+        if (
+            time.monotonic() - self._last_update.get(job.id, 0) >= UPDATE_INTERVAL_S
+            or job.id not in self._last_update
+        ):
             self._updated(job)

@@ -22,8 +22,12 @@ from edgestudio.gui.job_controller import JobController
 from edgestudio.jobs.runner import Job, JobState
 
 _STATE_COLOURS = {
-    JobState.SUCCEEDED: "#2e7d32", JobState.FAILED: "#c62828", JobState.CRASHED: "#c62828",
-    JobState.TIMED_OUT: "#ef6c00", JobState.CANCELLED: "#757575", JobState.RUNNING: "#1565c0",
+    JobState.SUCCEEDED: "#2e7d32",
+    JobState.FAILED: "#c62828",
+    JobState.CRASHED: "#c62828",
+    JobState.TIMED_OUT: "#ef6c00",
+    JobState.CANCELLED: "#757575",
+    JobState.RUNNING: "#1565c0",
     JobState.QUEUED: "#757575",
 }
 # A succeeded job whose result check did not pass: red when it failed, amber when it could not
@@ -164,9 +168,11 @@ class JobsPanel(QWidget):
         if job.state.is_final:
             check = job.report.check if job.report else None
             stage = job.error or (
-                check.verdict() + (f": {check.unchecked_reason()}"
-                                   if check.unchecked_reason() else "")
-                if check else job.state.value)
+                check.verdict()
+                + (f": {check.unchecked_reason()}" if check.unchecked_reason() else "")
+                if check
+                else job.state.value
+            )
         self._item(row, 3).setText(stage)
         self._item(row, 3).setToolTip(job.error or job.stage)
         self._item(row, 4).setText(f"{job.elapsed:.1f} s")
@@ -226,8 +232,11 @@ class JobsPanel(QWidget):
         self.cancel_button.setEnabled(job is not None and not job.state.is_final)
         self.copy_button.setEnabled(job is not None)
         self.open_button.setEnabled(
-            job is not None and job.state is JobState.SUCCEEDED and job.report is not None
-            and bool(job.report.output) and str(job.report.output).endswith(".onnx")
+            job is not None
+            and job.state is JobState.SUCCEEDED
+            and job.report is not None
+            and bool(job.report.output)
+            and str(job.report.output).endswith(".onnx")
         )
         self.clear_button.setEnabled(any(j.state.is_final for j in self._jobs))
 

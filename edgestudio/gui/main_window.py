@@ -61,8 +61,7 @@ from edgestudio.jobs.tuner import Tuner, tuner_summary
 from edgestudio.jobs.workflow import Workflow
 
 WORKSPACE_FILTER = f"EdgeStudio workspaces (*{workspace.SUFFIX});;All files (*)"
-MODEL_FILTER = (f"ONNX models and workspaces (*.onnx *.ort *.pb *{workspace.SUFFIX});;"
-                "All files (*)")
+MODEL_FILTER = f"ONNX models and workspaces (*.onnx *.ort *.pb *{workspace.SUFFIX});;All files (*)"
 
 
 W = TypeVar("W", bound=QWidget)
@@ -75,6 +74,7 @@ def _show_kept(window: W, kept: list[W]) -> W:
     the GUI thread. A parentless one was Python's to delete, and the cyclic collector, run by
     whichever thread allocates, once destroyed one on a worker thread while the GUI thread
     waited on the same Qt lock: a deadlock."""
+
     def forget(_: object = None) -> None:
         if window in kept:
             kept.remove(window)
@@ -147,20 +147,31 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self._fill_recent_menu()
-        file_menu.addAction(self._action(
-            "&Close", QKeySequence.StandardKey.Close,
-            lambda: self.close_document(self.tabs.currentIndex())))
+        file_menu.addAction(
+            self._action(
+                "&Close",
+                QKeySequence.StandardKey.Close,
+                lambda: self.close_document(self.tabs.currentIndex()),
+            )
+        )
         file_menu.addSeparator()
-        file_menu.addAction(self._action("Open &workspace…", QKeySequence("Ctrl+Shift+O"),
-                                         self.open_workspace_dialog))
-        file_menu.addAction(self._action("&Save workspace…", QKeySequence.StandardKey.Save,
-                                         self.save_workspace))
-        file_menu.addAction(self._action("&Export report…", QKeySequence("Ctrl+E"),
-                                         self.export_report))
-        file_menu.addAction(self._action("Co&mpare with…", QKeySequence("Ctrl+Shift+D"),
-                                         self.compare_dialog))
-        file_menu.addAction(self._action("&Preferences…", QKeySequence("Ctrl+,"),
-                                         self.show_preferences))
+        file_menu.addAction(
+            self._action(
+                "Open &workspace…", QKeySequence("Ctrl+Shift+O"), self.open_workspace_dialog
+            )
+        )
+        file_menu.addAction(
+            self._action("&Save workspace…", QKeySequence.StandardKey.Save, self.save_workspace)
+        )
+        file_menu.addAction(
+            self._action("&Export report…", QKeySequence("Ctrl+E"), self.export_report)
+        )
+        file_menu.addAction(
+            self._action("Co&mpare with…", QKeySequence("Ctrl+Shift+D"), self.compare_dialog)
+        )
+        file_menu.addAction(
+            self._action("&Preferences…", QKeySequence("Ctrl+,"), self.show_preferences)
+        )
         file_menu.addSeparator()
         file_menu.addAction(self._action("&Quit", QKeySequence.StandardKey.Quit, self.close))
 
@@ -173,20 +184,26 @@ class MainWindow(QMainWindow):
 
         tools = self.menuBar().addMenu("&Tools")
         self.convert_action = self._action(
-            "&Convert opset / axes…", QKeySequence("Ctrl+Shift+C"), self.show_convert_form)
+            "&Convert opset / axes…", QKeySequence("Ctrl+Shift+C"), self.show_convert_form
+        )
         tools.addAction(self.convert_action)
-        tools.addAction(self._action(
-            "&Export from PyTorch…", QKeySequence("Ctrl+Shift+E"), self.show_export_form))
-        tools.addAction(self._action(
-            "&Quantize…", QKeySequence("Ctrl+Shift+Q"), self.show_quantize_form))
-        tools.addAction(self._action(
-            "&Auto-tune…", QKeySequence("Ctrl+Shift+T"), self.show_tune))
+        tools.addAction(
+            self._action(
+                "&Export from PyTorch…", QKeySequence("Ctrl+Shift+E"), self.show_export_form
+            )
+        )
+        tools.addAction(
+            self._action("&Quantize…", QKeySequence("Ctrl+Shift+Q"), self.show_quantize_form)
+        )
+        tools.addAction(self._action("&Auto-tune…", QKeySequence("Ctrl+Shift+T"), self.show_tune))
 
         help_menu = self.menuBar().addMenu("&Help")
-        help_menu.addAction(self._action("&Keyboard shortcuts", QKeySequence("F1"),
-                                         self.show_shortcuts))
-        help_menu.addAction(self._action("&User guide", QKeySequence("Shift+F1"),
-                                         self.show_user_guide))
+        help_menu.addAction(
+            self._action("&Keyboard shortcuts", QKeySequence("F1"), self.show_shortcuts)
+        )
+        help_menu.addAction(
+            self._action("&User guide", QKeySequence("Shift+F1"), self.show_user_guide)
+        )
         help_menu.addAction(self._action("&About EdgeStudio", None, self.show_about))
 
     def _action(
@@ -269,26 +286,27 @@ class MainWindow(QMainWindow):
         doc.set_loaded(loaded)
         self.workflow.add_document(doc.document)
         doc.quant_panel.requantize_form_requested.connect(
-            lambda request, d=doc: self._requantize(d, request))
-        doc.requantize_requested.connect(
-            lambda nodes, d=doc: self.exclude_and_requantize(d, nodes))
+            lambda request, d=doc: self._requantize(d, request)
+        )
+        doc.requantize_requested.connect(lambda nodes, d=doc: self.exclude_and_requantize(d, nodes))
         doc.int16_requested.connect(
-            lambda nodes, d=doc: self.exclude_and_requantize(d, nodes, in_16_bit=True))
-        doc.quant_panel.compare_requested.connect(
-            lambda run, d=doc: self.compare_run(d, run))
+            lambda nodes, d=doc: self.exclude_and_requantize(d, nodes, in_16_bit=True)
+        )
+        doc.quant_panel.compare_requested.connect(lambda run, d=doc: self.compare_run(d, run))
         doc.quant_panel.tune_requested.connect(lambda run: self.show_tune(run.recipe))
         doc.quant_panel.recover_requested.connect(self.recover_accuracy)
-        doc.quant_panel.rank_requested.connect(
-            lambda run, n, d=doc: self.rank_layers(d, run, n))
+        doc.quant_panel.rank_requested.connect(lambda run, n, d=doc: self.rank_layers(d, run, n))
         doc.perf_panel.apply_preferences(self.prefs)
-        doc.perf_panel.bench_requested.connect(
-            lambda r, d=doc: self.workflow.submit(r, d.document))
+        doc.perf_panel.bench_requested.connect(lambda r, d=doc: self.workflow.submit(r, d.document))
         doc.perf_panel.profile_requested.connect(
-            lambda r, d=doc: self.workflow.submit(r, d.document))
+            lambda r, d=doc: self.workflow.submit(r, d.document)
+        )
         doc.inputs_panel.find_requested.connect(
-            lambda r, d=doc: self.workflow.find_inputs(d.document, r))
+            lambda r, d=doc: self.workflow.find_inputs(d.document, r)
+        )
         doc.graph_panel.shapes_requested.connect(  # through the queue: never beside a benchmark
-            lambda r, d=doc: self.workflow.submit(r, d.document, background=True))
+            lambda r, d=doc: self.workflow.submit(r, d.document, background=True)
+        )
         doc.cost_requested.connect(lambda r, d=doc: self.workflow.submit(r, d.document))
         doc.edit_requested.connect(lambda r, d=doc: self.workflow.submit(r, d.document))
         if self.workflow.providers is not None:
@@ -302,8 +320,10 @@ class MainWindow(QMainWindow):
         )
         if s.problems:
             self._message(
-                QMessageBox.Icon.Warning, "Model has problems",
-                f"{loaded.path.name} was opened, but:", "\n\n".join(s.problems),
+                QMessageBox.Icon.Warning,
+                "Model has problems",
+                f"{loaded.path.name} was opened, but:",
+                "\n\n".join(s.problems),
             )
         self.model_opened.emit(doc)
         restored = self._restores.pop(str(doc.path), None)
@@ -337,10 +357,15 @@ class MainWindow(QMainWindow):
         """True while any model is still being parsed."""
         return bool(self._pending)
 
-    def _message(self, icon: QMessageBox.Icon, title: str, text: str, detail: str,
-                 buttons: QMessageBox.StandardButton = QMessageBox.StandardButton.Ok,
-                 escape: QMessageBox.StandardButton = QMessageBox.StandardButton.Ok,
-                 ) -> QMessageBox:
+    def _message(
+        self,
+        icon: QMessageBox.Icon,
+        title: str,
+        text: str,
+        detail: str,
+        buttons: QMessageBox.StandardButton = QMessageBox.StandardButton.Ok,
+        escape: QMessageBox.StandardButton = QMessageBox.StandardButton.Ok,
+    ) -> QMessageBox:
         # Non-modal so that loading other files (and tests) carry on while it is shown.
         # The buttons are final before the box opens: QMessageBox picks its Escape button
         # when shown, and buttons replaced afterwards left it pointing at a deleted one (Escape
@@ -430,8 +455,9 @@ class MainWindow(QMainWindow):
         self.jobs_dock.show()
         if first:
             self._jobs_dock_sized = True
-            self.resizeDocks([self.jobs_dock], [max(150, self.height() // 5)],
-                             Qt.Orientation.Vertical)
+            self.resizeDocks(
+                [self.jobs_dock], [max(150, self.height() // 5)], Qt.Orientation.Vertical
+            )
 
     def submit(self, recipe: Recipe) -> Job:
         """Run ``recipe`` in the background and show the Jobs panel.
@@ -464,8 +490,9 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
-    def show_quantize_form(self, base: QuantRecipe | None = None,
-                           extra_exclude: list[str] | None = None) -> QuantizeDialog | None:
+    def show_quantize_form(
+        self, base: QuantRecipe | None = None, extra_exclude: list[str] | None = None
+    ) -> QuantizeDialog | None:
         """Open the Quantize form for the current model (non-modal); Quantize submits the job."""
         doc = self.current_document()
         if doc is None or doc.loaded is None:
@@ -473,14 +500,22 @@ class MainWindow(QMainWindow):
             return None
         excluded = sorted(doc.excluded | set(extra_exclude or []))
         dialog = QuantizeDialog(doc.loaded.model, doc.path, excluded, self, base=base)
-        dialog.accepted.connect(lambda: self.start_quantization(
-            doc, dialog.recipe(), dialog.analyze_data(), dialog.analyze_metric()))
+        dialog.accepted.connect(
+            lambda: self.start_quantization(
+                doc, dialog.recipe(), dialog.analyze_data(), dialog.analyze_metric()
+            )
+        )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
         return dialog
 
-    def start_quantization(self, doc: DocumentView, recipe: QuantRecipe,
-                           analyze_on: DataSource | None, metric: str = "auto") -> QuantRun:
+    def start_quantization(
+        self,
+        doc: DocumentView,
+        recipe: QuantRecipe,
+        analyze_on: DataSource | None,
+        metric: str = "auto",
+    ) -> QuantRun:
         """Submit a quantization (and, when it succeeds, its analysis) for ``doc``."""
         return self.workflow.quantize(doc.document, recipe, analyze_on, metric)
 
@@ -489,15 +524,15 @@ class MainWindow(QMainWindow):
         doc.set_excluded(doc.excluded | set(worst))
         self.show_quantize_form(base=run.recipe, extra_exclude=worst)
 
-    def exclude_and_requantize(self, doc: DocumentView, nodes: frozenset[str],
-                               in_16_bit: bool = False) -> QuantRun | None:
+    def exclude_and_requantize(
+        self, doc: DocumentView, nodes: frozenset[str], in_16_bit: bool = False
+    ) -> QuantRun | None:
         """Keep ``nodes`` in float (or, ``in_16_bit``, in 16-bit: still integer), quantize as
         the last run did (its calibration comes from the cache) and, once the new run is done,
         compare the two runs side by side."""
         base = doc.requantize_base()
         if base is None:
-            self.statusBar().showMessage("Quantize the model once first (Tools › Quantize…).",
-                                         5000)
+            self.statusBar().showMessage("Quantize the model once first (Tools › Quantize…).", 5000)
             return None
         if in_16_bit:
             run = self.workflow.requantize_int16(doc.document, base, nodes)
@@ -508,7 +543,9 @@ class MainWindow(QMainWindow):
         doc.show_panel("quantization")
         self.statusBar().showMessage(
             f"Re-quantizing {what} as run #{base.number} did; the two runs are compared when "
-            "it is done.", 10_000)
+            "it is done.",
+            10_000,
+        )
 
         def finished(changed: QuantRun) -> None:
             if changed is not run or not changed.state.is_final:
@@ -545,20 +582,34 @@ class MainWindow(QMainWindow):
         if doc is None or not doc.is_loaded:
             self.statusBar().showMessage("Open a model first (Ctrl+O).", 5000)
             return None
-        providers = sorted((p.provider for p in self.workflow.providers or [] if p.works),
-                           key=lambda p: p != "CPUExecutionProvider")  # CPU first
+        providers = sorted(
+            (p.provider for p in self.workflow.providers or [] if p.works),
+            key=lambda p: p != "CPUExecutionProvider",
+        )  # CPU first
         guesses = sorted(doc.path.parent.glob("*eval*.npz")) + sorted(
-            doc.path.parent.glob("*calib*.npz"))
-        window = TuneWindow(doc.path, providers, str(guesses[0]) if guesses else "", self,
-                            ray_address=self.prefs.ray_address, base=base,
-                            earlier=doc.document.tunes[-1] if doc.document.tunes else None,
-                            jobs=self.jobs)
+            doc.path.parent.glob("*calib*.npz")
+        )
+        window = TuneWindow(
+            doc.path,
+            providers,
+            str(guesses[0]) if guesses else "",
+            self,
+            ray_address=self.prefs.ray_address,
+            base=base,
+            earlier=doc.document.tunes[-1] if doc.document.tunes else None,
+            jobs=self.jobs,
+        )
         window.candidate_chosen.connect(
             lambda c, d=doc: d.graph_panel.view.show_sqnr(
-                c.analysis.sqnr_by_node(), c.analysis.representative,
-                f"SQNR (dB), candidate #{c.number}", c.analysis.data_note()))
+                c.analysis.sqnr_by_node(),
+                c.analysis.representative,
+                f"SQNR (dB), candidate #{c.number}",
+                c.analysis.data_note(),
+            )
+        )
         window.keep_requested.connect(
-            lambda candidate, tuner, d=doc: self._keep_tuned(d, candidate, tuner))
+            lambda candidate, tuner, d=doc: self._keep_tuned(d, candidate, tuner)
+        )
         return _show_kept(window, self.tune_windows)
 
     def rank_layers(self, doc: DocumentView, run: QuantRun, count: int) -> None:
@@ -567,15 +618,20 @@ class MainWindow(QMainWindow):
         self.workflow.rank_layers(doc.document, run, count)
         self.statusBar().showMessage(
             f"Ranking {count} layers of run #{run.number} by the task: one quantization and "
-            "analysis each, in the background (Jobs panel).", 10_000)
+            "analysis each, in the background (Jobs panel).",
+            10_000,
+        )
 
     def recover_accuracy(self, run: QuantRun) -> TuneWindow | None:
         """Open the tune window set to recover ``run``'s accuracy: its task's goal, the data
         it was judged on, integer only."""
         window = self.show_tune(run.recipe)
         if window is not None:
-            data = run.analyze_on.path if run.analyze_on is not None and \
-                run.analyze_on.kind != "synthetic" else ""
+            data = (
+                run.analyze_on.path
+                if run.analyze_on is not None and run.analyze_on.kind != "synthetic"
+                else ""
+            )
             window.prepare_recovery(recovery_goal(run.analysis), data)
         return window
 
@@ -587,27 +643,41 @@ class MainWindow(QMainWindow):
             # measured by an earlier tune: no file to copy; quantized (calibration from the
             # cache) and analysed again as a background run, never on this thread
             run = self.start_quantization(
-                doc, dataclasses.replace(candidate.recipe, output=str(target), overwrite=True),
-                tuner.settings.data)
+                doc,
+                dataclasses.replace(candidate.recipe, output=str(target), overwrite=True),
+                tuner.settings.data,
+            )
             doc.document.record_tune(tuner_summary(tuner))
             doc.show_panel("quantization")
-            self.statusBar().showMessage(f"Quantizing tuned candidate #{candidate.number} "
-                                         f"again (measured by an earlier tune) as run "
-                                         f"#{run.number}: {target}", 10_000)
+            self.statusBar().showMessage(
+                f"Quantizing tuned candidate #{candidate.number} "
+                f"again (measured by an earlier tune) as run "
+                f"#{run.number}: {target}",
+                10_000,
+            )
             return run
         tuner.keep(candidate, target)
-        run = doc.document.new_run(QuantRun(
-            number=0, recipe=dataclasses.replace(candidate.recipe, output=str(target)),
-            output=str(target), analysis=candidate.analysis, state=RunState.ANALYSED,
-            quantization=Quantization(float_bytes=doc.path.stat().st_size,
-                                      quant_bytes=candidate.quant_bytes or 0,
-                                      command=candidate.recipe.command_line())))
+        run = doc.document.new_run(
+            QuantRun(
+                number=0,
+                recipe=dataclasses.replace(candidate.recipe, output=str(target)),
+                output=str(target),
+                analysis=candidate.analysis,
+                state=RunState.ANALYSED,
+                quantization=Quantization(
+                    float_bytes=doc.path.stat().st_size,
+                    quant_bytes=candidate.quant_bytes or 0,
+                    command=candidate.recipe.command_line(),
+                ),
+            )
+        )
         doc.document.record_tune(tuner_summary(tuner))
         doc.document.overlay = Overlay(OverlayKind.SQNR, run.number)
         doc.show_panel("quantization")
         self.compare_run(doc, run)  # the kept model beside its float original, at its worst
-        self.statusBar().showMessage(f"Kept tuned candidate #{candidate.number} as run "
-                                     f"#{run.number}: {target}", 10_000)
+        self.statusBar().showMessage(
+            f"Kept tuned candidate #{candidate.number} as run #{run.number}: {target}", 10_000
+        )
         return run
 
     # ----- comparing two models ---------------------------------------------------------------
@@ -617,12 +687,18 @@ class MainWindow(QMainWindow):
         if doc is None:
             self.statusBar().showMessage("Open a model first (Ctrl+O).", 5000)
             return None
-        other, _ = QFileDialog.getOpenFileName(self, f"Compare {doc.path.name} with",
-                                               str(doc.path.parent), MODEL_FILTER)
+        other, _ = QFileDialog.getOpenFileName(
+            self, f"Compare {doc.path.name} with", str(doc.path.parent), MODEL_FILTER
+        )
         return self.compare(doc.path, Path(other)) if other else None
 
-    def compare(self, a: Path, b: Path, sqnr: dict[str, float] | None = None,
-                analysis: Analysis | None = None) -> CompareView:
+    def compare(
+        self,
+        a: Path,
+        b: Path,
+        sqnr: dict[str, float] | None = None,
+        analysis: Analysis | None = None,
+    ) -> CompareView:
         """Open a window with models ``a`` and ``b`` side by side and their differences."""
         return _show_kept(CompareView(a, b, sqnr, self, analysis=analysis), self.compare_views)
 
@@ -651,15 +727,20 @@ class MainWindow(QMainWindow):
             return None
         if path is None:
             suggested = workspace.last_for(doc.path) or workspace.default_path(doc.path)
-            path, _ = QFileDialog.getSaveFileName(self, "Save workspace", str(suggested),
-                                                  WORKSPACE_FILTER)
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Save workspace", str(suggested), WORKSPACE_FILTER
+            )
         if not path:
             return None
         try:
             saved = workspace.save(doc.document, path)
         except OSError as exc:
-            self._message(QMessageBox.Icon.Critical, "Cannot save the workspace",
-                          f"{Path(path).name} could not be written.", str(exc.strerror or exc))
+            self._message(
+                QMessageBox.Icon.Critical,
+                "Cannot save the workspace",
+                f"{Path(path).name} could not be written.",
+                str(exc.strerror or exc),
+            )
             return None
         self.statusBar().showMessage(f"Workspace saved to {saved}", 10_000)
         return str(saved)
@@ -675,12 +756,17 @@ class MainWindow(QMainWindow):
         try:
             restored = workspace.load(path)
         except workspace.WorkspaceError as exc:
-            self._message(QMessageBox.Icon.Critical, "Cannot open the workspace", str(exc),
-                          str(path))
+            self._message(
+                QMessageBox.Icon.Critical, "Cannot open the workspace", str(exc), str(path)
+            )
             return None
         if not restored.model_found:
-            self._message(QMessageBox.Icon.Critical, "Cannot open the workspace",
-                          restored.warning() or "", str(path))
+            self._message(
+                QMessageBox.Icon.Critical,
+                "Cannot open the workspace",
+                restored.warning() or "",
+                str(path),
+            )
             return None
         doc = self.open_model(restored.document.path)
         if doc.is_loaded:
@@ -693,8 +779,9 @@ class MainWindow(QMainWindow):
         doc.document.restore(restored.document)
         warning = restored.warning()
         if warning:
-            self._message(QMessageBox.Icon.Warning, "The model changed", warning,
-                          str(restored.path))
+            self._message(
+                QMessageBox.Icon.Warning, "The model changed", warning, str(restored.path)
+            )
         self.statusBar().showMessage(f"Workspace {restored.path.name} restored", 10_000)
         self.workspace_restored.emit(doc)
 
@@ -704,10 +791,15 @@ class MainWindow(QMainWindow):
         if last is None:
             return
         yes, no = QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.No
-        box = self._message(QMessageBox.Icon.Question, "Restore the workspace?",
-                            f"{doc.path.name} has a saved workspace ({last.name}) with its "
-                            "quantization runs, benchmarks and inputs. Restore it?", str(last),
-                            buttons=yes | no, escape=no)
+        box = self._message(
+            QMessageBox.Icon.Question,
+            "Restore the workspace?",
+            f"{doc.path.name} has a saved workspace ({last.name}) with its "
+            "quantization runs, benchmarks and inputs. Restore it?",
+            str(last),
+            buttons=yes | no,
+            escape=no,
+        )
         box.setDefaultButton(yes)
         box.setObjectName("restore_workspace")
         # The Yes button's own signal: nothing reaches into the box while it closes, and the
@@ -718,21 +810,35 @@ class MainWindow(QMainWindow):
     # ----- misc ----------------------------------------------------------------------------
     def shortcut_list(self) -> list[tuple[str, str]]:
         """(keys, what they do) for every menu action with a shortcut, plus the graph's keys."""
-        rows = [(a.shortcut().toString(QKeySequence.SequenceFormat.NativeText),
-                 a.text().replace("&", "").rstrip("…"))
-                for a in self.findChildren(QAction) if not a.shortcut().isEmpty()]
-        rows += [("Ctrl+F / F3 / Shift+F3", "Graph: find, next, previous"),
-                 ("+ / − / wheel / pinch", "Graph: zoom"), ("F or 0", "Graph: readable overview"),
-                 ("A", "Graph: whole graph"), ("Esc", "Graph: clear the selection"),
-                 ("Right-click a node", "Graph: exclude it from quantization")]
+        rows = [
+            (
+                a.shortcut().toString(QKeySequence.SequenceFormat.NativeText),
+                a.text().replace("&", "").rstrip("…"),
+            )
+            for a in self.findChildren(QAction)
+            if not a.shortcut().isEmpty()
+        ]
+        rows += [
+            ("Ctrl+F / F3 / Shift+F3", "Graph: find, next, previous"),
+            ("+ / − / wheel / pinch", "Graph: zoom"),
+            ("F or 0", "Graph: readable overview"),
+            ("A", "Graph: whole graph"),
+            ("Esc", "Graph: clear the selection"),
+            ("Right-click a node", "Graph: exclude it from quantization"),
+        ]
         return rows
 
     def show_shortcuts(self) -> QMessageBox:
         """A table of keyboard shortcuts."""
-        rows = "".join(f"<tr><td><b>{k}</b></td><td>&nbsp;&nbsp;{v}</td></tr>"
-                       for k, v in self.shortcut_list())
-        box = self._message(QMessageBox.Icon.Information, "Keyboard shortcuts",
-                            f"<table width=460>{rows}</table>", "")
+        rows = "".join(
+            f"<tr><td><b>{k}</b></td><td>&nbsp;&nbsp;{v}</td></tr>" for k, v in self.shortcut_list()
+        )
+        box = self._message(
+            QMessageBox.Icon.Information,
+            "Keyboard shortcuts",
+            f"<table width=460>{rows}</table>",
+            "",
+        )
         return box
 
     def show_about(self) -> None:
@@ -747,12 +853,17 @@ class MainWindow(QMainWindow):
 
         import PySide6
 
-        rows = [("onnx", version("onnx")), ("onnxruntime", version("onnxruntime")),
-                ("PySide6", PySide6.__version__), ("pyqtgraph", version("pyqtgraph")),
-                ("torch", version("torch"))]
+        rows = [
+            ("onnx", version("onnx")),
+            ("onnxruntime", version("onnxruntime")),
+            ("PySide6", PySide6.__version__),
+            ("pyqtgraph", version("pyqtgraph")),
+            ("torch", version("torch")),
+        ]
         table = "".join(f"<tr><td>{n}</td><td>{v}</td></tr>" for n, v in rows)
         QMessageBox.about(
-            self, "About EdgeStudio",
+            self,
+            "About EdgeStudio",
             f"<h3>EdgeStudio {__version__}</h3><p>See, convert, quantize and benchmark ONNX "
             f"models for edge devices.</p><table>{table}</table><p>EdgeStudio works offline and "
             "sends nothing anywhere; onnxruntime's telemetry is switched off in every process.</p>",
@@ -805,8 +916,11 @@ class MainWindow(QMainWindow):
             return None
         if path is None:
             path, _ = QFileDialog.getSaveFileName(
-                self, "Export report", str(doc.path.with_name(f"{doc.path.stem}_report.html")),
-                "HTML report (*.html)")
+                self,
+                "Export report",
+                str(doc.path.with_name(f"{doc.path.stem}_report.html")),
+                "HTML report (*.html)",
+            )
         if not path:
             return None
         html_path, _ = write_report(path, report_from_document(doc.document))
@@ -815,7 +929,8 @@ class MainWindow(QMainWindow):
 
     def _confirm_quit(self, count: int) -> bool:
         answer = QMessageBox.question(
-            self, "Jobs are running",
+            self,
+            "Jobs are running",
             f"{count} job{'s are' if count > 1 else ' is'} still running. Cancel and quit?",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
             QMessageBox.StandardButton.No,

@@ -40,8 +40,15 @@ def _parse(path: Path) -> Callable[[Callable[[float], None], Callable[[], bool]]
         table = NodeTable.of(model.graph)
         constants = constant_nodes(model.graph, table)
         summary = summarize_model(model, path, runtime_info(), constants, table)
-        return LoadedModel(path, model, summary, file_hash(path),
-                           (stat.st_size, stat.st_mtime_ns), table, constants)
+        return LoadedModel(
+            path,
+            model,
+            summary,
+            file_hash(path),
+            (stat.st_size, stat.st_mtime_ns),
+            table,
+            constants,
+        )
 
     return work
 
@@ -59,15 +66,17 @@ class ModelLoader(QObject):
     def load(self, path: str | Path) -> None:
         """Start parsing ``path``; ``loaded`` or ``failed`` follows."""
         path = Path(path)
-        self._background.run(_parse(path), self.loaded.emit,
-                             lambda exc: self._failed(path, exc))
+        self._background.run(_parse(path), self.loaded.emit, lambda exc: self._failed(path, exc))
 
     def _failed(self, path: Path, exc: Exception) -> None:
         if isinstance(exc, ModelLoadError):
             self.failed.emit(str(path), str(exc), exc.kind)
         else:  # a parser bug must not take the app down: report it instead
-            self.failed.emit(str(path), f"{path.name} could not be read "
-                             f"({type(exc).__name__}: {exc}).", "unexpected")
+            self.failed.emit(
+                str(path),
+                f"{path.name} could not be read ({type(exc).__name__}: {exc}).",
+                "unexpected",
+            )
 
     def wait(self, msecs: int = 30_000) -> bool:
         """Block until every started load has finished (for shutdown and tests)."""

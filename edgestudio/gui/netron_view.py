@@ -48,8 +48,10 @@ Object.defineProperty(document, 'cookie', {
 # font (resources/fonts/make_brackets_font.py) goes first in Netron's font stacks for exactly
 # those code points; every other character keeps Netron's fonts.
 BRACKETS_FONT = "edgestudio-brackets.ttf"
-_NETRON_FONTS = ('-apple-system, BlinkMacSystemFont, "Segoe WPC", "Segoe UI", "Ubuntu", '
-                 '"Droid Sans", sans-serif, "PingFang SC"')
+_NETRON_FONTS = (
+    '-apple-system, BlinkMacSystemFont, "Segoe WPC", "Segoe UI", "Ubuntu", '
+    '"Droid Sans", sans-serif, "PingFang SC"'
+)
 BRACKETS_STYLE = (
     "<style>@font-face { font-family: 'EdgeStudio Brackets'; "
     f"src: url('{BRACKETS_FONT}') format('truetype'); unicode-range: U+3008-3009, U+2026; }}"
@@ -83,8 +85,9 @@ def _web_classes() -> tuple[type, type, type]:
     class Handler(QWebEngineUrlSchemeHandler):
         """Serves the rewritten index, netron's own files and the one model, nothing else."""
 
-        def __init__(self, parent: Any, view: weakref.ref[NetronView], index: str,
-                     root: Path) -> None:
+        def __init__(
+            self, parent: Any, view: weakref.ref[NetronView], index: str, root: Path
+        ) -> None:
             super().__init__(parent)
             self._view, self._index, self._root = view, index.encode("utf-8"), root
 
@@ -137,8 +140,9 @@ def _web_classes() -> tuple[type, type, type]:
     class Page(QWebEnginePage):
         """Keeps navigation local; links go to the system browser."""
 
-        def acceptNavigationRequest(self, url: QUrl | str, kind: QWebEnginePage.NavigationType,
-                                    main_frame: bool) -> bool:
+        def acceptNavigationRequest(
+            self, url: QUrl | str, kind: QWebEnginePage.NavigationType, main_frame: bool
+        ) -> bool:
             url = QUrl(url)
             if url.scheme() in ALLOWED_SCHEMES:
                 return True
@@ -183,14 +187,16 @@ def prepare_web_engine() -> bool:
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         # Chromium refuses to run its sandbox as root.
         os.environ.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")
-    os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS",
-                          "--disable-background-networking --disable-component-update "
-                          "--no-first-run --disable-sync")
+    os.environ.setdefault(
+        "QTWEBENGINE_CHROMIUM_FLAGS",
+        "--disable-background-networking --disable-component-update --no-first-run --disable-sync",
+    )
     scheme = QWebEngineUrlScheme(SCHEME)
     scheme.setSyntax(QWebEngineUrlScheme.Syntax.Host)
     flags = QWebEngineUrlScheme.Flag
-    scheme.setFlags(flags.SecureScheme | flags.LocalScheme | flags.LocalAccessAllowed
-                    | flags.CorsEnabled)
+    scheme.setFlags(
+        flags.SecureScheme | flags.LocalScheme | flags.LocalAccessAllowed | flags.CorsEnabled
+    )
     QWebEngineUrlScheme.registerScheme(scheme)
     _available = netron_dir() is not None
     return _available
@@ -200,10 +206,12 @@ def rewritten_index(html: str, model_name: str, today: dt.datetime | None = None
     """Netron's index.html with version 0.0.0, today's date, our model as its file, and the
     font for the brackets it writes shapes between."""
     now = (today or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%d %H:%M:%S")
-    html = re.sub(r'<meta name="version" content="[^"]*">', '<meta name="version" content="0.0.0">',
-                  html)
-    html = re.sub(r'<meta name="date" content="[^"]*">', f'<meta name="date" content="{now}">',
-                  html)
+    html = re.sub(
+        r'<meta name="version" content="[^"]*">', '<meta name="version" content="0.0.0">', html
+    )
+    html = re.sub(
+        r'<meta name="date" content="[^"]*">', f'<meta name="date" content="{now}">', html
+    )
     file_meta = f'<meta name="file" content="model/{model_name}">'
     html = html.replace('<meta charset="utf-8">', f'<meta charset="utf-8">\n{file_meta}', 1)
     return html.replace("</head>", f"{BRACKETS_STYLE}\n</head>", 1)
@@ -295,6 +303,7 @@ class NetronView(QWidget):
         """Netron reads and lays the model out after its page has loaded ('welcome spinner'
         meanwhile); it is drawn once the page is 'default', or failed on 'welcome message'.
         Polled every 150 ms, at most a minute (a model it cannot lay out is then settled)."""
+
         def seen(classes: object) -> None:
             text = str(classes or "")
             self._drawn_polls += 1

@@ -53,16 +53,28 @@ from edgestudio.gui.plots import set_category_axis, show_empty, show_values
 from edgestudio.gui.tables import NumericItem, results_table
 from edgestudio.gui.work_scatter import WorkScatter
 
-RESULT_COLUMNS = ["Model", "Where", "EP", "Threads", "Median (ms)", "p90 (ms)", "p99 (ms)",
-                  "Min (ms)", "Mean (ms)", "Std (ms)", "Runs/s", "CPU (ms)", "Timed runs",
-                  "Note"]
+RESULT_COLUMNS = [
+    "Model",
+    "Where",
+    "EP",
+    "Threads",
+    "Median (ms)",
+    "p90 (ms)",
+    "p99 (ms)",
+    "Min (ms)",
+    "Mean (ms)",
+    "Std (ms)",
+    "Runs/s",
+    "CPU (ms)",
+    "Timed runs",
+    "Note",
+]
 PROFILE_COLUMNS = ["Node", "Op", "EP", "µs / run", "Share", "MACs", "Fused from"]
-
-
 
 
 # The profile takes these from the benchmark's widgets, so that both measure the same inputs.
 SHARED_WITH_BENCH = {"batch"}
+
 
 class PerfPanel(QWidget):
     """Benchmarks and profiles of one document's model (and its quantized versions)."""
@@ -90,25 +102,33 @@ class PerfPanel(QWidget):
             names.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.providers.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
         self.set_providers([ProviderProbe("CPUExecutionProvider", works=True)])
-        order_note = QLabel("Checked providers are benchmarked one by one. Drag to reorder: the "
-                            "order is the order onnxruntime assigns nodes in, CPU taking what the "
-                            "first cannot run.")
+        order_note = QLabel(
+            "Checked providers are benchmarked one by one. Drag to reorder: the "
+            "order is the order onnxruntime assigns nodes in, CPU taking what the "
+            "first cannot run."
+        )
         order_note.setWordWrap(True)
         self.machines = QListWidget()
         self.machines.setObjectName("bench_devices")
         self.machines.setMaximumHeight(80)
-        self.machines.setToolTip("Where to measure: this machine and the devices added in "
-                                 "Preferences › Devices (over SSH), side by side")
+        self.machines.setToolTip(
+            "Where to measure: this machine and the devices added in "
+            "Preferences › Devices (over SSH), side by side"
+        )
         self.refresh_devices()
         self.threads = QLineEdit("1")
         # the declared options of BenchRecipe: a new one appears here without form code
         defaults = BenchRecipe()
-        self.bench_options = {f.name: (f, opt, option_widget(f, opt, getattr(defaults, f.name)))
-                              for f, opt in declared_options(BenchRecipe)}
+        self.bench_options = {
+            f.name: (f, opt, option_widget(f, opt, getattr(defaults, f.name)))
+            for f, opt in declared_options(BenchRecipe)
+        }
         profile_defaults = ProfileRecipe()
         self.profile_options = {
             f.name: (f, opt, option_widget(f, opt, getattr(profile_defaults, f.name)))
-            for f, opt in declared_options(ProfileRecipe) if f.name not in SHARED_WITH_BENCH}
+            for f, opt in declared_options(ProfileRecipe)
+            if f.name not in SHARED_WITH_BENCH
+        }
         self.shapes = QLineEdit()
         self._hint_shapes(document.input_spec)
         document.events.input_spec.connect(self._hint_shapes)
@@ -153,8 +173,11 @@ class PerfPanel(QWidget):
             plot.getPlotItem().getAxis("left").enableAutoSIPrefix(False)
         export_row = QHBoxLayout()
         self.export_buttons: list[QPushButton] = []
-        for label, fn in (("Export plots…", self.export_plots), ("Export CSV…", self.export_csv),
-                          ("Export JSON…", self.export_json)):
+        for label, fn in (
+            ("Export plots…", self.export_plots),
+            ("Export CSV…", self.export_csv),
+            ("Export JSON…", self.export_json),
+        ):
             button = QPushButton(label)
             button.clicked.connect(lambda _=False, f=fn: f())
             button.setEnabled(False)  # until there is something to export
@@ -163,8 +186,10 @@ class PerfPanel(QWidget):
             self.export_buttons.append(button)
         export_row.addStretch(1)
         for plot in (self.dist_plot, self.median_plot):
-            show_empty(plot, "Run a benchmark (left): the latency of each model on each "
-                             "provider appears here.")
+            show_empty(
+                plot,
+                "Run a benchmark (left): the latency of each model on each provider appears here.",
+            )
             plot.getPlotItem().setLabel("bottom", "model, provider × threads")
         results = QWidget()
         rl = QVBoxLayout(results)
@@ -183,8 +208,9 @@ class PerfPanel(QWidget):
         rl.addLayout(export_row)
 
         # ----- profile -----------------------------------------------------------------------
-        self.placement = QLabel("Run a profile to see per-op time and which provider ran each "
-                                "node.")
+        self.placement = QLabel(
+            "Run a profile to see per-op time and which provider ran each node."
+        )
         self.placement.setObjectName("placement")
         self.placement.setWordWrap(True)
         self.profile_table = results_table(PROFILE_COLUMNS, "profile_table")
@@ -220,10 +246,13 @@ class PerfPanel(QWidget):
         ec_form = QFormLayout()
         self.edge_label = QLabel("Edge latency (ms, measured):")
         ec_rows: list[tuple[QLabel | str, QDoubleSpinBox]] = [
-            (self.edge_label, self.edge_ms), ("Network round trip (ms):", self.rtt),
+            (self.edge_label, self.edge_ms),
+            ("Network round trip (ms):", self.rtt),
             ("Upload bandwidth (Mbit/s):", self.upload),
-            ("Payload per request (kB):", self.payload), ("Server queue (ms):", self.queue),
-            ("Cloud inference (ms):", self.cloud)]
+            ("Payload per request (kB):", self.payload),
+            ("Server queue (ms):", self.queue),
+            ("Cloud inference (ms):", self.cloud),
+        ]
         for caption, w in ec_rows:
             ec_form.addRow(caption, w)
             w.valueChanged.connect(self.refresh_edge_cloud)
@@ -325,8 +354,9 @@ class PerfPanel(QWidget):
             item.setData(Qt.ItemDataRole.UserRole, name)
             item.setToolTip(tip)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if name in checked
-                               else Qt.CheckState.Unchecked)
+            item.setCheckState(
+                Qt.CheckState.Checked if name in checked else Qt.CheckState.Unchecked
+            )
             self.machines.addItem(item)
 
     def set_machines(self, names: list[str]) -> None:
@@ -334,13 +364,16 @@ class PerfPanel(QWidget):
         for i in range(self.machines.count()):
             item = self.machines.item(i)
             if item is not None:
-                item.setCheckState(Qt.CheckState.Checked
-                                   if item.data(Qt.ItemDataRole.UserRole) in names
-                                   else Qt.CheckState.Unchecked)
+                item.setCheckState(
+                    Qt.CheckState.Checked
+                    if item.data(Qt.ItemDataRole.UserRole) in names
+                    else Qt.CheckState.Unchecked
+                )
 
     def set_providers(self, rows: list[ProviderProbe]) -> None:
         """Show the probe's providers: working ones checkable, others greyed with the reason."""
         self.providers.clear()
+
         def order(r: ProviderProbe) -> tuple[bool, bool]:
             return (not r.works, r.provider != "CPUExecutionProvider")
 
@@ -351,9 +384,11 @@ class PerfPanel(QWidget):
             item.setToolTip(f"{row.provider}: {row.reason or 'available'}")
             if row.works:
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-                item.setCheckState(Qt.CheckState.Checked
-                                   if row.provider == "CPUExecutionProvider"
-                                   else Qt.CheckState.Unchecked)
+                item.setCheckState(
+                    Qt.CheckState.Checked
+                    if row.provider == "CPUExecutionProvider"
+                    else Qt.CheckState.Unchecked
+                )
             else:
                 item.setFlags(Qt.ItemFlag.NoItemFlags)
             self.providers.addItem(item)
@@ -369,8 +404,11 @@ class PerfPanel(QWidget):
 
     def _checked(self, widget: QListWidget) -> list[str]:
         items = [widget.item(i) for i in range(widget.count())]
-        return [str(i.data(Qt.ItemDataRole.UserRole)) for i in items
-                if i is not None and i.checkState() == Qt.CheckState.Checked]
+        return [
+            str(i.data(Qt.ItemDataRole.UserRole))
+            for i in items
+            if i is not None and i.checkState() == Qt.CheckState.Checked
+        ]
 
     def _option(self, name: str) -> tuple[Any, QWidget]:
         """The declared field ``name`` of the benchmark form and its widget."""
@@ -381,8 +419,11 @@ class PerfPanel(QWidget):
         """The Shapes field's example in this model's own words (its first input, as the
         inputs it runs on have it), not another model's."""
         entry = spec.inputs[0] if isinstance(spec, InputSpecification) and spec.inputs else None
-        example = f"{entry.name}={entry.shape_text()}" if entry is not None and entry.shape \
+        example = (
+            f"{entry.name}={entry.shape_text()}"
+            if entry is not None and entry.shape
             else "INPUT=1x3x224x224"
+        )
         self.shapes.setPlaceholderText(f"fixed shapes, e.g. {example} (optional)")
 
     def bench_widget(self, name: str) -> QWidget:
@@ -397,8 +438,11 @@ class PerfPanel(QWidget):
         except ValueError as exc:
             raise ValueError(f"Threads: {exc}") from exc
         try:
-            shapes = tuple(checked_text(parse_named_shape)(s)
-                           for s in self.shapes.text().split(",") if s.strip())
+            shapes = tuple(
+                checked_text(parse_named_shape)(s)
+                for s in self.shapes.text().split(",")
+                if s.strip()
+            )
         except ValueError as exc:
             raise ValueError(f"Shapes: {exc}") from exc
         machines = tuple(self._checked(self.machines))
@@ -410,8 +454,10 @@ class PerfPanel(QWidget):
             providers=tuple(self._checked(self.providers)),
             threads=threads,
             shapes=shapes,
-            **{name: widget_value(f, widget) for name, (f, _, widget)
-               in self.bench_options.items()})
+            **{
+                name: widget_value(f, widget) for name, (f, _, widget) in self.bench_options.items()
+            },
+        )
 
     def _request_bench(self) -> None:
         try:
@@ -425,22 +471,36 @@ class PerfPanel(QWidget):
     def _request_profile(self) -> None:
         providers = tuple(self._checked(self.providers)) or ("CPUExecutionProvider",)
         machine = next(iter(self._checked(self.machines)), "local")
-        self.profile_requested.emit(ProfileRecipe(
-            model=str(self.model_path), providers=providers,
-            batch=int(widget_value(*self._option("batch"))),
-            device="" if machine == "local" else machine,
-            **{name: widget_value(f, widget) for name, (f, _, widget)
-               in self.profile_options.items()}))
+        self.profile_requested.emit(
+            ProfileRecipe(
+                model=str(self.model_path),
+                providers=providers,
+                batch=int(widget_value(*self._option("batch"))),
+                device="" if machine == "local" else machine,
+                **{
+                    name: widget_value(f, widget)
+                    for name, (f, _, widget) in self.profile_options.items()
+                },
+            )
+        )
 
     # ----- latency results -------------------------------------------------------------------
-    def show_results(self, results: list[LatencyRow], verdicts: list[str] | None = None,
-                     failures: list[str] | None = None) -> None:
+    def show_results(
+        self,
+        results: list[LatencyRow],
+        verdicts: list[str] | None = None,
+        failures: list[str] | None = None,
+    ) -> None:
         """Fill the table and both plots; ``verdicts`` say how quantized models compare,
         ``failures`` which devices' links failed part-way."""
-        lines = [f'<b style="color:#c62828">⚠ {html.escape(f)} (the rows measured before are '
-                 'kept)</b>' for f in failures or []]
-        lines += [(f'<b style="color:#c62828">{html.escape(v)}</b>' if "SLOWER" in v
-                   else html.escape(v)) for v in verdicts or []]
+        lines = [
+            f'<b style="color:#c62828">⚠ {html.escape(f)} (the rows measured before are kept)</b>'
+            for f in failures or []
+        ]
+        lines += [
+            (f'<b style="color:#c62828">{html.escape(v)}</b>' if "SLOWER" in v else html.escape(v))
+            for v in verdicts or []
+        ]
         self.verdicts.setVisible(bool(lines))
         self.verdicts.setText("<br>".join(lines))
         ok = [r for r in results if r.ok]
@@ -449,27 +509,38 @@ class PerfPanel(QWidget):
         for row, r in enumerate(results):
             where = QTableWidgetItem(r.where + (f" · ort {r.runtime}" if r.runtime else ""))
             where.setToolTip(f"measured on {r.where} with onnxruntime {r.runtime or '?'}")
-            cells: list[QTableWidgetItem] = [QTableWidgetItem(Path(r.model).name), where,
-                                             QTableWidgetItem(short_name(r.ep)),
-                                             NumericItem(r.threads, "d")]
+            cells: list[QTableWidgetItem] = [
+                QTableWidgetItem(Path(r.model).name),
+                where,
+                QTableWidgetItem(short_name(r.ep)),
+                NumericItem(r.threads, "d"),
+            ]
             if not r.ok:
                 cells.append(QTableWidgetItem(r.error or "not measured"))
             else:
-                cells += [NumericItem(v, ".3f") for v in (r.median_ms, r.p90_ms, r.p99_ms,
-                                                          r.min_ms, r.mean_ms, r.std_ms)]
-                cells += [NumericItem(r.throughput_per_s, ".0f"),
-                          NumericItem(r.cpu_median_ms, ".3f"),
-                          # what it was made with, also when restored from a workspace
-                          NumericItem(r.runs, "d"),
-                          QTableWidgetItem("contended machine" if r.contended else "")]
+                cells += [
+                    NumericItem(v, ".3f")
+                    for v in (r.median_ms, r.p90_ms, r.p99_ms, r.min_ms, r.mean_ms, r.std_ms)
+                ]
+                cells += [
+                    NumericItem(r.throughput_per_s, ".0f"),
+                    NumericItem(r.cpu_median_ms, ".3f"),
+                    # what it was made with, also when restored from a workspace
+                    NumericItem(r.runs, "d"),
+                    QTableWidgetItem("contended machine" if r.contended else ""),
+                ]
             for col, cell in enumerate(cells):
                 self.table.setItem(row, col, cell)
         self.table.setSortingEnabled(True)
         remote = any(r.device for r in ok)  # then every label says where
-        labels = [f"{Path(r.model).stem}{f' @{r.where}' if remote else ''} "
-                  f"{short_name(r.ep)}×{r.threads}" for r in ok]
-        names = "".join(f"<br>{i + 1}: {Path(r.model).name} on {r.ep}, {r.threads} thread(s), "
-                        f"{r.where}" for i, r in enumerate(ok))
+        labels = [
+            f"{Path(r.model).stem}{f' @{r.where}' if remote else ''} {short_name(r.ep)}×{r.threads}"
+            for r in ok
+        ]
+        names = "".join(
+            f"<br>{i + 1}: {Path(r.model).name} on {r.ep}, {r.threads} thread(s), {r.where}"
+            for i, r in enumerate(ok)
+        )
         for button in self.export_buttons:
             button.setEnabled(bool(results))
             button.setToolTip("")
@@ -480,9 +551,10 @@ class PerfPanel(QWidget):
             return
         for plot in (self.dist_plot, self.median_plot):
             show_values(plot)
-        self.dist_plot.setToolTip("Box: p25–p75, line: median, whiskers: min–p99, dots: runs "
-                                  "(slow outliers above the p99 whiskers are off the scale)"
-                                  + names)
+        self.dist_plot.setToolTip(
+            "Box: p25–p75, line: median, whiskers: min–p99, dots: runs "
+            "(slow outliers above the p99 whiskers are off the scale)" + names
+        )
         self.median_plot.setToolTip("Median latency, whisker to p90" + names)
         dist = self.dist_plot.getPlotItem()
         med = self.median_plot.getPlotItem()
@@ -492,23 +564,51 @@ class PerfPanel(QWidget):
             q1, q3 = np.percentile(samples, [25, 75])
             colour = provider_colour(r.ep)
             # measured rows (``ok``) have every figure
-            median, p90, p99, low = (r.median_ms or 0.0, r.p90_ms or 0.0, r.p99_ms or 0.0,
-                                     r.min_ms or 0.0)
-            dist.addItem(pg.BarGraphItem(x=[i], y0=[q1], height=[q3 - q1], width=0.5,
-                                         brush=pg.mkBrush(colour + "80"), pen=pg.mkPen(colour)))
-            dist.addItem(pg.PlotDataItem([i - 0.25, i + 0.25], [median] * 2,
-                                         pen=pg.mkPen("k", width=2)))
-            dist.addItem(pg.ErrorBarItem(x=np.array([i]), y=np.array([median]),
-                                         top=np.array([p99 - median]),
-                                         bottom=np.array([median - low]),
-                                         beam=0.2, pen=pg.mkPen(colour)))
+            median, p90, p99, low = (
+                r.median_ms or 0.0,
+                r.p90_ms or 0.0,
+                r.p99_ms or 0.0,
+                r.min_ms or 0.0,
+            )
+            dist.addItem(
+                pg.BarGraphItem(
+                    x=[i],
+                    y0=[q1],
+                    height=[q3 - q1],
+                    width=0.5,
+                    brush=pg.mkBrush(colour + "80"),
+                    pen=pg.mkPen(colour),
+                )
+            )
+            dist.addItem(
+                pg.PlotDataItem([i - 0.25, i + 0.25], [median] * 2, pen=pg.mkPen("k", width=2))
+            )
+            dist.addItem(
+                pg.ErrorBarItem(
+                    x=np.array([i]),
+                    y=np.array([median]),
+                    top=np.array([p99 - median]),
+                    bottom=np.array([median - low]),
+                    beam=0.2,
+                    pen=pg.mkPen(colour),
+                )
+            )
             jitter = i + rng.uniform(-0.18, 0.18, len(samples))
-            dist.addItem(pg.ScatterPlotItem(jitter, samples, size=3, pen=None,
-                                            brush=pg.mkBrush(60, 60, 60, 90)))
+            dist.addItem(
+                pg.ScatterPlotItem(
+                    jitter, samples, size=3, pen=None, brush=pg.mkBrush(60, 60, 60, 90)
+                )
+            )
             med.addItem(pg.BarGraphItem(x=[i], height=[median], width=0.6, brush=colour))
-            med.addItem(pg.ErrorBarItem(x=np.array([i]), y=np.array([median]),
-                                        top=np.array([p90 - median]),
-                                        bottom=np.array([0.0]), beam=0.25))
+            med.addItem(
+                pg.ErrorBarItem(
+                    x=np.array([i]),
+                    y=np.array([median]),
+                    top=np.array([p90 - median]),
+                    bottom=np.array([0.0]),
+                    beam=0.25,
+                )
+            )
         for plot in (self.dist_plot, self.median_plot):
             set_category_axis(plot, labels)
             plot.getPlotItem().setXRange(-0.6, len(ok) - 0.4, padding=0)
@@ -527,14 +627,20 @@ class PerfPanel(QWidget):
     # ----- profile -----------------------------------------------------------------------------
     def show_profile(self, profile: Profile) -> None:
         """Fill the per-op table and the placement summary."""
-        lines = [f"<b>Placement on {short_name(profile.first_choice)}:</b> "
-                 f"{profile.placement_text}"]
+        lines = [
+            f"<b>Placement on {short_name(profile.first_choice)}:</b> {profile.placement_text}"
+        ]
         lines += [f"<span style='color:#b3261e'>⚠ {w}</span>" for w in profile.warnings]
         for ep, info in profile.mobile.items():
-            lines.append(f"Predicted {ep}: {info.supported_nodes}/{info.nodes} nodes in "
-                         f"{info.partitions} partition(s) — {info.suitability}"
-                         + (f" (unsupported: {', '.join(info.unsupported_ops)})"
-                            if info.unsupported_ops else ""))
+            lines.append(
+                f"Predicted {ep}: {info.supported_nodes}/{info.nodes} nodes in "
+                f"{info.partitions} partition(s) — {info.suitability}"
+                + (
+                    f" (unsupported: {', '.join(info.unsupported_ops)})"
+                    if info.unsupported_ops
+                    else ""
+                )
+            )
         if profile.mobile_error:
             lines.append(f"NNAPI/CoreML coverage could not be predicted: {profile.mobile_error}")
         self.placement.setText("<br>".join(lines))
@@ -548,10 +654,15 @@ class PerfPanel(QWidget):
         for r, n in enumerate(profile.nodes):
             covered = [cost[c] for c in (n.covers or [n.node]) if c in cost]
             macs = sum(c.macs for c in covered) if covered else None
-            cells = [QTableWidgetItem(n.node), QTableWidgetItem(n.op_type),
-                     QTableWidgetItem(short_name(n.ep)), NumericItem(n.time_us, ".1f"),
-                     NumericItem(n.share, ".1%"), NumericItem(macs, ",.0f"),
-                     QTableWidgetItem(", ".join(n.covers) if n.fused else "")]
+            cells = [
+                QTableWidgetItem(n.node),
+                QTableWidgetItem(n.op_type),
+                QTableWidgetItem(short_name(n.ep)),
+                NumericItem(n.time_us, ".1f"),
+                NumericItem(n.share, ".1%"),
+                NumericItem(macs, ",.0f"),
+                QTableWidgetItem(", ".join(n.covers) if n.fused else ""),
+            ]
             for c, cell in enumerate(cells):
                 self.profile_table.setItem(r, c, cell)
         self.work_scatter.show_profile(profile, self.document.cost)
@@ -580,8 +691,14 @@ class PerfPanel(QWidget):
     # ----- edge vs cloud -----------------------------------------------------------------------
     def edge_cloud_inputs(self) -> EdgeCloudInputs:
         """The panel's inputs."""
-        return EdgeCloudInputs(self.edge_ms.value(), self.rtt.value(), self.upload.value(),
-                               self.payload.value(), self.queue.value(), self.cloud.value())
+        return EdgeCloudInputs(
+            self.edge_ms.value(),
+            self.rtt.value(),
+            self.upload.value(),
+            self.payload.value(),
+            self.queue.value(),
+            self.cloud.value(),
+        )
 
     def refresh_edge_cloud(self) -> None:
         """Redraw totals against payload size with the break-even point."""
@@ -592,13 +709,19 @@ class PerfPanel(QWidget):
         self.ec_legend.clear()
         top = max(i.payload_kb * 3, (break_even_payload_kb(i) or 0) * 1.5, 10.0)
         kb = np.linspace(0, top, 200)
-        plot.plot(kb, [cloud_total_ms(i, k) for k in kb], pen=pg.mkPen("#d32f2f", width=2),
-                  name="cloud total")
-        plot.plot(kb, np.full_like(kb, i.edge_ms), pen=pg.mkPen("#2e7d32", width=2),
-                  name="edge")
+        plot.plot(
+            kb,
+            [cloud_total_ms(i, k) for k in kb],
+            pen=pg.mkPen("#d32f2f", width=2),
+            name="cloud total",
+        )
+        plot.plot(kb, np.full_like(kb, i.edge_ms), pen=pg.mkPen("#2e7d32", width=2), name="edge")
         dashed = pg.mkPen("#555", style=Qt.PenStyle.DashLine)
-        plot.addItem(pg.InfiniteLine(i.payload_kb, pen=dashed, label="your payload",
-                                     labelOpts={"position": 0.9}))
+        plot.addItem(
+            pg.InfiniteLine(
+                i.payload_kb, pen=dashed, label="your payload", labelOpts={"position": 0.9}
+            )
+        )
         even = break_even_payload_kb(i)
         if even is not None and even <= top:
             plot.addItem(pg.ScatterPlotItem([even], [i.edge_ms], size=10, brush="k"))
@@ -609,8 +732,9 @@ class PerfPanel(QWidget):
     def export_plots(self, path: str | None = None) -> str | None:
         """Save the latency plots (PNG or SVG; ``_medians`` is added for the second plot)."""
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export plots", "latency.png",
-                                                  "PNG (*.png);;SVG (*.svg)")
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Export plots", "latency.png", "PNG (*.png);;SVG (*.svg)"
+            )
         if not path:
             return None
         p = Path(path)
@@ -626,9 +750,24 @@ class PerfPanel(QWidget):
             path, _ = QFileDialog.getSaveFileName(self, "Export CSV", "latency.csv", "CSV (*.csv)")
         if not path:
             return None
-        keys = ["model", "device", "runtime", "ep", "threads", "median_ms", "p90_ms", "p99_ms",
-                "min_ms", "mean_ms", "std_ms", "throughput_per_s", "cpu_median_ms", "contended",
-                "runs", "error"]
+        keys = [
+            "model",
+            "device",
+            "runtime",
+            "ep",
+            "threads",
+            "median_ms",
+            "p90_ms",
+            "p99_ms",
+            "min_ms",
+            "mean_ms",
+            "std_ms",
+            "throughput_per_s",
+            "cpu_median_ms",
+            "contended",
+            "runs",
+            "error",
+        ]
         with atomic_target(path) as tmp, open(tmp, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
             writer.writeheader()
@@ -638,8 +777,9 @@ class PerfPanel(QWidget):
     def export_json(self, path: str | None = None) -> str | None:
         """Save the raw results (timings included) as JSON."""
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export JSON", "latency.json",
-                                                  "JSON (*.json)")
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Export JSON", "latency.json", "JSON (*.json)"
+            )
         if not path:
             return None
         write_atomically(path, json.dumps({"results": to_json(self.results)}, indent=2))

@@ -44,12 +44,14 @@ def missing_libraries(plugin: Path | None = None) -> list[str]:
     if plugin is None or shutil.which("ldd") is None:
         return []
     try:
-        out = subprocess.run(["ldd", str(plugin)], capture_output=True, text=True,
-                             timeout=20).stdout
+        out = subprocess.run(
+            ["ldd", str(plugin)], capture_output=True, text=True, timeout=20
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return []
-    missing = dict.fromkeys(m.group(1) for m in re.finditer(r"^\s*(\S+) => not found", out,
-                                                            re.MULTILINE))
+    missing = dict.fromkeys(
+        m.group(1) for m in re.finditer(r"^\s*(\S+) => not found", out, re.MULTILINE)
+    )
     known = _linker_cache()
     for soname in _ALWAYS_NEEDED:
         if known is not None and soname not in known:
@@ -59,8 +61,9 @@ def missing_libraries(plugin: Path | None = None) -> list[str]:
 
 def _linker_cache() -> set[str] | None:
     """The sonames the dynamic linker knows (``ldconfig -p``), or None when it cannot say."""
-    ldconfig = shutil.which("ldconfig") or ("/sbin/ldconfig" if os.path.exists("/sbin/ldconfig")
-                                            else None)
+    ldconfig = shutil.which("ldconfig") or (
+        "/sbin/ldconfig" if os.path.exists("/sbin/ldconfig") else None
+    )
     if ldconfig is None:
         return None
     try:
@@ -88,9 +91,11 @@ def install_command(sonames: list[str]) -> str:
 
 def explain(sonames: list[str]) -> str:
     """What a person reads when the window cannot open for want of ``sonames``."""
-    return ("EdgeStudio cannot open its window: Qt's X11 platform plugin (xcb) needs system "
-            f"libraries this machine lacks: {', '.join(sonames)}.\nInstall them with:\n  "
-            f"{install_command(sonames)}\n(or run offscreen: QT_QPA_PLATFORM=offscreen)")
+    return (
+        "EdgeStudio cannot open its window: Qt's X11 platform plugin (xcb) needs system "
+        f"libraries this machine lacks: {', '.join(sonames)}.\nInstall them with:\n  "
+        f"{install_command(sonames)}\n(or run offscreen: QT_QPA_PLATFORM=offscreen)"
+    )
 
 
 def xcb_will_be_used() -> bool:
@@ -99,8 +104,11 @@ def xcb_will_be_used() -> bool:
     platform = os.environ.get("QT_QPA_PLATFORM", "")
     if platform and not platform.startswith("xcb"):
         return False
-    return sys.platform.startswith("linux") and bool(os.environ.get("DISPLAY")) and (
-        platform.startswith("xcb") or not os.environ.get("WAYLAND_DISPLAY"))
+    return (
+        sys.platform.startswith("linux")
+        and bool(os.environ.get("DISPLAY"))
+        and (platform.startswith("xcb") or not os.environ.get("WAYLAND_DISPLAY"))
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,8 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"platform libraries: installing {' '.join(packages)}", file=sys.stderr)
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         subprocess.run(["apt-get", "update", "-qq"], env=env, check=False)
-        done = subprocess.run(["apt-get", "install", "-y", "-qq", *packages], env=env,
-                              check=False)
+        done = subprocess.run(["apt-get", "install", "-y", "-qq", *packages], env=env, check=False)
         if done.returncode == 0 and not missing_libraries():
             return 0
     print(explain(missing_libraries() or missing), file=sys.stderr)

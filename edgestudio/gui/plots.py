@@ -73,8 +73,9 @@ def category_ticks(labels: list[str], width_px: float) -> list[tuple[int, str]]:
     for i, label in enumerate(labels):
         head, _, tail = label.rpartition(" ")
         lines = [head, tail] if head else [tail]
-        short = [metrics.elidedText(line, pg.QtCore.Qt.TextElideMode.ElideMiddle, room)
-                 for line in lines]
+        short = [
+            metrics.elidedText(line, pg.QtCore.Qt.TextElideMode.ElideMiddle, room) for line in lines
+        ]
         ticks.append((i, "\n".join(short)))
     return ticks
 

@@ -49,10 +49,16 @@ def apply_theme(theme: str) -> None:
     if theme == "dark":
         role = QPalette.ColorRole
         colours = {
-            role.Window: "#2b2b2b", role.WindowText: "#e6e6e6", role.Base: "#1f1f1f",
-            role.AlternateBase: "#2f2f2f", role.Text: "#e6e6e6", role.Button: "#353535",
-            role.ButtonText: "#e6e6e6", role.Highlight: "#3d7ab8",
-            role.HighlightedText: "#ffffff", role.ToolTipBase: "#353535",
+            role.Window: "#2b2b2b",
+            role.WindowText: "#e6e6e6",
+            role.Base: "#1f1f1f",
+            role.AlternateBase: "#2f2f2f",
+            role.Text: "#e6e6e6",
+            role.Button: "#353535",
+            role.ButtonText: "#e6e6e6",
+            role.Highlight: "#3d7ab8",
+            role.HighlightedText: "#ffffff",
+            role.ToolTipBase: "#353535",
             role.ToolTipText: "#e6e6e6",
         }
         for which, colour in colours.items():
@@ -73,22 +79,28 @@ class PreferencesDialog(QDialog):
         self.atol = QLineEdit(f"{prefs.atol:g}")
         self.rtol = QLineEdit(f"{prefs.rtol:g}")
         self.output_pattern = QLineEdit(prefs.output_pattern)
-        self.output_pattern.setToolTip("{folder}: the model's folder, {stem}: its name, "
-                                       "{suffix}: what the job adds (opset18, qdq, …)")
+        self.output_pattern.setToolTip(
+            "{folder}: the model's folder, {stem}: its name, "
+            "{suffix}: what the job adds (opset18, qdq, …)"
+        )
         self.theme = QComboBox()
         self.theme.addItems(["follow system", "light", "dark"])
         self.theme.setCurrentIndex(THEMES.index(prefs.theme))
         self.ray_address = QLineEdit(prefs.ray_address)
         self.ray_address.setPlaceholderText("none: auto-tune runs on this machine")
-        self.ray_address.setToolTip("A Ray cluster's address (ray://host:10001, or 'local' to "
-                                    "start one here) where auto-tune runs its candidates; "
-                                    "needs pip install 'edgestudio[cluster]'")
+        self.ray_address.setToolTip(
+            "A Ray cluster's address (ray://host:10001, or 'local' to "
+            "start one here) where auto-tune runs its candidates; "
+            "needs pip install 'edgestudio[cluster]'"
+        )
         self.parallel_jobs = QSpinBox()
         self.parallel_jobs.setRange(1, 16)
         self.parallel_jobs.setValue(prefs.parallel_jobs)
-        self.parallel_jobs.setToolTip("How many jobs run at once; the others wait in the Jobs "
-                                      "panel. Auto-tune's candidates are jobs too. A benchmark "
-                                      "always runs alone.")
+        self.parallel_jobs.setToolTip(
+            "How many jobs run at once; the others wait in the Jobs "
+            "panel. Auto-tune's candidates are jobs too. A benchmark "
+            "always runs alone."
+        )
         form = QFormLayout(self)
         form.addRow("Execution providers:", self.providers)
         form.addRow("Intra-op threads:", self.threads)
@@ -101,9 +113,11 @@ class PreferencesDialog(QDialog):
         # Devices are stored when added or removed (the CLI shares the list), not on OK.
         self.devices = DevicesBox(self)
         form.addRow(self.devices)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
-                                   | QDialogButtonBox.StandardButton.Cancel
-                                   | QDialogButtonBox.StandardButton.Reset)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok
+            | QDialogButtonBox.StandardButton.Cancel
+            | QDialogButtonBox.StandardButton.Reset
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         reset = buttons.button(QDialogButtonBox.StandardButton.Reset)
@@ -113,15 +127,20 @@ class PreferencesDialog(QDialog):
 
     def preferences(self) -> Preferences:
         """The preferences as typed (unusable fields fall back to defaults)."""
-        return Preferences.from_settings({
-            "providers": [resolve_provider(p) for p in self.providers.text().split(",")
-                          if p.strip()],
-            "threads": self.threads.text(), "atol": self.atol.text(), "rtol": self.rtol.text(),
-            "output_pattern": self.output_pattern.text(),
-            "theme": THEMES[self.theme.currentIndex()],
-            "ray_address": self.ray_address.text().strip(),
-            "parallel_jobs": self.parallel_jobs.value(),
-        })
+        return Preferences.from_settings(
+            {
+                "providers": [
+                    resolve_provider(p) for p in self.providers.text().split(",") if p.strip()
+                ],
+                "threads": self.threads.text(),
+                "atol": self.atol.text(),
+                "rtol": self.rtol.text(),
+                "output_pattern": self.output_pattern.text(),
+                "theme": THEMES[self.theme.currentIndex()],
+                "ray_address": self.ray_address.text().strip(),
+                "parallel_jobs": self.parallel_jobs.value(),
+            }
+        )
 
     def reset(self) -> None:
         """Put every field back to its default."""

@@ -51,8 +51,6 @@ def attribute_text(attr: onnx.AttributeProto) -> str:
     return str(value)
 
 
-
-
 def _tensor_list(rows: list[list[str]], name: str) -> QLabel:
     """Tensors as wrapped text: name on one line, kind and type below (narrow panels)."""
     import html
@@ -104,8 +102,12 @@ class PropertiesPanel(QScrollArea):
         self.initializers = {t.name: t for t in graph.initializer}
         # Values of folded Constant nodes, shown with the weights of the node that reads them.
         self.constant_values = {
-            n.output[0]: a.t for n in graph.node if n.op_type == "Constant" and n.output
-            and n.output[0] in ir.constants for a in n.attribute if a.name == "value"}
+            n.output[0]: a.t
+            for n in graph.node
+            if n.op_type == "Constant" and n.output and n.output[0] in ir.constants
+            for a in n.attribute
+            if a.name == "value"
+        }
         self.show_node(-1)
 
     def show_node(self, index: int) -> None:
@@ -140,17 +142,30 @@ class PropertiesPanel(QScrollArea):
                 layout.addWidget(QLabel(f"domain: {node.domain}"))
             if node.attribute:
                 rows = [[a.name, attribute_text(a)] for a in node.attribute]
-                layout.addWidget(self._box("Attributes", filled_table(
-                    ["Name", "Value"], rows, "attributes_table", max_visible=8)))
-        layout.addWidget(self._box("Inputs", _tensor_list(
-            self._tensor_rows(ir.node_inputs[index], True), "node_inputs")))
-        layout.addWidget(self._box("Outputs", _tensor_list(
-            self._tensor_rows(ir.node_outputs[index], False), "node_outputs")))
+                layout.addWidget(
+                    self._box(
+                        "Attributes",
+                        filled_table(["Name", "Value"], rows, "attributes_table", max_visible=8),
+                    )
+                )
+        layout.addWidget(
+            self._box(
+                "Inputs",
+                _tensor_list(self._tensor_rows(ir.node_inputs[index], True), "node_inputs"),
+            )
+        )
+        layout.addWidget(
+            self._box(
+                "Outputs",
+                _tensor_list(self._tensor_rows(ir.node_outputs[index], False), "node_outputs"),
+            )
+        )
         cost = self.costs.get(ir.names[index])
         if cost is not None:
             layout.addWidget(self._cost_box([cost]))
-        weights = [t for t in ir.node_inputs[index]
-                   if t in self.initializers or t in self.constant_values]
+        weights = [
+            t for t in ir.node_inputs[index] if t in self.initializers or t in self.constant_values
+        ]
         if weights:
             layout.addWidget(self._weights_box(weights))
         if node is not None:
@@ -158,8 +173,10 @@ class PropertiesPanel(QScrollArea):
                 button = QPushButton(f"Open subgraph {attr_name} ({len(graph.node)} nodes)")
                 button.setObjectName(f"subgraph:{attr_name}")
                 button.clicked.connect(
-                    lambda _=False, a=attr_name, g=graph:
-                    self.subgraph_requested.emit(f"{ir.names[index]}/{a}", g))
+                    lambda _=False, a=attr_name, g=graph: self.subgraph_requested.emit(
+                        f"{ir.names[index]}/{a}", g
+                    )
+                )
                 layout.addWidget(button)
         layout.addStretch(1)
         self.setWidget(body)
@@ -171,11 +188,13 @@ class PropertiesPanel(QScrollArea):
         assert self.ir is not None
         ir = self.ir
         members = ir.members[index]
-        text = QLabel(f"<h3>Group</h3><code>{html.escape(ir.names[index])}</code>"
-                      f"<p>{len(members):,} operators, mostly "
-                      f"{html.escape(ir.group_mix.get(index, ''))}</p>"
-                      "<p style='color:#666'>Double-click or Enter opens it; Backspace on a "
-                      "node inside closes it again.</p>")
+        text = QLabel(
+            f"<h3>Group</h3><code>{html.escape(ir.names[index])}</code>"
+            f"<p>{len(members):,} operators, mostly "
+            f"{html.escape(ir.group_mix.get(index, ''))}</p>"
+            "<p style='color:#666'>Double-click or Enter opens it; Backspace on a "
+            "node inside closes it again.</p>"
+        )
         text.setObjectName("node_title")
         text.setWordWrap(True)
         text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -184,8 +203,9 @@ class PropertiesPanel(QScrollArea):
         if costs:
             layout.addWidget(self._cost_box(costs))
         data = [t for t in ir.node_inputs[index] if not ir.is_constant(t)]
-        layout.addWidget(self._box("Data in", _tensor_list(
-            self._tensor_rows(data, True), "node_inputs")))
+        layout.addWidget(
+            self._box("Data in", _tensor_list(self._tensor_rows(data, True), "node_inputs"))
+        )
         layout.addStretch(1)
 
     def _tensor_rows(self, names: list[str], inputs: bool) -> list[list[str]]:
@@ -200,8 +220,11 @@ class PropertiesPanel(QScrollArea):
                 kind = "weight"
             elif t in self.ir.constants:
                 kind = "constant: " + " → ".join(self.ir.constants[t])
-            elif inputs and self.ir.index_of(t) is not None \
-                    and self.ir.kinds[self.ir.index_of(t) or 0] == NodeKind.INPUT:
+            elif (
+                inputs
+                and self.ir.index_of(t) is not None
+                and self.ir.kinds[self.ir.index_of(t) or 0] == NodeKind.INPUT
+            ):
                 kind = "graph input"
             else:
                 kind = "activation"
@@ -212,14 +235,22 @@ class PropertiesPanel(QScrollArea):
         """The cost of one node, or the sum over a group's."""
         macs = sum(c.macs for c in costs)
         share = f" ({macs / self.total_macs:.1%} of the model)" if self.total_macs else ""
-        rows = [["MACs", f"{macs:,}{share}"], ["FLOPs", f"{sum(c.flops for c in costs):,}"],
-                ["Parameters", f"{sum(c.params for c in costs):,} "
-                               f"({human_bytes(sum(c.param_bytes for c in costs))})"],
-                ["Output memory", human_bytes(sum(c.output_bytes for c in costs))]]
+        rows = [
+            ["MACs", f"{macs:,}{share}"],
+            ["FLOPs", f"{sum(c.flops for c in costs):,}"],
+            [
+                "Parameters",
+                f"{sum(c.params for c in costs):,} "
+                f"({human_bytes(sum(c.param_bytes for c in costs))})",
+            ],
+            ["Output memory", human_bytes(sum(c.output_bytes for c in costs))],
+        ]
         if not all(c.known for c in costs):
             rows.append(["Note", "shape unknown: counted as 0"])
-        return self._box("Cost" if len(costs) == 1 else f"Cost ({len(costs)} operators)",
-                         filled_table(["", "Value"], rows, "cost_table"))
+        return self._box(
+            "Cost" if len(costs) == 1 else f"Cost ({len(costs)} operators)",
+            filled_table(["", "Value"], rows, "cost_table"),
+        )
 
     @staticmethod
     def _box(title: str, widget: QWidget) -> QGroupBox:
@@ -273,9 +304,18 @@ class PropertiesPanel(QScrollArea):
         self.stats_labels["mean"].setText(f"{stats.mean:.6g}")
         self.stats_labels["std"].setText(f"{stats.std:.6g}")
         self.stats_labels["zeros"].setText(
-            f"{stats.zeros:,} of {stats.count:,} ({stats.zero_fraction:.1%})")
+            f"{stats.zeros:,} of {stats.count:,} ({stats.zero_fraction:.1%})"
+        )
         counts, edges = weight_histogram(array)
         plot = self.histogram.getPlotItem()
         plot.clear()
-        plot.addItem(pg.PlotDataItem(edges, counts, stepMode="center", fillLevel=0,
-                                     brush="#4f8fc0", pen=pg.mkPen("#2f5f80")))
+        plot.addItem(
+            pg.PlotDataItem(
+                edges,
+                counts,
+                stepMode="center",
+                fillLevel=0,
+                brush="#4f8fc0",
+                pen=pg.mkPen("#2f5f80"),
+            )
+        )

@@ -46,13 +46,28 @@ from edgestudio.gui.plots import show_empty, show_values
 from edgestudio.gui.sensitivity_view import SensitivityView
 from edgestudio.gui.tables import NumericItem, _num, results_table
 
-HISTORY_COLUMNS = ["Run", "Mode", "State", "Verdict", "Size", "Output SQNR (dB)",
-                   "Worst layer (dB)", "Top-1", "Agreement"]
+HISTORY_COLUMNS = [
+    "Run",
+    "Mode",
+    "State",
+    "Verdict",
+    "Size",
+    "Output SQNR (dB)",
+    "Worst layer (dB)",
+    "Top-1",
+    "Agreement",
+]
 # The figures first, the (long) tensor name last: a narrow table still shows what matters.
 LAYER_COLUMNS = ["SQNR (dB)", "Node", "Op", "MSE", "Max abs", "Cosine", "Clipped (%)", "Tensor"]
 SQNR_COL, NODE_COL = 0, 1
-WEIGHT_COLUMNS = ["Weight", "SQNR dB", "Max abs", "S/2 (model)", "S/2 per-tensor",
-                  "S/2 per-channel (mean)"]
+WEIGHT_COLUMNS = [
+    "Weight",
+    "SQNR dB",
+    "Max abs",
+    "S/2 (model)",
+    "S/2 per-tensor",
+    "S/2 per-channel (mean)",
+]
 SQNR_AXIS_CAP_DB = 60.0  # bars above it are capped and hatched: as good as lossless
 
 
@@ -67,8 +82,9 @@ class QuantPanel(QWidget):
     recover_requested = Signal(object)  # QuantRun whose accuracy to recover (integer only)
     rank_requested = Signal(object, int)  # QuantRun whose layers to rank by the task, how many
 
-    def __init__(self, document: ModelDocument, model: onnx.ModelProto,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, document: ModelDocument, model: onnx.ModelProto, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("quant_panel")
         self.document = document
@@ -86,22 +102,30 @@ class QuantPanel(QWidget):
         self.compare_button.clicked.connect(self.show_comparison)
         self.compare_float_button = QPushButton("Compare with float")
         self.compare_float_button.setObjectName("compare_with_float")
-        self.compare_float_button.setToolTip("The quantized model beside the float one: inserted "
-                                             "Q/DQ, fused and changed nodes, SQNR per layer")
+        self.compare_float_button.setToolTip(
+            "The quantized model beside the float one: inserted "
+            "Q/DQ, fused and changed nodes, SQNR per layer"
+        )
         self.compare_float_button.clicked.connect(
-            lambda: self.current is not None and self.compare_requested.emit(self.current))
+            lambda: self.current is not None and self.compare_requested.emit(self.current)
+        )
         self.overlay_button = QPushButton("Colour the graph by SQNR")
         self.overlay_button.clicked.connect(self._request_overlay)
-        self.hint = QLabel("Quantize this model (Tools › Quantize…, Ctrl+Shift+Q): each run and "
-                           "its analysis appear here.")
+        self.hint = QLabel(
+            "Quantize this model (Tools › Quantize…, Ctrl+Shift+Q): each run and "
+            "its analysis appear here."
+        )
         self.hint.setWordWrap(True)
         self.recover_button = QPushButton("Recover accuracy…")
         self.recover_button.setObjectName("recover_accuracy")
-        self.recover_button.setToolTip("Search for a recipe that meets the task's goal without "
-                                       "leaving integer (16-bit where it pays, quantizer "
-                                       "placement), judged on data held out from calibration")
+        self.recover_button.setToolTip(
+            "Search for a recipe that meets the task's goal without "
+            "leaving integer (16-bit where it pays, quantizer "
+            "placement), judged on data held out from calibration"
+        )
         self.recover_button.clicked.connect(
-            lambda: self.current is not None and self.recover_requested.emit(self.current))
+            lambda: self.current is not None and self.recover_requested.emit(self.current)
+        )
         top_buttons = QHBoxLayout()
         top_buttons.addWidget(self.hint, 1)
         top_buttons.addWidget(self.recover_button)
@@ -156,7 +180,8 @@ class QuantPanel(QWidget):
         self.tabs.addTab(weights_tab, "Weights")
         self.sensitivity = SensitivityView()
         self.sensitivity.rank_requested.connect(
-            lambda n: self.current is not None and self.rank_requested.emit(self.current, n))
+            lambda n: self.current is not None and self.rank_requested.emit(self.current, n)
+        )
         self.sensitivity.node_chosen.connect(self.node_chosen.emit)
         self.sensitivity.show_result(document.sensitivity)
         document.events.sensitivity.connect(self.sensitivity.show_result)
@@ -173,11 +198,15 @@ class QuantPanel(QWidget):
         export_plot.clicked.connect(self.export_plot)
         export_table = self.export_table_button = QPushButton("Export table (CSV)…")
         export_table.clicked.connect(self.export_table)
-        show_empty(self.plot, "Quantize this model (Tools › Quantize…, Ctrl+Shift+Q) with "
-                              "evaluation data: the SQNR of every layer appears here, worst "
-                              "first.")
-        show_empty(self.weight_plot, "Pick a weight in the table to see its values and "
-                                     "quantization grid.")
+        show_empty(
+            self.plot,
+            "Quantize this model (Tools › Quantize…, Ctrl+Shift+Q) with "
+            "evaluation data: the SQNR of every layer appears here, worst "
+            "first.",
+        )
+        show_empty(
+            self.weight_plot, "Pick a weight in the table to see its values and quantization grid."
+        )
         bottom = QHBoxLayout()
         bottom.addWidget(QLabel("Exclude the"))
         bottom.addWidget(self.worst_n)
@@ -193,9 +222,11 @@ class QuantPanel(QWidget):
         hb.setContentsMargins(0, 0, 0, 0)
         hb.addLayout(top_buttons)
         # Three runs stay visible: the exclude → re-quantize loop is read across runs.
-        self.history.setMinimumHeight(self.history.horizontalHeader().sizeHint().height()
-                                      + 3 * self.history.verticalHeader().defaultSectionSize()
-                                      + 4)
+        self.history.setMinimumHeight(
+            self.history.horizontalHeader().sizeHint().height()
+            + 3 * self.history.verticalHeader().defaultSectionSize()
+            + 4
+        )
         hb.addWidget(self.history, 1)
         # The verdict names its data, metric and diagnostics: it scrolls rather than clips.
         self.verdict_area = QScrollArea()
@@ -237,18 +268,29 @@ class QuantPanel(QWidget):
         if self.history.rowCount() <= row:
             self.history.setRowCount(row + 1)
         s = run.summary()
-        top1 = (f"{s.float_top1:.1%} → {s.quant_top1:.1%}"
-                if s.quant_top1 is not None and s.float_top1 is not None else "—")
+        top1 = (
+            f"{s.float_top1:.1%} → {s.quant_top1:.1%}"
+            if s.quant_top1 is not None and s.float_top1 is not None
+            else "—"
+        )
         state = run.error or run.state.value
         quantization = run.quantization
         if quantization is not None and quantization.calibration == "reused":
             state += " · calibration reused"
-        cells = [f"#{run.number}", s.mode, state, s.verdict or "—",
-                 f"{s.size_bytes / 1024:.1f} KiB" if s.size_bytes else "—",
-                 sqnr_text(s.output_sqnr_db, s.output_non_finite),
-                 (f"{sqnr_text(s.worst_layer_sqnr_db, s.worst_layer_non_finite, '.1f')}"
-                  f"{'' if s.worst_layer_non_finite else ' dB'} {s.worst_layer or ''}").strip(),
-                 top1, _num(s.top1_agreement, ".1%")]
+        cells = [
+            f"#{run.number}",
+            s.mode,
+            state,
+            s.verdict or "—",
+            f"{s.size_bytes / 1024:.1f} KiB" if s.size_bytes else "—",
+            sqnr_text(s.output_sqnr_db, s.output_non_finite),
+            (
+                f"{sqnr_text(s.worst_layer_sqnr_db, s.worst_layer_non_finite, '.1f')}"
+                f"{'' if s.worst_layer_non_finite else ' dB'} {s.worst_layer or ''}"
+            ).strip(),
+            top1,
+            _num(s.top1_agreement, ".1%"),
+        ]
         notes = "\n".join(quantization.notes) if quantization is not None else ""
         for col, text in enumerate(cells):
             item = QTableWidgetItem(text)
@@ -257,8 +299,9 @@ class QuantPanel(QWidget):
             if col == 3 and s.verdict in VERDICT_COLOURS:
                 item.setForeground(QColor(VERDICT_COLOURS[s.verdict or ""]))
             self.history.setItem(row, col, item)
-        if run.analysis is not None and (self.current is None or self.current is run
-                                         or not self.history.selectedItems()):
+        if run.analysis is not None and (
+            self.current is None or self.current is run or not self.history.selectedItems()
+        ):
             self.history.selectRow(row)
             self.show_run(run)
         self.hint.setVisible(not self.runs)
@@ -312,20 +355,27 @@ class QuantPanel(QWidget):
         self.compare_button.setEnabled(len(self.selected_runs()) >= 2)
         has = self.current is not None and bool(self.current.analysis)
         self.export_plot_button.setEnabled(has)
-        self.compare_float_button.setEnabled(self.current is not None
-                                             and bool(self.current.output))
+        self.compare_float_button.setEnabled(self.current is not None and bool(self.current.output))
         self.export_table_button.setEnabled(has)
         self.overlay_button.setEnabled(has)
         self.requantize_button.setEnabled(has)
         # offered where a verdict on real data says the run is not good
-        verdict = self.current.analysis.verdict if self.current is not None and \
-            self.current.analysis is not None else None
-        self.recover_button.setVisible(verdict is not None and verdict.level in (
-            "poor", "acceptable"))
+        verdict = (
+            self.current.analysis.verdict
+            if self.current is not None and self.current.analysis is not None
+            else None
+        )
+        self.recover_button.setVisible(
+            verdict is not None and verdict.level in ("poor", "acceptable")
+        )
         run = self.current
         self.sensitivity.rank_button.setEnabled(
-            run is not None and run.analysis is not None and run.analyze_on is not None
-            and run.recipe.mode == "qdq" and run.recipe.activation_type in ("uint8", "int8"))
+            run is not None
+            and run.analysis is not None
+            and run.analyze_on is not None
+            and run.recipe.mode == "qdq"
+            and run.recipe.activation_type in ("uint8", "int8")
+        )
 
     # ----- one run's analysis ------------------------------------------------------------------
     def show_run(self, run: QuantRun) -> None:
@@ -334,11 +384,14 @@ class QuantPanel(QWidget):
         self._bars = [r for r in run.layers_worst_first() if r.sqnr_db is not None]
         item = self.plot.getPlotItem()
         if not self._bars:
-            show_empty(self.plot, "No layer has an SQNR to draw: every compared layer gives "
-                                  "inf/NaN values (see the table)." if any(
-                                      r.non_finite for r in run.layers_worst_first()) else
-                       "No layer could be compared (every activation of the float model was "
-                       "zero on this data).")
+            show_empty(
+                self.plot,
+                "No layer has an SQNR to draw: every compared layer gives "
+                "inf/NaN values (see the table)."
+                if any(r.non_finite for r in run.layers_worst_first())
+                else "No layer could be compared (every activation of the float model was "
+                "zero on this data).",
+            )
         else:
             show_values(self.plot)
             values = [r.sqnr_db or 0.0 for r in self._bars]
@@ -347,40 +400,71 @@ class QuantPanel(QWidget):
             shown = [min(v, SQNR_AXIS_CAP_DB) for v in values]
             low, high = min(shown), max(shown)
             bands = sqnr_bands(run.analysis is not None and run.analysis.representative)
-            brushes = [pg.mkBrush(band_of(v, bands)[2]) if v <= SQNR_AXIS_CAP_DB else
-                       QBrush(QColor(band_of(v, bands)[2]), Qt.BrushStyle.BDiagPattern)
-                       for v in values]
-            item.addItem(pg.BarGraphItem(x=np.arange(len(values)), height=shown, width=0.8,
-                                         brushes=brushes, pen=pg.mkPen(None)))
+            brushes = [
+                pg.mkBrush(band_of(v, bands)[2])
+                if v <= SQNR_AXIS_CAP_DB
+                else QBrush(QColor(band_of(v, bands)[2]), Qt.BrushStyle.BDiagPattern)
+                for v in values
+            ]
+            item.addItem(
+                pg.BarGraphItem(
+                    x=np.arange(len(values)),
+                    height=shown,
+                    width=0.8,
+                    brushes=brushes,
+                    pen=pg.mkPen(None),
+                )
+            )
             capped = sum(1 for v in values if v > SQNR_AXIS_CAP_DB)
             if capped:
-                note = pg.TextItem(f"hatched: {capped} layer(s) above {SQNR_AXIS_CAP_DB:g} dB "
-                                   "(as good as lossless), bars capped", color="#555",
-                                   anchor=(1, 0))
+                note = pg.TextItem(
+                    f"hatched: {capped} layer(s) above {SQNR_AXIS_CAP_DB:g} dB "
+                    "(as good as lossless), bars capped",
+                    color="#555",
+                    anchor=(1, 0),
+                )
                 note.setPos(len(values) - 0.5, SQNR_AXIS_CAP_DB * 1.13)
                 item.addItem(note)
             for bound, _, colour in bands[:2]:  # the scale's thresholds as dashed lines
-                item.addItem(pg.InfiniteLine(pos=bound, angle=0, pen=pg.mkPen(
-                    colour, width=1, style=Qt.PenStyle.DashLine)))
+                item.addItem(
+                    pg.InfiniteLine(
+                        pos=bound,
+                        angle=0,
+                        pen=pg.mkPen(colour, width=1, style=Qt.PenStyle.DashLine),
+                    )
+                )
             item.setXRange(-1, len(values), padding=0)
-            item.setYRange(min(0.0, low), max(high, bands[0][0]) * (1.16 if capped else 1.05),
-                           padding=0)
+            item.setYRange(
+                min(0.0, low), max(high, bands[0][0]) * (1.16 if capped else 1.05), padding=0
+            )
         self._show_verdict(run.analysis.verdict if run.analysis else None)
         broken = [r for r in run.layers_worst_first() if r.non_finite]
-        self.legend.setText(sqnr_legend_html(run.analysis) + (
-            f"<br><span style='color:#b3261e'>✖ {len(broken)} layer(s) give inf/NaN values "
-            f"where the float model's are finite — no bar can show that; they head the table "
-            f"({html.escape(broken[0].node)} first).</span>" if broken else ""))
+        self.legend.setText(
+            sqnr_legend_html(run.analysis)
+            + (
+                f"<br><span style='color:#b3261e'>✖ {len(broken)} layer(s) give inf/NaN values "
+                f"where the float model's are finite — no bar can show that; they head the table "
+                f"({html.escape(broken[0].node)} first).</span>"
+                if broken
+                else ""
+            )
+        )
         self.layers.setSortingEnabled(False)
         layers = run.layers_worst_first()
         self.layers.setRowCount(len(layers))
         for r, layer in enumerate(layers):
             cells: list[QTableWidgetItem] = [
-                NumericItem(float("-inf") if layer.non_finite else layer.sqnr_db, ".2f",
-                            layer.sqnr_text()), QTableWidgetItem(layer.node),
-                QTableWidgetItem(layer.op_type), NumericItem(layer.mse, ".3g"),
-                NumericItem(layer.max_abs, ".3g"), NumericItem(layer.cosine, ".5f"),
-                NumericItem(layer.clipped_fraction, ".2%"), QTableWidgetItem(layer.tensor)]
+                NumericItem(
+                    float("-inf") if layer.non_finite else layer.sqnr_db, ".2f", layer.sqnr_text()
+                ),
+                QTableWidgetItem(layer.node),
+                QTableWidgetItem(layer.op_type),
+                NumericItem(layer.mse, ".3g"),
+                NumericItem(layer.max_abs, ".3g"),
+                NumericItem(layer.cosine, ".5f"),
+                NumericItem(layer.clipped_fraction, ".2%"),
+                QTableWidgetItem(layer.tensor),
+            ]
             for c, cell in enumerate(cells):
                 cell.setToolTip(f"{layer.node}\n{layer.tensor}")
                 self.layers.setItem(r, c, cell)
@@ -389,10 +473,14 @@ class QuantPanel(QWidget):
         weights = run.analysis.weights if run.analysis else []
         self.weights.setRowCount(len(weights))
         for r, w in enumerate(sorted(weights, key=lambda w: w.sqnr_db or 0.0)):
-            cells = [QTableWidgetItem(w.tensor), NumericItem(w.sqnr_db, ".2f"),
-                     NumericItem(w.max_abs, ".3g"), NumericItem(w.scale_bound, ".3g"),
-                     NumericItem(w.per_tensor_bound, ".3g"),
-                     NumericItem(w.per_channel_bound_mean, ".3g")]
+            cells = [
+                QTableWidgetItem(w.tensor),
+                NumericItem(w.sqnr_db, ".2f"),
+                NumericItem(w.max_abs, ".3g"),
+                NumericItem(w.scale_bound, ".3g"),
+                NumericItem(w.per_tensor_bound, ".3g"),
+                NumericItem(w.per_channel_bound_mean, ".3g"),
+            ]
             for c, cell in enumerate(cells):
                 self.weights.setItem(r, c, cell)
         self._refresh_buttons()
@@ -412,9 +500,12 @@ class QuantPanel(QWidget):
             QToolTip.hideText()
             return
         r = self._bars[index]
-        QToolTip.showText(QCursor.pos(), f"{r.node}\n{r.tensor}\nSQNR {_num(r.sqnr_db, '.2f')} dB"
-                          f"  MSE {_num(r.mse, '.3g')}  cosine {_num(r.cosine, '.5f')}",
-                          self.plot)
+        QToolTip.showText(
+            QCursor.pos(),
+            f"{r.node}\n{r.tensor}\nSQNR {_num(r.sqnr_db, '.2f')} dB"
+            f"  MSE {_num(r.mse, '.3g')}  cosine {_num(r.cosine, '.5f')}",
+            self.plot,
+        )
 
     def _clicked(self, event: Any) -> None:
         index = self.bar_at(event.scenePos())
@@ -456,8 +547,12 @@ class QuantPanel(QWidget):
     def _tab_shown(self, index: int) -> None:
         """The Weights tab opens on its worst weight (rows are worst first) when none is
         chosen, so its histogram says something at once."""
-        if self.tabs.widget(index) is not None and index == 1 and self.weights.rowCount() \
-                and not self.weights.selectedItems():
+        if (
+            self.tabs.widget(index) is not None
+            and index == 1
+            and self.weights.rowCount()
+            and not self.weights.selectedItems()
+        ):
             self.weights.selectRow(0)
 
     # ----- weights -----------------------------------------------------------------------------
@@ -482,8 +577,16 @@ class QuantPanel(QWidget):
         show_values(self.weight_plot)
         values = read_weight(tensor, self.model_path.parent).astype(np.float64)
         counts, edges = weight_histogram(values, bins=128)
-        plot.addItem(pg.PlotDataItem(edges, counts, stepMode="center", fillLevel=0,
-                                     brush="#4f8fc0", pen=pg.mkPen("#2f5f80")))
+        plot.addItem(
+            pg.PlotDataItem(
+                edges,
+                counts,
+                stepMode="center",
+                fillLevel=0,
+                brush="#4f8fc0",
+                pen=pg.mkPen("#2f5f80"),
+            )
+        )
         step = 2 * info.scale_bound  # S: one quantization step of the model's scale
         low, high = float(values.min()), float(values.max())
         if step > 0 and (high - low) / step <= 64:  # the grid, where it is readable
@@ -492,10 +595,13 @@ class QuantPanel(QWidget):
         for x in (low, high):  # the clipping range a per-tensor MinMax scale covers
             plot.addItem(pg.InfiniteLine(x, pen=pg.mkPen("#d32f2f", width=2)))
         # Two lines: the plot sits beside the table, narrower than the tab.
-        plot.setTitle(f"{html.escape(info.tensor)}<br>S/2 per-tensor "
-                      f"{info.per_tensor_bound:.3g}, per-channel mean "
-                      f"{info.per_channel_bound_mean:.3g}"
-                      f"{' (model is per-channel)' if info.per_channel else ''}", size="9pt")
+        plot.setTitle(
+            f"{html.escape(info.tensor)}<br>S/2 per-tensor "
+            f"{info.per_tensor_bound:.3g}, per-channel mean "
+            f"{info.per_channel_bound_mean:.3g}"
+            f"{' (model is per-channel)' if info.per_channel else ''}",
+            size="9pt",
+        )
 
     # ----- comparison and export ---------------------------------------------------------------
     def show_comparison(self) -> QDialog:
@@ -519,8 +625,9 @@ class QuantPanel(QWidget):
     def export_plot(self, path: str | None = None) -> str | None:
         """Save the SQNR plot as PNG or SVG (asks for a file name when none is given)."""
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export plot", "sqnr.png",
-                                                  "PNG (*.png);;SVG (*.svg)")
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Export plot", "sqnr.png", "PNG (*.png);;SVG (*.svg)"
+            )
         if not path:
             return None
         return export_widget(self.plot, path)
@@ -531,8 +638,7 @@ class QuantPanel(QWidget):
             path, _ = QFileDialog.getSaveFileName(self, "Export table", "layers.csv", "CSV (*.csv)")
         if not path or self.current is None:
             return None
-        write_layers_csv(Path(path), self.current.analysis.layers if self.current.analysis
-                         else [])
+        write_layers_csv(Path(path), self.current.analysis.layers if self.current.analysis else [])
         return path
 
 
@@ -541,13 +647,16 @@ def sqnr_legend_html(analysis: Analysis | None = None) -> str:
     measured on (neutral greys without verdict words on synthetic data)."""
     representative = analysis is not None and analysis.representative
     swatch = '<span style="color:{}">■</span> {}'
-    scale = "&nbsp;&nbsp;".join(swatch.format(colour, html.escape(label))
-                                for _, label, colour in sqnr_bands(representative or
-                                                                   analysis is None))
+    scale = "&nbsp;&nbsp;".join(
+        swatch.format(colour, html.escape(label))
+        for _, label, colour in sqnr_bands(representative or analysis is None)
+    )
     if analysis is None or analysis.data is None:
         return scale
     where = html.escape(analysis.data.text())
     if representative:
         return f"{scale}&nbsp;&nbsp;<span style='color:#666'>on {where}</span>"
-    return (f"{scale}&nbsp;&nbsp;<span style='color:#666'>pipeline check on {where}: "
-            "no verdict without your data</span>")
+    return (
+        f"{scale}&nbsp;&nbsp;<span style='color:#666'>pipeline check on {where}: "
+        "no verdict without your data</span>"
+    )

@@ -53,9 +53,11 @@ def start_self_test(window: MainWindow, out_dir: str | None = None) -> None:
             return
         summary = run.summary()
         agreement = summary.top1_agreement
-        _say(f"wrote {run.output} ({summary.size_bytes or 0:,} bytes); output SQNR "
-             f"{summary.output_sqnr_db or 0:.1f} dB; float top-1 {summary.float_top1 or 0:.2%}, "
-             f"int8 top-1 {summary.quant_top1 or 0:.2%}, agreement {agreement or 0:.2%}")
+        _say(
+            f"wrote {run.output} ({summary.size_bytes or 0:,} bytes); output SQNR "
+            f"{summary.output_sqnr_db or 0:.1f} dB; float top-1 {summary.float_top1 or 0:.2%}, "
+            f"int8 top-1 {summary.quant_top1 or 0:.2%}, agreement {agreement or 0:.2%}"
+        )
         if agreement is None or agreement < MIN_TOP1_AGREEMENT:
             finish(False, f"top-1 agreement {agreement} is below {MIN_TOP1_AGREEMENT:.0%}")
         else:
@@ -68,11 +70,17 @@ def start_self_test(window: MainWindow, out_dir: str | None = None) -> None:
             finish(False, f"could not open {SAMPLE_MODEL}")
             return
         _say(f"opened {SAMPLE_MODEL.name}; quantizing in a background job")
-        recipe = QuantRecipe(model=str(SAMPLE_MODEL), mode="qdq", per_channel=True,
-                             calib=DataSource(kind="npz", path=str(SAMPLE_CALIBRATION)),
-                             output=str(output), overwrite=True)
+        recipe = QuantRecipe(
+            model=str(SAMPLE_MODEL),
+            mode="qdq",
+            per_channel=True,
+            calib=DataSource(kind="npz", path=str(SAMPLE_CALIBRATION)),
+            output=str(output),
+            overwrite=True,
+        )
         run = window.start_quantization(
-            doc, recipe, DataSource(kind="npz", path=str(SAMPLE_EVALUATION)))
+            doc, recipe, DataSource(kind="npz", path=str(SAMPLE_EVALUATION))
+        )
         watch(run)
 
     window.loads_settled.connect(loaded)

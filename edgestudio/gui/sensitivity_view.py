@@ -19,8 +19,7 @@ from PySide6.QtWidgets import (
 from edgestudio.core.quant.sensitivity import Sensitivity
 from edgestudio.gui.tables import NumericItem, results_table
 
-COLUMNS = ["#", "Layer", "Op", "SQNR (dB)", "Task figure", "Gain", "Second figure's gain",
-           "Note"]
+COLUMNS = ["#", "Layer", "Op", "SQNR (dB)", "Task figure", "Gain", "Second figure's gain", "Note"]
 
 
 class SensitivityView(QWidget):
@@ -38,13 +37,17 @@ class SensitivityView(QWidget):
         self.count.setMaximumWidth(80)
         self.rank_button = QPushButton("Rank by the task")
         self.rank_button.setObjectName("rank_layers")
-        self.rank_button.setToolTip("Quantize as this run did with each layer alone in 16-bit, "
-                                    "analyse each on the run's data, rank by the task figure "
-                                    "given back (one quantization and analysis per layer)")
+        self.rank_button.setToolTip(
+            "Quantize as this run did with each layer alone in 16-bit, "
+            "analyse each on the run's data, rank by the task figure "
+            "given back (one quantization and analysis per layer)"
+        )
         self.rank_button.clicked.connect(lambda: self.rank_requested.emit(self.count.value()))
-        self.note = QLabel("Rank the worst layers of a run by what keeping each alone in 16-bit "
-                           "gives back on its task: per-layer SQNR ranks what a tensor loses, "
-                           "not what the task loses.")
+        self.note = QLabel(
+            "Rank the worst layers of a run by what keeping each alone in 16-bit "
+            "gives back on its task: per-layer SQNR ranks what a tensor loses, "
+            "not what the task loses."
+        )
         self.note.setObjectName("sensitivity_note")
         self.note.setWordWrap(True)
         self.table = results_table(COLUMNS, "sensitivity_table")
@@ -67,10 +70,16 @@ class SensitivityView(QWidget):
         rows = result.ranked() if result is not None else []
         self.table.setRowCount(len(rows))
         for k, r in enumerate(rows):
-            cells = [NumericItem(float(k + 1), ".0f"), QTableWidgetItem(r.node),
-                     QTableWidgetItem(r.op_type), NumericItem(r.sqnr_db, ".2f"),
-                     NumericItem(r.value, ".4g"), NumericItem(r.gain, "+.4g"),
-                     NumericItem(r.second_gain, "+.4g"), QTableWidgetItem(r.error)]
+            cells = [
+                NumericItem(float(k + 1), ".0f"),
+                QTableWidgetItem(r.node),
+                QTableWidgetItem(r.op_type),
+                NumericItem(r.sqnr_db, ".2f"),
+                NumericItem(r.value, ".4g"),
+                NumericItem(r.gain, "+.4g"),
+                NumericItem(r.second_gain, "+.4g"),
+                QTableWidgetItem(r.error),
+            ]
             for c, cell in enumerate(cells):
                 self.table.setItem(k, c, cell)
         if result is not None:
@@ -78,11 +87,15 @@ class SensitivityView(QWidget):
             self.note.setText(
                 f"Each layer alone in {html.escape(result.way)}: {html.escape(result.metric)} "
                 f"given back against the run's {base}"
-                + (f" ({html.escape(result.second_metric)} breaks ties)"
-                   if result.second_metric else "")
+                + (
+                    f" ({html.escape(result.second_metric)} breaks ties)"
+                    if result.second_metric
+                    else ""
+                )
                 + f", on {html.escape(result.data)}. The "
                 "graph is coloured by the gain (Quantization › Colour the graph by SQNR "
-                "returns to SQNR). The " + html.escape(result.stability_text()) + ".")
+                "returns to SQNR). The " + html.escape(result.stability_text()) + "."
+            )
 
     def _selected(self) -> None:
         rows = {i.row() for i in self.table.selectedItems()}

@@ -25,8 +25,6 @@ from edgestudio.gui.tables import filled_table
 _MAX_BARS = 40  # beyond this the histogram lumps the rarest op types into "other"
 
 
-
-
 def _tensor_rows(specs: list[TensorSpec]) -> list[list[str]]:
     return [[t.name, t.dtype, t.shape_text()] for t in specs]
 
@@ -47,8 +45,9 @@ def op_histogram(op_types: dict[str, int]) -> pg.PlotWidget:
     values = [n for _, n in items]
     ys = list(range(len(items)))
     plot = widget.getPlotItem()
-    plot.addItem(pg.BarGraphItem(x0=0, y=ys, height=0.7, width=values, brush="#4f8fc0",
-                                 pen=pg.mkPen(None)))
+    plot.addItem(
+        pg.BarGraphItem(x0=0, y=ys, height=0.7, width=values, brush="#4f8fc0", pen=pg.mkPen(None))
+    )
     for y, value in zip(ys, values, strict=True):
         label = pg.TextItem(str(value), anchor=(0, 0.5), color="#333")
         label.setPos(value, y)
@@ -115,25 +114,31 @@ class SummaryPanel(QScrollArea):
         io = QWidget()
         io_layout = QVBoxLayout(io)
         io_layout.setContentsMargins(0, 0, 0, 0)
-        for heading, specs, name in ((f"Inputs ({len(summary.inputs)})", summary.inputs,
-                                      "inputs_table"),
-                                     (f"Outputs ({len(summary.outputs)})", summary.outputs,
-                                      "outputs_table")):
+        for heading, specs, name in (
+            (f"Inputs ({len(summary.inputs)})", summary.inputs, "inputs_table"),
+            (f"Outputs ({len(summary.outputs)})", summary.outputs, "outputs_table"),
+        ):
             box = self._table_box(heading, ["Name", "Type", "Shape"], _tensor_rows(specs), name)
             table = box.findChild(QTableWidget, name)
             assert table is not None
-            table.setToolTip("Double-click a name to rename it (writes a renamed copy of the "
-                             "model, checked: edgestudio edit --rename OLD=NEW)")
+            table.setToolTip(
+                "Double-click a name to rename it (writes a renamed copy of the "
+                "model, checked: edgestudio edit --rename OLD=NEW)"
+            )
             table.cellDoubleClicked.connect(
-                lambda row, _col, t=table: self._ask_rename(t.item(row, 0).text()))
+                lambda row, _col, t=table: self._ask_rename(t.item(row, 0).text())
+            )
             io_layout.addWidget(box)
         io_layout.addStretch(1)
         grid.addWidget(io, 3, 1)
 
         # The histogram counts subgraph nodes too: so does its title.
         total = summary.nodes + summary.nodes_in_subgraphs
-        inside = (f", {summary.nodes_in_subgraphs:,} of them in subgraphs"
-                  if summary.nodes_in_subgraphs else "")
+        inside = (
+            f", {summary.nodes_in_subgraphs:,} of them in subgraphs"
+            if summary.nodes_in_subgraphs
+            else ""
+        )
         ops = QGroupBox(f"Operators ({len(summary.op_types)} types, {total:,} nodes{inside})")
         ops_layout = QVBoxLayout(ops)
         self.histogram = op_histogram(summary.op_types)
@@ -143,15 +148,26 @@ class SummaryPanel(QScrollArea):
         side = QWidget()
         side_layout = QVBoxLayout(side)
         side_layout.setContentsMargins(0, 0, 0, 0)
-        side_layout.addWidget(self._table_box(
-            "Metadata", ["Key", "Value"],
-            [[k, v] for k, v in summary.metadata.items()] or [["(none)", ""]], "metadata_table"))
-        side_layout.addWidget(self._table_box(
-            "External data", ["File", "Size", "Tensors"],
-            [[e.location, human_bytes(e.size_bytes), str(e.tensor_count)]
-             for e in summary.external_data] or [["(all weights are inside the model file)", "",
-                                                  ""]],
-            "external_table"))
+        side_layout.addWidget(
+            self._table_box(
+                "Metadata",
+                ["Key", "Value"],
+                [[k, v] for k, v in summary.metadata.items()] or [["(none)", ""]],
+                "metadata_table",
+            )
+        )
+        side_layout.addWidget(
+            self._table_box(
+                "External data",
+                ["File", "Size", "Tensors"],
+                [
+                    [e.location, human_bytes(e.size_bytes), str(e.tensor_count)]
+                    for e in summary.external_data
+                ]
+                or [["(all weights are inside the model file)", "", ""]],
+                "external_table",
+            )
+        )
         side_layout.addStretch(1)
         grid.addWidget(side, 4, 1)
         grid.setColumnStretch(0, 1)
@@ -160,8 +176,12 @@ class SummaryPanel(QScrollArea):
         self.setWidget(body)
 
     def _ask_rename(self, old: str) -> None:
-        new, ok = QInputDialog.getText(self, "Rename", f"New name for '{old}' (a renamed copy "
-                                       "of the model is written beside it):", text=old)
+        new, ok = QInputDialog.getText(
+            self,
+            "Rename",
+            f"New name for '{old}' (a renamed copy of the model is written beside it):",
+            text=old,
+        )
         if ok and new.strip() and new.strip() != old:
             self.rename_requested.emit(old, new.strip())
 
@@ -169,14 +189,19 @@ class SummaryPanel(QScrollArea):
         """Return the facts shown in the Model box (label -> text), for tests and reports."""
         s = self.summary
         opsets = ", ".join(f"{d} {v}" for d, v in s.opset_imports.items()) or "none"
-        runtime = (f"≤ {s.max_runtime_opset} (onnxruntime {s.runtime_version})"
-                   if s.max_runtime_opset else "onnxruntime not found")
+        runtime = (
+            f"≤ {s.max_runtime_opset} (onnxruntime {s.runtime_version})"
+            if s.max_runtime_opset
+            else "onnxruntime not found"
+        )
         nodes = f"{s.nodes:,}"
         if s.nodes_in_subgraphs:
             nodes += f" (+{s.nodes_in_subgraphs:,} in subgraphs)"
         if s.constant_nodes:
-            nodes += (f"; {s.constant_nodes:,} only compute constants (folded into their users "
-                      "in the graph)")
+            nodes += (
+                f"; {s.constant_nodes:,} only compute constants (folded into their users "
+                "in the graph)"
+            )
         return {
             "File size": human_bytes(s.file_size),
             "IR version": str(s.ir_version),
@@ -186,8 +211,9 @@ class SummaryPanel(QScrollArea):
             "Nodes": nodes,
             "Parameters": f"{s.parameters:,} ({human_count(s.parameters)})",
             "Weight bytes": f"{human_bytes(s.parameter_bytes)} in {s.initializers:,} tensors",
-            "Operators need opset": (f"≥ {s.min_opset_required}" if s.min_opset_required
-                                     else "no standard operators"),
+            "Operators need opset": (
+                f"≥ {s.min_opset_required}" if s.min_opset_required else "no standard operators"
+            ),
             "Runtime supports opset": runtime,
         }
 

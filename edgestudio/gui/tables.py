@@ -38,8 +38,9 @@ def results_table(columns: list[str], name: str) -> QTableWidget:
     return table
 
 
-def filled_table(headers: list[str], rows: list[list[str]], name: str,
-                 max_visible: int = 12) -> QTableWidget:
+def filled_table(
+    headers: list[str], rows: list[list[str]], name: str, max_visible: int = 12
+) -> QTableWidget:
     """A read-only table holding ``rows``, as tall as its rows up to ``max_visible`` of them
     (short lists need no inner scroll bar; long ones are capped)."""
     table = QTableWidget(len(rows), len(headers))
@@ -59,6 +60,10 @@ def filled_table(headers: list[str], rows: list[list[str]], name: str,
     header.setStretchLastSection(True)
     table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 8)
     visible = min(max(len(rows), 1), max_visible)
-    table.setFixedHeight(header.sizeHint().height() + visible * table.verticalHeader()
-                         .defaultSectionSize() + 2 * table.frameWidth() + 2)
+    table.setFixedHeight(
+        header.sizeHint().height()
+        + visible * table.verticalHeader().defaultSectionSize()
+        + 2 * table.frameWidth()
+        + 2
+    )
     return table

@@ -48,8 +48,7 @@ from edgestudio.gui.tables import results_table
 from edgestudio.jobs.scheduler import JobSubmitter
 from edgestudio.jobs.tuner import Tuner
 
-COLUMNS = ["#", "Recipe", "Excluded", "Goal figure", "Meets", "Median (ms)", "Size (KiB)",
-           "Note"]
+COLUMNS = ["#", "Recipe", "Excluded", "Goal figure", "Meets", "Median (ms)", "Size (KiB)", "Note"]
 MET, NOT_MET, WINNER = "#2e7d32", "#9e9e9e", "#ff6d00"
 
 
@@ -59,10 +58,17 @@ class TuneWindow(QWidget):
     keep_requested = Signal(object, object)  # Candidate, Tuner
     candidate_chosen = Signal(object)  # Candidate: show its per-layer SQNR on the graph
 
-    def __init__(self, model: Path, providers: list[str], data_guess: str = "",
-                 parent: QWidget | None = None, ray_address: str = "",
-                 base: QuantRecipe | None = None,
-                 earlier: dict[str, Any] | None = None, jobs: JobSubmitter | None = None) -> None:
+    def __init__(
+        self,
+        model: Path,
+        providers: list[str],
+        data_guess: str = "",
+        parent: QWidget | None = None,
+        ray_address: str = "",
+        base: QuantRecipe | None = None,
+        earlier: dict[str, Any] | None = None,
+        jobs: JobSubmitter | None = None,
+    ) -> None:
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("tune_window")
         self.setWindowTitle(f"Auto-tune {model.name}")
@@ -78,16 +84,20 @@ class TuneWindow(QWidget):
         self.timer.timeout.connect(self._tick)
 
         self.goal = QLineEdit("sqnr>=30")
-        self.goal.setToolTip("sqnr>=DB (output SQNR), top1_drop<=POINTS (labelled data), task "
-                             "figures such as text_agreement>=0.99, cer<=0.01 or "
-                             "frame_agreement>=0.99, or "
-                             "max_abs<=ERROR")
+        self.goal.setToolTip(
+            "sqnr>=DB (output SQNR), top1_drop<=POINTS (labelled data), task "
+            "figures such as text_agreement>=0.99, cer<=0.01 or "
+            "frame_agreement>=0.99, or "
+            "max_abs<=ERROR"
+        )
         self.provider = QComboBox()
         self.provider.addItems(providers or ["CPUExecutionProvider"])
         # TuneSettings' declared options (the tune command's --objective, --budget, …)
         defaults = TuneSettings(model="", data=None)
-        self.options = {f.name: (f, opt, option_widget(f, opt, getattr(defaults, f.name)))
-                        for f, opt in declared_options(TuneSettings)}
+        self.options = {
+            f.name: (f, opt, option_widget(f, opt, getattr(defaults, f.name)))
+            for f, opt in declared_options(TuneSettings)
+        }
         self.objective = self.options["objective"][2]
         self.threads = self.options["threads"][2]
         self.budget = self.options["budget"][2]
@@ -95,15 +105,19 @@ class TuneWindow(QWidget):
         self.minutes.setMaximumWidth(110)  # a number beside its word, like the spin boxes
         self.workers = self.options["workers"][2]
         self.bench_runs = self.options["bench_runs"][2]
-        self.workers.setToolTip(self.workers.toolTip() + ": at most Preferences › Jobs at once "
-                                "of them run, listed in the Jobs panel")
+        self.workers.setToolTip(
+            self.workers.toolTip() + ": at most Preferences › Jobs at once "
+            "of them run, listed in the Jobs panel"
+        )
         self.data = PathPicker(data_guess, "Data (*.npz);;All files (*)", save=False)
         self.samples = QSpinBox()
         self.samples.setRange(0, 1_000_000)
         self.samples.setValue(64)
         self.samples.setSpecialValueText("all")
-        self.samples.setToolTip("At most this many samples of the data for calibration and "
-                                "evaluation ('all': every one)")
+        self.samples.setToolTip(
+            "At most this many samples of the data for calibration and "
+            "evaluation ('all': every one)"
+        )
         self.samples_note = QLabel("")
         self.samples_note.setObjectName("samples_note")
         self.samples_note.setStyleSheet("color: #666")
@@ -112,17 +126,22 @@ class TuneWindow(QWidget):
         # share a sample (a candidate judged on its own calibration samples looks better).
         self.calib = PathPicker("", "Data (*.npz);;All files (*)", save=False)
         self.calib.setObjectName("tune_calib")
-        self.calib.edit.setPlaceholderText("optional: without it, the even-numbered samples of "
-                                           "the data calibrate and the odd-numbered ones judge")
+        self.calib.edit.setPlaceholderText(
+            "optional: without it, the even-numbered samples of "
+            "the data calibrate and the odd-numbered ones judge"
+        )
         self.precision = QComboBox()
         self.precision.setObjectName("tune_precision")
         self.precision.addItems(["16-bit allowed", "8-bit everywhere"])
-        self.precision.setToolTip("16-bit allowed: A16W8 candidates, and the worst layers moved "
-                                  "to 16-bit when nothing meets the goal")
+        self.precision.setToolTip(
+            "16-bit allowed: A16W8 candidates, and the worst layers moved "
+            "to 16-bit when nothing meets the goal"
+        )
         self.integer_only = self.options["integer_only"][2]
         self.integer_only.setObjectName("tune_integer_only")
-        self.modes = {m: QCheckBox(label) for m, label in
-                      (("qdq", "static QDQ"), ("dynamic", "dynamic"))}
+        self.modes = {
+            m: QCheckBox(label) for m, label in (("qdq", "static QDQ"), ("dynamic", "dynamic"))
+        }
         for box in self.modes.values():
             box.setChecked(True)
         self.exclusions = QCheckBox("exclude the worst layers when nothing meets the goal")
@@ -134,8 +153,9 @@ class TuneWindow(QWidget):
         self.base = base  # a run to start from (its types, exclusions…)
         self.earlier = earlier  # the document's last tune, to resume
         measured = sum(1 for c in (earlier or {}).get("candidates", []) if c.get("state") == "done")
-        self.resume = QCheckBox(f"take the {measured} candidate(s) the last tune measured "
-                                "(not counted in the budget)")
+        self.resume = QCheckBox(
+            f"take the {measured} candidate(s) the last tune measured (not counted in the budget)"
+        )
         self.resume.setObjectName("resume_tune")
         self.resume.setChecked(bool(measured))
         self.resume.setVisible(bool(measured))
@@ -149,9 +169,17 @@ class TuneWindow(QWidget):
         self._data_changed(self.data.path())
         form.addRow("Try:", self._row(*self.modes.values(), self.exclusions))
         form.addRow("Precision:", self._row(self.precision, self.integer_only))
-        form.addRow("Budget:", self._row(self.budget, QLabel("candidates, at most"),
-                                         self.minutes, QLabel("minutes"), self.bench_runs,
-                                         QLabel("timed runs each")))
+        form.addRow(
+            "Budget:",
+            self._row(
+                self.budget,
+                QLabel("candidates, at most"),
+                self.minutes,
+                QLabel("minutes"),
+                self.bench_runs,
+                QLabel("timed runs each"),
+            ),
+        )
         form.addRow("In parallel:", self._row(self.workers, QLabel("workers"), self.ray))
         if measured:
             form.addRow("Resume:", self.resume)
@@ -164,8 +192,7 @@ class TuneWindow(QWidget):
         self.keep_button = QPushButton("Keep the best as a quantization run")
         self.keep_button.setEnabled(False)
         self.keep_button.clicked.connect(self._keep)
-        self.status = QLabel("Set a goal and start: candidates appear on the plot as they "
-                             "finish.")
+        self.status = QLabel("Set a goal and start: candidates appear on the plot as they finish.")
         self.status.setObjectName("tune_status")
         self.status.setWordWrap(True)
         buttons = QHBoxLayout()
@@ -178,15 +205,22 @@ class TuneWindow(QWidget):
         self.plot.getPlotItem().setMenuEnabled(False)
         for side in ("left", "bottom"):  # plain milliseconds and dB, no "x0.001"
             self.plot.getPlotItem().getAxis(side).enableAutoSIPrefix(False)
-        show_empty(self.plot, "Each candidate appears here as it finishes: accuracy against "
-                              "latency, the point's size the model's.")
+        show_empty(
+            self.plot,
+            "Each candidate appears here as it finishes: accuracy against "
+            "latency, the point's size the model's.",
+        )
         self.scatter = pg.ScatterPlotItem()
         self.scatter.sigClicked.connect(self._point_clicked)
         # The float model as the plot's reference: a vertical line at its latency (or size); its
         # accuracy is what the candidates are measured against, so it has no height.
-        self.float_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(
-            "#616161", width=1.5, style=Qt.PenStyle.DotLine), label="",
-            labelOpts={"position": 0.92, "color": "#424242", "anchors": [(0, 0.5), (0, 0.5)]})
+        self.float_line = pg.InfiniteLine(
+            angle=90,
+            movable=False,
+            pen=pg.mkPen("#616161", width=1.5, style=Qt.PenStyle.DotLine),
+            label="",
+            labelOpts={"position": 0.92, "color": "#424242", "anchors": [(0, 0.5), (0, 0.5)]},
+        )
         self.table = results_table(COLUMNS, "candidates_table")
         self.table.itemSelectionChanged.connect(self._row_selected)
         body = QSplitter(Qt.Orientation.Horizontal)
@@ -209,9 +243,11 @@ class TuneWindow(QWidget):
             self.data.edit.setText(data)
         if isinstance(self.integer_only, QCheckBox):
             self.integer_only.setChecked(True)
-        self.status.setText("Recover accuracy without leaving integer: recipes by expected "
-                            "gain (per-channel, 16-bit activations, quantizers on compute "
-                            "operators), then the worst layers in 16-bit. Start when ready.")
+        self.status.setText(
+            "Recover accuracy without leaving integer: recipes by expected "
+            "gain (per-channel, 16-bit activations, quantizers on compute "
+            "operators), then the worst layers in 16-bit. Start when ready."
+        )
 
     def _data_changed(self, text: str) -> None:
         """``synthetic:N`` carries its own count, which is what is used: say so, and take the
@@ -219,8 +255,9 @@ class TuneWindow(QWidget):
         own = text.strip().split(":")
         counted = own[0] == "synthetic" and len(own) > 1 and own[1].strip().isdigit()
         self.samples.setEnabled(not counted)
-        self.samples_note.setText(f"{int(own[1])} synthetic samples, as the data says"
-                                  if counted else "")
+        self.samples_note.setText(
+            f"{int(own[1])} synthetic samples, as the data says" if counted else ""
+        )
 
     @staticmethod
     def _row(*widgets: QWidget) -> QWidget:
@@ -242,23 +279,35 @@ class TuneWindow(QWidget):
         except GoalError as exc:
             raise ValueError(str(exc)) from exc
         if not self.data.path():
-            raise ValueError("Choose calibration and evaluation data (an .npz, a folder, or "
-                             "images).")
+            raise ValueError(
+                "Choose calibration and evaluation data (an .npz, a folder, or images)."
+            )
         data: DataSource = parse_data_source(self.data.path(), self.samples.value())
-        calib = (parse_data_source(self.calib.path(), self.samples.value())
-                 if self.calib.path() else None)
+        calib = (
+            parse_data_source(self.calib.path(), self.samples.value())
+            if self.calib.path()
+            else None
+        )
         wide = self.precision.currentIndex() == 0
         modes = tuple(m for m, box in self.modes.items() if box.isChecked())
         if not modes:
             raise ValueError("Tick at least one mode to try.")
         return TuneSettings(
-            base=self.base, model=str(self.model), data=data, goal=goal, calib=calib,
+            base=self.base,
+            model=str(self.model),
+            data=data,
+            goal=goal,
+            calib=calib,
             provider=self.provider.currentText(),
             **{name: widget_value(f, widget) for name, (f, _, widget) in self.options.items()},
-            space=SearchSpace(modes=modes, exclusions=self.exclusions.isChecked(),
-                              activation_types=("uint8", "uint16") if wide else ("uint8",)),
+            space=SearchSpace(
+                modes=modes,
+                exclusions=self.exclusions.isChecked(),
+                activation_types=("uint8", "uint16") if wide else ("uint8",),
+            ),
             ray_address=self.ray.text().strip() or None,
-            resume=self.earlier if self.resume.isChecked() else None)
+            resume=self.earlier if self.resume.isChecked() else None,
+        )
 
     def start(self) -> bool:
         """Start the tune in the background (False, with the reason shown, if its settings are
@@ -273,12 +322,17 @@ class TuneWindow(QWidget):
         self._cancel_when_built = False
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        self.status.setText("Preparing the tune" + (
-            f" (connecting to Ray at {settings.ray_address})…" if settings.ray_address else "…"))
+        self.status.setText(
+            "Preparing the tune"
+            + (f" (connecting to Ray at {settings.ray_address})…" if settings.ray_address else "…")
+        )
         self._preparing = self._background.run(
-            lambda progress, cancelled: Tuner(settings, on_change=self._candidate_changed,
-                                              jobs=self.jobs),
-            on_done=lambda tuner: self._begin(tuner, settings), on_error=self._not_started)
+            lambda progress, cancelled: Tuner(
+                settings, on_change=self._candidate_changed, jobs=self.jobs
+            ),
+            on_done=lambda tuner: self._begin(tuner, settings),
+            on_error=self._not_started,
+        )
         return True
 
     def _say_error(self, exc: Exception) -> None:
@@ -303,23 +357,40 @@ class TuneWindow(QWidget):
         item.addItem(self.scatter)
         item.addItem(self.float_line)
         self.float_line.hide()
-        item.addItem(pg.InfiniteLine(pos=settings.goal.threshold, angle=0, pen=pg.mkPen(
-            MET, width=1, style=Qt.PenStyle.DashLine)))
-        item.setLabel("left", {"sqnr": "output SQNR (dB)", "top1_drop": "top-1 drop (points)",
-                               "max_abs": "max abs output error"}.get(
-                                   settings.goal.metric, settings.goal.metric.replace("_", " ")))
-        item.setLabel("bottom", "median latency (ms)" if settings.objective == "latency"
-                      else "model size (KiB)")
+        item.addItem(
+            pg.InfiniteLine(
+                pos=settings.goal.threshold,
+                angle=0,
+                pen=pg.mkPen(MET, width=1, style=Qt.PenStyle.DashLine),
+            )
+        )
+        item.setLabel(
+            "left",
+            {
+                "sqnr": "output SQNR (dB)",
+                "top1_drop": "top-1 drop (points)",
+                "max_abs": "max abs output error",
+            }.get(settings.goal.metric, settings.goal.metric.replace("_", " ")),
+        )
+        item.setLabel(
+            "bottom",
+            "median latency (ms)" if settings.objective == "latency" else "model size (KiB)",
+        )
         self.timer.start()
         warning = synthetic_goal_warning(settings.data, settings.goal)
         resumed = self.tuner.resume_note if self.tuner is not None else ""
-        self.status.setText(f"Tuning: goal {settings.goal.text()}, minimising "
-                            f"{settings.objective}…<br>"
-                            f"<span style='color:#666'>Data: {html.escape(tuner.data_note)}"
-                            "</span>"
-                            + (f"<br>{html.escape(resumed)}" if resumed else "")
-                            + (f"<br><span style='color:#8a5300'>⚠ {html.escape(warning)}</span>"
-                               if warning else ""))
+        self.status.setText(
+            f"Tuning: goal {settings.goal.text()}, minimising "
+            f"{settings.objective}…<br>"
+            f"<span style='color:#666'>Data: {html.escape(tuner.data_note)}"
+            "</span>"
+            + (f"<br>{html.escape(resumed)}" if resumed else "")
+            + (
+                f"<br><span style='color:#8a5300'>⚠ {html.escape(warning)}</span>"
+                if warning
+                else ""
+            )
+        )
 
     def _tick(self) -> None:
         if self.tuner is None:
@@ -351,29 +422,45 @@ class TuneWindow(QWidget):
         if winner is None:
             self.status.setText("No candidate could be analysed: the table says why.")
             return
-        verdict = ("meets the goal" if winner.met else
-                   "is the closest: no recipe in the search space meets the goal")
+        verdict = (
+            "meets the goal"
+            if winner.met
+            else "is the closest: no recipe in the search space meets the goal"
+        )
         out = self.model.with_name(f"{self.model.stem}_tuned_{winner.number}.onnx")
         command = dataclasses.replace(winner.recipe, output=str(out)).command_line()
         analysis = winner.analysis
         data = ""
         if analysis is not None and analysis.data is not None:
             data = f"Goal judged on {analysis.data.text()}" + (
-                "" if analysis.representative else
-                ": which recipes run and how far they move, not which is accurate")
-        tied = [c.number for c in self.tuner.latency_ties() if c is not winner] \
-            if self.tuner is not None else []
+                ""
+                if analysis.representative
+                else ": which recipes run and how far they move, not which is accurate"
+            )
+        tied = (
+            [c.number for c in self.tuner.latency_ties() if c is not winner]
+            if self.tuner is not None
+            else []
+        )
         if tied:
-            verdict += (", tied on latency with " + ", ".join(f"#{n}" for n in tied)
-                        + " (no measurable difference: the smallest model wins)")
-        cost = [f"{winner.quant_bytes / 1024:.0f} KiB" if winner.quant_bytes else "",
-                f"{len(winner.recipe.int16)} node(s) in 16-bit" if winner.recipe.int16 else "",
-                f"{len(winner.recipe.exclude)} in float" if winner.recipe.exclude else
-                "nothing in float", f"found in {winner.seconds:.0f} s"]
-        self.status.setText(f"Best: #{winner.number} {verdict} ({', '.join(c for c in cost if c)})"
-                            f" — <code>{html.escape(command)}</code>"
-                            + (f"<br><span style='color:#666'>{html.escape(data)}.</span>"
-                               if data else ""))
+            verdict += (
+                ", tied on latency with "
+                + ", ".join(f"#{n}" for n in tied)
+                + " (no measurable difference: the smallest model wins)"
+            )
+        cost = [
+            f"{winner.quant_bytes / 1024:.0f} KiB" if winner.quant_bytes else "",
+            f"{len(winner.recipe.int16)} node(s) in 16-bit" if winner.recipe.int16 else "",
+            f"{len(winner.recipe.exclude)} in float"
+            if winner.recipe.exclude
+            else "nothing in float",
+            f"found in {winner.seconds:.0f} s",
+        ]
+        self.status.setText(
+            f"Best: #{winner.number} {verdict} ({', '.join(c for c in cost if c)})"
+            f" — <code>{html.escape(command)}</code>"
+            + (f"<br><span style='color:#666'>{html.escape(data)}.</span>" if data else "")
+        )
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
     def _candidate_changed(self, candidate: Candidate) -> None:
@@ -384,13 +471,17 @@ class TuneWindow(QWidget):
         def fig(value: float | None, spec: str) -> str:
             return "—" if value is None else format(value, spec)
 
-        cells = [str(candidate.number), candidate.recipe.title().removeprefix("Quantize: "),
-                 str(len(candidate.recipe.exclude)), fig(candidate.goal_value, ".4g"),
-                 "yes" if candidate.met else "", fig(candidate.latency_ms, ".3f"),
-                 fig(None if candidate.quant_bytes is None else candidate.quant_bytes / 1024,
-                     ".1f"),
-                 candidate.error or (candidate.why if candidate.state != "running"
-                                     else f"running: {candidate.why}")]
+        cells = [
+            str(candidate.number),
+            candidate.recipe.title().removeprefix("Quantize: "),
+            str(len(candidate.recipe.exclude)),
+            fig(candidate.goal_value, ".4g"),
+            "yes" if candidate.met else "",
+            fig(candidate.latency_ms, ".3f"),
+            fig(None if candidate.quant_bytes is None else candidate.quant_bytes / 1024, ".1f"),
+            candidate.error
+            or (candidate.why if candidate.state != "running" else f"running: {candidate.why}"),
+        ]
         for col, text in enumerate(cells):
             item = QTableWidgetItem(text)
             item.setToolTip(candidate.recipe.command_line() if col == 1 else text)
@@ -402,25 +493,32 @@ class TuneWindow(QWidget):
         ringed."""
         if self.tuner is None:
             return
-        done = [c for c in self.tuner.candidates if c.state == "done"
-                and c.goal_value is not None and c.objective(self.tuner.settings.objective)
-                is not None]
+        done = [
+            c
+            for c in self.tuner.candidates
+            if c.state == "done"
+            and c.goal_value is not None
+            and c.objective(self.tuner.settings.objective) is not None
+        ]
         winner = self.tuner.winner
         latency = self.tuner.settings.objective == "latency"
         xs = [(c.latency_ms if latency else (c.quant_bytes or 0) / 1024) or 0.0 for c in done]
         sizes = np.array([c.quant_bytes or 0 for c in done], dtype=float)
         scale = 8 + 16 * (sizes / sizes.max()) if len(sizes) and sizes.max() > 0 else sizes
         self.scatter.setData(
-            x=xs, y=[c.goal_value for c in done], size=list(scale), data=[c.number for c in done],
+            x=xs,
+            y=[c.goal_value for c in done],
+            size=list(scale),
+            data=[c.number for c in done],
             brush=[pg.mkBrush(MET if c.met else NOT_MET) for c in done],
-            pen=[pg.mkPen(WINNER, width=3) if c is winner else pg.mkPen("#424242")
-                 for c in done])
-        reference = (self.tuner.float_latency_ms if latency
-                     else self.tuner.float_bytes / 1024)
+            pen=[pg.mkPen(WINNER, width=3) if c is winner else pg.mkPen("#424242") for c in done],
+        )
+        reference = self.tuner.float_latency_ms if latency else self.tuner.float_bytes / 1024
         if reference is not None:
             self.float_line.setPos(reference)
             self.float_line.label.setText(
-                f"float32: {reference:.3g} ms" if latency else f"float32: {reference:,.0f} KiB")
+                f"float32: {reference:.3g} ms" if latency else f"float32: {reference:,.0f} KiB"
+            )
         self.float_line.setVisible(reference is not None)
 
     # ----- choosing ----------------------------------------------------------------------------
@@ -434,8 +532,9 @@ class TuneWindow(QWidget):
 
     def _row_selected(self) -> None:
         rows = {i.row() for i in self.table.selectedItems()}
-        self.keep_button.setEnabled(self.tuner is not None and len(rows) == 1
-                                    and self.tuner.finished)
+        self.keep_button.setEnabled(
+            self.tuner is not None and len(rows) == 1 and self.tuner.finished
+        )
 
     def chosen(self) -> Candidate | None:
         """The candidate selected in the table, else the best one."""

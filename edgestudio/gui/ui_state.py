@@ -43,17 +43,22 @@ def snapshot(window: QWidget) -> dict[str, Any]:
     active = QApplication.activeWindow()
     return {
         "pid": os.getpid(),
-        "windows": sorted(w.windowTitle() for w in QApplication.topLevelWidgets()
-                          if w.isVisible() and w.windowTitle()),
+        "windows": sorted(
+            w.windowTitle()
+            for w in QApplication.topLevelWidgets()
+            if w.isVisible() and w.windowTitle()
+        ),
         "active": active.windowTitle() if active is not None else "",
-        "focus": {"class": type(focus).__name__ if focus else "",
-                  "name": focus.objectName() if focus else "",
-                  "placeholder": focus.placeholderText() if isinstance(focus, QLineEdit)
-                  else "",
-                  "text": focus.text() if isinstance(focus, QLineEdit) else ""},
+        "focus": {
+            "class": type(focus).__name__ if focus else "",
+            "name": focus.objectName() if focus else "",
+            "placeholder": focus.placeholderText() if isinstance(focus, QLineEdit) else "",
+            "text": focus.text() if isinstance(focus, QLineEdit) else "",
+        },
         "documents": documents,
-        "current": tabs.tabText(tabs.currentIndex()) if isinstance(tabs, QTabWidget)
-        and tabs.count() else "",
+        "current": tabs.tabText(tabs.currentIndex())
+        if isinstance(tabs, QTabWidget) and tabs.count()
+        else "",
         "panel": panel,
         "panel_tabs": panel_tabs,
         "maximized": window.isMaximized(),

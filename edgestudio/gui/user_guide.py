@@ -56,14 +56,17 @@ class UserGuide(QWidget):
     def open_page(self, name: str) -> bool:
         """Show guide page ``name`` (``quantization.md``); False when it is not there."""
         if self.folder is None or not (self.folder / name).is_file():
-            self.browser.setPlainText("The user guide is not installed with this copy of "
-                                      "EdgeStudio (docs/guide in the source tree).")
+            self.browser.setPlainText(
+                "The user guide is not installed with this copy of "
+                "EdgeStudio (docs/guide in the source tree)."
+            )
             return False
         path = self.folder / name
         self.page = name
         self.browser.setSearchPaths([str(path.parent)])
-        self.browser.setSource(QUrl.fromLocalFile(str(path)),
-                               QTextDocument.ResourceType.MarkdownResource)
+        self.browser.setSource(
+            QUrl.fromLocalFile(str(path)), QTextDocument.ResourceType.MarkdownResource
+        )
         return True
 
     def _follow(self, url: QUrl) -> None:
@@ -71,6 +74,9 @@ class UserGuide(QWidget):
             QDesktopServices.openUrl(url)  # the system's browser: the guide itself stays offline
             return
         target = Path(url.toLocalFile() or url.path())
-        if target.suffix == ".md" and self.folder is not None \
-                and (self.folder / target.name).is_file():
+        if (
+            target.suffix == ".md"
+            and self.folder is not None
+            and (self.folder / target.name).is_file()
+        ):
             self.open_page(target.name)

@@ -43,8 +43,11 @@ class WorkScatter(QWidget):
         """Plot ``profile``'s kernels against ``cost``'s work (a hint when either is missing)."""
         self.rows = kernel_work(profile, cost) if profile and cost else []
         if not self.rows:
-            show_empty(self.plot, "Time vs MACs: needs a profile (above) and the model's cost "
-                       "(Summary › Count MACs and memory).")
+            show_empty(
+                self.plot,
+                "Time vs MACs: needs a profile (above) and the model's cost "
+                "(Summary › Count MACs and memory).",
+            )
             self.note.setText("")
             return
         show_values(self.plot)
@@ -57,16 +60,27 @@ class WorkScatter(QWidget):
         for is_slow, colour in ((False, "#4f8fc0"), (True, "#c62828")):
             rows = [r for r in self.rows if r.slow is is_slow]
             if rows:  # plot() (not a bare ScatterPlotItem): it follows the log axes
-                item.plot(np.array([r.work for r in rows]), np.array([r.time_us for r in rows]),
-                          pen=None, symbol="o", symbolSize=8, symbolPen=None,
-                          symbolBrush=pg.mkBrush(colour))
+                item.plot(
+                    np.array([r.work for r in rows]),
+                    np.array([r.time_us for r in rows]),
+                    pen=None,
+                    symbol="o",
+                    symbolSize=8,
+                    symbolPen=None,
+                    symbolBrush=pg.mkBrush(colour),
+                )
         item.enableAutoRange()
         slow = sorted((r for r in self.rows if r.slow), key=lambda r: -r.time_us)
         if slow:
-            listed = ", ".join(f"<a href='{html.escape(r.node)}'>{html.escape(r.node)}</a> "
-                               f"({r.op_type}, {r.time_us:.0f} µs)" for r in slow[:SLOW_LISTED])
-            self.note.setText(f"<b style='color:#c62828'>{len(slow)} kernel(s) slow for their "
-                              f"work</b> (over {SLOW_FACTOR:g}× the median time per MAC): "
-                              f"{listed}")
+            listed = ", ".join(
+                f"<a href='{html.escape(r.node)}'>{html.escape(r.node)}</a> "
+                f"({r.op_type}, {r.time_us:.0f} µs)"
+                for r in slow[:SLOW_LISTED]
+            )
+            self.note.setText(
+                f"<b style='color:#c62828'>{len(slow)} kernel(s) slow for their "
+                f"work</b> (over {SLOW_FACTOR:g}× the median time per MAC): "
+                f"{listed}"
+            )
         else:
             self.note.setText(f"No kernel takes over {SLOW_FACTOR:g}× the median time per MAC.")

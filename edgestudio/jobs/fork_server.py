@@ -48,6 +48,7 @@ class ForkServerError(RuntimeError):
 
 # ----- the server's side -------------------------------------------------------------------------
 
+
 def serve(run_spec: Callable[[str, BinaryIO], int]) -> int:
     """Fork a child running ``run_spec`` for each job asked for on stdin (our end of the app's
     socket pair); report each child's pid and exit status; return when the app is gone."""
@@ -97,12 +98,18 @@ def _reap(children: set[int], channel: socket.socket) -> None:
             return
         children.discard(pid)
         with contextlib.suppress(OSError):
-            channel.send(json.dumps({"exited": pid,
-                                     "code": os.waitstatus_to_exitcode(status)}).encode())
+            channel.send(
+                json.dumps({"exited": pid, "code": os.waitstatus_to_exitcode(status)}).encode()
+            )
 
 
-def _child(spec: str, fds: list[int], channel: socket.socket, wake: tuple[int, int],
-           run_spec: Callable[[str, BinaryIO], int]) -> None:
+def _child(
+    spec: str,
+    fds: list[int],
+    channel: socket.socket,
+    wake: tuple[int, int],
+    run_spec: Callable[[str, BinaryIO], int],
+) -> None:
     """The forked job: its own session, the job's pipe and stderr, the job; never returns."""
     code = 1
     try:
@@ -128,6 +135,7 @@ def _child(spec: str, fds: list[int], channel: socket.socket, wake: tuple[int, i
 
 
 # ----- the app's side ----------------------------------------------------------------------------
+
 
 class ForkedProcess:
     """A job's process forked by the server: the part of ``subprocess.Popen`` the runner uses."""
@@ -188,12 +196,14 @@ class ForkServer:
         try:
             with open(stderr_path, "wb") as err, self._lock:
                 try:
-                    socket.send_fds(self._channel, [json.dumps({"spec": str(spec)}).encode()],
-                                    [write_end, err.fileno()])
+                    socket.send_fds(
+                        self._channel,
+                        [json.dumps({"spec": str(spec)}).encode()],
+                        [write_end, err.fileno()],
+                    )
                     pid = self._started_pid()
                 except (OSError, queue.Empty) as exc:
-                    raise ForkServerError(f"the fork server did not start the job: {exc}") \
-                        from exc
+                    raise ForkServerError(f"the fork server did not start the job: {exc}") from exc
                 if pid is None:
                     raise ForkServerError("the fork server has exited")
         except BaseException:

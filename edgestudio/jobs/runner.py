@@ -80,13 +80,16 @@ def check_output(recipe: Recipe) -> Path | None:
     out = Path(recipe.output).absolute()
     for src in recipe.input_paths():
         if src and os.path.realpath(src) == os.path.realpath(out):
-            raise OutputPathError(f"The output {out.name} is the input model: EdgeStudio never "
-                              "overwrites its input. Choose another file name.")
+            raise OutputPathError(
+                f"The output {out.name} is the input model: EdgeStudio never "
+                "overwrites its input. Choose another file name."
+            )
     if out.is_dir():
         raise OutputPathError(f"The output {out} is a folder; give a file name.")
     if out.exists() and not recipe.overwrite:
-        raise OutputPathError(f"{out} already exists. Choose another name or allow overwriting "
-                          "(--overwrite).")
+        raise OutputPathError(
+            f"{out} already exists. Choose another name or allow overwriting (--overwrite)."
+        )
     if not out.parent.is_dir():
         raise OutputPathError(f"The output folder {out.parent} does not exist.")
     if not os.access(out.parent, os.W_OK):
@@ -148,8 +151,9 @@ class Job:
         share; None: every core). Benchmarks keep the threads they measure.
     """
 
-    def __init__(self, recipe: Recipe, timeout: float | None = None,
-                 threads: int | None = None) -> None:
+    def __init__(
+        self, recipe: Recipe, timeout: float | None = None, threads: int | None = None
+    ) -> None:
         self.recipe = recipe
         self.timeout = timeout
         self.threads = threads
@@ -186,20 +190,34 @@ class Job:
         self.output = check_output(self.recipe)
         server = warm.fork_server()
         warm_worker = warm.take_warm() if server is None else None
-        self._tmp = (warm_worker.folder if warm_worker is not None
-                     else Path(tempfile.mkdtemp(prefix="edgestudio-job-")))
+        self._tmp = (
+            warm_worker.folder
+            if warm_worker is not None
+            else Path(tempfile.mkdtemp(prefix="edgestudio-job-"))
+        )
         if self.output is not None:
             remove_stale_staging(self.output.parent)
             # the owner's pid in the name: a folder whose owner is gone is known to be stale
-            self._staging = Path(tempfile.mkdtemp(
-                prefix=f".{self.output.name}.edgestudio-{os.getpid()}-", suffix=".tmp",
-                dir=self.output.parent))
+            self._staging = Path(
+                tempfile.mkdtemp(
+                    prefix=f".{self.output.name}.edgestudio-{os.getpid()}-",
+                    suffix=".tmp",
+                    dir=self.output.parent,
+                )
+            )
         else:
             self._staging = self._tmp / "staging"
             self._staging.mkdir()
         spec = self._tmp / "spec.json"
-        spec.write_text(json.dumps({"recipe": to_json(self.recipe),
-                                    "staging": str(self._staging), "threads": self.threads}))
+        spec.write_text(
+            json.dumps(
+                {
+                    "recipe": to_json(self.recipe),
+                    "staging": str(self._staging),
+                    "threads": self.threads,
+                }
+            )
+        )
         self._stderr_path = self._tmp / "stderr.txt"
         self._proc = None
         if server is not None:
@@ -217,8 +235,12 @@ class Job:
         warm.job_started(self.measures_time)
         assert self._proc.stdout is not None
         self._pipe_open = True
-        threading.Thread(target=_read_lines, args=(self._proc.stdout, self._lines),
-                         name=f"job-{self.id}-reader", daemon=True).start()
+        threading.Thread(
+            target=_read_lines,
+            args=(self._proc.stdout, self._lines),
+            name=f"job-{self.id}-reader",
+            daemon=True,
+        ).start()
         try:
             self._ps = psutil.Process(self._proc.pid)
         except psutil.Error:
@@ -257,8 +279,9 @@ class Job:
             return True
         return changed
 
-    def wait(self, timeout: float | None = None,
-             on_update: Callable[[Job], None] | None = None) -> JobState:
+    def wait(
+        self, timeout: float | None = None, on_update: Callable[[Job], None] | None = None
+    ) -> JobState:
         """Poll until the job ends (or ``timeout`` s pass); return its state."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self.state.is_final:
@@ -397,8 +420,10 @@ class Job:
                 shutil.rmtree(folder, ignore_errors=True)
         warm.job_ended(self.measures_time)
         self._lines, self._error_msg, self.report = queue.Queue(), None, None
-        note = (f"{crash} Running the job again with the result's proof in a separate "
-                "process, so that a result that crashes onnxruntime is refused cleanly.")
+        note = (
+            f"{crash} Running the job again with the result's proof in a separate "
+            "process, so that a result that crashes onnxruntime is refused cleanly."
+        )
         self.log.append(f"warning: {note}")
         self.warnings.append(note)
         try:
@@ -415,12 +440,17 @@ class Job:
             except ValueError:
                 name = f"signal {-code}"
             if name == "SIGKILL":  # we only send SIGKILL when cancelling or timing out
-                used = (f" after using {self.peak_memory_mb:,.0f} MB"
-                        if self.peak_memory_mb is not None else "")
-                return (f"The worker process was killed (SIGKILL){used}: most likely the "
-                        "system ran out of memory and its out-of-memory killer stopped it, or "
-                        "another program did. Try fewer calibration samples or a machine with "
-                        "more memory.")
+                used = (
+                    f" after using {self.peak_memory_mb:,.0f} MB"
+                    if self.peak_memory_mb is not None
+                    else ""
+                )
+                return (
+                    f"The worker process was killed (SIGKILL){used}: most likely the "
+                    "system ran out of memory and its out-of-memory killer stopped it, or "
+                    "another program did. Try fewer calibration samples or a machine with "
+                    "more memory."
+                )
             return f"The worker process crashed with {name}."
         return f"The worker process exited with code {code} without a result."
 
@@ -492,8 +522,9 @@ def remove_stale_staging(folder: Path) -> list[Path]:
     return removed
 
 
-def run_job(recipe: Recipe, timeout: float | None = None,
-            on_update: Callable[[Job], None] | None = None) -> Job:
+def run_job(
+    recipe: Recipe, timeout: float | None = None, on_update: Callable[[Job], None] | None = None
+) -> Job:
     """Run ``recipe`` to the end in a worker and return the finished job.
 
     A KeyboardInterrupt cancels the worker (no partial output remains) and is re-raised.

@@ -23,8 +23,14 @@ Listener = Callable[[Job], None]
 class JobSubmitter(Protocol):
     """What a client of the scheduler needs (the tuner, the workflow): submit and watch."""
 
-    def submit(self, recipe: Recipe, timeout: float | None = None, background: bool = False,
-               threads: int | None = None, exclusive: bool = False) -> Job:
+    def submit(
+        self,
+        recipe: Recipe,
+        timeout: float | None = None,
+        background: bool = False,
+        threads: int | None = None,
+        exclusive: bool = False,
+    ) -> Job:
         """Queue ``recipe``; the returned job's state says where it is."""
         ...  # pragma: no cover - a protocol
 
@@ -49,9 +55,13 @@ class Scheduler:
     starts or reports progress, and when it ends.
     """
 
-    def __init__(self, max_parallel: int = 1, on_added: Listener | None = None,
-                 on_updated: Listener | None = None,
-                 on_finished: Listener | None = None) -> None:
+    def __init__(
+        self,
+        max_parallel: int = 1,
+        on_added: Listener | None = None,
+        on_updated: Listener | None = None,
+        on_finished: Listener | None = None,
+    ) -> None:
         self.max_parallel = max(1, max_parallel)
         self.jobs: list[Job] = []
         self.background: set[str] = set()
@@ -60,8 +70,14 @@ class Scheduler:
         self.on_updated = on_updated or (lambda job: None)
         self.on_finished = on_finished or (lambda job: None)
 
-    def submit(self, recipe: Recipe, timeout: float | None = None, background: bool = False,
-               threads: int | None = None, exclusive: bool = False) -> Job:
+    def submit(
+        self,
+        recipe: Recipe,
+        timeout: float | None = None,
+        background: bool = False,
+        threads: int | None = None,
+        exclusive: bool = False,
+    ) -> Job:
         """Queue ``recipe``; it starts as soon as a slot is free.
 
         ``background`` jobs (the app's own probes) are cancelled without asking on quit;
@@ -114,6 +130,7 @@ class Scheduler:
 
     def run_until_done(self, jobs: list[Job] | None = None, interval: float = 0.05) -> None:
         """Drive the queue here (the command line) until ``jobs`` (or every job) ended."""
+
         def waiting() -> bool:
             return any(not j.state.is_final for j in (jobs if jobs is not None else self.jobs))
 

@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 
-def start_worker(args: list[str], folder: Path, env: dict[str, str],
-                 stdin: int = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+def start_worker(
+    args: list[str], folder: Path, env: dict[str, str], stdin: int = subprocess.DEVNULL
+) -> subprocess.Popen[bytes]:
     """Start a worker process: protocol on its stdout pipe, stderr into ``folder/stderr.txt``,
     detached from the terminal's Ctrl+C."""
     flags: dict[str, object] = {"start_new_session": True}
@@ -16,6 +17,6 @@ def start_worker(args: list[str], folder: Path, env: dict[str, str],
         flags = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
     with open(folder / "stderr.txt", "wb") as err:
         process: subprocess.Popen[bytes] = subprocess.Popen(
-            args, stdin=stdin, stdout=subprocess.PIPE, stderr=err, env=env,
-            **flags)  # type: ignore[call-overload]
+            args, stdin=stdin, stdout=subprocess.PIPE, stderr=err, env=env, **flags
+        )  # type: ignore[call-overload]
     return process

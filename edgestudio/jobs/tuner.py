@@ -58,8 +58,9 @@ def thread_share(workers: int) -> int | None:
 class _LocalStep:
     """Quantize, then analyse, as jobs of the session's queue."""
 
-    def __init__(self, candidate: Candidate, settings: TuneSettings, jobs: JobSubmitter,
-                 evaluation: Any) -> None:
+    def __init__(
+        self, candidate: Candidate, settings: TuneSettings, jobs: JobSubmitter, evaluation: Any
+    ) -> None:
         self.candidate = candidate
         self.settings = settings
         self.evaluation = evaluation  # never the samples that calibrated it
@@ -84,9 +85,15 @@ class _LocalStep:
             self.analysing = True
             recipe = self.candidate.recipe
             self.job = self.jobs.submit(
-                AnalyzeRecipe(float_model=self.settings.model, quant_model=str(recipe.output),
-                              data=self.evaluation, shapes=recipe.shapes,
-                              ranges=recipe.ranges), threads=self.threads)
+                AnalyzeRecipe(
+                    float_model=self.settings.model,
+                    quant_model=str(recipe.output),
+                    data=self.evaluation,
+                    shapes=recipe.shapes,
+                    ranges=recipe.ranges,
+                ),
+                threads=self.threads,
+            )
             return False
         self.result = (self.quant_bytes, from_json(Analysis, report.details))
         return True
@@ -97,9 +104,12 @@ class _LocalStep:
         self.job.wait(10)
 
 
-def _ray_quantize_and_analyse(recipe_data: dict[str, Any], model: bytes, model_name: str,
-                              data: list[tuple[bytes, str, dict[str, Any]]],
-                              ) -> tuple[int, bytes, dict[str, Any]] | str:
+def _ray_quantize_and_analyse(
+    recipe_data: dict[str, Any],
+    model: bytes,
+    model_name: str,
+    data: list[tuple[bytes, str, dict[str, Any]]],
+) -> tuple[int, bytes, dict[str, Any]] | str:
     """A Ray task: the same operations the workers run, on files sent through the object store
     (``data``: the calibration data, then the evaluation data, each its bytes, file name and
     DataSource)."""
@@ -118,11 +128,15 @@ def _ray_quantize_and_analyse(recipe_data: dict[str, Any], model: bytes, model_n
         for k, (content, name, source_data) in enumerate(data):
             (folder / str(k)).mkdir()
             (folder / str(k) / name).write_bytes(content)
-            sources.append(dataclasses.replace(from_json(DataSource, source_data),
-                                               path=str(folder / str(k) / name)))
+            sources.append(
+                dataclasses.replace(
+                    from_json(DataSource, source_data), path=str(folder / str(k) / name)
+                )
+            )
         calib, source = sources
-        recipe = recipe_from_dict({**recipe_data, "model": str(folder / model_name),
-                                   "output": str(folder / "out.onnx")})
+        recipe = recipe_from_dict(
+            {**recipe_data, "model": str(folder / model_name), "output": str(folder / "out.onnx")}
+        )
         assert isinstance(recipe, QuantRecipe)
         if recipe.calib is not None:
             recipe = dataclasses.replace(recipe, calib=calib)
@@ -132,9 +146,16 @@ def _ray_quantize_and_analyse(recipe_data: dict[str, Any], model: bytes, model_n
             report = resolve_operation("quantize")(recipe, RecordingReporter(), staging)
             quantized = staging / report.files[0]
             analysis = resolve_operation("analyze")(
-                AnalyzeRecipe(float_model=str(folder / model_name), quant_model=str(quantized),
-                              data=source, shapes=recipe.shapes, ranges=recipe.ranges),
-                RecordingReporter(), staging)
+                AnalyzeRecipe(
+                    float_model=str(folder / model_name),
+                    quant_model=str(quantized),
+                    data=source,
+                    shapes=recipe.shapes,
+                    ranges=recipe.ranges,
+                ),
+                RecordingReporter(),
+                staging,
+            )
         except Exception as exc:  # recorded like a failed job
             return f"{type(exc).__name__}: {exc}"
         return quantized.stat().st_size, quantized.read_bytes(), analysis.details
@@ -143,14 +164,16 @@ def _ray_quantize_and_analyse(recipe_data: dict[str, Any], model: bytes, model_n
 class _RayStep:
     """Quantize and analyse as one Ray task; the model comes back through the object store."""
 
-    def __init__(self, candidate: Candidate, settings: TuneSettings, shared: dict[str, Any]
-                 ) -> None:
+    def __init__(
+        self, candidate: Candidate, settings: TuneSettings, shared: dict[str, Any]
+    ) -> None:
         import ray
 
         self.candidate = candidate
         remote = ray.remote(_ray_quantize_and_analyse)
-        self.ref = remote.remote(to_json(candidate.recipe), shared["model"],
-                                 Path(settings.model).name, shared["data"])
+        self.ref = remote.remote(
+            to_json(candidate.recipe), shared["model"], Path(settings.model).name, shared["data"]
+        )
         self.result: tuple[int, Analysis] | str | None = None
 
     def poll(self) -> bool:
@@ -180,8 +203,10 @@ class _RayStep:
         ray.cancel(self.ref, force=True)
 
 
-def _earlier_candidates(settings: TuneSettings, model_hash: str,
-                        ) -> tuple[dict[str, dict[str, Any]], str]:
+def _earlier_candidates(
+    settings: TuneSettings,
+    model_hash: str,
+) -> tuple[dict[str, dict[str, Any]], str]:
     """The measured candidates of ``settings.resume`` by recipe (:func:`recipe_key`), and what
     was taken from it, in a line (why nothing, when nothing)."""
     earlier = settings.resume
@@ -190,8 +215,10 @@ def _earlier_candidates(settings: TuneSettings, model_hash: str,
     if earlier.get("model_hash") != model_hash:
         return {}, "Nothing resumed: the earlier tune was of another model (or another version)."
     if (earlier.get("provider"), earlier.get("threads")) != (settings.provider, settings.threads):
-        return {}, (f"Nothing resumed: the earlier tune timed on {earlier.get('provider')} with "
-                    f"{earlier.get('threads')} thread(s).")
+        return {}, (
+            f"Nothing resumed: the earlier tune timed on {earlier.get('provider')} with "
+            f"{earlier.get('threads')} thread(s)."
+        )
     found = {}
     for summary in earlier.get("candidates", []):
         data = summary.get("recipe")
@@ -199,8 +226,10 @@ def _earlier_candidates(settings: TuneSettings, model_hash: str,
             recipe = recipe_from_dict(data)
             if isinstance(recipe, QuantRecipe):
                 found[recipe_key(recipe)] = summary
-    return found, (f"Resuming: {len(found)} recipe(s) measured by the earlier tune are taken as "
-                   "they were (not counted in the budget).")
+    return found, (
+        f"Resuming: {len(found)} recipe(s) measured by the earlier tune are taken as "
+        "they were (not counted in the budget)."
+    )
 
 
 def tuner_summary(tuner: Tuner) -> dict[str, Any]:
@@ -208,23 +237,33 @@ def tuner_summary(tuner: Tuner) -> dict[str, Any]:
     reports)."""
     winner = tuner.winner
     s = tuner.settings
-    return {"model": s.model, "model_hash": tuner.model_hash,
-            "goal": s.goal.text(), "objective": s.objective,
-            "provider": s.provider, "threads": s.threads,
-            "winner": winner.number if winner else None, "met": bool(winner and winner.met),
-            "tied": [c.number for c in tuner.latency_ties()],
-            "float": {"bytes": tuner.float_bytes, "latency_ms": tuner.float_latency_ms},
-            "data": tuner.data_note, "integer_only": s.integer_only,
-            "skipped": list(tuner.skipped),
-            "candidates": [c.summary() for c in tuner.candidates]}
+    return {
+        "model": s.model,
+        "model_hash": tuner.model_hash,
+        "goal": s.goal.text(),
+        "objective": s.objective,
+        "provider": s.provider,
+        "threads": s.threads,
+        "winner": winner.number if winner else None,
+        "met": bool(winner and winner.met),
+        "tied": [c.number for c in tuner.latency_ties()],
+        "float": {"bytes": tuner.float_bytes, "latency_ms": tuner.float_latency_ms},
+        "data": tuner.data_note,
+        "integer_only": s.integer_only,
+        "skipped": list(tuner.skipped),
+        "candidates": [c.summary() for c in tuner.candidates],
+    }
 
 
 class Tuner:
     """One auto-tune run (see the module doc)."""
 
-    def __init__(self, settings: TuneSettings,
-                 on_change: Callable[[Candidate], None] | None = None,
-                 jobs: JobSubmitter | None = None) -> None:
+    def __init__(
+        self,
+        settings: TuneSettings,
+        on_change: Callable[[Candidate], None] | None = None,
+        jobs: JobSubmitter | None = None,
+    ) -> None:
         self.settings = settings
         self.on_change = on_change or (lambda c: None)
         # the session's queue (the window's); on its own (the CLI), one of ``workers`` slots
@@ -234,17 +273,29 @@ class Tuner:
         ops = {n.op_type for n in model.graph.node}
         # calibration and evaluation never share a sample (said in the summary)
         self.calib_data, self.eval_data, self.data_note = settings.split()
-        base = (dataclasses.replace(settings.base, model=settings.model, calib=self.calib_data,
-                                    overwrite=True, output=None)
-                if settings.base is not None
-                else QuantRecipe(model=settings.model, calib=self.calib_data, overwrite=True))
+        base = (
+            dataclasses.replace(
+                settings.base,
+                model=settings.model,
+                calib=self.calib_data,
+                overwrite=True,
+                output=None,
+            )
+            if settings.base is not None
+            else QuantRecipe(model=settings.model, calib=self.calib_data, overwrite=True)
+        )
         if settings.integer_only:  # nothing kept in float: not even what the base excluded
             base = dataclasses.replace(base, exclude=())
         if settings.shapes or settings.ranges:
             base = dataclasses.replace(base, shapes=settings.shapes, ranges=settings.ranges)
-        self.queue = list(first_recipes(base, settings.space,
-                                        has_matmul=bool(ops & {"MatMul", "Gemm", "Attention"}),
-                                        opset=model_opset(model)))
+        self.queue = list(
+            first_recipes(
+                base,
+                settings.space,
+                has_matmul=bool(ops & {"MatMul", "Gemm", "Attention"}),
+                opset=model_opset(model),
+            )
+        )
         self.candidates: list[Candidate] = []
         self.steps: list[_LocalStep | _RayStep] = []
         self.waiting_bench: list[Candidate] = []
@@ -279,15 +330,23 @@ class Tuner:
         try:
             import ray
         except ImportError as exc:
-            raise RuntimeError("Ray is not installed: pip install 'edgestudio[cluster]'") \
-                from exc
+            raise RuntimeError("Ray is not installed: pip install 'edgestudio[cluster]'") from exc
         if not ray.is_initialized():
-            ray.init(address=None if address == "local" else address,
-                     ignore_reinit_error=True, log_to_driver=False)
+            ray.init(
+                address=None if address == "local" else address,
+                ignore_reinit_error=True,
+                log_to_driver=False,
+            )
         # The model and the data go to the object store once; every task reads them there.
-        return {"model": ray.put(Path(self.settings.model).read_bytes()),
-                "data": ray.put([(Path(d.path).read_bytes(), Path(d.path).name, to_json(d))
-                                 for d in (self.calib_data, self.eval_data)])}
+        return {
+            "model": ray.put(Path(self.settings.model).read_bytes()),
+            "data": ray.put(
+                [
+                    (Path(d.path).read_bytes(), Path(d.path).name, to_json(d))
+                    for d in (self.calib_data, self.eval_data)
+                ]
+            ),
+        }
 
     # ----- driving -----------------------------------------------------------------------------
     @property
@@ -322,8 +381,9 @@ class Tuner:
             cause = self.failed_causes.get(recipe.mode)
             if cause is None:
                 return recipe, why
-            self.skipped.append(f"{why}: skipped, {recipe.mode} failed twice for the same "
-                                f"cause ({cause[:120]})")
+            self.skipped.append(
+                f"{why}: skipped, {recipe.mode} failed twice for the same cause ({cause[:120]})"
+            )
         busy = self.steps or self.waiting_bench or self.bench
         if busy or any(c.met for c in self.candidates):
             return None  # escalations build on finished results: wait for them
@@ -352,8 +412,11 @@ class Tuner:
         earlier = self.earlier.get(recipe_key(recipe))
         if earlier is not None:
             resumed = Candidate.measured_before(
-                number, dataclasses.replace(recipe, output=str(
-                    self.folder / f"candidate_{number}.onnx")), earlier, self.settings.goal)
+                number,
+                dataclasses.replace(recipe, output=str(self.folder / f"candidate_{number}.onnx")),
+                earlier,
+                self.settings.goal,
+            )
             if resumed is not None:
                 self.candidates.append(resumed)
                 self.on_change(resumed)
@@ -362,10 +425,11 @@ class Tuner:
         candidate = Candidate(number, recipe, why, state="running")
         self.candidates.append(candidate)
         try:
-            step: _LocalStep | _RayStep = (_RayStep(candidate, self.settings, self._ray)
-                                           if self._ray is not None
-                                           else _LocalStep(candidate, self.settings, self.jobs,
-                                                           self.eval_data))
+            step: _LocalStep | _RayStep = (
+                _RayStep(candidate, self.settings, self._ray)
+                if self._ray is not None
+                else _LocalStep(candidate, self.settings, self.jobs, self.eval_data)
+            )
         except Exception as exc:  # e.g. the output check: recorded, the search goes on
             self._fail(candidate, str(exc))
             return
@@ -403,9 +467,12 @@ class Tuner:
         # Latency is measured alone: candidates are benchmarked together, in one job, once
         # a batch of them waits and nothing else runs; no quantization starts meanwhile.
         workers = max(1, self.settings.workers)
-        while (self.bench is None and len(self.steps) < workers
-               and len(self.steps) + len(self.waiting_bench) < BENCH_BATCH * workers
-               and not self._out_of_budget()):
+        while (
+            self.bench is None
+            and len(self.steps) < workers
+            and len(self.steps) + len(self.waiting_bench) < BENCH_BATCH * workers
+            and not self._out_of_budget()
+        ):
             chosen = self._next_recipe()
             if chosen is None:
                 break
@@ -428,8 +495,11 @@ class Tuner:
             if not job.state.is_final:
                 return
             self.bench = None
-            rows = ({row.model: row for row in latency_of(job.report.details).rows}
-                    if job.state is JobState.SUCCEEDED and job.report is not None else {})
+            rows = (
+                {row.model: row for row in latency_of(job.report.details).rows}
+                if job.state is JobState.SUCCEEDED and job.report is not None
+                else {}
+            )
             reference = rows.get(str(self.settings.model))
             if reference is not None and reference.ok and reference.median_ms is not None:
                 self.float_latency_ms = reference.median_ms
@@ -447,9 +517,16 @@ class Tuner:
             s = self.settings
             models = (str(s.model), *(str(c.recipe.output) for c in candidates))
             # a benchmark runs alone in the queue: nothing else runs while latencies are measured
-            job = self.jobs.submit(BenchRecipe(models=models, providers=(s.provider,),
-                                               threads=(s.threads,), warmup=5,
-                                               runs=s.bench_runs, seed=s.seed))
+            job = self.jobs.submit(
+                BenchRecipe(
+                    models=models,
+                    providers=(s.provider,),
+                    threads=(s.threads,),
+                    warmup=5,
+                    runs=s.bench_runs,
+                    seed=s.seed,
+                )
+            )
             self.bench = (candidates, job)
 
     def run(self, interval: float = 0.05) -> Candidate | None:
@@ -483,11 +560,11 @@ class Tuner:
         cache)."""
         target = Path(output)
         if not Path(str(candidate.recipe.output)).is_file():
-            job = run_job(dataclasses.replace(candidate.recipe, output=str(target),
-                                              overwrite=True))
+            job = run_job(dataclasses.replace(candidate.recipe, output=str(target), overwrite=True))
             if job.state is not JobState.SUCCEEDED:
-                raise RuntimeError(f"candidate #{candidate.number} could not be made again: "
-                                   f"{job.error}")
+                raise RuntimeError(
+                    f"candidate #{candidate.number} could not be made again: {job.error}"
+                )
             return target
         with atomic_target(target) as tmp:
             shutil.copyfile(str(candidate.recipe.output), tmp)

@@ -94,8 +94,9 @@ class WarmPool:
     (one, or one per parallel worker while a throughput hold is on) that ``refill`` replaces
     after each use."""
 
-    def __init__(self, refill: bool = True, fork: bool | None = None,
-                 wait_for_load: bool = False) -> None:
+    def __init__(
+        self, refill: bool = True, fork: bool | None = None, wait_for_load: bool = False
+    ) -> None:
         self.refill = refill
         self.fork = FORK_PLATFORM if fork is None else fork
         # Whether a job waits for the fork server to finish loading rather than start cold:
@@ -137,8 +138,9 @@ class WarmPool:
                 if self._server is not None:
                     self._retired.append(self._server)
                 try:
-                    self._server = ForkServer(child_command("--job-worker", FORK_SERVER_FLAG),
-                                              child_env())
+                    self._server = ForkServer(
+                        child_command("--job-worker", FORK_SERVER_FLAG), child_env()
+                    )
                 except OSError:
                     self._server = None  # jobs start cold, as before
             # A replaced server is kept until its running jobs end: only it can report how.
@@ -165,8 +167,9 @@ class WarmPool:
             folder = Path(tempfile.mkdtemp(prefix="edgestudio-job-"))
             env = child_env()
             try:
-                process = start_worker(child_command("--job-worker", STANDBY_FLAG), folder, env,
-                                       stdin=subprocess.PIPE)
+                process = start_worker(
+                    child_command("--job-worker", STANDBY_FLAG), folder, env, stdin=subprocess.PIPE
+                )
             except OSError:
                 shutil.rmtree(folder, ignore_errors=True)
                 return  # jobs start cold, as before
@@ -220,8 +223,8 @@ class WarmPool:
             with self._lock:
                 if size in self._holds:
                     self._holds.remove(size)
-                extra = self._ready[self.size:]
-                self._ready = self._ready[:self.size]
+                extra = self._ready[self.size :]
+                self._ready = self._ready[: self.size]
             for worker in extra:
                 worker.discard()
 
@@ -243,8 +246,9 @@ class WarmPool:
 _pool: WarmPool | None = None
 
 
-def keep_warm(refill: bool = True, fork: bool | None = None,
-              wait_for_load: bool = False) -> WarmPool:
+def keep_warm(
+    refill: bool = True, fork: bool | None = None, wait_for_load: bool = False
+) -> WarmPool:
     """Have jobs start loaded from now on: a fork server (Linux; ``fork`` overrides), else a
     worker started ahead of the next job and, with ``refill``, again after each one.
 

@@ -67,9 +67,12 @@ class PipeReporter:
 
     def error(self, exc: BaseException, output_folder: str | None = None) -> None:
         """Send the exception that ended the job, worded for the user (memory, disk, …)."""
-        self._send("error", error_type=type(exc).__name__,
-                   message=describe_exception(exc, output_folder),
-                   traceback="".join(traceback.format_exception(exc)))
+        self._send(
+            "error",
+            error_type=type(exc).__name__,
+            message=describe_exception(exc, output_folder),
+            traceback="".join(traceback.format_exception(exc)),
+        )
 
 
 def _take_protocol_stream() -> int:

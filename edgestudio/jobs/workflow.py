@@ -83,8 +83,9 @@ class Workflow:
         return next((d for d in self.documents if d.path == absolute), None)
 
     # ----- starting jobs -------------------------------------------------------------------
-    def submit(self, recipe: Recipe, document: ModelDocument | None = None,
-               background: bool = False) -> Job:
+    def submit(
+        self, recipe: Recipe, document: ModelDocument | None = None, background: bool = False
+    ) -> Job:
         """Start ``recipe`` with the inputs the user set for the model it feeds.
 
         Its outcome goes to ``document``, by default the open document of the first model the
@@ -92,8 +93,16 @@ class Workflow:
         """
         recipe = self.with_inputs(recipe)
         if document is None:
-            document = next((d for path in recipe.input_paths() if path
-                             for d in [self.document_for(path)] if d is not None), None)
+            document = next(
+                (
+                    d
+                    for path in recipe.input_paths()
+                    if path
+                    for d in [self.document_for(path)]
+                    if d is not None
+                ),
+                None,
+            )
         job = self._submit(recipe, background)
         self._routes[job.id] = _Route(document)
         return job
@@ -103,28 +112,39 @@ class Workflow:
         shapes, ranges = getattr(recipe, "shapes", None), getattr(recipe, "ranges", None)
         if shapes is None or ranges is None or (shapes and ranges):
             return recipe  # feeds no model, or names its inputs itself
-        model = (getattr(recipe, "models", None)
-                 or (getattr(recipe, "model", "") or getattr(recipe, "float_model", ""),))[0]
+        model = (
+            getattr(recipe, "models", None)
+            or (getattr(recipe, "model", "") or getattr(recipe, "float_model", ""),)
+        )[0]
         document = self.document_for(model) if model else None
         if document is None or not document.inputs:
             return recipe
         given = document.inputs
-        changes: dict[str, Any] = {"shapes": shapes or given.shapes,
-                                   "ranges": ranges or given.ranges}
+        changes: dict[str, Any] = {
+            "shapes": shapes or given.shapes,
+            "ranges": ranges or given.ranges,
+        }
         return dataclasses.replace(recipe, **changes)
 
-    def quantize(self, document: ModelDocument, recipe: QuantRecipe,
-                 analyze_on: DataSource | None = None, metric: str = "auto") -> QuantRun:
+    def quantize(
+        self,
+        document: ModelDocument,
+        recipe: QuantRecipe,
+        analyze_on: DataSource | None = None,
+        metric: str = "auto",
+    ) -> QuantRun:
         """Quantize ``document``'s model; analyse the result on ``analyze_on`` when given,
         judged by the task ``metric`` (``auto``: detected)."""
-        run = document.new_run(QuantRun(number=0, recipe=recipe, analyze_on=analyze_on,
-                                        metric=metric))
+        run = document.new_run(
+            QuantRun(number=0, recipe=recipe, analyze_on=analyze_on, metric=metric)
+        )
         job = self.submit(recipe, document)
         self._routes[job.id] = _Route(document, run, analyze_on, metric)
         return run
 
-    def requantize_excluding(self, document: ModelDocument, run: QuantRun,
-                             nodes: set[str] | frozenset[str]) -> QuantRun:
+    def requantize_excluding(
+        self, document: ModelDocument, run: QuantRun, nodes: set[str] | frozenset[str]
+    ) -> QuantRun:
         """Quantize again as ``run`` was, keeping ``nodes`` in float too, and analyse the
         result on the same data by the same metric (the exclude → re-quantize loop; the
         calibration is reused from the cache)."""
@@ -135,12 +155,17 @@ class Workflow:
         """Rank ``run``'s layers by what keeping each alone in 16-bit gives back on its task,
         measured on the data its analysis ran on (the graph is coloured by it when done)."""
         assert run.analyze_on is not None
-        recipe = SensitivityRecipe(base=dataclasses.replace(run.recipe, output=None),
-                                   data=run.analyze_on, metric=run.metric, top=top)
+        recipe = SensitivityRecipe(
+            base=dataclasses.replace(run.recipe, output=None),
+            data=run.analyze_on,
+            metric=run.metric,
+            top=top,
+        )
         return self.submit(recipe, document)
 
-    def requantize_int16(self, document: ModelDocument, run: QuantRun,
-                         nodes: set[str] | frozenset[str]) -> QuantRun:
+    def requantize_int16(
+        self, document: ModelDocument, run: QuantRun, nodes: set[str] | frozenset[str]
+    ) -> QuantRun:
         """Quantize again as ``run`` was (QDQ), keeping ``nodes`` in 16-bit too (the rest stays
         8-bit and integer), and analyse it the same way (calibration from the cache)."""
         return self.quantize(document, run.with_more_int16(nodes), run.analyze_on, run.metric)
@@ -184,8 +209,13 @@ class Workflow:
                 assert job.report is not None
                 document.input_spec = spec_of(job.report.details)
                 # the cost at the sizes just found (the Summary's and the graph's MACs)
-                self.submit(CostRecipe(model=str(document.path), shapes=recipe.shapes,
-                                       ranges=recipe.ranges), document, background=True)
+                self.submit(
+                    CostRecipe(
+                        model=str(document.path), shapes=recipe.shapes, ranges=recipe.ranges
+                    ),
+                    document,
+                    background=True,
+                )
             else:
                 document.fail_input_spec(job.error or job.state.value)
         elif ok and isinstance(recipe, BenchRecipe):
@@ -237,10 +267,15 @@ class Workflow:
             run.quantization = quantization_of(job.report.details)
             run.state = RunState.QUANTIZED
             if route.analyze_on is not None and run.output:
-                analysis = self.submit(AnalyzeRecipe(float_model=str(document.path),
-                                                     quant_model=run.output,
-                                                     data=route.analyze_on,
-                                                     metric=route.metric), document)
+                analysis = self.submit(
+                    AnalyzeRecipe(
+                        float_model=str(document.path),
+                        quant_model=run.output,
+                        data=route.analyze_on,
+                        metric=route.metric,
+                    ),
+                    document,
+                )
                 self._routes[analysis.id] = _Route(document, run)
                 run.state = RunState.ANALYSING
 
@@ -248,10 +283,18 @@ class Workflow:
     def _record(document: ModelDocument, job: Job) -> None:
         """Keep the job in the document's history if it read the document's model (the app's
         own shape inference is not part of the history)."""
-        if (document.path not in {Path(p).absolute() for p in job.recipe.input_paths() if p}
-                or isinstance(job.recipe, (ShapesRecipe, CostRecipe))):
+        if document.path not in {
+            Path(p).absolute() for p in job.recipe.input_paths() if p
+        } or isinstance(job.recipe, (ShapesRecipe, CostRecipe)):
             return
         report = to_json(job.report) if job.report else {}
-        document.record_job(JobRecord(
-            title=job.recipe.title(), state=job.state.value, command=job.recipe.command_line(),
-            output=report.get("output"), error=job.error, check=report.get("check")))
+        document.record_job(
+            JobRecord(
+                title=job.recipe.title(),
+                state=job.state.value,
+                command=job.recipe.command_line(),
+                output=report.get("output"),
+                error=job.error,
+                check=report.get("check"),
+            )
+        )

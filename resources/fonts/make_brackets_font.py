@@ -35,9 +35,14 @@ def main(source: str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf") -> Non
             table.cmap[0x3009] = table.cmap.pop(0x27E9)
     name = font["name"]
     name.names = []
-    for name_id, text in ((0, "Derived from DejaVu Sans (Bitstream Vera licence)"),
-                          (1, FAMILY), (2, "Regular"), (3, FAMILY), (4, FAMILY),
-                          (6, FAMILY.replace(" ", "-"))):
+    for name_id, text in (
+        (0, "Derived from DejaVu Sans (Bitstream Vera licence)"),
+        (1, FAMILY),
+        (2, "Regular"),
+        (3, FAMILY),
+        (4, FAMILY),
+        (6, FAMILY.replace(" ", "-")),
+    ):
         name.setName(text, name_id, 3, 1, 0x409)
     font.save(str(OUT))
     print(f"wrote {OUT} ({OUT.stat().st_size} bytes)")

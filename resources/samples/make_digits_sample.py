@@ -49,10 +49,15 @@ def build_model():  # type: ignore[no-untyped-def]
         def __init__(self) -> None:
             super().__init__()
             self.features = nn.Sequential(
-                nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
-                nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+                nn.Conv2d(1, 16, 3, padding=1),
+                nn.BatchNorm2d(16),
+                nn.ReLU(),
+                nn.Conv2d(16, 32, 3, padding=1),
+                nn.BatchNorm2d(32),
+                nn.ReLU(),
                 nn.MaxPool2d(2),
-                nn.Conv2d(32, 32, 3, padding=1), nn.ReLU(),
+                nn.Conv2d(32, 32, 3, padding=1),
+                nn.ReLU(),
             )
             self.classifier = nn.Sequential(
                 nn.Flatten(), nn.Linear(32 * 4 * 4, 64), nn.ReLU(), nn.Linear(64, 10)
@@ -96,10 +101,14 @@ def main() -> None:
     out = HERE / "digits_cnn.onnx"
     # The legacy exporter writes weights inline in one small file and honours opset 17 exactly.
     torch.onnx.export(
-        model, (torch.from_numpy(test_x[:2]),), str(out),
-        input_names=["image"], output_names=["logits"],
+        model,
+        (torch.from_numpy(test_x[:2]),),
+        str(out),
+        input_names=["image"],
+        output_names=["logits"],
         dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}},
-        opset_version=17, dynamo=False,
+        opset_version=17,
+        dynamo=False,
     )
     import onnx
 

@@ -12,5 +12,6 @@ def run_from_bytecode() -> None:
     source at every start while onnxruntime's were not; the bytecode goes to a folder of its
     own instead of the source tree."""
     if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
-        os.environ.setdefault("PYTHONPYCACHEPREFIX",
-                              str(Path(tempfile.gettempdir()) / "edgestudio-bench-bytecode"))
+        os.environ.setdefault(
+            "PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / "edgestudio-bench-bytecode")
+        )

@@ -5,9 +5,20 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHMARKS = ["bench_graph", "bench_jobs", "bench_quant", "bench_quant_scale", "bench_ep",
-              "bench_tune", "bench_requantize", "bench_remote", "bench_startup", "bench_int4",
-              "bench_recovery", "bench_edit"]
+BENCHMARKS = [
+    "bench_graph",
+    "bench_jobs",
+    "bench_quant",
+    "bench_quant_scale",
+    "bench_ep",
+    "bench_tune",
+    "bench_requantize",
+    "bench_remote",
+    "bench_startup",
+    "bench_int4",
+    "bench_recovery",
+    "bench_edit",
+]
 
 
 def main(argv: list[str]) -> int:

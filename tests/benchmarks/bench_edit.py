@@ -43,30 +43,40 @@ print(json.dumps({"seconds": time.perf_counter() - started, "outcome": outcome,
 def main() -> None:
     """One line per size: weights, the part kept, time and peak memory of the cut."""
     sizes = [float(s) for s in os.environ.get("EDGESTUDIO_EDIT_SIZES", "1").split(",")]
-    print(f"{'model':>8} {'weights GiB':>11} {'kept GiB':>9} {'cut s':>7} {'peak MiB':>9} "
-          f"{'with check s':>12} {'peak MiB':>9}  check")
+    print(
+        f"{'model':>8} {'weights GiB':>11} {'kept GiB':>9} {'cut s':>7} {'peak MiB':>9} "
+        f"{'with check s':>12} {'peak MiB':>9}  check"
+    )
     for size in sizes:
         layers, hidden, intermediate, vocab = SHAPES[size]
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
-            source = llama_decoder(folder, layers=layers, hidden=hidden,
-                                   intermediate=intermediate, vocab=vocab)
+            source = llama_decoder(
+                folder, layers=layers, hidden=hidden, intermediate=intermediate, vocab=vocab
+            )
             weights = (folder / "decoder.onnx.data").stat().st_size
             results = []
             for step in ("cut", "job"):
                 staging = folder / step
                 staging.mkdir()
-                done = subprocess.run([sys.executable, "-c", CUT, str(source), str(staging),
-                                       step], capture_output=True, text=True, check=False)
+                done = subprocess.run(
+                    [sys.executable, "-c", CUT, str(source), str(staging), step],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
                 if done.returncode:
                     print(f"{size:>7}B {step} failed: {done.stderr.strip().splitlines()[-1:]}")
                     break
                 results.append(json.loads(done.stdout.strip().splitlines()[-1]))
             if len(results) == 2:
                 cut, job = results
-                print(f"{size:>7}B {weights / 2**30:>11.2f} {cut['kept_bytes'] / 2**30:>9.2f} "
-                      f"{cut['seconds']:>7.1f} {cut['peak_mib']:>9.0f} {job['seconds']:>12.1f} "
-                      f"{job['peak_mib']:>9.0f}  {job['outcome']}", flush=True)
+                print(
+                    f"{size:>7}B {weights / 2**30:>11.2f} {cut['kept_bytes'] / 2**30:>9.2f} "
+                    f"{cut['seconds']:>7.1f} {cut['peak_mib']:>9.0f} {job['seconds']:>12.1f} "
+                    f"{job['peak_mib']:>9.0f}  {job['outcome']}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -43,13 +43,21 @@ def main() -> None:
     build_cnn(big)
     for name, path, runs in (("digits CNN", str(SAMPLE_MODEL), 2000), ("4.5M CNN", str(big), 100)):
         ours, bare = overhead(path, runs)
-        print(f"{name}: harness median {ours:.4f} ms, bare loop {bare:.4f} ms, overhead "
-              f"{(ours - bare) * 1000:+.1f} µs ({(ours - bare) / bare:+.2%}) "
-              "(targets ≤ 10 µs, ≤ 1 % for models ≥ 1 ms)")
+        print(
+            f"{name}: harness median {ours:.4f} ms, bare loop {bare:.4f} ms, overhead "
+            f"{(ours - bare) * 1000:+.1f} µs ({(ours - bare) / bare:+.2%}) "
+            "(targets ≤ 10 µs, ≤ 1 % for models ≥ 1 ms)"
+        )
     graph = [GraphNode(f"n{i}", "Conv", (f"t{i - 1}",), (f"t{i}",)) for i in range(500)]
-    events = [{"cat": "Node", "name": f"n{i % 500}_kernel_time", "dur": int(i % 97),
-               "args": {"op_name": "Conv", "provider": "CPUExecutionProvider"}}
-              for i in range(10_000)]
+    events = [
+        {
+            "cat": "Node",
+            "name": f"n{i % 500}_kernel_time",
+            "dur": int(i % 97),
+            "args": {"op_name": "Conv", "provider": "CPUExecutionProvider"},
+        }
+        for i in range(10_000)
+    ]
     trace = tmp / "trace.json"
     trace.write_text(json.dumps(events))
     times = []

@@ -30,8 +30,11 @@ def rss_mb() -> float:
 def igraph_seconds(ir) -> float:  # type: ignore[no-untyped-def]
     import igraph
 
-    g = igraph.Graph(n=ir.node_count, edges=list(zip(ir.edge_src.tolist(), ir.edge_dst.tolist(),
-                                                    strict=True)), directed=True)
+    g = igraph.Graph(
+        n=ir.node_count,
+        edges=list(zip(ir.edge_src.tolist(), ir.edge_dst.tolist(), strict=True)),
+        directed=True,
+    )
     start = time.perf_counter()
     g.layout_sugiyama()
     return time.perf_counter() - start
@@ -58,8 +61,10 @@ def main() -> None:
 
     app = QApplication.instance() or QApplication([])
     tmp = Path(tempfile.mkdtemp())
-    print(f"{'graph':<18}{'nodes':>7}{'open s':>9}{'target':>8}{'layout s':>10}{'igraph s':>10}"
-          f"{'ratio':>7}{'far frame ms':>14}{'+MB':>7}")
+    print(
+        f"{'graph':<18}{'nodes':>7}{'open s':>9}{'target':>8}{'layout s':>10}{'igraph s':>10}"
+        f"{'ratio':>7}{'far frame ms':>14}{'+MB':>7}"
+    )
     for builder in (transformer_like, conv_branches):
         for size in SIZES:
             model = builder(size)
@@ -87,15 +92,19 @@ def main() -> None:
                 view.viewport().repaint()
                 frames.append(time.perf_counter() - start)
             target = TARGET_OPEN_S.get(size)
-            print(f"{builder.__name__:<18}{len(model.graph.node):>7}{statistics.median(opens):>9.3f}"
-                  f"{(f'≤{target}' if target else '-'):>8}{ours:>10.3f}{ref:>10.3f}"
-                  f"{ref / ours:>6.1f}×{statistics.median(frames) * 1000:>14.1f}{extra:>7.0f}",
-                  flush=True)
+            print(
+                f"{builder.__name__:<18}{len(model.graph.node):>7}{statistics.median(opens):>9.3f}"
+                f"{(f'≤{target}' if target else '-'):>8}{ours:>10.3f}{ref:>10.3f}"
+                f"{ref / ours:>6.1f}×{statistics.median(frames) * 1000:>14.1f}{extra:>7.0f}",
+                flush=True,
+            )
             view.close()
             view.deleteLater()
             app.processEvents()
-    print("targets: open ≤0.5 s at 5k, ≤1.0 s at 20k, ≤2.0 s at 50k; far frame ≤50 ms at 50k; "
-          "≤300 MB extra at 50k. ratio = igraph Sugiyama time / our layout time.")
+    print(
+        "targets: open ≤0.5 s at 5k, ≤1.0 s at 20k, ≤2.0 s at 50k; far frame ≤50 ms at 50k; "
+        "≤300 MB extra at 50k. ratio = igraph Sugiyama time / our layout time."
+    )
     groups_section(tmp)
 
 
@@ -137,8 +146,10 @@ def groups_section(tmp: Path) -> None:
 
     from edgestudio.gui.graph_view import GraphView
 
-    print(f"\n{'graph':<18}{'nodes':>7}{'flat open s':>13}{'grouped open s':>16}{'boxes':>7}"
-          f"{'expand one ms':>15}")
+    print(
+        f"\n{'graph':<18}{'nodes':>7}{'flat open s':>13}{'grouped open s':>16}{'boxes':>7}"
+        f"{'expand one ms':>15}"
+    )
     for size in (20_000, 50_000):
         path = tmp / f"transformer_like_{size}.onnx"
         view = GraphView()
@@ -150,15 +161,19 @@ def groups_section(tmp: Path) -> None:
         _, flat, tree, opened = runs[-1]
         boxes = len(tree.units(opened))  # type: ignore[attr-defined]
         first = tree.groups[""].children[0]  # type: ignore[attr-defined]
-        expand = statistics.median(expand_once(view, flat, tree, opened, first)
-                                   for _ in range(3))
-        print(f"{'transformer_like':<18}{size:>7}{flat_s:>13.3f}{grouped_s:>16.3f}{boxes:>7}"
-              f"{expand * 1000:>15.1f}", flush=True)
+        expand = statistics.median(expand_once(view, flat, tree, opened, first) for _ in range(3))
+        print(
+            f"{'transformer_like':<18}{size:>7}{flat_s:>13.3f}{grouped_s:>16.3f}{boxes:>7}"
+            f"{expand * 1000:>15.1f}",
+            flush=True,
+        )
         view.close()
         view.deleteLater()
         QApplication.instance().processEvents()  # type: ignore[union-attr]
-    print("targets: 20k nodes open collapsed to their blocks ≤0.5 s to first frame; opening one "
-          "group ≤100 ms.")
+    print(
+        "targets: 20k nodes open collapsed to their blocks ≤0.5 s to first frame; opening one "
+        "group ≤100 ms."
+    )
 
 
 if __name__ == "__main__":

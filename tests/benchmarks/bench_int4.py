@@ -22,9 +22,14 @@ from tests.benchmarks.bench_quant_scale import growth_exponent
 from tests.graph_builders import llama_decoder
 
 # billions of parameters -> (layers, hidden, intermediate, vocab)
-SHAPES = {0.02: (4, 512, 1408, 8000), 0.04: (8, 512, 1408, 8000),
-          0.08: (8, 768, 2048, 16000), 0.25: (16, 1024, 2816, 32000),
-          0.5: (16, 1536, 4096, 32000), 1.0: (24, 2048, 5632, 32000)}
+SHAPES = {
+    0.02: (4, 512, 1408, 8000),
+    0.04: (8, 512, 1408, 8000),
+    0.08: (8, 768, 2048, 16000),
+    0.25: (16, 1024, 2816, 32000),
+    0.5: (16, 1536, 4096, 32000),
+    1.0: (24, 2048, 5632, 32000),
+}
 
 RUN = textwrap.dedent("""
     import sys, threading, time
@@ -62,9 +67,13 @@ RUN = textwrap.dedent("""
 
 
 def _run(source: Path, out: Path, which: str) -> tuple[float, int]:
-    done = subprocess.run([sys.executable, "-c", RUN, str(source), str(out), which],
-                          capture_output=True, text=True, check=True,
-                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    done = subprocess.run(
+        [sys.executable, "-c", RUN, str(source), str(out), which],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     seconds, peak_mib = done.stdout.split()[-2:]
     return float(seconds), int(peak_mib)
 
@@ -81,10 +90,24 @@ JOB = textwrap.dedent("""
 
 def _job(source: Path, out: Path) -> tuple[float, int]:
     """The CLI's whole int4 job: seconds and the peak resident memory of its processes."""
-    cli = [sys.executable, "-m", "edgestudio", "quantize", str(source), "-o", str(out),
-           "--mode", "int4"]
-    done = subprocess.run([sys.executable, "-c", JOB, *cli], capture_output=True, text=True,
-                          check=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    cli = [
+        sys.executable,
+        "-m",
+        "edgestudio",
+        "quantize",
+        str(source),
+        "-o",
+        str(out),
+        "--mode",
+        "int4",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", JOB, *cli],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     seconds, peak_mib = done.stdout.split()[-2:]
     return float(seconds), int(peak_mib)
 
@@ -92,10 +115,25 @@ def _job(source: Path, out: Path) -> tuple[float, int]:
 def _analysis(source: Path, quantized: Path) -> tuple[float, int]:
     """The CLI's analysis of the 4-bit result against the float model on two 16-token prompts
     (synthetic: a pipeline check): seconds and the peak resident memory of its processes."""
-    cli = [sys.executable, "-m", "edgestudio", "analyze", str(source), str(quantized),
-           "--data", "synthetic:2", "--shape", "input_ids=1x16"]
-    done = subprocess.run([sys.executable, "-c", JOB, *cli], capture_output=True, text=True,
-                          check=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    cli = [
+        sys.executable,
+        "-m",
+        "edgestudio",
+        "analyze",
+        str(source),
+        str(quantized),
+        "--data",
+        "synthetic:2",
+        "--shape",
+        "input_ids=1x16",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", JOB, *cli],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     seconds, peak_mib = done.stdout.split()[-2:]
     return float(seconds), int(peak_mib)
 
@@ -113,23 +151,34 @@ def _same_weights(a: Path, b: Path) -> bool:
 
 def main() -> None:
     sizes = [float(s) for s in os.environ.get("EDGESTUDIO_INT4_SIZES", "0.25,0.5,1").split(",")]
-    print(f"{'params':>8}{'weights':>10}{'ours s':>9}{'stock s':>9}{'speed-up':>10}"
-          f"{'ours peak':>11}{'stock peak':>12}{'same bytes':>12}{'job s':>8}{'job peak':>10}"
-          f"{'analysis s':>12}{'analysis peak':>15}")
+    print(
+        f"{'params':>8}{'weights':>10}{'ours s':>9}{'stock s':>9}{'speed-up':>10}"
+        f"{'ours peak':>11}{'stock peak':>12}{'same bytes':>12}{'job s':>8}{'job peak':>10}"
+        f"{'analysis s':>12}{'analysis peak':>15}"
+    )
     ours_t, stock_t = [], []
     for size in sizes:
         layers, hidden, intermediate, vocab = SHAPES[size]
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             start = time.perf_counter()
-            source = llama_decoder(folder, layers=layers, hidden=hidden,
-                                   intermediate=intermediate, vocab=vocab, heads=hidden // 64)
+            source = llama_decoder(
+                folder,
+                layers=layers,
+                hidden=hidden,
+                intermediate=intermediate,
+                vocab=vocab,
+                heads=hidden // 64,
+            )
             made = time.perf_counter() - start
             weights_gib = (folder / "decoder.onnx.data").stat().st_size / 2**30
             ours, ours_peak = _run(source, folder / "ours.onnx", "ours")
             stock, stock_peak = _run(source, folder / "stock.onnx", "stock")
-            same = _same_weights(folder / "ours.onnx", folder / "stock.onnx") \
-                if weights_gib < 3 else None  # compared in memory: both loaded at once
+            same = (
+                _same_weights(folder / "ours.onnx", folder / "stock.onnx")
+                if weights_gib < 3
+                else None
+            )  # compared in memory: both loaded at once
             for name in ("ours.onnx", "ours.onnx.data", "stock.onnx", "stock.onnx.data"):
                 (folder / name).unlink(missing_ok=True)  # the disk holds one result at a time
             job, job_peak = _job(source, folder / "job.onnx")
@@ -137,14 +186,18 @@ def main() -> None:
             params = weights_gib * 2**30 / 4 / 1e9
             ours_t.append((params, ours))
             stock_t.append((params, stock))
-            print(f"{params:>7.2f}B{weights_gib:>8.2f}GiB{ours:>9.1f}{stock:>9.1f}"
-                  f"{stock / ours:>9.1f}x{ours_peak:>9}MiB{stock_peak:>10}MiB"
-                  f"{'yes' if same else 'NO' if same is not None else 'not compared':>12}"
-                  f"{job:>8.1f}{job_peak:>7}MiB{analysis:>12.1f}{analysis_peak:>12}MiB"
-                  f"   (model made in {made:.0f} s)")
+            print(
+                f"{params:>7.2f}B{weights_gib:>8.2f}GiB{ours:>9.1f}{stock:>9.1f}"
+                f"{stock / ours:>9.1f}x{ours_peak:>9}MiB{stock_peak:>10}MiB"
+                f"{'yes' if same else 'NO' if same is not None else 'not compared':>12}"
+                f"{job:>8.1f}{job_peak:>7}MiB{analysis:>12.1f}{analysis_peak:>12}MiB"
+                f"   (model made in {made:.0f} s)"
+            )
     if len(sizes) > 1:
-        print(f"time ~ params^k: ours k = {growth_exponent(ours_t):.2f}, stock k = "
-              f"{growth_exponent(stock_t):.2f}")
+        print(
+            f"time ~ params^k: ours k = {growth_exponent(ours_t):.2f}, stock k = "
+            f"{growth_exponent(stock_t):.2f}"
+        )
     print(f"(this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MiB)")
 
 

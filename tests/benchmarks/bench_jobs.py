@@ -115,38 +115,77 @@ def cli_against_bare_script(repeats: int = 9) -> tuple[CommandTimes, CommandTime
     for k in range(-1, repeats):  # alternated
         report = folder / f"cli{k}.json"
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "edgestudio", "quantize", str(SAMPLE_MODEL), "-o",
-                        str(folder / f"cli{k}.onnx"), "--mode", "qdq", "--calib",
-                        str(SAMPLE_CALIBRATION), "--json", str(report)],
-                       check=True, capture_output=True, env=env)
-        runs["cli"].append((time.perf_counter() - start,
-                            float(json.loads(report.read_text())["elapsed_s"])))
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "edgestudio",
+                "quantize",
+                str(SAMPLE_MODEL),
+                "-o",
+                str(folder / f"cli{k}.onnx"),
+                "--mode",
+                "qdq",
+                "--calib",
+                str(SAMPLE_CALIBRATION),
+                "--json",
+                str(report),
+            ],
+            check=True,
+            capture_output=True,
+            env=env,
+        )
+        runs["cli"].append(
+            (time.perf_counter() - start, float(json.loads(report.read_text())["elapsed_s"]))
+        )
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, str(script), str(SAMPLE_MODEL),
-                               str(folder / f"b{k}.onnx"), str(SAMPLE_CALIBRATION)],
-                              check=True, capture_output=True, text=True, env=env)
+        done = subprocess.run(
+            [
+                sys.executable,
+                str(script),
+                str(SAMPLE_MODEL),
+                str(folder / f"b{k}.onnx"),
+                str(SAMPLE_CALIBRATION),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         runs["bare"].append((time.perf_counter() - start, float(done.stdout.split()[-1])))
-    cli, bare = (CommandTimes(statistics.median(whole for whole, _ in runs[name][1:]),
-                              statistics.median(work for _, work in runs[name][1:]))
-                 for name in ("cli", "bare"))
+    cli, bare = (
+        CommandTimes(
+            statistics.median(whole for whole, _ in runs[name][1:]),
+            statistics.median(work for _, work in runs[name][1:]),
+        )
+        for name in ("cli", "bare")
+    )
     return cli, bare
 
 
 def main() -> None:
     longest, median = main_loop_stall()
-    print(f"main-loop stall while a 5 s CPU-bound job runs: longest {longest:.0f} ms, "
-          f"median tick {median:.0f} ms (10 ms timer; target longest ≤ 100 ms)")
+    print(
+        f"main-loop stall while a 5 s CPU-bound job runs: longest {longest:.0f} ms, "
+        f"median tick {median:.0f} ms (10 ms timer; target longest ≤ 100 ms)"
+    )
     worker, local = runner_overhead()
-    print(f"trivial job through a worker process: {worker * 1000:.0f} ms median "
-          f"(in-process {local * 1000:.2f} ms): the fixed cost of process isolation")
+    print(
+        f"trivial job through a worker process: {worker * 1000:.0f} ms median "
+        f"(in-process {local * 1000:.2f} ms): the fixed cost of process isolation"
+    )
     cli, bare = cli_against_bare_script()
-    print(f"edgestudio quantize (static QDQ, digits, cache off) from a shell: {cli.whole:.2f} s "
-          f"median vs a bare quantize_static script {bare.whole:.2f} s: {cli.whole / bare.whole:.2f}x "
-          "(target <= 1.2x)")
-    print(f"  the work inside: our job {cli.work:.2f} s (it also checks the data, pre-processes, "
-          f"loads and runs the result) vs the quantize_static call {bare.work:.2f} s; the rest "
-          f"(interpreters, imports, exit): ours {cli.rest:.2f} s vs {bare.rest:.2f} s "
-          f"({cli.rest / bare.rest:.2f}x)")
+    print(
+        f"edgestudio quantize (static QDQ, digits, cache off) from a shell: {cli.whole:.2f} s "
+        f"median vs a bare quantize_static script {bare.whole:.2f} s: {cli.whole / bare.whole:.2f}x "
+        "(target <= 1.2x)"
+    )
+    print(
+        f"  the work inside: our job {cli.work:.2f} s (it also checks the data, pre-processes, "
+        f"loads and runs the result) vs the quantize_static call {bare.work:.2f} s; the rest "
+        f"(interpreters, imports, exit): ours {cli.rest:.2f} s vs {bare.rest:.2f} s "
+        f"({cli.rest / bare.rest:.2f}x)"
+    )
 
 
 if __name__ == "__main__":

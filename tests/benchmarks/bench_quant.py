@@ -36,23 +36,48 @@ def build_cnn(path: Path) -> int:
         w = rng.standard_normal((channels[i + 1], channels[i], 3, 3)).astype(np.float32)
         w *= np.sqrt(2.0 / (channels[i] * 9))
         b = np.zeros(channels[i + 1], np.float32)
-        inits += [numpy_helper.from_array(w, f"conv{i}.w"), numpy_helper.from_array(b, f"conv{i}.b")]
+        inits += [
+            numpy_helper.from_array(w, f"conv{i}.w"),
+            numpy_helper.from_array(b, f"conv{i}.b"),
+        ]
         params += w.size + b.size
-        nodes += [helper.make_node("Conv", [x, f"conv{i}.w", f"conv{i}.b"], [f"c{i}"],
-                                   name=f"conv{i}", pads=[1, 1, 1, 1]),
-                  helper.make_node("Relu", [f"c{i}"], [f"r{i}"], name=f"relu{i}"),
-                  helper.make_node("MaxPool", [f"r{i}"], [f"p{i}"], name=f"pool{i}",
-                                   kernel_shape=[2, 2], strides=[2, 2])]
+        nodes += [
+            helper.make_node(
+                "Conv",
+                [x, f"conv{i}.w", f"conv{i}.b"],
+                [f"c{i}"],
+                name=f"conv{i}",
+                pads=[1, 1, 1, 1],
+            ),
+            helper.make_node("Relu", [f"c{i}"], [f"r{i}"], name=f"relu{i}"),
+            helper.make_node(
+                "MaxPool",
+                [f"r{i}"],
+                [f"p{i}"],
+                name=f"pool{i}",
+                kernel_shape=[2, 2],
+                strides=[2, 2],
+            ),
+        ]
         x = f"p{i}"
     nodes.append(helper.make_node("Flatten", [x], ["flat"], name="flatten"))
     features = channels[-1] * (SIZE // 32) ** 2
     fw = (rng.standard_normal((10, features)) / np.sqrt(features)).astype(np.float32)
-    inits += [numpy_helper.from_array(fw, "fc.w"), numpy_helper.from_array(np.zeros(10, np.float32), "fc.b")]
+    inits += [
+        numpy_helper.from_array(fw, "fc.w"),
+        numpy_helper.from_array(np.zeros(10, np.float32), "fc.b"),
+    ]
     params += fw.size + 10
-    nodes.append(helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["logits"], name="fc", transB=1))
+    nodes.append(
+        helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["logits"], name="fc", transB=1)
+    )
     graph = helper.make_graph(
-        nodes, "cnn5m", [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["batch", 3, SIZE, SIZE])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 10])], inits)
+        nodes,
+        "cnn5m",
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["batch", 3, SIZE, SIZE])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 10])],
+        inits,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, str(path))
@@ -153,20 +178,66 @@ def main() -> None:
     runs = 5
     direct, cli = [], []
     for _ in range(runs):
-        direct.append(timed([sys.executable, "-c", DIRECT_QUANT, str(model), str(data),
-                             str(tmp / "direct.onnx")]))
-        cli.append(timed([sys.executable, "-m", "edgestudio", "quantize", str(model), "-o",
-                          str(tmp / "ours.onnx"), "--mode", "qdq", "--per-channel",
-                          "--calib", str(data), "--no-preprocess", "--overwrite"]))
-    jobs = {how: [float(line) for line in subprocess.run(
-        [sys.executable, "-c", WINDOW_JOB, str(model), str(data), str(tmp / "job.onnx"), how,
-         str(runs)], check=True, capture_output=True, text=True).stdout.split()]
-        for how in ("warm", "cold")}
+        direct.append(
+            timed(
+                [
+                    sys.executable,
+                    "-c",
+                    DIRECT_QUANT,
+                    str(model),
+                    str(data),
+                    str(tmp / "direct.onnx"),
+                ]
+            )
+        )
+        cli.append(
+            timed(
+                [
+                    sys.executable,
+                    "-m",
+                    "edgestudio",
+                    "quantize",
+                    str(model),
+                    "-o",
+                    str(tmp / "ours.onnx"),
+                    "--mode",
+                    "qdq",
+                    "--per-channel",
+                    "--calib",
+                    str(data),
+                    "--no-preprocess",
+                    "--overwrite",
+                ]
+            )
+        )
+    jobs = {
+        how: [
+            float(line)
+            for line in subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    WINDOW_JOB,
+                    str(model),
+                    str(data),
+                    str(tmp / "job.onnx"),
+                    how,
+                    str(runs),
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.split()
+        ]
+        for how in ("warm", "cold")
+    }
     d = statistics.median(direct)
     print(f"quantize, median of {runs}: direct ORT script (fresh process) {d:.2f} s")
-    for label, times in (("job in the window (worker started ahead)", jobs["warm"]),
-                         ("job in a worker started cold", jobs["cold"]),
-                         ("edgestudio quantize CLI (fresh process)", cli)):
+    for label, times in (
+        ("job in the window (worker started ahead)", jobs["warm"]),
+        ("job in a worker started cold", jobs["cold"]),
+        ("edgestudio quantize CLI (fresh process)", cli),
+    ):
         o = statistics.median(times)
         target = " (target ≤ 1.1×)" if "window" in label else ""
         print(f"  {label}: {o:.2f} s, ratio {o / d:.2f}×{target}")
@@ -174,19 +245,32 @@ def main() -> None:
     quant = str(tmp / "ours.onnx")
     rows = {}
     for name, code in (("ours", OURS_ANALYZE), ("qdq_loss_debug", DIRECT_DEBUG)):
-        runs = [json.loads(subprocess.run([sys.executable, "-c", code, str(model), quant,
-                                           str(data), str(tmp)], check=True,
-                                          capture_output=True, text=True).stdout.splitlines()[-1])
-                for _ in range(2)]
-        rows[name] = {k: statistics.median(r[k] for r in runs)
-                      for k in ("seconds", "peak_mb", "delta_mb", "tensors")}
+        runs = [
+            json.loads(
+                subprocess.run(
+                    [sys.executable, "-c", code, str(model), quant, str(data), str(tmp)],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout.splitlines()[-1]
+            )
+            for _ in range(2)
+        ]
+        rows[name] = {
+            k: statistics.median(r[k] for r in runs)
+            for k in ("seconds", "peak_mb", "delta_mb", "tensors")
+        }
     a, b = rows["ours"], rows["qdq_loss_debug"]
-    print(f"analysis: ours {a['seconds']:.2f} s, qdq_loss_debug {b['seconds']:.2f} s "
-          f"(ratio {a['seconds'] / b['seconds']:.2f}×, target ≤ 1.0×)")
-    print(f"analysis memory above baseline: ours {a['delta_mb']:.0f} MB, qdq_loss_debug "
-          f"{b['delta_mb']:.0f} MB ({a['delta_mb'] / max(b['delta_mb'], 1):.0%}, target ≤ 50 %); "
-          f"peak RSS {a['peak_mb']:.0f} vs {b['peak_mb']:.0f} MB; tensors compared "
-          f"{a['tensors']:.0f} vs {b['tensors']:.0f}")
+    print(
+        f"analysis: ours {a['seconds']:.2f} s, qdq_loss_debug {b['seconds']:.2f} s "
+        f"(ratio {a['seconds'] / b['seconds']:.2f}×, target ≤ 1.0×)"
+    )
+    print(
+        f"analysis memory above baseline: ours {a['delta_mb']:.0f} MB, qdq_loss_debug "
+        f"{b['delta_mb']:.0f} MB ({a['delta_mb'] / max(b['delta_mb'], 1):.0%}, target ≤ 50 %); "
+        f"peak RSS {a['peak_mb']:.0f} vs {b['peak_mb']:.0f} MB; tensors compared "
+        f"{a['tensors']:.0f} vs {b['tensors']:.0f}"
+    )
 
 
 if __name__ == "__main__":

@@ -89,16 +89,18 @@ warm.stop_warm()
 
 def _phases(run: dict[str, Any]) -> str:
     """Where one job spent its time: up to quantizing, quantizing, proving the result."""
-    begun = sorted(((stage.lower(), t) for stage, t in run["stages"].items()),
-                   key=lambda st: st[1])
+    begun = sorted(((stage.lower(), t) for stage, t in run["stages"].items()), key=lambda st: st[1])
     quantize = next((t for s, t in begun if "quantizing" in s or "calibrating" in s), None)
     prove = next((t for s, t in begun if "loading and running" in s), None)
     if quantize is None or prove is None:
         return ""
     calibrated = any("calibrating" in s for s, _ in begun)
-    return (f"  [{quantize:.1f} s inputs + pre-processing, {prove - quantize:.1f} s "
-            f"{'calibrating + ' if calibrated else ''}quantizing, "
-            f"{run['seconds'] - prove:.1f} s loading + running the result]")
+    return (
+        f"  [{quantize:.1f} s inputs + pre-processing, {prove - quantize:.1f} s "
+        f"{'calibrating + ' if calibrated else ''}quantizing, "
+        f"{run['seconds'] - prove:.1f} s loading + running the result]"
+    )
+
 
 CALIBRATION_MEMORY = """
 import json, resource, sys, numpy as np
@@ -141,13 +143,19 @@ print(json.dumps({"peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss 
 
 
 def _run(code: str, *args: str) -> Any:
-    done = subprocess.run([sys.executable, "-c", code, *args], check=True, capture_output=True,
-                          text=True, env={**os.environ, "ORT_DISABLE_TELEMETRY": "1"})
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ORT_DISABLE_TELEMETRY": "1"},
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _side_by_side(model: Path, data: Path, tmp: Path, mode: str,
-                  with_stock: bool) -> tuple[dict[str, Any], dict[str, float] | None]:
+def _side_by_side(
+    model: Path, data: Path, tmp: Path, mode: str, with_stock: bool
+) -> tuple[dict[str, Any], dict[str, float] | None]:
     """Ours (see :func:`_summary`) and, ``with_stock``, stock ORT's one run — between as many
     of our jobs before it as after it: this machine's speed drifts over the minutes stock
     takes, and our median then spans the same stretch of time."""
@@ -166,9 +174,13 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     times = [r["seconds"] for r in runs]
     median = statistics.median(times)
     middle = min(runs, key=lambda r: abs(r["seconds"] - median))
-    return {**middle, "seconds": median, "range": (min(times), max(times)),
-            "peak_mb": max(r["peak_mb"] or 0 for r in runs),
-            "accelerated": all(r["accelerated"] for r in runs)}
+    return {
+        **middle,
+        "seconds": median,
+        "range": (min(times), max(times)),
+        "peak_mb": max(r["peak_mb"] or 0 for r in runs),
+        "accelerated": all(r["accelerated"] for r in runs),
+    }
 
 
 def growth_exponent(points: list[tuple[float, float]]) -> float:
@@ -177,7 +189,8 @@ def growth_exponent(points: list[tuple[float, float]]) -> float:
     ys = [math.log(t) for _, t in points]
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
-        (x - mx) ** 2 for x in xs)
+        (x - mx) ** 2 for x in xs
+    )
 
 
 def main() -> None:
@@ -188,11 +201,15 @@ def main() -> None:
     for n in sorted(set(STOCK_SIZES) | set(OUR_SIZES)):
         models[n] = tmp / f"mlp{n}.onnx"
         onnx.save(residual_mlp(n), str(models[n]))
-    print(f"residual-MLP graphs, {SAMPLES} calibration samples; stock: one run; ours: median of "
-          f"{OURS_RUNS} jobs, or of {OURS_RUNS} before and {OURS_RUNS} after the stock run where "
-          "there is one (range after the row)")
-    print(f"{'mode':<8}{'nodes':>7}{'stock ORT s':>13}{'ours s':>9}{'speed-up':>10}"
-          f"{'stock MB':>10}{'ours MB':>9}")
+    print(
+        f"residual-MLP graphs, {SAMPLES} calibration samples; stock: one run; ours: median of "
+        f"{OURS_RUNS} jobs, or of {OURS_RUNS} before and {OURS_RUNS} after the stock run where "
+        "there is one (range after the row)"
+    )
+    print(
+        f"{'mode':<8}{'nodes':>7}{'stock ORT s':>13}{'ours s':>9}{'speed-up':>10}"
+        f"{'stock MB':>10}{'ours MB':>9}"
+    )
     for mode in ("qdq", "dynamic"):
         stock_points, our_points = [], []
         for n in OUR_SIZES:
@@ -200,30 +217,40 @@ def main() -> None:
             our_points.append((n, ours["seconds"]))
             if stock:
                 stock_points.append((n, stock["seconds"]))
-            cells = (f"{stock['seconds']:>13.1f}" if stock else f"{'—':>13}",
-                     f"{ours['seconds']:>9.1f}",
-                     f"{stock['seconds'] / ours['seconds']:>9.1f}×" if stock else f"{'—':>10}",
-                     f"{stock['peak_mb']:>10.0f}" if stock else f"{'—':>10}",
-                     f"{ours['peak_mb'] or 0:>9.0f}")
+            cells = (
+                f"{stock['seconds']:>13.1f}" if stock else f"{'—':>13}",
+                f"{ours['seconds']:>9.1f}",
+                f"{stock['seconds'] / ours['seconds']:>9.1f}×" if stock else f"{'—':>10}",
+                f"{stock['peak_mb']:>10.0f}" if stock else f"{'—':>10}",
+                f"{ours['peak_mb'] or 0:>9.0f}",
+            )
             low, high = ours["range"]
-            print(f"{mode:<8}{n:>7}" + "".join(cells) + f"  ({low:.1f}–{high:.1f} s)"
-                  + _phases(ours) + ("" if ours["accelerated"] else "  (stock path!)"),
-                  flush=True)
-        print(f"{mode}: scaling exponent stock {growth_exponent(stock_points):.2f}, "
-              f"ours {growth_exponent(our_points):.2f} (1 = linear, 2 = quadratic)", flush=True)
+            print(
+                f"{mode:<8}{n:>7}"
+                + "".join(cells)
+                + f"  ({low:.1f}–{high:.1f} s)"
+                + _phases(ours)
+                + ("" if ours["accelerated"] else "  (stock path!)"),
+                flush=True,
+            )
+        print(
+            f"{mode}: scaling exponent stock {growth_exponent(stock_points):.2f}, "
+            f"ours {growth_exponent(our_points):.2f} (1 = linear, 2 = quadratic)",
+            flush=True,
+        )
     for count in (8, 64):
         mem = _run(CALIBRATION_MEMORY, str(models[8000]), str(tmp / "cal.onnx"), str(count))
-        print(f"calibration at 8k nodes, {count} samples: peak {mem['peak_mb']:.0f} MB",
-              flush=True)
+        print(f"calibration at 8k nodes, {count} samples: peak {mem['peak_mb']:.0f} MB", flush=True)
     cnn = tmp / "cnn.onnx"
     build_cnn(cnn)
-    print("histogram calibration (Entropy) on a 4.5M-parameter CNN, 3×64×64 inputs, "
-          "~4 MB of activations per sample: peak memory and time")
+    print(
+        "histogram calibration (Entropy) on a 4.5M-parameter CNN, 3×64×64 inputs, "
+        "~4 MB of activations per sample: peak memory and time"
+    )
     for count in (8, 128):
         cells = []
         for accelerate in ("stock", "ours"):
-            mem = _run(HISTOGRAM_MEMORY, str(cnn), str(tmp / "hist.onnx"), str(count),
-                       accelerate)
+            mem = _run(HISTOGRAM_MEMORY, str(cnn), str(tmp / "hist.onnx"), str(count), accelerate)
             cells.append(f"{accelerate} {mem['peak_mb']:.0f} MB / {mem['seconds']:.1f} s")
         print(f"  {count} samples: " + ", ".join(cells), flush=True)
 

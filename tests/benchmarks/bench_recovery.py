@@ -32,11 +32,12 @@ RECIPES: dict[str, dict[str, Any]] = {
     "int8, quantizers on compute ops": {"placement": "compute"},
     "int8, compute ops, per-channel": {"placement": "compute", "per_channel": True},
     "int8, compute inputs only": {"placement": "compute-inputs"},
-    "int8, compute inputs only, per-channel": {"placement": "compute-inputs",
-                                              "per_channel": True},
+    "int8, compute inputs only, per-channel": {"placement": "compute-inputs", "per_channel": True},
 }
-CASES = (("ppocr_v4_rec", realdata.text_lines, "ctc"),
-         ("ppocr_mobile_cls", realdata.direction_lines, "classification"))
+CASES = (
+    ("ppocr_v4_rec", realdata.text_lines, "ctc"),
+    ("ppocr_mobile_cls", realdata.direction_lines, "classification"),
+)
 
 
 def recover(model_name: str, make: Any, task: str, work: Path, count: int = 40) -> None:
@@ -56,18 +57,29 @@ def recover(model_name: str, make: Any, task: str, work: Path, count: int = 40) 
     for label, options in RECIPES.items():
         out = work / f"{model_name}_{abs(hash(label))}.onnx"
         started = time.perf_counter()
-        job = run_job(QuantRecipe(model=str(source), output=str(out), overwrite=True, mode="qdq",
-                                  calib=DataSource("npz", str(calib)), **options), timeout=900)
+        job = run_job(
+            QuantRecipe(
+                model=str(source),
+                output=str(out),
+                overwrite=True,
+                mode="qdq",
+                calib=DataSource("npz", str(calib)),
+                **options,
+            ),
+            timeout=900,
+        )
         took = time.perf_counter() - started
         if job.state is not JobState.SUCCEEDED or job.report is None:
             print(f"{label:42} {job.state.value}: {(job.error or '')[:120]}")
             continue
         said = _read(model, _run(out, eval_x), task)
         alike = float(np.mean([a == b for a, b in zip(float_says, said, strict=True)]))
-        precision = next((n for n in job.report.details["notes"] if n.startswith("Precision")),
-                         "")
-        print(f"{label:42} {alike:>10.0%} {out.stat().st_size / 1e6:>8.2f} {took:>7.1f}  "
-              f"{precision[len('Precision: '):]}", flush=True)
+        precision = next((n for n in job.report.details["notes"] if n.startswith("Precision")), "")
+        print(
+            f"{label:42} {alike:>10.0%} {out.stat().st_size / 1e6:>8.2f} {took:>7.1f}  "
+            f"{precision[len('Precision: ') :]}",
+            flush=True,
+        )
 
 
 def main() -> None:

@@ -58,8 +58,10 @@ def main() -> None:
         trust_host_key(devices[0], run_async(host_key_state(devices[0]))[1])
         cnn = tmp / "cnn.onnx"
         build_cnn(cnn)
-        for name, model, runs in (("digits CNN", str(SAMPLE_MODEL), 2000),
-                                  ("4.5M CNN", str(cnn), 100)):
+        for name, model, runs in (
+            ("digits CNN", str(SAMPLE_MODEL), 2000),
+            ("4.5M CNN", str(cnn), 100),
+        ):
             base = {"models": (model,), "warmup": 20, "runs": runs}
             first, _ = _job_s(BenchRecipe(**base, devices=("same",)))  # type: ignore[arg-type]
             here, there, here_s, there_s = [], [], [], []
@@ -72,16 +74,17 @@ def main() -> None:
                 there_s.append(s)
             local, remote = statistics.median(here), statistics.median(there)  # type: ignore[type-var]
             link = statistics.median(there_s) - statistics.median(here_s)
-            print(f"{name}: local median {local:.4f} ms, over SSH {remote:.4f} ms, ratio "
-                  f"{remote / local:.3f} (target 0.90–1.10); job {statistics.median(here_s):.2f} s "
-                  f"here vs {statistics.median(there_s):.2f} s over SSH: the link costs "
-                  f"{link:+.2f} s per job (first job, copying the model: {first:.2f} s), "
-                  f"{link / runs * 1000:+.2f} ms per timed run amortised, 0 inside the timed "
-                  "loop (it runs on the device)")
+            print(
+                f"{name}: local median {local:.4f} ms, over SSH {remote:.4f} ms, ratio "
+                f"{remote / local:.3f} (target 0.90–1.10); job {statistics.median(here_s):.2f} s "
+                f"here vs {statistics.median(there_s):.2f} s over SSH: the link costs "
+                f"{link:+.2f} s per job (first job, copying the model: {first:.2f} s), "
+                f"{link / runs * 1000:+.2f} ms per timed run amortised, 0 inside the timed "
+                "loop (it runs on the device)"
+            )
             if len(devices) > 1:
                 _, (older,) = _job_s(BenchRecipe(**base, devices=("older",)))  # type: ignore[arg-type]
-                print(f"  for reference, onnxruntime of `make device-env` over SSH: "
-                      f"{older:.4f} ms")
+                print(f"  for reference, onnxruntime of `make device-env` over SSH: {older:.4f} ms")
     finally:
         server.stop()
 

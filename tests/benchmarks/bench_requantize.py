@@ -69,20 +69,49 @@ def _round(recipe: QuantRecipe, exclude: str, folder: Path) -> tuple[float, ...]
 def _cases(folder: Path) -> list[tuple[str, QuantRecipe, str]]:
     graph = models.save(graph_builders.conv_branches(2000), folder / "g2k.onnx")
     synthetic = DataSource(kind="synthetic", samples=32)
-    cases = [(f"generated CNN, {_nodes(graph)} nodes", QuantRecipe(
-        model=str(graph), mode="qdq", calib=synthetic, overwrite=True), "")]
+    cases = [
+        (
+            f"generated CNN, {_nodes(graph)} nodes",
+            QuantRecipe(model=str(graph), mode="qdq", calib=synthetic, overwrite=True),
+            "",
+        )
+    ]
     sample = folder / SAMPLE_MODEL.name
     shutil.copy(SAMPLE_MODEL, sample)
-    cases.append(("digits CNN (trained), 32 real samples", QuantRecipe(
-        model=str(sample), mode="qdq", overwrite=True,
-        calib=DataSource(kind="npz", path=str(SAMPLE_CALIBRATION), samples=32)), ""))
+    cases.append(
+        (
+            "digits CNN (trained), 32 real samples",
+            QuantRecipe(
+                model=str(sample),
+                mode="qdq",
+                overwrite=True,
+                calib=DataSource(kind="npz", path=str(SAMPLE_CALIBRATION), samples=32),
+            ),
+            "",
+        )
+    )
     det = next(m for m in CORPUS if m.name == "ppocr_v4_det")
     if det.path.is_file():
-        cases.append(("PP-OCRv4 detector (real), 32 synthetic", QuantRecipe(
-            model=str(det.path), mode="qdq", calib=synthetic, overwrite=True), ""))
-        cases.append(("PP-OCRv4 detector at 640×640, 32 synthetic", QuantRecipe(
-            model=str(det.path), mode="qdq", calib=synthetic, overwrite=True,
-            shapes=("x=1x3x640x640",)), ""))
+        cases.append(
+            (
+                "PP-OCRv4 detector (real), 32 synthetic",
+                QuantRecipe(model=str(det.path), mode="qdq", calib=synthetic, overwrite=True),
+                "",
+            )
+        )
+        cases.append(
+            (
+                "PP-OCRv4 detector at 640×640, 32 synthetic",
+                QuantRecipe(
+                    model=str(det.path),
+                    mode="qdq",
+                    calib=synthetic,
+                    overwrite=True,
+                    shapes=("x=1x3x640x640",),
+                ),
+                "",
+            )
+        )
     else:
         print("the real-model corpus is empty (make realmodels): the PP-OCRv4 row is skipped")
     return [(label, recipe, _second_conv(Path(recipe.model))) for label, recipe, _ in cases]
@@ -97,8 +126,11 @@ def _nodes(path: Path) -> int:
 def _second_conv(path: Path) -> str:
     import onnx
 
-    convs = [n.name for n in onnx.load(str(path), load_external_data=False).graph.node
-             if n.op_type == "Conv"]
+    convs = [
+        n.name
+        for n in onnx.load(str(path), load_external_data=False).graph.node
+        if n.op_type == "Conv"
+    ]
     return convs[1]
 
 
@@ -108,14 +140,17 @@ def main() -> None:
     os.environ["XDG_CACHE_HOME"] = str(folder / "cache")  # before the warm worker starts
     warm.keep_warm()  # the window keeps a worker ready while the user looks at the graph
     time.sleep(3)
-    print(f"{'model':<46}{'first s':>9}{'re-quantize s':>15}{'ratio':>8}"
-          f"{'ranges only s':>15}{'ratio':>8}{'no cache s':>12}{'ratio':>8}")
+    print(
+        f"{'model':<46}{'first s':>9}{'re-quantize s':>15}{'ratio':>8}"
+        f"{'ranges only s':>15}{'ratio':>8}{'no cache s':>12}{'ratio':>8}"
+    )
     try:
         for label, recipe, exclude in _cases(folder):
             rounds = [_round(recipe, exclude, folder) for _ in range(ROUNDS)]
             first, *others = (statistics.median(r[k] for r in rounds) for k in range(4))
-            cells = "".join(f"{t:>{w}.2f}{first / t:>7.1f}×" for t, w in zip(others, (15, 15, 12),
-                                                                            strict=True))
+            cells = "".join(
+                f"{t:>{w}.2f}{first / t:>7.1f}×" for t, w in zip(others, (15, 15, 12), strict=True)
+            )
             print(f"{label:<46}{first:>9.2f}{cells}", flush=True)
     finally:
         warm.stop_warm()
@@ -124,8 +159,10 @@ def main() -> None:
         else:
             os.environ["XDG_CACHE_HOME"] = saved_home
         shutil.rmtree(folder, ignore_errors=True)
-    print(f"medians of {ROUNDS} rounds, whole jobs (worker kept warm as the window does); "
-          "re-quantize = static QDQ excluding one more Conv with the calibration ranges and the "
-          "pre-processed model from the cache; ranges only = the same with the pre-processing "
-          "done again; no cache = calibrating and pre-processing again: all three "
-          "byte-identical. Target: ≥ 5× the first.")
+    print(
+        f"medians of {ROUNDS} rounds, whole jobs (worker kept warm as the window does); "
+        "re-quantize = static QDQ excluding one more Conv with the calibration ranges and the "
+        "pre-processed model from the cache; ranges only = the same with the pre-processing "
+        "done again; no cache = calibrating and pre-processing again: all three "
+        "byte-identical. Target: ≥ 5× the first."
+    )

@@ -27,9 +27,22 @@ TARGET_FIRST_FRAME_S = 1.5
 
 def _process_seconds(model: Path, panel: str, out: Path) -> float:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "edgestudio", str(model), "--screenshot",
-                           str(out), "--panel", panel], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "edgestudio",
+            str(model),
+            "--screenshot",
+            str(out),
+            "--panel",
+            panel,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+    )
     took = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-1500:])
@@ -47,10 +60,26 @@ print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).
 def _process_seconds_and_peak(model: Path, panel: str, out: Path) -> tuple[float, int]:
     """Like :func:`_process_seconds`, also the peak resident memory (MiB) of the window's
     process and the workers it ran (a fresh parent, so no earlier child counts)."""
-    done = subprocess.run([sys.executable, "-c", PEAK, sys.executable, "-m", "edgestudio",
-                           str(model), "--screenshot", str(out), "--panel", panel],
-                          capture_output=True, text=True, check=True, timeout=600,
-                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            PEAK,
+            sys.executable,
+            "-m",
+            "edgestudio",
+            str(model),
+            "--screenshot",
+            str(out),
+            "--panel",
+            panel,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+    )
     seconds, peak = done.stdout.split()[-2:]
     return float(seconds), int(peak)
 
@@ -96,8 +125,11 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp())
     big = tmp / "residual_mlp_50k.onnx"
     onnx.save(residual_mlp(50_000), str(big))
-    cases = [("digits sample", SAMPLE_MODEL, "summary"), ("50k nodes", big, "summary"),
-             ("50k nodes", big, "graph")]
+    cases = [
+        ("digits sample", SAMPLE_MODEL, "summary"),
+        ("50k nodes", big, "summary"),
+        ("50k nodes", big, "graph"),
+    ]
     times: dict[int, list[float]] = {i: [] for i in range(len(cases))}
     for _ in range(ROUNDS):  # alternated, so a slow minute of the machine hits every case
         for i, (_, model, panel) in enumerate(cases):
@@ -106,33 +138,43 @@ def main() -> None:
     for i, (name, _, panel) in enumerate(cases):
         values = times[i]
         target = f"{TARGET_PROCESS_S:.1f}" if name == "50k nodes" and panel == "summary" else "-"
-        print(f"{name:<16}{panel:<10}{statistics.median(values):>20.2f}"
-              f"{min(values):>8.2f}-{max(values):<7.2f}{target:>9}")
+        print(
+            f"{name:<16}{panel:<10}{statistics.median(values):>20.2f}"
+            f"{min(values):>8.2f}-{max(values):<7.2f}{target:>9}"
+        )
     print("(the graph panel also waits for shape inference, a worker job, to label its edges)")
     frames = [_first_frame_seconds(big) for _ in range(ROUNDS)]
     parse = [f[0] for f in frames]
     draw = [f[1] for f in frames]
-    print(f"50k nodes in process: open to parsed and summarised: median "
-          f"{statistics.median(parse):.2f} s; from loaded to the first graph frame: median "
-          f"{statistics.median(draw):.2f} s (target {TARGET_FIRST_FRAME_S} s), range "
-          f"{min(draw):.2f}-{max(draw):.2f}")
+    print(
+        f"50k nodes in process: open to parsed and summarised: median "
+        f"{statistics.median(parse):.2f} s; from loaded to the first graph frame: median "
+        f"{statistics.median(draw):.2f} s (target {TARGET_FIRST_FRAME_S} s), range "
+        f"{min(draw):.2f}-{max(draw):.2f}"
+    )
     # A 1.36 B-parameter decoder (5 GB of float32 as external data): opened, summarised and
     # drawn grouped by layer without its weights in memory.
     from tests.graph_builders import llama_decoder
 
-    decoder = llama_decoder(tmp, "decoder_1b.onnx", layers=24, hidden=2048, intermediate=5632,
-                            vocab=32000, heads=32)
+    decoder = llama_decoder(
+        tmp, "decoder_1b.onnx", layers=24, hidden=2048, intermediate=5632, vocab=32000, heads=32
+    )
     weights_gib = (tmp / "decoder_1b.onnx.data").stat().st_size / 2**30
     for panel in ("summary", "graph"):
-        runs = [_process_seconds_and_peak(decoder, panel, tmp / "decoder.png")
-                for _ in range(ROUNDS)]
-        print(f"1.36 B-parameter decoder ({weights_gib:.1f} GiB of weights), {panel} panel: "
-              f"median {statistics.median(r[0] for r in runs):.2f} s to the screenshot, peak "
-              f"memory {max(r[1] for r in runs)} MiB (window and workers)")
+        runs = [
+            _process_seconds_and_peak(decoder, panel, tmp / "decoder.png") for _ in range(ROUNDS)
+        ]
+        print(
+            f"1.36 B-parameter decoder ({weights_gib:.1f} GiB of weights), {panel} panel: "
+            f"median {statistics.median(r[0] for r in runs):.2f} s to the screenshot, peak "
+            f"memory {max(r[1] for r in runs)} MiB (window and workers)"
+        )
     for module in ("onnx", "ml_dtypes", "edgestudio.gui.main_window"):
         runs = [_import_seconds(module) for _ in range(ROUNDS)]
-        print(f"python -c 'import {module}': median {statistics.median(runs):.2f} s "
-              "(interpreter start included)")
+        print(
+            f"python -c 'import {module}': median {statistics.median(runs):.2f} s "
+            "(interpreter start included)"
+        )
 
 
 if __name__ == "__main__":

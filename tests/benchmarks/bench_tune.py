@@ -23,9 +23,16 @@ SPACE = SearchSpace(modes=("qdq", "dynamic"), exclusions=False)  # the 7 first r
 
 def per_minute(folder: Path, workers: int, ray: str | None = None) -> tuple[float, float]:
     """Candidates per minute over a whole tune, and seconds per candidate."""
-    settings = TuneSettings(model=str(folder / SAMPLE_MODEL.name), data=DataSource(
-        "npz", str(folder / SAMPLE_EVALUATION.name), samples=64), goal=Goal("sqnr", 99),
-        budget=7, workers=workers, bench_runs=20, space=SPACE, ray_address=ray)
+    settings = TuneSettings(
+        model=str(folder / SAMPLE_MODEL.name),
+        data=DataSource("npz", str(folder / SAMPLE_EVALUATION.name), samples=64),
+        goal=Goal("sqnr", 99),
+        budget=7,
+        workers=workers,
+        bench_runs=20,
+        space=SPACE,
+        ray_address=ray,
+    )
     start = time.perf_counter()
     tuner = Tuner(settings)
     tuner.run(interval=0.02)
@@ -44,8 +51,7 @@ def main() -> None:
     time.sleep(3)  # the window has been open a few seconds
     for label, workers in (("1 worker", 1), ("2 workers (default)", 2)):
         runs = [per_minute(folder, workers) for _ in range(3)]
-        rows[label] = (statistics.median(r[0] for r in runs),
-                       statistics.median(r[1] for r in runs))
+        rows[label] = (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
     warm.stop_warm()
     try:
         import ray
@@ -53,8 +59,10 @@ def main() -> None:
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
         per_minute(folder, 2, "local")  # Ray's workers start on first use: warm them
         runs = [per_minute(folder, 2, "local") for _ in range(3)]
-        rows["Ray, local cluster"] = (statistics.median(r[0] for r in runs),
-                                      statistics.median(r[1] for r in runs))
+        rows["Ray, local cluster"] = (
+            statistics.median(r[0] for r in runs),
+            statistics.median(r[1] for r in runs),
+        )
         ray.shutdown()
     except ImportError:
         print("Ray is not installed (pip install 'edgestudio[cluster]'): its row is skipped")
@@ -65,8 +73,10 @@ def main() -> None:
     if "Ray, local cluster" in rows:
         extra = rows["Ray, local cluster"][1] - rows["2 workers (default)"][1]
         print(f"Ray's overhead per candidate over local workers: {extra:+.2f} s")
-    print("targets: 2 workers ≥ 1.6× one worker; Ray ≤ 0.5 s per candidate over local. "
-          "Latency is measured one candidate at a time in every row.")
+    print(
+        "targets: 2 workers ≥ 1.6× one worker; Ray ≤ 0.5 s per candidate over local. "
+        "Latency is measured one candidate at a time in every row."
+    )
     shutil.rmtree(folder, ignore_errors=True)
 
 

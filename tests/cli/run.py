@@ -7,8 +7,14 @@ import sys
 from pathlib import Path
 
 
-def run_cli(*args: str, timeout: float = 300,
-            cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, timeout: float = 300, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run ``edgestudio ARGS`` and return its exit code and output (text)."""
-    return subprocess.run([sys.executable, "-m", "edgestudio", *args], capture_output=True,
-                          text=True, timeout=timeout, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "edgestudio", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+    )

@@ -68,11 +68,20 @@ def test_huge_metadata_is_clipped_and_a_closed_pipe_is_quiet(tmp_path: Path) -> 
     model = models.conv_relu_gemm()
     onnx.helper.set_model_props(model, {"vocab": "\n".join(f"t{i}" for i in range(18000))})
     path = models.save(model, tmp_path / "m.onnx")
-    text = subprocess.run([sys.executable, "-m", "edgestudio", "inspect", str(path)],
-                          capture_output=True, text=True, timeout=60).stdout
+    text = subprocess.run(
+        [sys.executable, "-m", "edgestudio", "inspect", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     assert len(text.splitlines()) < 30 and "--json prints all" in text
-    piped = subprocess.run(f"{sys.executable} -m edgestudio inspect {path} --json | head -1",
-                           shell=True, capture_output=True, text=True, timeout=60)
+    piped = subprocess.run(
+        f"{sys.executable} -m edgestudio inspect {path} --json | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert piped.stdout.strip() == "{" and "Traceback" not in piped.stderr
 
 
@@ -83,8 +92,13 @@ def test_inspect_cost_gives_totals_and_per_node_rows(sample_model: Path, tmp_pat
     assert out.returncode == 0, out.stderr
     assert "MACs 484,992" in out.stdout and "peak activation memory 16.0 KiB" in out.stdout
     cost = json.loads(report.read_text())["cost"]
-    assert cost["total"] == {"macs": 484_992, "flops": 979_338, "params": 47_530,
-                             "param_bytes": 190_120, "peak_activation_bytes": 16_384}
+    assert cost["total"] == {
+        "macs": 484_992,
+        "flops": 979_338,
+        "params": 47_530,
+        "param_bytes": 190_120,
+        "peak_activation_bytes": 16_384,
+    }
     assert len(cost["nodes"]) == 11 and cost["inputs"] == {"image": [1, 1, 8, 8]}
     conv = next(n for n in cost["nodes"] if n["node"] == "/features/features.3/Conv")
     assert conv["macs"] == 294_912 and conv["params"] == 4_640

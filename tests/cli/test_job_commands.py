@@ -34,11 +34,27 @@ def test_convert_json_report(tmp_path: Path) -> None:
 
 def test_convert_static_whole_shape_and_dynamic(tmp_path: Path) -> None:
     src = models.save(models.fixed_batch_conv(), tmp_path / "m.onnx")
-    proc = run_cli("convert", str(src), "-o", str(tmp_path / "d.onnx"),
-                   "--dynamic", "x:0=batch", "--dynamic", "y:0=batch")
+    proc = run_cli(
+        "convert",
+        str(src),
+        "-o",
+        str(tmp_path / "d.onnx"),
+        "--dynamic",
+        "x:0=batch",
+        "--dynamic",
+        "y:0=batch",
+    )
     assert proc.returncode == 0, proc.stderr
-    proc = run_cli("convert", str(tmp_path / "d.onnx"), "-o", str(tmp_path / "s.onnx"),
-                   "--static", "x=2x3x8x8", "--static", "y:0=2")
+    proc = run_cli(
+        "convert",
+        str(tmp_path / "d.onnx"),
+        "-o",
+        str(tmp_path / "s.onnx"),
+        "--static",
+        "x=2x3x8x8",
+        "--static",
+        "y:0=2",
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -47,10 +63,14 @@ def test_not_equivalent_exits_1(tmp_path: Path) -> None:
     from onnx import TensorProto, helper
 
     graph = helper.make_graph(
-        [helper.make_node("RandomUniformLike", ["x"], ["noise"], dtype=TensorProto.FLOAT),
-         helper.make_node("Add", ["x", "noise"], ["y"])], "noisy",
+        [
+            helper.make_node("RandomUniformLike", ["x"], ["noise"], dtype=TensorProto.FLOAT),
+            helper.make_node("Add", ["x", "noise"], ["y"]),
+        ],
+        "noisy",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     src = models.save(model, tmp_path / "m.onnx")
@@ -107,9 +127,13 @@ def _interruptible() -> None:
 
 def test_ctrl_c_cancels_cleanly(tmp_path: Path) -> None:
     out = tmp_path / "o.txt"
-    proc = subprocess.Popen([sys.executable, "-m", "edgestudio", "diagnostic", "hang", "-o",
-                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_interruptible)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "edgestudio", "diagnostic", "hang", "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_interruptible,
+    )
     time.sleep(2.0)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
@@ -122,8 +146,10 @@ def _marked(mark: str) -> list[psutil.Process]:
     found = []
     for process in psutil.process_iter():
         try:
-            if process.environ().get("EDGESTUDIO_TEST_MARK") == mark \
-                    and process.status() != psutil.STATUS_ZOMBIE:
+            if (
+                process.environ().get("EDGESTUDIO_TEST_MARK") == mark
+                and process.status() != psutil.STATUS_ZOMBIE
+            ):
                 found.append(process)
         except psutil.Error:
             continue
@@ -136,11 +162,14 @@ def test_ctrl_c_while_the_job_starts_leaves_no_process(tmp_path: Path, delay: fl
     """Ctrl+C may land while the command's job is still being started (its worker loading or
     being forked): the job must be stopped all the same, not left running unseen."""
     mark = f"{os.getpid()}-{delay}"
-    proc = subprocess.Popen([sys.executable, "-m", "edgestudio", "diagnostic", "hang", "-o",
-                             str(tmp_path / "o.txt")], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "EDGESTUDIO_TEST_MARK": mark},
-                            preexec_fn=_interruptible)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "edgestudio", "diagnostic", "hang", "-o", str(tmp_path / "o.txt")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "EDGESTUDIO_TEST_MARK": mark},
+        preexec_fn=_interruptible,
+    )
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=30)
@@ -157,8 +186,9 @@ def test_a_missing_model_or_unwritable_report_stops_before_anything_runs(tmp_pat
     proc = run_cli("bench", str(good), str(tmp_path / "missing.onnx"), "--runs", "5")
     assert proc.returncode == 2
     assert "missing.onnx does not exist" in proc.stderr and "nothing was run" in proc.stderr
-    proc = run_cli("bench", str(good), "--runs", "5", "--json",
-                   str(tmp_path / "no_such_folder" / "r.json"))
+    proc = run_cli(
+        "bench", str(good), "--runs", "5", "--json", str(tmp_path / "no_such_folder" / "r.json")
+    )
     assert proc.returncode == 2 and "does not exist" in proc.stderr
     assert time.monotonic() - start < 60  # refused up front, no benchmark ran
 
@@ -175,12 +205,14 @@ def test_a_benchmark_that_measured_nothing_is_not_a_success(tmp_path: Path) -> N
 def test_shapes_and_ranges_are_checked_when_the_command_is_read() -> None:
     """A mistyped --shape/--range/--threads stops the command before any job starts, with the
     flag named by the command line and the form said by the grammar."""
-    for args, says in ((["inputs", str(SAMPLE), "--shape", "image=1xQ"],
-                        "--shape: image: a shape is written DIMxDIM"),
-                       (["bench", str(SAMPLE), "--range", "image=5:1"],
-                        "--range: image: HIGH must be above LOW"),
-                       (["bench", str(SAMPLE), "--threads", "0"],
-                        "--threads: give counts ≥ 1")):
+    for args, says in (
+        (
+            ["inputs", str(SAMPLE), "--shape", "image=1xQ"],
+            "--shape: image: a shape is written DIMxDIM",
+        ),
+        (["bench", str(SAMPLE), "--range", "image=5:1"], "--range: image: HIGH must be above LOW"),
+        (["bench", str(SAMPLE), "--threads", "0"], "--threads: give counts ≥ 1"),
+    ):
         proc = run_cli(*args)
         assert proc.returncode == 2, proc.stderr
         assert says in proc.stderr and "Loading" not in proc.stderr

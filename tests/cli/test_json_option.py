@@ -17,11 +17,19 @@ from tests.cli.run import run_cli
 
 def test_every_command_takes_json_path_and_dash() -> None:
     parser = build_parser()
-    commands = {"inspect": ["m.onnx"], "diff": ["a.onnx", "b.onnx"], "convert":
-                ["m.onnx", "-o", "o.onnx"], "quantize": ["m.onnx", "-o", "q.onnx"],
-                "analyze": ["a.onnx", "b.onnx", "--data", "d.npz"], "bench": ["m.onnx"],
-                "profile": ["m.onnx"], "providers": [], "inputs": ["m.onnx"],
-                "tune": ["m.onnx", "--data", "d.npz"], "diagnostic": ["succeed"]}
+    commands = {
+        "inspect": ["m.onnx"],
+        "diff": ["a.onnx", "b.onnx"],
+        "convert": ["m.onnx", "-o", "o.onnx"],
+        "quantize": ["m.onnx", "-o", "q.onnx"],
+        "analyze": ["a.onnx", "b.onnx", "--data", "d.npz"],
+        "bench": ["m.onnx"],
+        "profile": ["m.onnx"],
+        "providers": [],
+        "inputs": ["m.onnx"],
+        "tune": ["m.onnx", "--data", "d.npz"],
+        "diagnostic": ["succeed"],
+    }
     for name, rest in commands.items():
         for value in ("-", "r.json"):
             args = parser.parse_args([name, *rest, "--json", value])

@@ -14,9 +14,20 @@ from tests.cli.run import run_cli
 
 def test_quantize_then_analyze(tmp_path: Path) -> None:
     quant, qreport = tmp_path / "q.onnx", tmp_path / "q.json"
-    proc = run_cli("quantize", str(SAMPLE_MODEL), "-o", str(quant), "--mode", "qdq",
-                   "--per-channel", "--reduce-range", "--calib", str(SAMPLE_CALIBRATION),
-                   "--json", str(qreport))
+    proc = run_cli(
+        "quantize",
+        str(SAMPLE_MODEL),
+        "-o",
+        str(quant),
+        "--mode",
+        "qdq",
+        "--per-channel",
+        "--reduce-range",
+        "--calib",
+        str(SAMPLE_CALIBRATION),
+        "--json",
+        str(qreport),
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(qreport.read_text())
     assert data["output"] == str(quant)
@@ -24,8 +35,17 @@ def test_quantize_then_analyze(tmp_path: Path) -> None:
     assert data["calibration_warnings"] == []
 
     report, table = tmp_path / "a.json", tmp_path / "layers.csv"
-    proc = run_cli("analyze", str(SAMPLE_MODEL), str(quant), "--data", str(SAMPLE_EVALUATION),
-                   "--json", str(report), "--csv", str(table))
+    proc = run_cli(
+        "analyze",
+        str(SAMPLE_MODEL),
+        str(quant),
+        "--data",
+        str(SAMPLE_EVALUATION),
+        "--json",
+        str(report),
+        "--csv",
+        str(table),
+    )
     assert proc.returncode == 0, proc.stderr
     details = json.loads(report.read_text())
     layer = details["layers"][0]
@@ -40,15 +60,31 @@ def test_quantize_then_analyze(tmp_path: Path) -> None:
 
 
 def test_quantize_rule_violation_is_one_line(tmp_path: Path) -> None:
-    proc = run_cli("quantize", str(SAMPLE_MODEL), "-o", str(tmp_path / "q.onnx"), "--mode",
-                   "dynamic", "--activation-type", "int8")
+    proc = run_cli(
+        "quantize",
+        str(SAMPLE_MODEL),
+        "-o",
+        str(tmp_path / "q.onnx"),
+        "--mode",
+        "dynamic",
+        "--activation-type",
+        "int8",
+    )
     assert proc.returncode == 2 and "uint8 activations" in proc.stderr
     assert not (tmp_path / "q.onnx").exists()
 
 
 def test_synthetic_calibration_warns(tmp_path: Path) -> None:
-    proc = run_cli("quantize", str(SAMPLE_MODEL), "-o", str(tmp_path / "q.onnx"), "--mode",
-                   "qoperator", "--calib", "synthetic:8:1")
+    proc = run_cli(
+        "quantize",
+        str(SAMPLE_MODEL),
+        "-o",
+        str(tmp_path / "q.onnx"),
+        "--mode",
+        "qoperator",
+        "--calib",
+        "synthetic:8:1",
+    )
     assert proc.returncode == 0, proc.stderr
     assert "meaningless" in proc.stderr
 
@@ -56,8 +92,18 @@ def test_synthetic_calibration_warns(tmp_path: Path) -> None:
 @pytest.mark.e2e
 def test_bench_and_profile_json(tmp_path: Path) -> None:
     report = tmp_path / "bench.json"
-    proc = run_cli("bench", str(SAMPLE_MODEL), "--ep", "cpu,cuda", "--runs", "20", "--warmup", "2",
-                   "--json", str(report))
+    proc = run_cli(
+        "bench",
+        str(SAMPLE_MODEL),
+        "--ep",
+        "cpu,cuda",
+        "--runs",
+        "20",
+        "--warmup",
+        "2",
+        "--json",
+        str(report),
+    )
     assert proc.returncode == 0, proc.stderr
     results = json.loads(report.read_text())["results"]
     cpu = results[0]

@@ -38,44 +38,105 @@ def _bases(tmp: Path) -> dict[str, Recipe]:
         (tmp / name).write_bytes(b"")
     (tmp / "images").mkdir()
     (tmp / "images" / "a.png").write_bytes(b"")
-    images = DataSource("images", str(tmp / "images"), samples=5, size=(32, 48), layout="NHWC",
-                        scale=0.5, mean=(0.1, 0.2, 0.3), std=(2.0, 3.0, 4.0), colour="BGR")
+    images = DataSource(
+        "images",
+        str(tmp / "images"),
+        samples=5,
+        size=(32, 48),
+        layout="NHWC",
+        scale=0.5,
+        mean=(0.1, 0.2, 0.3),
+        std=(2.0, 3.0, 4.0),
+        colour="BGR",
+    )
     m, q, c, d = (str(tmp / n) for n in ("m.onnx", "q.onnx", "c.npz", "d.npz"))
     data = DataSource("npz", d, samples=4)
     io = {"shapes": ("x=1x3x8x8",), "ranges": ("x=0:5",)}
     return {
-        "convert": ConvertRecipe(model=m, output=str(tmp / "o.onnx"), overwrite=True, opset=17,
-                                 dims=(DimChange("x", 0, "batch"), DimChange("y", 1, 8)),
-                                 tolerance=Tolerance(1e-3, 1e-2), data=data, **io),
-        "export": ExportRecipe(model=str(tmp / "m.pt2"), output=str(tmp / "o.onnx"),
-                               overwrite=True, inputs=(TorchInput("x", (1, 3), "float16"),),
-                               output_names=("y",), opset=17,
-                               dynamic=(DimChange("x", 0, "batch"),), exporter="legacy",
-                               tolerance=Tolerance(1e-3, 1e-2)),
-        "quantize": QuantRecipe(model=m, output=str(tmp / "o.onnx"), overwrite=True,
-                                calib=DataSource("npz", c, samples=8), **io),
-        "analyze": AnalyzeRecipe(float_model=m, quant_model=q, data=images,
-                                 tolerance=Tolerance(1e-3, 1e-3)),
-        "bench": BenchRecipe(models=(m, q), providers=("CPUExecutionProvider",
-                                                       "XnnpackExecutionProvider"),
-                             threads=(1, 2), warmup=3, runs=7, seconds=2.5, batch=2,
-                             opt_level="basic", io_binding=True, data=data,
-                             devices=("local", "pi5"), **io),
-        "profile": ProfileRecipe(model=m, providers=("XnnpackExecutionProvider",), threads=2,
-                                 runs=9, batch=2, data=data, device="pi5", **io),
+        "convert": ConvertRecipe(
+            model=m,
+            output=str(tmp / "o.onnx"),
+            overwrite=True,
+            opset=17,
+            dims=(DimChange("x", 0, "batch"), DimChange("y", 1, 8)),
+            tolerance=Tolerance(1e-3, 1e-2),
+            data=data,
+            **io,
+        ),
+        "export": ExportRecipe(
+            model=str(tmp / "m.pt2"),
+            output=str(tmp / "o.onnx"),
+            overwrite=True,
+            inputs=(TorchInput("x", (1, 3), "float16"),),
+            output_names=("y",),
+            opset=17,
+            dynamic=(DimChange("x", 0, "batch"),),
+            exporter="legacy",
+            tolerance=Tolerance(1e-3, 1e-2),
+        ),
+        "quantize": QuantRecipe(
+            model=m,
+            output=str(tmp / "o.onnx"),
+            overwrite=True,
+            calib=DataSource("npz", c, samples=8),
+            **io,
+        ),
+        "analyze": AnalyzeRecipe(
+            float_model=m, quant_model=q, data=images, tolerance=Tolerance(1e-3, 1e-3)
+        ),
+        "bench": BenchRecipe(
+            models=(m, q),
+            providers=("CPUExecutionProvider", "XnnpackExecutionProvider"),
+            threads=(1, 2),
+            warmup=3,
+            runs=7,
+            seconds=2.5,
+            batch=2,
+            opt_level="basic",
+            io_binding=True,
+            data=data,
+            devices=("local", "pi5"),
+            **io,
+        ),
+        "profile": ProfileRecipe(
+            model=m,
+            providers=("XnnpackExecutionProvider",),
+            threads=2,
+            runs=9,
+            batch=2,
+            data=data,
+            device="pi5",
+            **io,
+        ),
         "device_check": DeviceCheckRecipe(device="pi5"),
         "cost": CostRecipe(model=m, **io),
-        "edit": EditRecipe(model=m, output=str(tmp / "o.onnx"), overwrite=True,
-                           inputs=("a", "b"), outputs=("c",), bypass=("n1", "n2"),
-                           add_outputs=("t",), rename=("x=pixels",), simplify=True,
-                           tolerance=Tolerance(1e-3, 1e-2), **io),
+        "edit": EditRecipe(
+            model=m,
+            output=str(tmp / "o.onnx"),
+            overwrite=True,
+            inputs=("a", "b"),
+            outputs=("c",),
+            bypass=("n1", "n2"),
+            add_outputs=("t",),
+            rename=("x=pixels",),
+            simplify=True,
+            tolerance=Tolerance(1e-3, 1e-2),
+            **io,
+        ),
         "inputs": InputsRecipe(model=m, data=data, **io),
-        "diagnostic": DiagnosticRecipe(action="spin", seconds=2.5, megabytes=10,
-                                     output=str(tmp / "o.txt"), overwrite=True),
+        "diagnostic": DiagnosticRecipe(
+            action="spin", seconds=2.5, megabytes=10, output=str(tmp / "o.txt"), overwrite=True
+        ),
         "sensitivity": SensitivityRecipe(
-            base=QuantRecipe(model=m, per_channel=True, calib=DataSource("npz", c, samples=8),
-                             **io), data=data, metric="ctc", nodes=("a",), top=4,
-            way="float"),
+            base=QuantRecipe(
+                model=m, per_channel=True, calib=DataSource("npz", c, samples=8), **io
+            ),
+            data=data,
+            metric="ctc",
+            nodes=("a",),
+            top=4,
+            way="float",
+        ),
     }
 
 
@@ -91,8 +152,21 @@ def test_every_recipe_kind_is_covered(tmp_path: Path) -> None:
     assert set(RECIPE_TYPES) - NO_COMMAND == set(_bases(tmp_path))
 
 
-@pytest.mark.parametrize("kind", ["convert", "export", "quantize", "analyze", "bench",
-                                  "profile", "inputs", "diagnostic", "sensitivity", "edit"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "convert",
+        "export",
+        "quantize",
+        "analyze",
+        "bench",
+        "profile",
+        "inputs",
+        "diagnostic",
+        "sensitivity",
+        "edit",
+    ],
+)
 def test_recipe_round_trips_through_the_cli_and_json(kind: str, tmp_path: Path) -> None:
     recipe = _bases(tmp_path)[kind]
     assert _through_the_cli(recipe) == recipe
@@ -124,10 +198,12 @@ def _quant_cases() -> list[tuple[str, str, Any]]:
     return cases
 
 
-@pytest.mark.parametrize(("name", "mode", "value"), _quant_cases(),
-                         ids=[f"{n}-{m}" for n, m, _ in _quant_cases()])
-def test_every_quantization_option_round_trips(name: str, mode: str, value: Any,
-                                               tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("name", "mode", "value"), _quant_cases(), ids=[f"{n}-{m}" for n, m, _ in _quant_cases()]
+)
+def test_every_quantization_option_round_trips(
+    name: str, mode: str, value: Any, tmp_path: Path
+) -> None:
     base = _bases(tmp_path)["quantize"]
     assert isinstance(base, QuantRecipe)
     changes: dict[str, Any] = {"mode": mode, name: value}
@@ -148,9 +224,12 @@ def test_every_option_says_what_it_does_and_its_default() -> None:
             flag = action.option_strings[-1] if action.option_strings else action.dest
             if not action.help:
                 missing.append(f"{name} {flag}: no help")
-            elif (action.option_strings and action.default not in (None, False, [], ())
-                  and not isinstance(action, argparse._AppendAction)
-                  and "default" not in action.help):
+            elif (
+                action.option_strings
+                and action.default not in (None, False, [], ())
+                and not isinstance(action, argparse._AppendAction)
+                and "default" not in action.help
+            ):
                 missing.append(f"{name} {flag}: default {action.default!r} not shown")
     assert missing == []
 
@@ -162,8 +241,11 @@ def test_every_mode_has_its_onnxruntime_call_and_a_form_label() -> None:
     assert all(mode.label for mode in QUANT_MODES.values())
 
 
-DECLARED = [(cls, f.name) for cls in (BenchRecipe, ProfileRecipe, ExportRecipe, DataSource)
-            for f, _ in declared_options(cls)]
+DECLARED = [
+    (cls, f.name)
+    for cls in (BenchRecipe, ProfileRecipe, ExportRecipe, DataSource)
+    for f, _ in declared_options(cls)
+]
 
 
 def _declared_base(cls: type, tmp_path: Path) -> Any:
@@ -173,31 +255,42 @@ def _declared_base(cls: type, tmp_path: Path) -> Any:
     if cls is ProfileRecipe:
         return ProfileRecipe(model=model)
     if cls is ExportRecipe:
-        return ExportRecipe(model=str(tmp_path / "m.pt2"), output=model,
-                            inputs=(TorchInput("x", (1, 3), "float32"),))
+        return ExportRecipe(
+            model=str(tmp_path / "m.pt2"),
+            output=model,
+            inputs=(TorchInput("x", (1, 3), "float32"),),
+        )
     return DataSource("images", str(tmp_path))
 
 
-@pytest.mark.parametrize(("cls", "name"), DECLARED,
-                         ids=[f"{cls.__name__}-{name}" for cls, name in DECLARED])
-def test_every_declared_option_round_trips(cls: type, name: str,
-                                                        tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("cls", "name"), DECLARED, ids=[f"{cls.__name__}-{name}" for cls, name in DECLARED]
+)
+def test_every_declared_option_round_trips(cls: type, name: str, tmp_path: Path) -> None:
     """A benchmark, profile, export or data-preparation option is one declaration: its flag,
     its default and its place in the command follow from it (the forms' widgets are checked in
     the GUI tests)."""
     base = _declared_base(cls, tmp_path)
     field, opt = next((f, o) for f, o in declared_options(cls) if f.name == name)
-    value = {"seconds": 1.5, "size": (32, 24), "scale": 1 / 127.5, "mean": (0.5, 0.25),
-             "std": (0.229,), "tokenizer": "tokenizer.json"}.get(name) \
-        or _other_value(field, opt.choices)
+    value = {
+        "seconds": 1.5,
+        "size": (32, 24),
+        "scale": 1 / 127.5,
+        "mean": (0.5, 0.25),
+        "std": (0.229,),
+        "tokenizer": "tokenizer.json",
+    }.get(name) or _other_value(field, opt.choices)
     if cls is DataSource:  # prepared data travels inside a recipe that takes --calib
         from PIL import Image
 
         Image.new("L", (4, 4)).save(tmp_path / "a.png")  # a folder of images, as the CLI sees
         kind = opt.modes[0] if opt.modes else "images"
         path = {"audio": tmp_path / "a.wav", "text": tmp_path / "a.txt"}.get(kind, tmp_path)
-        base = QuantRecipe(model=str(tmp_path / "m.onnx"), output=str(tmp_path / "q.onnx"),
-                           calib=dataclasses.replace(base, kind=kind, path=str(path)))
+        base = QuantRecipe(
+            model=str(tmp_path / "m.onnx"),
+            output=str(tmp_path / "q.onnx"),
+            calib=dataclasses.replace(base, kind=kind, path=str(path)),
+        )
         recipe = dataclasses.replace(base, calib=dataclasses.replace(base.calib, **{name: value}))
     else:
         recipe = dataclasses.replace(base, **{name: value})
@@ -213,14 +306,39 @@ def test_the_tune_options_are_its_settings_declarations() -> None:
     from edgestudio.core.quant.tune import TuneSettings
 
     parser = build_parser()
-    args = parser.parse_args(["tune", "m.onnx", "--data", "d.npz", "--objective", "size",
-                              "--threads", "2", "--budget", "5", "--minutes", "2.5",
-                              "--workers", "3", "--bench-runs", "7", "--integer-only"])
+    args = parser.parse_args(
+        [
+            "tune",
+            "m.onnx",
+            "--data",
+            "d.npz",
+            "--objective",
+            "size",
+            "--threads",
+            "2",
+            "--budget",
+            "5",
+            "--minutes",
+            "2.5",
+            "--workers",
+            "3",
+            "--bench-runs",
+            "7",
+            "--integer-only",
+        ]
+    )
     assert values_from_args(args, TuneSettings) == {
-        "objective": "size", "threads": 2, "budget": 5, "minutes": 2.5, "workers": 3,
-        "integer_only": True, "bench_runs": 7}
-    defaults = values_from_args(parser.parse_args(["tune", "m.onnx", "--data", "d.npz"]),
-                                TuneSettings)
+        "objective": "size",
+        "threads": 2,
+        "budget": 5,
+        "minutes": 2.5,
+        "workers": 3,
+        "integer_only": True,
+        "bench_runs": 7,
+    }
+    defaults = values_from_args(
+        parser.parse_args(["tune", "m.onnx", "--data", "d.npz"]), TuneSettings
+    )
     assert defaults == {f.name: f.default for f, _ in declared_options(TuneSettings)}
     with pytest.raises(SystemExit):
         parser.parse_args(["tune", "m.onnx", "--data", "d.npz", "--minutes", "-1"])

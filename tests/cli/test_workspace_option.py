@@ -25,11 +25,27 @@ def test_commands_add_their_runs_to_a_workspace(tmp_path: Path) -> None:
     for f in (SAMPLE_MODEL, SAMPLE_CALIBRATION, SAMPLE_EVALUATION):
         shutil.copy(f, tmp_path / f.name)
     m, w = SAMPLE_MODEL.name, "w.edgestudio.json"
-    for step in (["quantize", m, "-o", "q.onnx", "--calib", SAMPLE_CALIBRATION.name],
-                 ["analyze", m, "q.onnx", "--data", SAMPLE_EVALUATION.name],
-                 ["profile", m, "--runs", "5"],
-                 ["tune", m, "--data", SAMPLE_EVALUATION.name, "--samples", "32", "--goal",
-                  "sqnr>=20", "--budget", "1", "--modes", "qdq", "--bench-runs", "10"]):
+    for step in (
+        ["quantize", m, "-o", "q.onnx", "--calib", SAMPLE_CALIBRATION.name],
+        ["analyze", m, "q.onnx", "--data", SAMPLE_EVALUATION.name],
+        ["profile", m, "--runs", "5"],
+        [
+            "tune",
+            m,
+            "--data",
+            SAMPLE_EVALUATION.name,
+            "--samples",
+            "32",
+            "--goal",
+            "sqnr>=20",
+            "--budget",
+            "1",
+            "--modes",
+            "qdq",
+            "--bench-runs",
+            "10",
+        ],
+    ):
         done = _run(tmp_path, *step, "--workspace", w)
         assert done.returncode == 0, done.stderr
     restored = workspace.load(tmp_path / w)
@@ -65,8 +81,16 @@ def test_an_analysis_of_a_model_quantized_elsewhere_records_its_size(tmp_path: P
     shutil.copy(SAMPLE_MODEL, tmp_path / SAMPLE_MODEL.name)
     shutil.copy(SAMPLE_EVALUATION, tmp_path / SAMPLE_EVALUATION.name)
     quant = models.quantized_sample(tmp_path)  # written by onnxruntime, not by EdgeStudio
-    done = _run(tmp_path, "analyze", SAMPLE_MODEL.name, quant.name, "--data",
-                SAMPLE_EVALUATION.name, "--workspace", "w.edgestudio.json")
+    done = _run(
+        tmp_path,
+        "analyze",
+        SAMPLE_MODEL.name,
+        quant.name,
+        "--data",
+        SAMPLE_EVALUATION.name,
+        "--workspace",
+        "w.edgestudio.json",
+    )
     assert done.returncode == 0, done.stderr
     run = workspace.load(tmp_path / "w.edgestudio.json").document.runs[0]
     summary = run.summary()  # what the Quantization tab's Size column shows

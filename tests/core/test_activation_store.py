@@ -13,9 +13,13 @@ from edgestudio.core.quant.activation_store import ActivationStore
 def test_spilled_samples_read_back_equal_and_leave_no_file(tmp_path: Path) -> None:
     store = ActivationStore(tmp_path, budget=1000)
     small = {"a": np.arange(10, dtype=np.float32)}  # 40 bytes: kept in memory
-    big = {"x/y:0": np.linspace(0, 1, 1000, dtype=np.float32), "b": np.ones((3, 4)),
-           "scalar": np.array(7, np.int64), "empty": np.zeros((0, 3), np.float16),
-           "text": np.array(["edge", "studio"], dtype=object)}
+    big = {
+        "x/y:0": np.linspace(0, 1, 1000, dtype=np.float32),
+        "b": np.ones((3, 4)),
+        "scalar": np.array(7, np.int64),
+        "empty": np.zeros((0, 3), np.float16),
+        "text": np.array(["edge", "studio"], dtype=object),
+    }
     store.put(0, small)
     store.put(1, big)
     assert store.spilled_bytes == sum(v.nbytes for v in big.values())

@@ -61,17 +61,25 @@ def test_the_option_rounds_a_qdq_models_matmuls_and_the_model_runs(tmp_path: Pat
     outs = {}
     for flag in (False, True):
         out = tmp_path / f"q{int(flag)}.onnx"
-        job = run_job(QuantRecipe(model=str(src), output=str(out), mode="qdq", per_channel=True,
-                                  calib=DataSource("npz", str(calib)),
-                                  adaptive_rounding=flag))
+        job = run_job(
+            QuantRecipe(
+                model=str(src),
+                output=str(out),
+                mode="qdq",
+                per_channel=True,
+                calib=DataSource("npz", str(calib)),
+                adaptive_rounding=flag,
+            )
+        )
         assert job.state is JobState.SUCCEEDED, job.error
         outs[flag] = onnx.load(str(out))
         if flag:
             assert job.report is not None
-            assert any("Adaptive rounding (GPTQ) of 3 MatMul/Gemm weight(s)" in n
-                       for n in job.report.details["notes"])
-            assert run_in_process(out, {"x": rng.standard_normal((1, 8, 16))
-                                        .astype(np.float32)}).ok
+            assert any(
+                "Adaptive rounding (GPTQ) of 3 MatMul/Gemm weight(s)" in n
+                for n in job.report.details["notes"]
+            )
+            assert run_in_process(out, {"x": rng.standard_normal((1, 8, 16)).astype(np.float32)}).ok
     plain = {t.name: onnx.numpy_helper.to_array(t) for t in outs[False].graph.initializer}
     rounded = {t.name: onnx.numpy_helper.to_array(t) for t in outs[True].graph.initializer}
     assert set(plain) == set(rounded)

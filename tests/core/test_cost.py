@@ -12,13 +12,19 @@ from edgestudio.resources import SAMPLE_MODEL
 from tests import models
 
 
-def _one(node: onnx.NodeProto, inputs: dict[str, list[int]], inits: list[onnx.TensorProto],
-         opset: int = 17) -> onnx.ModelProto:
+def _one(
+    node: onnx.NodeProto,
+    inputs: dict[str, list[int]],
+    inits: list[onnx.TensorProto],
+    opset: int = 17,
+) -> onnx.ModelProto:
     graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
-                      for n, s in inputs.items()],
+        [node],
+        "g",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs.items()],
         [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in node.output],
-        inits)
+        inits,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     return model
@@ -38,14 +44,18 @@ def test_the_digits_sample_costs_its_hand_count() -> None:
     assert cost.total.peak_activation_bytes == 2 * 32 * 64 * 4
 
 
-@pytest.mark.parametrize(("group", "dilation", "macs"), [
-    (1, 1, 8 * 6 * 6 * 4 * 9),  # out 8×6×6, each 4 channels × 9 taps
-    (2, 1, 8 * 6 * 6 * 2 * 9),  # groups of 2 input channels
-    (1, 2, 8 * 4 * 4 * 4 * 9),  # dilation: a smaller output, the same taps
-])
+@pytest.mark.parametrize(
+    ("group", "dilation", "macs"),
+    [
+        (1, 1, 8 * 6 * 6 * 4 * 9),  # out 8×6×6, each 4 channels × 9 taps
+        (2, 1, 8 * 6 * 6 * 2 * 9),  # groups of 2 input channels
+        (1, 2, 8 * 4 * 4 * 4 * 9),  # dilation: a smaller output, the same taps
+    ],
+)
 def test_conv_with_groups_and_dilation(group: int, dilation: int, macs: int) -> None:
-    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], group=group,
-                            dilations=[dilation, dilation])
+    node = helper.make_node(
+        "Conv", ["x", "w", "b"], ["y"], group=group, dilations=[dilation, dilation]
+    )
     model = _one(node, {"x": [1, 4, 8, 8]}, [_w("w", 8, 4 // group, 3, 3), _w("b", 8)])
     cost = model_cost(model, {"x": [1, 4, 8, 8]}).nodes[0]
     assert cost.macs == macs and cost.flops == 2 * macs + cost.output_bytes // 4
@@ -73,11 +83,12 @@ def test_batched_and_broadcast_matmul_and_gemm() -> None:
 
 def test_recurrent_layers_count_every_step() -> None:
     # bidirectional LSTM, 7 steps, batch 1, input 20, hidden 12: 7·2·(4·12)·(20+12)
-    cost = model_cost(models.lstm_with_state(features=20, hidden=12),
-                      {"x": [7, 1, 20], "h0": [2, 1, 12], "c0": [2, 1, 12]})
+    cost = model_cost(
+        models.lstm_with_state(features=20, hidden=12),
+        {"x": [7, 1, 20], "h0": [2, 1, 12], "c0": [2, 1, 12]},
+    )
     assert cost.nodes[0].macs == 7 * 2 * 48 * 32
-    cost = model_cost(models.gru_model(), {"x": [5, 2, 4], "sequence_lens": [2],
-                                           "h0": [1, 2, 8]})
+    cost = model_cost(models.gru_model(), {"x": [5, 2, 4], "sequence_lens": [2], "h0": [1, 2, 8]})
     assert cost.nodes[0].macs == 5 * 2 * 1 * 24 * (4 + 8)  # GRU: 3 gates of 8
 
 
@@ -93,10 +104,13 @@ def test_pooling_and_elementwise_are_flops_not_macs() -> None:
 def test_an_int8_weight_counts_one_byte_per_value() -> None:
     node = helper.make_node("DequantizeLinear", ["wq", "s"], ["w"])
     mm = helper.make_node("MatMul", ["x", "w"], ["y"])
-    graph = helper.make_graph([node, mm], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              [_w("wq", 8, 4, dtype=np.int8), _w("s", 1)])
+    graph = helper.make_graph(
+        [node, mm],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [_w("wq", 8, 4, dtype=np.int8), _w("s", 1)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     cost = model_cost(model, {"x": [1, 8]})
     assert cost.total.param_bytes == 32 + 4 and cost.total.macs == 32
@@ -104,23 +118,33 @@ def test_an_int8_weight_counts_one_byte_per_value() -> None:
 
 def test_peak_memory_frees_a_tensor_after_its_last_reader() -> None:
     # x(4 KiB) → a(4 KiB) → b(4 KiB) → c, with x read again by the last node: x stays alive
-    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Relu", ["a"], ["b"]),
-             helper.make_node("Add", ["b", "x"], ["c"])]
-    graph = helper.make_graph(nodes, "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1024])],
-                              [helper.make_tensor_value_info("c", TensorProto.FLOAT, None)])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"]),
+        helper.make_node("Relu", ["a"], ["b"]),
+        helper.make_node("Add", ["b", "x"], ["c"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1024])],
+        [helper.make_tensor_value_info("c", TensorProto.FLOAT, None)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     # after Relu 2: x, a, b alive (a is freed after it) = 12 KiB; then x, b, c = 12 KiB
     assert model_cost(model, {"x": [1024]}).total.peak_activation_bytes == 3 * 4096
 
 
 def test_weights_exported_as_constant_nodes_are_parameters() -> None:
-    const = helper.make_node("Constant", [], ["w"], value=numpy_helper.from_array(
-        np.ones((8, 4), np.float32)))
+    const = helper.make_node(
+        "Constant", [], ["w"], value=numpy_helper.from_array(np.ones((8, 4), np.float32))
+    )
     mm = helper.make_node("MatMul", ["x", "w"], ["y"])
-    graph = helper.make_graph([const, mm], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    graph = helper.make_graph(
+        [const, mm],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     cost = model_cost(model, {"x": [2, 8]})
     assert cost.total.params == 32 and cost.total.param_bytes == 128
@@ -133,15 +157,24 @@ def test_kernels_slow_for_their_work_are_marked() -> None:
     from edgestudio.core.perf.perf_results import Profile, ProfiledNode
     from edgestudio.core.perf.time_vs_work import kernel_work
 
-    cost = ModelCost([NodeCost("conv", "Conv", macs=1_000_000, flops=2_000_000),
-                      NodeCost("relu", "Relu", flops=10_000),
-                      NodeCost("mm", "MatMul", macs=500_000, flops=1_000_000),
-                      NodeCost("t", "Transpose")])
-    profile = Profile([ProfiledNode("conv_relu", "FusedConv", "CPU", 100.0, 0.5,
-                                    covers=["conv", "relu"], fused=True),
-                       ProfiledNode("mm", "MatMul", "CPU", 50.0, 0.25, covers=["mm"]),
-                       ProfiledNode("add", "Add", "CPU", 40.0, 0.2, covers=["relu"]),
-                       ProfiledNode("t", "Transpose", "CPU", 9.0, 0.05, covers=["t"])])
+    cost = ModelCost(
+        [
+            NodeCost("conv", "Conv", macs=1_000_000, flops=2_000_000),
+            NodeCost("relu", "Relu", flops=10_000),
+            NodeCost("mm", "MatMul", macs=500_000, flops=1_000_000),
+            NodeCost("t", "Transpose"),
+        ]
+    )
+    profile = Profile(
+        [
+            ProfiledNode(
+                "conv_relu", "FusedConv", "CPU", 100.0, 0.5, covers=["conv", "relu"], fused=True
+            ),
+            ProfiledNode("mm", "MatMul", "CPU", 50.0, 0.25, covers=["mm"]),
+            ProfiledNode("add", "Add", "CPU", 40.0, 0.2, covers=["relu"]),
+            ProfiledNode("t", "Transpose", "CPU", 9.0, 0.05, covers=["t"]),
+        ]
+    )
     rows = {r.node: r for r in kernel_work(profile, cost)}
     assert rows["conv_relu"].macs == 1_000_000 and rows["conv_relu"].ns_per_work == 0.1
     assert rows["add"].work == 5_000 and rows["add"].ns_per_work == 8.0  # FLOPs / 2

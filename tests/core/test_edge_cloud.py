@@ -12,8 +12,9 @@ from edgestudio.core.perf.edge_cloud import (
 
 
 def test_totals_and_break_even() -> None:
-    i = EdgeCloudInputs(edge_ms=60, rtt_ms=20, upload_mbit_s=8, payload_kb=100, queue_ms=5,
-                        cloud_ms=5)
+    i = EdgeCloudInputs(
+        edge_ms=60, rtt_ms=20, upload_mbit_s=8, payload_kb=100, queue_ms=5, cloud_ms=5
+    )
     assert upload_ms(100, 8) == 100.0  # 800 kbit at 8 Mbit/s
     assert cloud_total_ms(i) == 130.0
     assert break_even_payload_kb(i) == pytest.approx(30.0)  # 30 ms of slack × 8 Mbit/s / 8

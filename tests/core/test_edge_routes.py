@@ -41,8 +41,9 @@ def crossings(ir: GraphIR, layout: Layout, routes: EdgeRoutes) -> list[tuple[str
                 if not (lo_y < y + hh and hi_y > y - hh):
                     continue
                 hit = members[(lo_x < xs + hw) & (hi_x > xs - hw)]
-                found += [(ir.names[s], ir.names[d], ir.names[n]) for n in hit.tolist()
-                          if n not in (s, d)]
+                found += [
+                    (ir.names[s], ir.names[d], ir.names[n]) for n in hit.tolist() if n not in (s, d)
+                ]
     return found
 
 
@@ -71,8 +72,9 @@ def test_silu_reads_the_conv_past_the_sigmoid() -> None:
     routes = route_edges(layout, ir.edge_src, ir.edge_dst)
     assert crossings(ir, layout, routes) == []
     conv, mul = ir.index_of("conv0"), ir.index_of("silu0")
-    edge = next(e for e in range(len(ir.edge_src))
-                if ir.edge_src[e] == conv and ir.edge_dst[e] == mul)
+    edge = next(
+        e for e in range(len(ir.edge_src)) if ir.edge_src[e] == conv and ir.edge_dst[e] == mul
+    )
     xs = [x for x, _ in routes.points(edge)]
     assert max(abs(x - layout.x[conv]) for x in xs) > NODE_WIDTH / 2  # it goes round
 

@@ -15,7 +15,9 @@ def test_a_file_is_read_once_per_version_and_a_change_is_seen(tmp_path: Path) ->
     paths._hash_of.cache_clear()
     assert paths.file_hash(model) == hashlib.sha256(b"first").hexdigest()
     assert paths.file_hash(tmp_path / "." / "m.onnx") == hashlib.sha256(b"first").hexdigest()
-    assert paths._hash_of.cache_info().misses == 1  # the second ask, by another spelling, read nothing
+    assert (
+        paths._hash_of.cache_info().misses == 1
+    )  # the second ask, by another spelling, read nothing
     model.write_bytes(b"second, longer")
     assert paths.file_hash(model) == hashlib.sha256(b"second, longer").hexdigest()
     stat = model.stat()

@@ -9,8 +9,7 @@ from edgestudio.core.quant.fp16_bisect import float32_types_needed
 TYPES = tuple(f"Op{i}" for i in range(20))
 
 
-@pytest.mark.parametrize("needed", [{"Op3"}, {"Op3", "Op17"}, {"Op0", "Op5", "Op9"},
-                                    set(TYPES)])
+@pytest.mark.parametrize("needed", [{"Op3"}, {"Op3", "Op17"}, {"Op0", "Op5", "Op9"}, set(TYPES)])
 def test_the_set_found_is_exactly_what_the_crash_needs(needed: set[str]) -> None:
     tried: list[tuple[str, ...]] = []
 
@@ -31,6 +30,5 @@ def test_nothing_runs_even_keeping_everything() -> None:
 
 
 def test_a_spent_budget_keeps_everything_and_says_so() -> None:
-    found = float32_types_needed(TYPES, lambda kept: {"Op1", "Op2", "Op3"} <= set(kept),
-                                 budget=4)
+    found = float32_types_needed(TYPES, lambda kept: {"Op1", "Op2", "Op3"} <= set(kept), budget=4)
     assert found.kept == TYPES and found.exhausted and found.tries == 4

@@ -33,19 +33,22 @@ def test_shapes_ranges_sizes_and_counts_parse() -> None:
     assert overrides.parsed_ranges() == {"ids": Domain("range", 0, 9)}
 
 
-@pytest.mark.parametrize(("parse", "text", "says"), [
-    (parse_named_shape, "1x3x224x224", "NAME=DIMxDIM"),
-    (parse_named_shape, "image=1xQ", "image: a shape is written DIMxDIM"),
-    (parse_named_shape, "image=1x-2", "≥ 0"),
-    (parse_named_range, "ids=9:3", "ids: HIGH must be above LOW"),
-    (parse_named_range, "ids=lots", "ids: expected LOW:HIGH"),
-    (parse_named_range, "0:9", "NAME=LOW:HIGH"),
-    (parse_image_size, "224", "HxW"),
-    (parse_image_size, "0x224", "≥ 1"),
-    (parse_counts, "1,two", "whole numbers"),
-    (parse_counts, "0", "≥ 1"),
-    (parse_shape, "1x0", "≥ 1"),
-])
+@pytest.mark.parametrize(
+    ("parse", "text", "says"),
+    [
+        (parse_named_shape, "1x3x224x224", "NAME=DIMxDIM"),
+        (parse_named_shape, "image=1xQ", "image: a shape is written DIMxDIM"),
+        (parse_named_shape, "image=1x-2", "≥ 0"),
+        (parse_named_range, "ids=9:3", "ids: HIGH must be above LOW"),
+        (parse_named_range, "ids=lots", "ids: expected LOW:HIGH"),
+        (parse_named_range, "0:9", "NAME=LOW:HIGH"),
+        (parse_image_size, "224", "HxW"),
+        (parse_image_size, "0x224", "≥ 1"),
+        (parse_counts, "1,two", "whole numbers"),
+        (parse_counts, "0", "≥ 1"),
+        (parse_shape, "1x0", "≥ 1"),
+    ],
+)
 def test_mistakes_say_the_form_without_naming_a_flag(parse, text: str, says: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(GrammarError) as caught:
         parse(text)

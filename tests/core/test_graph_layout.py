@@ -33,8 +33,10 @@ def test_ir_of_conv_model() -> None:
     assert ir.node_count == 4 + 2  # four operators, one input, one output
     assert ir.op_types[:4] == ["Conv", "Relu", "Flatten", "Gemm"]
     assert list(ir.kinds[4:]) == [NodeKind.INPUT, NodeKind.OUTPUT]
-    edges = {(ir.names[s], ir.names[d], t) for s, d, t in
-             zip(ir.edge_src, ir.edge_dst, ir.edge_tensor, strict=True)}
+    edges = {
+        (ir.names[s], ir.names[d], t)
+        for s, d, t in zip(ir.edge_src, ir.edge_dst, ir.edge_tensor, strict=True)
+    }
     assert ("x", "conv", "x") in edges and ("fc", "y", "y") in edges
     assert ("conv", "relu", "c") in edges
     assert ir.initializer_names == {"conv.w", "conv.b", "fc.w", "fc.b"}

@@ -38,8 +38,9 @@ def test_small_graphs_open_fully_and_first_views_stay_small() -> None:
     tree = GroupTree.build(small)
     assert tree.first_view() == set(tree.groups)
     big = GroupTree.build(build_graph_ir(transformer_like(20_000).graph))
-    assert len(big.units(big.first_view())) <= max(FIRST_VIEW_UNITS, len(big.groups[""].children)
-                                                   + len(big.groups[""].nodes))
+    assert len(big.units(big.first_view())) <= max(
+        FIRST_VIEW_UNITS, len(big.groups[""].children) + len(big.groups[""].nodes)
+    )
 
 
 def unscoped_blocks_model(negs: list[int]) -> onnx.ModelProto:
@@ -60,8 +61,12 @@ def unscoped_blocks_model(negs: list[int]) -> onnx.ModelProto:
         y = f"p2o.Add.{block}"
         nodes.append(helper.make_node("Add", [a, b], [y], name=y))
         x = y
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(
-        "x", TensorProto.FLOAT, [4])], [helper.make_tensor_value_info(x, TensorProto.FLOAT, [4])])
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [4])],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 

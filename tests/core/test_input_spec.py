@@ -97,12 +97,20 @@ def test_string_and_byte_image_inputs_get_values_of_their_kind(tmp_path: Path) -
     from onnx import TensorProto, helper
 
     graph = helper.make_graph(
-        [helper.make_node("Identity", ["text"], ["t"]),
-         helper.make_node("Cast", ["pixels"], ["p"], to=TensorProto.FLOAT)], "kinds",
-        [helper.make_tensor_value_info("text", TensorProto.STRING, ["batch"]),
-         helper.make_tensor_value_info("pixels", TensorProto.UINT8, [1, 8, 8, 3])],
-        [helper.make_tensor_value_info("t", TensorProto.STRING, ["batch"]),
-         helper.make_tensor_value_info("p", TensorProto.FLOAT, [1, 8, 8, 3])])
+        [
+            helper.make_node("Identity", ["text"], ["t"]),
+            helper.make_node("Cast", ["pixels"], ["p"], to=TensorProto.FLOAT),
+        ],
+        "kinds",
+        [
+            helper.make_tensor_value_info("text", TensorProto.STRING, ["batch"]),
+            helper.make_tensor_value_info("pixels", TensorProto.UINT8, [1, 8, 8, 3]),
+        ],
+        [
+            helper.make_tensor_value_info("t", TensorProto.STRING, ["batch"]),
+            helper.make_tensor_value_info("p", TensorProto.FLOAT, [1, 8, 8, 3]),
+        ],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     spec = _resolve(model, tmp_path)

@@ -17,8 +17,9 @@ def _samples(count: int = 8) -> list[dict[str, np.ndarray]]:
     return [{"x": rng.standard_normal((1, 8, 16)).astype(np.float32)} for _ in range(count)]
 
 
-def _run(model: onnx.ModelProto, feeds: dict[str, np.ndarray],
-         outputs: list[str] | None = None) -> list[np.ndarray]:
+def _run(
+    model: onnx.ModelProto, feeds: dict[str, np.ndarray], outputs: list[str] | None = None
+) -> list[np.ndarray]:
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return session.run(outputs, feeds)  # type: ignore[no-any-return]
 
@@ -36,8 +37,9 @@ def test_smoothing_is_exact_in_float_and_folds_where_it_can(tmp_path: Path) -> N
     assert done.inserted == ["h"]  # h also feeds the residual Add: a Mul before o_proj
     onnx.checker.check_model(model)
     for sample in _samples(3):
-        np.testing.assert_allclose(_run(model, sample)[0], _run(original, sample)[0],
-                                   rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(
+            _run(model, sample)[0], _run(original, sample)[0], rtol=1e-4, atol=1e-4
+        )
     residual = next(n for n in model.graph.node if n.name == "residual")
     assert "h" in residual.input  # the residual path reads h itself, unsmoothed
     # the LayerNorm's output, as the MatMuls read it, lost its outlier channel

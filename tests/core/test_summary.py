@@ -118,10 +118,10 @@ def test_min_opset_is_the_newest_operator_introduction(tmp_path: Path) -> None:
     assert s.min_opset_required == 20
 
 
-@pytest.mark.parametrize(("op", "introduced"), [("Celu", 12), ("HardSwish", 14),
-                                               ("Mish", 18)])
-def test_min_opset_is_the_opset_that_introduced_the_newest_op(tmp_path: Path, op: str,
-                                                              introduced: int) -> None:
+@pytest.mark.parametrize(("op", "introduced"), [("Celu", 12), ("HardSwish", 14), ("Mish", 18)])
+def test_min_opset_is_the_opset_that_introduced_the_newest_op(
+    tmp_path: Path, op: str, introduced: int
+) -> None:
     model = models.relu_only(opset=21)  # declared well above what its operators need
     extra = model.graph.node.add()
     extra.CopyFrom(onnx.helper.make_node(op, ["y"], ["z"]))

@@ -60,12 +60,16 @@ def test_add_output_exposes_a_typed_intermediate_tensor() -> None:
 
 def test_bypass_removes_pass_through_nodes_and_refuses_shape_changes() -> None:
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["a"], name="relu"),
-         helper.make_node("Identity", ["a"], ["b"], name="copy"),
-         helper.make_node("Dropout", ["b"], ["c"], name="drop"),
-         helper.make_node("Flatten", ["c"], ["y"], name="flat")], "g",
+        [
+            helper.make_node("Relu", ["x"], ["a"], name="relu"),
+            helper.make_node("Identity", ["a"], ["b"], name="copy"),
+            helper.make_node("Dropout", ["b"], ["c"], name="drop"),
+            helper.make_node("Flatten", ["c"], ["y"], name="flat"),
+        ],
+        "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     before = _run(model, {"x": X["x"][:, 0, :3, :4]})
     bypass(model, "copy")
@@ -81,10 +85,14 @@ def test_bypass_removes_pass_through_nodes_and_refuses_shape_changes() -> None:
 
 def test_bypassing_the_node_that_writes_an_output_keeps_the_output_name() -> None:
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["a"], name="relu"),
-         helper.make_node("Identity", ["a"], ["y"], name="last")], "g",
+        [
+            helper.make_node("Relu", ["x"], ["a"], name="relu"),
+            helper.make_node("Identity", ["a"], ["y"], name="last"),
+        ],
+        "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     bypass(model, "last")
     assert [n.name for n in model.graph.node] == ["relu"] and model.graph.node[0].output[0] == "y"
@@ -92,7 +100,8 @@ def test_bypassing_the_node_that_writes_an_output_keeps_the_output_name() -> Non
 
 
 def test_an_original_too_big_to_run_beside_the_edit_leaves_it_unchecked_but_run(
-        tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    tmp_path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     from edgestudio.core.edit import edit_job
     from edgestudio.core.edit.edit_recipe import EditRecipe
     from edgestudio.core.progress import RecordingReporter
@@ -102,9 +111,13 @@ def test_an_original_too_big_to_run_beside_the_edit_leaves_it_unchecked_but_run(
     src = llama_decoder(tmp_path, layers=3, hidden=32, intermediate=64, vocab=64)
     staging = tmp_path / "staging"
     staging.mkdir()
-    report = edit_job.run_edit(EditRecipe(model=str(src), output=str(tmp_path / "cut.onnx"),
-                                          outputs=("layers.0/mlp_residual",)),
-                               RecordingReporter(), staging)
+    report = edit_job.run_edit(
+        EditRecipe(
+            model=str(src), output=str(tmp_path / "cut.onnx"), outputs=("layers.0/mlp_residual",)
+        ),
+        RecordingReporter(),
+        staging,
+    )
     assert report.details["streamed"] and report.outcome == "unchecked"
     case = report.check.cases[0]  # type: ignore[union-attr]
     assert case.skipped is not None and case.skipped.startswith("runs; not compared")

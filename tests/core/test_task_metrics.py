@@ -34,28 +34,35 @@ SYNTHETIC = provenance(DataSource("synthetic", samples=8), 8)
 def _head(op: str, shape: list[int], name: str = "y", **attrs: object) -> onnx.ModelProto:
     """x → OP → y with the given output shape (what detection reads from the graph)."""
     node = helper.make_node(op, ["x"], [name], name="head", **attrs)
-    graph = helper.make_graph([node], "head",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-                              [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)])
+    graph = helper.make_graph(
+        [node],
+        "head",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-@pytest.mark.parametrize(("op", "shape", "name", "task"), [
-    ("Softmax", [1, 10], "y", "classification"),
-    ("Identity", [1, 1000], "logits", "classification"),
-    ("Softmax", [1, 40, 6625], "y", "ctc"),  # a PP-OCR recogniser's output
-    ("Softmax", [1, 16, 9], "y", "tokens"),
-    ("Identity", [1, 16, 9], "y", "tokens"),
-    ("Identity", [1, 16, 384], "last_hidden_state", "embedding"),
-    ("LpNormalization", [1, 384], "y", "embedding"),
-    ("Identity", [1, 84, 2100], "output0", "detection"),  # a YOLO-style detector
-    ("Identity", [1, 1, 64, 64], "y", "signal"),
-    ("Identity", [1, 1], "prob", "signal"),
-    ("Sigmoid", [1, 1], "y", "classification"),  # a wake-word head's yes/no probability
-    ("Identity", [1, 3], "y", "signal"),  # three regressed scores (DNSMOS), not classes
-])
-def test_the_task_is_detected_from_outputs_and_graph(op: str, shape: list[int], name: str,
-                                                    task: str) -> None:
+@pytest.mark.parametrize(
+    ("op", "shape", "name", "task"),
+    [
+        ("Softmax", [1, 10], "y", "classification"),
+        ("Identity", [1, 1000], "logits", "classification"),
+        ("Softmax", [1, 40, 6625], "y", "ctc"),  # a PP-OCR recogniser's output
+        ("Softmax", [1, 16, 9], "y", "tokens"),
+        ("Identity", [1, 16, 9], "y", "tokens"),
+        ("Identity", [1, 16, 384], "last_hidden_state", "embedding"),
+        ("LpNormalization", [1, 384], "y", "embedding"),
+        ("Identity", [1, 84, 2100], "output0", "detection"),  # a YOLO-style detector
+        ("Identity", [1, 1, 64, 64], "y", "signal"),
+        ("Identity", [1, 1], "prob", "signal"),
+        ("Sigmoid", [1, 1], "y", "classification"),  # a wake-word head's yes/no probability
+        ("Identity", [1, 3], "y", "signal"),  # three regressed scores (DNSMOS), not classes
+    ],
+)
+def test_the_task_is_detected_from_outputs_and_graph(
+    op: str, shape: list[int], name: str, task: str
+) -> None:
     model = _head(op, shape, name)
     choice = detect_task(model, {name: np.zeros(shape, np.float32)})
     assert choice.task == task, choice.why
@@ -113,8 +120,12 @@ def test_classification_figures_and_labels() -> None:
     figures = {f.key: f.value for f in meter.result().figures}
     assert figures["top1_agreement"] == pytest.approx(0.75)
     assert figures["top1_drop"] == pytest.approx(0.25)
-    assert meter.accuracy() == {"top1_agreement": 0.75, "samples": 4, "float_top1": 0.75,
-                                "quant_top1": 0.5}
+    assert meter.accuracy() == {
+        "top1_agreement": 0.75,
+        "samples": 4,
+        "float_top1": 0.75,
+        "quant_top1": 0.5,
+    }
 
 
 def test_embedding_neighbours_and_cosine() -> None:
@@ -165,15 +176,26 @@ def test_the_task_metric_decides_and_sqnr_stays_a_diagnostic() -> None:
 
 
 def test_exclusion_advice_names_only_quantized_nodes() -> None:
-    layers = [{"node": "shift", "sqnr_db": 2.0}, {"node": "cap_values", "sqnr_db": 3.0},
-              {"node": "relu", "sqnr_db": 4.0}, {"node": "proj", "sqnr_db": 9.0}]
-    verdict = analysis_verdict(_outputs(5.0), None, layers, quantized_ops=["MatMulInteger"],
-                               data=REAL, excludable={"proj", "relu"})
+    layers = [
+        {"node": "shift", "sqnr_db": 2.0},
+        {"node": "cap_values", "sqnr_db": 3.0},
+        {"node": "relu", "sqnr_db": 4.0},
+        {"node": "proj", "sqnr_db": 9.0},
+    ]
+    verdict = analysis_verdict(
+        _outputs(5.0),
+        None,
+        layers,
+        quantized_ops=["MatMulInteger"],
+        data=REAL,
+        excludable={"proj", "relu"},
+    )
     exclude = next(t for t in verdict.suggestions if t.startswith("exclude"))
     assert "proj (9.0 dB)" in exclude and "relu (4.0 dB)" in exclude
     assert "shift" not in exclude and "cap_values" not in exclude
-    per_channel = analysis_verdict(_outputs(5.0), None, layers, per_channel=True, data=REAL,
-                                   excludable=set())
+    per_channel = analysis_verdict(
+        _outputs(5.0), None, layers, per_channel=True, data=REAL, excludable=set()
+    )
     assert not any("per-channel" in t for t in per_channel.suggestions)
     assert not any(t.startswith("exclude") for t in per_channel.suggestions)
 
@@ -186,10 +208,22 @@ def test_two_identical_models_are_never_called_slower() -> None:
     rng = np.random.default_rng(0)
     for trial in range(40):  # the same distribution each time: std 8–10 ms around 60 ms
         spread = 8 + 2 * rng.random()
-        rows = [{"model": "/m/f.onnx", "ep": "CPU", "threads": 1, "quantized_ops": [],
-                 "samples_ms": _runs(rng, 60, spread, 30)},
-                {"model": "/m/q.onnx", "ep": "CPU", "threads": 1,
-                 "quantized_ops": ["DequantizeLinear"], "samples_ms": _runs(rng, 60, spread, 30)}]
+        rows = [
+            {
+                "model": "/m/f.onnx",
+                "ep": "CPU",
+                "threads": 1,
+                "quantized_ops": [],
+                "samples_ms": _runs(rng, 60, spread, 30),
+            },
+            {
+                "model": "/m/q.onnx",
+                "ep": "CPU",
+                "threads": 1,
+                "quantized_ops": ["DequantizeLinear"],
+                "samples_ms": _runs(rng, 60, spread, 30),
+            },
+        ]
         for r in rows:
             r["median_ms"] = float(np.median(r["samples_ms"]))
         (line,) = bench_verdicts(rows)
@@ -332,8 +366,9 @@ def test_next_token_figures_equal_a_hand_computation() -> None:
 
 def test_ctc_with_a_dictionary_that_lists_the_blank_spells_from_index_0() -> None:
     # a CRNN's charset.json: ["", "a", "b", …] — the blank is listed, indices are positions
-    meter = TaskMeter(TaskChoice("ctc", "y", "test"), alphabet=["", *"abcdefghij"],
-                      spelled_by="charset.json")
+    meter = TaskMeter(
+        TaskChoice("ctc", "y", "test"), alphabet=["", *"abcdefghij"], spelled_by="charset.json"
+    )
     f, r = [0, 1, 0, 2, 2, 0, 3], [0, 1, 0, 4, 0, 3, 0]  # "abc" and "adc"
     meter.add(_one_hot(f, 11), _one_hot(r, 11))
     result = meter.result()

@@ -24,9 +24,15 @@ def test_analysis_verdict_levels_and_thresholds() -> None:
     fair = analysis_verdict([_out(24.0, 0.995)], None, [], data=REAL)
     assert fair.level == "acceptable"
     layers = [{"node": "attn", "sqnr_db": 3.0}, {"node": "fc", "sqnr_db": 25.0}]
-    poor = analysis_verdict([_out(1.8, 0.71)], None, layers,
-                            quantized_ops=["DequantizeLinear", "QuantizeLinear"],
-                            per_channel=False, has_matmul=True, data=REAL)
+    poor = analysis_verdict(
+        [_out(1.8, 0.71)],
+        None,
+        layers,
+        quantized_ops=["DequantizeLinear", "QuantizeLinear"],
+        per_channel=False,
+        has_matmul=True,
+        data=REAL,
+    )
     assert poor.level == "poor"
     assert "1.8 dB" in poor.reasons[0]
     tips = " ".join(poor.suggestions)
@@ -41,7 +47,11 @@ def test_accuracy_drop_decides_when_it_is_worst() -> None:
 
 def test_sqnr_colour_scale_is_absolute() -> None:
     assert [sqnr_level(v) for v in (45.0, 30.0, 25.0, 19.9)] == [
-        "good", "good", "acceptable", "poor"]
+        "good",
+        "good",
+        "acceptable",
+        "poor",
+    ]
     assert sqnr_level(None) is None
 
 
@@ -50,14 +60,30 @@ def test_bench_names_a_slower_quantized_model_and_its_cause() -> None:
         return [median * (1 + d) for d in (-0.02, -0.01, 0.0, 0.0, 0.01, 0.02)]
 
     rows = [
-        {"model": "/m/cnn.onnx", "ep": "CPUExecutionProvider", "threads": 1, "median_ms": 2.0,
-         "quantized_ops": [], "samples_ms": runs(2.0)},
-        {"model": "/m/cnn_dyn.onnx", "ep": "CPUExecutionProvider", "threads": 1,
-         "median_ms": 16.0, "quantized_ops": ["ConvInteger", "DynamicQuantizeLinear"],
-         "samples_ms": runs(16.0)},
-        {"model": "/m/cnn_qdq.onnx", "ep": "CPUExecutionProvider", "threads": 1,
-         "median_ms": 1.0, "quantized_ops": ["DequantizeLinear", "QuantizeLinear"],
-         "samples_ms": runs(1.0)},
+        {
+            "model": "/m/cnn.onnx",
+            "ep": "CPUExecutionProvider",
+            "threads": 1,
+            "median_ms": 2.0,
+            "quantized_ops": [],
+            "samples_ms": runs(2.0),
+        },
+        {
+            "model": "/m/cnn_dyn.onnx",
+            "ep": "CPUExecutionProvider",
+            "threads": 1,
+            "median_ms": 16.0,
+            "quantized_ops": ["ConvInteger", "DynamicQuantizeLinear"],
+            "samples_ms": runs(16.0),
+        },
+        {
+            "model": "/m/cnn_qdq.onnx",
+            "ep": "CPUExecutionProvider",
+            "threads": 1,
+            "median_ms": 1.0,
+            "quantized_ops": ["DequantizeLinear", "QuantizeLinear"],
+            "samples_ms": runs(1.0),
+        },
     ]
     lines = bench_verdicts(rows)
     assert "cnn_dyn.onnx is SLOWER" in lines[0] and "8.00×" in lines[0]
@@ -74,14 +100,22 @@ def test_top1_is_only_for_class_scores() -> None:
 def test_fused_kernels_are_mapped_by_whole_names_only() -> None:
     # A tensor called "1" and a node called "x" must not match every kernel whose name
     # contains those characters; a Constant feeding weights is not an activation.
-    graph = [GraphNode("x", "Conv", ("image", "w0"), ("1",)),
-             GraphNode("w1", "Constant", (), ("w1_out",)),
-             GraphNode("conv_12", "Conv", ("1", "w1_out"), ("c12",)),
-             GraphNode("bn_12", "BatchNormalization", ("c12", "s", "b", "m", "v"), ("bn12.tmp_1",)),
-             GraphNode("relu", "Relu", ("bn12.tmp_1",), ("r",))]
-    events = [{"cat": "Node", "name": f"{k}_kernel_time", "dur": 10,
-               "args": {"op_name": "Conv", "provider": "CPUExecutionProvider"}}
-              for k in ("bn12.tmp_1_nchwc", "1_nchwc", "ReorderOutput_token_12")]
+    graph = [
+        GraphNode("x", "Conv", ("image", "w0"), ("1",)),
+        GraphNode("w1", "Constant", (), ("w1_out",)),
+        GraphNode("conv_12", "Conv", ("1", "w1_out"), ("c12",)),
+        GraphNode("bn_12", "BatchNormalization", ("c12", "s", "b", "m", "v"), ("bn12.tmp_1",)),
+        GraphNode("relu", "Relu", ("bn12.tmp_1",), ("r",)),
+    ]
+    events = [
+        {
+            "cat": "Node",
+            "name": f"{k}_kernel_time",
+            "dur": 10,
+            "args": {"op_name": "Conv", "provider": "CPUExecutionProvider"},
+        }
+        for k in ("bn12.tmp_1_nchwc", "1_nchwc", "ReorderOutput_token_12")
+    ]
     summary = summarize_profile(events, graph, runs=1)
     covers = {n["node"]: n["covers"] for n in summary["nodes"]}
     assert covers["bn12.tmp_1_nchwc"] == ["bn_12", "conv_12"]

@@ -39,12 +39,12 @@ def _bar_colours(panel) -> set[str]:  # type: ignore[no-untyped-def]
 
 @pytest.mark.e2e
 def test_synthetic_data_gives_a_pipeline_check_and_real_data_a_named_verdict(  # type: ignore[no-untyped-def]
-        qtbot, window: MainWindow, tmp_path: Path) -> None:
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     doc = _open(qtbot, window, tmp_path)
     model = tmp_path / SAMPLE_MODEL.name
     calib = DataSource("npz", str(tmp_path / SAMPLE_CALIBRATION.name))
-    recipe = QuantRecipe(model=str(model), output=str(tmp_path / "q.onnx"), mode="qdq",
-                         calib=calib)
+    recipe = QuantRecipe(model=str(model), output=str(tmp_path / "q.onnx"), mode="qdq", calib=calib)
     run = window.start_quantization(doc, recipe, DataSource("synthetic", samples=8))
     qtbot.waitUntil(lambda: run.analysis is not None or run.error is not None, timeout=120_000)
     assert run.analysis is not None and run.analysis.verdict is not None, run.error
@@ -59,8 +59,9 @@ def test_synthetic_data_gives_a_pipeline_check_and_real_data_a_named_verdict(  #
     assert panel.history.item(0, 3).text() == "pipeline check"
     note = doc.graph_panel.view.legend.note.text()
     assert "Pipeline check" in note and "synthetic" in note
-    node_colours = {doc.graph_panel.view.node_colour(i).name()
-                    for i in range(doc.graph_panel.ir.node_count)}
+    node_colours = {
+        doc.graph_panel.view.node_colour(i).name() for i in range(doc.graph_panel.ir.node_count)
+    }
     assert not node_colours & VERDICT
     compare = window.compare_run(doc, run)
     assert compare is not None
@@ -72,9 +73,12 @@ def test_synthetic_data_gives_a_pipeline_check_and_real_data_a_named_verdict(  #
     assert not {right.view.node_colour(i).name() for i in range(right.ir.node_count)} & VERDICT
     compare.close()
 
-    real = window.start_quantization(doc, QuantRecipe(
-        model=str(model), output=str(tmp_path / "q2.onnx"), mode="qdq", calib=calib),
-        DataSource("npz", str(tmp_path / SAMPLE_EVALUATION.name)), metric="classification")
+    real = window.start_quantization(
+        doc,
+        QuantRecipe(model=str(model), output=str(tmp_path / "q2.onnx"), mode="qdq", calib=calib),
+        DataSource("npz", str(tmp_path / SAMPLE_EVALUATION.name)),
+        metric="classification",
+    )
     qtbot.waitUntil(lambda: real.analysis is not None or real.error is not None, timeout=120_000)
     assert real.analysis is not None and real.analysis.verdict is not None, real.error
     assert real.analysis.verdict.level == "good"
@@ -87,8 +91,11 @@ def test_synthetic_data_gives_a_pipeline_check_and_real_data_a_named_verdict(  #
     assert _bar_colours(panel) <= VERDICT
 
 
-def test_the_form_says_what_the_evaluation_data_can_prove(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                          tmp_path: Path) -> None:
+def test_the_form_says_what_the_evaluation_data_can_prove(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
     _open(qtbot, window, tmp_path)
     dialog = window.show_quantize_form()
     assert dialog is not None

@@ -27,8 +27,9 @@ def test_compare_float_with_quantized(qtbot, window: MainWindow, tmp_path: Path)
     # selecting a node on the left selects its match on the right
     assert view.left.select_by_name("/features/features.0/Conv")
     right = view.right
-    assert right.ir is not None and right.ir.names[right.view.selected] == \
-        "/features/features.0/Conv"
+    assert (
+        right.ir is not None and right.ir.names[right.view.selected] == "/features/features.0/Conv"
+    )
     # stepping to an inserted Q/DQ node selects it on the right (the node a folded weight
     # dequantization feeds, for those)
     for row, d in enumerate(view.result.differences):
@@ -39,10 +40,14 @@ def test_compare_float_with_quantized(qtbot, window: MainWindow, tmp_path: Path)
     view.close()
 
 
-def test_compare_run_colours_the_quantized_side_by_sqnr(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                       tmp_path: Path) -> None:
-    view = window.compare(SAMPLE_MODEL, _quantized(tmp_path),
-                          sqnr={"/features/features.0/Conv": 35.0})
+def test_compare_run_colours_the_quantized_side_by_sqnr(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
+    view = window.compare(
+        SAMPLE_MODEL, _quantized(tmp_path), sqnr={"/features/features.0/Conv": 35.0}
+    )
     qtbot.waitUntil(lambda: view.is_ready, timeout=30_000)
     assert view.right is not None and "SQNR" in view.right.view.legend.label.text()
     view.close()
@@ -60,13 +65,18 @@ def _fp16_weights_behind_a_cast(path: Path) -> Path:
     half = numpy_helper.from_array(numpy_helper.to_array(weight).astype(np.float16), "conv.w16")
     model.graph.initializer.remove(weight)
     model.graph.initializer.append(half)
-    model.graph.node.insert(0, helper.make_node("Cast", ["conv.w16"], ["conv.w"],
-                                                name="conv.w_cast", to=onnx.TensorProto.FLOAT))
+    model.graph.node.insert(
+        0,
+        helper.make_node(
+            "Cast", ["conv.w16"], ["conv.w"], name="conv.w_cast", to=onnx.TensorProto.FLOAT
+        ),
+    )
     return models.save(model, path)
 
 
 def test_compare_window_fits_a_small_screen_and_shows_a_folded_difference(  # type: ignore[no-untyped-def]
-        qtbot, window: MainWindow, tmp_path: Path) -> None:
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     a = models.save(models.conv_relu_gemm(), tmp_path / "a.onnx")
     b = _fp16_weights_behind_a_cast(tmp_path / "b.onnx")
     view = window.compare(a, b)
@@ -90,7 +100,8 @@ def test_compare_window_fits_a_small_screen_and_shows_a_folded_difference(  # ty
 
 
 def test_sqnr_colours_are_absolute_in_the_compare_window_and_the_graph(  # type: ignore[no-untyped-def]
-        qtbot, window: MainWindow, tmp_path: Path) -> None:
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     """A layer at 1.4 dB is drawn in the lowest band's colour, never at the bright end of a
     min-max ramp (which made the worst layer look best)."""
     from edgestudio.core.quant.verdicts import band_of, sqnr_bands

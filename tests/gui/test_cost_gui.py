@@ -14,8 +14,12 @@ from tests.gui.conftest import open_and_wait
 
 
 @pytest.mark.e2e
-def test_count_colour_by_macs_and_read_a_nodes_cost(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                    sample_model: Path, tmp_path: Path) -> None:
+def test_count_colour_by_macs_and_read_a_nodes_cost(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    sample_model: Path,
+    tmp_path: Path,
+) -> None:
     open_and_wait(qtbot, window, sample_model)
     doc = window.current_document()
     assert doc is not None
@@ -54,8 +58,11 @@ def test_count_colour_by_macs_and_read_a_nodes_cost(qtbot, window: MainWindow,  
 
 
 @pytest.mark.e2e
-def test_the_profile_shows_macs_and_time_against_work(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                      sample_model: Path) -> None:
+def test_the_profile_shows_macs_and_time_against_work(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    sample_model: Path,
+) -> None:
     from edgestudio.gui.perf_panel import PROFILE_COLUMNS
 
     open_and_wait(qtbot, window, sample_model)
@@ -69,17 +76,23 @@ def test_the_profile_shows_macs_and_time_against_work(qtbot, window: MainWindow,
     doc.summary_panel.cost_box.count_button.click()
     qtbot.waitUntil(lambda: bool(panel.work_scatter.rows), timeout=120_000)
     column = PROFILE_COLUMNS.index("MACs")
-    values = [panel.profile_table.item(r, column).text()
-              for r in range(panel.profile_table.rowCount())]
-    assert "294,912" in values or any(v.replace(",", "").isdigit() and int(v.replace(",", ""))
-                                      >= 294_912 for v in values)  # conv 2, perhaps fused
+    values = [
+        panel.profile_table.item(r, column).text() for r in range(panel.profile_table.rowCount())
+    ]
+    assert "294,912" in values or any(
+        v.replace(",", "").isdigit() and int(v.replace(",", "")) >= 294_912 for v in values
+    )  # conv 2, perhaps fused
     assert sum(r.macs for r in panel.work_scatter.rows) <= 484_992
     assert "median time per MAC" in panel.work_scatter.note.text()
 
 
 @pytest.mark.e2e
-def test_model_surgery_from_the_graph_and_the_summary(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                      sample_model: Path, tmp_path: Path) -> None:
+def test_model_surgery_from_the_graph_and_the_summary(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    sample_model: Path,
+    tmp_path: Path,
+) -> None:
     import shutil
 
     import onnx
@@ -96,10 +109,12 @@ def test_model_surgery_from_the_graph_and_the_summary(qtbot, window: MainWindow,
     assert menu is not None
     surgery = next(a.menu() for a in menu.actions() if a.text() == "Model surgery")
     labels = [a.text() for a in surgery.actions()]
-    assert labels == ["Add '/features/features.6/MaxPool_output_0' as a graph output",
-                      "Extract the part up to '/features/features.6/MaxPool'",
-                      "Extract the part from '/features/features.6/MaxPool' on",
-                      "Bypass '/features/features.6/MaxPool' (wire its input on)"]
+    assert labels == [
+        "Add '/features/features.6/MaxPool_output_0' as a graph output",
+        "Extract the part up to '/features/features.6/MaxPool'",
+        "Extract the part from '/features/features.6/MaxPool' on",
+        "Bypass '/features/features.6/MaxPool' (wire its input on)",
+    ]
     with qtbot.waitSignal(doc.edit_requested) as asked:
         surgery.actions()[1].trigger()
     recipe = asked.args[0]

@@ -17,7 +17,10 @@ SHOTS = os.environ.get("EDGESTUDIO_SHOTS")  # a folder: save screenshots there t
 
 
 def test_devices_added_in_preferences_are_checked_after_the_host_key_is_trusted(  # type: ignore[no-untyped-def]
-        qtbot, window: MainWindow, loopback: Loopback) -> None:  # noqa: F811
+    qtbot,
+    window: MainWindow,
+    loopback: Loopback,  # noqa: F811 (the fixture)
+) -> None:
     from edgestudio.core.remote.devices import make_device
 
     known_hosts_file().unlink()
@@ -30,8 +33,12 @@ def test_devices_added_in_preferences_are_checked_after_the_host_key_is_trusted(
         return QMessageBox.StandardButton.Yes
 
     box.ask_trust = ask  # type: ignore[method-assign]
-    device = make_device("pi5", f"ssh://tester@127.0.0.1:{loopback.server.port}",
-                         str(DEVICE_PYTHON), str(loopback.key_file))
+    device = make_device(
+        "pi5",
+        f"ssh://tester@127.0.0.1:{loopback.server.port}",
+        str(DEVICE_PYTHON),
+        str(loopback.key_file),
+    )
     box.start_adding(device)
     qtbot.waitUntil(lambda: "onnxruntime 1.22" in box.status.text(), timeout=60_000)
     assert asked == [loopback.fingerprint()]
@@ -49,21 +56,28 @@ def test_devices_added_in_preferences_are_checked_after_the_host_key_is_trusted(
 
 
 def test_performance_tab_measures_on_the_device_beside_this_machine(  # type: ignore[no-untyped-def]
-        qtbot, window: MainWindow, loopback: Loopback, sample_model: Path) -> None:  # noqa: F811
+    qtbot,
+    window: MainWindow,
+    loopback: Loopback,  # noqa: F811 (the fixture)
+    sample_model: Path,
+) -> None:
     open_and_wait(qtbot, window, sample_model)
     doc = window.current_document()
     assert doc is not None
     panel = doc.perf_panel
     window.refresh_devices()
-    assert [panel.machines.item(i).text() for i in range(panel.machines.count())] == \
-        ["This machine", "loop"]
+    assert [panel.machines.item(i).text() for i in range(panel.machines.count())] == [
+        "This machine",
+        "loop",
+    ]
     panel.set_machines(["local", "loop"])
     panel.bench_widget("runs").setValue(30)  # type: ignore[attr-defined]
     with qtbot.waitSignal(panel.bench_requested) as requested:
         panel.run_button.click()
     assert requested.args[0].devices == ("local", "loop")
-    qtbot.waitUntil(lambda: panel.table.rowCount() == 2 and panel.table.item(1, 4) is not None,
-                    timeout=120_000)
+    qtbot.waitUntil(
+        lambda: panel.table.rowCount() == 2 and panel.table.item(1, 4) is not None, timeout=120_000
+    )
     wheres = sorted(panel.table.item(r, 1).text() for r in range(2))
     assert wheres[0].startswith("loop · ort 1.22") and wheres[1].startswith("this machine")
     assert "loop" in panel.edge_label.text()  # the edge is the device

@@ -36,8 +36,13 @@ def test_second_launch_hands_its_file_to_the_running_window(
 ) -> None:
     window.open_model(sample_model)
     env = dict(os.environ, **{INSTANCE_ENV: server.name}, QT_QPA_PLATFORM="offscreen")
-    proc = subprocess.Popen([sys.executable, "-m", "edgestudio", str(conv_model)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "edgestudio", str(conv_model)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     qtbot.waitUntil(lambda: proc.poll() is not None, timeout=60_000)  # our loop answers it
     _, stderr = proc.communicate()
     assert proc.returncode == 0, stderr
@@ -93,8 +98,11 @@ def test_nobody_listening_means_this_launch_becomes_the_instance(qtbot) -> None:
     server.close()
 
 
-def test_macos_file_open_event_reaches_the_window(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                  conv_model: Path) -> None:
+def test_macos_file_open_event_reaches_the_window(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    conv_model: Path,
+) -> None:
     app = QApplication.instance()
     assert isinstance(app, EdgeStudioApplication)  # tests run on the app's own class
     app.files_opened.connect(window.receive_files)

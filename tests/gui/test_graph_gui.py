@@ -31,17 +31,21 @@ def _graph_panel(qtbot, window: MainWindow, path: Path) -> GraphPanel:  # type: 
 
 def _node_viewport_pos(view: GraphView, index: int) -> QPoint:
     assert view.geometry_ is not None
-    return view.mapFromScene(QPointF(float(view.geometry_.x[index]),
-                                     float(view.geometry_.y[index])))
+    return view.mapFromScene(
+        QPointF(float(view.geometry_.x[index]), float(view.geometry_.y[index]))
+    )
 
 
-def test_click_a_node_shows_its_properties_and_weights(qtbot, window: MainWindow,
-                                                       conv_model: Path) -> None:
+def test_click_a_node_shows_its_properties_and_weights(
+    qtbot, window: MainWindow, conv_model: Path
+) -> None:
     panel = _graph_panel(qtbot, window, conv_model)
     view = panel.view
     view.centre_on_node(0)
     with qtbot.waitSignal(view.node_selected) as selected:
-        QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=_node_viewport_pos(view, 0))
+        QTest.mouseClick(
+            view.viewport(), Qt.MouseButton.LeftButton, pos=_node_viewport_pos(view, 0)
+        )
     assert selected.args == [0]
     props = panel.properties
     assert props.node_index == 0
@@ -74,8 +78,9 @@ def test_search_selects_and_centres(qtbot, window: MainWindow, conv_model: Path)
     assert panel.hit_label.text() == "no match"
 
 
-def test_selection_from_elsewhere_selects_in_the_graph(qtbot, window: MainWindow,
-                                                       conv_model: Path) -> None:
+def test_selection_from_elsewhere_selects_in_the_graph(
+    qtbot, window: MainWindow, conv_model: Path
+) -> None:
     panel = _graph_panel(qtbot, window, conv_model)
     with qtbot.waitSignal(panel.node_selected) as selected:
         assert panel.select_by_name("fc")
@@ -84,8 +89,9 @@ def test_selection_from_elsewhere_selects_in_the_graph(qtbot, window: MainWindow
     assert not panel.select_by_name("nope")
 
 
-def test_scalar_overlay_colours_nodes_with_a_legend(qtbot, window: MainWindow,
-                                                    conv_model: Path) -> None:
+def test_scalar_overlay_colours_nodes_with_a_legend(
+    qtbot, window: MainWindow, conv_model: Path
+) -> None:
     view = _graph_panel(qtbot, window, conv_model).view
     view.set_scalar_overlay({"conv": 10.0, "relu": 40.0, "fc": 25.0}, "SQNR (dB)", reverse=True)
     assert view.legend.isVisible() and "SQNR (dB)" in view.legend.label.text()
@@ -93,8 +99,11 @@ def test_scalar_overlay_colours_nodes_with_a_legend(qtbot, window: MainWindow,
     assert view.node_colour(2) == QColor("#d6d6d6")
     assert view.node_colour(0) != view.node_colour(1)
     assert "overlay value: <b>10</b>" in view.node_tooltip(0)
-    view.set_category_overlay({"conv": "CPU", "relu": "CPU", "fc": "CUDA"},
-                              {"CPU": "#1f77b4", "CUDA": "#2ca02c"}, "Execution provider")
+    view.set_category_overlay(
+        {"conv": "CPU", "relu": "CPU", "fc": "CUDA"},
+        {"CPU": "#1f77b4", "CUDA": "#2ca02c"},
+        "Execution provider",
+    )
     assert view.node_colour(3) == QColor("#2ca02c")
     assert "CUDA" in view.legend.label.text()
     view.set_marked(["relu", "fc"])
@@ -104,7 +113,9 @@ def test_scalar_overlay_colours_nodes_with_a_legend(qtbot, window: MainWindow,
 
 
 def test_subgraph_opens_in_its_own_tab(qtbot, window: MainWindow, tmp_path: Path) -> None:
-    panel = _graph_panel(qtbot, window, models.save(models.with_if_subgraph(), tmp_path / "if.onnx"))
+    panel = _graph_panel(
+        qtbot, window, models.save(models.with_if_subgraph(), tmp_path / "if.onnx")
+    )
     assert panel.select_by_name("If_0")
     button = panel.properties.widget().findChild(QPushButton, "subgraph:then_branch")
     assert button is not None
@@ -120,8 +131,9 @@ def test_subgraph_opens_in_its_own_tab(qtbot, window: MainWindow, tmp_path: Path
 def test_edge_labels_get_inferred_shapes(qtbot, window: MainWindow, sample_model: Path) -> None:
     panel = _graph_panel(qtbot, window, sample_model)
     assert panel.ir is not None
-    qtbot.waitUntil(lambda: "/features/features.0/Conv_output_0" in panel.ir.tensor_info,
-                    timeout=60_000)
+    qtbot.waitUntil(
+        lambda: "/features/features.0/Conv_output_0" in panel.ir.tensor_info, timeout=60_000
+    )
     info = panel.ir.tensor_info["/features/features.0/Conv_output_0"]
     assert info.text() == "float32[batch, 16, 8, 8]"
     # the shape inference ran as a job of the window's queue (never beside a benchmark), quietly
@@ -153,8 +165,11 @@ def test_big_graph_renders_zoomed_out_and_in(qtbot) -> None:  # type: ignore[no-
     assert not view.minimap.isVisible() and view.viewportMargins().right() == 0
 
 
-def test_every_node_suite_and_zoo_model_renders(qtbot, node_suite_models: list[Path],  # type: ignore[no-untyped-def]
-                                                 light_zoo_models: list[Path]) -> None:
+def test_every_node_suite_and_zoo_model_renders(
+    qtbot,
+    node_suite_models: list[Path],  # type: ignore[no-untyped-def]
+    light_zoo_models: list[Path],
+) -> None:
     view = GraphView()
     qtbot.addWidget(view)
     view.resize(600, 400)
@@ -182,11 +197,15 @@ def test_constants_are_folded_and_can_be_shown(qtbot, window: MainWindow, tmp_pa
     mm1 = panel.ir.index_of("mm1") or 0
     assert geometry.weights[mm1] == [] and geometry.constants[mm1] == ["w_deq"]
     panel.properties.show_node(mm1)
-    assert "constant: DequantizeLinear" in panel.properties.widget().findChild(
-        QLabel, "node_inputs").text()
+    assert (
+        "constant: DequantizeLinear"
+        in panel.properties.widget().findChild(QLabel, "node_inputs").text()
+    )
     panel.constants_toggle.setChecked(True)  # drawn as nodes: laid out again, selection kept
-    qtbot.waitUntil(lambda: panel.is_ready and panel.ir is not None
-                    and panel.ir.folded_count == 0, timeout=30_000)
+    qtbot.waitUntil(
+        lambda: panel.is_ready and panel.ir is not None and panel.ir.folded_count == 0,
+        timeout=30_000,
+    )
     assert len(panel.ir.onnx_nodes) == 9
     assert panel.ir.names[panel.view.selected] == "mm1"
     assert "constants folded" not in panel.status.text()
@@ -223,13 +242,15 @@ def test_groups_open_close_and_carry_overlays(qtbot, window: MainWindow, tmp_pat
     # selecting a hidden node (search, a plot) opens the groups around it
     other = panel.ir.members[panel.ir.names.index(ir.names[list(ir.members)[5]])][2]
     panel.select_by_name(other)
-    qtbot.waitUntil(lambda: panel.is_ready and panel.ir is not None
-                    and other in panel.ir.names, timeout=30_000)
+    qtbot.waitUntil(
+        lambda: panel.is_ready and panel.ir is not None and other in panel.ir.names, timeout=30_000
+    )
     assert panel.ir.names[panel.view.selected] == other
     # Groups off: every node
     panel.groups_toggle.setChecked(False)
-    qtbot.waitUntil(lambda: panel.is_ready and panel.ir is not None and not panel.ir.members,
-                    timeout=30_000)
+    qtbot.waitUntil(
+        lambda: panel.is_ready and panel.ir is not None and not panel.ir.members, timeout=30_000
+    )
 
 
 def test_small_windows_keep_their_width_for_the_graph(qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -311,11 +332,15 @@ def test_a_node_sending_several_tensors_has_one_label(qtbot, tmp_path: Path) -> 
     from onnx import TensorProto, helper
 
     graph = helper.make_graph(
-        [helper.make_node("Split", ["x"], ["a", "b"], name="split", axis=0, num_outputs=2),
-         helper.make_node("Relu", ["a"], ["ra"], name="ra"),
-         helper.make_node("Relu", ["b"], ["rb"], name="rb")], "g",
+        [
+            helper.make_node("Split", ["x"], ["a", "b"], name="split", axis=0, num_outputs=2),
+            helper.make_node("Relu", ["a"], ["ra"], name="ra"),
+            helper.make_node("Relu", ["b"], ["rb"], name="rb"),
+        ],
+        "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info(t, TensorProto.FLOAT, [2]) for t in ("ra", "rb")])
+        [helper.make_tensor_value_info(t, TensorProto.FLOAT, [2]) for t in ("ra", "rb")],
+    )
     ir = build_graph_ir(graph)
     view = GraphView()
     qtbot.addWidget(view)
@@ -326,8 +351,12 @@ def test_a_node_sending_several_tensors_has_one_label(qtbot, tmp_path: Path) -> 
     view.scale(1.2, 1.2)
     view.viewport().repaint()
     split = ir.index_of("split")
-    labels = [label for item in view.scene().items() for label in getattr(item, "labels", [])
-              if label[1] in ("a", "b")]
+    labels = [
+        label
+        for item in view.scene().items()
+        for label in getattr(item, "labels", [])
+        if label[1] in ("a", "b")
+    ]
     assert len(labels) == 1 and labels[0][3] == 1
     assert split is not None and view.geometry_ is not None
     assert view.geometry_.more_tensors[split] == 1

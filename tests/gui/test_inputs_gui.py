@@ -21,8 +21,7 @@ def test_inputs_panel_finds_edits_and_remembers(qtbot, window: MainWindow, tmp_p
     doc.show_panel("inputs")  # the first look starts the job
     qtbot.waitUntil(lambda: panel.state in ("verified", "failed"), timeout=60_000)
     assert panel.state == "verified", panel.status.text()
-    ids = next(r for r in range(panel.table.rowCount())
-               if panel.table.item(r, 0).text() == "ids")
+    ids = next(r for r in range(panel.table.rowCount()) if panel.table.item(r, 0).text() == "ids")
     assert panel.table.item(ids, 4).text() == "0:50"  # below the embedding's 50 rows
     assert "50 rows" in panel.table.item(ids, 5).text()
     window.resize(1100, 520)
@@ -38,8 +37,9 @@ def test_inputs_panel_finds_edits_and_remembers(qtbot, window: MainWindow, tmp_p
     assert input_memory.recall(path).shapes == ("ids=1x7",)
     job = window.submit(BenchRecipe(models=(str(path),), warmup=1, runs=3))
     assert job.recipe.shapes == ("ids=1x7",)  # type: ignore[attr-defined]
-    qtbot.waitUntil(lambda: job.state.value != "running" and job.state.value != "queued",
-                    timeout=60_000)
+    qtbot.waitUntil(
+        lambda: job.state.value != "running" and job.state.value != "queued", timeout=60_000
+    )
     assert job.report is not None
     assert job.report.details["results"][0]["inputs"]["ids"] == [1, 7]
 
@@ -55,8 +55,11 @@ def test_inputs_panel_finds_edits_and_remembers(qtbot, window: MainWindow, tmp_p
     qtbot.waitUntil(lambda: panel.state in ("verified", "failed"), timeout=60_000)
 
 
-def test_a_check_that_could_not_run_is_amber_unchecked(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                       tmp_path: Path) -> None:
+def test_a_check_that_could_not_run_is_amber_unchecked(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
     from edgestudio.core.convert.convert_recipes import ConvertRecipe
 
     src = models.save(models.odd_length(37), tmp_path / "odd.onnx")
@@ -66,5 +69,7 @@ def test_a_check_that_could_not_run_is_amber_unchecked(qtbot, window: MainWindow
     state = window.jobs_panel.table.item(row, 1)
     assert state.text() == "unchecked"
     assert state.foreground().color().name() == "#ef6c00"
-    assert "could not" in window.jobs_panel.table.item(row, 3).text() or \
-        "did not run" in window.jobs_panel.table.item(row, 3).text()
+    assert (
+        "could not" in window.jobs_panel.table.item(row, 3).text()
+        or "did not run" in window.jobs_panel.table.item(row, 3).text()
+    )

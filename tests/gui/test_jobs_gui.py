@@ -48,8 +48,9 @@ def test_convert_form_runs_a_checked_conversion(qtbot, window: MainWindow, tmp_p
     assert [d.path.name for d in window.documents()] == ["m.onnx", "m17.onnx"]
 
 
-def test_convert_form_blocks_impossible_downgrade(qtbot, window: MainWindow,
-                                                  tmp_path: Path) -> None:
+def test_convert_form_blocks_impossible_downgrade(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     open_and_wait(qtbot, window, models.save(models.gelu_model(), tmp_path / "g.onnx"))
     dialog = window.show_convert_form()
     assert dialog is not None

@@ -47,8 +47,9 @@ def test_open_shows_summary_with_the_right_numbers(
     assert window.centralWidget() is window.tabs
 
 
-def test_several_models_open_in_tabs(qtbot, window: MainWindow, conv_model: Path,
-                                     sample_model: Path) -> None:
+def test_several_models_open_in_tabs(
+    qtbot, window: MainWindow, conv_model: Path, sample_model: Path
+) -> None:
     open_and_wait(qtbot, window, conv_model)
     open_and_wait(qtbot, window, sample_model)
     assert [d.path.name for d in window.documents()] == ["conv.onnx", "digits_cnn.onnx"]
@@ -62,11 +63,21 @@ def test_several_models_open_in_tabs(qtbot, window: MainWindow, conv_model: Path
 def _drop(window: MainWindow, path: Path) -> tuple[QDragEnterEvent, QDropEvent]:
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(path))])
-    enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime,
-                            Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    enter = QDragEnterEvent(
+        QPoint(50, 50),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     window.dragEnterEvent(enter)
-    drop = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime,
-                      Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    drop = QDropEvent(
+        QPointF(50, 50),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     window.dropEvent(drop)
     return enter, drop
 
@@ -83,8 +94,13 @@ def test_drop_opens_the_file(qtbot, window: MainWindow, conv_model: Path) -> Non
 def test_drag_of_non_files_is_refused(window: MainWindow) -> None:
     mime = QMimeData()
     mime.setText("not a file")
-    enter = QDragEnterEvent(QPoint(5, 5), Qt.DropAction.CopyAction, mime,
-                            Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    enter = QDragEnterEvent(
+        QPoint(5, 5),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     window.dragEnterEvent(enter)
     assert not enter.isAccepted()
 
@@ -132,16 +148,20 @@ def test_recent_files_menu_reopens(qtbot, window: MainWindow, conv_model: Path) 
 
 
 @pytest.mark.parametrize("text", ["&Save workspace…", "&Export report…"])
-def test_menu_actions_ask_where_to_write(qtbot, window: MainWindow, conv_model: Path,
-                                         monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+def test_menu_actions_ask_where_to_write(
+    qtbot, window: MainWindow, conv_model: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
     """Triggered as a menu item or its shortcut triggers it (with its ``checked`` argument),
     a saving action asks for a file: it once took ``checked`` (False) for the path and
     silently did nothing — seen only in the real window."""
     from PySide6.QtWidgets import QFileDialog
 
     asked: list[str] = []
-    monkeypatch.setattr(QFileDialog, "getSaveFileName",
-                        staticmethod(lambda *a, **k: (asked.append(a[1]), ("", ""))[1]))
+    monkeypatch.setattr(
+        QFileDialog,
+        "getSaveFileName",
+        staticmethod(lambda *a, **k: (asked.append(a[1]), ("", ""))[1]),
+    )
     open_and_wait(qtbot, window, conv_model)
     action = next(a for a in window.findChildren(QAction) if a.text() == text)
     action.trigger()
@@ -154,8 +174,9 @@ def test_open_shortcut_is_ctrl_o(window: MainWindow) -> None:
 
 
 @pytest.mark.e2e
-def test_summary_panel_renders_for_node_suite_sample(qtbot, window: MainWindow,
-                                                     node_suite_models: list[Path]) -> None:
+def test_summary_panel_renders_for_node_suite_sample(
+    qtbot, window: MainWindow, node_suite_models: list[Path]
+) -> None:
     from edgestudio.gui.summary_panel import SummaryPanel
 
     for path in node_suite_models[::25]:  # every 25th: ~75 varied models
@@ -166,23 +187,34 @@ def test_summary_panel_renders_for_node_suite_sample(qtbot, window: MainWindow,
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("panel", ["summary", "netron"])
-def test_screenshot_command_writes_a_png_and_exits_cleanly(tmp_path: Path, sample_model: Path,
-                                                           panel: str) -> None:
+def test_screenshot_command_writes_a_png_and_exits_cleanly(
+    tmp_path: Path, sample_model: Path, panel: str
+) -> None:
     """A whole app life in a fresh process; with the Netron tab open, exit once segfaulted."""
     out = tmp_path / "shot.png"
     proc = subprocess.run(
-        [sys.executable, "-m", "edgestudio", str(sample_model), "--screenshot", str(out),
-         "--panel", panel],
-        capture_output=True, text=True, timeout=120,
-        env={**os.environ, "QT_QPA_PLATFORM": "offscreen",
-             "XDG_CONFIG_HOME": str(tmp_path)},
+        [
+            sys.executable,
+            "-m",
+            "edgestudio",
+            str(sample_model),
+            "--screenshot",
+            str(out),
+            "--panel",
+            panel,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path)},
     )
     assert proc.returncode == 0, proc.stderr
     image = QImage(str(out))
     assert image.width() >= 800 and image.height() >= 600
     # not blank: many distinct colours are drawn
-    colours = {image.pixel(x, y) for x in range(0, image.width(), 17)
-               for y in range(0, image.height(), 17)}
+    colours = {
+        image.pixel(x, y) for x in range(0, image.width(), 17) for y in range(0, image.height(), 17)
+    }
     assert len(colours) > 10
 
 

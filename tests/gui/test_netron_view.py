@@ -17,8 +17,9 @@ def test_index_is_rewritten_for_offline_use() -> None:
     root = netron_view.netron_dir()
     if root is None:
         pytest.skip(reason="netron is not installed (optional extra)")
-    html = netron_view.rewritten_index((root / "index.html").read_text(), "m.onnx",
-                                       dt.datetime(2031, 5, 6, 7, 8, 9))
+    html = netron_view.rewritten_index(
+        (root / "index.html").read_text(), "m.onnx", dt.datetime(2031, 5, 6, 7, 8, 9)
+    )
     assert '<meta name="version" content="0.0.0">' in html  # unpackaged: no telemetry
     assert '<meta name="date" content="2031-05-06 07:08:09">' in html  # never "too old"
     assert '<meta name="file" content="model/m.onnx">' in html
@@ -64,17 +65,25 @@ def test_netron_tab_shows_the_model_offline(qtbot, window: MainWindow, sample_mo
     assert "default" in str(_js(qtbot, view, "document.body.className"))
     assert f"model/{sample_model.name}" in view.served
     # the brackets Netron writes shapes between come from our font, loaded (no missing glyphs)
-    assert _js(qtbot, view, "document.fonts.load(\"11px 'EdgeStudio Brackets'\", '\\u3008')"
-                            ".then(() => 0); 1") == 1
+    assert (
+        _js(
+            qtbot,
+            view,
+            "document.fonts.load(\"11px 'EdgeStudio Brackets'\", '\\u3008').then(() => 0); 1",
+        )
+        == 1
+    )
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and netron_view.BRACKETS_FONT not in view.served:
         qtbot.wait(100)
     assert netron_view.BRACKETS_FONT in view.served
-    loaded_font = _js(qtbot, view, "document.fonts.check(\"11px 'EdgeStudio Brackets'\", "
-                                   "'\\u3008\\u3009')")
+    loaded_font = _js(
+        qtbot, view, "document.fonts.check(\"11px 'EdgeStudio Brackets'\", '\\u3008\\u3009')"
+    )
     assert loaded_font is True
-    family = str(_js(qtbot, view, "getComputedStyle(document.querySelector("
-                                  "'.node-item text')).fontFamily"))
+    family = str(
+        _js(qtbot, view, "getComputedStyle(document.querySelector('.node-item text')).fontFamily")
+    )
     assert family.startswith('"EdgeStudio Brackets"')
     classes = str(_js(qtbot, view, "document.body.className"))
     assert "notification" not in classes  # no consent banner, no "please update"
@@ -88,7 +97,8 @@ def test_netron_tab_shows_the_model_offline(qtbot, window: MainWindow, sample_mo
 
 
 def test_closing_the_document_frees_the_netron_view_without_the_collector(
-        qtbot, window: MainWindow, sample_model: Path) -> None:  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, sample_model: Path
+) -> None:  # type: ignore[no-untyped-def]
     """No reference cycle through the scheme handler: the view must go by reference counting.
 
     A cycle left QtWebEngine objects to the cyclic collector, which once finalised them at a random

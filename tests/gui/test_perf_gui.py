@@ -13,15 +13,21 @@ from tests.gui.conftest import open_and_wait
 
 
 @pytest.mark.e2e
-def test_benchmark_profile_and_overlays(qtbot, window: MainWindow, sample_model: Path,  # type: ignore[no-untyped-def]
-                                        tmp_path: Path) -> None:
+def test_benchmark_profile_and_overlays(
+    qtbot,
+    window: MainWindow,
+    sample_model: Path,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
     open_and_wait(qtbot, window, sample_model)
     doc = window.current_document()
     assert doc is not None
     panel = doc.perf_panel
     qtbot.waitUntil(lambda: window.workflow.providers is not None, timeout=60_000)
-    names = [panel.providers.item(i).data(Qt.ItemDataRole.UserRole)
-             for i in range(panel.providers.count())]
+    names = [
+        panel.providers.item(i).data(Qt.ItemDataRole.UserRole)
+        for i in range(panel.providers.count())
+    ]
     assert names[0] == "CPUExecutionProvider" and "CUDAExecutionProvider" in names
     cuda = panel.providers.item(names.index("CUDAExecutionProvider"))
     assert "onnxruntime-gpu" in cuda.toolTip()
@@ -40,7 +46,9 @@ def test_benchmark_profile_and_overlays(qtbot, window: MainWindow, sample_model:
 
     assert panel.table.item(0, RESULT_COLUMNS.index("Timed runs")).text() == "30"
     assert len(panel.dist_plot.getPlotItem().items) > 4
-    assert panel.edge_ms.value() == pytest.approx(min(r.median_ms or 0 for r in panel.results), abs=1e-4)
+    assert panel.edge_ms.value() == pytest.approx(
+        min(r.median_ms or 0 for r in panel.results), abs=1e-4
+    )
     assert Path(panel.export_csv(str(tmp_path / "lat.csv")) or "").read_text().startswith("model")
     assert "results" in Path(panel.export_json(str(tmp_path / "lat.json")) or "").read_text()
     panel.export_plots(str(tmp_path / "lat.png"))
@@ -80,8 +88,11 @@ def test_edge_vs_cloud_panel(qtbot, window: MainWindow, sample_model: Path) -> N
     assert len(panel.ec_legend.items) == 2
 
 
-def test_empty_plots_wrap_their_placeholder_inside_the_plot(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                             sample_model: Path) -> None:
+def test_empty_plots_wrap_their_placeholder_inside_the_plot(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    sample_model: Path,
+) -> None:
     """The placeholder text was sized to the widget's width before layout and clipped."""
     import pyqtgraph as pg
 
@@ -98,8 +109,11 @@ def test_empty_plots_wrap_their_placeholder_inside_the_plot(qtbot, window: MainW
         assert labels[0].textItem.boundingRect().width() <= view.width() + 1
 
 
-def test_every_declared_benchmark_option_has_its_widget(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                        sample_model: Path) -> None:
+def test_every_declared_benchmark_option_has_its_widget(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    sample_model: Path,
+) -> None:
     """The Performance form is made from BenchRecipe's declarations: each option has a widget
     whose value reaches the recipe (a new declaration needs no form code)."""
     import dataclasses
@@ -128,8 +142,11 @@ def test_every_declared_benchmark_option_has_its_widget(qtbot, window: MainWindo
         assert dataclasses.fields(recipe)  # a recipe, built from the widgets
 
 
-def test_a_mistyped_thread_list_or_shape_names_its_field(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                         sample_model: Path) -> None:
+def test_a_mistyped_thread_list_or_shape_names_its_field(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    sample_model: Path,
+) -> None:
     """The Performance form reads its fields with the grammar the command line uses, and the
     message names the form's field, not a flag."""
     import pytest
@@ -151,8 +168,11 @@ def test_a_mistyped_thread_list_or_shape_names_its_field(qtbot, window: MainWind
     assert recipe.threads == (1, 2) and recipe.shapes == ("image=1x1x8x8",)
 
 
-def test_every_declared_profile_option_has_its_widget(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                      sample_model: Path) -> None:
+def test_every_declared_profile_option_has_its_widget(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    sample_model: Path,
+) -> None:
     """ProfileRecipe's declarations make the profile's rows of the Performance form; the batch
     comes from the benchmark's own widget, so both measure the same inputs."""
     from PySide6.QtWidgets import QSpinBox

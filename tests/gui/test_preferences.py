@@ -12,8 +12,12 @@ from edgestudio.gui.preferences_dialog import load_preferences
 from tests.gui.conftest import open_and_wait
 
 
-def test_preferences_round_trip_and_reach_the_forms(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                    conv_model: Path, isolated_settings) -> None:
+def test_preferences_round_trip_and_reach_the_forms(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    conv_model: Path,
+    isolated_settings,
+) -> None:
     dialog = window.show_preferences()
     dialog.threads.setText("1,2")
     dialog.atol.setText("0.01")
@@ -40,6 +44,7 @@ def test_preferences_round_trip_and_reach_the_forms(qtbot, window: MainWindow,  
 
 
 def test_bad_stored_values_fall_back_to_defaults() -> None:
-    prefs = Preferences.from_settings({"threads": "x,y", "theme": "neon", "atol": "nope",
-                                   "output_pattern": "no placeholders"})
+    prefs = Preferences.from_settings(
+        {"threads": "x,y", "theme": "neon", "atol": "nope", "output_pattern": "no placeholders"}
+    )
     assert prefs == Preferences()

@@ -22,8 +22,11 @@ def _sample_copy(tmp: Path) -> Path:
     return tmp / SAMPLE_MODEL.name
 
 
-def test_form_shows_only_valid_options_and_explains_rules(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                          tmp_path: Path) -> None:
+def test_form_shows_only_valid_options_and_explains_rules(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
     open_and_wait(qtbot, window, _sample_copy(tmp_path))
     dialog = window.show_quantize_form()
     assert isinstance(dialog, QuantizeDialog)
@@ -45,8 +48,11 @@ def test_form_shows_only_valid_options_and_explains_rules(qtbot, window: MainWin
 
 
 @pytest.mark.e2e
-def test_quantize_analyze_select_exclude_requantize_compare(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                           tmp_path: Path) -> None:
+def test_quantize_analyze_select_exclude_requantize_compare(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
     model = _sample_copy(tmp_path)
     window.resize(1280, 720)
     open_and_wait(qtbot, window, model)
@@ -67,8 +73,11 @@ def test_quantize_analyze_select_exclude_requantize_compare(qtbot, window: MainW
     panel.tabs.setCurrentIndex(1)
     qtbot.waitExposed(panel.weights)
     rows = min(panel.weights.rowCount(), 6)
-    assert rows >= 4 and panel.weights.viewport().height() >= \
-        rows * panel.weights.verticalHeader().defaultSectionSize()
+    assert (
+        rows >= 4
+        and panel.weights.viewport().height()
+        >= rows * panel.weights.verticalHeader().defaultSectionSize()
+    )
     panel.tabs.setCurrentIndex(0)
     assert Path(run.output or "").exists()
     assert panel.history.item(0, 2).text() == "analysed"
@@ -104,8 +113,9 @@ def test_quantize_analyze_select_exclude_requantize_compare(qtbot, window: MainW
     second_form.output.edit.setText(str(tmp_path / "second.onnx"))
     second_form.accept()
     second = panel.runs[1]
-    qtbot.waitUntil(lambda: second.analysis is not None or second.error is not None,
-                    timeout=120_000)
+    qtbot.waitUntil(
+        lambda: second.analysis is not None or second.error is not None, timeout=120_000
+    )
     assert second.analysis is not None, second.error
     assert second.recipe.exclude == (target,)
 
@@ -155,9 +165,11 @@ def test_every_declared_option_is_in_the_form_and_round_trips(qtbot, tmp_path: P
 
     model = _sample_copy(tmp_path)
     proto = onnx.load(model)
-    base = QuantRecipe(model=str(model), output=str(tmp_path / "q.onnx"),
-                       calib=DataSource("npz", str(tmp_path / SAMPLE_CALIBRATION.name),
-                                        samples=8))
+    base = QuantRecipe(
+        model=str(model),
+        output=str(tmp_path / "q.onnx"),
+        calib=DataSource("npz", str(tmp_path / SAMPLE_CALIBRATION.name), samples=8),
+    )
     for name, mode, value in _quant_cases():
         changes = {"mode": mode, name: value}
         if not QUANT_MODES[mode].calibrated:
@@ -171,8 +183,11 @@ def test_every_declared_option_is_in_the_form_and_round_trips(qtbot, tmp_path: P
 
 
 @pytest.mark.e2e
-def test_exclude_and_requantize_from_the_graph_in_one_action(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                             tmp_path: Path) -> None:
+def test_exclude_and_requantize_from_the_graph_in_one_action(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
     """The node menu's "Exclude … and re-quantize": the run's recipe with the node kept in
     float, analysed on the same data, its calibration from the cache, the runs compared."""
     model = _sample_copy(tmp_path)
@@ -210,8 +225,9 @@ def test_exclude_and_requantize_from_the_graph_in_one_action(qtbot, window: Main
     assert second.quantization is not None and second.quantization.calibration == "reused"
     assert "calibration reused" in panel.history.item(1, 2).text()
     assert Path(first.output or "").exists() and Path(second.output or "").exists()
-    qtbot.waitUntil(lambda: hasattr(panel, "comparison") and panel.comparison.isVisible(),
-                    timeout=5000)
+    qtbot.waitUntil(
+        lambda: hasattr(panel, "comparison") and panel.comparison.isVisible(), timeout=5000
+    )
     assert panel.comparison.columnCount() == 3  # the metric and the two runs
     panel.window().grab().save(str(tmp_path / "requantized.png"))
 
@@ -242,7 +258,9 @@ def test_a_mistyped_image_size_names_its_field(qtbot, tmp_path: Path) -> None:  
     assert source is not None and source.size == (32, 24)
 
 
-def test_every_data_preparation_option_is_in_the_form_and_the_command(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_every_data_preparation_option_is_in_the_form_and_the_command(
+    qtbot, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     """DataSource's declared options (image size, layout, scale, mean, std, colour, sample
     rate, tokenizer) each have a row in the form, shown for the data kind that uses it, whose
     value reaches the recipe and its command line, which reads back to the same source."""
@@ -255,8 +273,14 @@ def test_every_data_preparation_option_is_in_the_form_and_the_command(qtbot, tmp
     model = dialog.model_path
     declared = {f.name: opt for f, opt in declared_options(DataSource)}
     assert set(dialog.data_options) == set(declared)
-    typed = {"size": "32x24", "layout": "NHWC", "scale": "1/127.5", "mean": "0.5,0.25,0.125",
-             "std": "0.229,0.224,0.225", "colour": "BGR"}
+    typed = {
+        "size": "32x24",
+        "layout": "NHWC",
+        "scale": "1/127.5",
+        "mean": "0.5,0.25,0.125",
+        "std": "0.229,0.224,0.225",
+        "colour": "BGR",
+    }
     for name, text in typed.items():
         widget = dialog.data_widget(name)
         if hasattr(widget, "setCurrentText"):
@@ -270,15 +294,22 @@ def test_every_data_preparation_option_is_in_the_form_and_the_command(qtbot, tmp
     assert shown == {n for n, o in declared.items() if o.used_in("images")}
     source = dialog.data_source(str(images))
     assert source is not None and source.kind == "images"
-    assert (source.size, source.layout, source.scale, source.mean, source.std, source.colour) \
-        == ((32, 24), "NHWC", 1 / 127.5, (0.5, 0.25, 0.125), (0.229, 0.224, 0.225), "BGR")
+    assert (source.size, source.layout, source.scale, source.mean, source.std, source.colour) == (
+        (32, 24),
+        "NHWC",
+        1 / 127.5,
+        (0.5, 0.25, 0.125),
+        (0.229, 0.224, 0.225),
+        "BGR",
+    )
     for name in typed:
         assert declared[name].flag in source.to_cli()
     # the command line reads its own text back into the same source (exact floats included)
     from edgestudio.cli.main import build_parser
 
-    args = build_parser().parse_args(["quantize", str(model), "-o", str(tmp_path / "q.onnx"),
-                                      "--calib", *source.to_cli()])
+    args = build_parser().parse_args(
+        ["quantize", str(model), "-o", str(tmp_path / "q.onnx"), "--calib", *source.to_cli()]
+    )
     from edgestudio.cli.job_ui import data_source
 
     assert data_source(args, args.calib) == dataclasses.replace(source)
@@ -324,8 +355,11 @@ def _quantized_sample(qtbot, window: MainWindow, tmp_path: Path):  # type: ignor
 
 
 @pytest.mark.e2e
-def test_keep_in_16_bit_from_the_graph_and_recover_accuracy(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                            tmp_path: Path) -> None:
+def test_keep_in_16_bit_from_the_graph_and_recover_accuracy(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
     """The node menu's "Keep … in 16-bit and re-quantize": the run's recipe with the node's
     activations in 16-bit (nothing in float), its result's precision says so; "Recover
     accuracy…" opens the tune set to the run's goal and data, integer only."""
@@ -362,7 +396,8 @@ def test_keep_in_16_bit_from_the_graph_and_recover_accuracy(qtbot, window: MainW
 
 @pytest.mark.e2e
 def test_rank_layers_by_the_task_fills_the_sensitivity_tab_and_colours_the_graph(  # type: ignore[no-untyped-def]
-        qtbot, window: MainWindow, tmp_path: Path) -> None:
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     from edgestudio.core.workspace.document import OverlayKind
 
     doc, _ = _quantized_sample(qtbot, window, tmp_path)

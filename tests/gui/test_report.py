@@ -46,15 +46,23 @@ def test_report_has_every_section(qtbot, window: MainWindow, tmp_path: Path) -> 
     open_and_wait(qtbot, window, model)
     doc = window.current_document()
     assert doc is not None
-    convert = window.submit(ConvertRecipe(model=str(model), output=str(tmp_path / "m18.onnx"),
-                                          opset=18))
+    convert = window.submit(
+        ConvertRecipe(model=str(model), output=str(tmp_path / "m18.onnx"), opset=18)
+    )
     run = window.start_quantization(
-        doc, QuantRecipe(model=str(model), output=str(tmp_path / "q.onnx"),
-                         calib=DataSource("npz", str(SAMPLE_CALIBRATION))),
-        DataSource("npz", str(SAMPLE_EVALUATION), samples=40))
+        doc,
+        QuantRecipe(
+            model=str(model),
+            output=str(tmp_path / "q.onnx"),
+            calib=DataSource("npz", str(SAMPLE_CALIBRATION)),
+        ),
+        DataSource("npz", str(SAMPLE_EVALUATION), samples=40),
+    )
     bench = window.workflow.submit(BenchRecipe(models=(str(model),), runs=20, warmup=2))
-    qtbot.waitUntil(lambda: convert.state.is_final and bench.state.is_final
-                    and run.analysis is not None, timeout=180_000)
+    qtbot.waitUntil(
+        lambda: convert.state.is_final and bench.state.is_final and run.analysis is not None,
+        timeout=180_000,
+    )
     qtbot.waitUntil(lambda: bool(doc.perf_panel.results), timeout=10_000)
     out = window.export_report(str(tmp_path / "report.html"))
     assert out is not None

@@ -11,8 +11,13 @@ from pathlib import Path
 
 def test_self_test_passes_in_warm_workers_and_leaves_nothing(tmp_path: Path) -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "TMPDIR": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "edgestudio", "--self-test"], env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "edgestudio", "--self-test"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "self-test: passed" in done.stderr
     leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith("edgestudio-job-")]

@@ -22,10 +22,16 @@ def test_bars_above_the_cap_are_capped_and_said(qtbot, tmp_path: Path) -> None: 
     path = models.save(model, tmp_path / "m.onnx")
     panel = QuantPanel(ModelDocument(path), onnx.load(str(path)))
     qtbot.addWidget(panel)
-    layers = [LayerError(f"t{k}", f"n{k}", "Conv", sqnr, 0.0, 0.0, 1.0)
-              for k, sqnr in enumerate((12.0, 35.0, 361.0))]
-    run = QuantRun(1, QuantRecipe(mode="qdq"), state=RunState.ANALYSED,
-                   analysis=Analysis("f", "q", 4, layers=layers))
+    layers = [
+        LayerError(f"t{k}", f"n{k}", "Conv", sqnr, 0.0, 0.0, 1.0)
+        for k, sqnr in enumerate((12.0, 35.0, 361.0))
+    ]
+    run = QuantRun(
+        1,
+        QuantRecipe(mode="qdq"),
+        state=RunState.ANALYSED,
+        analysis=Analysis("f", "q", 4, layers=layers),
+    )
     panel.show_run(run)
     item = panel.plot.getPlotItem()
     bars = [i for i in item.items if isinstance(i, pg.BarGraphItem)]

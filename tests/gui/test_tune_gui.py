@@ -66,8 +66,11 @@ def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path
     # window is not blocked), quantized and analysed again
     import dataclasses
 
-    earlier = dataclasses.replace(best, resumed=True, recipe=dataclasses.replace(
-        best.recipe, output=str(tmp_path / "gone.onnx")))
+    earlier = dataclasses.replace(
+        best,
+        resumed=True,
+        recipe=dataclasses.replace(best.recipe, output=str(tmp_path / "gone.onnx")),
+    )
     again_run = window._keep_tuned(doc, earlier, tune.tuner)
     assert not again_run.state.is_final  # returned at once, the job runs in the background
     qtbot.waitUntil(lambda: again_run.state.is_final, timeout=120_000)
@@ -94,7 +97,8 @@ def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path
 
 
 def test_the_tuner_is_built_off_the_ui_thread_and_cancel_waits_for_it(
-        qtbot, window: MainWindow, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     """Connecting to Ray takes seconds: the window stays responsive meanwhile, and a Cancel
     pressed before the tuner exists stops it as soon as it is built."""
     import threading

@@ -51,8 +51,9 @@ def test_help_user_guide_shows_the_pages(qtbot, window: MainWindow) -> None:  # 
     assert guide.open_page("cost-and-surgery.md")
     assert "Counting conventions" in guide.browser.toPlainText()
     guide.open_page("index.md")
-    guide._follow(guide.browser.source().resolved(guide.browser.source().__class__(
-        "quantization.md")))
+    guide._follow(
+        guide.browser.source().resolved(guide.browser.source().__class__("quantization.md"))
+    )
     assert guide.page == "quantization.md"
     assert not guide.open_page("missing.md")
     guide.close()

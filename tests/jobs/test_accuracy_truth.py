@@ -44,8 +44,14 @@ def test_exclusion_advice_after_a_dynamic_run_is_true(tmp_path: Path) -> None:
     np.savez(data, x=np.random.default_rng(0).standard_normal((16, 32)).astype(np.float32))
     first = tmp_path / "dyn.onnx"
     _succeeded(QuantRecipe(model=str(src), output=str(first), mode="dynamic"))
-    analysis = from_json(Analysis, _succeeded(AnalyzeRecipe(
-        float_model=str(src), quant_model=str(first), data=DataSource("npz", str(data)))))
+    analysis = from_json(
+        Analysis,
+        _succeeded(
+            AnalyzeRecipe(
+                float_model=str(src), quant_model=str(first), data=DataSource("npz", str(data))
+            )
+        ),
+    )
     assert analysis.quantized_nodes == ["proj"]
     assert analysis.worst_excludable(3) == ["proj"]  # never Sub, Min or Reshape
     assert analysis.verdict is not None
@@ -54,10 +60,17 @@ def test_exclusion_advice_after_a_dynamic_run_is_true(tmp_path: Path) -> None:
     # Following advice that names a node dynamic mode does not quantize would change nothing;
     # the advice given changes the model.
     no_change, changed = tmp_path / "no_change.onnx", tmp_path / "changed.onnx"
-    _succeeded(QuantRecipe(model=str(src), output=str(no_change), mode="dynamic",
-                           exclude=("shift",)))
-    _succeeded(QuantRecipe(model=str(src), output=str(changed), mode="dynamic",
-                           exclude=tuple(analysis.worst_excludable(1))))
+    _succeeded(
+        QuantRecipe(model=str(src), output=str(no_change), mode="dynamic", exclude=("shift",))
+    )
+    _succeeded(
+        QuantRecipe(
+            model=str(src),
+            output=str(changed),
+            mode="dynamic",
+            exclude=tuple(analysis.worst_excludable(1)),
+        )
+    )
     assert no_change.read_bytes() == first.read_bytes()
     assert changed.read_bytes() != first.read_bytes()
 
@@ -73,8 +86,14 @@ def _ctc_analysis(tmp_path: Path) -> tuple[Path, Path, Path, Analysis]:
     np.savez(lines, x=rng.standard_normal((12, 24, 16)).astype(np.float32))
     quant = tmp_path / "ctc_dyn.onnx"
     _succeeded(QuantRecipe(model=str(src), output=str(quant), mode="dynamic"))
-    real = from_json(Analysis, _succeeded(AnalyzeRecipe(
-        float_model=str(src), quant_model=str(quant), data=DataSource("npz", str(lines)))))
+    real = from_json(
+        Analysis,
+        _succeeded(
+            AnalyzeRecipe(
+                float_model=str(src), quant_model=str(quant), data=DataSource("npz", str(lines))
+            )
+        ),
+    )
     assert real is not None
     return src, lines, quant, real
 
@@ -88,8 +107,16 @@ def test_a_ctc_model_is_judged_by_the_text_it_reads(tmp_path: Path) -> None:
     assert "CTC" in real.verdict.task and real.verdict.data == "12 samples from lines.npz"
     assert real.data is not None and real.data.kind == "npz" and real.data.samples == 12
 
-    synthetic = from_json(Analysis, _succeeded(AnalyzeRecipe(
-        float_model=str(src), quant_model=str(quant), data=DataSource("synthetic", samples=4))))
+    synthetic = from_json(
+        Analysis,
+        _succeeded(
+            AnalyzeRecipe(
+                float_model=str(src),
+                quant_model=str(quant),
+                data=DataSource("synthetic", samples=4),
+            )
+        ),
+    )
     assert synthetic.verdict is not None and synthetic.verdict.level is None
     assert synthetic.data is not None and not synthetic.data.representative
     assert synthetic.task is not None and synthetic.task.figures  # the numbers are still shown
@@ -99,25 +126,39 @@ def test_analyze_takes_the_shape_and_range_overrides(tmp_path: Path) -> None:
     src = models.save(models.char_ids_behind_cast(rows=48), tmp_path / "chars.onnx")
     copy = tmp_path / "chars_copy.onnx"
     shutil.copy(src, copy)
-    details = _succeeded(AnalyzeRecipe(float_model=str(src), quant_model=str(copy),
-                                       data=DataSource("synthetic", samples=2),
-                                       shapes=("chars_in=1x7",), ranges=("chars_in=0:10",)))
+    details = _succeeded(
+        AnalyzeRecipe(
+            float_model=str(src),
+            quant_model=str(copy),
+            data=DataSource("synthetic", samples=2),
+            shapes=("chars_in=1x7",),
+            ranges=("chars_in=0:10",),
+        )
+    )
     assert details["samples"] == 2
     # an override that does not fit fails the job with the input named
-    job = run_job(AnalyzeRecipe(float_model=str(src), quant_model=str(copy),
-                                data=DataSource("synthetic", samples=2),
-                                shapes=("nothere=1x7",)), timeout=300)
+    job = run_job(
+        AnalyzeRecipe(
+            float_model=str(src),
+            quant_model=str(copy),
+            data=DataSource("synthetic", samples=2),
+            shapes=("nothere=1x7",),
+        ),
+        timeout=300,
+    )
     assert job.state is JobState.FAILED and "nothere" in str(job.error)
 
 
 @pytest.mark.parametrize("runs", [200])
-def test_two_identical_models_timed_interleaved_are_not_told_apart(tmp_path: Path,
-                                                                   runs: int) -> None:
+def test_two_identical_models_timed_interleaved_are_not_told_apart(
+    tmp_path: Path, runs: int
+) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "a.onnx")
     twin = tmp_path / "b.onnx"
     shutil.copy(src, twin)
-    latency = latency_of(_succeeded(BenchRecipe(models=(str(src), str(twin)), warmup=20,
-                                                runs=runs)))
+    latency = latency_of(
+        _succeeded(BenchRecipe(models=(str(src), str(twin)), warmup=20, runs=runs))
+    )
     a, b = latency.rows
     assert a.ok and b.ok and len(a.samples_ms) == len(b.samples_ms) == runs
     interval = median_ratio_interval(b.samples_ms, a.samples_ms)
@@ -126,8 +167,9 @@ def test_two_identical_models_timed_interleaved_are_not_told_apart(tmp_path: Pat
 
 def test_a_quantization_that_quantized_nothing_says_so(tmp_path: Path) -> None:
     src = models.save(models.matmul_inside_if(), tmp_path / "if.onnx")
-    job = run_job(QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), mode="dynamic"),
-                  timeout=300)
+    job = run_job(
+        QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), mode="dynamic"), timeout=300
+    )
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
     said = " ".join(job.report.warnings)
@@ -135,7 +177,8 @@ def test_a_quantization_that_quantized_nothing_says_so(tmp_path: Path) -> None:
 
 
 def test_a_worker_that_crashes_proving_its_result_is_run_again_with_the_proof_isolated(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("EDGESTUDIO_FAULT", "proof-crash")  # the worker segfaults in the proof
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     out = tmp_path / "q.onnx"
@@ -152,9 +195,15 @@ def test_a_ctc_model_reads_text_with_the_dictionary_beside_it(tmp_path: Path) ->
     assert real.task is not None and "spelled with ctc_keys.txt" in real.task.note
     assert "characters of text" in real.task.note
     assert real.task.examples and all("'" in e for e in real.task.examples)  # text
-    job = run_job(AnalyzeRecipe(float_model=str(src), quant_model=str(quant),
-                                data=DataSource("npz", str(lines)),
-                                alphabet=str(tmp_path / "nope.txt")), timeout=300)
+    job = run_job(
+        AnalyzeRecipe(
+            float_model=str(src),
+            quant_model=str(quant),
+            data=DataSource("npz", str(lines)),
+            alphabet=str(tmp_path / "nope.txt"),
+        ),
+        timeout=300,
+    )
     assert job.state is JobState.FAILED and "nope.txt cannot be read" in str(job.error)
 
 
@@ -166,8 +215,14 @@ def test_a_frame_tagger_is_judged_by_its_decisions_frame_by_frame(tmp_path: Path
     np.savez(clips, x=x)
     quant = tmp_path / "tagger_q.onnx"
     _succeeded(QuantRecipe(model=str(src), output=str(quant), mode="dynamic"))
-    real = from_json(Analysis, _succeeded(AnalyzeRecipe(
-        float_model=str(src), quant_model=str(quant), data=DataSource("npz", str(clips)))))
+    real = from_json(
+        Analysis,
+        _succeeded(
+            AnalyzeRecipe(
+                float_model=str(src), quant_model=str(quant), data=DataSource("npz", str(clips))
+            )
+        ),
+    )
     assert real.task is not None and real.task.task == "multilabel", real.task
     figures = {f.key: f.value for f in real.task.figures}
     # by hand, with onnxruntime: the decisions of both models at 0.5

@@ -63,9 +63,17 @@ def test_harness_agrees_with_a_bare_loop() -> None:
 
 def test_bench_job_on_cpu_and_an_unavailable_provider(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
-    job = run_job(BenchRecipe(models=(str(src),), providers=("CPUExecutionProvider",
-                                                             "CUDAExecutionProvider"),
-                              threads=(1, 2), warmup=3, runs=20, batch=2), timeout=300)
+    job = run_job(
+        BenchRecipe(
+            models=(str(src),),
+            providers=("CPUExecutionProvider", "CUDAExecutionProvider"),
+            threads=(1, 2),
+            warmup=3,
+            runs=20,
+            batch=2,
+        ),
+        timeout=300,
+    )
     assert job.state is JobState.SUCCEEDED, job.error
     rows = job.report.details["results"]  # type: ignore[union-attr]
     cpu = [r for r in rows if r["ep"] == "CPUExecutionProvider"]
@@ -79,8 +87,9 @@ def test_bench_job_on_cpu_and_an_unavailable_provider(tmp_path: Path) -> None:
 def test_time_budget_mode(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     # a million runs asked beside the budget: ignoring the budget would not finish in time
-    job = run_job(BenchRecipe(models=(str(src),), warmup=1, runs=1_000_000, seconds=0.3),
-                  timeout=120)
+    job = run_job(
+        BenchRecipe(models=(str(src),), warmup=1, runs=1_000_000, seconds=0.3), timeout=120
+    )
     assert job.state is JobState.SUCCEEDED, job.error
     row = job.report.details["results"][0]  # type: ignore[union-attr]
     assert 10 < row["runs"] < 1_000_000 and row["samples_ms"]  # samples kept: at most 2,000
@@ -109,20 +118,36 @@ def test_probe_lists_cpu_as_working() -> None:
 
 
 def test_profile_parsing_maps_fused_kernels_and_fallbacks() -> None:
-    graph = [GraphNode("conv", "Conv", ("image", "weight"), ("conv_out",)),
-             GraphNode("relu", "Relu", ("conv_out",), ("relu_out",)),
-             GraphNode("resize", "Resize", ("relu_out",), ("resized",))]
+    graph = [
+        GraphNode("conv", "Conv", ("image", "weight"), ("conv_out",)),
+        GraphNode("relu", "Relu", ("conv_out",), ("relu_out",)),
+        GraphNode("resize", "Resize", ("relu_out",), ("resized",)),
+    ]
     events = [
-        {"cat": "Node", "name": "relu_out_nchwc_kernel_time", "dur": 300, "args": {"op_name": "Conv", "provider": "CUDAExecutionProvider"}},
-        {"cat": "Node", "name": "resize_kernel_time", "dur": 100, "args": {"op_name": "Resize", "provider": "CPUExecutionProvider"}},
+        {
+            "cat": "Node",
+            "name": "relu_out_nchwc_kernel_time",
+            "dur": 300,
+            "args": {"op_name": "Conv", "provider": "CUDAExecutionProvider"},
+        },
+        {
+            "cat": "Node",
+            "name": "resize_kernel_time",
+            "dur": 100,
+            "args": {"op_name": "Resize", "provider": "CPUExecutionProvider"},
+        },
         {"cat": "Session", "name": "model_run", "dur": 500},
     ]
     s = summarize_profile(events, graph, runs=2)
     assert set(s["nodes"][0]["covers"]) == {"relu", "conv"} and s["nodes"][0]["time_us"] == 150
-    assert s["placement"] == {"relu": "CUDAExecutionProvider", "conv": "CUDAExecutionProvider",
-                              "resize": "CPUExecutionProvider"}
-    text, warnings = placement_summary(s["placement"], {n.name: n.op_type for n in graph},
-                                       "CUDAExecutionProvider")
+    assert s["placement"] == {
+        "relu": "CUDAExecutionProvider",
+        "conv": "CUDAExecutionProvider",
+        "resize": "CPUExecutionProvider",
+    }
+    text, warnings = placement_summary(
+        s["placement"], {n.name: n.op_type for n in graph}, "CUDAExecutionProvider"
+    )
     assert text == "2 nodes on CUDA, 1 node on CPU: Resize"
     assert "fell back from CUDAExecutionProvider" in warnings[0]
 
@@ -133,8 +158,15 @@ def test_parsing_ten_thousand_events_is_quick(tmp_path: Path) -> None:
     from edgestudio.core.perf.profile_parse import load_events
 
     graph = [GraphNode(f"n{i}", "Add", (), (f"t{i}",)) for i in range(500)]
-    events = [{"cat": "Node", "name": f"n{i % 500}_kernel_time", "dur": 5,
-               "args": {"op_name": "Add", "provider": "CPUExecutionProvider"}} for i in range(10_000)]
+    events = [
+        {
+            "cat": "Node",
+            "name": f"n{i % 500}_kernel_time",
+            "dur": 5,
+            "args": {"op_name": "Add", "provider": "CPUExecutionProvider"},
+        }
+        for i in range(10_000)
+    ]
     path = tmp_path / "trace.json"
     path.write_text(json.dumps(events))
     start = time.perf_counter()
@@ -145,7 +177,6 @@ def test_parsing_ten_thousand_events_is_quick(tmp_path: Path) -> None:
 
 def test_io_binding_gives_the_same_kind_of_numbers(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
-    job = run_job(BenchRecipe(models=(str(src),), warmup=2, runs=20, io_binding=True),
-                  timeout=120)
+    job = run_job(BenchRecipe(models=(str(src),), warmup=2, runs=20, io_binding=True), timeout=120)
     row = job.report.details["results"][0]  # type: ignore[union-attr]
     assert row["runs"] == 20 and row["median_ms"] > 0

@@ -35,18 +35,27 @@ def _recipe(tmp_path: Path, **changes: object) -> QuantRecipe:
     src = tmp_path / "m.onnx"
     if not src.exists():
         models.save(models.conv_relu_gemm(), src)
-    recipe = QuantRecipe(model=str(src), mode="qdq",
-                         calib=DataSource(kind="synthetic", samples=8, seed=1))
+    recipe = QuantRecipe(
+        model=str(src), mode="qdq", calib=DataSource(kind="synthetic", samples=8, seed=1)
+    )
     return replace(recipe, **changes)  # type: ignore[arg-type]
 
 
 def test_requantizing_with_other_exclusions_reuses_calibration_byte_for_byte(
-        tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first, state = _quantize(_recipe(tmp_path), tmp_path / "a.onnx")
     assert state == "computed"
     assert len(list((cache_home / "edgestudio" / "calibration").glob("*.json"))) == 1
-    for k, changes in enumerate([{"exclude": ("conv",)}, {"per_channel": True},
-                                 {"reduce_range": True}, {"activation_symmetric": True}, {}]):
+    for k, changes in enumerate(
+        [
+            {"exclude": ("conv",)},
+            {"per_channel": True},
+            {"reduce_range": True},
+            {"activation_symmetric": True},
+            {},
+        ]
+    ):
         recipe = _recipe(tmp_path, **changes)
         cached, state = _quantize(recipe, tmp_path / f"cached{k}.onnx")
         assert state == "reused", changes
@@ -61,7 +70,8 @@ def test_requantizing_with_other_exclusions_reuses_calibration_byte_for_byte(
 @pytest.mark.e2e
 @pytest.mark.parametrize("change", ["data_seed", "data_count", "method", "model"])
 def test_any_change_of_model_data_or_calibration_options_recalibrates(
-        tmp_path: Path, cache_home: Path, change: str) -> None:
+    tmp_path: Path, cache_home: Path, change: str
+) -> None:
     _quantize(_recipe(tmp_path), tmp_path / "a.onnx")
     recipe = _recipe(tmp_path)
     if change == "data_seed":
@@ -77,7 +87,8 @@ def test_any_change_of_model_data_or_calibration_options_recalibrates(
 
 
 def test_the_cache_can_be_turned_off_and_is_bounded(
-        tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(calib_cache.DISABLE_ENV, "1")
     _, state = _quantize(_recipe(tmp_path), tmp_path / "a.onnx")
     assert state == "off"
@@ -97,7 +108,8 @@ def test_the_cache_can_be_turned_off_and_is_bounded(
 
 
 def test_preprocessing_is_kept_and_reused_and_goes_with_the_cache_switch(
-        tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from edgestudio.core.quant import prep_cache
 
     reused = "Pre-processing reused from the cache"

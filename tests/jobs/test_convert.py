@@ -57,8 +57,11 @@ def test_risky_downgrade_is_flagged() -> None:
 def test_static_to_dynamic_batch_is_checked_at_two_sizes(tmp_path: Path) -> None:
     src = models.save(models.fixed_batch_conv(), tmp_path / "fixed.onnx")
     out = tmp_path / "dyn.onnx"
-    recipe = ConvertRecipe(model=str(src), output=str(out),
-                           dims=(DimChange("x", 0, "batch"), DimChange("y", 0, "batch")))
+    recipe = ConvertRecipe(
+        model=str(src),
+        output=str(out),
+        dims=(DimChange("x", 0, "batch"), DimChange("y", 0, "batch")),
+    )
     job = run_job(recipe)
     assert job.state is JobState.SUCCEEDED, job.error
     check = job.report.check  # type: ignore[union-attr]
@@ -74,8 +77,9 @@ def test_static_to_dynamic_batch_is_checked_at_two_sizes(tmp_path: Path) -> None
 def test_dynamic_to_static(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     out = tmp_path / "static.onnx"
-    recipe = ConvertRecipe(model=str(src), output=str(out),
-                           dims=(DimChange("x", 0, 2), DimChange("y", 0, 2)))
+    recipe = ConvertRecipe(
+        model=str(src), output=str(out), dims=(DimChange("x", 0, 2), DimChange("y", 0, 2))
+    )
     job = run_job(recipe)
     assert job.state is JobState.SUCCEEDED and job.report is not None and job.report.passed
     assert onnx.load(str(out)).graph.input[0].type.tensor_type.shape.dim[0].dim_value == 2
@@ -90,15 +94,23 @@ def test_baked_reshape_is_warned_before_the_job() -> None:
 def test_a_dynamic_axis_the_graph_cannot_honour_fails_the_job(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     out = tmp_path / "o.onnx"
-    job = run_job(ConvertRecipe(model=str(src), output=str(out),
-                                dims=(DimChange("x", 2, "height"),)))
+    job = run_job(
+        ConvertRecipe(model=str(src), output=str(out), dims=(DimChange("x", 2, "height"),))
+    )
     assert job.state is JobState.FAILED
     assert "declares dynamic axes but does not run at batch=3, height=16" in (job.error or "")
     assert not out.exists()
 
 
-@pytest.mark.parametrize("bad", [DimChange("nope", 0, "b"), DimChange("x", 7, "b"),
-                                 DimChange("x", 0, 0), DimChange("x", 0, "not a name")])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        DimChange("nope", 0, "b"),
+        DimChange("x", 7, "b"),
+        DimChange("x", 0, 0),
+        DimChange("x", 0, "not a name"),
+    ],
+)
 def test_invalid_dim_changes_are_blocked(bad: DimChange) -> None:
     assert not plan_dim_changes(models.conv_relu_gemm(), [bad]).ok
 
@@ -109,12 +121,19 @@ def test_a_batch_hard_coded_in_shape_constants_is_freed_and_proven(tmp_path: Pat
 
     src = models.save(models.fixed_batch_chain(), tmp_path / "fixed.onnx")
     out = tmp_path / "dyn.onnx"
-    job = run_job(ConvertRecipe(model=str(src), output=str(out),
-                                dims=(DimChange("x", 0, "batch"), DimChange("y", 0, "batch"))))
+    job = run_job(
+        ConvertRecipe(
+            model=str(src),
+            output=str(out),
+            dims=(DimChange("x", 0, "batch"), DimChange("y", 0, "batch")),
+        )
+    )
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
     assert job.report.details["batch_constants"] == [
-        "Reshape 'flatten' [1, 12] → [0, 12]", "Reshape 'unflatten' [1, 3, 4] → [0, 3, 4]"]
+        "Reshape 'flatten' [1, 12] → [0, 12]",
+        "Reshape 'unflatten' [1, 3, 4] → [0, 3, 4]",
+    ]
     second = job.report.check.cases[1]  # type: ignore[union-attr]
     assert second.label.startswith("batch=3") and not second.error
     # each row of a batch of 3 is what the original computes for it alone
@@ -122,6 +141,7 @@ def test_a_batch_hard_coded_in_shape_constants_is_freed_and_proven(tmp_path: Pat
     got = ort.InferenceSession(str(out)).run(None, {"x": x})[0]
     original = ort.InferenceSession(str(src))
     for i in range(3):
-        np.testing.assert_allclose(got[i:i + 1], original.run(None, {"x": x[i:i + 1]})[0],
-                                   rtol=1e-6)
+        np.testing.assert_allclose(
+            got[i : i + 1], original.run(None, {"x": x[i : i + 1]})[0], rtol=1e-6
+        )
     assert onnx.load(str(src)).graph.initializer[0].name == "flat_shape"  # input untouched

@@ -20,8 +20,18 @@ def _can_mount_privately() -> bool:
     if shutil.which("unshare") is None:
         return False
     probe = subprocess.run(
-        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c",
-         "mount -t tmpfs -o size=4k none /mnt"], capture_output=True, timeout=30)
+        [
+            "unshare",
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "sh",
+            "-c",
+            "mount -t tmpfs -o size=4k none /mnt",
+        ],
+        capture_output=True,
+        timeout=30,
+    )
     return probe.returncode == 0
 
 
@@ -35,13 +45,27 @@ def _convert_onto_tmpfs(model: Path, mount: Path, options: str) -> tuple[int, st
     """Run ``edgestudio convert`` writing onto a fresh tmpfs; return (rc, stderr, files left)."""
     mount.mkdir()
     out = mount / "converted.onnx"
-    cli = shlex.join([sys.executable, "-m", "edgestudio", "convert", str(model),
-                      "--opset", "18", "-o", str(out)])
-    script = (f"mount -t tmpfs -o {options} none {shlex.quote(str(mount))} || exit 99\n"
-              f"{cli}\nrc=$?\nls -A {shlex.quote(str(mount))} >&3\nexit $rc\n")
+    cli = shlex.join(
+        [sys.executable, "-m", "edgestudio", "convert", str(model), "--opset", "18", "-o", str(out)]
+    )
+    script = (
+        f"mount -t tmpfs -o {options} none {shlex.quote(str(mount))} || exit 99\n"
+        f"{cli}\nrc=$?\nls -A {shlex.quote(str(mount))} >&3\nexit $rc\n"
+    )
     proc = subprocess.run(
-        ["unshare", "--user", "--map-root-user", "--mount", "bash", "-c", f"exec 3>&1 1>&2\n{script}"],
-        capture_output=True, text=True, timeout=300)
+        [
+            "unshare",
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "bash",
+            "-c",
+            f"exec 3>&1 1>&2\n{script}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode != 99, proc.stderr
     return proc.returncode, proc.stderr, proc.stdout.split()
 

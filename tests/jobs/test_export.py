@@ -13,8 +13,10 @@ from edgestudio.core.convert.export_recipes import ExportRecipe, TorchInput
 from edgestudio.jobs.runner import JobState, run_job
 
 if importlib.util.find_spec("torch") is None:
-    pytest.skip(reason="PyTorch export needs the torch extra: pip install 'edgestudio[torch]'",
-                allow_module_level=True)
+    pytest.skip(
+        reason="PyTorch export needs the torch extra: pip install 'edgestudio[torch]'",
+        allow_module_level=True,
+    )
 
 
 MAKE_FILES = """
@@ -48,12 +50,17 @@ def pt_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(("kind", "exporter"), [("pt2", "dynamo"), ("pt", "legacy")])
-def test_export_dynamic_batch_checked_at_two_sizes(tmp_path: Path, pt_files: dict[str, Path],
-                                                   kind: str, exporter: str) -> None:
+def test_export_dynamic_batch_checked_at_two_sizes(
+    tmp_path: Path, pt_files: dict[str, Path], kind: str, exporter: str
+) -> None:
     out = tmp_path / "net.onnx"
     recipe = ExportRecipe(
-        model=str(pt_files[kind]), output=str(out), inputs=(TorchInput("x", (2, 1, 6, 6)),),
-        output_names=("logits",), opset=18, dynamic=(DimChange("x", 0, "batch"),),
+        model=str(pt_files[kind]),
+        output=str(out),
+        inputs=(TorchInput("x", (2, 1, 6, 6)),),
+        output_names=("logits",),
+        opset=18,
+        dynamic=(DimChange("x", 0, "batch"),),
         exporter=exporter,
     )
     job = run_job(recipe, timeout=300)
@@ -71,8 +78,9 @@ def test_export_dynamic_batch_checked_at_two_sizes(tmp_path: Path, pt_files: dic
 def test_unloadable_file_is_a_clear_failure(tmp_path: Path) -> None:
     bogus = tmp_path / "bogus.pt2"
     bogus.write_bytes(b"not a pytorch file")
-    recipe = ExportRecipe(model=str(bogus), output=str(tmp_path / "o.onnx"),
-                          inputs=(TorchInput("x", (1, 4)),))
+    recipe = ExportRecipe(
+        model=str(bogus), output=str(tmp_path / "o.onnx"), inputs=(TorchInput("x", (1, 4)),)
+    )
     job = run_job(recipe, timeout=120)
     assert job.state is JobState.FAILED
     assert "could not load bogus.pt2" in (job.error or "")
@@ -108,16 +116,28 @@ def test_crafted_pt2_payload_never_runs(tmp_path: Path, pt_files: dict[str, Path
     import sys
 
     evil, marker = tmp_path / "evil.pt2", tmp_path / "MARKER"
-    subprocess.run([sys.executable, "-c", CRAFT, str(pt_files["pt2"]), str(evil), str(marker)],
-                   check=True, timeout=60)
+    subprocess.run(
+        [sys.executable, "-c", CRAFT, str(pt_files["pt2"]), str(evil), str(marker)],
+        check=True,
+        timeout=60,
+    )
     # Control: without the guard, loading the file really runs the payload.
     unsafe = {**os.environ, "TORCH_FORCE_WEIGHTS_ONLY_LOAD": "0"}
-    subprocess.run([sys.executable, "-c", f"import torch\ntry: torch.export.load({str(evil)!r})\n"
-                    "except Exception: pass"], env=unsafe, timeout=300, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import torch\ntry: torch.export.load({str(evil)!r})\nexcept Exception: pass",
+        ],
+        env=unsafe,
+        timeout=300,
+        capture_output=True,
+    )
     assert marker.exists(), "the crafted file should run code when loaded unsafely"
     marker.unlink()
-    recipe = ExportRecipe(model=str(evil), output=str(tmp_path / "o.onnx"),
-                          inputs=(TorchInput("x", (2, 1, 6, 6)),))
+    recipe = ExportRecipe(
+        model=str(evil), output=str(tmp_path / "o.onnx"), inputs=(TorchInput("x", (2, 1, 6, 6)),)
+    )
     job = run_job(recipe, timeout=300)
     assert job.state is JobState.FAILED
     assert "could not load evil.pt2" in (job.error or "")
@@ -126,10 +146,15 @@ def test_crafted_pt2_payload_never_runs(tmp_path: Path, pt_files: dict[str, Path
 
 
 def test_torchscript_with_the_default_exporter_uses_the_one_that_reads_it(
-        tmp_path: Path, pt_files: dict[str, Path]) -> None:
+    tmp_path: Path, pt_files: dict[str, Path]
+) -> None:
     out = tmp_path / "ts.onnx"
-    job = run_job(ExportRecipe(model=str(pt_files["pt"]), output=str(out),
-                               inputs=(TorchInput("x", (1, 1, 6, 6)),)), timeout=300)
+    job = run_job(
+        ExportRecipe(
+            model=str(pt_files["pt"]), output=str(out), inputs=(TorchInput("x", (1, 1, 6, 6)),)
+        ),
+        timeout=300,
+    )
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None and job.report.details["exporter"] == "legacy"
     assert any("TorchScript" in w for w in job.report.warnings)

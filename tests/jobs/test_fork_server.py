@@ -73,8 +73,14 @@ def _parent(pid: int) -> int | None:
 
 def test_a_quantize_job_runs_in_a_child_of_the_server(server: ForkServer, tmp_path: Path) -> None:
     out = tmp_path / "q.onnx"
-    job = Job(QuantRecipe(model=str(SAMPLE_MODEL), output=str(out), mode="qdq",
-                          calib=DataSource("npz", str(SAMPLE_CALIBRATION))))
+    job = Job(
+        QuantRecipe(
+            model=str(SAMPLE_MODEL),
+            output=str(out),
+            mode="qdq",
+            calib=DataSource("npz", str(SAMPLE_CALIBRATION)),
+        )
+    )
     job.start()
     assert job.pid is not None and job.pid != server.process.pid
     assert _parent(job.pid) in (server.process.pid, None)  # None: it already ended
@@ -83,13 +89,17 @@ def test_a_quantize_job_runs_in_a_child_of_the_server(server: ForkServer, tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["q.onnx"]
 
 
-@pytest.mark.parametrize(("action", "state", "said"), [
-    ("fail", JobState.FAILED, "failed on purpose"),
-    ("crash", JobState.CRASHED, "SIGSEGV"),
-    ("partial", JobState.CRASHED, "SIGSEGV"),  # after writing half its output
-])
+@pytest.mark.parametrize(
+    ("action", "state", "said"),
+    [
+        ("fail", JobState.FAILED, "failed on purpose"),
+        ("crash", JobState.CRASHED, "SIGSEGV"),
+        ("partial", JobState.CRASHED, "SIGSEGV"),  # after writing half its output
+    ],
+)
 def test_failures_and_crashes_read_as_from_a_cold_worker(
-        server: ForkServer, tmp_path: Path, action: str, state: JobState, said: str) -> None:
+    server: ForkServer, tmp_path: Path, action: str, state: JobState, said: str
+) -> None:
     out = tmp_path / "result.txt"
     job = run_job(DiagnosticRecipe(action=action, output=str(out)))
     assert job.state is state and said in (job.error or ""), job.error
@@ -130,7 +140,8 @@ def test_cancel_stops_the_forked_jobs_children_too(server: ForkServer, action: s
 
 
 def test_a_server_started_with_another_environment_is_replaced(
-        server: ForkServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    server: ForkServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("EDGESTUDIO_TEST_CHANGED", "1")
     assert warm.fork_server() is None  # it no longer fits: the job starts cold
     job = run_job(DiagnosticRecipe(action="succeed"))
@@ -141,7 +152,8 @@ def test_a_server_started_with_another_environment_is_replaced(
 
 
 def test_a_job_outlives_the_replacement_of_its_server(
-        server: ForkServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    server: ForkServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Only the server that forked a job can report how it ended: a server replaced while
     its job runs is kept until the job has ended."""
     monkeypatch.setattr(os, "cpu_count", lambda: 8)  # servers are replaced beside jobs

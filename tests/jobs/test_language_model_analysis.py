@@ -19,8 +19,12 @@ from edgestudio.core.serialise import from_json
 from edgestudio.jobs.runner import JobState, run_job
 from tests.graph_builders import llama_decoder
 
-LINES = ["the edge device reads every line", "a small model runs on a phone",
-         "it is given the next word and answers", "without a network the device reads text"]
+LINES = [
+    "the edge device reads every line",
+    "a small model runs on a phone",
+    "it is given the next word and answers",
+    "without a network the device reads text",
+]
 WORDS = " ".join(LINES).split(" ")
 
 
@@ -39,8 +43,7 @@ def _tokenizer(path: Path) -> Path:
 def _kl_and_agreement(ref: np.ndarray, test: np.ndarray) -> tuple[float, float]:
     """By hand: softmax of each position's logits, KL(float ‖ quantized), same argmax."""
     kls, same = [], []
-    for f, q in zip(ref.reshape(-1, ref.shape[-1]), test.reshape(-1, ref.shape[-1]),
-                    strict=True):
+    for f, q in zip(ref.reshape(-1, ref.shape[-1]), test.reshape(-1, ref.shape[-1]), strict=True):
         p = np.exp(f - f.max()) / np.exp(f - f.max()).sum()
         r = np.exp(q - q.max()) / np.exp(q - q.max()).sum()
         kls.append(float(np.sum(p * np.log(p / r))))
@@ -62,8 +65,7 @@ def test_sentences_feed_a_decoder_with_an_empty_cache(decoder: tuple[Path, Path,
     source, _, text = decoder
     import onnx
 
-    samples = list(open_samples(parse_data_source(str(text)), onnx.load(str(source)), None,
-                                source))
+    samples = list(open_samples(parse_data_source(str(text)), onnx.load(str(source)), None, source))
     assert len(samples) == len(LINES)
     first = samples[0]
     assert first["input_ids"].shape == (1, 6)  # "the edge device reads every line"
@@ -75,8 +77,12 @@ def test_sentences_feed_a_decoder_with_an_empty_cache(decoder: tuple[Path, Path,
 
 def test_the_int4_result_is_judged_by_its_next_tokens(decoder: tuple[Path, Path, Path]) -> None:
     source, quantized, text = decoder
-    job = run_job(AnalyzeRecipe(float_model=str(source), quant_model=str(quantized),
-                                data=parse_data_source(str(text))), timeout=300)
+    job = run_job(
+        AnalyzeRecipe(
+            float_model=str(source), quant_model=str(quantized), data=parse_data_source(str(text))
+        ),
+        timeout=300,
+    )
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
     analysis = from_json(Analysis, job.report.details)
@@ -85,8 +91,7 @@ def test_the_int4_result_is_judged_by_its_next_tokens(decoder: tuple[Path, Path,
 
     import onnx
 
-    samples = list(open_samples(parse_data_source(str(text)), onnx.load(str(source)), None,
-                                source))
+    samples = list(open_samples(parse_data_source(str(text)), onnx.load(str(source)), None, source))
     f_session, q_session = ort.InferenceSession(str(source)), ort.InferenceSession(str(quantized))
     ref = np.concatenate([f_session.run(["logits"], s)[0][0] for s in samples])
     test = np.concatenate([q_session.run(["logits"], s)[0][0] for s in samples])

@@ -68,14 +68,24 @@ PHASE = textwrap.dedent("""
 @pytest.fixture(scope="module")
 def decoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # Two layers of 1024 × 8192 MLPs: 228 MiB of float32 weights as external data.
-    return llama_decoder(tmp_path_factory.mktemp("large"), layers=2, hidden=1024,
-                         intermediate=8192, vocab=512, heads=8)
+    return llama_decoder(
+        tmp_path_factory.mktemp("large"),
+        layers=2,
+        hidden=1024,
+        intermediate=8192,
+        vocab=512,
+        heads=8,
+    )
 
 
 def _grown(phase: str, source: Path) -> int:
-    done = subprocess.run([sys.executable, "-c", PHASE, phase, str(source), str(source.parent)],
-                          capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYTHONPATH": str(Path.cwd())})
+    done = subprocess.run(
+        [sys.executable, "-c", PHASE, phase, str(source), str(source.parent)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(Path.cwd())},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return int(done.stdout.strip().splitlines()[-1])
 

@@ -35,7 +35,8 @@ def _wav(path: Path, seconds: float, rate: int = 8000, channels: int = 2) -> np.
 
 
 def test_wav_files_are_read_resampled_and_cut_into_the_windows_the_model_runs_on(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     folder = tmp_path / "clips"
     folder.mkdir()
     mono = _wav(folder / "a.wav", 1.0)
@@ -93,14 +94,16 @@ def test_text_is_encoded_with_the_models_tokenizer_found_beside_it(tmp_path: Pat
 
     copy = tmp_path / "copy.onnx"
     shutil.copy(src, copy)
-    job = run_job(AnalyzeRecipe(float_model=str(src), quant_model=str(copy),
-                                data=source), timeout=300)
+    job = run_job(
+        AnalyzeRecipe(float_model=str(src), quant_model=str(copy), data=source), timeout=300
+    )
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
     analysis = from_json(Analysis, job.report.details)
     assert analysis.data is not None and analysis.data.kind == "text"
-    assert analysis.verdict is not None and "3 text lines from sentences.txt" in \
-        analysis.verdict.data
+    assert (
+        analysis.verdict is not None and "3 text lines from sentences.txt" in analysis.verdict.data
+    )
     assert analysis.verdict.level == "good"  # an identical model, judged on real text
 
 
@@ -115,9 +118,11 @@ def test_audio_is_never_fed_to_a_features_input(tmp_path: Path) -> None:
     from onnx import TensorProto, helper
 
     graph = helper.make_graph(
-        [helper.make_node("ReduceMean", ["mel"], ["y"], keepdims=0)], "mel_model",
+        [helper.make_node("ReduceMean", ["mel"], ["y"], keepdims=0)],
+        "mel_model",
         [helper.make_tensor_value_info("mel", TensorProto.FLOAT, ["N", 900, 120])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     clip = tmp_path / "speech.wav"
     _wav(clip, 0.5)
@@ -125,8 +130,9 @@ def test_audio_is_never_fed_to_a_features_input(tmp_path: Path) -> None:
         list(open_samples(DataSource("audio", str(clip)), model))
 
 
-def test_a_folder_is_listed_once_until_its_files_change(tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_folder_is_listed_once_until_its_files_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The quantize form asks a folder's kind at every keystroke: it is listed once, and again
     only when a file is added or removed."""
     import os

@@ -27,8 +27,10 @@ def block(tmp_path: Path) -> tuple[Path, DataSource]:
 
 
 def _quantize(src: Path, calib: DataSource, out: Path, **options: object) -> onnx.ModelProto:
-    job = run_job(QuantRecipe(model=str(src), output=str(out), mode="qdq", calib=calib,
-                              **options), timeout=300)  # type: ignore[arg-type]
+    job = run_job(
+        QuantRecipe(model=str(src), output=str(out), mode="qdq", calib=calib, **options),
+        timeout=300,
+    )  # type: ignore[arg-type]
     assert job.state is JobState.SUCCEEDED, (job.error, job.stderr_tail)
     assert job.report is not None
     assert any(n.startswith("Precision: ") for n in job.report.details["notes"])
@@ -38,11 +40,14 @@ def _quantize(src: Path, calib: DataSource, out: Path, **options: object) -> onn
 def _activation_types(model: onnx.ModelProto) -> dict[str, int]:
     """Each quantized activation of the float graph (conversions left out) -> its type."""
     inits = {t.name: t.data_type for t in model.graph.initializer}
-    dequantized = {o for n in model.graph.node if n.op_type == "DequantizeLinear"
-                   for o in n.output}
-    return {n.input[0]: inits[n.input[2]] for n in model.graph.node
-            if n.op_type == "QuantizeLinear" and n.input[0] not in dequantized
-            and n.input[0] not in inits}
+    dequantized = {o for n in model.graph.node if n.op_type == "DequantizeLinear" for o in n.output}
+    return {
+        n.input[0]: inits[n.input[2]]
+        for n in model.graph.node
+        if n.op_type == "QuantizeLinear"
+        and n.input[0] not in dequantized
+        and n.input[0] not in inits
+    }
 
 
 def _runs(path: Path) -> None:
@@ -53,8 +58,9 @@ def _runs(path: Path) -> None:
     assert y.shape == (2, 10) and np.isfinite(y).all()
 
 
-def test_int16_node_widens_exactly_its_output(tmp_path: Path,
-                                               block: tuple[Path, DataSource]) -> None:
+def test_int16_node_widens_exactly_its_output(
+    tmp_path: Path, block: tuple[Path, DataSource]
+) -> None:
     src, calib = block
     out = tmp_path / "mixed.onnx"
     types = _activation_types(_quantize(src, calib, out, int16=("c2",)))
@@ -66,8 +72,9 @@ def test_int16_node_widens_exactly_its_output(tmp_path: Path,
     assert counts.activations["uint16"] == 1 and counts.conversions == 2
 
 
-def test_int16_on_a_fused_relu_brings_its_producer(tmp_path: Path,
-                                                   block: tuple[Path, DataSource]) -> None:
+def test_int16_on_a_fused_relu_brings_its_producer(
+    tmp_path: Path, block: tuple[Path, DataSource]
+) -> None:
     """ORT fuses Relu into its Conv: widening only the Relu's tensor would change nothing."""
     src, calib = block
     graph = onnx.load(str(src)).graph
@@ -79,14 +86,17 @@ def test_int16_on_a_fused_relu_brings_its_producer(tmp_path: Path,
     _runs(out)
 
 
-@pytest.mark.parametrize(("placement", "quantized"), [
-    ("all", {"x", "r1_out", "c2_out", "add_out", "mul_out", "gap_out", "flat_out"}),
-    ("compute", {"x", "c1_out", "r1_out", "c2_out", "flat_out"}),
-    ("compute-inputs", {"x", "r1_out", "flat_out"}),
-])
+@pytest.mark.parametrize(
+    ("placement", "quantized"),
+    [
+        ("all", {"x", "r1_out", "c2_out", "add_out", "mul_out", "gap_out", "flat_out"}),
+        ("compute", {"x", "c1_out", "r1_out", "c2_out", "flat_out"}),
+        ("compute-inputs", {"x", "r1_out", "flat_out"}),
+    ],
+)
 def test_placement_leaves_exactly_the_other_tensors_float(
-        tmp_path: Path, block: tuple[Path, DataSource], placement: str,
-        quantized: set[str]) -> None:
+    tmp_path: Path, block: tuple[Path, DataSource], placement: str, quantized: set[str]
+) -> None:
     src, calib = block
     out = tmp_path / f"{placement}.onnx"
     model = _quantize(src, calib, out, placement=placement)
@@ -102,20 +112,33 @@ def test_placement_leaves_exactly_the_other_tensors_float(
 
 def test_rules_for_the_new_options() -> None:
     names = {"c1", "r1", "c2"}
-    bad = check_rules(QuantRecipe(mode="qdq", calib=DataSource("synthetic"), int16=("c22",)),
-                      17, names)
+    bad = check_rules(
+        QuantRecipe(mode="qdq", calib=DataSource("synthetic"), int16=("c22",)), 17, names
+    )
     assert any("No node named 'c22' to keep in 16-bit" in e and "'c2'" in e for e in bad.errors)
-    both = check_rules(QuantRecipe(mode="qdq", calib=DataSource("synthetic"), int16=("c1",),
-                                   exclude=("c1",)), 17, names)
+    both = check_rules(
+        QuantRecipe(mode="qdq", calib=DataSource("synthetic"), int16=("c1",), exclude=("c1",)),
+        17,
+        names,
+    )
     assert any("both kept in float and in 16-bit" in e for e in both.errors)
-    qop = check_rules(QuantRecipe(mode="qoperator", calib=DataSource("synthetic"),
-                                  placement="compute-inputs"), 17, names)
+    qop = check_rules(
+        QuantRecipe(mode="qoperator", calib=DataSource("synthetic"), placement="compute-inputs"),
+        17,
+        names,
+    )
     assert any("QDQ format" in e for e in qop.errors)
 
 
 def test_command_round_trips_the_new_options() -> None:
-    recipe = QuantRecipe(model="m.onnx", output="q.onnx", mode="qdq",
-                         calib=DataSource("synthetic"), int16=("a", "b"), placement="compute")
+    recipe = QuantRecipe(
+        model="m.onnx",
+        output="q.onnx",
+        mode="qdq",
+        calib=DataSource("synthetic"),
+        int16=("a", "b"),
+        placement="compute",
+    )
     cmd = recipe.to_command()
     assert cmd.count("--int16") == 2 and "--placement" in cmd
     assert "2 in 16-bit" in recipe.title() and "compute" in recipe.title()
@@ -125,27 +148,39 @@ def test_calibration_data_given_to_a_mode_that_does_not_calibrate_is_said_unused
     for mode in ("dynamic", "fp16", "int4"):
         check = check_rules(QuantRecipe(mode=mode, calib=DataSource("npz", "c.npz")), 17)
         assert any("calibration data is not used" in w for w in check.warnings), mode
-    assert not any("not used" in w for w in check_rules(
-        QuantRecipe(mode="qdq", calib=DataSource("npz", "c.npz")), 17).warnings)
+    assert not any(
+        "not used" in w
+        for w in check_rules(QuantRecipe(mode="qdq", calib=DataSource("npz", "c.npz")), 17).warnings
+    )
 
 
 def test_smoothquant_runs_after_the_quantizers_are_placed_and_is_deterministic(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     src = models.save(models.outlier_block(), tmp_path / "m.onnx")
     rng = np.random.default_rng(1)
     calib = tmp_path / "calib.npz"
     np.savez(calib, x=rng.standard_normal((8, 8, 16)).astype(np.float32))
-    recipe = QuantRecipe(model=str(src), output=str(tmp_path / "a.onnx"), mode="qdq",
-                         calib=DataSource("npz", str(calib)), per_channel=True,
-                         placement="compute-inputs", smooth_quant=0.5)
-    assert "SmoothQuant" in " ".join(check_rules(
-        QuantRecipe(model=str(src), smooth_quant=0.5)).errors)  # placement "all" refused
+    recipe = QuantRecipe(
+        model=str(src),
+        output=str(tmp_path / "a.onnx"),
+        mode="qdq",
+        calib=DataSource("npz", str(calib)),
+        per_channel=True,
+        placement="compute-inputs",
+        smooth_quant=0.5,
+    )
+    assert "SmoothQuant" in " ".join(
+        check_rules(QuantRecipe(model=str(src), smooth_quant=0.5)).errors
+    )  # placement "all" refused
     assert "--smoothquant 0.5" in recipe.command_line()
     first = run_job(recipe)
     assert first.state is JobState.SUCCEEDED, first.error
     assert first.report is not None
-    assert any("SmoothQuant (α=0.5): 2 MatMul input(s) smoothed — 1 folded" in n
-               for n in first.report.details["notes"])
+    assert any(
+        "SmoothQuant (α=0.5): 2 MatMul input(s) smoothed — 1 folded" in n
+        for n in first.report.details["notes"]
+    )
     again = run_job(replace(recipe, output=str(tmp_path / "b.onnx")))
     assert again.state is JobState.SUCCEEDED, again.error
     assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()

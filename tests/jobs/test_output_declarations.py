@@ -17,7 +17,8 @@ def test_mismatches_are_found_and_declared_as_produced() -> None:
     model = models.wrong_output_declaration()
     mismatches = output_shape_mismatches(model, {"y": (4, 1, 2)})
     assert [m.text() for m in mismatches] == [
-        "'y' declares [1, seqlen] but the model produces [4, 1, 2]"]
+        "'y' declares [1, seqlen] but the model produces [4, 1, 2]"
+    ]
     assert output_shape_mismatches(model, {"y": (1, 5)}) == []  # a symbolic dim may be 5
     declare_produced_shapes(model, mismatches)
     dims = model.graph.output[0].type.tensor_type.shape.dim
@@ -25,16 +26,20 @@ def test_mismatches_are_found_and_declared_as_produced() -> None:
 
 
 def test_the_wrong_declaration_is_said_before_converting_and_fixed_on_request(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     src = models.save(models.wrong_output_declaration(), tmp_path / "m.onnx")
-    plain = run_job(ConvertRecipe(model=str(src), output=str(tmp_path / "a.onnx"), opset=17),
-                    timeout=300)
+    plain = run_job(
+        ConvertRecipe(model=str(src), output=str(tmp_path / "a.onnx"), opset=17), timeout=300
+    )
     said = " ".join(plain.warnings) + str(plain.error)
     assert "declares [1, seqlen] but the model produces [4, 1, 2]" in said
     assert "--fix-output-shapes" in said
     fixed_out = tmp_path / "b.onnx"
-    fixed = run_job(ConvertRecipe(model=str(src), output=str(fixed_out), opset=17,
-                                  fix_output_shapes=True), timeout=300)
+    fixed = run_job(
+        ConvertRecipe(model=str(src), output=str(fixed_out), opset=17, fix_output_shapes=True),
+        timeout=300,
+    )
     assert fixed.state is JobState.SUCCEEDED, fixed.error
     assert fixed.report is not None and fixed.report.check is not None
     assert fixed.report.check.passed
@@ -50,12 +55,22 @@ def test_constant_weights_and_a_rank_0_declaration_convert_with_the_fix(tmp_path
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)
-    nodes = [helper.make_node("Constant", [], ["W"], name="cW", value=numpy_helper.from_array(
-                 rng.standard_normal((4, 3)).astype(np.float32))),
-             helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                                         [2, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+    nodes = [
+        helper.make_node(
+            "Constant",
+            [],
+            ["W"],
+            name="cW",
+            value=numpy_helper.from_array(rng.standard_normal((4, 3)).astype(np.float32)),
+        ),
+        helper.make_node("MatMul", ["x", "W"], ["y"], name="mm"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
     model.ir_version = 7
     src = models.save(model, tmp_path / "m.onnx")

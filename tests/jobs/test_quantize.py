@@ -28,18 +28,25 @@ def _calib(tmp: Path, x: np.ndarray, name: str = "x") -> DataSource:
 
 @pytest.fixture
 def conv_calib(tmp_path: Path) -> DataSource:
-    return _calib(tmp_path, np.random.default_rng(0).standard_normal((16, 3, 8, 8)).astype(np.float32))
+    return _calib(
+        tmp_path, np.random.default_rng(0).standard_normal((16, 3, 8, 8)).astype(np.float32)
+    )
 
 
 @pytest.mark.parametrize("mode", ["dynamic", "qdq", "qoperator", "fp16"])
-def test_each_mode_produces_a_model_ort_runs(tmp_path: Path, conv_calib: DataSource,
-                                             mode: str) -> None:
+def test_each_mode_produces_a_model_ort_runs(
+    tmp_path: Path, conv_calib: DataSource, mode: str
+) -> None:
     import onnxruntime as ort
 
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     out = tmp_path / f"{mode}.onnx"
-    recipe = QuantRecipe(model=str(src), output=str(out), mode=mode,
-                         calib=conv_calib if mode in ("qdq", "qoperator") else None)
+    recipe = QuantRecipe(
+        model=str(src),
+        output=str(out),
+        mode=mode,
+        calib=conv_calib if mode in ("qdq", "qoperator") else None,
+    )
     job = run_job(recipe, timeout=300)
     assert job.state is JobState.SUCCEEDED, (job.error, job.stderr_tail)
     session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
@@ -52,8 +59,9 @@ def test_each_mode_produces_a_model_ort_runs(tmp_path: Path, conv_calib: DataSou
 def test_int4_rewrites_matmuls(tmp_path: Path) -> None:
     src = models.save(models.matmul_model(), tmp_path / "mm.onnx")
     out = tmp_path / "int4.onnx"
-    job = run_job(QuantRecipe(model=str(src), output=str(out), mode="int4", block_size=16),
-                  timeout=300)
+    job = run_job(
+        QuantRecipe(model=str(src), output=str(out), mode="int4", block_size=16), timeout=300
+    )
     assert job.state is JobState.SUCCEEDED, job.error
     ops = {n.op_type for n in onnx.load(str(out)).graph.node}
     assert "MatMulNBits" in ops
@@ -62,23 +70,31 @@ def test_int4_rewrites_matmuls(tmp_path: Path) -> None:
 def test_already_quantized_model_is_refused(tmp_path: Path, conv_calib: DataSource) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     first = tmp_path / "q.onnx"
-    assert run_job(QuantRecipe(model=str(src), output=str(first), mode="dynamic")).state \
+    assert (
+        run_job(QuantRecipe(model=str(src), output=str(first), mode="dynamic")).state
         is JobState.SUCCEEDED
+    )
     job = run_job(QuantRecipe(model=str(first), output=str(tmp_path / "qq.onnx"), mode="dynamic"))
     assert job.state is JobState.FAILED and "already quantized" in (job.error or "")
 
 
-@pytest.mark.parametrize(("changes", "message"), [
-    ({"mode": "dynamic", "activation_type": "int8"}, "always uses uint8 activations"),
-    ({"mode": "dynamic", "weight_type": "int16"}, "int8 or uint8 weights"),
-    ({"mode": "qdq", "activation_type": "int8", "weight_type": "uint8"}, "rejects int8 activations with uint8 weights"),
-    ({"mode": "qoperator", "activation_type": "int16"}, "need the QDQ format"),
-    ({"mode": "qdq", "activation_type": "int4"}, "4-bit activations"),
-    ({"mode": "qdq", "calib": None}, "needs calibration data"),
-    ({"mode": "qdq", "calib_method": "percentile", "percentile": 0}, "percentile must be"),
-    ({"mode": "int4", "block_size": 24}, "power of two"),
-    ({"mode": "nonsense"}, "Unknown mode"),
-])
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"mode": "dynamic", "activation_type": "int8"}, "always uses uint8 activations"),
+        ({"mode": "dynamic", "weight_type": "int16"}, "int8 or uint8 weights"),
+        (
+            {"mode": "qdq", "activation_type": "int8", "weight_type": "uint8"},
+            "rejects int8 activations with uint8 weights",
+        ),
+        ({"mode": "qoperator", "activation_type": "int16"}, "need the QDQ format"),
+        ({"mode": "qdq", "activation_type": "int4"}, "4-bit activations"),
+        ({"mode": "qdq", "calib": None}, "needs calibration data"),
+        ({"mode": "qdq", "calib_method": "percentile", "percentile": 0}, "percentile must be"),
+        ({"mode": "int4", "block_size": 24}, "power of two"),
+        ({"mode": "nonsense"}, "Unknown mode"),
+    ],
+)
 def test_rules_reject_invalid_recipes(changes: dict[str, object], message: str) -> None:
     base = {"model": "m.onnx", "output": "o.onnx", "calib": DataSource("synthetic")}
     check = check_rules(QuantRecipe(**{**base, **changes}))  # type: ignore[arg-type]
@@ -87,8 +103,10 @@ def test_rules_reject_invalid_recipes(changes: dict[str, object], message: str) 
 
 
 def test_sixteen_bit_warns_about_opset() -> None:
-    check = check_rules(QuantRecipe(model="m", mode="qdq", activation_type="uint16",
-                                    calib=DataSource("synthetic")), model_opset=17)
+    check = check_rules(
+        QuantRecipe(model="m", mode="qdq", activation_type="uint16", calib=DataSource("synthetic")),
+        model_opset=17,
+    )
     assert check.ok and any("opset 21" in w for w in check.warnings)
 
 
@@ -97,9 +115,11 @@ def test_an_exclusion_the_model_does_not_have_is_refused_with_the_names_it_may_m
     base = QuantRecipe(model="m", mode="dynamic")
     check = check_rules(replace(base, exclude=("/features/features.3/conv",)), None, names)
     assert not check.ok
-    assert check.errors == ["No node named '/features/features.3/conv' to exclude in this model "
-                            "(did you mean '/features/features.3/Conv' or "
-                            "'/features/features.7/Conv'?)."]
+    assert check.errors == [
+        "No node named '/features/features.3/conv' to exclude in this model "
+        "(did you mean '/features/features.3/Conv' or "
+        "'/features/features.7/Conv'?)."
+    ]
     check = check_rules(replace(base, exclude=("zzz",)), None, names)
     assert check.errors == ["No node named 'zzz' to exclude in this model."]
     # a node inside a subgraph counts (the job passes every node's name, bodies included)
@@ -108,39 +128,59 @@ def test_an_exclusion_the_model_does_not_have_is_refused_with_the_names_it_may_m
 
 def test_rejected_recipe_fails_before_writing(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
-    job = run_job(QuantRecipe(model=str(src), output=str(tmp_path / "o.onnx"), mode="qdq",
-                              activation_type="int8", weight_type="uint8",
-                              calib=DataSource("synthetic")))
+    job = run_job(
+        QuantRecipe(
+            model=str(src),
+            output=str(tmp_path / "o.onnx"),
+            mode="qdq",
+            activation_type="int8",
+            weight_type="uint8",
+            calib=DataSource("synthetic"),
+        )
+    )
     assert job.state is JobState.FAILED and "uint8 weights" in (job.error or "")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
 
 
 @pytest.mark.parametrize(("values", "words"), [(np.nan, "NaN"), (np.inf, "inf")])
-def test_nan_and_inf_calibration_data_fail_before_output(tmp_path: Path, values: float,
-                                                         words: str) -> None:
+def test_nan_and_inf_calibration_data_fail_before_output(
+    tmp_path: Path, values: float, words: str
+) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     x = np.ones((4, 3, 8, 8), np.float32)
     x[1, 0, 0, 0] = values
-    job = run_job(QuantRecipe(model=str(src), output=str(tmp_path / "o.onnx"), mode="qdq",
-                              calib=_calib(tmp_path, x)))
+    job = run_job(
+        QuantRecipe(
+            model=str(src), output=str(tmp_path / "o.onnx"), mode="qdq", calib=_calib(tmp_path, x)
+        )
+    )
     assert job.state is JobState.FAILED and words in (job.error or "")
     assert not (tmp_path / "o.onnx").exists()
 
 
 def test_all_zero_and_constant_calibration_warn(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
-    job = run_job(QuantRecipe(model=str(src), output=str(tmp_path / "o.onnx"), mode="qdq",
-                              calib=_calib(tmp_path, np.zeros((4, 3, 8, 8), np.float32))))
+    job = run_job(
+        QuantRecipe(
+            model=str(src),
+            output=str(tmp_path / "o.onnx"),
+            mode="qdq",
+            calib=_calib(tmp_path, np.zeros((4, 3, 8, 8), np.float32)),
+        )
+    )
     assert job.state is JobState.SUCCEEDED
     text = " ".join(job.warnings)
     assert "all zeros" in text
     assert "scale is exactly 1.0" in text  # ORT's silent fallback for collapsed ranges, named
 
 
-@pytest.mark.parametrize(("array", "words"), [
-    (np.ones((4, 3, 9, 9), np.float32), "has shape [1, 3, 9, 9]"),
-    (np.ones((4, 3, 8, 8), np.int64), "is int64, the model expects float32"),
-])
+@pytest.mark.parametrize(
+    ("array", "words"),
+    [
+        (np.ones((4, 3, 9, 9), np.float32), "has shape [1, 3, 9, 9]"),
+        (np.ones((4, 3, 8, 8), np.int64), "is int64, the model expects float32"),
+    ],
+)
 def test_data_mismatch_lists_both_sides(tmp_path: Path, array: np.ndarray, words: str) -> None:
     samples = open_samples(_calib(tmp_path, array), models.conv_relu_gemm())
     with pytest.raises(DataError) as info:
@@ -150,8 +190,10 @@ def test_data_mismatch_lists_both_sides(tmp_path: Path, array: np.ndarray, words
 
 def test_wrong_names_list_expected_inputs(tmp_path: Path) -> None:
     with pytest.raises(DataError) as info:
-        open_samples(_calib(tmp_path, np.ones((2, 3, 8, 8), np.float32), name="input"),
-                     models.conv_relu_gemm())
+        open_samples(
+            _calib(tmp_path, np.ones((2, 3, 8, 8), np.float32), name="input"),
+            models.conv_relu_gemm(),
+        )
     assert "has arrays input" in str(info.value) and "x float32 [batch, 3, 8, 8]" in str(info.value)
 
 
@@ -166,12 +208,22 @@ def test_per_layer_sqnr_agrees_with_qdq_loss_debug(tmp_path: Path) -> None:
     from onnxruntime.quantization import qdq_loss_debug as dbg
 
     quant = tmp_path / "qdq.onnx"
-    job = run_job(QuantRecipe(model=str(SAMPLE_MODEL), output=str(quant), mode="qdq",
-                              per_channel=True, calib=DataSource("npz", str(SAMPLE_CALIBRATION))))
+    job = run_job(
+        QuantRecipe(
+            model=str(SAMPLE_MODEL),
+            output=str(quant),
+            mode="qdq",
+            per_channel=True,
+            calib=DataSource("npz", str(SAMPLE_CALIBRATION)),
+        )
+    )
     assert job.state is JobState.SUCCEEDED, job.error
     data = DataSource("npz", str(SAMPLE_EVALUATION), samples=24)
-    ours = run_analyze(AnalyzeRecipe(float_model=str(SAMPLE_MODEL), quant_model=str(quant),
-                                     data=data), RecordingReporter(), tmp_path)
+    ours = run_analyze(
+        AnalyzeRecipe(float_model=str(SAMPLE_MODEL), quant_model=str(quant), data=data),
+        RecordingReporter(),
+        tmp_path,
+    )
     layers = {layer["tensor"]: layer for layer in ours.details["layers"]}
 
     float_aug, quant_aug = tmp_path / "float_aug.onnx", tmp_path / "quant_aug.onnx"
@@ -205,8 +257,11 @@ def test_per_layer_sqnr_agrees_with_qdq_loss_debug(tmp_path: Path) -> None:
 
     images = np.load(SAMPLE_EVALUATION)["image"][:24]
     labels = np.load(SAMPLE_EVALUATION)["labels"][:24]
-    by_hand = ort.InferenceSession(str(quant), providers=["CPUExecutionProvider"]).run(
-        None, {"image": images})[0].argmax(1)
+    by_hand = (
+        ort.InferenceSession(str(quant), providers=["CPUExecutionProvider"])
+        .run(None, {"image": images})[0]
+        .argmax(1)
+    )
     assert accuracy["quant_top1"] == pytest.approx(float((by_hand == labels).mean()))
 
 
@@ -242,8 +297,13 @@ def test_inf_or_nan_where_the_float_side_is_finite_is_counted_not_averaged() -> 
     assert clean.figures()["sqnr_db"] == pytest.approx(20 * np.log10(np.sqrt(30) / 0.5), rel=1e-5)
     gone = ErrorStats()  # every value inf on the quantized side: counted, nothing summed
     gone.add(np.ones(4, np.float32), np.full(4, -np.inf, np.float32))
-    assert gone.figures() == {"sqnr_db": None, "mse": None, "max_abs": 0.0, "cosine": None,
-                              "non_finite": 4}
+    assert gone.figures() == {
+        "sqnr_db": None,
+        "mse": None,
+        "max_abs": 0.0,
+        "cosine": None,
+        "non_finite": 4,
+    }
 
 
 def test_a_layer_that_turns_inf_heads_the_analysis_and_the_verdict(tmp_path: Path) -> None:
@@ -255,14 +315,21 @@ def test_a_layer_that_turns_inf_heads_the_analysis_and_the_verdict(tmp_path: Pat
     from edgestudio.core.quant.quant_results import Analysis
     from edgestudio.core.serialise import from_json
 
-    consts = [numpy_helper.from_array(np.array(1000.0, np.float32), "k"),
-              numpy_helper.from_array(np.array(0.001, np.float32), "b")]
+    consts = [
+        numpy_helper.from_array(np.array(1000.0, np.float32), "k"),
+        numpy_helper.from_array(np.array(0.001, np.float32), "b"),
+    ]
     graph = helper.make_graph(
-        [helper.make_node("Mul", ["x", "k"], ["scaled"], name="scale"),
-         helper.make_node("Add", ["scaled", "b"], ["shifted"], name="shift"),
-         helper.make_node("Log", ["shifted"], ["y"], name="log")],
-        "log_of_small", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])], consts)
+        [
+            helper.make_node("Mul", ["x", "k"], ["scaled"], name="scale"),
+            helper.make_node("Add", ["scaled", "b"], ["shifted"], name="shift"),
+            helper.make_node("Log", ["shifted"], ["y"], name="log"),
+        ],
+        "log_of_small",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
+        consts,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     src = models.save(model, tmp_path / "m.onnx")
@@ -270,11 +337,19 @@ def test_a_layer_that_turns_inf_heads_the_analysis_and_the_verdict(tmp_path: Pat
     data = tmp_path / "d.npz"
     np.savez(data, x=rng.random((16, 64), dtype=np.float32))  # 0…1: many below 1/255·1000
     quant = tmp_path / "q.onnx"
-    job = run_job(QuantRecipe(model=str(src), output=str(quant), mode="qdq",
-                              calib=DataSource("npz", str(data))), timeout=300)
+    job = run_job(
+        QuantRecipe(
+            model=str(src), output=str(quant), mode="qdq", calib=DataSource("npz", str(data))
+        ),
+        timeout=300,
+    )
     assert job.state is JobState.SUCCEEDED, job.error
-    job = run_job(AnalyzeRecipe(float_model=str(src), quant_model=str(quant),
-                                data=DataSource("npz", str(data))), timeout=300)
+    job = run_job(
+        AnalyzeRecipe(
+            float_model=str(src), quant_model=str(quant), data=DataSource("npz", str(data))
+        ),
+        timeout=300,
+    )
     assert job.state is JobState.SUCCEEDED, job.error  # it was "math domain error"
     assert job.report is not None
     analysis = from_json(Analysis, job.report.details)
@@ -308,8 +383,10 @@ def test_image_folder_calibration_with_preprocessing(tmp_path: Path) -> None:
     assert batch[0]["x"].dtype == np.float32
     assert batch[0]["x"].min() >= -2.01 and batch[0]["x"].max() <= 2.01  # (x/255 - .5)/.25
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
-    job = run_job(QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), mode="qdq",
-                              calib=source), timeout=300)
+    job = run_job(
+        QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), mode="qdq", calib=source),
+        timeout=300,
+    )
     assert job.state is JobState.SUCCEEDED, job.error
 
 
@@ -328,8 +405,9 @@ def test_images_that_do_not_fit_propose_the_flags_that_do(tmp_path: Path) -> Non
     dims = model.graph.input[0].type.tensor_type.shape.dim
     for d, n in zip(dims, (1, 8, 8, 3), strict=True):  # as an NHWC export declares it
         d.dim_value = n
-    with pytest.raises((DataError, InputSpecError),
-                       match=r"--image-size 8x8 --image-layout NHWC \(the data form"):
+    with pytest.raises(
+        (DataError, InputSpecError), match=r"--image-size 8x8 --image-layout NHWC \(the data form"
+    ):
         list(open_samples(DataSource("images", str(folder)), model))
     assert image_flags((1, 1, 28, 28)) == "--image-size 28x28 --image-layout NCHW --image-colour L"
     assert image_flags(("batch", 3, "h", "w")) == "--image-layout NCHW"
@@ -345,17 +423,22 @@ def test_a_weight_with_inf_values_stays_in_float(tmp_path: Path) -> None:
     table = np.array([[0.5, 0.1, 1.0], [0.2, 0.3, 0.4], [0.5, -np.inf, 1.0]], np.float32)
     weight = np.random.default_rng(0).standard_normal((3, 8)).astype(np.float32)
     graph = helper.make_graph(
-        [helper.make_node("Gather", ["table", "ids"], ["bias"], name="lookup"),
-         helper.make_node("Softmax", ["bias"], ["probs"], name="softmax", axis=-1),
-         helper.make_node("MatMul", ["probs", "w"], ["y"], name="project")],
-        "inf_table", [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 4])],
+        [
+            helper.make_node("Gather", ["table", "ids"], ["bias"], name="lookup"),
+            helper.make_node("Softmax", ["bias"], ["probs"], name="softmax", axis=-1),
+            helper.make_node("MatMul", ["probs", "w"], ["y"], name="project"),
+        ],
+        "inf_table",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8])],
-        [numpy_helper.from_array(table, "table"), numpy_helper.from_array(weight, "w")])
+        [numpy_helper.from_array(table, "table"), numpy_helper.from_array(weight, "w")],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     src = models.save(model, tmp_path / "m.onnx")
-    job = run_job(QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), mode="dynamic"),
-                  timeout=300)
+    job = run_job(
+        QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), mode="dynamic"), timeout=300
+    )
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
     notes = " ".join(job.report.details["notes"])
@@ -367,7 +450,8 @@ def test_a_weight_with_inf_values_stays_in_float(tmp_path: Path) -> None:
 
 
 def test_an_fp16_crash_is_diagnosed_by_optimisation_level(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """onnxruntime 1.32 segfaults optimising some float16 graphs at its default level (a real
     traffic-signal model); when the same result loads and runs optimised up to 'extended',
     the refusal says so. Other failures, and other modes, get no such line."""
@@ -385,7 +469,9 @@ def test_an_fp16_crash_is_diagnosed_by_optimisation_level(
     crash = ["onnxruntime crashed (SIGSEGV) loading or running it"]
     said = quantize_module._crash_diagnosis(fp16, tmp_path / "q.onnx", {}, crash)
     assert "ORT_ENABLE_EXTENDED" in said and asked == [True]
-    assert quantize_module._crash_diagnosis(fp16, tmp_path / "q.onnx", {}, ["it does not run"]) == ""
+    assert (
+        quantize_module._crash_diagnosis(fp16, tmp_path / "q.onnx", {}, ["it does not run"]) == ""
+    )
     dynamic = QuantRecipe(model="m.onnx", mode="dynamic")
     assert quantize_module._crash_diagnosis(dynamic, tmp_path / "q.onnx", {}, crash) == ""
     assert asked == [True]  # only the fp16 crash was looked into

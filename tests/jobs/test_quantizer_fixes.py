@@ -20,8 +20,7 @@ SYNTHETIC = DataSource("synthetic", samples=4, seed=0)
 
 
 def _quantize(src: Path, out: Path, **options: object):  # type: ignore[no-untyped-def]
-    return run_job(QuantRecipe(model=str(src), output=str(out), calib=SYNTHETIC,
-                               **options))  # type: ignore[arg-type]
+    return run_job(QuantRecipe(model=str(src), output=str(out), calib=SYNTHETIC, **options))  # type: ignore[arg-type]
 
 
 def test_per_channel_bias_adjustment_failure_is_retried_without_it(tmp_path: Path) -> None:
@@ -33,8 +32,11 @@ def test_per_channel_bias_adjustment_failure_is_retried_without_it(tmp_path: Pat
     assert "QDQDisableWeightAdjustForInt32Bias" in notes and "truth value" in notes
     assert "did not run" not in notes  # the retry's own note says why, once
     result = onnx.load(str(tmp_path / "q.onnx"))
-    weight_dq = [n for n in result.graph.node if n.op_type == "DequantizeLinear"
-                 and n.input[0].startswith("W")]
+    weight_dq = [
+        n
+        for n in result.graph.node
+        if n.op_type == "DequantizeLinear" and n.input[0].startswith("W")
+    ]
     assert weight_dq and any(a.name == "axis" for a in weight_dq[0].attribute)  # per-channel
     assert run_in_process(tmp_path / "q.onnx", {"x": np.ones((2, 8), np.float32)}).ok
 
@@ -50,9 +52,10 @@ def test_float16_weights_behind_casts_are_stored_first_and_quantized(tmp_path: P
         assert any("stored as float32 first" in n for n in job.report.details["notes"])
         result = onnx.load(str(out))
         nodes = result.graph.node
-        assert any(len(t.dims) == 4 and t.data_type in (onnx.TensorProto.INT8,
-                                                         onnx.TensorProto.UINT8)
-                   for t in result.graph.initializer), mode  # the weight is stored in 8 bits
+        assert any(
+            len(t.dims) == 4 and t.data_type in (onnx.TensorProto.INT8, onnx.TensorProto.UINT8)
+            for t in result.graph.initializer
+        ), mode  # the weight is stored in 8 bits
         ops = {n.op_type for n in nodes}
         assert ops & {"ConvInteger", "QLinearConv", "DequantizeLinear"}, (mode, ops)
         assert "Conv" not in ops or mode == "qdq"  # the conv itself is quantized
@@ -63,8 +66,10 @@ def test_float16_weights_behind_casts_are_stored_first_and_quantized(tmp_path: P
 def test_fold_weight_casts_is_exact_and_keeps_shared_weights() -> None:
     model = models.fp16_weights_behind_casts()
     w16 = onnx.numpy_helper.to_array(model.graph.initializer[0])
-    assert fold_weight_casts(model) == ["InsertedPrecisionFreeCast_W",
-                                        "InsertedPrecisionFreeCast_B"]
+    assert fold_weight_casts(model) == [
+        "InsertedPrecisionFreeCast_W",
+        "InsertedPrecisionFreeCast_B",
+    ]
     stored = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
     assert set(stored) == {"W", "B"} and stored["W"].dtype == np.float32
     assert np.array_equal(stored["W"], w16.astype(np.float32))
@@ -77,8 +82,9 @@ def test_a_node_the_quantizer_fails_on_is_kept_in_float(tmp_path: Path) -> None:
     job = _quantize(src, out, mode="qoperator")
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
-    assert any("failed on node 'linear'" in n and "kept in float" in n
-               for n in job.report.details["notes"])
+    assert any(
+        "failed on node 'linear'" in n and "kept in float" in n for n in job.report.details["notes"]
+    )
     nodes = {n.name: n.op_type for n in onnx.load(str(out)).graph.node}
     assert nodes.get("linear") == "MatMul"  # kept in float
     assert "QLinearMatMul" in nodes.values()  # the rest quantized
@@ -97,7 +103,8 @@ def test_nothing_left_to_quantize_after_the_retry_is_a_refusal(tmp_path: Path) -
 
 
 def test_a_node_onnxruntime_rejects_in_the_result_is_kept_in_float(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A QDQ result onnxruntime cannot load (seen: a Transpose of an audio transcription
     model) names the node in its error; that node is kept in float and the rest quantized.
     The refusal is played by the gate here: no small model makes onnxruntime 1.32 write one."""
@@ -110,8 +117,11 @@ def test_a_node_onnxruntime_rejects_in_the_result_is_kept_in_float(
     def gate(path: Path, feeds: dict[str, np.ndarray], extended_only: bool = False) -> GateResult:
         seen.append(path)
         if _conv_is_quantized(path):
-            return GateResult(False, "onnxruntime cannot load it: Conv node 'conv': Could not "
-                                     "find an implementation for the node")
+            return GateResult(
+                False,
+                "onnxruntime cannot load it: Conv node 'conv': Could not "
+                "find an implementation for the node",
+            )
         return run_in_process(path, feeds, extended_only)
 
     monkeypatch.setattr(quantize, "run_in_process", gate)
@@ -119,8 +129,10 @@ def test_a_node_onnxruntime_rejects_in_the_result_is_kept_in_float(
     staging = tmp_path / "staging"
     staging.mkdir()
     report = quantize.run_quantize(
-        QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), calib=SYNTHETIC,
-                    mode="qdq"), RecordingReporter(), staging)
+        QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), calib=SYNTHETIC, mode="qdq"),
+        RecordingReporter(),
+        staging,
+    )
     notes = " ".join(report.details["notes"])
     assert "rejects the quantized form of 'conv'" in notes and "kept in float" in notes
     assert len(seen) == 3  # with and without pre-processing, then keeping 'conv' in float

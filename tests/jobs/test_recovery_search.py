@@ -38,8 +38,10 @@ def test_the_two_halves_of_a_data_set_are_disjoint_and_cover_it(tmp_path: Path) 
     x = np.random.default_rng(0).standard_normal((7, 4, 8, 8)).astype(np.float32)
     np.savez(path, **{name: x}, labels=np.arange(7))
     every = [s[name] for s in open_samples(DataSource("npz", str(path)), model)]
-    halves = {part: open_samples(DataSource("npz", str(path), part=part), model)
-              for part in ("even", "odd")}
+    halves = {
+        part: open_samples(DataSource("npz", str(path), part=part), model)
+        for part in ("even", "odd")
+    }
     assert (len(halves["even"]), len(halves["odd"])) == (4, 3)
     got = {part: [s[name] for s in samples] for part, samples in halves.items()}
     assert all(np.array_equal(a, b) for a, b in zip(got["even"], every[0::2], strict=True))
@@ -71,20 +73,33 @@ def test_a_fused_relu_is_named_by_its_producer_and_pass_throughs_not_at_all() ->
     quantized = {"c1", "r1", "c2", "add", "mul", "gap", "flat", "fc"}
     targets = suggestion_targets(model, quantized)
     assert targets["r1"] == "c1" and targets["c2"] == "c2" and targets["flat"] == ""
-    layers = [LayerError(t, n, op, sqnr, None, None, None) for t, n, op, sqnr in (
-        ("r1_out", "r1", "Relu", 5.0), ("flat_out", "flat", "Flatten", 6.0),
-        ("c1_out", "c1", "Conv", 7.0), ("c2_out", "c2", "Conv", 9.0))]
-    analysis = Analysis("f", "q", 1, layers=layers, quantized_nodes=sorted(quantized),
-                        targets=targets)
+    layers = [
+        LayerError(t, n, op, sqnr, None, None, None)
+        for t, n, op, sqnr in (
+            ("r1_out", "r1", "Relu", 5.0),
+            ("flat_out", "flat", "Flatten", 6.0),
+            ("c1_out", "c1", "Conv", 7.0),
+            ("c2_out", "c2", "Conv", 9.0),
+        )
+    ]
+    analysis = Analysis(
+        "f", "q", 1, layers=layers, quantized_nodes=sorted(quantized), targets=targets
+    )
     assert analysis.worst_excludable(3) == ["c1", "c2"]
     assert analysis.worst_excludable(3, already=("c1",)) == ["c2"]
 
 
 def _candidate(recipe: QuantRecipe) -> Candidate:
-    layers = [LayerError(f"{n}_out", n, "Conv", s, None, None, None)
-              for n, s in (("a", 3.0), ("b", 4.0), ("c", 5.0))]
-    return Candidate(1, recipe, "t", analysis=Analysis("f", "q", 1, layers=layers,
-                                                       quantized_nodes=["a", "b", "c"]))
+    layers = [
+        LayerError(f"{n}_out", n, "Conv", s, None, None, None)
+        for n, s in (("a", 3.0), ("b", 4.0), ("c", 5.0))
+    ]
+    return Candidate(
+        1,
+        recipe,
+        "t",
+        analysis=Analysis("f", "q", 1, layers=layers, quantized_nodes=["a", "b", "c"]),
+    )
 
 
 def test_int16_steps_grow_and_never_repeat() -> None:
@@ -112,17 +127,37 @@ def test_integer_only_never_excludes_and_recovers_with_16_bit(tmp_path: Path) ->
         shutil.copy(f, tmp_path / f.name)
     model = tmp_path / SAMPLE_MODEL.name
     data = DataSource("npz", str(tmp_path / SAMPLE_EVALUATION.name), samples=64)
-    space = SearchSpace(modes=("qdq",), per_channel=(False,), reduce_range=(False,),
-                        activation_types=("uint8", "uint16"), calib_methods=("minmax",))
-    probe = Tuner(TuneSettings(model=str(model), data=data, goal=Goal("sqnr", 200),
-                               space=dataclasses.replace(space, activation_types=("uint8",)),
-                               budget=1, bench_runs=3))
+    space = SearchSpace(
+        modes=("qdq",),
+        per_channel=(False,),
+        reduce_range=(False,),
+        activation_types=("uint8", "uint16"),
+        calib_methods=("minmax",),
+    )
+    probe = Tuner(
+        TuneSettings(
+            model=str(model),
+            data=data,
+            goal=Goal("sqnr", 200),
+            space=dataclasses.replace(space, activation_types=("uint8",)),
+            budget=1,
+            bench_runs=3,
+        )
+    )
     first = probe.run()
     probe.cleanup()
     assert first is not None and first.goal_value is not None
-    tuner = Tuner(TuneSettings(model=str(model), data=data, integer_only=True, budget=6,
-                               goal=Goal("sqnr", first.goal_value + 3), space=space,
-                               bench_runs=5))
+    tuner = Tuner(
+        TuneSettings(
+            model=str(model),
+            data=data,
+            integer_only=True,
+            budget=6,
+            goal=Goal("sqnr", first.goal_value + 3),
+            space=space,
+            bench_runs=5,
+        )
+    )
     tuner.queue = tuner.queue[:1]  # the defaults only: then the search escalates
     winner = tuner.run()
     assert all(not c.recipe.exclude for c in tuner.candidates)
@@ -152,17 +187,26 @@ def test_a_folded_batch_normalization_is_named_by_its_conv() -> None:
 
     c = 2
     inits = [numpy_helper.from_array(np.ones((c, c, 1, 1), np.float32), "w")] + [
-        numpy_helper.from_array(np.ones(c, np.float32), n) for n in ("s", "b", "m", "v")]
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
-             helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["n"],
-                              name="bn"),
-             helper.make_node("Relu", ["n"], ["y"], name="relu")]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(
-        "x", TensorProto.FLOAT, [1, c, 4, 4])], [helper.make_tensor_value_info(
-            "y", TensorProto.FLOAT, [1, c, 4, 4])], inits)
+        numpy_helper.from_array(np.ones(c, np.float32), n) for n in ("s", "b", "m", "v")
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+        helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["n"], name="bn"),
+        helper.make_node("Relu", ["n"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, 4, 4])],
+        inits,
+    )
     model = helper.make_model(graph)
     assert suggestion_targets(model, {"conv", "bn", "relu"}) == {
-        "conv": "conv", "bn": "conv", "relu": "conv"}
+        "conv": "conv",
+        "bn": "conv",
+        "relu": "conv",
+    }
 
 
 def test_many_weight_only_tables_are_counted_not_listed() -> None:
@@ -173,14 +217,18 @@ def test_many_weight_only_tables_are_counted_not_listed() -> None:
     nodes, inits, outputs = [], [], []
     for k in range(38):
         inits.append(numpy_helper.from_array(np.ones((8, 8), np.int8), f"table_{k}"))
-        nodes += [helper.make_node("Cast", [f"table_{k}"], [f"f{k}"], to=TensorProto.FLOAT),
-                  helper.make_node("Mul", [f"f{k}", "x"], [f"y{k}"])]
+        nodes += [
+            helper.make_node("Cast", [f"table_{k}"], [f"f{k}"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", [f"f{k}", "x"], [f"y{k}"]),
+        ]
         outputs.append(helper.make_tensor_value_info(f"y{k}", TensorProto.FLOAT, [8, 8]))
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(
-        "x", TensorProto.FLOAT, [8, 8])], outputs, inits)
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 8])], outputs, inits
+    )
     found = existing_quantization(helper.make_model(graph))
     assert len(found) == 1 and found[0].startswith("38 weight-only int8 tables")
     assert "'table_0' [8×8] → Cast → Mul" in found[0] and len(found[0]) < 200
     one = helper.make_graph(nodes[:2], "g", graph.input, outputs[:1], inits[:1])
     assert existing_quantization(helper.make_model(one)) == [
-        "weight-only int8 table 'table_0' [8×8] → Cast → Mul"]
+        "weight-only int8 table 'table_0' [8×8] → Cast → Mul"
+    ]

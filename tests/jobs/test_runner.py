@@ -97,8 +97,10 @@ def test_missing_output_folder_is_refused(tmp_path: Path) -> None:
 
 def test_progress_and_stage_arrive() -> None:
     seen: list[float] = []
-    job = run_job(DiagnosticRecipe(action="spin", seconds=0.5),
-                  on_update=lambda j: seen.append(j.fraction or 0.0))
+    job = run_job(
+        DiagnosticRecipe(action="spin", seconds=0.5),
+        on_update=lambda j: seen.append(j.fraction or 0.0),
+    )
     assert job.state is JobState.SUCCEEDED
     assert seen and max(seen) > 0.5
     assert job.log[0].startswith("▸ self-test: spin")
@@ -106,8 +108,11 @@ def test_progress_and_stage_arrive() -> None:
 
 def test_protocol_round_trip_and_version_check() -> None:
     line = protocol.encode("progress", fraction=0.5)
-    assert protocol.decode(line.strip()) == {"v": protocol.PROTOCOL_VERSION, "type": "progress",
-                                             "fraction": 0.5}
+    assert protocol.decode(line.strip()) == {
+        "v": protocol.PROTOCOL_VERSION,
+        "type": "progress",
+        "fraction": 0.5,
+    }
     assert protocol.decode(b'{"v": 999, "type": "progress"}') is None
     assert protocol.decode(b"native library noise") is None
 

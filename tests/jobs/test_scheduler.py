@@ -25,8 +25,11 @@ def _cancel(queue: Scheduler, job: Job) -> None:
 
 def test_at_most_max_parallel_run_and_the_rest_wait_in_order() -> None:
     events: list[str] = []
-    queue = Scheduler(max_parallel=2, on_added=lambda j: events.append("added"),
-                      on_finished=lambda j: events.append(j.state.value))
+    queue = Scheduler(
+        max_parallel=2,
+        on_added=lambda j: events.append("added"),
+        on_finished=lambda j: events.append(j.state.value),
+    )
     jobs = [queue.submit(_hang()) for _ in range(3)]
     try:
         assert [j.state for j in jobs] == [JobState.RUNNING, JobState.RUNNING, JobState.QUEUED]
@@ -41,8 +44,9 @@ def test_at_most_max_parallel_run_and_the_rest_wait_in_order() -> None:
 def test_an_exclusive_job_runs_alone_and_what_comes_after_waits_for_it(tmp_path: Path) -> None:
     queue = Scheduler(max_parallel=4)
     first = queue.submit(_hang())
-    alone = queue.submit(DiagnosticRecipe(action="succeed", output=str(tmp_path / "a.bin")),
-                         exclusive=True)
+    alone = queue.submit(
+        DiagnosticRecipe(action="succeed", output=str(tmp_path / "a.bin")), exclusive=True
+    )
     after = queue.submit(_hang())
     try:
         assert first.state is JobState.RUNNING

@@ -31,9 +31,13 @@ def model(tmp_path: Path) -> Path:
 
 
 def _settings(model: Path, **changes: object) -> TuneSettings:
-    settings = TuneSettings(model=str(model), data=DataSource(
-        "npz", str(model.with_name(SAMPLE_EVALUATION.name)), samples=64),
-        budget=8, workers=2, bench_runs=10)
+    settings = TuneSettings(
+        model=str(model),
+        data=DataSource("npz", str(model.with_name(SAMPLE_EVALUATION.name)), samples=64),
+        budget=8,
+        workers=2,
+        bench_runs=10,
+    )
     for key, value in changes.items():
         setattr(settings, key, value)
     return settings
@@ -61,8 +65,10 @@ def test_a_tune_finds_a_recipe_that_meets_its_goal(model: Path) -> None:
     meeting = [c for c in tuner.candidates if c.met and c.latency is not None]
     fastest = min(meeting, key=lambda c: c.latency_ms or 0.0)
     assert winner.latency is not None and fastest.latency is not None
-    assert winner is fastest or not median_ratio_interval(
-        winner.latency.samples_ms, fastest.latency.samples_ms).slower
+    assert (
+        winner is fastest
+        or not median_ratio_interval(winner.latency.samples_ms, fastest.latency.samples_ms).slower
+    )
     assert winner in tuner.latency_ties()
     assert (winner.quant_bytes or 0) == min(c.quant_bytes or 0 for c in tuner.latency_ties())
     # the float model was measured beside the candidates: the plot's reference
@@ -76,10 +82,14 @@ def test_a_tune_finds_a_recipe_that_meets_its_goal(model: Path) -> None:
 def test_when_no_recipe_meets_the_goal_the_worst_layers_are_excluded(model: Path) -> None:
     # The goal sits just above what the default recipe reaches on this CPU (its integer
     # kernels differ between machines), so only excluding layers can meet it.
-    space = SearchSpace(modes=("qdq",), per_channel=(False,), reduce_range=(False,),
-                        activation_types=("uint8",), calib_methods=("minmax",))
-    probe = Tuner(_settings(model, goal=Goal("sqnr", 200), space=space, budget=1,
-                            bench_runs=3))
+    space = SearchSpace(
+        modes=("qdq",),
+        per_channel=(False,),
+        reduce_range=(False,),
+        activation_types=("uint8",),
+        calib_methods=("minmax",),
+    )
+    probe = Tuner(_settings(model, goal=Goal("sqnr", 200), space=space, budget=1, bench_runs=3))
     first = probe.run()
     probe.cleanup()
     assert first is not None and first.goal_value is not None
@@ -92,9 +102,9 @@ def test_when_no_recipe_meets_the_goal_the_worst_layers_are_excluded(model: Path
     tuner.cleanup()
 
 
-def test_a_crashed_candidate_is_recorded_and_the_tune_finishes(model: Path,
-                                                               monkeypatch: pytest.MonkeyPatch
-                                                               ) -> None:
+def test_a_crashed_candidate_is_recorded_and_the_tune_finishes(
+    model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from edgestudio.jobs import scheduler as scheduler_module
 
     real_job = scheduler_module.Job  # the tuner's jobs are made by the session's queue
@@ -126,8 +136,11 @@ def test_cancel_leaves_no_worker_and_no_file(model: Path) -> None:
     tuner.cancel()
     assert tuner.finished and not tuner.folder.exists()
     for pid in pids:
-        assert pid is None or not psutil.pid_exists(pid) or \
-            psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+        assert (
+            pid is None
+            or not psutil.pid_exists(pid)
+            or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+        )
     assert all(c.state in ("done", "failed") for c in tuner.candidates)
 
 
@@ -135,18 +148,54 @@ def test_cancel_leaves_no_worker_and_no_file(model: Path) -> None:
 def test_the_cli_prints_the_candidates_and_keeps_the_winner(model: Path, tmp_path: Path) -> None:
     out, report = tmp_path / "best.onnx", tmp_path / "tune.json"
     done = subprocess.run(
-        [sys.executable, "-m", "edgestudio", "tune", str(model), "--data",
-         str(model.with_name(SAMPLE_EVALUATION.name)), "--samples", "64", "--goal",
-         "sqnr>=30", "--budget", "3", "--modes", "qdq", "--bench-runs", "10", "-o", str(out),
-         "--json", str(report)], capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "edgestudio",
+            "tune",
+            str(model),
+            "--data",
+            str(model.with_name(SAMPLE_EVALUATION.name)),
+            "--samples",
+            "64",
+            "--goal",
+            "sqnr>=30",
+            "--budget",
+            "3",
+            "--modes",
+            "qdq",
+            "--bench-runs",
+            "10",
+            "-o",
+            str(out),
+            "--json",
+            str(report),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "winner: #" in done.stdout and out.stat().st_size > 0
     data = json.loads(report.read_text())
     assert data["met"] and len(data["candidates"]) == 3
     assert data["float"]["latency_ms"] > 0 and data["float"]["bytes"] == model.stat().st_size
     assert "float32 (the reference)" in done.stdout
-    bad = subprocess.run([sys.executable, "-m", "edgestudio", "tune", str(model), "--data",
-                          str(model), "--goal", "fast"], capture_output=True, text=True)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "edgestudio",
+            "tune",
+            str(model),
+            "--data",
+            str(model),
+            "--goal",
+            "fast",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and "goal reads" in bad.stderr
 
 
@@ -168,22 +217,28 @@ def test_the_same_winner_locally_and_on_a_ray_cluster(model: Path) -> None:
     assert remote_winner.recipe.exclude == local_winner.recipe.exclude
     assert remote_winner.number == local_winner.number
     assert [c.goal_value for c in remote.candidates] == pytest.approx(
-        [c.goal_value for c in local.candidates], abs=1e-6)
+        [c.goal_value for c in local.candidates], abs=1e-6
+    )
 
 
 @pytest.mark.e2e
-def test_a_tune_resumes_what_an_earlier_one_measured(model: Path, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_tune_resumes_what_an_earlier_one_measured(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A re-run with the earlier tune's summary (as kept in the workspace) takes its measured
     candidates without a job, spends its budget on new ones, and can still keep a resumed
     winner (quantized again, byte for byte what the first tune wrote)."""
     from edgestudio.jobs.tuner import tuner_summary
 
-    space = SearchSpace(modes=("qdq",), per_channel=(False, True), reduce_range=(False,),
-                        activation_types=("uint8",), calib_methods=("minmax",),
-                        exclusions=False)
-    first = Tuner(_settings(model, goal=Goal("sqnr", 200), space=space, budget=1,
-                            bench_runs=3))
+    space = SearchSpace(
+        modes=("qdq",),
+        per_channel=(False, True),
+        reduce_range=(False,),
+        activation_types=("uint8",),
+        calib_methods=("minmax",),
+        exclusions=False,
+    )
+    first = Tuner(_settings(model, goal=Goal("sqnr", 200), space=space, budget=1, bench_runs=3))
     first.run()
     assert [c.state for c in first.candidates] == ["done"]
     kept_first = first.keep(first.candidates[0], tmp_path / "first.onnx")
@@ -200,8 +255,11 @@ def test_a_tune_resumes_what_an_earlier_one_measured(model: Path, tmp_path: Path
         return real_job(recipe, *args, **kwargs)
 
     monkeypatch.setattr(scheduler_module, "Job", counting)
-    again = Tuner(_settings(model, goal=Goal("sqnr", 200), space=space, budget=1,
-                            bench_runs=3, resume=summary))
+    again = Tuner(
+        _settings(
+            model, goal=Goal("sqnr", 200), space=space, budget=1, bench_runs=3, resume=summary
+        )
+    )
     assert "1 recipe(s)" in again.resume_note
     again.run()
     assert len(again.candidates) == 2

@@ -46,8 +46,8 @@ def _gone(pid: int, within: float = 10.0) -> bool:
 
 @pytest.mark.parametrize("cores", [2, 8])
 def test_a_job_runs_in_the_waiting_worker_and_the_next_one_is_started(
-        pool: warm.WarmPool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        cores: int) -> None:
+    pool: warm.WarmPool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cores: int
+) -> None:
     monkeypatch.setattr(os, "cpu_count", lambda: cores)
     first = _waiting(pool)
     out = tmp_path / "result.txt"
@@ -64,12 +64,16 @@ def test_a_job_runs_in_the_waiting_worker_and_the_next_one_is_started(
     assert not first.folder.exists()  # the job's folder went with it
 
 
-@pytest.mark.parametrize(("action", "state", "said"), [
-    ("fail", JobState.FAILED, "failed on purpose"),
-    ("crash", JobState.CRASHED, "SIGSEGV"),
-])
+@pytest.mark.parametrize(
+    ("action", "state", "said"),
+    [
+        ("fail", JobState.FAILED, "failed on purpose"),
+        ("crash", JobState.CRASHED, "SIGSEGV"),
+    ],
+)
 def test_failures_and_crashes_read_the_same_in_a_warm_worker(
-        pool: warm.WarmPool, action: str, state: JobState, said: str) -> None:
+    pool: warm.WarmPool, action: str, state: JobState, said: str
+) -> None:
     pid = _waiting(pool).process.pid
     job = run_job(DiagnosticRecipe(action=action))
     assert job.pid == pid
@@ -89,7 +93,8 @@ def test_cancel_stops_a_warm_worker(pool: warm.WarmPool, tmp_path: Path) -> None
 
 
 def test_a_worker_started_with_another_environment_is_not_used(
-        pool: warm.WarmPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    pool: warm.WarmPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     stale = _waiting(pool)
     monkeypatch.setenv("EDGESTUDIO_TEST_CHANGED", "1")  # e.g. a setting the job must see
     job = run_job(DiagnosticRecipe(action="succeed"))
@@ -99,7 +104,8 @@ def test_a_worker_started_with_another_environment_is_not_used(
 
 
 def test_no_worker_is_started_while_a_job_measures_time(
-        pool: warm.WarmPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    pool: warm.WarmPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(runner, "TIMING_KINDS", frozenset({"diagnostic"}))
     job = Job(DiagnosticRecipe(action="hang"))
     job.start()
@@ -133,16 +139,43 @@ def test_cli_commands_leave_no_waiting_worker_behind(tmp_path: Path) -> None:
     job, the server is stopped, its folder and the job's are removed, and what the command
     printed and wrote is all there."""
     env = {**os.environ, "TMPDIR": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "edgestudio", "quantize",
-                           str(tmp_path / "missing.onnx"), "-o", str(tmp_path / "q.onnx")],
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "edgestudio",
+            "quantize",
+            str(tmp_path / "missing.onnx"),
+            "-o",
+            str(tmp_path / "q.onnx"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode != 0 and "missing.onnx" in done.stderr
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("edgestudio-")] == []
     report = tmp_path / "report.json"
-    done = subprocess.run([sys.executable, "-m", "edgestudio", "quantize", str(SAMPLE_MODEL),
-                           "-o", str(tmp_path / "q.onnx"), "--mode", "dynamic",
-                           "--json", str(report)],
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "edgestudio",
+            "quantize",
+            str(SAMPLE_MODEL),
+            "-o",
+            str(tmp_path / "q.onnx"),
+            "--mode",
+            "dynamic",
+            "--json",
+            str(report),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert f"output: {tmp_path / 'q.onnx'}" in done.stdout  # flushed before the fast exit
     assert done.stderr.rstrip().endswith("succeeded")

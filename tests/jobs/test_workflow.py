@@ -77,10 +77,15 @@ def test_quantize_analyse_benchmark_chain_fills_the_document(model: Path, tmp_pa
     document.run_changed.connect(lambda run: events.append(f"{run.number} {run.state.value}"))
     document.events.overlay.connect(lambda overlay: events.append(f"overlay {overlay.kind.value}"))
 
-    run = queue.workflow.quantize(document, QuantRecipe(
-        model=str(model), output=str(tmp_path / "q.onnx"),
-        calib=DataSource("npz", str(model.with_name(SAMPLE_CALIBRATION.name)))),
-        DataSource("npz", str(model.with_name(SAMPLE_EVALUATION.name)), samples=40))
+    run = queue.workflow.quantize(
+        document,
+        QuantRecipe(
+            model=str(model),
+            output=str(tmp_path / "q.onnx"),
+            calib=DataSource("npz", str(model.with_name(SAMPLE_CALIBRATION.name))),
+        ),
+        DataSource("npz", str(model.with_name(SAMPLE_EVALUATION.name)), samples=40),
+    )
     assert run.number == 1 and run.state is RunState.QUANTIZING
     queue.drain()
     assert run.state is RunState.ANALYSED, run.error
@@ -92,17 +97,20 @@ def test_quantize_analyse_benchmark_chain_fills_the_document(model: Path, tmp_pa
     assert "samples from" in document.overlay_note()  # the data the figures come from
     assert document.extra_models == [str(tmp_path / "q.onnx")]
 
-    queue.workflow.submit(BenchRecipe(models=(str(model), str(tmp_path / "q.onnx")), runs=10,
-                                      warmup=1))
+    queue.workflow.submit(
+        BenchRecipe(models=(str(model), str(tmp_path / "q.onnx")), runs=10, warmup=1)
+    )
     queue.drain()
     assert len(document.latency.rows) == 2 and (document.latency.rows[0].median_ms or 0) > 0
     assert [j.title.split(":")[0] for j in document.jobs] == ["Quantize", "Analyze", "Benchmark"]
 
     # the typed results hold every field the operations send (nothing dropped on the way)
     details = {job.recipe.kind: job.report.details for job in queue.finished if job.report}
-    typed = {"quantize": to_json(quantization_of(details["quantize"])),
-             "analyze": to_json(from_json(Analysis, details["analyze"])),
-             "bench": to_json(latency_of(details["bench"]))}
+    typed = {
+        "quantize": to_json(quantization_of(details["quantize"])),
+        "analyze": to_json(from_json(Analysis, details["analyze"])),
+        "bench": to_json(latency_of(details["bench"])),
+    }
     assert set(details["quantize"]) - {"recipe"} == set(typed["quantize"])
     assert set(details["analyze"]) == set(typed["analyze"])
     for part in ("layers", "weights", "outputs"):
@@ -110,14 +118,16 @@ def test_quantize_analyse_benchmark_chain_fills_the_document(model: Path, tmp_pa
     assert set(details["bench"]["results"][0]) == set(typed["bench"]["rows"][0]) - {"error"}
 
 
-def test_a_failed_quantization_is_recorded_and_nothing_follows(model: Path,
-                                                               tmp_path: Path) -> None:
+def test_a_failed_quantization_is_recorded_and_nothing_follows(model: Path, tmp_path: Path) -> None:
     queue = Queue()
     document = _document(model)
     queue.workflow.add_document(document)
     missing = DataSource("npz", str(tmp_path / "missing.npz"))
-    run = queue.workflow.quantize(document, QuantRecipe(
-        model=str(model), output=str(tmp_path / "q.onnx"), calib=missing), missing)
+    run = queue.workflow.quantize(
+        document,
+        QuantRecipe(model=str(model), output=str(tmp_path / "q.onnx"), calib=missing),
+        missing,
+    )
     queue.drain()
     assert run.state is RunState.FAILED and run.error
     assert len(queue.started) == 1  # no analysis of a model that was never written
@@ -144,10 +154,15 @@ def test_workspace_round_trip_and_report_from_the_cli(model: Path, tmp_path: Pat
     document = _document(model)
     queue.workflow.add_document(document)
     document.exclude({"/features/features.0/Conv"})
-    queue.workflow.quantize(document, QuantRecipe(
-        model=str(model), output=str(tmp_path / "q.onnx"),
-        calib=DataSource("npz", str(model.with_name(SAMPLE_CALIBRATION.name)))),
-        DataSource("npz", str(model.with_name(SAMPLE_EVALUATION.name)), samples=40))
+    queue.workflow.quantize(
+        document,
+        QuantRecipe(
+            model=str(model),
+            output=str(tmp_path / "q.onnx"),
+            calib=DataSource("npz", str(model.with_name(SAMPLE_CALIBRATION.name))),
+        ),
+        DataSource("npz", str(model.with_name(SAMPLE_EVALUATION.name)), samples=40),
+    )
     queue.workflow.submit(BenchRecipe(models=(str(model),), runs=10, warmup=1))
     queue.drain()
 
@@ -164,24 +179,36 @@ def test_workspace_round_trip_and_report_from_the_cli(model: Path, tmp_path: Pat
 
     # the CLI renders the same report as the window's File › Export report
     write_report(tmp_path / "from_document.html", report_from_document(document))
-    done = subprocess.run([sys.executable, "-m", "edgestudio", "report", str(saved), "-o",
-                           str(tmp_path / "from_cli.html")], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "edgestudio",
+            "report",
+            str(saved),
+            "-o",
+            str(tmp_path / "from_cli.html"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
-    assert ((tmp_path / "from_cli.html").read_text()
-            == (tmp_path / "from_document.html").read_text())
+    assert (tmp_path / "from_cli.html").read_text() == (tmp_path / "from_document.html").read_text()
     html = (tmp_path / "from_cli.html").read_text()
     assert html.count("<svg") == 2 and "edgestudio quantize" in html
 
     # the model changes on disk: the workspace says so (and the CLI warns)
     model.write_bytes(model.read_bytes() + b"\0")  # (the report needs no valid model)
     assert workspace.load(saved).model_changed
-    done = subprocess.run([sys.executable, "-m", "edgestudio", "report", str(saved)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "edgestudio", "report", str(saved)], capture_output=True, text=True
+    )
     assert done.returncode == 0 and "changed on disk" in done.stderr
 
 
-def test_workspace_found_beside_a_moved_model_and_bad_files_refused(model: Path,
-                                                                     tmp_path: Path) -> None:
+def test_workspace_found_beside_a_moved_model_and_bad_files_refused(
+    model: Path, tmp_path: Path
+) -> None:
     document = _document(model)
     saved = workspace.save(document, tmp_path / "m.edgestudio.json")
     moved = tmp_path / "moved"
@@ -200,8 +227,11 @@ def test_workspace_found_beside_a_moved_model_and_bad_files_refused(model: Path,
     (tmp_path / "other.edgestudio.json").write_text('{"format": "something else"}')
     with pytest.raises(workspace.WorkspaceError, match="not an EdgeStudio workspace"):
         workspace.load(tmp_path / "other.edgestudio.json")
-    done = subprocess.run([sys.executable, "-m", "edgestudio", "report",
-                           str(tmp_path / "bad.edgestudio.json")], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "edgestudio", "report", str(tmp_path / "bad.edgestudio.json")],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2 and "not a workspace" in done.stderr
 
 
@@ -209,15 +239,17 @@ def test_an_interrupted_run_comes_back_as_failed(model: Path, tmp_path: Path) ->
     document = _document(model)
     queue = Queue()
     queue.workflow.add_document(document)
-    queue.workflow.quantize(document, QuantRecipe(model=str(model),
-                                                  output=str(tmp_path / "q.onnx")))
+    queue.workflow.quantize(
+        document, QuantRecipe(model=str(model), output=str(tmp_path / "q.onnx"))
+    )
     saved = workspace.save(document, tmp_path / "w.edgestudio.json")  # saved while running
     run = workspace.load(saved).document.runs[0]
     assert run.state is RunState.FAILED and "interrupted" in (run.error or "")
 
 
-def test_a_runs_changes_reach_the_panels_without_being_announced(model: Path,
-                                                                 tmp_path: Path) -> None:
+def test_a_runs_changes_reach_the_panels_without_being_announced(
+    model: Path, tmp_path: Path
+) -> None:
     """Runs are evented: assigning a field is the announcement (no update call to forget),
     a workspace's runs are followed once restored, and the state comes last."""
     from edgestudio.core.quant.quant_runs import QuantRun
@@ -245,10 +277,13 @@ def test_a_runs_changes_reach_the_panels_without_being_announced(model: Path,
     queue = Queue()  # through the workflow: a failed job ends in one final state, error first
     queue.workflow.add_document(document)
     finals: list[tuple[RunState, str | None]] = []
-    document.run_changed.connect(lambda r: finals.append((r.state, r.error))
-                                 if r.state.is_final and r.number == 2 else None)
-    queue.workflow.quantize(document, QuantRecipe(model=str(tmp_path / "missing.onnx"),
-                                                  output=str(tmp_path / "q2.onnx")))
+    document.run_changed.connect(
+        lambda r: finals.append((r.state, r.error)) if r.state.is_final and r.number == 2 else None
+    )
+    queue.workflow.quantize(
+        document,
+        QuantRecipe(model=str(tmp_path / "missing.onnx"), output=str(tmp_path / "q2.onnx")),
+    )
     queue.drain()
     assert finals and finals[0][0] is RunState.FAILED and finals[0][1]
 
@@ -262,6 +297,7 @@ def test_the_document_is_evented(model: Path) -> None:
 
     document = _document(model)
     heard: list[str] = []
+
     def hear(name: str):  # type: ignore[no-untyped-def]
         return lambda value: heard.append(name)
 

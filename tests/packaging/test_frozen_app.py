@@ -31,8 +31,11 @@ pytestmark = pytest.mark.slow
 
 
 def _sources_mtime() -> float:
-    files = [*REPO.joinpath("edgestudio").rglob("*.py"), *REPO.joinpath("resources").rglob("*"),
-             *REPO.joinpath("packaging").rglob("*")]
+    files = [
+        *REPO.joinpath("edgestudio").rglob("*.py"),
+        *REPO.joinpath("resources").rglob("*"),
+        *REPO.joinpath("packaging").rglob("*"),
+    ]
     return max(p.stat().st_mtime for p in files if p.is_file())
 
 
@@ -46,10 +49,14 @@ def app() -> Path:
 
 
 def _run(app: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp"),
-           "QT_QPA_PLATFORM": "offscreen"}  # no venv, no PYTHONPATH: only what the app carries
-    return subprocess.run([str(app), *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "QT_QPA_PLATFORM": "offscreen",
+    }  # no venv, no PYTHONPATH: only what the app carries
+    return subprocess.run(
+        [str(app), *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_starts_offscreen_on_the_sample_and_draws_it(app: Path, tmp_path: Path) -> None:
@@ -74,14 +81,26 @@ def test_cli_quantize_through_the_frozen_worker(app: Path, tmp_path: Path) -> No
     model = SAMPLES / "digits_cnn.onnx"
     before = model.read_bytes()
     result = tmp_path / "q.onnx"
-    out = _run(app, "quantize", str(model), "-o", str(result), "--per-channel",
-               "--calib", str(SAMPLES / "digits_calib.npz"))
+    out = _run(
+        app,
+        "quantize",
+        str(model),
+        "-o",
+        str(result),
+        "--per-channel",
+        "--calib",
+        str(SAMPLES / "digits_calib.npz"),
+    )
     assert out.returncode == 0, out.stderr
     assert model.read_bytes() == before
     data = np.load(SAMPLES / "digits_eval.npz")
     x = data["image"][:64]
-    ref = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"]).run(None, {"image": x})[0]
-    got = ort.InferenceSession(str(result), providers=["CPUExecutionProvider"]).run(None, {"image": x})[0]
+    ref = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"]).run(
+        None, {"image": x}
+    )[0]
+    got = ort.InferenceSession(str(result), providers=["CPUExecutionProvider"]).run(
+        None, {"image": x}
+    )[0]
     assert (ref.argmax(1) == got.argmax(1)).mean() > 0.9
     assert sorted(p.name for p in tmp_path.iterdir()) == ["q.onnx"]  # no staging left behind
 

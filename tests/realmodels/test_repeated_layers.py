@@ -17,8 +17,11 @@ from tests.realmodels.corpus import SKIP_REASON, cache_dir
 pytestmark = pytest.mark.e2e
 
 # model -> (layers, operators per layer), as the exporter's own scopes group them
-EXPECTED = {"minilm_l6_v2": (6, 72), "vit_s_focus": (12, 80),
-            "t5_title_encoder": (7, 82)}  # T5's block.0 holds the position bias: not alike
+EXPECTED = {
+    "minilm_l6_v2": (6, 72),
+    "vit_s_focus": (12, 80),
+    "t5_title_encoder": (7, 82),
+}  # T5's block.0 holds the position bias: not alike
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

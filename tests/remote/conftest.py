@@ -36,8 +36,12 @@ class Loopback:
 
     def add(self, name: str = "loop", python: str | None = None, trust: bool = True) -> Device:
         """Add a device on this server (its host key trusted unless ``trust`` is False)."""
-        device = make_device(name, f"ssh://tester@127.0.0.1:{self.server.port}",
-                             python or str(DEVICE_PYTHON), str(self.key_file))
+        device = make_device(
+            name,
+            f"ssh://tester@127.0.0.1:{self.server.port}",
+            python or str(DEVICE_PYTHON),
+            str(self.key_file),
+        )
         add_device(device)
         if trust:
             _, key = run_async(host_key_state(device))
@@ -52,8 +56,9 @@ class Loopback:
         """Stop and start the server on the same port (with another host key if given)."""
         port = self.server.port
         self.server.stop()
-        self.server = LoopbackSSHServer(self.home, self.server.client_key, host_key,
-                                        port=port).start()
+        self.server = LoopbackSSHServer(
+            self.home, self.server.client_key, host_key, port=port
+        ).start()
 
 
 @pytest.fixture
@@ -62,8 +67,10 @@ def loopback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Loopba
     if not DEVICE_PYTHON.exists():
         if REQUIRED:
             pytest.fail(f"EDGESTUDIO_DEVICE_PYTHON={REQUIRED} does not exist: `make device-env`")
-        pytest.skip(reason="no device Python: run `make device-env` (make test makes it and "
-                    "names it in EDGESTUDIO_DEVICE_PYTHON, so there these tests never skip)")
+        pytest.skip(
+            reason="no device Python: run `make device-env` (make test makes it and "
+            "names it in EDGESTUDIO_DEVICE_PYTHON, so there these tests never skip)"
+        )
     # Our config (devices, known_hosts) and the client's ~/.ssh in the test's folder; no agent.
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("HOME", str(tmp_path / "client-home"))

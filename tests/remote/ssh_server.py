@@ -46,9 +46,14 @@ class _FullDiskSFTP(asyncssh.SFTPServer):
 class LoopbackSSHServer:
     """An SSH server on 127.0.0.1 in a thread of its own; ``home`` is the device user's home."""
 
-    def __init__(self, home: Path, client_key: asyncssh.SSHKey,
-                 host_key: asyncssh.SSHKey | None = None, port: int = 0,
-                 env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        client_key: asyncssh.SSHKey,
+        host_key: asyncssh.SSHKey | None = None,
+        port: int = 0,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.home = home
         self.client_key = client_key
         self.host_key = host_key or asyncssh.generate_private_key("ssh-ed25519")
@@ -79,9 +84,11 @@ class LoopbackSSHServer:
 
     def drop_connections(self) -> None:
         """Cut every open connection at once, as a device that reboots or a cable pulled."""
+
         async def drop() -> None:
             for conn in self.connections:
                 conn.abort()
+
         self._call(drop())
 
     def _call(self, coro: Any) -> Any:
@@ -95,11 +102,20 @@ class LoopbackSSHServer:
                 owner.connections.append(conn)
 
         return await asyncssh.create_server(
-            Server, "127.0.0.1", self.port, server_host_keys=[self.host_key],
+            Server,
+            "127.0.0.1",
+            self.port,
+            server_host_keys=[self.host_key],
             authorized_client_keys=asyncssh.import_authorized_keys(
-                self.client_key.export_public_key().decode()),
-            process_factory=self._run, sftp_factory=self.sftp, allow_scp=False,
-            password_auth=False, kbdint_auth=False, encoding=None)
+                self.client_key.export_public_key().decode()
+            ),
+            process_factory=self._run,
+            sftp_factory=self.sftp,
+            allow_scp=False,
+            password_auth=False,
+            kbdint_auth=False,
+            encoding=None,
+        )
 
     async def _close(self) -> None:
         self._server.close()
@@ -111,11 +127,16 @@ class LoopbackSSHServer:
     async def _run(self, process: asyncssh.SSHServerProcess[Any]) -> None:
         command = process.command or ""
         self.commands.append(command)
-        env = {"HOME": str(self.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-               **self.env}
+        env = {"HOME": str(self.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), **self.env}
         child = await asyncio.create_subprocess_shell(
-            command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=self.home, env=env, start_new_session=True)
+            command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=self.home,
+            env=env,
+            start_new_session=True,
+        )
         self.children.append(child.pid)
         assert child.stdin and child.stdout and child.stderr
 
@@ -136,8 +157,7 @@ class LoopbackSSHServer:
                     target.write(data)
 
         stdin = asyncio.ensure_future(feed_stdin())
-        await asyncio.gather(copy(child.stdout, process.stdout),
-                             copy(child.stderr, process.stderr))
+        await asyncio.gather(copy(child.stdout, process.stdout), copy(child.stderr, process.stderr))
         code = await child.wait()
         stdin.cancel()
         if process.is_closing():

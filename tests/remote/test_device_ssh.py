@@ -29,8 +29,11 @@ DEVICE_ORT = "1.22.1"  # what `make device-env` installs
 def _device_ort() -> str:
     import subprocess
 
-    return subprocess.run([str(DEVICE_PYTHON), "-c", "import onnxruntime;print(onnxruntime."
-                           "__version__)"], capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        [str(DEVICE_PYTHON), "-c", "import onnxruntime;print(onnxruntime.__version__)"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
 
 
 def _wait_for(condition: object, timeout: float = 30.0) -> bool:
@@ -44,12 +47,26 @@ def _wait_for(condition: object, timeout: float = 30.0) -> bool:
 
 # ----- add, list, check ------------------------------------------------------------------------
 def test_device_add_trusts_the_fingerprint_given_and_checks_the_device(
-        loopback: Loopback, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    loopback: Loopback, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     known_hosts_file().unlink()  # a new device: its key is not known yet
     report = tmp_path / "check.json"
-    code = main(["device", "add", "pi", f"ssh://tester@127.0.0.1:{loopback.server.port}",
-                 "--python", str(DEVICE_PYTHON), "--key", str(loopback.key_file),
-                 "--trust-host-key", loopback.fingerprint(), "--json", str(report)])
+    code = main(
+        [
+            "device",
+            "add",
+            "pi",
+            f"ssh://tester@127.0.0.1:{loopback.server.port}",
+            "--python",
+            str(DEVICE_PYTHON),
+            "--key",
+            str(loopback.key_file),
+            "--trust-host-key",
+            loopback.fingerprint(),
+            "--json",
+            str(report),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     assert "pi" in load_devices()
@@ -65,21 +82,36 @@ def test_device_add_trusts_the_fingerprint_given_and_checks_the_device(
 
 
 def test_an_unknown_host_key_is_not_trusted_without_asking(
-        loopback: Loopback, capsys: pytest.CaptureFixture[str]) -> None:
+    loopback: Loopback, capsys: pytest.CaptureFixture[str]
+) -> None:
     known_hosts_file().unlink()
     address = f"ssh://tester@127.0.0.1:{loopback.server.port}"
     assert main(["device", "add", "pi", address, "--key", str(loopback.key_file)]) != 0
     captured = capsys.readouterr()
     assert "can't be established" in captured.out and "--trust-host-key" in captured.err
-    assert main(["device", "add", "pi", address, "--key", str(loopback.key_file),
-                 "--trust-host-key", "SHA256:not-this-one"]) != 0
+    assert (
+        main(
+            [
+                "device",
+                "add",
+                "pi",
+                address,
+                "--key",
+                str(loopback.key_file),
+                "--trust-host-key",
+                "SHA256:not-this-one",
+            ]
+        )
+        != 0
+    )
     assert "not trusted" in capsys.readouterr().err
     assert "pi" not in load_devices()
     assert not known_hosts_file().exists()
 
 
 def test_a_changed_host_key_is_refused_and_nothing_is_sent(
-        loopback: Loopback, sample_model: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    loopback: Loopback, sample_model: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     loopback.restart(host_key=asyncssh.generate_private_key("ssh-ed25519"))
     assert main(["device", "check", "loop"]) != 0
     assert "REMOTE HOST IDENTIFICATION HAS CHANGED" in capsys.readouterr().err
@@ -91,7 +123,8 @@ def test_a_changed_host_key_is_refused_and_nothing_is_sent(
 
 
 def test_a_device_without_onnxruntime_says_the_command_that_installs_it(
-        loopback: Loopback, tmp_path: Path, sample_model: Path) -> None:
+    loopback: Loopback, tmp_path: Path, sample_model: Path
+) -> None:
     bare = loopback.add("fresh", python=str(bare_python(tmp_path / "fresh-venv")))
     job = run_job(DeviceCheckRecipe(device=bare.name))
     assert job.state is JobState.SUCCEEDED and job.report is not None
@@ -113,8 +146,7 @@ def test_a_device_without_python_is_a_clear_error(loopback: Loopback) -> None:
 
 # ----- bench and profile -----------------------------------------------------------------------
 def test_bench_on_the_device_beside_this_machine(loopback: Loopback, sample_model: Path) -> None:
-    recipe = BenchRecipe(models=(str(sample_model),), devices=("local", "loop"), warmup=3,
-                         runs=30)
+    recipe = BenchRecipe(models=(str(sample_model),), devices=("local", "loop"), warmup=3, runs=30)
     job = run_job(recipe)
     assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
     here, there = latency_of(job.report.details).rows
@@ -144,8 +176,7 @@ def test_a_model_with_external_data_is_copied_with_it(loopback: Loopback, tmp_pa
     assert sorted(p.name for p in copied.iterdir()) == ["ext.onnx", "weights.bin"]
 
 
-def test_profile_on_the_device_maps_onto_the_graph(loopback: Loopback,
-                                                   sample_model: Path) -> None:
+def test_profile_on_the_device_maps_onto_the_graph(loopback: Loopback, sample_model: Path) -> None:
     import onnx
 
     job = run_job(ProfileRecipe(model=str(sample_model), device="loop", runs=5))
@@ -159,9 +190,11 @@ def test_profile_on_the_device_maps_onto_the_graph(loopback: Loopback,
 
 
 def test_cli_bench_prints_where_each_row_was_measured(
-        loopback: Loopback, sample_model: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["bench", str(sample_model), "--device", "local,loop", "--runs", "10",
-                 "--warmup", "2"])
+    loopback: Loopback, sample_model: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        ["bench", str(sample_model), "--device", "local,loop", "--runs", "10", "--warmup", "2"]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     assert "this machine" in out and f"loop (ort {_device_ort()})" in out
@@ -169,8 +202,7 @@ def test_cli_bench_prints_where_each_row_was_measured(
 
 # ----- fragile links ---------------------------------------------------------------------------
 def _long_bench(model: Path, **fields: object) -> Job:
-    job = Job(BenchRecipe(models=(str(model),), devices=("loop",), warmup=1, runs=1,
-                          **fields))  # type: ignore[arg-type]
+    job = Job(BenchRecipe(models=(str(model),), devices=("loop",), warmup=1, runs=1, **fields))  # type: ignore[arg-type]
     job.start()
     return job
 
@@ -201,8 +233,9 @@ def test_a_dropped_link_keeps_what_was_measured(loopback: Loopback, sample_model
     # Two thread counts are timed one after the other: the first is measured, then the link
     # drops while the second is being timed.
     job = _long_bench(sample_model, seconds=3.0, threads=(1, 2))
-    assert _poll_until(job, lambda: any("1 thread(s): median" in line for line in job.log)), \
+    assert _poll_until(job, lambda: any("1 thread(s): median" in line for line in job.log)), (
         "\n".join(job.log) + f"{job.state} {job.error}"
+    )
     threading.Timer(0.5, loopback.server.drop_connections).start()
     job.wait(60)
     assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
@@ -214,8 +247,9 @@ def test_a_dropped_link_keeps_what_was_measured(loopback: Loopback, sample_model
     assert _wait_for(lambda: not runner_processes(loopback.home), 15), "runner left running"
 
 
-def test_a_crashed_runner_is_a_clear_failure(loopback: Loopback, tmp_path: Path,
-                                             sample_model: Path) -> None:
+def test_a_crashed_runner_is_a_clear_failure(
+    loopback: Loopback, tmp_path: Path, sample_model: Path
+) -> None:
     # The device's Python, with a sitecustomize that crashes it (SIGSEGV) once a bench starts,
     # as an onnxruntime with a broken kernel would.
     hook = tmp_path / "crash-hook"
@@ -230,9 +264,10 @@ def test_a_crashed_runner_is_a_clear_failure(loopback: Loopback, tmp_path: Path,
         "        if '\"bench\"' in line:\n"
         "            threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGSEGV)).start()\n"
         "        return line\n"
-        "sys.stdin = _Stdin(sys.stdin)\n")
+        "sys.stdin = _Stdin(sys.stdin)\n"
+    )
     wrapper = tmp_path / "crashing-python"
-    wrapper.write_text(f"#!/bin/sh\nPYTHONPATH={hook} exec {DEVICE_PYTHON} \"$@\"\n")
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={hook} exec {DEVICE_PYTHON} "$@"\n')
     wrapper.chmod(0o755)
     loopback.add("crashy", python=str(wrapper))
     job = run_job(BenchRecipe(models=(str(sample_model),), devices=("crashy",), seconds=30.0))
@@ -242,8 +277,9 @@ def test_a_crashed_runner_is_a_clear_failure(loopback: Loopback, tmp_path: Path,
     assert "not measured" in (latency.rows[0].error or "")
 
 
-def test_a_full_disk_on_the_device_is_a_clear_failure(loopback: Loopback,
-                                                      sample_model: Path) -> None:
+def test_a_full_disk_on_the_device_is_a_clear_failure(
+    loopback: Loopback, sample_model: Path
+) -> None:
     loopback.server.sftp.limit = 100_000  # the runner fits, the model does not
     job = run_job(BenchRecipe(models=(str(sample_model),), devices=("local", "loop"), runs=5))
     assert job.report is not None, job.error

@@ -41,24 +41,33 @@ class Desktop:
         self.steps: list[str] = []
         self.processes: list[subprocess.Popen[bytes]] = []
         read, write = os.pipe()
-        self.xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0",
-                                      "1280x860x24", "-nolisten", "tcp"], pass_fds=(write,),
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.xvfb = subprocess.Popen(
+            ["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x860x24", "-nolisten", "tcp"],
+            pass_fds=(write,),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(write)
         with os.fdopen(read) as r:
             self.display = f":{r.readline().strip()}"
-        self.env = {**os.environ, "DISPLAY": self.display, "QT_QPA_PLATFORM": "xcb",
-                    "EDGESTUDIO_UI_STATE": str(self.state_file),
-                    "XDG_CONFIG_HOME": str(folder / "config"),
-                    "XDG_DATA_HOME": str(folder / "data"),
-                    "XDG_CACHE_HOME": str(folder / "cache"),
-                    "XDG_STATE_HOME": str(folder / "state"),
-                    "PYTHONFAULTHANDLER": "1"}
+        self.env = {
+            **os.environ,
+            "DISPLAY": self.display,
+            "QT_QPA_PLATFORM": "xcb",
+            "EDGESTUDIO_UI_STATE": str(self.state_file),
+            "XDG_CONFIG_HOME": str(folder / "config"),
+            "XDG_DATA_HOME": str(folder / "data"),
+            "XDG_CACHE_HOME": str(folder / "cache"),
+            "XDG_STATE_HOME": str(folder / "state"),
+            "PYTHONFAULTHANDLER": "1",
+        }
         self.env.pop("WAYLAND_DISPLAY", None)
         if window_manager:
-            self.processes.append(subprocess.Popen(["openbox"], env=self.env,
-                                                   stdout=subprocess.DEVNULL,
-                                                   stderr=subprocess.DEVNULL))
+            self.processes.append(
+                subprocess.Popen(
+                    ["openbox"], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
+            )
             time.sleep(0.5)
         self.app: subprocess.Popen[bytes] | None = None
 
@@ -69,9 +78,13 @@ class Desktop:
         executable for its smoke test)."""
         self.log = self.log_path.open("wb")
         command = program or [sys.executable, "-m", "edgestudio"]
-        self.app = subprocess.Popen([*command, "--new-window", *map(str, models)],
-                                    env=self.env, cwd=REPO, stdout=self.log,
-                                    stderr=subprocess.STDOUT)
+        self.app = subprocess.Popen(
+            [*command, "--new-window", *map(str, models)],
+            env=self.env,
+            cwd=REPO,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         self.wait_for(lambda s: bool(s.get("windows")), "the main window", 60)
 
     def alive(self) -> bool:
@@ -85,8 +98,9 @@ class Desktop:
         except (OSError, ValueError):
             return {}
 
-    def wait_for(self, condition: Callable[[dict[str, Any]], bool], what: str,
-                 timeout: float = 15.0) -> dict[str, Any]:
+    def wait_for(
+        self, condition: Callable[[dict[str, Any]], bool], what: str, timeout: float = 15.0
+    ) -> dict[str, Any]:
         """Wait until the state satisfies ``condition``; fail naming ``what``."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -100,19 +114,22 @@ class Desktop:
 
     def window_open(self, title: str, timeout: float = 15.0) -> dict[str, Any]:
         """Wait for a window whose title contains ``title``."""
-        return self.wait_for(lambda s: any(title in w for w in s["windows"]),
-                             f"a window '{title}'", timeout)
+        return self.wait_for(
+            lambda s: any(title in w for w in s["windows"]), f"a window '{title}'", timeout
+        )
 
     def window_closed(self, title: str, timeout: float = 10.0) -> dict[str, Any]:
         """Wait until no window's title contains ``title``."""
-        return self.wait_for(lambda s: not any(title in w for w in s["windows"]),
-                             f"'{title}' to close", timeout)
+        return self.wait_for(
+            lambda s: not any(title in w for w in s["windows"]), f"'{title}' to close", timeout
+        )
 
     # ----- input ---------------------------------------------------------------------------
     def xdotool(self, *args: str) -> str:
         """Run xdotool on this display; its output."""
-        done = subprocess.run(["xdotool", *args], env=self.env, capture_output=True,
-                              text=True, timeout=30)
+        done = subprocess.run(
+            ["xdotool", *args], env=self.env, capture_output=True, text=True, timeout=30
+        )
         return done.stdout.strip()
 
     def key(self, *keys: str) -> None:
@@ -136,8 +153,15 @@ class Desktop:
 
     def main_window(self) -> str:
         """The X window id of the main window."""
-        ids = self.xdotool("search", "--sync", "--onlyvisible", "--pid", str(self.app.pid)
-                           if self.app else "0", "--name", "EdgeStudio").split()
+        ids = self.xdotool(
+            "search",
+            "--sync",
+            "--onlyvisible",
+            "--pid",
+            str(self.app.pid) if self.app else "0",
+            "--name",
+            "EdgeStudio",
+        ).split()
         return ids[0]
 
     def wm(self, *args: str) -> None:
@@ -160,7 +184,8 @@ class Desktop:
         shot.save(path)
         colours = shot.convert("RGB").getcolors(maxcolors=1 << 16)
         assert colours is None or len(colours) > 8, self.failure(
-            f"nothing drawn after: {step} ({path})")
+            f"nothing drawn after: {step} ({path})"
+        )
 
     def failure(self, what: str) -> str:
         """A failure message that says where the screenshots and the app's log are."""
@@ -170,10 +195,15 @@ class Desktop:
             ImageGrab.grab(xdisplay=self.display).save(self.shots / "failure.png")
         except OSError:
             pass
-        tail = self.log_path.read_bytes()[-3000:].decode(errors="replace") \
-            if self.log_path.exists() else ""
-        return (f"{what}\nsteps: {' → '.join(self.steps)}\nscreenshots: {self.shots}\n"
-                f"app log ({self.log_path}):\n{tail}")
+        tail = (
+            self.log_path.read_bytes()[-3000:].decode(errors="replace")
+            if self.log_path.exists()
+            else ""
+        )
+        return (
+            f"{what}\nsteps: {' → '.join(self.steps)}\nscreenshots: {self.shots}\n"
+            f"app log ({self.log_path}):\n{tail}"
+        )
 
     def close(self) -> None:
         """End the app (if still running), the window manager and the X server."""

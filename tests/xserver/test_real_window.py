@@ -34,13 +34,16 @@ def _models_with_workspaces(folder: Path, env: dict[str, str], count: int) -> li
         path = folder / f"digits_{k}.onnx"
         shutil.copy(SAMPLE_MODEL, path)
         paths.append(path)
-    script = ("import sys\nfrom edgestudio.cli.workspace_option import open_document\n"
-              "from edgestudio.core.workspace import workspace\n"
-              "for m in sys.argv[1:]:\n"
-              "    w = m + '.edgestudio.json'\n"
-              "    workspace.save(open_document(w, m), w)\n")
-    subprocess.run([sys.executable, "-c", script, *map(str, paths)], env=env, check=True,
-                   cwd=REPO, timeout=120)
+    script = (
+        "import sys\nfrom edgestudio.cli.workspace_option import open_document\n"
+        "from edgestudio.core.workspace import workspace\n"
+        "for m in sys.argv[1:]:\n"
+        "    w = m + '.edgestudio.json'\n"
+        "    workspace.save(open_document(w, m), w)\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", script, *map(str, paths)], env=env, check=True, cwd=REPO, timeout=120
+    )
     return paths
 
 
@@ -118,8 +121,9 @@ def test_a_person_drives_the_real_window(desktop: Desktop, tmp_path: Path) -> No
         d.check("No on 'Restore the workspace?'")
 
     # Ctrl+F works right after the Graph tab is clicked (it needed a click into the graph).
-    tabs = d.wait_for(lambda s: "Graph" in s["panel_tabs"] and len(s["panel_tabs"]) > 1,
-                      "the panel tabs")["panel_tabs"]
+    tabs = d.wait_for(
+        lambda s: "Graph" in s["panel_tabs"] and len(s["panel_tabs"]) > 1, "the panel tabs"
+    )["panel_tabs"]
     other = next(name for name in tabs if name != "Graph")
     for name in (other, "Graph"):
         x, y = tabs[name]
@@ -127,8 +131,9 @@ def test_a_person_drives_the_real_window(desktop: Desktop, tmp_path: Path) -> No
         d.wait_for(lambda s, n=name: s["panel"] == n, f"the {name} panel")
         d.check(f"click the {name} tab")
     d.key("ctrl+f")
-    state = d.wait_for(lambda s: "Find" in s["focus"]["placeholder"],
-                       "Ctrl+F to focus the graph's search field")
+    state = d.wait_for(
+        lambda s: "Find" in s["focus"]["placeholder"], "Ctrl+F to focus the graph's search field"
+    )
     d.check("Ctrl+F on the Graph tab right after clicking it")
     d.type("Conv")
     d.wait_for(lambda s: s["focus"]["text"] == "Conv", "the typed search")
@@ -149,20 +154,21 @@ def test_a_person_drives_the_real_window(desktop: Desktop, tmp_path: Path) -> No
     d.key("Escape", "Escape", "Escape")
     d.check("File › Open Recent, then Escape")
     for keys, dismiss, what in (
-            (("alt+f", "o"), "Escape", "File › Open…"),
-            (("alt+f", "w"), "Escape", "File › Open workspace…"),
-            (("ctrl+s",), "Escape", "File › Save workspace… by Ctrl+S"),
-            (("alt+f", "s"), "Escape", "File › Save workspace…"),
-            (("alt+f", "e"), "Escape", "File › Export report…"),
-            (("alt+f", "m"), "Escape", "File › Compare with…"),
-            (("alt+f", "p"), "Escape", "File › Preferences…"),
-            (("ctrl+comma",), "Return", "Preferences by Ctrl+, then OK with Enter"),
-            (("alt+t", "c"), "Escape", "Tools › Convert…"),
-            (("alt+t", "e"), "Escape", "Tools › Export from PyTorch…"),
-            (("alt+t", "q"), "Escape", "Tools › Quantize…"),
-            (("alt+h", "k"), "Escape", "Help › Keyboard shortcuts"),
-            (("F1",), "Return", "Keyboard shortcuts by F1, closed with Enter"),
-            (("alt+h", "a"), "Return", "Help › About, closed with Enter")):
+        (("alt+f", "o"), "Escape", "File › Open…"),
+        (("alt+f", "w"), "Escape", "File › Open workspace…"),
+        (("ctrl+s",), "Escape", "File › Save workspace… by Ctrl+S"),
+        (("alt+f", "s"), "Escape", "File › Save workspace…"),
+        (("alt+f", "e"), "Escape", "File › Export report…"),
+        (("alt+f", "m"), "Escape", "File › Compare with…"),
+        (("alt+f", "p"), "Escape", "File › Preferences…"),
+        (("ctrl+comma",), "Return", "Preferences by Ctrl+, then OK with Enter"),
+        (("alt+t", "c"), "Escape", "Tools › Convert…"),
+        (("alt+t", "e"), "Escape", "Tools › Export from PyTorch…"),
+        (("alt+t", "q"), "Escape", "Tools › Quantize…"),
+        (("alt+h", "k"), "Escape", "Help › Keyboard shortcuts"),
+        (("F1",), "Return", "Keyboard shortcuts by F1, closed with Enter"),
+        (("alt+h", "a"), "Return", "Help › About, closed with Enter"),
+    ):
         titles = _opens(d, *keys)
         d.check(f"{what} opens {titles}")
         _dismissed(d, titles, dismiss)
@@ -207,8 +213,10 @@ def test_a_person_drives_the_real_window(desktop: Desktop, tmp_path: Path) -> No
     d.wait_for(lambda s: s["size"][0] <= 900, "the window back to 820×560")
 
     # A file dropped from another X client (XDND).
-    source = subprocess.Popen([sys.executable, str(Path(__file__).with_name("drag_source.py")),
-                               str(m3), "1000", "700"], env=d.env)
+    source = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("drag_source.py")), str(m3), "1000", "700"],
+        env=d.env,
+    )
     d.processes.append(source)
     ids = d.xdotool("search", "--sync", "--onlyvisible", "--name", "drag source").split()
     assert ids, d.failure("the drag source did not show")

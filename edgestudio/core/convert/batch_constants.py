@@ -34,20 +34,28 @@ class FreedConstant:
 
 
 def _int_constants(model: onnx.ModelProto) -> dict[str, np.ndarray]:
-    found = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer
-             if t.data_type == onnx.TensorProto.INT64 and len(t.dims) == 1
-             and t.data_location != onnx.TensorProto.EXTERNAL}
+    found = {
+        t.name: onnx.numpy_helper.to_array(t)
+        for t in model.graph.initializer
+        if t.data_type == onnx.TensorProto.INT64
+        and len(t.dims) == 1
+        and t.data_location != onnx.TensorProto.EXTERNAL
+    }
     for node in model.graph.node:
         if node.op_type == "Constant" and node.output:
             for attr in node.attribute:
-                if attr.name == "value" and attr.t.data_type == onnx.TensorProto.INT64 \
-                        and len(attr.t.dims) == 1:
+                if (
+                    attr.name == "value"
+                    and attr.t.data_type == onnx.TensorProto.INT64
+                    and len(attr.t.dims) == 1
+                ):
                     found[node.output[0]] = onnx.numpy_helper.to_array(attr.t)
     return found
 
 
-def free_batch_constants(model: onnx.ModelProto, batch_symbols: set[str],
-                         old_batch: int) -> list[FreedConstant]:
+def free_batch_constants(
+    model: onnx.ModelProto, batch_symbols: set[str], old_batch: int
+) -> list[FreedConstant]:
     """Rewrite, in place, the Reshape/Expand shape constants whose first value is the old fixed
     batch ``old_batch`` and whose data input's first dim is one of ``batch_symbols``; returns
     what was rewritten. Nothing changes where shape inference fails or proves nothing."""
@@ -62,8 +70,13 @@ def free_batch_constants(model: onnx.ModelProto, batch_symbols: set[str],
                 continue
             shape = consts.get(node.input[1])
             data = dims.get(node.input[0]) or []
-            if shape is None or not shape.size or int(shape[0]) != old_batch or not data \
-                    or data[0] not in batch_symbols:
+            if (
+                shape is None
+                or not shape.size
+                or int(shape[0]) != old_batch
+                or not data
+                or data[0] not in batch_symbols
+            ):
                 continue
             allowzero = any(a.name == "allowzero" and a.i for a in node.attribute)
             if node.op_type == "Reshape" and allowzero:
@@ -75,8 +88,11 @@ def free_batch_constants(model: onnx.ModelProto, batch_symbols: set[str],
             name = f"{node.input[1]}__batch_free_{index}"
             model.graph.initializer.append(onnx.numpy_helper.from_array(new, name))
             node.input[1] = name  # its own copy: other readers of the constant keep theirs
-            freed.append(FreedConstant(node.name or node.output[0], node.op_type,
-                                       shape.tolist(), new.tolist()))
+            freed.append(
+                FreedConstant(
+                    node.name or node.output[0], node.op_type, shape.tolist(), new.tolist()
+                )
+            )
             done.add(index)
             changed = True
         if not changed:

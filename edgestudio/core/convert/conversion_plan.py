@@ -71,10 +71,12 @@ def plan_opset_conversion(
             f"onnxruntime runs opsets up to {max_runtime_opset}: the result could not be checked "
             "or run here."
         )
-    ops = sorted({n.op_type for n in iter_nodes(model.graph)
-                  if normalise_domain(n.domain) == DEFAULT_DOMAIN})
-    too_new = [f"{op} (opset {v})" for op in ops
-               if (v := op_introduced_in(op)) is not None and v > target]
+    ops = sorted(
+        {n.op_type for n in iter_nodes(model.graph) if normalise_domain(n.domain) == DEFAULT_DOMAIN}
+    )
+    too_new = [
+        f"{op} (opset {v})" for op in ops if (v := op_introduced_in(op)) is not None and v > target
+    ]
     if too_new:
         plan.blockers.append(
             f"These operators do not exist in opset {target}: {', '.join(too_new)}."

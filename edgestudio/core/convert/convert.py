@@ -53,8 +53,10 @@ def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     except ConversionError as exc:
         if not exc.declarations or recipe.fix_output_shapes:
             raise
-        note = (f"{exc} Converted again with the outputs declared as the model produces them "
-                "(--fix-output-shapes).")
+        note = (
+            f"{exc} Converted again with the outputs declared as the model produces them "
+            "(--fix-output-shapes)."
+        )
         reporter.warn(note)
     report = _convert(replace(recipe, fix_output_shapes=True), reporter, staging)
     report.warnings.insert(0, note)
@@ -84,8 +86,9 @@ def _convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobRep
             model = onnx.version_converter.convert_version(model, recipe.opset)
         except Exception as exc:
             raise ConversionError(
-                f"onnx's version converter could not convert to opset {recipe.opset}: {exc}"
-                + hint, declarations=bool(hint)) from exc
+                f"onnx's version converter could not convert to opset {recipe.opset}: {exc}" + hint,
+                declarations=bool(hint),
+            ) from exc
     if recipe.dims:
         plan = plan_dim_changes(model, list(recipe.dims))
         if not plan.ok:
@@ -98,9 +101,12 @@ def _convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobRep
         apply_dim_changes(model, list(recipe.dims))
         freed = _free_batch(model, recipe, before)
         if freed:
-            note = ("The batch was hard-coded in shape constants; rewritten where the tensor "
-                    "they shape provably carries the batch (checked below at batch 3): "
-                    + "; ".join(f.text() for f in freed) + ".")
+            note = (
+                "The batch was hard-coded in shape constants; rewritten where the tensor "
+                "they shape provably carries the batch (checked below at batch 3): "
+                + "; ".join(f.text() for f in freed)
+                + "."
+            )
             reporter.log(note)
             report.details["batch_constants"] = [f.text() for f in freed]
 
@@ -118,10 +124,15 @@ def _convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobRep
     result_dims = io_dims(model)
     del model  # written: the check opens the file, and a 200 MB model is 1.4 GB parsed
     check = check_against(
-        staging / name, session_runner(original), spec, recipe.tolerance.atol,
-        recipe.tolerance.rtol, declared_dims(original),
+        staging / name,
+        session_runner(original),
+        spec,
+        recipe.tolerance.atol,
+        recipe.tolerance.rtol,
+        declared_dims(original),
         second_sizes=second_sizes(spec, result_dims, declared_dims(original)) if spec else None,
-        unchecked_reason=why_not)
+        unchecked_reason=why_not,
+    )
     unusable = result_unusable(check)
     if unusable:
         raise ConversionError(unusable + hint, declarations=bool(hint))
@@ -137,28 +148,39 @@ def _convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobRep
     return report
 
 
-def _free_batch(model: onnx.ModelProto, recipe: ConvertRecipe,
-                before: dict[str, list[int | str | None]]) -> list[FreedConstant]:
+def _free_batch(
+    model: onnx.ModelProto, recipe: ConvertRecipe, before: dict[str, list[int | str | None]]
+) -> list[FreedConstant]:
     """Free the shape constants that hard-code the old batch when the recipe makes the first
     axis of inputs with a fixed batch dynamic (see :mod:`batch_constants`)."""
-    made_dynamic = [c for c in recipe.dims if isinstance(c.value, str) and c.axis == 0
-                    and before.get(c.tensor) and isinstance(before[c.tensor][0], int)]
+    made_dynamic = [
+        c
+        for c in recipe.dims
+        if isinstance(c.value, str)
+        and c.axis == 0
+        and before.get(c.tensor)
+        and isinstance(before[c.tensor][0], int)
+    ]
     old = {n for c in made_dynamic if isinstance(n := before[c.tensor][0], int)}
     if len(old) != 1:
         return []  # none, or inputs whose old batches differ: nothing is provably the batch
     return free_batch_constants(model, {str(c.value) for c in made_dynamic}, old.pop())
 
 
-def _output_declarations(model: onnx.ModelProto, session: Any,
-                         spec: InputSpecification | None, recipe: ConvertRecipe,
-                         reporter: Reporter, report: JobReport) -> str:
+def _output_declarations(
+    model: onnx.ModelProto,
+    session: Any,
+    spec: InputSpecification | None,
+    recipe: ConvertRecipe,
+    reporter: Reporter,
+    report: JobReport,
+) -> str:
     """Compare the declared output shapes with what the original produces on its inputs: fix
     them when asked, else warn up front. Returns the hint a conversion error should end with."""
     if spec is None:
         return ""
     names = [o.name for o in session.get_outputs()]
-    produced = {n: np.shape(v) for n, v in zip(names, session.run(None, spec.feeds()),
-                                               strict=True)}
+    produced = {n: np.shape(v) for n, v in zip(names, session.run(None, spec.feeds()), strict=True)}
     mismatches = output_shape_mismatches(model, produced)
     if not mismatches:
         return ""
@@ -169,30 +191,39 @@ def _output_declarations(model: onnx.ModelProto, session: Any,
         reporter.warn(message)
         report.warnings.append(message)
         return ""
-    message = (f"The model declares its outputs wrongly: {said}. onnxruntime ignores the "
-               "declaration, but onnx's converter and shape inference trust it and can fail on "
-               "it; --fix-output-shapes (the form's 'Fix wrong output shape declarations') "
-               "declares what the model produces.")
+    message = (
+        f"The model declares its outputs wrongly: {said}. onnxruntime ignores the "
+        "declaration, but onnx's converter and shape inference trust it and can fail on "
+        "it; --fix-output-shapes (the form's 'Fix wrong output shape declarations') "
+        "declares what the model produces."
+    )
     reporter.warn(message)
     report.warnings.append(message)
-    return (f" The likely cause: {said} — the declaration is wrong; --fix-output-shapes "
-            "declares what the model produces.")
+    return (
+        f" The likely cause: {said} — the declaration is wrong; --fix-output-shapes "
+        "declares what the model produces."
+    )
 
 
-def original_spec(source: Path, model: onnx.ModelProto, recipe: ConvertRecipe, session: object,
-                  reporter: Reporter) -> tuple[InputSpecification | None, str]:
+def original_spec(
+    source: Path, model: onnx.ModelProto, recipe: ConvertRecipe, session: object, reporter: Reporter
+) -> tuple[InputSpecification | None, str]:
     """The original's input specification, or None and why it could not be found."""
     try:
-        resolved = job_inputs(source, model, recipe.shapes, recipe.ranges, recipe.data, reporter,
-                              session=session)
+        resolved = job_inputs(
+            source, model, recipe.shapes, recipe.ranges, recipe.data, reporter, session=session
+        )
     except InputSpecError as exc:
         reporter.warn(f"Could not check the result against the original: {exc}")
         return None, str(exc)
     return resolved.spec, ""
 
 
-def second_sizes(spec: InputSpecification, result_dims: dict[str, list[int | str | None]],
-                 original_dims: dict[str, list[object]]) -> dict[str, int]:
+def second_sizes(
+    spec: InputSpecification,
+    result_dims: dict[str, list[int | str | None]],
+    original_dims: dict[str, list[object]],
+) -> dict[str, int]:
     """Sizes for the check's second case: batch dims at 3, dims the conversion made dynamic at
     twice their old fixed size, so that every dynamic axis is really exercised."""
     sizes: dict[str, int] = {}
@@ -224,8 +255,10 @@ def result_unusable(check: EquivalenceCheck) -> str:
     second = check.cases[1] if len(check.cases) > 1 else None
     if second is not None and second.error:
         sizes = second.label.split(" (")[0]
-        return (f"The result declares dynamic axes but does not run at {sizes}: "
-                f"{second.error.removeprefix('the result does not run on these inputs: ')}. "
-                "Something in the graph fixes that size; keep the axis static (or fix the "
-                "model where the error points).")
+        return (
+            f"The result declares dynamic axes but does not run at {sizes}: "
+            f"{second.error.removeprefix('the result does not run on these inputs: ')}. "
+            "Something in the graph fixes that size; keep the axis static (or fix the "
+            "model where the error points)."
+        )
     return ""

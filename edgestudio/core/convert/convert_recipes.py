@@ -37,10 +37,14 @@ class ConvertRecipe(Recipe):
     shapes: tuple[str, ...] = ()  # the check's inputs: NAME=DIMxDIM (input specification)
     ranges: tuple[str, ...] = ()  # NAME=LOW:HIGH
     data: DataSource | None = None  # real data for the check instead of derived inputs
-    fix_output_shapes: bool = option(False, "--fix-output-shapes", "declare the outputs' "
-                                     "shapes as the model really produces them (where the "
-                                     "declaration is wrong)",
-                                     label="Fix wrong output shape declarations")
+    fix_output_shapes: bool = option(
+        False,
+        "--fix-output-shapes",
+        "declare the outputs' "
+        "shapes as the model really produces them (where the "
+        "declaration is wrong)",
+        label="Fix wrong output shape declarations",
+    )
 
     def title(self) -> str:
         """Describe the conversion in a few words."""

@@ -28,11 +28,15 @@ class TorchInput:
 def torch_missing_hint() -> str:
     """What to do when PyTorch cannot be imported, for this kind of installation."""
     if getattr(sys, "frozen", False):
-        return ("This packaged EdgeStudio leaves PyTorch out (it is about 1 GB). To export "
-                "PyTorch models, install EdgeStudio with pip: pip install 'edgestudio[torch]' "
-                "(PyTorch's CPU build avoids a multi-GB download).")
-    return ("PyTorch is not installed in this environment: pip install 'edgestudio[torch]' "
-            "(PyTorch's CPU build avoids a multi-GB download).")
+        return (
+            "This packaged EdgeStudio leaves PyTorch out (it is about 1 GB). To export "
+            "PyTorch models, install EdgeStudio with pip: pip install 'edgestudio[torch]' "
+            "(PyTorch's CPU build avoids a multi-GB download)."
+        )
+    return (
+        "PyTorch is not installed in this environment: pip install 'edgestudio[torch]' "
+        "(PyTorch's CPU build avoids a multi-GB download)."
+    )
 
 
 @dataclass(frozen=True)
@@ -43,14 +47,25 @@ class ExportRecipe(Recipe):
     model: str = ""
     inputs: tuple[TorchInput, ...] = ()
     # Declared once: the CLI flags, the export form's fields and to_command() follow.
-    output_names: tuple[str, ...] = option((), "--output-name", "ONNX output name, in order",
-                                           metavar="NAME", label="Output names:",
-                                           placeholder="comma-separated, e.g. logits")
-    opset: int = option(18, "--opset", "the ONNX opset to export to", label="Opset:",
-                        minimum=7, maximum=28)
+    output_names: tuple[str, ...] = option(
+        (),
+        "--output-name",
+        "ONNX output name, in order",
+        metavar="NAME",
+        label="Output names:",
+        placeholder="comma-separated, e.g. logits",
+    )
+    opset: int = option(
+        18, "--opset", "the ONNX opset to export to", label="Opset:", minimum=7, maximum=28
+    )
     dynamic: tuple[DimChange, ...] = ()
-    exporter: str = option("dynamo", "--exporter", "dynamo (torch.export) or legacy "
-                           "(TorchScript tracing)", ("dynamo", "legacy"), label="Exporter:")
+    exporter: str = option(
+        "dynamo",
+        "--exporter",
+        "dynamo (torch.export) or legacy (TorchScript tracing)",
+        ("dynamo", "legacy"),
+        label="Exporter:",
+    )
     tolerance: Tolerance = field(default_factory=Tolerance)
 
     def title(self) -> str:

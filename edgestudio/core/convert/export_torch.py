@@ -61,15 +61,18 @@ def _example(recipe: ExportRecipe, notes: list[str]) -> tuple[Any, ...]:
     tensors = []
     for i in recipe.inputs:
         if i.dtype not in TORCH_DTYPES:
-            raise ExportError(f"Input '{i.name}': dtype {i.dtype} is not one of "
-                              f"{', '.join(TORCH_DTYPES)}.")
+            raise ExportError(
+                f"Input '{i.name}': dtype {i.dtype} is not one of {', '.join(TORCH_DTYPES)}."
+            )
         shape = list(i.shape)
         for axis, size in enumerate(shape):
             if (i.name, axis) in dynamic and size < 2:
                 # The exporter specialises a size-1 axis to a constant: give it 2 to keep it free.
                 shape[axis] = 2
-                notes.append(f"Example size of dynamic axis {i.name}:{axis} raised from 1 to 2 "
-                             "(the exporter would otherwise fix it to 1).")
+                notes.append(
+                    f"Example size of dynamic axis {i.name}:{axis} raised from 1 to 2 "
+                    "(the exporter would otherwise fix it to 1)."
+                )
         gen = torch.Generator().manual_seed(0)
         dtype = getattr(torch, i.dtype)
         if dtype.is_floating_point:
@@ -101,8 +104,10 @@ def run_export(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     if Path(recipe.model).suffix == ".pt" and exporter == "dynamo":
         # torch.export cannot trace a ScriptModule; the TorchScript-based exporter is made for it.
         exporter = "legacy"
-        report.warnings.append("A TorchScript (.pt) file is exported with the TorchScript-based "
-                               "(legacy) exporter: the dynamo exporter cannot read TorchScript.")
+        report.warnings.append(
+            "A TorchScript (.pt) file is exported with the TorchScript-based "
+            "(legacy) exporter: the dynamo exporter cannot read TorchScript."
+        )
     example = _example(recipe, report.warnings)
     for note in report.warnings:
         reporter.warn(note)
@@ -112,29 +117,44 @@ def run_export(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         dynamic_axes.setdefault(d.tensor, {})[d.axis] = str(d.value)
     unknown = set(dynamic_axes) - {i.name for i in recipe.inputs}
     if unknown:
-        raise ExportError(f"--dynamic names {', '.join(sorted(unknown))}, which is not an input "
-                          f"(inputs: {', '.join(i.name for i in recipe.inputs)}).")
+        raise ExportError(
+            f"--dynamic names {', '.join(sorted(unknown))}, which is not an input "
+            f"(inputs: {', '.join(i.name for i in recipe.inputs)})."
+        )
     input_names = [i.name for i in recipe.inputs]
     output_names = list(recipe.output_names) or _default_output_names(module, example)
     name = Path(recipe.output or "model.onnx").name
     reporter.stage(f"Exporting with the {exporter} exporter", 0.2)
-    with tempfile.TemporaryDirectory(dir=staging) as scratch, \
-            warnings.catch_warnings(record=True) as caught:
+    with (
+        tempfile.TemporaryDirectory(dir=staging) as scratch,
+        warnings.catch_warnings(record=True) as caught,
+    ):
         warnings.simplefilter("always")
         raw = Path(scratch) / name
         try:
             with torch.no_grad():
                 if exporter == "dynamo":
                     torch.onnx.export(
-                        module, example, str(raw), input_names=input_names,
-                        output_names=output_names, opset_version=recipe.opset, dynamo=True,
-                        dynamic_shapes=_dynamic_shapes(recipe, dynamic_axes), external_data=False,
+                        module,
+                        example,
+                        str(raw),
+                        input_names=input_names,
+                        output_names=output_names,
+                        opset_version=recipe.opset,
+                        dynamo=True,
+                        dynamic_shapes=_dynamic_shapes(recipe, dynamic_axes),
+                        external_data=False,
                     )
                 else:
                     torch.onnx.export(
-                        module, example, str(raw), input_names=input_names,
-                        output_names=output_names, dynamic_axes=dynamic_axes or None,
-                        opset_version=recipe.opset, dynamo=False,
+                        module,
+                        example,
+                        str(raw),
+                        input_names=input_names,
+                        output_names=output_names,
+                        dynamic_axes=dynamic_axes or None,
+                        opset_version=recipe.opset,
+                        dynamo=False,
                     )
         except Exception as exc:
             raise ExportError(export_failure(exporter, exc)) from exc
@@ -142,8 +162,11 @@ def run_export(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     seen: set[str] = set()
     for record in caught:
         text = plain(f"{record.category.__name__}: {record.message}")
-        if issubclass(record.category, (DeprecationWarning, FutureWarning)) or text in seen \
-                or "training mode" in text:  # the module was put in eval mode above
+        if (
+            issubclass(record.category, (DeprecationWarning, FutureWarning))
+            or text in seen
+            or "training mode" in text
+        ):  # the module was put in eval mode above
             continue
         seen.add(text)
         if len(seen) <= _MAX_WARNINGS:
@@ -167,12 +190,18 @@ def run_export(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         return [o.detach().numpy() for o in outs]
 
     symbols = sorted({str(d.value) for d in recipe.dynamic})
-    report.check = check_against(staging / name, reference, example_spec(recipe),
-                                 recipe.tolerance.atol, recipe.tolerance.rtol,
-                                 second_sizes=dict.fromkeys(symbols, 3))
+    report.check = check_against(
+        staging / name,
+        reference,
+        example_spec(recipe),
+        recipe.tolerance.atol,
+        recipe.tolerance.rtol,
+        second_sizes=dict.fromkeys(symbols, 3),
+    )
     if not report.check.session_ok:
-        raise ExportError(f"onnxruntime cannot load the exported model: "
-                          f"{report.check.session_message}")
+        raise ExportError(
+            f"onnxruntime cannot load the exported model: {report.check.session_message}"
+        )
     report.details = {"source": recipe.model, "exporter": exporter, "opset": got}
     reporter.stage(f"Done: {report.check.verdict()}", 1.0)
     return report
@@ -191,13 +220,17 @@ def export_failure(exporter: str, exc: BaseException) -> str:
     text = plain(str(exc)).strip()
     if "Constraints violated" in text or "guard" in text.lower():
         first = next((ln.strip() for ln in text.splitlines() if ln.strip()), text)
-        return (f"The {exporter} exporter could not keep an axis dynamic: the model's code "
-                f"fixes its size ({first[:300]}). Make that axis static, or export with the "
-                "other exporter.")
+        return (
+            f"The {exporter} exporter could not keep an axis dynamic: the model's code "
+            f"fixes its size ({first[:300]}). Make that axis static, or export with the "
+            "other exporter."
+        )
     lines = [ln for ln in text.splitlines() if ln.strip()]
     summary = " ".join(lines[:3])
-    return (f"The {exporter} exporter failed: {type(exc).__name__}: "
-            f"{summary[:600]}{'…' if len(summary) > 600 else ''}")
+    return (
+        f"The {exporter} exporter failed: {type(exc).__name__}: "
+        f"{summary[:600]}{'…' if len(summary) > 600 else ''}"
+    )
 
 
 def _default_output_names(module: Any, example: tuple[Any, ...]) -> list[str]:
@@ -219,10 +252,15 @@ def example_spec(recipe: ExportRecipe) -> InputSpecification:
     entries = []
     for i in recipe.inputs:
         integer = i.dtype.startswith("int")
-        entries.append(InputEntry(
-            i.name, i.dtype, tuple(i.shape),
-            Domain("integers", 0, 2) if integer else Domain("normal"),
-            tuple(symbols.get((i.name, a), n) for a, n in enumerate(i.shape))))
+        entries.append(
+            InputEntry(
+                i.name,
+                i.dtype,
+                tuple(i.shape),
+                Domain("integers", 0, 2) if integer else Domain("normal"),
+                tuple(symbols.get((i.name, a), n) for a, n in enumerate(i.shape)),
+            )
+        )
     return InputSpecification(tuple(entries))
 
 
@@ -237,7 +275,7 @@ def _dynamic_shapes(
     dims: dict[str, Any] = {}
     return tuple(
         {axis: dims.setdefault(sym, torch.export.Dim(sym)) for axis, sym in axes[i.name].items()}
-        if i.name in axes else None
+        if i.name in axes
+        else None
         for i in recipe.inputs
     )
-

@@ -34,12 +34,14 @@ def _declared(value: onnx.ValueInfoProto) -> tuple[int | str | None, ...] | None
     tensor = value.type.tensor_type
     if not value.type.HasField("tensor_type") or not tensor.HasField("shape"):
         return None  # nothing declared: nothing to contradict
-    return tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
-                 for d in tensor.shape.dim)
+    return tuple(
+        d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tensor.shape.dim
+    )
 
 
-def output_shape_mismatches(model: onnx.ModelProto,
-                            produced: Mapping[str, Sequence[int]]) -> list[ShapeMismatch]:
+def output_shape_mismatches(
+    model: onnx.ModelProto, produced: Mapping[str, Sequence[int]]
+) -> list[ShapeMismatch]:
     """Outputs whose declared rank, or a fixed declared dim, differs from what was produced."""
     found = []
     for value in model.graph.output:
@@ -50,8 +52,8 @@ def output_shape_mismatches(model: onnx.ModelProto,
         if declared is None:
             continue
         if len(declared) != len(shape) or any(
-                isinstance(d, int) and d > 0 and d != n
-                for d, n in zip(declared, shape, strict=True)):
+            isinstance(d, int) and d > 0 and d != n for d, n in zip(declared, shape, strict=True)
+        ):
             found.append(ShapeMismatch(value.name, declared, shape))
     return found
 

@@ -44,8 +44,11 @@ def run_diagnostic(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRepo
         import subprocess
 
         # spawn-stubborn's child ignores SIGTERM, as some native tools do: only SIGKILL works.
-        ignore = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); " \
-            if action == "spawn-stubborn" else ""
+        ignore = (
+            "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            if action == "spawn-stubborn"
+            else ""
+        )
         child = subprocess.Popen([sys.executable, "-c", f"{ignore}import time; time.sleep(600)"])
         reporter.log(f"child {child.pid}")
         while True:

@@ -34,34 +34,44 @@ from edgestudio.core.model.validate import compare_outputs, short
 from edgestudio.core.progress import Reporter
 
 
-def apply_edits(model: onnx.ModelProto, recipe: EditRecipe, reporter: Reporter) -> \
-        tuple[onnx.ModelProto, list[str]]:
+def apply_edits(
+    model: onnx.ModelProto, recipe: EditRecipe, reporter: Reporter
+) -> tuple[onnx.ModelProto, list[str]]:
     """The edited model and what was done, in the recipe's order (a bypassed node that
     computes something is warned about: the check is then expected to differ)."""
     done: list[str] = []
     if recipe.inputs or recipe.outputs:
-        inputs = list(recipe.inputs) or [v.name for v in model.graph.input
-                                         if v.name not in {t.name for t in
-                                                           model.graph.initializer}]
+        inputs = list(recipe.inputs) or [
+            v.name
+            for v in model.graph.input
+            if v.name not in {t.name for t in model.graph.initializer}
+        ]
         outputs = list(recipe.outputs) or [o.name for o in model.graph.output]
         before = len(model.graph.node)
         model = extract(model, inputs, outputs)
         if not recipe.inputs:  # the graph's inputs the part reads, not every one of them
             read = {t for n in model.graph.node for t in n.input}
-            kept = [v for v in model.graph.input if v.name in read
-                    or v.name in {o.name for o in model.graph.output}]
+            kept = [
+                v
+                for v in model.graph.input
+                if v.name in read or v.name in {o.name for o in model.graph.output}
+            ]
             del model.graph.input[:]
             model.graph.input.extend(kept)
             inputs = [v.name for v in kept]
-        done.append(f"extracted {len(model.graph.node)} of {before} nodes, from "
-                    f"{', '.join(inputs)} to {', '.join(outputs)}")
+        done.append(
+            f"extracted {len(model.graph.node)} of {before} nodes, from "
+            f"{', '.join(inputs)} to {', '.join(outputs)}"
+        )
     for node in recipe.bypass:
         op = next((n.op_type for n in model.graph.node if n.name == node), "")
         done.append(bypass(model, node))
         if op not in PASS_THROUGH:
-            reporter.warn(f"{op} '{node}' computes something: bypassing it changes what the "
-                          "model computes after it, so the check against the original is "
-                          "expected to differ there.")
+            reporter.warn(
+                f"{op} '{node}' computes something: bypassing it changes what the "
+                "model computes after it, so the check against the original is "
+                "expected to differ there."
+            )
     if recipe.add_outputs:
         add_outputs(model, list(recipe.add_outputs))
         done.append(f"added as outputs: {', '.join(recipe.add_outputs)}")
@@ -121,18 +131,28 @@ def run_edit(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     if failed:
         raise EditError(failed)
     reporter.stage(f"Done: {check.verdict()}", 1.0)
-    return JobReport(kind=recipe.kind, files=files, check=check,
-                     details={"edits": done, "nodes": len(edited.graph.node),
-                              "inputs": [v.name for v in edited.graph.input],
-                              "outputs": [o.name for o in edited.graph.output]})
+    return JobReport(
+        kind=recipe.kind,
+        files=files,
+        check=check,
+        details={
+            "edits": done,
+            "nodes": len(edited.graph.node),
+            "inputs": [v.name for v in edited.graph.input],
+            "outputs": [o.name for o in edited.graph.output],
+        },
+    )
 
 
-def _run_streamed(recipe: EditRecipe, structure: onnx.ModelProto, reporter: Reporter,
-                  staging: Path) -> JobReport:
+def _run_streamed(
+    recipe: EditRecipe, structure: onnx.ModelProto, reporter: Reporter, staging: Path
+) -> JobReport:
     """Edit the structure; copy only the weights the result keeps, one tensor at a time."""
     if recipe.simplify:
-        raise EditError("--simplify needs every weight in memory, and this model keeps its "
-                        "weights in external files: cut it first, then simplify the part.")
+        raise EditError(
+            "--simplify needs every weight in memory, and this model keeps its "
+            "weights in external files: cut it first, then simplify the part."
+        )
     source = Path(recipe.model)
     reporter.stage("Editing the structure (weights stay on disk)", 0.2)
     edited = onnx.ModelProto()
@@ -146,18 +166,25 @@ def _run_streamed(recipe: EditRecipe, structure: onnx.ModelProto, reporter: Repo
     weights = sum(f.size_bytes for f in check_external_data(structure, source.parent))
     reporter.stage("Checking", 0.7)
     if weights <= COMPARE_LIMIT:
-        check = _check(staging / name, source, load_full_model(source), edited, recipe,
-                       reporter)
+        check = _check(staging / name, source, load_full_model(source), edited, recipe, reporter)
     else:
         check = _check_alone(staging / name, weights, recipe, reporter)
     failed = result_unusable(check)
     if failed:
         raise EditError(failed)
     reporter.stage(f"Done: {check.verdict()}", 1.0)
-    return JobReport(kind=recipe.kind, files=files, check=check,
-                     details={"edits": done, "nodes": len(edited.graph.node), "streamed": True,
-                              "inputs": [v.name for v in edited.graph.input],
-                              "outputs": [o.name for o in edited.graph.output]})
+    return JobReport(
+        kind=recipe.kind,
+        files=files,
+        check=check,
+        details={
+            "edits": done,
+            "nodes": len(edited.graph.node),
+            "streamed": True,
+            "inputs": [v.name for v in edited.graph.input],
+            "outputs": [o.name for o in edited.graph.output],
+        },
+    )
 
 
 def _checked(path: Path, recipe: EditRecipe) -> EquivalenceCheck:
@@ -171,16 +198,18 @@ def _checked(path: Path, recipe: EditRecipe) -> EquivalenceCheck:
     return check
 
 
-def _check_alone(path: Path, original_bytes: int, recipe: EditRecipe,
-                 reporter: Reporter) -> EquivalenceCheck:
+def _check_alone(
+    path: Path, original_bytes: int, recipe: EditRecipe, reporter: Reporter
+) -> EquivalenceCheck:
     """The result checked, loaded and run on its own inputs; not compared with an original too
     big to run beside it (the case says so: the outcome is *unchecked*)."""
     check = _checked(path, recipe)
     if not check.checker_ok:
         return check
     try:
-        resolved = job_inputs(path, load_structure(path), recipe.shapes, recipe.ranges,
-                              reporter=reporter)
+        resolved = job_inputs(
+            path, load_structure(path), recipe.shapes, recipe.ranges, reporter=reporter
+        )
         check.session_ok, check.session_message = True, "loads"
     except InputSpecError as exc:
         check.session_ok, check.session_message = True, "loads"
@@ -189,17 +218,28 @@ def _check_alone(path: Path, original_bytes: int, recipe: EditRecipe,
     except Exception as exc:
         check.session_message = f"{type(exc).__name__}: {short(exc)}"
         return check
-    case = CheckCase(label="its own inputs (" + ", ".join(
-        f"{e.name} {e.shape_text()}" for e in resolved.spec.inputs) + ")")
-    case.skipped = (f"runs; not compared: the original's weights ({original_bytes / 2**30:.1f} "
-                    "GiB) are not loaded beside it, to keep memory bounded by what the edit "
-                    "keeps")
+    case = CheckCase(
+        label="its own inputs ("
+        + ", ".join(f"{e.name} {e.shape_text()}" for e in resolved.spec.inputs)
+        + ")"
+    )
+    case.skipped = (
+        f"runs; not compared: the original's weights ({original_bytes / 2**30:.1f} "
+        "GiB) are not loaded beside it, to keep memory bounded by what the edit "
+        "keeps"
+    )
     check.cases.append(case)
     return check
 
 
-def _check(path: Path, source: Path, original: onnx.ModelProto, edited: onnx.ModelProto,
-           recipe: EditRecipe, reporter: Reporter) -> EquivalenceCheck:
+def _check(
+    path: Path,
+    source: Path,
+    original: onnx.ModelProto,
+    edited: onnx.ModelProto,
+    recipe: EditRecipe,
+    reporter: Reporter,
+) -> EquivalenceCheck:
     """Checker, session, then each output against the original's tensor of its name."""
     tol = recipe.tolerance
     check = _checked(path, recipe)
@@ -221,8 +261,11 @@ def _check(path: Path, source: Path, original: onnx.ModelProto, edited: onnx.Mod
     ins = [v.name for v in edited.graph.input if v.name not in inits]
     outs = [o.name for o in edited.graph.output]
     wanted = list(dict.fromkeys(back.get(n, n) for n in (*ins, *outs)))
-    case = CheckCase(label="the original's inputs and tensors ("
-                     + ", ".join(f"{e.name} {e.shape_text()}" for e in spec.inputs) + ")")
+    case = CheckCase(
+        label="the original's inputs and tensors ("
+        + ", ".join(f"{e.name} {e.shape_text()}" for e in spec.inputs)
+        + ")"
+    )
     check.cases.append(case)
     try:
         values = _original_values(original, wanted, spec.feeds())
@@ -235,13 +278,15 @@ def _check(path: Path, source: Path, original: onnx.ModelProto, edited: onnx.Mod
     except Exception as exc:
         case.error = f"the result does not run on the original's values: {short(exc)}"
         return check
-    case.outputs = compare_outputs(outs, got, [values[back.get(n, n)] for n in outs],
-                                   tol.atol, tol.rtol)
+    case.outputs = compare_outputs(
+        outs, got, [values[back.get(n, n)] for n in outs], tol.atol, tol.rtol
+    )
     return check
 
 
-def _original_values(model: onnx.ModelProto, names: list[str],
-                     feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _original_values(
+    model: onnx.ModelProto, names: list[str], feeds: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
     """The original's values of ``names`` (graph inputs, or any tensor it computes)."""
     probe = onnx.ModelProto()
     probe.CopyFrom(model)

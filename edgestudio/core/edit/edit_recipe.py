@@ -68,8 +68,11 @@ class EditRecipe(Recipe):
             cmd += ["--inputs", ",".join(self.inputs)]
         if self.outputs:
             cmd += ["--outputs", ",".join(self.outputs)]
-        for flag, values in (("--bypass", self.bypass), ("--add-output", self.add_outputs),
-                             ("--rename", self.rename)):
+        for flag, values in (
+            ("--bypass", self.bypass),
+            ("--add-output", self.add_outputs),
+            ("--rename", self.rename),
+        ):
             for value in values:
                 cmd += [flag, value]
         if self.simplify:

@@ -30,8 +30,9 @@ def save_streamed(model: onnx.ModelProto, source_dir: Path, folder: Path, name: 
             if ref is None:
                 continue
             path = resolve_location(source_dir, ref)
-            length = ref.length if ref.length is not None else \
-                path.stat().st_size - (ref.offset or 0)
+            length = (
+                ref.length if ref.length is not None else path.stat().st_size - (ref.offset or 0)
+            )
             pad = (-offset) % 4096  # aligned, as onnx writes external data for memory mapping
             out.write(b"\0" * pad)
             offset += pad
@@ -45,8 +46,11 @@ def save_streamed(model: onnx.ModelProto, source_dir: Path, folder: Path, name: 
                     out.write(chunk)
                     left -= len(chunk)
             del tensor.external_data[:]
-            for key, value in (("location", data_name), ("offset", str(offset)),
-                               ("length", str(length))):
+            for key, value in (
+                ("location", data_name),
+                ("offset", str(offset)),
+                ("length", str(length)),
+            ):
                 entry = tensor.external_data.add()
                 entry.key, entry.value = key, value
             offset += length

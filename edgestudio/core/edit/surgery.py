@@ -27,16 +27,21 @@ class EditError(EdgeStudioError):
 def tensor_names(model: onnx.ModelProto) -> set[str]:
     """Every tensor name of the main graph: inputs, initializers, node outputs."""
     graph = model.graph
-    return ({v.name for v in graph.input} | {t.name for t in graph.initializer}
-            | {o for n in graph.node for o in n.output if o})
+    return (
+        {v.name for v in graph.input}
+        | {t.name for t in graph.initializer}
+        | {o for n in graph.node for o in n.output if o}
+    )
 
 
 def _require(model: onnx.ModelProto, names: Iterable[str], what: str) -> None:
     known = tensor_names(model)
     missing = [n for n in names if n not in known]
     if missing:
-        raise EditError(f"No tensor called {', '.join(repr(m) for m in missing)} in the model "
-                        f"({what}); names are as the graph view's search finds them.")
+        raise EditError(
+            f"No tensor called {', '.join(repr(m) for m in missing)} in the model "
+            f"({what}); names are as the graph view's search finds them."
+        )
 
 
 def extract(model: onnx.ModelProto, inputs: list[str], outputs: list[str]) -> onnx.ModelProto:
@@ -49,19 +54,24 @@ def extract(model: onnx.ModelProto, inputs: list[str], outputs: list[str]) -> on
     # tensors inference could not type are named below)
     with contextlib.suppress(Exception):
         model = onnx.shape_inference.infer_shapes(model, data_prop=True)
-    typed = {v.name for v in (*model.graph.value_info, *model.graph.input,
-                              *model.graph.output)} | {t.name for t in model.graph.initializer}
+    typed = {v.name for v in (*model.graph.value_info, *model.graph.input, *model.graph.output)} | {
+        t.name for t in model.graph.initializer
+    }
     untyped = [t for t in [*inputs, *outputs] if t not in typed]
     if untyped:
-        raise EditError(f"onnx's shape inference cannot tell the type of "
-                        f"{', '.join(repr(t) for t in untyped)}, so the part cannot declare "
-                        "it; cut at a neighbouring tensor.")
+        raise EditError(
+            f"onnx's shape inference cannot tell the type of "
+            f"{', '.join(repr(t) for t in untyped)}, so the part cannot declare "
+            "it; cut at a neighbouring tensor."
+        )
     try:
         extractor = Extractor(model)
         return extractor.extract_model(inputs, outputs)
     except Exception as exc:  # onnx raises several classes for a cut that does not close
-        raise EditError(f"The subgraph from {', '.join(inputs)} to {', '.join(outputs)} cannot "
-                        f"be cut out: {exc}") from exc
+        raise EditError(
+            f"The subgraph from {', '.join(inputs)} to {', '.join(outputs)} cannot "
+            f"be cut out: {exc}"
+        ) from exc
 
 
 def rename(model: onnx.ModelProto, renames: Mapping[str, str]) -> None:
@@ -71,13 +81,17 @@ def rename(model: onnx.ModelProto, renames: Mapping[str, str]) -> None:
     io = {v.name for v in (*graph.input, *graph.output)}
     unknown = [old for old in renames if old not in io]
     if unknown:
-        raise EditError(f"{', '.join(repr(u) for u in unknown)} is not a graph input or output "
-                        f"(they are: {', '.join(sorted(io))}).")
+        raise EditError(
+            f"{', '.join(repr(u) for u in unknown)} is not a graph input or output "
+            f"(they are: {', '.join(sorted(io))})."
+        )
     taken = tensor_names(model) - set(renames)
     clashes = [new for new in renames.values() if new in taken]
     if clashes or len(set(renames.values())) != len(renames):
-        raise EditError(f"The new name {', '.join(repr(c) for c in clashes) or 'given twice'} is "
-                        "already a tensor of the model.")
+        raise EditError(
+            f"The new name {', '.join(repr(c) for c in clashes) or 'given twice'} is "
+            "already a tensor of the model."
+        )
     _rename_tensors(model, renames)
 
 
@@ -130,26 +144,31 @@ def bypass(model: onnx.ModelProto, node_name: str) -> str:
     if node.op_type == "Dropout":
         outputs = outputs[:1]  # its mask output is optional; a reader of it blocks below
     if not data or len(outputs) != 1:
-        raise EditError(f"{node.op_type} '{node_name}' is not one-in one-out: it has "
-                        f"{len(data)} input(s) and {len(outputs)} output(s).")
+        raise EditError(
+            f"{node.op_type} '{node_name}' is not one-in one-out: it has "
+            f"{len(data)} input(s) and {len(outputs)} output(s)."
+        )
     source, target = data[0], outputs[0]
     if node.op_type not in PASS_THROUGH and not _same_type_and_shape(model, source, target):
-        raise EditError(f"{node.op_type} '{node_name}' changes what flows through it (its input "
-                        f"'{source}' and output '{target}' differ in type or shape, or inference "
-                        "cannot tell): bypassing it would change the model's meaning.")
+        raise EditError(
+            f"{node.op_type} '{node_name}' changes what flows through it (its input "
+            f"'{source}' and output '{target}' differ in type or shape, or inference "
+            "cannot tell): bypassing it would change the model's meaning."
+        )
     readers = [n for n in iter_nodes(graph) if target in n.input and n is not node]
-    if len(node.output) > 1 and any(o and o != target and any(o in n.input
-                                                               for n in iter_nodes(graph))
-                                    for o in node.output[1:]):
-        raise EditError(f"{node.op_type} '{node_name}' has a second output that other nodes "
-                        "read.")
+    if len(node.output) > 1 and any(
+        o and o != target and any(o in n.input for n in iter_nodes(graph)) for o in node.output[1:]
+    ):
+        raise EditError(f"{node.op_type} '{node_name}' has a second output that other nodes read.")
     graph_outputs = {o.name for o in graph.output}
     graph_inputs = {v.name for v in graph.input} | {t.name for t in graph.initializer}
     if target in graph_outputs:
         if source in graph_inputs or source in graph_outputs:
-            raise EditError(f"'{node_name}' passes a graph input (or output) straight to the "
-                            f"graph output '{target}': removing it would leave the output "
-                            "without a node.")
+            raise EditError(
+                f"'{node_name}' passes a graph input (or output) straight to the "
+                f"graph output '{target}': removing it would leave the output "
+                "without a node."
+            )
         graph.node.remove(node)
         _rename_tensors(model, {source: target})  # the producer writes the output itself
         return f"{node.op_type} '{node_name}' removed; its input now is the output '{target}'"
@@ -166,7 +185,13 @@ def _same_type_and_shape(model: onnx.ModelProto, a: str, b: str) -> bool:
         inferred = onnx.shape_inference.infer_shapes(model)
     except Exception:
         return False
-    values = {v.name: v.type for v in (*inferred.graph.value_info, *inferred.graph.input,
-                                       *inferred.graph.output)}
-    return a in values and b in values and values[a] == values[b] \
+    values = {
+        v.name: v.type
+        for v in (*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output)
+    }
+    return (
+        a in values
+        and b in values
+        and values[a] == values[b]
         and values[a].tensor_type.HasField("shape")
+    )

@@ -36,9 +36,13 @@ class DataError(EdgeStudioError):
 class SampleSet:
     """A replayable sequence of samples (each a dict input name -> array with batch dim 1)."""
 
-    def __init__(self, source: DataSource, inputs: list[DeclaredInput],
-                 spec: InputSpecification | None = None,
-                 model_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        source: DataSource,
+        inputs: list[DeclaredInput],
+        spec: InputSpecification | None = None,
+        model_path: Path | None = None,
+    ) -> None:
         self.source = source
         self.inputs = inputs
         self.spec = spec  # synthetic samples, and the inputs audio or text do not feed
@@ -46,10 +50,13 @@ class SampleSet:
         self.labels: np.ndarray | None = None
         self.fingerprint: str | None = None  # set by validate()
         self._count = self._prepare()  # every sample read (``samples`` caps it)
-        self._kept = self._count if not source.part else (
-            (self._count + 1) // 2 if source.part == "even" else self._count // 2)
+        self._kept = (
+            self._count
+            if not source.part
+            else ((self._count + 1) // 2 if source.part == "even" else self._count // 2)
+        )
         if self.labels is not None and source.part:
-            self.labels = self.labels[0 if source.part == "even" else 1::2]
+            self.labels = self.labels[0 if source.part == "even" else 1 :: 2]
 
     def __len__(self) -> int:
         return self._kept
@@ -75,14 +82,16 @@ class SampleSet:
                 yield self._check({self.inputs[0].name: self._read_image(path)}, path.name)
         elif kind == "audio":
             assert self.spec is not None
-            windows = media_data.audio_windows(self._files, self.spec, self.source.sample_rate,
-                                               self.source.seed)
+            windows = media_data.audio_windows(
+                self._files, self.spec, self.source.sample_rate, self.source.seed
+            )
             for k, sample in zip(range(self._count), windows, strict=False):
                 yield self._check(sample, f"audio window {k}")
         elif kind == "text":
             assert self.spec is not None
-            lines = media_data.tokenized(self._lines[: self._count], self._tokenizer, self.spec,
-                                         self.source.seed)
+            lines = media_data.tokenized(
+                self._lines[: self._count], self._tokenizer, self.spec, self.source.seed
+            )
             for k, sample in enumerate(lines):
                 yield self._check(sample, f"line {k + 1}")
         else:
@@ -113,11 +122,13 @@ class SampleSet:
                 raise DataError(
                     f"{path.name} has arrays {', '.join(sorted(self._npz.files)) or '(none)'}, "
                     f"but the model's inputs are {', '.join(i.text() for i in self.inputs)}: "
-                    f"missing {', '.join(missing)}.")
+                    f"missing {', '.join(missing)}."
+                )
             counts = {n: len(self._npz[n]) for n in names}
             if len(set(counts.values())) > 1:
-                raise DataError(f"The arrays in {path.name} hold different numbers of samples: "
-                                f"{counts}.")
+                raise DataError(
+                    f"The arrays in {path.name} hold different numbers of samples: {counts}."
+                )
             total = next(iter(counts.values())) if counts else 0
             if "labels" in self._npz.files:
                 self.labels = np.asarray(self._npz["labels"])[: cap or total]
@@ -127,33 +138,39 @@ class SampleSet:
         if kind == "images":
             self._files = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
             if len(self.inputs) != 1:
-                raise DataError("Image folders work for models with one input; this model has "
-                                f"{len(self.inputs)}: {', '.join(i.text() for i in self.inputs)}.")
+                raise DataError(
+                    "Image folders work for models with one input; this model has "
+                    f"{len(self.inputs)}: {', '.join(i.text() for i in self.inputs)}."
+                )
         else:
             self._files = sorted(
                 [p for p in path.iterdir() if p.suffix in (".npy", ".npz")]
                 + [p for p in path.iterdir() if p.is_dir() and p.name.startswith("test_data_set")]
             )
         if not self._files:
-            raise DataError(f"{path} holds no {'images' if kind == 'images' else 'samples'} "
-                            "(.npy, .npz or test_data_set_* folders).")
+            raise DataError(
+                f"{path} holds no {'images' if kind == 'images' else 'samples'} "
+                "(.npy, .npz or test_data_set_* folders)."
+            )
         return min(len(self._files), cap) if cap else len(self._files)
 
     def _prepare_media(self, path: Path, cap: int) -> int:
         if self.spec is None:
-            raise DataError(f"{self.source.kind.capitalize()} data needs the model's input "
-                            "specification for the inputs it does not feed.")
+            raise DataError(
+                f"{self.source.kind.capitalize()} data needs the model's input "
+                "specification for the inputs it does not feed."
+            )
         try:
             if self.source.kind == "audio":
                 self._files = media_data.audio_files(path)
                 if not self._files:
                     raise DataError(f"{path} holds no audio files (.wav, .flac, .ogg).")
-                total = media_data.count_windows(self._files, self.spec,
-                                                 self.source.sample_rate)
+                total = media_data.count_windows(self._files, self.spec, self.source.sample_rate)
             else:
                 self._lines = media_data.text_lines(path)
-                self._tokenizer = media_data.find_tokenizer(self.source.tokenizer, path,
-                                                            self.model_path)
+                self._tokenizer = media_data.find_tokenizer(
+                    self.source.tokenizer, path, self.model_path
+                )
                 total = len(self._lines)
         except media_data.MediaError as exc:
             raise DataError(str(exc)) from exc
@@ -165,8 +182,9 @@ class SampleSet:
         if not hasattr(self, "_arrays"):
             self._arrays = {i.name: np.asarray(self._npz[i.name]) for i in self.inputs}
         for k in range(self._count):
-            yield self._check({name: a[k : k + 1] for name, a in self._arrays.items()},
-                              f"sample {k}")
+            yield self._check(
+                {name: a[k : k + 1] for name, a in self._arrays.items()}, f"sample {k}"
+            )
 
     def _read_file(self, path: Path) -> Sample:
         names = [i.name for i in self.inputs]
@@ -182,14 +200,18 @@ class SampleSet:
             return self._with_batch(sample)
         if path.suffix == ".npy":
             if len(names) != 1:
-                raise DataError(f"{path.name}: a .npy file holds one array, the model has inputs "
-                                f"{', '.join(names)}; use .npz files named after them.")
+                raise DataError(
+                    f"{path.name}: a .npy file holds one array, the model has inputs "
+                    f"{', '.join(names)}; use .npz files named after them."
+                )
             return self._with_batch({names[0]: np.load(path, allow_pickle=False)})
         with np.load(path, allow_pickle=False) as data:
             missing = [n for n in names if n not in data.files]
             if missing:
-                raise DataError(f"{path.name} has {', '.join(data.files)}; the model's inputs are "
-                                f"{', '.join(i.text() for i in self.inputs)}.")
+                raise DataError(
+                    f"{path.name} has {', '.join(data.files)}; the model's inputs are "
+                    f"{', '.join(i.text() for i in self.inputs)}."
+                )
             return self._with_batch({n: np.asarray(data[n]) for n in names})
 
     def _with_batch(self, sample: Sample) -> Sample:
@@ -230,26 +252,37 @@ class SampleSet:
         for spec in self.inputs:
             array = sample[spec.name]
             if array.dtype != np.dtype(spec.dtype):
-                if np.issubdtype(array.dtype, np.floating) and np.issubdtype(spec.dtype,
-                                                                             np.floating):
+                if np.issubdtype(array.dtype, np.floating) and np.issubdtype(
+                    spec.dtype, np.floating
+                ):
                     array = array.astype(spec.dtype)
                     sample[spec.name] = array
                 else:
-                    raise DataError(f"{where}: '{spec.name}' is {array.dtype}, the model expects "
-                                    f"{spec.dtype} ({spec.text()}).")
+                    raise DataError(
+                        f"{where}: '{spec.name}' is {array.dtype}, the model expects "
+                        f"{spec.dtype} ({spec.text()})."
+                    )
             if len(array.shape) != len(spec.shape) or any(
                 isinstance(d, int) and d > 0 and d != n
                 for d, n in zip(spec.shape, array.shape, strict=False)
             ):
                 fit = image_flags(spec.shape) if self.source.kind == "images" else ""
-                raise DataError(f"{where}: '{spec.name}' has shape {list(array.shape)}, the model "
-                                f"expects {spec.text()}."
-                                + (f" Images that fit it: {fit} (the data form's Image size, "
-                                   "layout and colour)." if fit else ""))
+                raise DataError(
+                    f"{where}: '{spec.name}' has shape {list(array.shape)}, the model "
+                    f"expects {spec.text()}."
+                    + (
+                        f" Images that fit it: {fit} (the data form's Image size, "
+                        "layout and colour)."
+                        if fit
+                        else ""
+                    )
+                )
             if np.issubdtype(array.dtype, np.floating) and not np.isfinite(array).all():
                 bad = "NaN" if np.isnan(array).any() else "inf"
-                raise DataError(f"{where}: '{spec.name}' contains {bad} values; calibration with "
-                                "them gives infinite or NaN scales.")
+                raise DataError(
+                    f"{where}: '{spec.name}' contains {bad} values; calibration with "
+                    "them gives infinite or NaN scales."
+                )
         return sample
 
     def validate(self) -> list[str]:
@@ -274,8 +307,10 @@ class SampleSet:
             raise DataError("The data holds no samples.")
         for name, all_zero in zero.items():
             if all_zero:
-                warnings.append(f"Input '{name}' is all zeros in every sample: calibration "
-                                "ranges will collapse (scale 1.0, useless quantization).")
+                warnings.append(
+                    f"Input '{name}' is all zeros in every sample: calibration "
+                    "ranges will collapse (scale 1.0, useless quantization)."
+                )
         return warnings
 
 
@@ -300,9 +335,12 @@ def image_flags(shape: tuple[int | str | None, ...]) -> str:
     return " ".join(flags)
 
 
-def open_samples(source: DataSource, model: onnx.ModelProto,
-                 spec: InputSpecification | None = None,
-                 model_path: Path | None = None) -> SampleSet:
+def open_samples(
+    source: DataSource,
+    model: onnx.ModelProto,
+    spec: InputSpecification | None = None,
+    model_path: Path | None = None,
+) -> SampleSet:
     """Open ``source`` for ``model``. Raises DataError with both sides listed on a mismatch.
 
     Synthetic samples — and the inputs audio or text do not feed — are drawn from ``spec``

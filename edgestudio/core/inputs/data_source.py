@@ -46,38 +46,99 @@ class DataSource:
     # How samples are prepared, declared once: the command line's options, the forms' fields and
     # to_cli() follow. A pixel becomes (pixel * scale - mean) / std.
     size: tuple[int, int] | None = option(
-        None, "--image-size", "resize images to H×W", modes=("images",), metavar="HxW",
-        label="Image size:", group="images", placeholder="as they are, or HxW, e.g. 224x224",
-        parse=parse_image_size, show=show_image_size)
-    layout: str = option("NCHW", "--image-layout", "channels first or last", ("NCHW", "NHWC"),
-                         modes=("images",), label="Image layout:", group="images")
-    scale: float = option(1 / 255, "--image-scale", "multiply pixels by this first",
-                          modes=("images",), metavar="F", label="Pixel scale:", group="images",
-                          parse=parse_scale, show=show_scale)
-    mean: tuple[float, ...] = option((0.0,), "--image-mean", "subtract per channel after "
-                                     "scaling", modes=("images",), metavar="M[,M,M]",
-                                     label="Image mean:", group="images", parse=parse_floats,
-                                     show=show_floats)
-    std: tuple[float, ...] = option((1.0,), "--image-std", "divide per channel after the mean",
-                                    modes=("images",), metavar="S[,S,S]", label="Image std:",
-                                    group="images", parse=parse_floats, show=show_floats)
-    colour: str = option("RGB", "--image-colour", "channel order, or L for grey",
-                         ("RGB", "BGR", "L"), modes=("images",), label="Colour:",
-                         group="images")
-    sample_rate: int = option(16000, "--sample-rate", "resample .wav/.flac audio to this rate "
-                              "in Hz", modes=("audio",), metavar="HZ", label="Sample rate (Hz):",
-                              group="audio", minimum=1000, maximum=384_000)
-    tokenizer: str = option("", "--tokenizer", "the model's tokenizer.json, for a .txt of "
-                            "sentences (one sample per line)", modes=("text",),
-                            metavar="TOKENIZER_JSON", label="Tokenizer:", group="text",
-                            placeholder="the one beside the text file or the model")
+        None,
+        "--image-size",
+        "resize images to H×W",
+        modes=("images",),
+        metavar="HxW",
+        label="Image size:",
+        group="images",
+        placeholder="as they are, or HxW, e.g. 224x224",
+        parse=parse_image_size,
+        show=show_image_size,
+    )
+    layout: str = option(
+        "NCHW",
+        "--image-layout",
+        "channels first or last",
+        ("NCHW", "NHWC"),
+        modes=("images",),
+        label="Image layout:",
+        group="images",
+    )
+    scale: float = option(
+        1 / 255,
+        "--image-scale",
+        "multiply pixels by this first",
+        modes=("images",),
+        metavar="F",
+        label="Pixel scale:",
+        group="images",
+        parse=parse_scale,
+        show=show_scale,
+    )
+    mean: tuple[float, ...] = option(
+        (0.0,),
+        "--image-mean",
+        "subtract per channel after scaling",
+        modes=("images",),
+        metavar="M[,M,M]",
+        label="Image mean:",
+        group="images",
+        parse=parse_floats,
+        show=show_floats,
+    )
+    std: tuple[float, ...] = option(
+        (1.0,),
+        "--image-std",
+        "divide per channel after the mean",
+        modes=("images",),
+        metavar="S[,S,S]",
+        label="Image std:",
+        group="images",
+        parse=parse_floats,
+        show=show_floats,
+    )
+    colour: str = option(
+        "RGB",
+        "--image-colour",
+        "channel order, or L for grey",
+        ("RGB", "BGR", "L"),
+        modes=("images",),
+        label="Colour:",
+        group="images",
+    )
+    sample_rate: int = option(
+        16000,
+        "--sample-rate",
+        "resample .wav/.flac audio to this rate in Hz",
+        modes=("audio",),
+        metavar="HZ",
+        label="Sample rate (Hz):",
+        group="audio",
+        minimum=1000,
+        maximum=384_000,
+    )
+    tokenizer: str = option(
+        "",
+        "--tokenizer",
+        "the model's tokenizer.json, for a .txt of sentences (one sample per line)",
+        modes=("text",),
+        metavar="TOKENIZER_JSON",
+        label="Tokenizer:",
+        group="text",
+        placeholder="the one beside the text file or the model",
+    )
 
     def describe(self) -> str:
         """Short text for logs and reports."""
         if self.kind == "synthetic":
             return f"synthetic (seed {self.seed}, {self.samples or 32} samples)"
-        return (f"{self.kind} {self.path}" + (f" (first {self.samples})" if self.samples else "")
-                + (f" ({self.part}-numbered samples)" if self.part else ""))
+        return (
+            f"{self.kind} {self.path}"
+            + (f" (first {self.samples})" if self.samples else "")
+            + (f" ({self.part}-numbered samples)" if self.part else "")
+        )
 
     def to_cli(self) -> list[str]:
         """The ``--calib``/``--data`` argument and the options that shape it (sample count, and the
@@ -112,10 +173,10 @@ class DataProvenance:
     def text(self) -> str:
         """``8 images from /data/lines`` or ``32 synthetic samples (seed 0)``."""
         if self.kind == "synthetic":
-            return (f"{self.samples} synthetic samples drawn from the derived input "
-                    "specification")
+            return f"{self.samples} synthetic samples drawn from the derived input specification"
         unit = {"images": "images", "audio": "audio windows", "text": "text lines"}.get(
-            self.kind, "samples")
+            self.kind, "samples"
+        )
         where = self.source.rstrip("/").rsplit("/", 1)[-1] if self.source else self.kind
         return f"{self.samples} {unit} from {where}"
 
@@ -137,12 +198,18 @@ def _folder_kind(folder: str, mtime_ns: int) -> str:
 
     with os.scandir(folder) as entries:
         suffixes = {os.path.splitext(e.name)[1].lower() for e in entries}
-    return ("audio" if suffixes & AUDIO_SUFFIXES and not suffixes & IMAGE_SUFFIXES
-            else "images" if suffixes & IMAGE_SUFFIXES else "folder")
+    return (
+        "audio"
+        if suffixes & AUDIO_SUFFIXES and not suffixes & IMAGE_SUFFIXES
+        else "images"
+        if suffixes & IMAGE_SUFFIXES
+        else "folder"
+    )
 
 
-def parse_data_source(text: str, samples: int = 0, part: str = "",
-                      **preparation: Any) -> DataSource:
+def parse_data_source(
+    text: str, samples: int = 0, part: str = "", **preparation: Any
+) -> DataSource:
     """``synthetic[:N[:SEED]]``, an ``.npz`` file, a folder of images, audio files (a ``.wav``
     or a folder of them), a ``.txt`` of sentences, or a folder of samples; ``preparation``
     holds DataSource's declared fields (``size``, ``sample_rate``, …), of which the kind found
@@ -167,6 +234,9 @@ def parse_data_source(text: str, samples: int = 0, part: str = "",
         kind = "text"
     elif path.is_dir():
         kind = _folder_kind(str(path), path.stat().st_mtime_ns)
-    used = {f.name: preparation[f.name] for f, opt in declared_options(DataSource)
-            if opt.used_in(kind) and preparation.get(f.name) is not None}
+    used = {
+        f.name: preparation[f.name]
+        for f, opt in declared_options(DataSource)
+        if opt.used_in(kind) and preparation.get(f.name) is not None
+    }
     return DataSource(kind, str(path), samples=samples, part=part, **used)

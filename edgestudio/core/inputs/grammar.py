@@ -22,8 +22,7 @@ def parse_dims(text: str, minimum: int = 1) -> tuple[int, ...]:
     try:
         dims = tuple(int(d) for d in text.strip().lower().split("x"))
     except ValueError as exc:
-        raise GrammarError(f"a shape is written DIMxDIM…, e.g. 1x3x224x224 (got '{text}')") \
-            from exc
+        raise GrammarError(f"a shape is written DIMxDIM…, e.g. 1x3x224x224 (got '{text}')") from exc
     if any(d < minimum for d in dims):
         raise GrammarError(f"every dim must be ≥ {minimum} (got '{text}')")
     return dims
@@ -76,8 +75,9 @@ def parse_counts(text: str) -> tuple[int, ...]:
     try:
         counts = tuple(int(t) for t in text.split(",") if t.strip())
     except ValueError as exc:
-        raise GrammarError(f"give whole numbers separated by commas, e.g. 1,2 (got '{text}')") \
-            from exc
+        raise GrammarError(
+            f"give whole numbers separated by commas, e.g. 1,2 (got '{text}')"
+        ) from exc
     if not counts or min(counts) < 1:
         raise GrammarError(f"give counts ≥ 1, e.g. 1,2 (got '{text}')")
     return counts
@@ -87,8 +87,9 @@ def parse_named_shape(text: str) -> tuple[str, tuple[int, ...]]:
     """``NAME=DIMxDIM…`` or ``NAME=scalar`` -> ``(name, dims)``; a dim may be 0."""
     name, sep, dims = text.rpartition("=")
     if not sep or not name.strip():
-        raise GrammarError(f"a shape is given as NAME=DIMxDIM, e.g. image=1x3x224x224 or "
-                           f"sr=scalar (got '{text}')")
+        raise GrammarError(
+            f"a shape is given as NAME=DIMxDIM, e.g. image=1x3x224x224 or sr=scalar (got '{text}')"
+        )
     if dims.strip().lower() in ("", "scalar"):
         return name.strip(), ()
     try:
@@ -105,8 +106,9 @@ def parse_named_range(text: str) -> tuple[str, Domain]:
     normal|bool`` -> ``(name, domain)``."""
     name, sep, value = text.rpartition("=")
     if not sep or not name.strip():
-        raise GrammarError(f"a range is given as NAME=LOW:HIGH, e.g. input_ids=0:30522 "
-                           f"(got '{text}')")
+        raise GrammarError(
+            f"a range is given as NAME=LOW:HIGH, e.g. input_ids=0:30522 (got '{text}')"
+        )
     name, value = name.strip(), value.strip().lower()
     if value in RANGE_WORDS:
         return name, Domain(value)
@@ -120,8 +122,10 @@ def parse_named_range(text: str) -> tuple[str, Domain]:
     except ValueError as exc:
         if isinstance(exc, GrammarError):
             raise
-        raise GrammarError(f"{name}: expected LOW:HIGH, V1,V2,…, {', '.join(RANGE_WORDS[:-1])} "
-                           f"or {RANGE_WORDS[-1]} (got '{value}')") from exc
+        raise GrammarError(
+            f"{name}: expected LOW:HIGH, V1,V2,…, {', '.join(RANGE_WORDS[:-1])} "
+            f"or {RANGE_WORDS[-1]} (got '{value}')"
+        ) from exc
 
 
 def parse_floats(text: str) -> tuple[float, ...]:

@@ -16,17 +16,55 @@ from dataclasses import dataclass
 import onnx
 
 # Ops whose output has the input's axes, in order (a feature axis stays the feature axis).
-_SAME_AXES = frozenset({
-    "Cast", "Identity", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Neg", "Abs", "Sqrt", "Exp",
-    "Log", "Clip", "Dropout", "BatchNormalization", "InstanceNormalization",
-    "LayerNormalization", "Softmax", "LogSoftmax", "Erf", "Gelu", "HardSigmoid", "HardSwish",
-    "Elu", "Selu", "Softplus", "Reciprocal", "QuantizeLinear", "DequantizeLinear", "Floor",
-    "Ceil", "Round", "PRelu", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"})
+_SAME_AXES = frozenset(
+    {
+        "Cast",
+        "Identity",
+        "Relu",
+        "LeakyRelu",
+        "Sigmoid",
+        "Tanh",
+        "Neg",
+        "Abs",
+        "Sqrt",
+        "Exp",
+        "Log",
+        "Clip",
+        "Dropout",
+        "BatchNormalization",
+        "InstanceNormalization",
+        "LayerNormalization",
+        "Softmax",
+        "LogSoftmax",
+        "Erf",
+        "Gelu",
+        "HardSigmoid",
+        "HardSwish",
+        "Elu",
+        "Selu",
+        "Softplus",
+        "Reciprocal",
+        "QuantizeLinear",
+        "DequantizeLinear",
+        "Floor",
+        "Ceil",
+        "Round",
+        "PRelu",
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "Pow",
+        "Max",
+        "Min",
+    }
+)
 _RECURRENT = frozenset({"RNN", "GRU", "LSTM"})
 # A weight reaches its layer through these (a quantized model's DequantizeLinear, fp16 Casts).
 _WEIGHT_CHAIN = frozenset({"Cast", "Identity", "DequantizeLinear", "Transpose"})
-_DOWNSAMPLING = frozenset({"Conv", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool",
-                           "LpPool"})
+_DOWNSAMPLING = frozenset(
+    {"Conv", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool", "LpPool"}
+)
 MAX_STRIDE = 256  # beyond this a "stride" is a global reduction, not a size constraint
 
 
@@ -50,8 +88,9 @@ def _ints(node: onnx.NodeProto, name: str) -> list[int] | None:
     return next(([int(v) for v in a.ints] for a in node.attribute if a.name == name), None)
 
 
-def _weight_dims(tensor: str, producers: Mapping[str, onnx.NodeProto],
-                 consts: Mapping[str, onnx.TensorProto]) -> list[int] | None:
+def _weight_dims(
+    tensor: str, producers: Mapping[str, onnx.NodeProto], consts: Mapping[str, onnx.TensorProto]
+) -> list[int] | None:
     """The dims of the stored weight behind ``tensor`` (through de-quantization and casts;
     a Transpose permutes them)."""
     for _ in range(6):
@@ -77,8 +116,12 @@ def _unsqueeze_axes(node: onnx.NodeProto, consts: Mapping[str, onnx.TensorProto]
     return axes or []
 
 
-def _next_axes(node: onnx.NodeProto, tensor: str, axes: tuple[int | None, ...],
-               consts: Mapping[str, onnx.TensorProto]) -> tuple[int | None, ...] | None:
+def _next_axes(
+    node: onnx.NodeProto,
+    tensor: str,
+    axes: tuple[int | None, ...],
+    consts: Mapping[str, onnx.TensorProto],
+) -> tuple[int | None, ...] | None:
     """The input axes behind each axis of ``node``'s output (None: not an input axis), or
     None when the op moves axes in a way not followed (Reshape, Flatten, Concat...)."""
     op = node.op_type
@@ -103,9 +146,13 @@ def _next_axes(node: onnx.NodeProto, tensor: str, axes: tuple[int | None, ...],
     return None
 
 
-def _consumer_sizes(node: onnx.NodeProto, tensor: str, axes: tuple[int | None, ...],
-                    producers: Mapping[str, onnx.NodeProto],
-                    consts: Mapping[str, onnx.TensorProto]) -> list[tuple[int | None, int, str]]:
+def _consumer_sizes(
+    node: onnx.NodeProto,
+    tensor: str,
+    axes: tuple[int | None, ...],
+    producers: Mapping[str, onnx.NodeProto],
+    consts: Mapping[str, onnx.TensorProto],
+) -> list[tuple[int | None, int, str]]:
     """(input axis, size, reason) for each axis of ``tensor`` that ``node``'s weights fix."""
     op, name = node.op_type, node.name or node.output[0]
     inputs = list(node.input)
@@ -114,22 +161,41 @@ def _consumer_sizes(node: onnx.NodeProto, tensor: str, axes: tuple[int | None, .
         if inputs[0] == tensor and (w := _weight_dims(inputs[1], producers, consts)):
             k = w[-2] if len(w) >= 2 else w[0]
             found.append((axes[-1], k, f"the weights of MatMul '{name}' ({k} rows)"))
-        elif len(inputs) > 1 and inputs[1] == tensor and len(axes) >= 2 \
-                and (w := _weight_dims(inputs[0], producers, consts)):
+        elif (
+            len(inputs) > 1
+            and inputs[1] == tensor
+            and len(axes) >= 2
+            and (w := _weight_dims(inputs[0], producers, consts))
+        ):
             found.append((axes[-2], w[-1], f"the weights of MatMul '{name}' ({w[-1]} columns)"))
-    elif op == "Gemm" and inputs[0] == tensor and len(axes) == 2 \
-            and (w := _weight_dims(inputs[1], producers, consts)) and len(w) == 2:
+    elif (
+        op == "Gemm"
+        and inputs[0] == tensor
+        and len(axes) == 2
+        and (w := _weight_dims(inputs[1], producers, consts))
+        and len(w) == 2
+    ):
         k = w[1] if _int(node, "transB") else w[0]
         axis = axes[0] if _int(node, "transA") else axes[1]
         found.append((axis, k, f"the weights of Gemm '{name}' ({k} inputs)"))
-    elif op in ("Conv", "ConvTranspose") and inputs[0] == tensor and len(axes) >= 3 \
-            and (w := _weight_dims(inputs[1], producers, consts)) and len(w) >= 3:
+    elif (
+        op in ("Conv", "ConvTranspose")
+        and inputs[0] == tensor
+        and len(axes) >= 3
+        and (w := _weight_dims(inputs[1], producers, consts))
+        and len(w) >= 3
+    ):
         group = _int(node, "group", 1)
         channels = w[1] * group if op == "Conv" else w[0]
-        found.append((axes[1], channels, f"the weights of {op} '{name}' ({channels} input "
-                                         "channels)"))
-    elif op in _RECURRENT and inputs and (w := _weight_dims(inputs[1], producers, consts)) \
-            and len(w) == 3:
+        found.append(
+            (axes[1], channels, f"the weights of {op} '{name}' ({channels} input channels)")
+        )
+    elif (
+        op in _RECURRENT
+        and inputs
+        and (w := _weight_dims(inputs[1], producers, consts))
+        and len(w) == 3
+    ):
         index = inputs.index(tensor)
         hidden, layout = _int(node, "hidden_size"), _int(node, "layout")
         if index == 0 and len(axes) == 3:
@@ -141,9 +207,12 @@ def _consumer_sizes(node: onnx.NodeProto, tensor: str, axes: tuple[int | None, .
     return found
 
 
-def _reached(name: str, rank: int, consumers: Mapping[str, list[onnx.NodeProto]],
-             consts: Mapping[str, onnx.TensorProto],
-             ) -> Iterator[tuple[onnx.NodeProto, str, tuple[int | None, ...]]]:
+def _reached(
+    name: str,
+    rank: int,
+    consumers: Mapping[str, list[onnx.NodeProto]],
+    consts: Mapping[str, onnx.TensorProto],
+) -> Iterator[tuple[onnx.NodeProto, str, tuple[int | None, ...]]]:
     """Each node that reads input ``name`` (followed through ops that keep or permute its
     axes), with the tensor it reads and the input axis behind each of that tensor's axes."""
     frontier = [(name, tuple[int | None, ...](range(rank)))]
@@ -153,16 +222,17 @@ def _reached(name: str, rank: int, consumers: Mapping[str, list[onnx.NodeProto]]
         for node in consumers.get(tensor, []):
             yield node, tensor, axes
             after = _next_axes(node, tensor, axes, consts)
-            if after is not None and node.output and node.output[0] not in seen \
-                    and len(seen) < 64:
+            if after is not None and node.output and node.output[0] not in seen and len(seen) < 64:
                 seen.add(node.output[0])
                 frontier.append((node.output[0], after))
 
 
-def weight_fixed_axes(input_ranks: Mapping[str, int],
-                      consumers: Mapping[str, list[onnx.NodeProto]],
-                      producers: Mapping[str, onnx.NodeProto],
-                      consts: Mapping[str, onnx.TensorProto]) -> dict[tuple[str, int], AxisSize]:
+def weight_fixed_axes(
+    input_ranks: Mapping[str, int],
+    consumers: Mapping[str, list[onnx.NodeProto]],
+    producers: Mapping[str, onnx.NodeProto],
+    consts: Mapping[str, onnx.TensorProto],
+) -> dict[tuple[str, int], AxisSize]:
     """Each input axis whose size the weights of the first layer it meets fix, followed
     through ops that keep or permute axes (``input_ranks``: the inputs to look at)."""
     fixed: dict[tuple[str, int], AxisSize] = {}
@@ -174,9 +244,11 @@ def weight_fixed_axes(input_ranks: Mapping[str, int],
     return fixed
 
 
-def recurrent_batch_axes(input_ranks: Mapping[str, int],
-                         consumers: Mapping[str, list[onnx.NodeProto]],
-                         consts: Mapping[str, onnx.TensorProto]) -> set[tuple[str, int]]:
+def recurrent_batch_axes(
+    input_ranks: Mapping[str, int],
+    consumers: Mapping[str, list[onnx.NodeProto]],
+    consts: Mapping[str, onnx.TensorProto],
+) -> set[tuple[str, int]]:
     """The input axes an RNN/GRU/LSTM reads as its batch (axis 1 of its data and state in
     the default layout, axis 0 with ``layout=1``): they must agree, so they are all batch."""
     found: set[tuple[str, int]] = set()

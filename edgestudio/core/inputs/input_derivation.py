@@ -34,11 +34,15 @@ from edgestudio.core.model.light_inference import inferred_dims
 from edgestudio.core.model.opsets import iter_nodes
 
 # Ops through which an input keeps its meaning (an index stays an index after a Cast).
-_PASSTHROUGH = frozenset({"Cast", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity",
-                          "Expand", "Transpose"})
+_PASSTHROUGH = frozenset(
+    {"Cast", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Expand", "Transpose"}
+)
 _RECURRENT = frozenset({"RNN", "GRU", "LSTM", "DynamicQuantizeLSTM"})
-_STATE_NAME = re.compile(r"(^|[_.\-/])(state|states|hidden|h0|c0|h|c|cache|past|memory)"
-                         r"($|[_.\-/\d])", re.IGNORECASE)
+_STATE_NAME = re.compile(
+    r"(^|[_.\-/])(state|states|hidden|h0|c0|h|c|cache|past|memory)"
+    r"($|[_.\-/\d])",
+    re.IGNORECASE,
+)
 _MASK_NAME = re.compile(r"mask", re.IGNORECASE)
 _BATCH_NAME = re.compile(r"^(bs|batch|batch_?size|unk__\d+)$", re.IGNORECASE)
 _COMPARE_OPS = frozenset({"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"})
@@ -76,8 +80,10 @@ def declared_inputs(model: onnx.ModelProto) -> list[DeclaredInput]:
             dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)).name
         except (KeyError, TypeError, ValueError):
             dtype = "float32"
-        shape = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0
-                      else (d.dim_param or None) for d in tensor.shape.dim)
+        shape = tuple(
+            d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else (d.dim_param or None)
+            for d in tensor.shape.dim
+        )
         found.append(DeclaredInput(value.name, dtype, shape))
     return found
 
@@ -140,8 +146,9 @@ def _resolve_index_dims(model: onnx.ModelProto, usages: dict[str, _Usage]) -> No
 _INDEX_SELECTORS = frozenset({"Gather", "Slice", "Split"})
 
 
-def _input_behind(tensor: str, producers: dict[str, onnx.NodeProto],
-                  graph_inputs: set[str]) -> str | None:
+def _input_behind(
+    tensor: str, producers: dict[str, onnx.NodeProto], graph_inputs: set[str]
+) -> str | None:
     """The graph input whose values ``tensor`` holds, through ops that only move them."""
     for _ in range(8):
         if tensor in graph_inputs:
@@ -153,9 +160,12 @@ def _input_behind(tensor: str, producers: dict[str, onnx.NodeProto],
     return None
 
 
-def _table_behind(tensor: str, producers: dict[str, onnx.NodeProto],
-                  consts: dict[str, onnx.TensorProto],
-                  depth: int = 0) -> tuple[str, onnx.TensorProto] | None:
+def _table_behind(
+    tensor: str,
+    producers: dict[str, onnx.NodeProto],
+    consts: dict[str, onnx.TensorProto],
+    depth: int = 0,
+) -> tuple[str, onnx.TensorProto] | None:
     """The stored table a Gather reads, through the ops that de-quantize or scale it."""
     if tensor in consts:
         return tensor, consts[tensor]
@@ -165,14 +175,21 @@ def _table_behind(tensor: str, producers: dict[str, onnx.NodeProto],
     if node.op_type in ("Cast", "Identity", "DequantizeLinear"):
         return _table_behind(node.input[0], producers, consts, depth + 1)
     # Elementwise scaling: of the operands, the biggest table keeps the rows (not the scale).
-    found = [t for t in (_table_behind(i, producers, consts, depth + 1) for i in node.input)
-             if t is not None]
+    found = [
+        t
+        for t in (_table_behind(i, producers, consts, depth + 1) for i in node.input)
+        if t is not None
+    ]
     return max(found, key=lambda t: (len(t[1].dims), int(np.prod(t[1].dims))), default=None)
 
 
-def _usage(model: onnx.ModelProto, name: str, consumers: dict[str, list[onnx.NodeProto]],
-           consts: dict[str, onnx.TensorProto],
-           producers: dict[str, onnx.NodeProto] | None = None) -> _Usage:
+def _usage(
+    model: onnx.ModelProto,
+    name: str,
+    consumers: dict[str, list[onnx.NodeProto]],
+    consts: dict[str, onnx.TensorProto],
+    producers: dict[str, onnx.NodeProto] | None = None,
+) -> _Usage:
     usage = _Usage()
     producers = producers if producers is not None else _producers(model)
     graph_inputs = {v.name for v in model.graph.input}
@@ -181,8 +198,11 @@ def _usage(model: onnx.ModelProto, name: str, consumers: dict[str, list[onnx.Nod
         tensor = frontier.pop()
         for node in consumers.get(tensor, []):
             op = node.op_type
-            if (op in _PASSTHROUGH or op in _INDEX_SELECTORS) and node.input \
-                    and node.input[0] == tensor:  # a part of the indices is still indices
+            if (
+                (op in _PASSTHROUGH or op in _INDEX_SELECTORS)
+                and node.input
+                and node.input[0] == tensor
+            ):  # a part of the indices is still indices
                 for out in node.output:
                     if out not in seen:
                         seen.add(out)
@@ -200,21 +220,28 @@ def _usage(model: onnx.ModelProto, name: str, consumers: dict[str, list[onnx.Nod
                     usage.index_targets.append((node.input[0], axis))
             elif op in _INDEX_OPS and len(node.input) > 1 and node.input[1] == tensor:
                 axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
-                usage.index_targets.append((node.input[0], axis if op in _AXIS_INDEX_OPS
-                                            else 0))
+                usage.index_targets.append((node.input[0], axis if op in _AXIS_INDEX_OPS else 0))
             elif op in _RECURRENT:
                 index = list(node.input).index(tensor)
                 if index in (5, 6):
                     usage.recurrent_state = True
                 elif index == 4:
                     usage.sequence_lens_of = node.input[0]
-            elif op == "OneHot" and node.input[0] == tensor and len(node.input) > 1 \
-                    and node.input[1] in consts:
+            elif (
+                op == "OneHot"
+                and node.input[0] == tensor
+                and len(node.input) > 1
+                and node.input[1] in consts
+            ):
                 depth = int(onnx.numpy_helper.to_array(consts[node.input[1]]).reshape(-1)[0])
                 if depth > 0:
                     usage.value_ranges.append(
-                        (0, depth, f"one-hot encoded by '{node.name or node.output[0]}' "
-                                   f"(depth {depth})"))
+                        (
+                            0,
+                            depth,
+                            f"one-hot encoded by '{node.name or node.output[0]}' (depth {depth})",
+                        )
+                    )
             elif op in _COMPARE_OPS:
                 other = [t for t in node.input if t != tensor and t in consts]
                 for t in other:
@@ -224,7 +251,8 @@ def _usage(model: onnx.ModelProto, name: str, consumers: dict[str, list[onnx.Nod
                     elif values.size > 4 and np.all(np.mod(values, 1) == 0):
                         low, high = int(values.min()), int(values.max())
                         usage.value_ranges.append(
-                            (low, high + 1, f"compared with the constants {low}…{high}"))
+                            (low, high + 1, f"compared with the constants {low}…{high}")
+                        )
     return usage
 
 
@@ -253,26 +281,40 @@ def _is_state(inp: DeclaredInput, usage: _Usage) -> bool:
     fixed_leading = bool(inp.shape) and isinstance(inp.shape[0], int) and len(inp.shape) >= 3
     return usage.recurrent_state or (
         np.issubdtype(np.dtype(inp.dtype), np.floating)
-        and bool(_STATE_NAME.search(inp.name)) and (fixed_leading or len(inp.shape) >= 2))
+        and bool(_STATE_NAME.search(inp.name))
+        and (fixed_leading or len(inp.shape) >= 2)
+    )
 
 
-def _slots(inputs: list[DeclaredInput], usages: dict[str, _Usage],
-           recurrent_batch: set[tuple[str, int]]) -> dict[tuple[str, int], _Slot]:
+def _slots(
+    inputs: list[DeclaredInput], usages: dict[str, _Usage], recurrent_batch: set[tuple[str, int]]
+) -> dict[tuple[str, int], _Slot]:
     """Classify every unknown dim of every input (``recurrent_batch``: the axes a recurrent
     layer reads as its batch)."""
     slots: dict[tuple[str, int], _Slot] = {}
     # An axis other inputs index into (a graph network's nodes) is a count of things, not a
     # batch: it takes real sizes so that the indices into it mean something.
-    indexed = {(name, axis % max(1, len(shape))) for u in usages.values()
-               for name, axis in u.gather_axes
-               for shape in [next((i.shape for i in inputs if i.name == name), ())]}
+    indexed = {
+        (name, axis % max(1, len(shape)))
+        for u in usages.values()
+        for name, axis in u.gather_axes
+        for shape in [next((i.shape for i in inputs if i.name == name), ())]
+    }
     indexed_symbols = {d for u in usages.values() for d in u.index_dims if isinstance(d, str)}
-    indexed |= {(i.name, axis) for i in inputs for axis, d in enumerate(i.shape)
-                if isinstance(d, str) and d in indexed_symbols}
+    indexed |= {
+        (i.name, axis)
+        for i in inputs
+        for axis, d in enumerate(i.shape)
+        if isinstance(d, str) and d in indexed_symbols
+    }
     batch_symbols: set[str] = set()
     for inp in inputs:  # a symbol at axis 0 of a tensor input is a batch wherever it appears
-        if len(inp.shape) >= 2 and isinstance(inp.shape[0], str) \
-                and not _is_state(inp, usages[inp.name]) and (inp.name, 0) not in indexed:
+        if (
+            len(inp.shape) >= 2
+            and isinstance(inp.shape[0], str)
+            and not _is_state(inp, usages[inp.name])
+            and (inp.name, 0) not in indexed
+        ):
             batch_symbols.add(inp.shape[0])
     for inp in inputs:
         state = _is_state(inp, usages[inp.name])
@@ -283,9 +325,12 @@ def _slots(inputs: list[DeclaredInput], usages: dict[str, _Usage],
             symbol = dim if isinstance(dim, str) else f"{inp.name}:{axis}"
             if (inp.name, axis) in indexed:
                 kind = "sequence"
-            elif (isinstance(dim, str) and (dim in batch_symbols or _BATCH_NAME.match(dim))) \
-                    or (axis == 0 and len(inp.shape) >= 2) or state \
-                    or (inp.name, axis) in recurrent_batch:
+            elif (
+                (isinstance(dim, str) and (dim in batch_symbols or _BATCH_NAME.match(dim)))
+                or (axis == 0 and len(inp.shape) >= 2)
+                or state
+                or (inp.name, axis) in recurrent_batch
+            ):
                 kind = "batch"
             elif floating and len(inp.shape) == 4 and axis >= 1:
                 kind = "image"
@@ -300,9 +345,13 @@ def _slots(inputs: list[DeclaredInput], usages: dict[str, _Usage],
 _SIZES_BY_KIND = {"image": IMAGE_SIZES, "sequence": SEQUENCE_SIZES, "signal": SIGNAL_SIZES}
 
 
-def _domain_for(inp: DeclaredInput, usage: _Usage, state: bool,
-                slots: dict[tuple[str, int], _Slot],
-                data_inputs: dict[str, DeclaredInput]) -> tuple[Domain, str]:
+def _domain_for(
+    inp: DeclaredInput,
+    usage: _Usage,
+    state: bool,
+    slots: dict[tuple[str, int], _Slot],
+    data_inputs: dict[str, DeclaredInput],
+) -> tuple[Domain, str]:
     dtype = np.dtype(inp.dtype)
     if dtype == np.bool_:
         if _MASK_NAME.search(inp.name):  # random masks leave outputs undefined (NaN) where off
@@ -315,36 +364,51 @@ def _domain_for(inp: DeclaredInput, usage: _Usage, state: bool,
     if np.issubdtype(dtype, np.integer):
         if usage.gather_rows:
             table, rows = min(usage.gather_rows, key=lambda tr: tr[1])
-            return (Domain("integers", 0, rows),
-                    f"indexes '{table}' ({rows} rows): values below {rows}")
+            return (
+                Domain("integers", 0, rows),
+                f"indexes '{table}' ({rows} rows): values below {rows}",
+            )
         if _MASK_NAME.search(inp.name):
             return Domain("ones"), "a mask: all ones (nothing masked)"
-        indexed = [(name, axis) for name, axis in usage.gather_axes
-                   if (name, axis % max(1, len(data_inputs[name].shape))) in slots]
+        indexed = [
+            (name, axis)
+            for name, axis in usage.gather_axes
+            if (name, axis % max(1, len(data_inputs[name].shape))) in slots
+        ]
         if indexed:
             name, axis = indexed[0]
             symbol = slots[(name, axis % len(data_inputs[name].shape))].symbol
-            return (Domain("below_dim", of_dim=symbol),
-                    f"indexes axis {axis} of '{name}': values below its size ({symbol})")
+            return (
+                Domain("below_dim", of_dim=symbol),
+                f"indexes axis {axis} of '{name}': values below its size ({symbol})",
+            )
         symbols = {s.symbol for s in slots.values()}
         named = [d for d in usage.index_dims if isinstance(d, str) and d in symbols]
         sizes = [d for d in usage.index_dims if isinstance(d, int) and d > 0]
         if named:
-            return (Domain("below_dim", of_dim=named[0]),
-                    f"indexes a tensor of {named[0]} rows: values below its size")
+            return (
+                Domain("below_dim", of_dim=named[0]),
+                f"indexes a tensor of {named[0]} rows: values below its size",
+            )
         if sizes:
-            return (Domain("integers", 0, min(sizes)),
-                    f"indexes a tensor of {min(sizes)} rows: values below {min(sizes)}")
+            return (
+                Domain("integers", 0, min(sizes)),
+                f"indexes a tensor of {min(sizes)} rows: values below {min(sizes)}",
+            )
         if usage.sequence_lens_of is not None:
             data = data_inputs.get(usage.sequence_lens_of)
             slot = slots.get((data.name, 0)) if data else None
             if slot is not None:
-                return (Domain("sequence_length", of_dim=slot.symbol),
-                        "sequence lengths of a recurrent layer: the full length")
+                return (
+                    Domain("sequence_length", of_dim=slot.symbol),
+                    "sequence lengths of a recurrent layer: the full length",
+                )
             fixed = data.shape[0] if data and data.shape else None
             if isinstance(fixed, int):
-                return (Domain("values", values=(float(fixed),)),
-                        "sequence lengths of a recurrent layer: the full length")
+                return (
+                    Domain("values", values=(float(fixed),)),
+                    "sequence lengths of a recurrent layer: the full length",
+                )
         if usage.value_ranges:
             low, high, why = usage.value_ranges[0]
             return Domain("integers", low, high), f"{why}: values {low}–{high - 1}"
@@ -356,9 +420,11 @@ def _domain_for(inp: DeclaredInput, usage: _Usage, state: bool,
         return Domain("integers", 0, 2), "an integer input: small safe values (0 or 1)"
     if usage.gather_rows:  # e.g. characters as floats, Cast to int64 before the embedding
         table, rows = min(usage.gather_rows, key=lambda tr: tr[1])
-        return (Domain("integers", 0, rows),
-                f"a float input Cast to integers that index '{table}' ({rows} rows): whole "
-                f"numbers below {rows}")
+        return (
+            Domain("integers", 0, rows),
+            f"a float input Cast to integers that index '{table}' ({rows} rows): whole "
+            f"numbers below {rows}",
+        )
     if _MASK_NAME.search(inp.name):
         return Domain("ones"), "a mask: all ones"
     if usage.value_ranges:  # class ids stored as floats, one-hot encoded in the graph
@@ -367,8 +433,9 @@ def _domain_for(inp: DeclaredInput, usage: _Usage, state: bool,
     return Domain("normal"), "a float input: standard normal values"
 
 
-def derive_candidates(model: onnx.ModelProto,
-                      overrides: InputOverrides | None = None) -> Iterator[InputSpecification]:
+def derive_candidates(
+    model: onnx.ModelProto, overrides: InputOverrides | None = None
+) -> Iterator[InputSpecification]:
     """Candidate specifications, most plausible first; the first that runs is the one to use.
 
     Fixed dims are kept, batch dims are 1, and the other symbolic dims take, in lockstep, the
@@ -382,15 +449,19 @@ def derive_candidates(model: onnx.ModelProto,
     unknown = sorted((set(shapes) | set(ranges)) - set(by_name))
     if unknown:
         listed = ", ".join(f"{i.name} {i.dtype} {list(i.shape)}" for i in inputs) or "none"
-        raise InputSpecError(f"No input called {', '.join(unknown)}; the model's inputs are "
-                             f"{listed}.")
+        raise InputSpecError(
+            f"No input called {', '.join(unknown)}; the model's inputs are {listed}."
+        )
     for name, shape in shapes.items():
         declared = by_name[name].shape
-        if len(shape) != len(declared) or any(isinstance(d, int) and d != n
-                                              for d, n in zip(declared, shape, strict=True)):
-            raise InputSpecError(f"Shape {name}={'x'.join(map(str, shape)) or 'scalar'} does "
-                                 f"not fit the declared shape {list(declared)} (rank and fixed "
-                                 "dims must match).")
+        if len(shape) != len(declared) or any(
+            isinstance(d, int) and d != n for d, n in zip(declared, shape, strict=True)
+        ):
+            raise InputSpecError(
+                f"Shape {name}={'x'.join(map(str, shape)) or 'scalar'} does "
+                f"not fit the declared shape {list(declared)} (rank and fixed "
+                "dims must match)."
+            )
     consumers, consts, producers = _consumers(model), _constants(model), _producers(model)
     usages = {i.name: _usage(model, i.name, consumers, consts, producers) for i in inputs}
     _resolve_index_dims(model, usages)
@@ -403,17 +474,25 @@ def derive_candidates(model: onnx.ModelProto,
             slot = slots.get((name, axis))
             if slot is not None:
                 pinned[slot.symbol] = n
-    fixed = {key: size for key, size
-             in weight_fixed_axes(ranks, consumers, producers, consts).items() if key in slots}
-    by_graph = {slots[(f.input, f.axis)].symbol: f.size for f in fixed.values()
-                if slots[(f.input, f.axis)].symbol not in pinned}
-    domains = {i.name: _domain_for(i, usages[i.name], _is_state(i, usages[i.name]), slots,
-                                   by_name) for i in inputs}
+    fixed = {
+        key: size
+        for key, size in weight_fixed_axes(ranks, consumers, producers, consts).items()
+        if key in slots
+    }
+    by_graph = {
+        slots[(f.input, f.axis)].symbol: f.size
+        for f in fixed.values()
+        if slots[(f.input, f.axis)].symbol not in pinned
+    }
+    domains = {
+        i.name: _domain_for(i, usages[i.name], _is_state(i, usages[i.name]), slots, by_name)
+        for i in inputs
+    }
     stride = total_stride(model, consts)
     yielded: set[tuple[tuple[int, ...], ...]] = set()
     # The sizes the weights imply first; the same candidates without them after, in case a
     # weight was followed through an op that does not keep the axis it meant.
-    for graph_sizes in ([by_graph, {}] if by_graph else [{}]):
+    for graph_sizes in [by_graph, {}] if by_graph else [{}]:
         known = {**graph_sizes, **pinned}
         for spec in _candidates(inputs, slots, known, domains, shapes, ranges, fixed, stride):
             key = tuple(e.shape for e in spec.inputs)
@@ -422,18 +501,28 @@ def derive_candidates(model: onnx.ModelProto,
                 yield spec
 
 
-def _candidates(inputs: list[DeclaredInput], slots: dict[tuple[str, int], _Slot],
-                known: dict[str, int], domains: dict[str, tuple[Domain, str]],
-                shapes: dict[str, tuple[int, ...]], ranges: dict[str, Domain],
-                fixed: dict[tuple[str, int], AxisSize],
-                stride: int) -> Iterator[InputSpecification]:
+def _candidates(
+    inputs: list[DeclaredInput],
+    slots: dict[tuple[str, int], _Slot],
+    known: dict[str, int],
+    domains: dict[str, tuple[Domain, str]],
+    shapes: dict[str, tuple[int, ...]],
+    ranges: dict[str, Domain],
+    fixed: dict[tuple[str, int], AxisSize],
+    stride: int,
+) -> Iterator[InputSpecification]:
     """Specs in which the ``known`` symbols keep their sizes, batch dims are 1 and the other
     symbols take, in lockstep, the sizes of their kind (multiples of the graph's stride)."""
-    free = sorted({s.symbol: s for s in slots.values()
-                   if s.kind != "batch" and s.symbol not in known}.values(),
-                  key=lambda s: s.symbol)
-    options_by_kind = {kind: multiples_of(sizes, stride) if kind != "sequence" else sizes
-                       for kind, sizes in _SIZES_BY_KIND.items()}
+    free = sorted(
+        {
+            s.symbol: s for s in slots.values() if s.kind != "batch" and s.symbol not in known
+        }.values(),
+        key=lambda s: s.symbol,
+    )
+    options_by_kind = {
+        kind: multiples_of(sizes, stride) if kind != "sequence" else sizes
+        for kind, sizes in _SIZES_BY_KIND.items()
+    }
     tries = max([len(options_by_kind[s.kind]) for s in free] + [1])
     for k in range(min(tries, MAX_CANDIDATES)):
         sizes = {s.symbol: 1 for s in slots.values() if s.kind == "batch"}
@@ -445,27 +534,31 @@ def _candidates(inputs: list[DeclaredInput], slots: dict[tuple[str, int], _Slot]
         for inp in inputs:
             shape = shapes.get(inp.name) or tuple(
                 d if isinstance(d, int) else sizes[slots[(inp.name, a)].symbol]
-                for a, d in enumerate(inp.shape))
+                for a, d in enumerate(inp.shape)
+            )
             domain, reason = domains[inp.name]
             user = inp.name in shapes or inp.name in ranges
             if inp.name in ranges:
                 domain = _user_domain(ranges[inp.name], inp.dtype)
                 reason = "set by you"
-            why_sizes = [f"{d if isinstance(d, str) else f'axis {a}'} = "
-                         f"{fixed[(inp.name, a)].size}, fixed by {fixed[(inp.name, a)].reason}"
-                         for a, d in enumerate(inp.shape)
-                         if (inp.name, a) in fixed and inp.name not in shapes
-                         and sizes[slots[(inp.name, a)].symbol] == fixed[(inp.name, a)].size]
+            why_sizes = [
+                f"{d if isinstance(d, str) else f'axis {a}'} = "
+                f"{fixed[(inp.name, a)].size}, fixed by {fixed[(inp.name, a)].reason}"
+                for a, d in enumerate(inp.shape)
+                if (inp.name, a) in fixed
+                and inp.name not in shapes
+                and sizes[slots[(inp.name, a)].symbol] == fixed[(inp.name, a)].size
+            ]
             if why_sizes:
                 reason = "; ".join([reason, *why_sizes])
-            declared = tuple(d if d is not None else slots[(inp.name, a)].symbol
-                             for a, d in enumerate(inp.shape))
-            entries.append(InputEntry(inp.name, inp.dtype, tuple(shape), domain, declared,
-                                      reason, user))
-        batch = tuple(sorted({s.symbol for s in slots.values() if s.kind == "batch"}
-                             - set(known)))
-        yield InputSpecification(tuple(entries), tuple(sorted(sizes.items())),
-                                 batch_symbols=batch)
+            declared = tuple(
+                d if d is not None else slots[(inp.name, a)].symbol for a, d in enumerate(inp.shape)
+            )
+            entries.append(
+                InputEntry(inp.name, inp.dtype, tuple(shape), domain, declared, reason, user)
+            )
+        batch = tuple(sorted({s.symbol for s in slots.values() if s.kind == "batch"} - set(known)))
+        yield InputSpecification(tuple(entries), tuple(sorted(sizes.items())), batch_symbols=batch)
 
 
 def _user_domain(domain: Domain, dtype: str) -> Domain:
@@ -482,9 +575,16 @@ def spec_from_sample(model: onnx.ModelProto, sample: Feeds) -> InputSpecificatio
         if inp.name not in sample:
             raise InputSpecError(f"The data has no array for input '{inp.name}'.")
         array = sample[inp.name]
-        entries.append(InputEntry(inp.name, inp.dtype, tuple(array.shape), Domain("normal"),
-                                  tuple(d if d is not None else "?" for d in inp.shape),
-                                  "shape from your data"))
+        entries.append(
+            InputEntry(
+                inp.name,
+                inp.dtype,
+                tuple(array.shape),
+                Domain("normal"),
+                tuple(d if d is not None else "?" for d in inp.shape),
+                "shape from your data",
+            )
+        )
     return InputSpecification(tuple(entries), note="from your data")
 
 
@@ -492,27 +592,36 @@ def needs_attention(model: onnx.ModelProto) -> list[str]:
     """Inputs a user may have to specify when no derived spec runs: unknown dims or ints."""
     names = []
     for inp in declared_inputs(model):
-        if any(not isinstance(d, int) for d in inp.shape) or \
-                np.issubdtype(np.dtype(inp.dtype), np.integer):
+        if any(not isinstance(d, int) for d in inp.shape) or np.issubdtype(
+            np.dtype(inp.dtype), np.integer
+        ):
             names.append(f"{inp.name} {inp.dtype} {list(inp.shape)}")
     return names
 
 
-def describe_failure(model: onnx.ModelProto, errors: Sequence[str],
-                     tried: Sequence[InputSpecification] = ()) -> str:
+def describe_failure(
+    model: onnx.ModelProto, errors: Sequence[str], tried: Sequence[InputSpecification] = ()
+) -> str:
     """The message when no candidate ran: which inputs and dims are still unknown, what the
     graph fixed, the ``--shape`` entry that settles them, and onnxruntime's last error."""
     last = errors[-1] if errors else "no candidate could be built"
     attention = needs_attention(model)
-    head = (f"The model did not run on any of {len(errors)} input specification(s) derived "
-            "from its graph.")
+    head = (
+        f"The model did not run on any of {len(errors)} input specification(s) derived "
+        "from its graph."
+    )
     if not attention:
-        return (f"{head} Give real data (the Inputs tab's data; --data on the command line). "
-                f"The last error: {last}")
+        return (
+            f"{head} Give real data (the Inputs tab's data; --data on the command line). "
+            f"The last error: {last}"
+        )
     parts = [head]
     first = tried[0] if tried else None
-    fixed = [f"{e.name}: {why.strip()}" for e in (first.inputs if first else ())
-             for why in e.reason.split(";")[1:]]
+    fixed = [
+        f"{e.name}: {why.strip()}"
+        for e in (first.inputs if first else ())
+        for why in e.reason.split(";")[1:]
+    ]
     if fixed:
         parts.append("What the graph fixes: " + "; ".join(fixed) + ".")
     varied = _varied_symbols(tried)
@@ -527,14 +636,19 @@ def describe_failure(model: onnx.ModelProto, errors: Sequence[str],
             entries.append(f"--shape {e.name}={shape} ({dims}; tried {tried_sizes})")
     listed = ", ".join(attention)
     if entries:
-        parts.append(f"Still unknown in {listed}: give the sizes your data has, "
-                     + "; ".join(entries) + " — on the command line, or the same entries in "
-                     "the Inputs tab's Shapes (values: --range NAME=LOW:HIGH, its Ranges), "
-                     "or real data (--data).")
+        parts.append(
+            f"Still unknown in {listed}: give the sizes your data has, "
+            + "; ".join(entries)
+            + " — on the command line, or the same entries in "
+            "the Inputs tab's Shapes (values: --range NAME=LOW:HIGH, its Ranges), "
+            "or real data (--data)."
+        )
     else:
-        parts.append(f"Give the shapes or value ranges of {listed} (the Inputs tab's Shapes "
-                     "and Ranges; --shape NAME=DIMxDIM / --range NAME=LOW:HIGH on the command "
-                     "line), or real data (--data).")
+        parts.append(
+            f"Give the shapes or value ranges of {listed} (the Inputs tab's Shapes "
+            "and Ranges; --shape NAME=DIMxDIM / --range NAME=LOW:HIGH on the command "
+            "line), or real data (--data)."
+        )
     parts.append(f"The last error: {last}")
     return " ".join(parts)
 

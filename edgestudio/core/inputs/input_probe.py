@@ -88,8 +88,11 @@ def session_source(model: onnx.ModelProto, path: Path) -> bytes | str:
     serialise (its external data has passed our policy check when the model was loaded), is
     the structure of a model whose data stayed in the file (:func:`structure_only`) or was
     parsed without its external data (which a session from bytes cannot find)."""
-    if is_structure_only(model) or model.ByteSize() >= PROTOBUF_LIMIT or any(
-            t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
+    if (
+        is_structure_only(model)
+        or model.ByteSize() >= PROTOBUF_LIMIT
+        or any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer)
+    ):
         return str(path)
     data: bytes = model.SerializeToString()
     return data
@@ -130,10 +133,15 @@ class ResolvedInputs:
         return self.spec.with_batch(batch).feeds(seed)
 
 
-def resolve_inputs(model_path: Path, model: onnx.ModelProto | None = None,
-                   overrides: InputOverrides | None = None, data: DataSource | None = None,
-                   reporter: Reporter | None = None, session: Any = None,
-                   use_cache: bool = True) -> ResolvedInputs:
+def resolve_inputs(
+    model_path: Path,
+    model: onnx.ModelProto | None = None,
+    overrides: InputOverrides | None = None,
+    data: DataSource | None = None,
+    reporter: Reporter | None = None,
+    session: Any = None,
+    use_cache: bool = True,
+) -> ResolvedInputs:
     """The input specification of ``model_path`` that runs, found by trying candidates.
 
     ``data``: the first sample of real data decides shapes instead (and must run). The result
@@ -142,7 +150,6 @@ def resolve_inputs(model_path: Path, model: onnx.ModelProto | None = None,
     """
     overrides = overrides or InputOverrides()
     if model is None:
-
         model = load_full_model(model_path)
     if data is not None:
         from edgestudio.core.inputs.calib_data import open_samples
@@ -152,13 +159,18 @@ def resolve_inputs(model_path: Path, model: onnx.ModelProto | None = None,
         if sample is None:
             raise InputSpecError("The data holds no samples.")
         spec = spec_from_sample(model, sample)
-        resolved = ResolvedInputs(InputSpecification(spec.inputs, verified=True,
-                                                     note="shapes from your data"), model,
-                                  model_path, sample=sample, _session=session)
+        resolved = ResolvedInputs(
+            InputSpecification(spec.inputs, verified=True, note="shapes from your data"),
+            model,
+            model_path,
+            sample=sample,
+            _session=session,
+        )
         error = runs_on(resolved.session, sample)
         if error:
-            raise InputSpecError(f"The model does not run on the first sample of your data: "
-                                 f"{error}")
+            raise InputSpecError(
+                f"The model does not run on the first sample of your data: {error}"
+            )
         return resolved
     key = _cache_path(file_hash(model_path), overrides) if use_cache else None
     if key is not None:
@@ -176,8 +188,11 @@ def resolve_inputs(model_path: Path, model: onnx.ModelProto | None = None,
             reporter.check_cancelled()
         error = runs_on(session, candidate.feeds())
         if error is None:
-            note = ("derived from the graph" if k == 0
-                    else f"derived from the graph; candidate {k + 1} ran")
+            note = (
+                "derived from the graph"
+                if k == 0
+                else f"derived from the graph; candidate {k + 1} ran"
+            )
             spec = replace(candidate, verified=True, note=note)
             if key is not None:
                 _write_cache(key, spec)
@@ -190,13 +205,20 @@ def _sizes_text(spec: InputSpecification) -> str:
     return ", ".join(f"{e.name} {e.shape_text()}" for e in spec.inputs) or "(no inputs)"
 
 
-def job_inputs(model_path: Path, model: onnx.ModelProto, shapes: tuple[str, ...] = (),
-               ranges: tuple[str, ...] = (), data: DataSource | None = None,
-               reporter: Reporter | None = None, session: Any = None) -> ResolvedInputs:
+def job_inputs(
+    model_path: Path,
+    model: onnx.ModelProto,
+    shapes: tuple[str, ...] = (),
+    ranges: tuple[str, ...] = (),
+    data: DataSource | None = None,
+    reporter: Reporter | None = None,
+    session: Any = None,
+) -> ResolvedInputs:
     """:func:`resolve_inputs` from a recipe's input fields, logging what was chosen
     (``session``: one the caller already has on the model, to try the candidates on)."""
-    resolved = resolve_inputs(model_path, model, InputOverrides(shapes, ranges), data, reporter,
-                              session=session)
+    resolved = resolve_inputs(
+        model_path, model, InputOverrides(shapes, ranges), data, reporter, session=session
+    )
     if reporter is not None:
         source = "cached" if resolved.from_cache else resolved.spec.note
         reporter.log(f"Inputs ({source}): " + "; ".join(resolved.spec.text_lines()))
@@ -210,8 +232,11 @@ def run_inputs(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
 
     model = load_full_model(Path(recipe.model))
     reporter.stage("Trying inputs until the model runs", 0.2)
-    resolved = job_inputs(Path(recipe.model), model, recipe.shapes, recipe.ranges, recipe.data,
-                          reporter)
+    resolved = job_inputs(
+        Path(recipe.model), model, recipe.shapes, recipe.ranges, recipe.data, reporter
+    )
     reporter.stage("Done: the model runs on these inputs", 1.0)
-    return JobReport(kind=recipe.kind, details={"spec": to_json(resolved.spec),
-                                                "from_cache": resolved.from_cache})
+    return JobReport(
+        kind=recipe.kind,
+        details={"spec": to_json(resolved.spec), "from_cache": resolved.from_cache},
+    )

@@ -25,7 +25,6 @@ from edgestudio.core.serialise import register_format
 Feeds = dict[str, np.ndarray]
 
 
-
 class InputSpecError(EdgeStudioError):
     """An override does not fit the model, or no derived spec lets the model run."""
 
@@ -60,7 +59,6 @@ class Domain:
             return f"< {self.of_dim}"
         return self.kind
 
-
     def cli_text(self) -> str:
         """The ``--range`` value that gives this domain: ``0:30522``, ``16000,8000``, ``ones``."""
         if self.kind == "values":
@@ -94,14 +92,20 @@ class InputEntry:
         """The shape as the model declares it: ``[batch, 3, 224, 224]`` (an unnamed dim,
         which the derivation calls ``NAME:AXIS`` internally, shows as ``?``)."""
         private = f"{self.name}:"
-        return "[" + ", ".join("?" if d is None or str(d).startswith(private) else str(d)
-                               for d in self.declared) + "]"
+        return (
+            "["
+            + ", ".join(
+                "?" if d is None or str(d).startswith(private) else str(d) for d in self.declared
+            )
+            + "]"
+        )
 
     def make(self, rng: np.random.Generator, sizes: dict[str, int] | None = None) -> np.ndarray:
         """Draw one array for this input (a 0-d array for a scalar: onnxruntime takes no numpy
         scalar of every type, a bool one fails)."""
-        return np.asarray(self._draw(rng, sizes), dtype=self.dtype if self.dtype != "object"
-                          else object)
+        return np.asarray(
+            self._draw(rng, sizes), dtype=self.dtype if self.dtype != "object" else object
+        )
 
     def _draw(self, rng: np.random.Generator, sizes: dict[str, int] | None) -> np.ndarray:
         dtype = np.dtype(self.dtype)
@@ -174,11 +178,14 @@ class InputSpecification:
         sizes = {**dict(self.sizes), **symbol_sizes}
         entries = []
         for e in self.inputs:
-            shape = tuple(sizes.get(d, n) if isinstance(d, str) else n
-                          for d, n in zip(e.declared, e.shape, strict=True))
+            shape = tuple(
+                sizes.get(d, n) if isinstance(d, str) else n
+                for d, n in zip(e.declared, e.shape, strict=True)
+            )
             entries.append(replace(e, shape=shape))
-        return replace(self, inputs=tuple(entries), sizes=tuple(sorted(sizes.items())),
-                       verified=False)
+        return replace(
+            self, inputs=tuple(entries), sizes=tuple(sorted(sizes.items())), verified=False
+        )
 
     def with_batch(self, batch: int) -> InputSpecification:
         """The same spec with every batch dim set to ``batch``."""
@@ -192,14 +199,17 @@ class InputSpecification:
         for e in self.inputs:
             mark = " (set by you)" if e.user_set else ""
             why = f" — {e.reason}" if e.reason else ""
-            lines.append(f"{e.name} {e.dtype} {e.shape_text()} (declared {e.declared_text()}) "
-                         f"values {e.domain.text()}{mark}{why}")
+            lines.append(
+                f"{e.name} {e.dtype} {e.shape_text()} (declared {e.declared_text()}) "
+                f"values {e.domain.text()}{mark}{why}"
+            )
         return lines
-
 
 
 # Saved and sent with the chosen sizes as a mapping ({"batch": 1}), which reads better in a
 # workspace and a job's JSON than a list of pairs.
-register_format(InputSpecification,
-                lambda spec, data: {**data, "sizes": dict(spec.sizes)},
-                lambda data: {**data, "sizes": sorted(dict(data.get("sizes", {})).items())})
+register_format(
+    InputSpecification,
+    lambda spec, data: {**data, "sizes": dict(spec.sizes)},
+    lambda data: {**data, "sizes": sorted(dict(data.get("sizes", {})).items())},
+)

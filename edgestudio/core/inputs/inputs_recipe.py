@@ -12,8 +12,9 @@ from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.serialise import from_json
 
 
-def input_args(shapes: tuple[str, ...], ranges: tuple[str, ...],
-               data: DataSource | None) -> list[str]:
+def input_args(
+    shapes: tuple[str, ...], ranges: tuple[str, ...], data: DataSource | None
+) -> list[str]:
     """The ``--shape``/``--range``/``--data`` arguments of a job that feeds a model."""
     args: list[str] = []
     for s in shapes:
@@ -26,7 +27,6 @@ def input_args(shapes: tuple[str, ...], ranges: tuple[str, ...],
 
 
 @dataclass(frozen=True)
-
 class InputsRecipe(Recipe):
     """Find the model's input specification: derived from the graph, tried until it runs."""
 
@@ -46,8 +46,12 @@ class InputsRecipe(Recipe):
 
     def to_command(self) -> list[str]:
         """``edgestudio inputs MODEL [--shape …] [--range …] [--data …]``."""
-        return ["edgestudio", "inputs", self.model,
-                *input_args(self.shapes, self.ranges, self.data)]
+        return [
+            "edgestudio",
+            "inputs",
+            self.model,
+            *input_args(self.shapes, self.ranges, self.data),
+        ]
 
 
 def spec_of(details: dict[str, Any]) -> InputSpecification:

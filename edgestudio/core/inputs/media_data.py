@@ -46,8 +46,10 @@ def read_audio(path: Path, rate: int) -> np.ndarray:
         try:
             import soundfile
         except ImportError as exc:
-            raise MediaError(f"{path.name}: reading {path.suffix} files needs the soundfile "
-                             "package (pip install soundfile); .wav files need nothing.") from exc
+            raise MediaError(
+                f"{path.name}: reading {path.suffix} files needs the soundfile "
+                "package (pip install soundfile); .wav files need nothing."
+            ) from exc
         try:
             data, source_rate = soundfile.read(str(path), dtype="float32", always_2d=True)
         except Exception as exc:  # libsndfile's own errors
@@ -71,7 +73,7 @@ def _read_wav(path: Path) -> tuple[np.ndarray, int]:
         values = np.frombuffer(raw, dtype).astype(np.float32) / float(np.iinfo(dtype).max)
     elif width == 3:
         b = np.frombuffer(raw, np.uint8).reshape(-1, 3).astype(np.int32)
-        ints = (b[:, 0] | (b[:, 1] << 8) | (b[:, 2] << 16))
+        ints = b[:, 0] | (b[:, 1] << 8) | (b[:, 2] << 16)
         ints = np.where(ints >= 1 << 23, ints - (1 << 24), ints)
         values = ints.astype(np.float32) / float(1 << 23)
     else:
@@ -98,19 +100,24 @@ def audio_target(spec: InputSpecification) -> InputEntry:
     would be real audio processed wrongly.
     """
     for entry in spec.inputs:
-        if np.issubdtype(np.dtype(entry.dtype), np.floating) and entry.shape \
-                and entry.domain.kind not in ("zeros", "ones"):
+        if (
+            np.issubdtype(np.dtype(entry.dtype), np.floating)
+            and entry.shape
+            and entry.domain.kind not in ("zeros", "ones")
+        ):
             if sum(d > 1 for d in entry.shape[1:]) > 1:
                 raise MediaError(
                     f"Input '{entry.name}' {entry.declared_text()} takes features (a "
                     "spectrogram), not a waveform: compute them with the model's own front end "
-                    "and give them as an .npz (or a folder of .npy files).")
+                    "and give them as an .npz (or a folder of .npy files)."
+                )
             return entry
     raise MediaError("The model has no float input to take audio samples.")
 
 
-def audio_windows(files: list[Path], spec: InputSpecification, rate: int,
-                  seed: int = 0) -> Iterator[Sample]:
+def audio_windows(
+    files: list[Path], spec: InputSpecification, rate: int, seed: int = 0
+) -> Iterator[Sample]:
     """One sample per window of the waveform input's length, file after file."""
     target = audio_target(spec)
     length = target.shape[-1]
@@ -119,7 +126,7 @@ def audio_windows(files: list[Path], spec: InputSpecification, rate: int,
         samples = read_audio(path, rate)
         count = min(MAX_WINDOWS_PER_FILE, max(1, samples.size // length))
         for k in range(count):
-            window = samples[k * length:(k + 1) * length]
+            window = samples[k * length : (k + 1) * length]
             if window.size < length:
                 window = np.pad(window, (0, length - window.size))
             sample = {name: value.copy() for name, value in base.items()}
@@ -162,15 +169,18 @@ def find_tokenizer(explicit: str, text_path: Path, model_path: Path | None) -> P
         candidate = folder / "tokenizer.json"
         if candidate.is_file():
             return candidate
-    raise MediaError("Text needs the model's tokenizer: give --tokenizer tokenizer.json, or put "
-                     "tokenizer.json beside the text file or the model.")
+    raise MediaError(
+        "Text needs the model's tokenizer: give --tokenizer tokenizer.json, or put "
+        "tokenizer.json beside the text file or the model."
+    )
 
 
 def text_lines(path: Path) -> list[str]:
     """The non-empty lines of a UTF-8 text file."""
     try:
-        return [line.strip() for line in path.read_text(encoding="utf-8").splitlines()
-                if line.strip()]
+        return [
+            line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+        ]
     except (OSError, UnicodeDecodeError) as exc:
         raise MediaError(f"{path.name} is not a readable UTF-8 text file: {exc}") from exc
 
@@ -204,21 +214,22 @@ def _sequence_sizes(spec: InputSpecification, ids: InputEntry, length: int) -> d
         sizes[sequence] = length
     for entry in spec.inputs:
         if _is_cache(entry):  # [batch, heads, past, head size] or [batch, past, …]: not axis 0
-            sizes.update({d: 0 for d in entry.declared[1:] if isinstance(d, str)
-                          and d != sequence})
+            sizes.update({d: 0 for d in entry.declared[1:] if isinstance(d, str) and d != sequence})
     return sizes
 
 
-def tokenized(lines: list[str], tokenizer_path: Path, spec: InputSpecification,
-              seed: int = 0) -> Iterator[Sample]:
+def tokenized(
+    lines: list[str], tokenizer_path: Path, spec: InputSpecification, seed: int = 0
+) -> Iterator[Sample]:
     """One sample per line: ids, attention mask and token types where the model takes them
     (a fixed sequence length pads or truncates), the other inputs from ``spec``."""
     tokenizer = _load_tokenizer(tokenizer_path)
     roles = {e.name: _role(e) for e in spec.inputs}
     ids_entry = next((e for e in spec.inputs if roles[e.name] == "ids"), None)
     if ids_entry is None:
-        raise MediaError("The model has no input that takes token ids (an integer input "
-                         "named like input_ids).")
+        raise MediaError(
+            "The model has no input that takes token ids (an integer input named like input_ids)."
+        )
     fixed = ids_entry.declared[-1] if ids_entry.declared else None
     if isinstance(fixed, int) and fixed > 0:
         tokenizer.enable_truncation(max_length=fixed)
@@ -227,11 +238,18 @@ def tokenized(lines: list[str], tokenizer_path: Path, spec: InputSpecification,
     for line in lines:
         encoding = tokenizer.encode(line)
         length = len(encoding.ids)
-        values = {"ids": encoding.ids, "mask": encoding.attention_mask,
-                  "types": encoding.type_ids, "positions": list(range(length))}
+        values = {
+            "ids": encoding.ids,
+            "mask": encoding.attention_mask,
+            "types": encoding.type_ids,
+            "positions": list(range(length)),
+        }
         sizes = _sequence_sizes(spec, ids_entry, length)
-        sample = spec.scaled(sizes).feeds(seed) if sizes else \
-            {name: value.copy() for name, value in base.items()}
+        sample = (
+            spec.scaled(sizes).feeds(seed)
+            if sizes
+            else {name: value.copy() for name, value in base.items()}
+        )
         for entry in spec.inputs:
             role = roles[entry.name]
             if role and len(entry.shape) == 2:
@@ -243,10 +261,12 @@ def _load_tokenizer(path: Path) -> Any:
     try:
         from tokenizers import Tokenizer
     except ImportError as exc:
-        raise MediaError("Text data needs the tokenizers package (pip install tokenizers).") \
-            from exc
+        raise MediaError(
+            "Text data needs the tokenizers package (pip install tokenizers)."
+        ) from exc
     try:
         return Tokenizer.from_file(str(path))
     except Exception as exc:  # the library's own parse errors
-        raise MediaError(f"{path.name} is not a tokenizer.json the tokenizers library reads: "
-                         f"{exc}") from exc
+        raise MediaError(
+            f"{path.name} is not a tokenizer.json the tokenizers library reads: {exc}"
+        ) from exc

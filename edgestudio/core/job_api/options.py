@@ -67,19 +67,31 @@ class Option:
         return self.modes is None or mode in self.modes
 
 
-def option(default: Any, flag: str, help: str, choices: Sequence[str] | None = None,
-           modes: Sequence[str] | None = None, **form: Any) -> Any:
+def option(
+    default: Any,
+    flag: str,
+    help: str,
+    choices: Sequence[str] | None = None,
+    modes: Sequence[str] | None = None,
+    **form: Any,
+) -> Any:
     """A dataclass field with its :class:`Option` declaration (use as a field's default);
     ``form`` takes the other :class:`Option` fields (label, group, metavar, …)."""
-    declared = Option(flag, help, tuple(choices) if choices else None,
-                      tuple(modes) if modes is not None else None, **form)
+    declared = Option(
+        flag,
+        help,
+        tuple(choices) if choices else None,
+        tuple(modes) if modes is not None else None,
+        **form,
+    )
     return dataclasses.field(default=default, metadata={FIELD_OPTION: declared})
 
 
 def declared_options(cls: type) -> list[tuple[dataclasses.Field[Any], Option]]:
     """The fields of recipe class ``cls`` that carry an :class:`Option`, in declaration order."""
-    return [(f, f.metadata[FIELD_OPTION]) for f in dataclasses.fields(cls)
-            if FIELD_OPTION in f.metadata]
+    return [
+        (f, f.metadata[FIELD_OPTION]) for f in dataclasses.fields(cls) if FIELD_OPTION in f.metadata
+    ]
 
 
 def _dest(opt: Option) -> str:
@@ -98,8 +110,11 @@ def argument_type(parse: Callable[[str], T], flag: str) -> Callable[[str], T]:
     return read
 
 
-def add_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, cls: type,
-                only: Callable[[Option], bool] = lambda opt: True) -> None:
+def add_options(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    cls: type,
+    only: Callable[[Option], bool] = lambda opt: True,
+) -> None:
     """Add an argparse option for every declared field of ``cls`` (that ``only`` keeps)."""
     for f, opt in declared_options(cls):
         if not only(opt):
@@ -108,22 +123,38 @@ def add_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, cls: 
         modes = f" ({', '.join(opt.modes)})" if opt.modes else ""
         if opt.parse is not None:
             shown = opt.show(default) if opt.show and default is not None else "none"
-            parser.add_argument(opt.flag, type=argument_type(opt.parse, opt.flag),
-                                default=default, dest=_dest(opt),
-                                metavar=opt.metavar, help=f"{opt.help}{modes} (default: "
-                                f"{shown.replace('%', '%%')})")
+            parser.add_argument(
+                opt.flag,
+                type=argument_type(opt.parse, opt.flag),
+                default=default,
+                dest=_dest(opt),
+                metavar=opt.metavar,
+                help=f"{opt.help}{modes} (default: {shown.replace('%', '%%')})",
+            )
         elif isinstance(default, bool):
-            parser.add_argument(opt.flag, action="store_true", dest=_dest(opt),
-                                help=f"{opt.help}{modes}")
+            parser.add_argument(
+                opt.flag, action="store_true", dest=_dest(opt), help=f"{opt.help}{modes}"
+            )
         elif isinstance(default, tuple):
-            parser.add_argument(opt.flag, action="append", default=[], dest=_dest(opt),
-                                metavar=opt.metavar or "VALUE",
-                                help=f"{opt.help}{modes} (repeatable)")
+            parser.add_argument(
+                opt.flag,
+                action="append",
+                default=[],
+                dest=_dest(opt),
+                metavar=opt.metavar or "VALUE",
+                help=f"{opt.help}{modes} (repeatable)",
+            )
         else:
             shown = "%(default)s" if default != "" else (opt.placeholder or "none")
-            parser.add_argument(opt.flag, type=type(default), default=default,
-                                choices=opt.choices, dest=_dest(opt), metavar=opt.metavar,
-                                help=f"{opt.help}{modes} (default: {shown})")
+            parser.add_argument(
+                opt.flag,
+                type=type(default),
+                default=default,
+                choices=opt.choices,
+                dest=_dest(opt),
+                metavar=opt.metavar,
+                help=f"{opt.help}{modes} (default: {shown})",
+            )
 
 
 def values_from_args(args: argparse.Namespace, cls: type) -> dict[str, Any]:
@@ -142,8 +173,9 @@ def values_from_args(args: argparse.Namespace, cls: type) -> dict[str, Any]:
     return values
 
 
-def option_argv(recipe: Any, mode: str | None = None,
-                keep: Callable[[str], bool] = lambda name: False) -> list[str]:
+def option_argv(
+    recipe: Any, mode: str | None = None, keep: Callable[[str], bool] = lambda name: False
+) -> list[str]:
     """The CLI arguments for ``recipe``'s declared fields: those its ``mode`` uses whose value
     differs from the default (or that ``keep`` asks for, to spell out a default)."""
     argv: list[str] = []

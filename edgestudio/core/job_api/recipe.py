@@ -48,7 +48,6 @@ class Recipe:
         return shlex.join(self.to_command())
 
 
-
 def tolerance_args(tol: Tolerance) -> list[str]:
     """The ``--atol``/``--rtol`` arguments of a tolerance that is not the default."""
     default = Tolerance()
@@ -62,5 +61,6 @@ def tolerance_args(tol: Tolerance) -> list[str]:
 
 # A recipe's JSON carries its kind, which says which class reads it back
 # (:func:`edgestudio.core.job_api.registry.recipe_from_dict`).
-register_format(Recipe, lambda recipe, data: {"kind": recipe.kind, **data}, without("kind"),
-                subclasses=True)
+register_format(
+    Recipe, lambda recipe, data: {"kind": recipe.kind, **data}, without("kind"), subclasses=True
+)

@@ -25,10 +25,26 @@ from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.sensitivity import SensitivityRecipe
 from edgestudio.core.serialise import from_json
 
-RECIPE_TYPES: dict[str, type[Recipe]] = {cls.kind: cls for cls in (
-    ConvertRecipe, ExportRecipe, DiagnosticRecipe, ShapesRecipe, InputsRecipe, QuantRecipe,
-    AnalyzeRecipe, BenchRecipe, ProfileRecipe, ProbeRecipe, DeviceCheckRecipe,
-    SensitivityRecipe, CostRecipe, EditRecipe)}
+RECIPE_TYPES: dict[str, type[Recipe]] = {
+    cls.kind: cls
+    for cls in (
+        ConvertRecipe,
+        ExportRecipe,
+        DiagnosticRecipe,
+        ShapesRecipe,
+        InputsRecipe,
+        QuantRecipe,
+        AnalyzeRecipe,
+        BenchRecipe,
+        ProfileRecipe,
+        ProbeRecipe,
+        DeviceCheckRecipe,
+        SensitivityRecipe,
+        CostRecipe,
+        EditRecipe,
+    )
+}
+
 
 def recipe_from_dict(data: dict[str, Any]) -> Recipe:
     """Rebuild a recipe from its JSON (:func:`~edgestudio.core.serialise.to_json` output),

@@ -89,15 +89,19 @@ class EquivalenceCheck:
             return "converted, unchecked"
         skipped = [c for c in self.cases if not c.compared]
         if skipped:  # equivalent where it could be compared: say on what, and what not
-            return (f"equivalent on {len(self.cases) - len(skipped)} of {len(self.cases)} input "
-                    f"cases ({len(skipped)} could not be checked)")
+            return (
+                f"equivalent on {len(self.cases) - len(skipped)} of {len(self.cases)} input "
+                f"cases ({len(skipped)} could not be checked)"
+            )
         return "equivalent"
 
     def text_lines(self) -> list[str]:
         """The check as plain text lines (CLI output, the Jobs panel)."""
-        lines = [f"check: {self.verdict()} (atol={self.atol:g}, rtol={self.rtol:g})",
-                 f"  onnx checker: {self.checker_message}",
-                 f"  onnxruntime:  {self.session_message}"]
+        lines = [
+            f"check: {self.verdict()} (atol={self.atol:g}, rtol={self.rtol:g})",
+            f"  onnx checker: {self.checker_message}",
+            f"  onnxruntime:  {self.session_message}",
+        ]
         if self.status() == "unchecked":
             lines.append(f"  could not check: {self.unchecked_reason()}")
         for case in self.cases:
@@ -108,8 +112,10 @@ class EquivalenceCheck:
                 lines.append(f"    {case.skipped}")
             for o in case.outputs:
                 verdict = "allclose" if o.allclose else "NOT allclose"
-                lines.append(f"    {o.name:<24} max abs {o.max_abs_err:.3g}  "
-                             f"max rel {o.max_rel_err:.3g}  {verdict}")
+                lines.append(
+                    f"    {o.name:<24} max abs {o.max_abs_err:.3g}  "
+                    f"max rel {o.max_rel_err:.3g}  {verdict}"
+                )
         return lines
 
 
@@ -137,14 +143,23 @@ class JobReport:
 
 # The JSON form (the CLI's ``--json`` report, the worker's answer) carries the derived verdicts
 # beside the figures, for scripts reading it; they are dropped when it is read back.
-register_format(CheckCase,
-                lambda case, data: {**data, "passed": case.passed, "status": case.status()},
-                without("passed", "status"))
-register_format(EquivalenceCheck,
-                lambda check, data: {**data, "passed": check.passed, "status": check.status(),
-                                     "verdict": check.verdict()},
-                without("passed", "status", "verdict"))
-register_format(JobReport,
-                lambda report, data: {**data, "passed": report.passed,
-                                      "outcome": report.outcome},
-                without("passed", "outcome"))
+register_format(
+    CheckCase,
+    lambda case, data: {**data, "passed": case.passed, "status": case.status()},
+    without("passed", "status"),
+)
+register_format(
+    EquivalenceCheck,
+    lambda check, data: {
+        **data,
+        "passed": check.passed,
+        "status": check.status(),
+        "verdict": check.verdict(),
+    },
+    without("passed", "status", "verdict"),
+)
+register_format(
+    JobReport,
+    lambda report, data: {**data, "passed": report.passed, "outcome": report.outcome},
+    without("passed", "outcome"),
+)

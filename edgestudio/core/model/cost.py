@@ -34,16 +34,66 @@ from edgestudio.core.progress import Reporter
 from edgestudio.core.serialise import to_json
 
 # FLOPs per output element of ops that are not multiply-accumulates.
-_PER_ELEMENT = {"Softmax": 5, "LogSoftmax": 5, "LayerNormalization": 8,
-                "BatchNormalization": 2, "InstanceNormalization": 8, "Erf": 1, "Gelu": 8,
-                "Sigmoid": 4, "Tanh": 4, "HardSigmoid": 2, "HardSwish": 3}
-_ELEMENTWISE = frozenset({"Add", "Sub", "Mul", "Div", "Relu", "LeakyRelu", "Clip", "Pow",
-                          "Sqrt", "Exp", "Log", "Abs", "Neg", "Max", "Min", "Where", "Elu",
-                          "Selu", "PRelu", "Reciprocal", "Floor", "Ceil", "Round", "Sum",
-                          "Mean", "Equal", "Greater", "Less", "Not", "And", "Or"})
+_PER_ELEMENT = {
+    "Softmax": 5,
+    "LogSoftmax": 5,
+    "LayerNormalization": 8,
+    "BatchNormalization": 2,
+    "InstanceNormalization": 8,
+    "Erf": 1,
+    "Gelu": 8,
+    "Sigmoid": 4,
+    "Tanh": 4,
+    "HardSigmoid": 2,
+    "HardSwish": 3,
+}
+_ELEMENTWISE = frozenset(
+    {
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "Relu",
+        "LeakyRelu",
+        "Clip",
+        "Pow",
+        "Sqrt",
+        "Exp",
+        "Log",
+        "Abs",
+        "Neg",
+        "Max",
+        "Min",
+        "Where",
+        "Elu",
+        "Selu",
+        "PRelu",
+        "Reciprocal",
+        "Floor",
+        "Ceil",
+        "Round",
+        "Sum",
+        "Mean",
+        "Equal",
+        "Greater",
+        "Less",
+        "Not",
+        "And",
+        "Or",
+    }
+)
 _POOLS = frozenset({"MaxPool", "AveragePool", "LpPool"})
-_GLOBAL_POOLS = frozenset({"GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum",
-                           "ReduceMax", "ReduceMin", "ReduceL2"})
+_GLOBAL_POOLS = frozenset(
+    {
+        "GlobalAveragePool",
+        "GlobalMaxPool",
+        "ReduceMean",
+        "ReduceSum",
+        "ReduceMax",
+        "ReduceMin",
+        "ReduceL2",
+    }
+)
 _GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 
 
@@ -70,8 +120,7 @@ Shapes = dict[str, list[int]]
 Types = dict[str, int]
 
 
-def inferred_shapes(model: onnx.ModelProto, sizes: Mapping[str, list[int]]) -> tuple[Shapes,
-                                                                                     Types]:
+def inferred_shapes(model: onnx.ModelProto, sizes: Mapping[str, list[int]]) -> tuple[Shapes, Types]:
     """Every tensor's concrete dims (only those fully known) and element type, with the graph
     inputs set to ``sizes``, as onnx's shape inference finds them."""
     light = declared_weights(model)
@@ -157,8 +206,11 @@ def _compute(node: onnx.NodeProto, shapes: Mapping[str, list[int]]) -> tuple[int
     return 0, 0  # data movement (Reshape, Transpose, Gather, Concat…): no arithmetic
 
 
-def model_cost(model: onnx.ModelProto, sizes: Mapping[str, list[int]],
-               measured: tuple[Shapes, Types] | None = None) -> ModelCost:
+def model_cost(
+    model: onnx.ModelProto,
+    sizes: Mapping[str, list[int]],
+    measured: tuple[Shapes, Types] | None = None,
+) -> ModelCost:
     """Every node's cost and the totals with the graph inputs at ``sizes`` (the main graph's
     nodes; a subgraph's work is not counted). ``measured``: shapes and types of tensors that
     inference left unknown, from a run (:func:`measured_shapes`)."""
@@ -186,26 +238,33 @@ def model_cost(model: onnx.ModelProto, sizes: Mapping[str, list[int]],
                 param_bytes += count * _itemsize(stored[t].data_type)
         outputs = [o for o in node.output if o]
         known = work is not None and all(o in shapes for o in outputs)
-        out_bytes = sum(_prod(shapes[o]) * _itemsize(types.get(o, 1)) for o in outputs
-                        if o in shapes)
+        out_bytes = sum(
+            _prod(shapes[o]) * _itemsize(types.get(o, 1)) for o in outputs if o in shapes
+        )
         macs, flops = work if work is not None else (0, 0)
-        nodes.append(NodeCost(name, node.op_type, macs, flops, params, param_bytes, out_bytes,
-                              known))
+        nodes.append(
+            NodeCost(name, node.op_type, macs, flops, params, param_bytes, out_bytes, known)
+        )
     peak = peak_activation_bytes(model, shapes, types)
-    total = CostTotal(sum(n.macs for n in nodes), sum(n.flops for n in nodes),
-                      sum(n.params for n in nodes), sum(n.param_bytes for n in nodes), peak)
+    total = CostTotal(
+        sum(n.macs for n in nodes),
+        sum(n.flops for n in nodes),
+        sum(n.params for n in nodes),
+        sum(n.param_bytes for n in nodes),
+        peak,
+    )
     return ModelCost(nodes, total, {k: list(v) for k, v in sizes.items()})
 
 
-def peak_activation_bytes(model: onnx.ModelProto, shapes: Mapping[str, list[int]],
-                          types: Mapping[str, int]) -> int:
+def peak_activation_bytes(
+    model: onnx.ModelProto, shapes: Mapping[str, list[int]], types: Mapping[str, int]
+) -> int:
     """The most activation bytes alive at once when the nodes run in graph order (a tensor
     lives from the node that makes it to its last reader; graph outputs to the end)."""
     stored = {t.name for t in model.graph.initializer}
 
     def size(tensor: str) -> int:
-        return _prod(shapes[tensor]) * _itemsize(types.get(tensor, 1)) if tensor in shapes \
-            else 0
+        return _prod(shapes[tensor]) * _itemsize(types.get(tensor, 1)) if tensor in shapes else 0
 
     last_read: dict[str, int] = {}
     for index, node in enumerate(model.graph.node):
@@ -237,8 +296,9 @@ def unknown_tensors(model: onnx.ModelProto, shapes: Shapes) -> list[str]:
 MEASURE_LIMIT = 1_500_000_000  # bytes of model above which unknown shapes stay unknown
 
 
-def measured_shapes(path: Path, tensors: list[str],
-                    feeds: dict[str, np.ndarray]) -> tuple[Shapes, Types]:
+def measured_shapes(
+    path: Path, tensors: list[str], feeds: dict[str, np.ndarray]
+) -> tuple[Shapes, Types]:
     """The shapes and types ``tensors`` take when onnxruntime runs the model on ``feeds`` (a
     copy with them as outputs; what onnx's inference cannot follow, such as a Reshape whose
     target is computed). Empty for a model too big to copy in memory."""
@@ -258,7 +318,7 @@ def measured_shapes(path: Path, tensors: list[str],
     shapes: Shapes = {}
     types: Types = {}
     for start in range(0, len(tensors), 256):  # in groups: bounded memory on long graphs
-        names = tensors[start:start + 256]
+        names = tensors[start : start + 256]
         for name, value in zip(names, session.run(names, feeds), strict=True):
             array = np.asarray(value)
             shapes[name] = list(array.shape)
@@ -276,20 +336,24 @@ def run_cost(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     reporter.stage("Reading the model", 0.0)
     model = load_structure(Path(recipe.model))
     reporter.stage("Finding the input sizes", 0.1)
-    spec = job_inputs(Path(recipe.model), model, recipe.shapes, recipe.ranges,
-                      reporter=reporter).spec
+    spec = job_inputs(
+        Path(recipe.model), model, recipe.shapes, recipe.ranges, reporter=reporter
+    ).spec
     sizes = {e.name: list(e.shape) for e in spec.inputs}
     reporter.stage("Inferring shapes", 0.4)
     unknown = unknown_tensors(model, inferred_shapes(model, sizes)[0])
     measured = None
     if unknown:
-        reporter.stage(f"Running the model once for {len(unknown)} shape(s) inference cannot "
-                       "tell", 0.5)
+        reporter.stage(
+            f"Running the model once for {len(unknown)} shape(s) inference cannot tell", 0.5
+        )
         measured = measured_shapes(Path(recipe.model), unknown, spec.feeds())
     reporter.stage("Counting", 0.8)
     cost = model_cost(model, sizes, measured)
     if cost.unknown:
-        reporter.warn(f"{len(cost.unknown)} node(s) whose shapes onnx's inference could not "
-                      f"tell are counted as 0 (e.g. {', '.join(cost.unknown[:3])}).")
+        reporter.warn(
+            f"{len(cost.unknown)} node(s) whose shapes onnx's inference could not "
+            f"tell are counted as 0 (e.g. {', '.join(cost.unknown[:3])})."
+        )
     reporter.stage("Done", 1.0)
     return JobReport(kind=recipe.kind, details=to_json(cost))

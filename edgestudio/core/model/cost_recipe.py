@@ -32,8 +32,14 @@ class CostRecipe(Recipe):
         """``edgestudio inspect MODEL --cost --json``."""
         from edgestudio.core.inputs.inputs_recipe import input_args
 
-        return ["edgestudio", "inspect", self.model, "--cost", "--json",
-                *input_args(self.shapes, self.ranges, None)]
+        return [
+            "edgestudio",
+            "inspect",
+            self.model,
+            "--cost",
+            "--json",
+            *input_args(self.shapes, self.ranges, None),
+        ]
 
 
 @dataclass(frozen=True)
@@ -80,8 +86,9 @@ class ModelCost:
 
     def inputs_text(self) -> str:
         """``image 1x3x224x224; mask 1x16``: the sizes it was counted at."""
-        return "; ".join(f"{k} {'x'.join(map(str, v))}" for k, v in self.inputs.items()) \
-            or "no inputs"
+        return (
+            "; ".join(f"{k} {'x'.join(map(str, v))}" for k, v in self.inputs.items()) or "no inputs"
+        )
 
 
 def cost_of(details: dict[str, Any]) -> ModelCost:

@@ -25,8 +25,9 @@ from edgestudio.core.model.weights import read_weight
 
 QDQ_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"})
 # What optimisers and quantizers merge into the layer before them (Conv + Relu, …).
-FUSABLE_AFTER = frozenset({"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish",
-                           "BatchNormalization"})
+FUSABLE_AFTER = frozenset(
+    {"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "BatchNormalization"}
+)
 LAYERS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})
 
 
@@ -68,11 +69,13 @@ class ModelDiff:
         """One line: the counts, inserted Q/DQ nodes said as such."""
         if not self.differences:
             return "The models have the same graph, attributes and weights."
-        qdq = sum(1 for d in self.differences if d.change is Change.INSERTED
-                  and d.op_type in QDQ_OPS)
+        qdq = sum(
+            1 for d in self.differences if d.change is Change.INSERTED and d.op_type in QDQ_OPS
+        )
         parts = [f"{n} {what}{'s' if n > 1 else ''}" for what, n in self.counts().items()]
-        return ", ".join(parts) + (f" ({qdq} of the inserted nodes quantize or dequantize)"
-                                   if qdq else "")
+        return ", ".join(parts) + (
+            f" ({qdq} of the inserted nodes quantize or dequantize)" if qdq else ""
+        )
 
     def node_changes(self, side: str) -> dict[str, Change]:
         """Node name -> how it differs, for the graph of side ``"a"`` or ``"b"``."""
@@ -129,12 +132,15 @@ def match_nodes(a: onnx.GraphProto, b: onnx.GraphProto) -> dict[int, int]:
     return matched
 
 
-def _weights_differ(x: onnx.TensorProto, y: onnx.TensorProto, folder_a: Path,
-                    folder_b: Path) -> str | None:
+def _weights_differ(
+    x: onnx.TensorProto, y: onnx.TensorProto, folder_a: Path, folder_b: Path
+) -> str | None:
     """Why two weights differ (None when they are equal)."""
     if x.data_type != y.data_type or list(x.dims) != list(y.dims):
-        return (f"{onnx.helper.tensor_dtype_to_np_dtype(x.data_type)}{list(x.dims)} → "
-                f"{onnx.helper.tensor_dtype_to_np_dtype(y.data_type)}{list(y.dims)}")
+        return (
+            f"{onnx.helper.tensor_dtype_to_np_dtype(x.data_type)}{list(x.dims)} → "
+            f"{onnx.helper.tensor_dtype_to_np_dtype(y.data_type)}{list(y.dims)}"
+        )
     va, vb = read_weight(x, folder_a), read_weight(y, folder_b)
     if np.array_equal(va, vb, equal_nan=True):
         return None
@@ -142,8 +148,11 @@ def _weights_differ(x: onnx.TensorProto, y: onnx.TensorProto, folder_a: Path,
     return f"values differ (max abs {float(diff.max()):.3g})"
 
 
-def diff_models(path_a: str | Path, path_b: str | Path,
-                models: tuple[onnx.ModelProto, onnx.ModelProto] | None = None) -> ModelDiff:
+def diff_models(
+    path_a: str | Path,
+    path_b: str | Path,
+    models: tuple[onnx.ModelProto, onnx.ModelProto] | None = None,
+) -> ModelDiff:
     """Compare two model files (main graphs); ``models`` are the files already parsed."""
     path_a, path_b = Path(path_a), Path(path_b)
     model_a, model_b = models or (load_model(path_a), load_model(path_b))
@@ -156,21 +165,37 @@ def diff_models(path_a: str | Path, path_b: str | Path,
     used = {n.domain or "ai.onnx" for n in [*a.node, *b.node]}
     for domain in sorted((set(opsets_a) | set(opsets_b)) & used):  # imports nothing uses: noise
         if opsets_a.get(domain) != opsets_b.get(domain):
-            add(Difference(Change.CHANGED, "opset", f"{domain}: {opsets_a.get(domain, '—')} → "
-                           f"{opsets_b.get(domain, '—')}"))
+            add(
+                Difference(
+                    Change.CHANGED,
+                    "opset",
+                    f"{domain}: {opsets_a.get(domain, '—')} → {opsets_b.get(domain, '—')}",
+                )
+            )
     inits_a = {t.name for t in a.initializer}
     inits_b = {t.name for t in b.initializer}
-    for side, values_a, values_b in (("input", [v for v in a.input if v.name not in inits_a],
-                                      [v for v in b.input if v.name not in inits_b]),
-                                     ("output", list(a.output), list(b.output))):
+    for side, values_a, values_b in (
+        (
+            "input",
+            [v for v in a.input if v.name not in inits_a],
+            [v for v in b.input if v.name not in inits_b],
+        ),
+        ("output", list(a.output), list(b.output)),
+    ):
         specs_a = {v.name: value_spec(v) for v in values_a}
         specs_b = {v.name: value_spec(v) for v in values_b}
         for name in sorted(specs_a.keys() - specs_b.keys()):
-            add(Difference(Change.REMOVED, side, f"{side} {name} {specs_a[name].shape_text()}",
-                           name))  # the graph draws an input or output as a node of its name
+            add(
+                Difference(
+                    Change.REMOVED, side, f"{side} {name} {specs_a[name].shape_text()}", name
+                )
+            )  # the graph draws an input or output as a node of its name
         for name in sorted(specs_b.keys() - specs_a.keys()):
-            add(Difference(Change.INSERTED, side, f"{side} {name} {specs_b[name].shape_text()}",
-                           None, name))
+            add(
+                Difference(
+                    Change.INSERTED, side, f"{side} {name} {specs_b[name].shape_text()}", None, name
+                )
+            )
         for name in sorted(specs_a.keys() & specs_b.keys()):
             ta = f"{specs_a[name].dtype} {specs_a[name].shape_text()}"
             tb = f"{specs_b[name].dtype} {specs_b[name].shape_text()}"
@@ -194,34 +219,67 @@ def diff_models(path_a: str | Path, path_b: str | Path,
         attrs_b = _attributes(nb, opsets_b.get(nb.domain or "ai.onnx", 1))
         for key in sorted(attrs_a.keys() | attrs_b.keys()):
             if attrs_a.get(key) != attrs_b.get(key):
-                add(Difference(Change.CHANGED, "attribute",
-                               f"{names_a[i]}: {key} {attrs_a.get(key, '—')} → "
-                               f"{attrs_b.get(key, '—')}", names_a[i], names_b[j], na.op_type))
-        for extra in list(nb.input)[len(na.input):]:  # e.g. an attribute become an input
+                add(
+                    Difference(
+                        Change.CHANGED,
+                        "attribute",
+                        f"{names_a[i]}: {key} {attrs_a.get(key, '—')} → {attrs_b.get(key, '—')}",
+                        names_a[i],
+                        names_b[j],
+                        na.op_type,
+                    )
+                )
+        for extra in list(nb.input)[len(na.input) :]:  # e.g. an attribute become an input
             made_by = producers_b.get(extra)
-            if made_by is not None and made_by not in kept_b \
-                    and b.node[made_by].op_type == "Constant":
+            if (
+                made_by is not None
+                and made_by not in kept_b
+                and b.node[made_by].op_type == "Constant"
+            ):
                 absorbed.add(made_by)  # the new input's Constant is part of this change
-            add(Difference(Change.CHANGED, "input", f"{names_a[i]}: new input {extra}"
-                           + (" (a Constant)" if made_by in absorbed else ""),
-                           names_a[i], names_b[j], na.op_type))
+            add(
+                Difference(
+                    Change.CHANGED,
+                    "input",
+                    f"{names_a[i]}: new input {extra}"
+                    + (" (a Constant)" if made_by in absorbed else ""),
+                    names_a[i],
+                    names_b[j],
+                    na.op_type,
+                )
+            )
         for ta, tb in zip(na.input, nb.input, strict=False):
             if ta in weights_a and tb in weights_b and ta not in compared:
                 compared.add(ta)
-                why = _weights_differ(weights_a[ta], weights_b[tb], path_a.parent,
-                                      path_b.parent)
+                why = _weights_differ(weights_a[ta], weights_b[tb], path_a.parent, path_b.parent)
                 if why:
-                    add(Difference(Change.CHANGED, "weight", f"{names_a[i]}: weight {ta} {why}",
-                                   names_a[i], names_b[j], na.op_type))
+                    add(
+                        Difference(
+                            Change.CHANGED,
+                            "weight",
+                            f"{names_a[i]}: weight {ta} {why}",
+                            names_a[i],
+                            names_b[j],
+                            na.op_type,
+                        )
+                    )
             elif ta in weights_a and tb not in weights_b and tb in producers_b:
                 made_by = producers_b[tb]
                 if b.node[made_by].op_type == "DequantizeLinear":
                     # part of the inserted Q/DQ pair: said there, not as a change of its own
                     dequantizes[made_by] = f"weight {ta} of {names_a[i]}"
                     continue
-                add(Difference(Change.CHANGED, "weight", f"{names_a[i]}: weight {ta} computed "
-                               f"by {b.node[made_by].op_type} {names_b[made_by]}",
-                               names_a[i], names_b[j], na.op_type))
+                add(
+                    Difference(
+                        Change.CHANGED,
+                        "weight",
+                        f"{names_a[i]}: weight {ta} computed "
+                        f"by {b.node[made_by].op_type} {names_b[made_by]}",
+                        names_a[i],
+                        names_b[j],
+                        na.op_type,
+                    )
+                )
     folded = 0  # Constant nodes gone: stored as weights, or folded into what used them
     for i, node in enumerate(a.node):
         if i in matched:
@@ -231,20 +289,54 @@ def diff_models(path_a: str | Path, path_b: str | Path,
             continue
         data = [t for t in node.input if t and t not in weights_a]
         feeder = producers_a.get(data[0]) if len(data) == 1 else None
-        if (feeder is not None and feeder in matched and node.op_type in FUSABLE_AFTER
-                and a.node[feeder].op_type in LAYERS):  # e.g. a Relu merged into its Conv
-            add(Difference(Change.FUSED, "node", f"{node.op_type} {names_a[i]} fused into "
-                           f"{a.node[feeder].op_type} {names_b[matched[feeder]]}", names_a[i],
-                           names_b[matched[feeder]], node.op_type))
+        if (
+            feeder is not None
+            and feeder in matched
+            and node.op_type in FUSABLE_AFTER
+            and a.node[feeder].op_type in LAYERS
+        ):  # e.g. a Relu merged into its Conv
+            add(
+                Difference(
+                    Change.FUSED,
+                    "node",
+                    f"{node.op_type} {names_a[i]} fused into "
+                    f"{a.node[feeder].op_type} {names_b[matched[feeder]]}",
+                    names_a[i],
+                    names_b[matched[feeder]],
+                    node.op_type,
+                )
+            )
         else:
-            add(Difference(Change.REMOVED, "node", f"{node.op_type} {names_a[i]}", names_a[i],
-                           None, node.op_type))
+            add(
+                Difference(
+                    Change.REMOVED,
+                    "node",
+                    f"{node.op_type} {names_a[i]}",
+                    names_a[i],
+                    None,
+                    node.op_type,
+                )
+            )
     if folded:
-        add(Difference(Change.CHANGED, "constants", f"{folded} Constant node(s) gone: stored "
-                       "as weights or folded into what used them (constant folding)"))
+        add(
+            Difference(
+                Change.CHANGED,
+                "constants",
+                f"{folded} Constant node(s) gone: stored "
+                "as weights or folded into what used them (constant folding)",
+            )
+        )
     for j, node in enumerate(b.node):
         if j not in kept_b and j not in absorbed:
             what = f" (stores {dequantizes[j]} quantized)" if j in dequantizes else ""
-            add(Difference(Change.INSERTED, "node", f"{node.op_type} {names_b[j]}{what}", None,
-                           names_b[j], node.op_type))
+            add(
+                Difference(
+                    Change.INSERTED,
+                    "node",
+                    f"{node.op_type} {names_b[j]}{what}",
+                    None,
+                    names_b[j],
+                    node.op_type,
+                )
+            )
     return result

@@ -94,5 +94,8 @@ def route_edges(layout: Layout, src: np.ndarray, dst: np.ndarray) -> EdgeRoutes:
         out_x.append(target)
         out_y.append(ys[d] - half)
         ptr.append(len(out_x))
-    return EdgeRoutes(np.asarray(ptr, dtype=np.int64), np.asarray(out_x, dtype=np.float64),
-                      np.asarray(out_y, dtype=np.float64))
+    return EdgeRoutes(
+        np.asarray(ptr, dtype=np.int64),
+        np.asarray(out_x, dtype=np.float64),
+        np.asarray(out_y, dtype=np.float64),
+    )

@@ -102,8 +102,10 @@ class GraphIR:
         if not needle:
             return []
         return [
-            i for i in range(self.node_count)
-            if needle in self.names[i].lower() or needle in self.op_types[i].lower()
+            i
+            for i in range(self.node_count)
+            if needle in self.names[i].lower()
+            or needle in self.op_types[i].lower()
             or any(needle in t.lower() for t in self.node_inputs[i])
             or any(needle in t.lower() for t in self.node_outputs[i])
         ]
@@ -151,8 +153,16 @@ def collect_tensor_info(graph: onnx.GraphProto) -> dict[str, TensorInfo]:
 
 
 # Ops whose output is not a function of their inputs: never folded.
-NONDETERMINISTIC_OPS = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                  "RandomUniformLike", "Multinomial", "Bernoulli"})
+NONDETERMINISTIC_OPS = frozenset(
+    {
+        "RandomNormal",
+        "RandomUniform",
+        "RandomNormalLike",
+        "RandomUniformLike",
+        "Multinomial",
+        "Bernoulli",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -172,8 +182,12 @@ class NodeTable:
     def of(cls, graph: onnx.GraphProto) -> NodeTable:
         """Read ``graph``'s nodes (its own, not its subgraphs')."""
         nodes = list(graph.node)
-        return cls([n.op_type for n in nodes], [n.name for n in nodes],
-                   [list(n.input) for n in nodes], [list(n.output) for n in nodes])
+        return cls(
+            [n.op_type for n in nodes],
+            [n.name for n in nodes],
+            [list(n.input) for n in nodes],
+            [list(n.output) for n in nodes],
+        )
 
 
 def constant_nodes(graph: onnx.GraphProto, table: NodeTable | None = None) -> dict[int, str]:
@@ -185,12 +199,22 @@ def constant_nodes(graph: onnx.GraphProto, table: NodeTable | None = None) -> di
     a graph output stay visible.
     """
     table = table or NodeTable.of(graph)
-    return _constant_indices(table.ops, table.inputs, table.outputs,
-                             {t.name for t in graph.initializer}, {v.name for v in graph.output})
+    return _constant_indices(
+        table.ops,
+        table.inputs,
+        table.outputs,
+        {t.name for t in graph.initializer},
+        {v.name for v in graph.output},
+    )
 
 
-def _constant_indices(ops: list[str], inputs: list[list[str]], outputs: list[list[str]],
-                      initializers: set[str], graph_outputs: set[str]) -> dict[int, str]:
+def _constant_indices(
+    ops: list[str],
+    inputs: list[list[str]],
+    outputs: list[list[str]],
+    initializers: set[str],
+    graph_outputs: set[str],
+) -> dict[int, str]:
     constant_tensors = set(initializers)
     produced: set[str] = set()
     found: dict[int, str] = {}
@@ -206,8 +230,9 @@ def _constant_indices(ops: list[str], inputs: list[list[str]], outputs: list[lis
             ins = [t for t in inputs[i] if t]
             if not unsorted and any(t not in produced and t not in initializers for t in ins):
                 unsorted = True  # reads a tensor made later: more passes may find more
-            if (op == "Constant" or (ins and all(t in constant_tensors for t in ins))) \
-                    and not any(o in graph_outputs for o in outs):
+            if (op == "Constant" or (ins and all(t in constant_tensors for t in ins))) and not any(
+                o in graph_outputs for o in outs
+            ):
                 found[i] = outs[0]
                 constant_tensors.update(o for o in outs if o)
                 changed = True
@@ -218,8 +243,12 @@ def _constant_indices(ops: list[str], inputs: list[list[str]], outputs: list[lis
 
 def _constant_chains(graph: onnx.GraphProto, folded: Mapping[int, str]) -> dict[str, list[str]]:
     """For each folded tensor, the op types that compute it (inputs first)."""
-    producer = {graph.node[i].output[k]: i for i in folded
-                for k in range(len(graph.node[i].output)) if graph.node[i].output[k]}
+    producer = {
+        graph.node[i].output[k]: i
+        for i in folded
+        for k in range(len(graph.node[i].output))
+        if graph.node[i].output[k]
+    }
     chains: dict[str, list[str]] = {}
 
     def chain(tensor: str, depth: int = 0) -> list[str]:
@@ -238,9 +267,12 @@ def _constant_chains(graph: onnx.GraphProto, folded: Mapping[int, str]) -> dict[
     return chains
 
 
-def build_graph_ir(graph: onnx.GraphProto, fold_constants: bool = True,
-                   constants: Mapping[int, str] | None = None,
-                   table: NodeTable | None = None) -> GraphIR:
+def build_graph_ir(
+    graph: onnx.GraphProto,
+    fold_constants: bool = True,
+    constants: Mapping[int, str] | None = None,
+    table: NodeTable | None = None,
+) -> GraphIR:
     """Number the nodes of ``graph`` and connect them through their tensors; with
     ``fold_constants`` the nodes that only compute constants are left out (see
     :func:`constant_nodes`; ``constants``: its result for this graph, when already known) and
@@ -251,8 +283,13 @@ def build_graph_ir(graph: onnx.GraphProto, fold_constants: bool = True,
     initializers = {t.name for t in graph.initializer}
     folded: Mapping[int, str] = {}
     if fold_constants:
-        folded = constants if constants is not None else _constant_indices(
-            all_ops, all_inputs, all_outputs, initializers, {v.name for v in graph.output})
+        folded = (
+            constants
+            if constants is not None
+            else _constant_indices(
+                all_ops, all_inputs, all_outputs, initializers, {v.name for v in graph.output}
+            )
+        )
     kept = [i for i in range(len(all_ops)) if i not in folded]
     every = list(graph.node)  # one pass over the protobuf list: indexing it is slow
     nodes = [every[i] for i in kept] if folded else every
@@ -304,14 +341,23 @@ def build_graph_ir(graph: onnx.GraphProto, fold_constants: bool = True,
             tensors.append(name)
 
     return GraphIR(
-        name=graph.name, names=names, op_types=op_types, kinds=np.array(kinds, dtype=np.int8),
-        edge_src=np.array(src, dtype=np.int32), edge_dst=np.array(dst, dtype=np.int32),
-        edge_tensor=tensors, node_inputs=node_inputs, node_outputs=node_outputs,
-        initializer_names=initializers, onnx_nodes=nodes,
+        name=graph.name,
+        names=names,
+        op_types=op_types,
+        kinds=np.array(kinds, dtype=np.int8),
+        edge_src=np.array(src, dtype=np.int32),
+        edge_dst=np.array(dst, dtype=np.int32),
+        edge_tensor=tensors,
+        node_inputs=node_inputs,
+        node_outputs=node_outputs,
+        initializer_names=initializers,
+        onnx_nodes=nodes,
         tensor_info=collect_tensor_info(graph),
         constants=_constant_chains(graph, folded) if folded else {},
-        folded_names={graph.node[i].name or f"{graph.node[i].op_type}_{i}": tensor
-                      for i, tensor in folded.items()},
+        folded_names={
+            graph.node[i].name or f"{graph.node[i].op_type}_{i}": tensor
+            for i, tensor in folded.items()
+        },
     )
 
 

@@ -110,8 +110,7 @@ class GroupTree:
             group.ops = Counter(ir.op_types[i] for i in group.members)
             produced = {t for i in group.members for t in ir.node_outputs[i]}
             group.outputs = sorted(produced)
-            group.inputs = sorted({t for i in group.members for t in ir.node_inputs[i]}
-                                  - produced)
+            group.inputs = sorted({t for i in group.members for t in ir.node_inputs[i]} - produced)
             group.mix_text = group.mix()
         return group
 
@@ -168,9 +167,12 @@ def _alive(ir: GraphIR, order: list[int]) -> np.ndarray:
     src, dst = position[ir.edge_src], position[ir.edge_dst]
     inner = (src >= 0) & (dst > src)  # between operators (graph inputs stay out)
     last_use: dict[tuple[int, str], int] = {}
-    for s, d, tensor in zip(src[inner].tolist(), dst[inner].tolist(),
-                            [t for t, k in zip(ir.edge_tensor, inner.tolist(), strict=True) if k],
-                            strict=True):
+    for s, d, tensor in zip(
+        src[inner].tolist(),
+        dst[inner].tolist(),
+        [t for t, k in zip(ir.edge_tensor, inner.tolist(), strict=True) if k],
+        strict=True,
+    ):
         key = (s, tensor)
         last_use[key] = max(last_use.get(key, d), d)
     live = np.zeros(len(order) + 1, dtype=np.int64)  # tensors alive after each position
@@ -219,8 +221,7 @@ def _repeated_layers(ir: GraphIR, groups: dict[str, Group], depth_of: dict[str, 
     root = groups[""]
     order = root.nodes  # the file's order: topological, and a traced model's layer by layer
     kinds: dict[str, int] = {}
-    codes = np.array([kinds.setdefault(ir.op_types[i], len(kinds)) for i in order],
-                     dtype=np.int32)
+    codes = np.array([kinds.setdefault(ir.op_types[i], len(kinds)) for i in order], dtype=np.int32)
     found = _period(codes)
     if found is None:
         return ""
@@ -228,17 +229,23 @@ def _repeated_layers(ir: GraphIR, groups: dict[str, Group], depth_of: dict[str, 
     alive = _alive(ir, order)
     # Any rotation of the layer repeats too: start where the fewest tensors cross the cut.
     span = copies * period
-    shift = min(range(period), key=lambda r: (
-        int(alive[start + r - 1]) if start + r > 0 else 0,
-        -((span - r) // period), r))
+    shift = min(
+        range(period),
+        key=lambda r: (
+            int(alive[start + r - 1]) if start + r > 0 else 0,
+            -((span - r) // period),
+            r,
+        ),
+    )
     first, count = start + shift, (span - shift) // period
     # The rotation may have cut a copy off an end: take whole copies back on both sides.
-    while first >= period and np.array_equal(codes[first - period:first],
-                                             codes[first:first + period]):
+    while first >= period and np.array_equal(
+        codes[first - period : first], codes[first : first + period]
+    ):
         first, count = first - period, count + 1
     while first + (count + 1) * period <= len(codes) and np.array_equal(
-            codes[first + count * period:first + (count + 1) * period],
-            codes[first:first + period]):
+        codes[first + count * period : first + (count + 1) * period], codes[first : first + period]
+    ):
         count += 1
     if count < 3 or count > MAX_LAYERS:
         return ""
@@ -252,8 +259,10 @@ def _repeated_layers(ir: GraphIR, groups: dict[str, Group], depth_of: dict[str, 
     root.nodes += [order[k] for k in range(first + count * period, len(order))]
     mix = Counter(ir.op_types[i] for i in groups["layer 1"].nodes)
     said = " ".join(f"{op}×{n}" if n > 1 else op for op, n in mix.most_common(3))
-    return (f"no name scopes: {count} repeated layers of {period} operators ({said}…) "
-            f"found, drawn as layer 1–{count}")
+    return (
+        f"no name scopes: {count} repeated layers of {period} operators ({said}…) "
+        f"found, drawn as layer 1–{count}"
+    )
 
 
 def _stages(ir: GraphIR, groups: dict[str, Group], depth_of: dict[str, int]) -> str:
@@ -273,8 +282,11 @@ def _stages(ir: GraphIR, groups: dict[str, Group], depth_of: dict[str, int]) -> 
         root.children.append(path)
         depth_of[path] = 1
         # A big stage (a detector's neck…) is cut again where the fewest tensors flow on.
-        parts = (_cut(positions, alive, int(alive[positions[:-1]].min()))
-                 if len(positions) > 4 * STAGE_SIZE else [positions])
+        parts = (
+            _cut(positions, alive, int(alive[positions[:-1]].min()))
+            if len(positions) > 4 * STAGE_SIZE
+            else [positions]
+        )
         if len(parts) < 2:
             group.nodes = [order[k] for k in positions]
             continue
@@ -283,8 +295,10 @@ def _stages(ir: GraphIR, groups: dict[str, Group], depth_of: dict[str, int]) -> 
             groups[child] = Group(child, path, nodes=[order[k] for k in part])
             group.children.append(child)
             depth_of[child] = 2
-    return f"no name scopes and no repeated layer: cut into {len(stages)} stages where the " \
-           "fewest tensors flow on"
+    return (
+        f"no name scopes and no repeated layer: cut into {len(stages)} stages where the "
+        "fewest tensors flow on"
+    )
 
 
 def _cut(positions: list[int], alive: np.ndarray, narrow: int) -> list[list[int]]:
@@ -350,10 +364,22 @@ def grouped_ir(ir: GraphIR, tree: GroupTree, opened: set[str]) -> GraphIR:
     _, first = np.unique(src[between] * len(names) + dst[between], return_index=True)
     chosen = between[np.sort(first)]
     return GraphIR(
-        name=ir.name, names=names, op_types=op_types, kinds=np.array(kinds, dtype=np.int8),
-        edge_src=src[chosen].astype(np.int32), edge_dst=dst[chosen].astype(np.int32),
-        edge_tensor=[ir.edge_tensor[e] for e in chosen.tolist()], node_inputs=inputs,
-        node_outputs=outputs, initializer_names=ir.initializer_names, onnx_nodes=protos,
-        tensor_info=ir.tensor_info, constants=ir.constants, folded_names=ir.folded_names,
-        members=members, hidden=hidden, group_labels=labels, group_mix=mixes,
+        name=ir.name,
+        names=names,
+        op_types=op_types,
+        kinds=np.array(kinds, dtype=np.int8),
+        edge_src=src[chosen].astype(np.int32),
+        edge_dst=dst[chosen].astype(np.int32),
+        edge_tensor=[ir.edge_tensor[e] for e in chosen.tolist()],
+        node_inputs=inputs,
+        node_outputs=outputs,
+        initializer_names=ir.initializer_names,
+        onnx_nodes=protos,
+        tensor_info=ir.tensor_info,
+        constants=ir.constants,
+        folded_names=ir.folded_names,
+        members=members,
+        hidden=hidden,
+        group_labels=labels,
+        group_mix=mixes,
     )

@@ -27,11 +27,14 @@ def run_infer_shapes(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRe
     try:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
     except Exception as exc:
-        reporter.warn(f"Shape inference failed ({type(exc).__name__}: {exc}); showing the shapes "
-                      "the model declares.")
+        reporter.warn(
+            f"Shape inference failed ({type(exc).__name__}: {exc}); showing the shapes "
+            "the model declares."
+        )
         inferred = model
     info = collect_tensor_info(inferred.graph)
-    shapes = {name: [ti.dtype, None if ti.shape is None else list(ti.shape)]
-              for name, ti in info.items()}
+    shapes = {
+        name: [ti.dtype, None if ti.shape is None else list(ti.shape)] for name, ti in info.items()
+    }
     reporter.stage("Done", 1.0)
     return JobReport(kind=recipe.kind, details={"shapes": shapes})

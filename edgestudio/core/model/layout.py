@@ -67,6 +67,7 @@ def layered_layout(
     CancelledError
         When ``cancelled()`` turns true during the work.
     """
+
     def check(fraction: float) -> None:
         if cancelled is not None and cancelled():
             raise CancelledError()
@@ -131,7 +132,7 @@ def layered_layout(
         # drifting as a plain mean of branches would.
         desired: list[float | None] = []
         for v in row:
-            preds = [u for u in in_nbr[in_ptr[v]:in_ptr[v + 1]] if placed[u]]
+            preds = [u for u in in_nbr[in_ptr[v] : in_ptr[v + 1]] if placed[u]]
             if preds:
                 top = max(out_degree[u] for u in preds)
                 trunk = [x[u] for u in preds if out_degree[u] == top]
@@ -150,8 +151,12 @@ def layered_layout(
     check(1.0)
     xs = np.asarray(x, dtype=np.float64)
     layer_arr = np.asarray(layer, dtype=np.int32)
-    return Layout(x=xs - xs.min() if n else xs, y=layer_arr * (NODE_HEIGHT + LAYER_GAP),
-                  layer=layer_arr, cyclic=np.asarray(cyclic, dtype=np.int32))
+    return Layout(
+        x=xs - xs.min() if n else xs,
+        y=layer_arr * (NODE_HEIGHT + LAYER_GAP),
+        layer=layer_arr,
+        cyclic=np.asarray(cyclic, dtype=np.int32),
+    )
 
 
 def _place_row(row: list[int], desired: list[float | None], x: list[float], step: float) -> None:
@@ -159,8 +164,10 @@ def _place_row(row: list[int], desired: list[float | None], x: list[float], step
     known = [d for d in desired if d is not None]
     centre = sum(known) / len(known) if known else 0.0
     # Nodes without placed predecessors (graph inputs, constants) line up around the centre.
-    filled = [d if d is not None else centre + (i - len(row) / 2) * step * 0.01
-              for i, d in enumerate(desired)]
+    filled = [
+        d if d is not None else centre + (i - len(row) / 2) * step * 0.01
+        for i, d in enumerate(desired)
+    ]
     ranked = sorted(range(len(row)), key=lambda i: (filled[i], i))
     pos = [filled[i] for i in ranked]
     # Push apart left to right, then shift the row so its mean matches the wishes' mean.

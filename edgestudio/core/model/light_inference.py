@@ -25,8 +25,10 @@ def inferred_dims(model: onnx.ModelProto) -> dict[str, list[str | int | None]]:
     for value in (*graph.input, *graph.value_info, *graph.output):
         tensor = value.type.tensor_type
         if tensor.HasField("shape"):
-            found[value.name] = [d.dim_param or (d.dim_value if d.HasField("dim_value") else None)
-                                 for d in tensor.shape.dim]
+            found[value.name] = [
+                d.dim_param or (d.dim_value if d.HasField("dim_value") else None)
+                for d in tensor.shape.dim
+            ]
     for init in graph.initializer:
         found.setdefault(init.name, [int(d) for d in init.dims])
     return found
@@ -49,6 +51,7 @@ def declared_weights(model: onnx.ModelProto) -> onnx.ModelProto:
         if int(np.prod(init.dims)) <= INFERENCE_DATA_LIMIT:
             graph.initializer.append(init)
         elif init.name not in names:
-            graph.input.append(onnx.helper.make_tensor_value_info(init.name, init.data_type,
-                                                                  list(init.dims)))
+            graph.input.append(
+                onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims))
+            )
     return light

@@ -40,6 +40,11 @@ def save_model(model: onnx.ModelProto, folder: Path, name: str) -> list[str]:
         onnx.save(model, str(folder / name))
         return [name]
     data_name = f"{name}.data"
-    onnx.save(model, str(folder / name), save_as_external_data=True,
-              all_tensors_to_one_file=True, location=data_name)
+    onnx.save(
+        model,
+        str(folder / name),
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location=data_name,
+    )
     return [name, data_name]

@@ -20,8 +20,12 @@ PROTOBUF_LIMIT = 2**31  # a single protobuf message cannot exceed 2 GiB
 
 # Magic bytes of formats people mistake for ONNX, with what to tell them.
 _FOREIGN_FORMATS: list[tuple[int, bytes, str]] = [
-    (0, b"PK\x03\x04", "a ZIP archive (PyTorch .pt/.pt2 files are ZIP archives: export it to ONNX "
-                       "first with Tools › Export from PyTorch or `edgestudio export`)"),
+    (
+        0,
+        b"PK\x03\x04",
+        "a ZIP archive (PyTorch .pt/.pt2 files are ZIP archives: export it to ONNX "
+        "first with Tools › Export from PyTorch or `edgestudio export`)",
+    ),
     (0, b"\x89HDF", "an HDF5 file (a Keras model?): convert it to ONNX first, e.g. with tf2onnx"),
     (4, b"TFL3", "a TensorFlow Lite model: convert it to ONNX first, e.g. with tf2onnx"),
     (0, b"\x80\x02", "a Python pickle (a legacy PyTorch checkpoint?): export it to ONNX first"),
@@ -53,8 +57,10 @@ def _looks_like_tensor(data: bytes) -> bool:
         tensor.ParseFromString(data)
     except (DecodeError, ValueError, RuntimeError):
         return False
-    return bool(tensor.dims) and tensor.data_type != 0 and (
-        bool(tensor.raw_data) or len(tensor.float_data) > 0 or len(tensor.int64_data) > 0
+    return (
+        bool(tensor.dims)
+        and tensor.data_type != 0
+        and (bool(tensor.raw_data) or len(tensor.float_data) > 0 or len(tensor.int64_data) > 0)
     )
 
 
@@ -76,9 +82,7 @@ def load_model(path: str | Path) -> onnx.ModelProto:
     except OSError as exc:
         raise ModelLoadError(f"{path.name} cannot be read: {exc.strerror}.", "unreadable") from exc
     if size == 0:
-        raise ModelLoadError(
-            f"{path.name} is empty (0 bytes): it is not an ONNX model.", "empty"
-        )
+        raise ModelLoadError(f"{path.name} is empty (0 bytes): it is not an ONNX model.", "empty")
     if size >= PROTOBUF_LIMIT:
         raise ModelLoadError(
             f"{path.name} is {size / 2**30:.1f} GiB, over the 2 GiB limit of a single ONNX "
@@ -134,12 +138,15 @@ def _check_text(model: onnx.ModelProto, name: str) -> None:
 
     def refuse(what: str) -> None:
         raise ModelLoadError(
-            f"{name} has a {what} that is not valid UTF-8 text: the file is corrupt.", "bad_text")
+            f"{name} has a {what} that is not valid UTF-8 text: the file is corrupt.", "bad_text"
+        )
 
     if not isinstance(graph.name, str):
         refuse("graph name")
-    for what, values in (("tensor name", [*graph.input, *graph.output, *graph.value_info]),
-                         ("weight name", graph.initializer)):
+    for what, values in (
+        ("tensor name", [*graph.input, *graph.output, *graph.value_info]),
+        ("weight name", graph.initializer),
+    ):
         if not all(isinstance(v.name, str) for v in values):
             refuse(what)
     if not all(isinstance(o.domain, str) for o in model.opset_import):
@@ -147,12 +154,16 @@ def _check_text(model: onnx.ModelProto, name: str) -> None:
     # Checked in bulk (a 50k-node graph is read in the time it takes to open); the message
     # names the node only once one is found.
     for i, node in enumerate(iter_nodes(graph)):
-        for what, value in (("name", node.name), ("op type", node.op_type),
-                            ("domain", node.domain)):
+        for what, value in (
+            ("name", node.name),
+            ("op type", node.op_type),
+            ("domain", node.domain),
+        ):
             if not isinstance(value, str):
                 refuse(f"node #{i} {what}")
-        if not all(isinstance(t, str) for t in node.input) or \
-                not all(isinstance(t, str) for t in node.output):
+        if not all(isinstance(t, str) for t in node.input) or not all(
+            isinstance(t, str) for t in node.output
+        ):
             refuse(f"node #{i} tensor name")
 
 
@@ -203,8 +214,11 @@ def structure_only(model: onnx.ModelProto) -> onnx.ModelProto:
     for node in source.node:
         copy = graph.node.add()
         _copy_fields(node, copy, skip="attribute")
-        copy.attribute.extend(a for a in node.attribute if not _holds_data(node)
-                              or _attribute_size(a) <= OPTION_ATTRIBUTE)
+        copy.attribute.extend(
+            a
+            for a in node.attribute
+            if not _holds_data(node) or _attribute_size(a) <= OPTION_ATTRIBUTE
+        )
     return skeleton
 
 

@@ -13,8 +13,16 @@ DEFAULT_DOMAIN = "ai.onnx"
 
 # Domains onnxruntime implements besides the standard one (its contrib and internal ops).
 RUNTIME_DOMAINS = frozenset(
-    {"", DEFAULT_DOMAIN, "ai.onnx.ml", "com.microsoft", "com.microsoft.nchwc",
-     "com.microsoft.dml", "ai.onnx.preview.training", "com.ms.internal.nhwc"}
+    {
+        "",
+        DEFAULT_DOMAIN,
+        "ai.onnx.ml",
+        "com.microsoft",
+        "com.microsoft.nchwc",
+        "com.microsoft.dml",
+        "ai.onnx.preview.training",
+        "com.ms.internal.nhwc",
+    }
 )
 
 
@@ -64,8 +72,9 @@ def op_kinds(model: onnx.ModelProto) -> set[tuple[str, str]]:
     return {(node.op_type, node.domain) for node in iter_nodes(model.graph)}
 
 
-def min_opset_required(model: onnx.ModelProto,
-                       kinds: set[tuple[str, str]] | None = None) -> int | None:
+def min_opset_required(
+    model: onnx.ModelProto, kinds: set[tuple[str, str]] | None = None
+) -> int | None:
     """Return the lowest default-domain opset that defines every standard operator of ``model``
     (its :func:`op_kinds` when already known).
 
@@ -81,8 +90,9 @@ def min_opset_required(model: onnx.ModelProto,
     return max(known) if known else None
 
 
-def unknown_operators(model: onnx.ModelProto,
-                      kinds: set[tuple[str, str]] | None = None) -> list[str]:
+def unknown_operators(
+    model: onnx.ModelProto, kinds: set[tuple[str, str]] | None = None
+) -> list[str]:
     """Return the standard-domain op types that onnx has no schema for (sorted, unique)."""
     return sorted(
         {

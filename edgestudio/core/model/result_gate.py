@@ -31,8 +31,9 @@ class GateResult:
     crashed: bool = False
 
 
-def run_in_process(path: Path, feeds: dict[str, np.ndarray],
-                   extended_only: bool = False) -> GateResult:
+def run_in_process(
+    path: Path, feeds: dict[str, np.ndarray], extended_only: bool = False
+) -> GateResult:
     """Load ``path`` in onnxruntime here and run it once on ``feeds`` (``extended_only``:
     with graph optimisations up to 'extended', without the last level's layout transforms —
     a diagnosis, never the proof)."""
@@ -47,25 +48,34 @@ def run_in_process(path: Path, feeds: dict[str, np.ndarray],
         outputs = session.run(None, feeds)
     except Exception as exc:
         return GateResult(False, f"it does not run: {short(exc)}")
-    bad = [o.name for o, v in zip(session.get_outputs(), outputs, strict=True)
-           if np.asarray(v).dtype.kind == "f" and np.asarray(v).size
-           and not np.isfinite(np.asarray(v)).any()]
+    bad = [
+        o.name
+        for o, v in zip(session.get_outputs(), outputs, strict=True)
+        if np.asarray(v).dtype.kind == "f"
+        and np.asarray(v).size
+        and not np.isfinite(np.asarray(v)).any()
+    ]
     if bad:
         return GateResult(False, f"every value of output(s) {', '.join(bad)} is NaN or inf")
     return GateResult(True)
 
 
-def run_isolated(path: Path, feeds: dict[str, np.ndarray],
-                 extended_only: bool = False) -> GateResult:
+def run_isolated(
+    path: Path, feeds: dict[str, np.ndarray], extended_only: bool = False
+) -> GateResult:
     """Like :func:`run_in_process`, in a child process that may crash without harm."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "feeds.npz"
         np.savez(data, **feeds)  # type: ignore[arg-type]  # numpy types **kwds as bool
         extra = ["extended"] if extended_only else []
         try:
-            done = subprocess.run(child_command("--run-model", str(path), str(data), *extra),
-                                  env=child_env(), capture_output=True, text=True,
-                                  timeout=CHILD_TIMEOUT_S)
+            done = subprocess.run(
+                child_command("--run-model", str(path), str(data), *extra),
+                env=child_env(),
+                capture_output=True,
+                text=True,
+                timeout=CHILD_TIMEOUT_S,
+            )
         except subprocess.TimeoutExpired:
             return GateResult(False, f"it did not finish one run in {CHILD_TIMEOUT_S:.0f} s")
     if done.returncode < 0:
@@ -73,8 +83,9 @@ def run_isolated(path: Path, feeds: dict[str, np.ndarray],
             name = signal.Signals(-done.returncode).name
         except ValueError:
             name = f"signal {-done.returncode}"
-        return GateResult(False, f"onnxruntime crashed ({name}) loading or running it",
-                          crashed=True)
+        return GateResult(
+            False, f"onnxruntime crashed ({name}) loading or running it", crashed=True
+        )
     if done.returncode != 0:
         lines = [ln for ln in done.stdout.strip().splitlines() if ln]
         return GateResult(False, lines[-1] if lines else done.stderr.strip()[-300:])

@@ -13,8 +13,12 @@ from pathlib import Path
 from edgestudio.core.paths import cache_dir, child_command, child_env, write_atomically
 
 _RUNTIME_DISTRIBUTIONS = (
-    "onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml",
-    "onnxruntime-qnn", "onnxruntime-silicon",
+    "onnxruntime",
+    "onnxruntime-gpu",
+    "onnxruntime-openvino",
+    "onnxruntime-directml",
+    "onnxruntime-qnn",
+    "onnxruntime-silicon",
 )
 
 
@@ -74,7 +78,11 @@ def _run_probe() -> dict[str, object] | None:
     try:
         proc = subprocess.run(
             child_command("--probe-runtime"),
-            capture_output=True, text=True, timeout=120, env=child_env(), check=False,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=child_env(),
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

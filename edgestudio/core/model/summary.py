@@ -91,9 +91,11 @@ class ModelSummary:
 
 
 # The ``edgestudio inspect --json`` format names the default opset beside the imports.
-register_format(ModelSummary,
-                lambda summary, data: {**data, "default_opset": summary.default_opset},
-                without("default_opset"))
+register_format(
+    ModelSummary,
+    lambda summary, data: {**data, "default_opset": summary.default_opset},
+    without("default_opset"),
+)
 
 
 def value_spec(value: onnx.ValueInfoProto) -> TensorSpec:
@@ -199,9 +201,12 @@ def summarize_model(
     return summary
 
 
-def find_problems(summary: ModelSummary, model: onnx.ModelProto,
-                  kinds: set[tuple[str, str]] | None = None,
-                  table: NodeTable | None = None) -> list[str]:
+def find_problems(
+    summary: ModelSummary,
+    model: onnx.ModelProto,
+    kinds: set[tuple[str, str]] | None = None,
+    table: NodeTable | None = None,
+) -> list[str]:
     """Return what would stop this model from running, each as one sentence for the user
     (``kinds``: the model's ``(op_type, domain)`` pairs, ``table`` its main graph's nodes, when
     already read)."""
@@ -239,8 +244,9 @@ def find_problems(summary: ModelSummary, model: onnx.ModelProto,
     return problems
 
 
-def structural_problems(graph: onnx.GraphProto, limit: int = 5,
-                        table: NodeTable | None = None) -> list[str]:
+def structural_problems(
+    graph: onnx.GraphProto, limit: int = 5, table: NodeTable | None = None
+) -> list[str]:
     """Dangling tensor references and cycles in the main graph, named (``table``: its nodes,
     when already read)."""
     table = table or NodeTable.of(graph)
@@ -251,8 +257,12 @@ def structural_problems(graph: onnx.GraphProto, limit: int = 5,
             produced.add(out)
             producers[out] = i
     problems = []
-    dangling = [(table.names[i] or table.ops[i], t) for i, ins in enumerate(table.inputs)
-                for t in ins if t and t not in produced]
+    dangling = [
+        (table.names[i] or table.ops[i], t)
+        for i, ins in enumerate(table.inputs)
+        for t in ins
+        if t and t not in produced
+    ]
     if dangling:
         shown = ", ".join(f"'{node}' reads '{t}'" for node, t in dangling[:limit])
         more = f" (+{len(dangling) - limit} more)" if len(dangling) > limit else ""
@@ -282,8 +292,10 @@ def structural_problems(graph: onnx.GraphProto, limit: int = 5,
     if seen < count:
         on_cycle = _prune_downstream({i for i, d in enumerate(indegree) if d > 0}, users)
         stuck = [table.names[i] or table.ops[i] for i in sorted(on_cycle)]
-        problems.append(f"The graph has a cycle (through {', '.join(stuck[:limit])}"
-                        f"{'…' if len(stuck) > limit else ''}); ONNX graphs must be acyclic.")
+        problems.append(
+            f"The graph has a cycle (through {', '.join(stuck[:limit])}"
+            f"{'…' if len(stuck) > limit else ''}); ONNX graphs must be acyclic."
+        )
     return problems
 
 

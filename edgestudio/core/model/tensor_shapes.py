@@ -9,7 +9,6 @@ from edgestudio.core.job_api.recipe import Recipe
 
 
 @dataclass(frozen=True)
-
 class ShapesRecipe(Recipe):
     """Infer every tensor's type and shape for display (``edgestudio inspect --shapes``)."""
 
@@ -34,5 +33,4 @@ TensorShapes = dict[str, tuple[str, list[int | str | None] | None]]
 
 def shapes_of(details: dict[str, Any]) -> TensorShapes:
     """A shape-inference job's result: every tensor's ``(dtype, shape)``."""
-    return {name: (str(dtype), shape) for name, (dtype, shape)
-            in details.get("shapes", {}).items()}
+    return {name: (str(dtype), shape) for name, (dtype, shape) in details.get("shapes", {}).items()}

@@ -24,8 +24,9 @@ def ort_session(path: str | Path) -> object:
     from edgestudio.core.model.sessions import job_session_options
 
     # Level 3: warnings about unused initializers are noise here.
-    return ort.InferenceSession(str(path), job_session_options(3),
-                                providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(
+        str(path), job_session_options(3), providers=["CPUExecutionProvider"]
+    )
 
 
 def session_runner(session: object) -> Runner:
@@ -37,8 +38,12 @@ def session_runner(session: object) -> Runner:
     return run
 
 
-def feeds_for(spec: InputSpecification, declared: dict[str, list[object]],
-              symbol_sizes: dict[str, int], seed: int = 0) -> Feeds:
+def feeds_for(
+    spec: InputSpecification,
+    declared: dict[str, list[object]],
+    symbol_sizes: dict[str, int],
+    seed: int = 0,
+) -> Feeds:
     """Arrays from ``spec`` shaped for a model whose inputs are declared as ``declared``.
 
     Each axis takes the model's fixed size if it has one, else the size given for its symbol in
@@ -70,8 +75,13 @@ def declared_dims(session: object) -> dict[str, list[object]]:
     return {i.name: list(i.shape) for i in session.get_inputs()}  # type: ignore[attr-defined]
 
 
-def compare_outputs(names: Sequence[str], got: Sequence[np.ndarray], want: Sequence[np.ndarray],
-                    atol: float, rtol: float) -> list[OutputCheck]:
+def compare_outputs(
+    names: Sequence[str],
+    got: Sequence[np.ndarray],
+    want: Sequence[np.ndarray],
+    atol: float,
+    rtol: float,
+) -> list[OutputCheck]:
     """Per-output max abs / max rel error and ``np.allclose`` of ``got`` against ``want``.
 
     The relative error is taken only over elements where ``|want| > atol``: near zero it
@@ -103,7 +113,8 @@ def compare_outputs(names: Sequence[str], got: Sequence[np.ndarray], want: Seque
 def fits(array: np.ndarray, dims: Sequence[object]) -> bool:
     """True when ``array`` has the rank and every fixed dim of ``dims``."""
     return array.ndim == len(dims) and all(
-        not isinstance(d, int) or d <= 0 or d == n for d, n in zip(dims, array.shape, strict=True))
+        not isinstance(d, int) or d <= 0 or d == n for d, n in zip(dims, array.shape, strict=True)
+    )
 
 
 def check_against(
@@ -148,16 +159,18 @@ def check_against(
     result_dims = declared_dims(session)
     cases: list[tuple[str, dict[str, int]]] = [("as specified", {})]
     if second_sizes:
-        cases.append((", ".join(f"{k}={v}" for k, v in sorted(second_sizes.items())),
-                      second_sizes))
+        cases.append((", ".join(f"{k}={v}" for k, v in sorted(second_sizes.items())), second_sizes))
     for label, sizes in cases:
         feeds = feeds_for(spec, result_dims, sizes)
-        shapes = ", ".join(f"{k} {'x'.join(map(str, v.shape)) or 'scalar'}"
-                           for k, v in feeds.items())
+        shapes = ", ".join(
+            f"{k} {'x'.join(map(str, v.shape)) or 'scalar'}" for k, v in feeds.items()
+        )
         case = CheckCase(label=f"{label} ({shapes})" if shapes else label)
         check.cases.append(case)
-        accepts = reference is not None and (reference_dims is None or all(
-            n in feeds and fits(feeds[n], d) for n, d in reference_dims.items()))
+        accepts = reference is not None and (
+            reference_dims is None
+            or all(n in feeds and fits(feeds[n], d) for n, d in reference_dims.items())
+        )
         want = None
         if accepts:
             assert reference is not None

@@ -54,15 +54,22 @@ def weight_stats(array: np.ndarray) -> WeightStats:
     # In float64 a chunk at a time: a whole float64 copy of a 1 GB embedding table (and numpy's
     # temporaries for its std) would hold several times the weight.
     chunks = range(0, flat.size, STATS_CHUNK)
-    mean = sum(float(flat[i:i + STATS_CHUNK].astype(np.float64).sum()) for i in chunks) \
-        / flat.size
-    squares = sum(float(np.square(flat[i:i + STATS_CHUNK].astype(np.float64) - mean).sum())
-                  for i in chunks)
-    zeros = sum(int(np.count_nonzero(flat[i:i + STATS_CHUNK] == 0)) for i in chunks)
+    mean = (
+        sum(float(flat[i : i + STATS_CHUNK].astype(np.float64).sum()) for i in chunks) / flat.size
+    )
+    squares = sum(
+        float(np.square(flat[i : i + STATS_CHUNK].astype(np.float64) - mean).sum()) for i in chunks
+    )
+    zeros = sum(int(np.count_nonzero(flat[i : i + STATS_CHUNK] == 0)) for i in chunks)
     return WeightStats(
-        shape=tuple(int(d) for d in np.shape(array)), dtype=str(np.asarray(array).dtype),
-        count=int(np.asarray(array).size), minimum=float(flat.min()),
-        maximum=float(flat.max()), mean=mean, std=math.sqrt(squares / flat.size), zeros=zeros,
+        shape=tuple(int(d) for d in np.shape(array)),
+        dtype=str(np.asarray(array).dtype),
+        count=int(np.asarray(array).size),
+        minimum=float(flat.min()),
+        maximum=float(flat.max()),
+        mean=mean,
+        std=math.sqrt(squares / flat.size),
+        zeros=zeros,
     )
 
 

@@ -35,14 +35,21 @@ def unavailable_reason(provider: str) -> str | None:
     if provider in ort.get_available_providers():
         return None
     if provider in ort.get_all_providers():
-        return (f"{provider} is not in this onnxruntime build; install {package_for(provider)} "
-                "(and only one onnxruntime package: they overwrite each other).")
+        return (
+            f"{provider} is not in this onnxruntime build; install {package_for(provider)} "
+            "(and only one onnxruntime package: they overwrite each other)."
+        )
     return f"onnxruntime does not know a provider called {provider}."
 
 
-def time_session(session: Any, feeds: dict[str, np.ndarray], warmup: int, runs: int,
-                 seconds: float | None,
-                 io_binding: bool = False) -> tuple[list[float], list[float]]:
+def time_session(
+    session: Any,
+    feeds: dict[str, np.ndarray],
+    warmup: int,
+    runs: int,
+    seconds: float | None,
+    io_binding: bool = False,
+) -> tuple[list[float], list[float]]:
     """Per-run wall and process-CPU times in ms, after ``warmup`` untimed runs."""
     return time_sessions([(session, feeds)], warmup, runs, seconds, io_binding)[0]
 
@@ -85,14 +92,24 @@ def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     # the typed rows as they travel (the verdicts and failures beside them, the recipe for
     # readers of --json)
     measured = from_json(list[LatencyRow], results)
-    return JobReport(kind=recipe.kind, details={
-        "results": to_json(measured), "recipe": to_json(recipe), "verdicts": verdicts,
-        "failures": failures})
+    return JobReport(
+        kind=recipe.kind,
+        details={
+            "results": to_json(measured),
+            "recipe": to_json(recipe),
+            "verdicts": verdicts,
+            "failures": failures,
+        },
+    )
 
 
-def _bench_there(name: str, recipe: Any, reporter: Reporter, quantized: dict[str, list[str]],
-                 inputs: dict[str, dict[str, np.ndarray] | str],
-                 ) -> tuple[list[dict[str, Any]], str | None]:
+def _bench_there(
+    name: str,
+    recipe: Any,
+    reporter: Reporter,
+    quantized: dict[str, list[str]],
+    inputs: dict[str, dict[str, np.ndarray] | str],
+) -> tuple[list[dict[str, Any]], str | None]:
     """The rows measured on the device called ``name`` (same inputs as here)."""
     from edgestudio.core.remote.devices import DeviceError, device_named
     from edgestudio.core.remote.remote_perf import bench_on_device
@@ -103,8 +120,9 @@ def _bench_there(name: str, recipe: Any, reporter: Reporter, quantized: dict[str
             try:
                 proto = read_for_inputs(Path(model))  # no session here: no serialised copy
                 quantized.setdefault(model, quantized_ops_in(proto))
-                inputs[model] = job_inputs(Path(model), proto, recipe.shapes, recipe.ranges,
-                                           recipe.data, reporter).feeds(recipe.batch, recipe.seed)
+                inputs[model] = job_inputs(
+                    Path(model), proto, recipe.shapes, recipe.ranges, recipe.data, reporter
+                ).feeds(recipe.batch, recipe.seed)
             except EdgeStudioError as exc:
                 inputs[model] = str(exc)
         return inputs[model]
@@ -112,14 +130,23 @@ def _bench_there(name: str, recipe: Any, reporter: Reporter, quantized: dict[str
     try:
         device = device_named(name)
     except DeviceError as exc:
-        return [{"model": m, "ep": p, "threads": t, "device": name, "error": str(exc)}
-                for m in recipe.models for p in recipe.providers for t in recipe.threads], str(exc)
-    return bench_on_device(device, recipe, feeds_of, lambda model: quantized.get(model, []),
-                           reporter)
+        return [
+            {"model": m, "ep": p, "threads": t, "device": name, "error": str(exc)}
+            for m in recipe.models
+            for p in recipe.providers
+            for t in recipe.threads
+        ], str(exc)
+    return bench_on_device(
+        device, recipe, feeds_of, lambda model: quantized.get(model, []), reporter
+    )
 
 
-def _bench_here(recipe: Any, reporter: Reporter, quantized: dict[str, list[str]],
-                inputs: dict[str, dict[str, np.ndarray] | str]) -> list[dict[str, Any]]:
+def _bench_here(
+    recipe: Any,
+    reporter: Reporter,
+    quantized: dict[str, list[str]],
+    inputs: dict[str, dict[str, np.ndarray] | str],
+) -> list[dict[str, Any]]:
     """The rows measured on this machine."""
     configs = [(m, p, t) for m in recipe.models for p in recipe.providers for t in recipe.threads]
     rows: dict[int, dict[str, Any]] = {}
@@ -141,8 +168,17 @@ def _bench_here(recipe: Any, reporter: Reporter, quantized: dict[str, list[str]]
                 reporter.warn(reason)
                 row["error"] = reason
                 continue
-            prepared = _prepare(Path(model_path), provider, threads, recipe, quantized,
-                                inputs, reporter, label, done / len(configs))
+            prepared = _prepare(
+                Path(model_path),
+                provider,
+                threads,
+                recipe,
+                quantized,
+                inputs,
+                reporter,
+                label,
+                done / len(configs),
+            )
             if isinstance(prepared, str):
                 row["error"] = prepared
                 continue
@@ -151,21 +187,33 @@ def _bench_here(recipe: Any, reporter: Reporter, quantized: dict[str, list[str]]
             ready.append((k, session, feeds))
         if ready:
             names = ", ".join(Path(configs[k][0]).name for k, _, _ in ready)
-            reporter.stage(f"Timing {names} · {configs[ready[0][0]][1]} · "
-                           f"{configs[ready[0][0]][2]} thread(s)"
-                           + (" (interleaved)" if len(ready) > 1 else ""), done / len(configs))
-            timings = time_sessions([(session, feeds) for _, session, feeds in ready],
-                                    recipe.warmup, recipe.runs, recipe.seconds or None,
-                                    recipe.io_binding)
+            reporter.stage(
+                f"Timing {names} · {configs[ready[0][0]][1]} · "
+                f"{configs[ready[0][0]][2]} thread(s)"
+                + (" (interleaved)" if len(ready) > 1 else ""),
+                done / len(configs),
+            )
+            timings = time_sessions(
+                [(session, feeds) for _, session, feeds in ready],
+                recipe.warmup,
+                recipe.runs,
+                recipe.seconds or None,
+                recipe.io_binding,
+            )
             for (k, _, feeds), (wall, cpu) in zip(ready, timings, strict=True):
-                stats = latency_stats(wall, batch=recipe.batch, cpu_ms=cpu,
-                                      threads=configs[k][2])
-                rows[k].update({**to_json(stats), "samples_ms": wall[:MAX_SAMPLES_KEPT],
-                                "inputs": {n: list(v.shape) for n, v in feeds.items()}})
-                reporter.log(f"{Path(configs[k][0]).name} · {configs[k][1]} · {configs[k][2]} "
-                             f"thread(s): median {stats.median_ms:.3f} ms, p90 "
-                             f"{stats.p90_ms:.3f} ms"
-                             + (" (contended machine)" if stats.contended else ""))
+                stats = latency_stats(wall, batch=recipe.batch, cpu_ms=cpu, threads=configs[k][2])
+                rows[k].update(
+                    {
+                        **to_json(stats),
+                        "samples_ms": wall[:MAX_SAMPLES_KEPT],
+                        "inputs": {n: list(v.shape) for n, v in feeds.items()},
+                    }
+                )
+                reporter.log(
+                    f"{Path(configs[k][0]).name} · {configs[k][1]} · {configs[k][2]} "
+                    f"thread(s): median {stats.median_ms:.3f} ms, p90 "
+                    f"{stats.p90_ms:.3f} ms" + (" (contended machine)" if stats.contended else "")
+                )
         done += len(group)
     return [rows[k] for k in range(len(configs))]
 
@@ -192,10 +240,17 @@ def read_for_session(path: Path) -> tuple[onnx.ModelProto, bytes | str]:
     return proto, source
 
 
-def _prepare(path: Path, provider: str, threads: int, recipe: Any,
-             quantized: dict[str, list[str]], inputs: dict[str, dict[str, np.ndarray] | str],
-             reporter: Reporter, label: str, fraction: float,
-             ) -> tuple[Any, dict[str, np.ndarray]] | str:
+def _prepare(
+    path: Path,
+    provider: str,
+    threads: int,
+    recipe: Any,
+    quantized: dict[str, list[str]],
+    inputs: dict[str, dict[str, np.ndarray] | str],
+    reporter: Reporter,
+    label: str,
+    fraction: float,
+) -> tuple[Any, dict[str, np.ndarray]] | str:
     """A session on ``path`` and the feeds it is timed on, or why there is none (the row's
     error). ``quantized`` and ``inputs`` remember per model what was read once."""
     key = str(path)
@@ -212,13 +267,17 @@ def _prepare(path: Path, provider: str, threads: int, recipe: Any,
         return f"session failed: {exc}"
     placed = session.get_providers()
     if provider not in placed:
-        return (f"{provider} could not be used; onnxruntime fell back to "
-                f"{', '.join(placed)}.")
+        return f"{provider} could not be used; onnxruntime fell back to {', '.join(placed)}."
     if key not in inputs:
         reporter.stage(f"{label}: finding inputs the model runs on", fraction)
         try:
             inputs[key] = job_inputs(
-                path, proto, recipe.shapes, recipe.ranges, recipe.data, reporter,
+                path,
+                proto,
+                recipe.shapes,
+                recipe.ranges,
+                recipe.data,
+                reporter,
                 session=session if provider == "CPUExecutionProvider" else None,
             ).feeds(recipe.batch, recipe.seed)
         except EdgeStudioError as exc:
@@ -234,9 +293,11 @@ def run_probe(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     from onnx import TensorProto, helper
 
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["y"])], "probe",
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "probe",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+    )
     tiny = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     tiny.ir_version = 8
     data = tiny.SerializeToString()
@@ -254,10 +315,22 @@ def run_probe(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
                     reason = "the session fell back to another provider"
             except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"
-        rows.append({"provider": provider, "available": provider in available, "works": works,
-                     "reason": reason, "package": package_for(provider)})
+        rows.append(
+            {
+                "provider": provider,
+                "available": provider in available,
+                "works": works,
+                "reason": reason,
+                "package": package_for(provider),
+            }
+        )
     reporter.stage("Done", 1.0)
     probes = from_json(list[ProviderProbe], rows)  # typed where it is made
-    return JobReport(kind=recipe.kind, details={"providers": to_json(probes),
-                                                "onnxruntime": ort.__version__,
-                                                "onnx": onnx.__version__})
+    return JobReport(
+        kind=recipe.kind,
+        details={
+            "providers": to_json(probes),
+            "onnxruntime": ort.__version__,
+            "onnx": onnx.__version__,
+        },
+    )

@@ -31,22 +31,39 @@ class BenchRecipe(Recipe):
     providers: tuple[str, ...] = ("CPUExecutionProvider",)
     threads: tuple[int, ...] = (1,)
     # Declared once: the CLI flags, the Performance form's widgets and to_command() follow.
-    warmup: int = option(10, "--warmup", "untimed runs first", label="Warm-up runs:",
-                         maximum=10_000)
+    warmup: int = option(
+        10, "--warmup", "untimed runs first", label="Warm-up runs:", maximum=10_000
+    )
     runs: int = option(100, "--runs", "timed runs", label="Timed runs:", minimum=1)
-    seconds: float = option(0.0, "--seconds", "time budget per configuration instead of --runs "
-                            "(0: off)", label="Or time budget (s):", minimum=0, maximum=3600,
-                            placeholder="off (use runs)")
+    seconds: float = option(
+        0.0,
+        "--seconds",
+        "time budget per configuration instead of --runs (0: off)",
+        label="Or time budget (s):",
+        minimum=0,
+        maximum=3600,
+        placeholder="off (use runs)",
+    )
     shapes: tuple[str, ...] = ()
     ranges: tuple[str, ...] = ()
     data: DataSource | None = None
-    batch: int = option(1, "--batch", "size of the batch dims", label="Batch:", minimum=1,
-                        maximum=4096)
-    opt_level: str = option("all", "--opt-level", "onnxruntime's graph optimisation level",
-                            choices=OPT_LEVELS, label="Optimisation:")
-    io_binding: bool = option(False, "--io-binding", "bind inputs and outputs once (device "
-                              "memory for GPU providers) instead of copying them every run",
-                              label="IO binding")
+    batch: int = option(
+        1, "--batch", "size of the batch dims", label="Batch:", minimum=1, maximum=4096
+    )
+    opt_level: str = option(
+        "all",
+        "--opt-level",
+        "onnxruntime's graph optimisation level",
+        choices=OPT_LEVELS,
+        label="Optimisation:",
+    )
+    io_binding: bool = option(
+        False,
+        "--io-binding",
+        "bind inputs and outputs once (device "
+        "memory for GPU providers) instead of copying them every run",
+        label="IO binding",
+    )
     seed: int = 0
     devices: tuple[str, ...] = ()  # where to measure: "local" (this machine) and device names
 
@@ -54,8 +71,10 @@ class BenchRecipe(Recipe):
         """Models × providers in a few words."""
         names = ("this machine" if d == "local" else d for d in self.devices)
         where = f" on {', '.join(names)}" if self.devices else ""
-        return (f"Benchmark: {len(self.models)} model{'s' * (len(self.models) > 1)} × "
-                f"{','.join(short_name(p) for p in self.providers)}{where}")
+        return (
+            f"Benchmark: {len(self.models)} model{'s' * (len(self.models) > 1)} × "
+            f"{','.join(short_name(p) for p in self.providers)}{where}"
+        )
 
     def input_paths(self) -> list[str]:
         """The models."""
@@ -63,9 +82,15 @@ class BenchRecipe(Recipe):
 
     def to_command(self) -> list[str]:
         """``edgestudio bench MODEL … --ep … --threads …``."""
-        cmd = ["edgestudio", "bench", *self.models,
-               "--ep", ",".join(short_name(p) for p in self.providers),
-               "--threads", ",".join(str(t) for t in self.threads)]
+        cmd = [
+            "edgestudio",
+            "bench",
+            *self.models,
+            "--ep",
+            ",".join(short_name(p) for p in self.providers),
+            "--threads",
+            ",".join(str(t) for t in self.threads),
+        ]
         cmd += option_argv(self, keep=lambda name: name in ("warmup", "runs"))
         cmd += input_args(self.shapes, self.ranges, self.data)
         if self.devices:
@@ -82,15 +107,18 @@ class ProfileRecipe(Recipe):
     model: str = ""
     providers: tuple[str, ...] = ("CPUExecutionProvider",)
     # Declared once: the CLI flags, the Performance form's widgets and to_command() follow.
-    threads: int = option(1, "--threads", "intra-op threads", label="Profile threads:",
-                          minimum=1, maximum=256)
-    runs: int = option(20, "--runs", "profiled runs", label="Profiled runs:", minimum=1,
-                       maximum=100_000)
+    threads: int = option(
+        1, "--threads", "intra-op threads", label="Profile threads:", minimum=1, maximum=256
+    )
+    runs: int = option(
+        20, "--runs", "profiled runs", label="Profiled runs:", minimum=1, maximum=100_000
+    )
     shapes: tuple[str, ...] = ()
     ranges: tuple[str, ...] = ()
     data: DataSource | None = None
-    batch: int = option(1, "--batch", "size of the batch dims", label="Batch:", minimum=1,
-                        maximum=4096)
+    batch: int = option(
+        1, "--batch", "size of the batch dims", label="Batch:", minimum=1, maximum=4096
+    )
     device: str = ""  # a device's name; "" — this machine
 
     def title(self) -> str:
@@ -104,8 +132,13 @@ class ProfileRecipe(Recipe):
 
     def to_command(self) -> list[str]:
         """``edgestudio profile MODEL --ep …``."""
-        cmd = ["edgestudio", "profile", self.model,
-               "--ep", ",".join(short_name(p) for p in self.providers)]
+        cmd = [
+            "edgestudio",
+            "profile",
+            self.model,
+            "--ep",
+            ",".join(short_name(p) for p in self.providers),
+        ]
         cmd += option_argv(self, keep=lambda name: name in ("threads", "runs"))
         cmd += input_args(self.shapes, self.ranges, self.data)
         if self.device:

@@ -41,13 +41,20 @@ def verdict(i: EdgeCloudInputs) -> str:
     cloud = cloud_total_ms(i)
     if i.edge_ms <= cloud:
         penalty = i.edge_ms - i.cloud_ms
-        why = (f"network and queue cost {cloud - i.cloud_ms:.3g} ms, more than the device's "
-               f"compute penalty of {penalty:.3g} ms" if penalty > 0 else
-               "the device computes faster than the server does, before any network cost")
-        return (f"Edge wins: {i.edge_ms:.3g} ms on the device vs {cloud:.3g} ms through the "
-                f"cloud ({why}).")
+        why = (
+            f"network and queue cost {cloud - i.cloud_ms:.3g} ms, more than the device's "
+            f"compute penalty of {penalty:.3g} ms"
+            if penalty > 0
+            else "the device computes faster than the server does, before any network cost"
+        )
+        return (
+            f"Edge wins: {i.edge_ms:.3g} ms on the device vs {cloud:.3g} ms through the "
+            f"cloud ({why})."
+        )
     even = break_even_payload_kb(i)
     where = f" Above {even:.0f} kB of input the edge would win." if even is not None else ""
-    return (f"Cloud wins: {cloud:.3g} ms vs {i.edge_ms:.3g} ms on the device; the device's "
-            f"compute penalty ({i.edge_ms - i.cloud_ms:.3g} ms) exceeds network and queue "
-            f"({cloud - i.cloud_ms:.3g} ms).{where}")
+    return (
+        f"Cloud wins: {cloud:.3g} ms vs {i.edge_ms:.3g} ms on the device; the device's "
+        f"compute penalty ({i.edge_ms - i.cloud_ms:.3g} ms) exceeds network and queue "
+        f"({cloud - i.cloud_ms:.3g} ms).{where}"
+    )

@@ -26,9 +26,12 @@ class LatencyStats:
     contended: bool
 
 
-
-def latency_stats(wall_ms: list[float] | np.ndarray, batch: int = 1,
-                  cpu_ms: list[float] | np.ndarray | None = None, threads: int = 1) -> LatencyStats:
+def latency_stats(
+    wall_ms: list[float] | np.ndarray,
+    batch: int = 1,
+    cpu_ms: list[float] | np.ndarray | None = None,
+    threads: int = 1,
+) -> LatencyStats:
     """Summarise per-run wall times (and the process CPU time of each run, when measured).
 
     Percentiles use linear interpolation (numpy's default). The "contended" flag is raised when
@@ -39,8 +42,11 @@ def latency_stats(wall_ms: list[float] | np.ndarray, batch: int = 1,
     if wall.size == 0:
         raise ValueError("no timed runs")
     median = float(np.median(wall))
-    cpu_median = float(np.median(np.asarray(cpu_ms, dtype=np.float64))) if cpu_ms is not None \
-        and len(cpu_ms) else None
+    cpu_median = (
+        float(np.median(np.asarray(cpu_ms, dtype=np.float64)))
+        if cpu_ms is not None and len(cpu_ms)
+        else None
+    )
     contended = False
     if cpu_median is not None and median > 0:
         if threads <= 1:
@@ -48,11 +54,16 @@ def latency_stats(wall_ms: list[float] | np.ndarray, batch: int = 1,
         else:
             contended = cpu_median / median < 1 - CONTENTION_THRESHOLD
     return LatencyStats(
-        runs=int(wall.size), median_ms=median, p90_ms=float(np.percentile(wall, 90)),
-        p99_ms=float(np.percentile(wall, 99)), min_ms=float(wall.min()),
-        mean_ms=float(wall.mean()), std_ms=float(wall.std(ddof=1)) if wall.size > 1 else 0.0,
+        runs=int(wall.size),
+        median_ms=median,
+        p90_ms=float(np.percentile(wall, 90)),
+        p99_ms=float(np.percentile(wall, 99)),
+        min_ms=float(wall.min()),
+        mean_ms=float(wall.mean()),
+        std_ms=float(wall.std(ddof=1)) if wall.size > 1 else 0.0,
         throughput_per_s=batch * 1000.0 / median if median > 0 else 0.0,
-        cpu_median_ms=cpu_median, contended=contended,
+        cpu_median_ms=cpu_median,
+        contended=contended,
     )
 
 
@@ -82,13 +93,19 @@ class RatioInterval:
 
     def text(self) -> str:
         """``1.15× (99 % interval 0.97–1.31×)``."""
-        return (f"{self.ratio:.2f}× ({100 * self.confidence:.0f} % interval "
-                f"{self.low:.2f}–{self.high:.2f}×)")
+        return (
+            f"{self.ratio:.2f}× ({100 * self.confidence:.0f} % interval "
+            f"{self.low:.2f}–{self.high:.2f}×)"
+        )
 
 
-def median_ratio_interval(test_ms: list[float] | np.ndarray, base_ms: list[float] | np.ndarray,
-                          confidence: float = 0.99, resamples: int = BOOTSTRAP_RESAMPLES,
-                          seed: int = 0) -> RatioInterval:
+def median_ratio_interval(
+    test_ms: list[float] | np.ndarray,
+    base_ms: list[float] | np.ndarray,
+    confidence: float = 0.99,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+) -> RatioInterval:
     """median(test) / median(base) with a percentile-bootstrap interval over the runs.
 
     Each resample draws both sets of runs with replacement, so the interval covers the
@@ -105,7 +122,7 @@ def median_ratio_interval(test_ms: list[float] | np.ndarray, base_ms: list[float
         n = min(250, resamples - start)
         t = np.median(test[rng.integers(0, test.size, (n, test.size))], axis=1)
         b = np.median(base[rng.integers(0, base.size, (n, base.size))], axis=1)
-        ratios[start:start + n] = t / b
+        ratios[start : start + n] = t / b
     tail = 100 * (1 - confidence) / 2
     low, high = np.percentile(ratios, [tail, 100 - tail])
     return RatioInterval(ratio, float(low), float(high), confidence)

@@ -44,9 +44,12 @@ class LatencyRow:
 
 
 # A measured row carries no "error" key (readers of bench --json test for its presence).
-register_format(LatencyRow,
-                lambda row, data: data if row.error is not None
-                else {k: v for k, v in data.items() if k != "error"})
+register_format(
+    LatencyRow,
+    lambda row, data: (
+        data if row.error is not None else {k: v for k, v in data.items() if k != "error"}
+    ),
+)
 
 
 @dataclass
@@ -136,8 +139,11 @@ class ProviderProbe:
 
 def latency_of(details: dict[str, Any]) -> Latency:
     """A benchmark job's result."""
-    return Latency(from_json(list[LatencyRow], details.get("results", [])),
-                   list(details.get("verdicts", [])), list(details.get("failures", [])))
+    return Latency(
+        from_json(list[LatencyRow], details.get("results", [])),
+        list(details.get("verdicts", [])),
+        list(details.get("failures", [])),
+    )
 
 
 def profile_of(details: dict[str, Any], warnings: list[str]) -> Profile:

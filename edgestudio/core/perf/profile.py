@@ -41,14 +41,16 @@ def mobile_coverage(model_path: Path) -> dict[str, Any]:
         model = wrapper.model_with_shape_info
         infos = {
             "NNAPI": checker.check_nnapi_partitions(model, False),
-            "CoreML": checker.check_coreml_partitions(model, False,
-                                                      "coreml_supported_mlprogram_ops.md"),
+            "CoreML": checker.check_coreml_partitions(
+                model, False, "coreml_supported_mlprogram_ops.md"
+            ),
         }
     except Exception as exc:  # the checker is best-effort; say why it gave up
         return {"error": f"{type(exc).__name__}: {exc}"}
     for ep, info in infos.items():
         result[ep] = {
-            "supported_nodes": info.num_supported_nodes, "nodes": info.num_nodes,
+            "supported_nodes": info.num_supported_nodes,
+            "nodes": info.num_nodes,
             "partitions": info.num_partitions,
             "unsupported_ops": sorted(str(o) for o in info.unsupported_ops),
             "suitability": info.suitability().name,
@@ -67,22 +69,25 @@ def run_profile(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         raise BenchError(reason)
     reporter.stage("Loading the model", 0.0)
     model, source = read_for_session(Path(recipe.model))
-    graph = [GraphNode(n.name, n.op_type, tuple(n.input), tuple(n.output))
-             for n in model.graph.node]
+    graph = [
+        GraphNode(n.name, n.op_type, tuple(n.input), tuple(n.output)) for n in model.graph.node
+    ]
     op_types = {n.name: n.op_type for n in graph}
     with tempfile.TemporaryDirectory() as tmp:
         reporter.stage(f"Profiling {recipe.runs} runs on {provider}", 0.1)
         # The inputs first, on a session of their own (trial runs must not enter the
         # profile), released before the profiling session is made.
-        feeds = job_inputs(Path(recipe.model), model, recipe.shapes, recipe.ranges, recipe.data,
-                           reporter).feeds(recipe.batch)
+        feeds = job_inputs(
+            Path(recipe.model), model, recipe.shapes, recipe.ranges, recipe.data, reporter
+        ).feeds(recipe.batch)
         del model
         if recipe.device:
             del source
             events, runtime = _profile_there(recipe, feeds, reporter)
         else:
-            session = session_for(source, provider, recipe.threads,
-                                  profile_prefix=str(Path(tmp) / "profile"))
+            session = session_for(
+                source, provider, recipe.threads, profile_prefix=str(Path(tmp) / "profile")
+            )
             del source
             time_session(session, feeds, warmup=0, runs=recipe.runs, seconds=None)
             trace = session.end_profiling()
@@ -96,14 +101,26 @@ def run_profile(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     reporter.stage("Predicting NNAPI / CoreML coverage", 0.85)
     mobile = mobile_coverage(Path(recipe.model))
     mobile_error = mobile.pop("error", None)
-    profile = from_json(Profile, {
-        **summary, "mobile": mobile, "mobile_error": mobile_error, "placement_text": text,
-        "first_choice": provider, "events": len(events), "device": recipe.device,
-        "runtime": runtime})
+    profile = from_json(
+        Profile,
+        {
+            **summary,
+            "mobile": mobile,
+            "mobile_error": mobile_error,
+            "placement_text": text,
+            "first_choice": provider,
+            "events": len(events),
+            "device": recipe.device,
+            "runtime": runtime,
+        },
+    )
     reporter.stage("Done", 1.0)
     # the typed result as it travels (its warnings are the report's own)
-    return JobReport(kind=recipe.kind, warnings=warnings,
-                     details=to_json(dataclasses.replace(profile, warnings=[])))
+    return JobReport(
+        kind=recipe.kind,
+        warnings=warnings,
+        details=to_json(dataclasses.replace(profile, warnings=[])),
+    )
 
 
 def _runtime_version() -> str:
@@ -112,14 +129,22 @@ def _runtime_version() -> str:
     return str(ort.__version__)
 
 
-def _profile_there(recipe: Any, feeds: dict[str, Any],
-                   reporter: Reporter) -> tuple[list[dict[str, Any]], str]:
+def _profile_there(
+    recipe: Any, feeds: dict[str, Any], reporter: Reporter
+) -> tuple[list[dict[str, Any]], str]:
     """The trace events of the profiled run on the recipe's device."""
     from edgestudio.core.remote.devices import device_named
     from edgestudio.core.remote.remote_perf import profile_on_device
 
-    return profile_on_device(device_named(recipe.device), Path(recipe.model), feeds,
-                             recipe.providers[0], recipe.threads, recipe.runs, reporter)
+    return profile_on_device(
+        device_named(recipe.device),
+        Path(recipe.model),
+        feeds,
+        recipe.providers[0],
+        recipe.threads,
+        recipe.runs,
+        reporter,
+    )
 
 
 def run_device_check(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:

@@ -28,8 +28,9 @@ class GraphNode:
     outputs: tuple[str, ...]
 
 
-def _named_after(kernel: str, by_name: dict[str, GraphNode],
-                 producer: dict[str, GraphNode]) -> GraphNode | None:
+def _named_after(
+    kernel: str, by_name: dict[str, GraphNode], producer: dict[str, GraphNode]
+) -> GraphNode | None:
     """The node a fused kernel is named after: its name, or the longest prefix of it (cut at
     an underscore: ``X_nchwc``, ``X_token_12``) that is a node's name or a node's output."""
     candidate = kernel
@@ -44,8 +45,9 @@ def _named_after(kernel: str, by_name: dict[str, GraphNode],
     return None
 
 
-def _covered(kernel: str, op_type: str, by_name: dict[str, GraphNode],
-             producer: dict[str, GraphNode]) -> list[str]:
+def _covered(
+    kernel: str, op_type: str, by_name: dict[str, GraphNode], producer: dict[str, GraphNode]
+) -> list[str]:
     """Model nodes a fused kernel stands for.
 
     ORT names fused kernels after a node or an output tensor; only whole names count (a tensor
@@ -59,8 +61,9 @@ def _covered(kernel: str, op_type: str, by_name: dict[str, GraphNode],
     chain = [node]
     while chain[-1].op_type != op_type and len(chain) <= 4:
         # Constant nodes feed weights, not activations (many exports keep weights in them).
-        activations = [t for t in chain[-1].inputs
-                       if t in producer and producer[t].op_type != "Constant"]
+        activations = [
+            t for t in chain[-1].inputs if t in producer and producer[t].op_type != "Constant"
+        ]
         if len(activations) != 1:
             break
         chain.append(producer[activations[0]])
@@ -69,8 +72,9 @@ def _covered(kernel: str, op_type: str, by_name: dict[str, GraphNode],
     return list(dict.fromkeys(c.name for c in chain))
 
 
-def summarize_profile(events: list[dict[str, Any]], graph: list[GraphNode],
-                      runs: int) -> dict[str, Any]:
+def summarize_profile(
+    events: list[dict[str, Any]], graph: list[GraphNode], runs: int
+) -> dict[str, Any]:
     """Per-node mean time (µs per run), per-op-type totals, and placement by provider.
 
     Kernels whose name is not a node of the model were created by ORT's fusions; each is
@@ -85,10 +89,16 @@ def summarize_profile(events: list[dict[str, Any]], graph: list[GraphNode],
             continue
         name = str(event["name"])[: -len(KERNEL_SUFFIX)]
         args = event.get("args", {})
-        entry = per_node.setdefault(name, {
-            "node": name, "op_type": args.get("op_name", "?"),
-            "ep": args.get("provider", "?"), "time_us": 0.0, "calls": 0,
-        })
+        entry = per_node.setdefault(
+            name,
+            {
+                "node": name,
+                "op_type": args.get("op_name", "?"),
+                "ep": args.get("provider", "?"),
+                "time_us": 0.0,
+                "calls": 0,
+            },
+        )
         entry["time_us"] += float(event.get("dur", 0))
         entry["calls"] += 1
     nodes = []
@@ -114,16 +124,19 @@ def summarize_profile(events: list[dict[str, Any]], graph: list[GraphNode],
             placement[covered] = e["ep"]
     return {
         "nodes": nodes,
-        "op_types": sorted(({"op_type": k, "time_us": v, "share": v / total}
-                            for k, v in by_op.items()), key=lambda r: -r["time_us"]),
+        "op_types": sorted(
+            ({"op_type": k, "time_us": v, "share": v / total} for k, v in by_op.items()),
+            key=lambda r: -r["time_us"],
+        ),
         "placement": placement,
         "unplaced": sorted(n for n in node_names if n not in placement),
         "total_us": total if nodes else 0.0,
     }
 
 
-def placement_summary(placement: dict[str, str], op_types: dict[str, str],
-                      first_choice: str) -> tuple[str, list[str]]:
+def placement_summary(
+    placement: dict[str, str], op_types: dict[str, str], first_choice: str
+) -> tuple[str, list[str]]:
     """("412 nodes on CUDA, 7 on CPU: Resize, NonMaxSuppression", warnings)."""
     counts: dict[str, int] = defaultdict(int)
     fell_back: dict[str, set[str]] = defaultdict(set)
@@ -139,7 +152,9 @@ def placement_summary(placement: dict[str, str], op_types: dict[str, str],
     warnings = []
     if first_choice != "CPUExecutionProvider" and fell_back:
         moved = sum(counts[ep] for ep in fell_back)
-        warnings.append(f"{moved} node(s) fell back from {first_choice} to "
-                        f"{', '.join(sorted(fell_back))}: "
-                        f"{', '.join(sorted(set().union(*fell_back.values())))}.")
+        warnings.append(
+            f"{moved} node(s) fell back from {first_choice} to "
+            f"{', '.join(sorted(fell_back))}: "
+            f"{', '.join(sorted(set().union(*fell_back.values())))}."
+        )
     return ", ".join(parts), warnings

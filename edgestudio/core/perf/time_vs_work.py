@@ -50,5 +50,9 @@ def kernel_work(profile: Profile, cost: ModelCost) -> list[KernelWork]:
     if not rows:
         return []
     median = statistics.median(r.ns_per_work for r in rows)
-    return [KernelWork(r.node, r.op_type, r.time_us, r.macs, r.work,
-                       slow=r.ns_per_work > SLOW_FACTOR * median) for r in rows]
+    return [
+        KernelWork(
+            r.node, r.op_type, r.time_us, r.macs, r.work, slow=r.ns_per_work > SLOW_FACTOR * median
+        )
+        for r in rows
+    ]

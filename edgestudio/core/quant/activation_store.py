@@ -87,7 +87,7 @@ class ActivationStore:
             if raw is None and self._file(sample).stat().st_size:
                 raw = np.memmap(self._file(sample), np.uint8, mode="r")
             size = count * np.dtype(dtype).itemsize
-            chunk = raw[offset:offset + size] if raw is not None else np.empty(0, np.uint8)
+            chunk = raw[offset : offset + size] if raw is not None else np.empty(0, np.uint8)
             found[name] = chunk.view(dtype).reshape(shape)
         return found
 

@@ -47,13 +47,18 @@ class Rounding:
     def note(self) -> str:
         """What a person reads in the job's notes."""
         if not self.layers:
-            return ("Adaptive rounding (GPTQ) changed nothing: no MatMul/Gemm with an 8-bit "
-                    "stored weight" + (f" ({'; '.join(self.skipped[:2])})" if self.skipped
-                                       else "") + ".")
+            return (
+                "Adaptive rounding (GPTQ) changed nothing: no MatMul/Gemm with an 8-bit "
+                "stored weight"
+                + (f" ({'; '.join(self.skipped[:2])})" if self.skipped else "")
+                + "."
+            )
         drop = (1 - self.error_after / self.error_before) if self.error_before else 0.0
-        return (f"Adaptive rounding (GPTQ) of {len(self.layers)} MatMul/Gemm weight(s) on the "
-                f"calibration inputs: their output error {drop:.0%} lower than "
-                "round-to-nearest (same scales).")
+        return (
+            f"Adaptive rounding (GPTQ) of {len(self.layers)} MatMul/Gemm weight(s) on the "
+            f"calibration inputs: their output error {drop:.0%} lower than "
+            "round-to-nearest (same scales)."
+        )
 
 
 def quantized_weights(model: onnx.ModelProto) -> list[QuantizedWeight]:
@@ -68,27 +73,45 @@ def quantized_weights(model: onnx.ModelProto) -> list[QuantizedWeight]:
         if dq is None or dq.op_type != "DequantizeLinear" or dq.input[0] not in stored:
             continue
         values = stored[dq.input[0]]
-        if values.data_type not in (onnx.TensorProto.INT8, onnx.TensorProto.UINT8) \
-                or len(values.dims) != 2:
+        if (
+            values.data_type not in (onnx.TensorProto.INT8, onnx.TensorProto.UINT8)
+            or len(values.dims) != 2
+        ):
             continue
         act = producers.get(node.input[0])
-        source = act.input[0] if act is not None and act.op_type == "DequantizeLinear" else \
-            node.input[0]
+        source = (
+            act.input[0] if act is not None and act.op_type == "DequantizeLinear" else node.input[0]
+        )
         q = producers.get(source)
         x = q.input[0] if q is not None and q.op_type == "QuantizeLinear" else source
         attrs = {a.name: a.i for a in node.attribute}
         axis = next((a.i for a in dq.attribute if a.name == "axis"), None)
         scale = numpy_helper.to_array(stored[dq.input[1]])
-        zero = (numpy_helper.to_array(stored[dq.input[2]]) if len(dq.input) > 2
-                and dq.input[2] in stored else np.zeros_like(scale, dtype=np.int8))
-        found.append(QuantizedWeight(node.name, x, values.name, scale, zero,
-                                     axis if scale.size > 1 else None,
-                                     node.op_type == "Gemm" and bool(attrs.get("transB", 0))))
+        zero = (
+            numpy_helper.to_array(stored[dq.input[2]])
+            if len(dq.input) > 2 and dq.input[2] in stored
+            else np.zeros_like(scale, dtype=np.int8)
+        )
+        found.append(
+            QuantizedWeight(
+                node.name,
+                x,
+                values.name,
+                scale,
+                zero,
+                axis if scale.size > 1 else None,
+                node.op_type == "Gemm" and bool(attrs.get("transB", 0)),
+            )
+        )
     return found
 
 
-def input_hessians(float_model: onnx.ModelProto, tensors: list[str],
-                   samples: Iterable[dict[str, np.ndarray]], folder: Path) -> dict[str, np.ndarray]:
+def input_hessians(
+    float_model: onnx.ModelProto,
+    tensors: list[str],
+    samples: Iterable[dict[str, np.ndarray]],
+    folder: Path,
+) -> dict[str, np.ndarray]:
     """``XᵀX`` of each tensor's rows (last axis the features) over every sample."""
     from edgestudio.core.quant.smooth_quant import probe_session
 
@@ -102,8 +125,14 @@ def input_hessians(float_model: onnx.ModelProto, tensors: list[str],
     return hessians
 
 
-def gptq_round(weight: np.ndarray, hessian: np.ndarray, scale: np.ndarray,
-               zero: np.ndarray, qmin: int, qmax: int) -> np.ndarray:
+def gptq_round(
+    weight: np.ndarray,
+    hessian: np.ndarray,
+    scale: np.ndarray,
+    zero: np.ndarray,
+    qmin: int,
+    qmax: int,
+) -> np.ndarray:
     """GPTQ's integer values for ``weight`` [K, N] (rows meet the inputs), with ``scale`` and
     ``zero`` per output column (or one of each), minimising ``‖X(W − Ŵ)‖`` for ``XᵀX =
     hessian``."""
@@ -123,12 +152,16 @@ def gptq_round(weight: np.ndarray, hessian: np.ndarray, scale: np.ndarray,
         values = np.clip(np.round(w[row] / s + z), qmin, qmax)
         q[row] = values
         error = (w[row] - (values - z) * s) / inverse[row, row]
-        w[row + 1:] -= np.outer(inverse[row, row + 1:], error)
+        w[row + 1 :] -= np.outer(inverse[row, row + 1 :], error)
     return q
 
 
-def adaptive_rounding(quant_model: onnx.ModelProto, float_model: onnx.ModelProto,
-                      samples: Iterable[dict[str, np.ndarray]], folder: Path) -> Rounding:
+def adaptive_rounding(
+    quant_model: onnx.ModelProto,
+    float_model: onnx.ModelProto,
+    samples: Iterable[dict[str, np.ndarray]],
+    folder: Path,
+) -> Rounding:
     """Round every 8-bit MatMul/Gemm weight of ``quant_model`` adaptively, in place."""
     done = Rounding()
     layers = quantized_weights(quant_model)
@@ -148,8 +181,9 @@ def adaptive_rounding(quant_model: onnx.ModelProto, float_model: onnx.ModelProto
             usable.append((layer, numpy_helper.to_array(weight)))
     if not usable:
         return done
-    hessians = input_hessians(float_model, sorted({layer.input_tensor for layer, _ in usable}),
-                              samples, folder)
+    hessians = input_hessians(
+        float_model, sorted({layer.input_tensor for layer, _ in usable}), samples, folder
+    )
     quant_stored = {t.name: t for t in quant_model.graph.initializer}
     for layer, weight in usable:
         w = weight.T if layer.transposed else weight  # [K, N]

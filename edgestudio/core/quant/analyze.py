@@ -179,8 +179,13 @@ def match_activations(float_model: onnx.ModelProto, quant_model: onnx.ModelProto
             return
         if float_types.get(tensor) not in FLOAT_TYPES:
             return
-        matched[tensor] = Match(tensor, quant_tensor, node.name if node else f"input:{tensor}",
-                                node.op_type if node else "Input", qrange)
+        matched[tensor] = Match(
+            tensor,
+            quant_tensor,
+            node.name if node else f"input:{tensor}",
+            node.op_type if node else "Input",
+            qrange,
+        )
 
     for node in quant_model.graph.node:
         if node.op_type == "DequantizeLinear" and node.input[0] not in quant_inits:
@@ -197,22 +202,33 @@ def match_activations(float_model: onnx.ModelProto, quant_model: onnx.ModelProto
         if tensor in matched or q_name not in quant_outputs or scale not in quant_inits:
             continue
         deq = f"{tensor}{EDGESTUDIO_DQ}"
-        quant_model.graph.node.append(helper.make_node(
-            "DequantizeLinear", [q_name, scale] + ([zp] if zp in quant_inits else []), [deq],
-            name=deq))
+        quant_model.graph.node.append(
+            helper.make_node(
+                "DequantizeLinear",
+                [q_name, scale] + ([zp] if zp in quant_inits else []),
+                [deq],
+                name=deq,
+            )
+        )
         quant_types[deq] = TensorProto.FLOAT
         # The QOperator quantizer folds a following Relu/Clip into the layer: its quantized output
         # then stands for the activation's output, so compare against that.
         ref = tensor
-        while len(consumers.get(ref, [])) == 1 and consumers[ref][0].op_type in ("Relu", "Clip") \
-                and consumers[ref][0].output[0] not in quant_outputs:
+        while (
+            len(consumers.get(ref, [])) == 1
+            and consumers[ref][0].op_type in ("Relu", "Clip")
+            and consumers[ref][0].output[0] not in quant_outputs
+        ):
             ref = consumers[ref][0].output[0]
         add(ref, deq, _qrange(quant_model.graph.node[-1], quant_inits))
     for tensor in producers:
         # A type onnx cannot infer past a contrib operator (MatMulNBits) is the float one:
         # the same tensor, computed by the quantized model.
-        if tensor not in matched and tensor in quant_outputs \
-                and quant_types.get(tensor, float_types.get(tensor)) in FLOAT_TYPES:
+        if (
+            tensor not in matched
+            and tensor in quant_outputs
+            and quant_types.get(tensor, float_types.get(tensor)) in FLOAT_TYPES
+        ):
             add(tensor, tensor, None)
     order = {t: i for i, t in enumerate(producers)}
     return sorted(matched.values(), key=lambda m: order.get(m.tensor, -1))
@@ -231,8 +247,9 @@ def qdq_boundary_tensors(model: onnx.ModelProto) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _with_outputs(model: onnx.ModelProto, names: list[str],
-                  also_block: list[str] | None = None) -> tuple[bytes, list[str]]:
+def _with_outputs(
+    model: onnx.ModelProto, names: list[str], also_block: list[str] | None = None
+) -> tuple[bytes, list[str]]:
     """``model`` with every tensor of ``names`` exposed as a flattened graph output.
 
     Like ``qdq_loss_debug``, each tensor gets a Reshape(-1) consumer whose output is the graph
@@ -248,10 +265,10 @@ def _with_outputs(model: onnx.ModelProto, names: list[str],
     outputs = []
     for name in list(dict.fromkeys([*names, *(also_block or [])])):
         saved = name + SAVE_SUFFIX
-        augmented.graph.node.append(helper.make_node("Reshape", [name, shape], [saved],
-                                                     name=saved))
-        augmented.graph.output.append(helper.make_tensor_value_info(
-            saved, types.get(name, TensorProto.FLOAT), [-1]))
+        augmented.graph.node.append(helper.make_node("Reshape", [name, shape], [saved], name=saved))
+        augmented.graph.output.append(
+            helper.make_tensor_value_info(saved, types.get(name, TensorProto.FLOAT), [-1])
+        )
         outputs.append(saved)
     data: bytes = augmented.SerializeToString()
     return data, outputs[: len(names)]
@@ -265,8 +282,9 @@ def _session(data: bytes, folder: Path) -> object:
     from edgestudio.core.model.sessions import job_session_options
 
     options = job_session_options()
-    options.add_session_config_entry("session.model_external_initializers_file_folder_path",
-                                     str(folder))
+    options.add_session_config_entry(
+        "session.model_external_initializers_file_folder_path", str(folder)
+    )
     # Without the arena a session's memory goes back when it closes: the next model's session
     # starts from what the previous one left, not from its peak.
     options.enable_cpu_mem_arena = False
@@ -291,9 +309,12 @@ def _array(tensor: TensorProto, folder: Path | None) -> np.ndarray:
     return numpy_helper.to_array(tensor, base_dir=str(folder) if folder else "")
 
 
-def weight_errors(float_model: onnx.ModelProto, quant_model: onnx.ModelProto,
-                  float_dir: Path | None = None,
-                  quant_dir: Path | None = None) -> list[dict[str, object]]:
+def weight_errors(
+    float_model: onnx.ModelProto,
+    quant_model: onnx.ModelProto,
+    float_dir: Path | None = None,
+    quant_dir: Path | None = None,
+) -> list[dict[str, object]]:
     """Float vs de-quantized weights, with the per-tensor and per-channel S/2 bounds (a weight
     at a time: external weights are read from ``float_dir`` / ``quant_dir`` as compared)."""
     float_inits = {t.name: t for t in float_model.graph.initializer}
@@ -311,8 +332,11 @@ def weight_errors(float_model: onnx.ModelProto, quant_model: onnx.ModelProto,
         if not np.issubdtype(q.dtype, np.integer):
             continue
         scale = _array(inits[node.input[1]], quant_dir).astype(np.float64)
-        zp = (_array(inits[node.input[2]], quant_dir).astype(np.float64)
-              if len(node.input) > 2 and node.input[2] in inits else np.zeros_like(scale))
+        zp = (
+            _array(inits[node.input[2]], quant_dir).astype(np.float64)
+            if len(node.input) > 2 and node.input[2] in inits
+            else np.zeros_like(scale)
+        )
         axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
         w = _array(float_inits[base], float_dir).astype(np.float64)
         if scale.size > 1:
@@ -325,25 +349,28 @@ def weight_errors(float_model: onnx.ModelProto, quant_model: onnx.ModelProto,
         stats = ErrorStats()
         stats.add(w, deq)
         bits = np.iinfo(q.dtype).bits
-        levels = 2 ** bits - 1
+        levels = 2**bits - 1
         per_tensor = (w.max() - w.min()) / levels / 2 if w.size else 0.0
         channels = w.reshape(w.shape[0], -1) if w.ndim > 1 else w.reshape(1, -1)
         per_channel = (channels.max(axis=1) - channels.min(axis=1)) / levels / 2
-        results.append({
-            "tensor": base, "node": next((n.name for n in float_model.graph.node
-                                          if base in n.input), ""),
-            **stats.figures(),
-            "scale_bound": float(np.max(scale) / 2),
-            "per_tensor_bound": float(per_tensor),
-            "per_channel_bound_mean": float(per_channel.mean()),
-            "per_channel": bool(np.asarray(scale).size > 1),
-        })
+        results.append(
+            {
+                "tensor": base,
+                "node": next((n.name for n in float_model.graph.node if base in n.input), ""),
+                **stats.figures(),
+                "scale_bound": float(np.max(scale) / 2),
+                "per_tensor_bound": float(per_tensor),
+                "per_channel_bound_mean": float(per_channel.mean()),
+                "per_channel": bool(np.asarray(scale).size > 1),
+            }
+        )
     results += _nbits_weight_errors(quant_model, float_inits, inits, float_dir, quant_dir)
     return results
 
 
-def dequantize_nbits(node: onnx.NodeProto, inits: dict[str, TensorProto],
-                     folder: Path | None = None) -> np.ndarray | None:
+def dequantize_nbits(
+    node: onnx.NodeProto, inits: dict[str, TensorProto], folder: Path | None = None
+) -> np.ndarray | None:
     """The [K, N] float weight a 4-bit MatMulNBits holds (None for other bit widths or a weight
     that is not a constant): each column's blocks of ``block_size`` values, two per byte, low
     nibble first, ``(q - zero point) · scale``; the zero point is 8 without a zero-point input."""
@@ -360,14 +387,20 @@ def dequantize_nbits(node: onnx.NodeProto, inits: dict[str, TensorProto],
         zp = _array(inits[node.input[3]], folder).reshape(cols, -1)
         zero = np.stack([zp & 0x0F, zp >> 4], axis=-1).reshape(cols, -1)[:, :blocks]
     # float32, as the kernel computes it (and half the temporaries of float64 on big weights)
-    values = (nibbles.reshape(cols, blocks, block).astype(np.float32)
-              - np.asarray(zero, np.float32)[:, :, None]) * scales.astype(np.float32)[:, :, None]
+    values = (
+        nibbles.reshape(cols, blocks, block).astype(np.float32)
+        - np.asarray(zero, np.float32)[:, :, None]
+    ) * scales.astype(np.float32)[:, :, None]
     return values.reshape(cols, blocks * block)[:, :rows].T
 
 
-def _nbits_weight_errors(quant_model: onnx.ModelProto, float_inits: dict[str, TensorProto],
-                         inits: dict[str, TensorProto], float_dir: Path | None,
-                         quant_dir: Path | None) -> list[dict[str, object]]:
+def _nbits_weight_errors(
+    quant_model: onnx.ModelProto,
+    float_inits: dict[str, TensorProto],
+    inits: dict[str, TensorProto],
+    float_dir: Path | None,
+    quant_dir: Path | None,
+) -> list[dict[str, object]]:
     """Float vs de-quantized 4-bit MatMulNBits weights (blockwise: one scale per block)."""
     results = []
     for node in quant_model.graph.node:
@@ -384,15 +417,21 @@ def _nbits_weight_errors(quant_model: onnx.ModelProto, float_inits: dict[str, Te
         stats.add(w, deq)
         scales = _array(inits[node.input[2]], quant_dir).astype(np.float64)
         channels = w.T
-        results.append({
-            "tensor": base, "node": node.name[: -len("_Q4")] if node.name.endswith("_Q4")
-            else node.name, **stats.figures(),
-            "scale_bound": float(np.max(np.abs(scales)) / 2),
-            "per_tensor_bound": float(w.max() - w.min()) / 15 / 2 if w.size else 0.0,
-            "per_channel_bound_mean": float(((channels.max(axis=1).astype(np.float64)
-                                              - channels.min(axis=1)) / 15 / 2).mean()),
-            "per_channel": True,  # blockwise: finer than per channel
-        })
+        results.append(
+            {
+                "tensor": base,
+                "node": node.name[: -len("_Q4")] if node.name.endswith("_Q4") else node.name,
+                **stats.figures(),
+                "scale_bound": float(np.max(np.abs(scales)) / 2),
+                "per_tensor_bound": float(w.max() - w.min()) / 15 / 2 if w.size else 0.0,
+                "per_channel_bound_mean": float(
+                    (
+                        (channels.max(axis=1).astype(np.float64) - channels.min(axis=1)) / 15 / 2
+                    ).mean()
+                ),
+                "per_channel": True,  # blockwise: finer than per channel
+            }
+        )
     return results
 
 
@@ -411,8 +450,9 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     float_model, quant_model = load_structure(float_path), load_structure(quant_path)
     spec = None
     if recipe.data.kind in SPEC_KINDS:  # drawn from inputs the model is proven to run on
-        spec = job_inputs(float_path, float_model, recipe.shapes, recipe.ranges,
-                          reporter=reporter).spec
+        spec = job_inputs(
+            float_path, float_model, recipe.shapes, recipe.ranges, reporter=reporter
+        ).spec
     samples = open_samples(recipe.data, float_model, spec, float_path)
     try:  # read before any work: a wrong --alphabet is said at once
         alphabet, spelled_by = find_alphabet(float_model, float_path, recipe.alphabet)
@@ -443,8 +483,10 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         _release(sess_f)  # its weights leave memory before the quantized model's arrive
         del sess_f
         if store.spilled_bytes:
-            reporter.log(f"{store.spilled_bytes / 2**20:,.0f} MiB of float activations kept "
-                         "on disk until compared")
+            reporter.log(
+                f"{store.spilled_bytes / 2**20:,.0f} MiB of float activations kept "
+                "on disk until compared"
+            )
 
         reporter.stage("Running the quantized model (layer by layer comparison)", 0.4)
         # Every tensor around a Q/DQ pair gets a consumer, so the QDQ graph runs as written
@@ -474,8 +516,10 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
             deployed = dict(zip(quant_outputs, sess_deploy.run(quant_outputs, sample), strict=True))  # type: ignore[attr-defined]
             if outcome.meter is None:  # the task is read from the first sample's real outputs
                 # The saved float outputs are flattened: give them the deployed model's shapes.
-                shaped = {fo: np.asarray(f_vals[fo]).reshape(np.shape(deployed[qo]))
-                          for fo, qo in zip(float_outputs, quant_outputs, strict=False)}
+                shaped = {
+                    fo: np.asarray(f_vals[fo]).reshape(np.shape(deployed[qo]))
+                    for fo, qo in zip(float_outputs, quant_outputs, strict=False)
+                }
                 choice = choose_task(float_model, shaped, recipe.metric)
                 reporter.log(f"Task metric: {TASK_LABELS[choice.task]} — {choice.why}")
                 outcome.meter = TaskMeter(choice, samples.labels, alphabet, spelled_by)
@@ -489,18 +533,36 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     for m in matches:
         if not (m.stats.count or m.stats.non_finite):
             continue  # nothing compared (a layer whose every value went inf/NaN still counts)
-        clipped = (m.stats.clipped / m.stats.count if m.qrange is not None and m.stats.count
-                   else None)
-        layers.append({"tensor": m.tensor, "node": m.node, "op_type": m.op_type,
-                       **m.stats.figures(), "clipped_fraction": clipped})
+        clipped = (
+            m.stats.clipped / m.stats.count if m.qrange is not None and m.stats.count else None
+        )
+        layers.append(
+            {
+                "tensor": m.tensor,
+                "node": m.node,
+                "op_type": m.op_type,
+                **m.stats.figures(),
+                "clipped_fraction": clipped,
+            }
+        )
         if clipped is not None and clipped > CLIP_WARN_FRACTION:
-            warnings.append(f"'{m.tensor}': {clipped:.1%} of evaluation values fall outside the "
-                            "calibrated range and are clipped.")
+            warnings.append(
+                f"'{m.tensor}': {clipped:.1%} of evaluation values fall outside the "
+                "calibrated range and are clipped."
+            )
     tol = recipe.tolerance
-    outputs = [{"output": name, **s.figures(), "max_rel": outcome.max_rel[i],
-                "allclose": outcome.allclose[i], "atol": tol.atol, "rtol": tol.rtol,
-                "sqnr_db_simulated": simulated[i].sqnr_db()}
-               for i, (name, s) in enumerate(zip(float_outputs, outcome.stats, strict=True))]
+    outputs = [
+        {
+            "output": name,
+            **s.figures(),
+            "max_rel": outcome.max_rel[i],
+            "allclose": outcome.allclose[i],
+            "atol": tol.atol,
+            "rtol": tol.rtol,
+            "sqnr_db_simulated": simulated[i].sqnr_db(),
+        }
+        for i, (name, s) in enumerate(zip(float_outputs, outcome.stats, strict=True))
+    ]
     for o in outputs:
         deployed_db, sim = o["sqnr_db"], o["sqnr_db_simulated"]
         if isinstance(deployed_db, float) and isinstance(sim, float) and sim - deployed_db > 6:
@@ -508,7 +570,8 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
                 f"Output '{o['output']}': {deployed_db:.1f} dB as onnxruntime runs it, but "
                 f"{sim:.1f} dB in the simulated QDQ graph: its integer kernels lose more than "
                 "the per-layer figures show (on x86 without VNNI, 8-bit products can saturate; "
-                "try reduce-range).")
+                "try reduce-range)."
+            )
     meter = outcome.meter
     task = meter.result() if meter is not None else None
     accuracy = meter.accuracy() if meter is not None else None
@@ -519,24 +582,40 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     targets = suggestion_targets(float_model, quantized)
     float_ops = {n.op_type for n in float_model.graph.node}
     verdict = analysis_verdict(
-        outputs, accuracy, layers, quant_ops,
+        outputs,
+        accuracy,
+        layers,
+        quant_ops,
         per_channel=any(w["per_channel"] for w in weights) if weights else None,
         has_matmul=bool(float_ops & {"MatMul", "Attention"}) and "Conv" not in float_ops,
-        warnings=warnings, data=data, task=task, excludable=targets)
+        warnings=warnings,
+        data=data,
+        task=task,
+        excludable=targets,
+    )
     for line in verdict.text_lines():
         reporter.log(line)
     reporter.stage(f"Done: {verdict.label.lower()}", 1.0)
     analysis = Analysis(
-        float_model=recipe.float_model, quant_model=recipe.quant_model, samples=len(samples),
-        layers=from_json(list[LayerError], layers), weights=from_json(list[WeightError], weights),
-        outputs=from_json(list[OutputDrift], outputs), accuracy=from_json(Accuracy, accuracy),
-        verdict=verdict, data=data, task=task, quantized_nodes=sorted(quantized),
-        targets=targets)
+        float_model=recipe.float_model,
+        quant_model=recipe.quant_model,
+        samples=len(samples),
+        layers=from_json(list[LayerError], layers),
+        weights=from_json(list[WeightError], weights),
+        outputs=from_json(list[OutputDrift], outputs),
+        accuracy=from_json(Accuracy, accuracy),
+        verdict=verdict,
+        data=data,
+        task=task,
+        quantized_nodes=sorted(quantized),
+        targets=targets,
+    )
     return JobReport(kind=recipe.kind, warnings=warnings, details=to_json(analysis))
 
 
-def _compare_layers(matches: list[Match], f_vals: dict[str, np.ndarray],
-                    q_vals: dict[str, np.ndarray]) -> None:
+def _compare_layers(
+    matches: list[Match], f_vals: dict[str, np.ndarray], q_vals: dict[str, np.ndarray]
+) -> None:
     """Fold one sample's matched activations into each match's running sums, one tensor at
     a time (a spilled float tensor is read from disk as it is compared)."""
     for m in matches:
@@ -576,8 +655,9 @@ class _OutputComparison:
             self.allclose[i] &= bool(np.allclose(test, ref, rtol=tol.rtol, atol=tol.atol))
             mask = np.abs(ref) > tol.atol
             if mask.any():
-                self.max_rel[i] = max(self.max_rel[i], float(
-                    (np.abs(test - ref)[mask] / np.abs(ref[mask])).max()))
+                self.max_rel[i] = max(
+                    self.max_rel[i], float((np.abs(test - ref)[mask] / np.abs(ref[mask])).max())
+                )
             if self.meter is not None and name == self.meter.choice.output:
                 self.meter.add(ref, test)
 
@@ -586,4 +666,3 @@ def is_class_scores(output: np.ndarray) -> bool:
     """True for a ``[batch, classes]`` output with several classes: where top-1 means
     something (a single score, a box list or a feature map has no top-1)."""
     return output.ndim == 2 and output.shape[1] >= 2
-

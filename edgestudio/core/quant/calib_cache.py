@@ -47,21 +47,31 @@ class CalibrationCache:
     def outcome(self) -> CalibrationOutcome:
         """Reused, or computed and kept, with the line the job log says it in."""
         if self.hit:
-            return CalibrationOutcome("reused", (
-                "Calibration ranges reused from the cache (same model, calibration data, "
-                f"method and options; {DISABLE_ENV}=1 turns it off)."))
-        return CalibrationOutcome("computed", (
-            "Calibrated (no cached ranges for this model, data, method and options); the "
-            "ranges are kept for the next quantization of the same model and data."))
+            return CalibrationOutcome(
+                "reused",
+                (
+                    "Calibration ranges reused from the cache (same model, calibration data, "
+                    f"method and options; {DISABLE_ENV}=1 turns it off)."
+                ),
+            )
+        return CalibrationOutcome(
+            "computed",
+            (
+                "Calibrated (no cached ranges for this model, data, method and options); the "
+                "ranges are kept for the next quantization of the same model and data."
+            ),
+        )
 
 
 def uncached(reason_env_set: bool) -> CalibrationOutcome:
     """The outcome of a calibration that the cache could not take part in."""
     if reason_env_set:
-        return CalibrationOutcome("off", f"Calibrated (the calibration cache is off: "
-                                         f"{DISABLE_ENV} is set).")
-    return CalibrationOutcome("uncached", "Calibrated (these calibration data have no "
-                                          "fingerprint to cache them by).")
+        return CalibrationOutcome(
+            "off", f"Calibrated (the calibration cache is off: {DISABLE_ENV} is set)."
+        )
+    return CalibrationOutcome(
+        "uncached", "Calibrated (these calibration data have no fingerprint to cache them by)."
+    )
 
 
 def cache_folder() -> Path:
@@ -69,17 +79,25 @@ def cache_folder() -> Path:
     return cache_dir() / "calibration"
 
 
-def calibration_key(model: Path, data_fingerprint: str, method: str,
-                    op_types: list[str] | None, extra_options: dict[str, Any],
-                    activation_bits: int) -> str:
+def calibration_key(
+    model: Path,
+    data_fingerprint: str,
+    method: str,
+    op_types: list[str] | None,
+    extra_options: dict[str, Any],
+    activation_bits: int,
+) -> str:
     """The identity of a calibration result: the model's bytes, the data's, the method, the
     calibration options, and what onnxruntime's version makes of them."""
     import onnxruntime
 
-    calibration_options = {k: v for k, v in sorted(extra_options.items())
-                           if k.startswith(_CALIBRATION_OPTION_PREFIXES)}
+    calibration_options = {
+        k: v for k, v in sorted(extra_options.items()) if k.startswith(_CALIBRATION_OPTION_PREFIXES)
+    }
     identity = {
-        "model": file_hash(model), "data": data_fingerprint, "method": method,
+        "model": file_hash(model),
+        "data": data_fingerprint,
+        "method": method,
         "op_types": sorted(op_types) if op_types else None,
         "options": calibration_options,
         # 16-bit (and 4-bit) types raise the model's opset before calibration
@@ -106,8 +124,9 @@ def disabled() -> bool:
     return os.environ.get(DISABLE_ENV, "") not in ("", "0")
 
 
-def evict(limit: int = MAX_BYTES, folder: Path | None = None,
-          pattern: str = "*.json") -> list[Path]:
+def evict(
+    limit: int = MAX_BYTES, folder: Path | None = None, pattern: str = "*.json"
+) -> list[Path]:
     """Remove the least recently used entries (``pattern`` in ``folder``, by default the
     calibration results) until the folder holds at most ``limit`` bytes; returns what was
     removed."""

@@ -28,8 +28,9 @@ class _OutOfTriesError(Exception):
     """The try budget is spent."""
 
 
-def float32_types_needed(types: Sequence[str], runs: Callable[[tuple[str, ...]], bool],
-                         budget: int = MAX_TRIES) -> Bisection:
+def float32_types_needed(
+    types: Sequence[str], runs: Callable[[tuple[str, ...]], bool], budget: int = MAX_TRIES
+) -> Bisection:
     """A minimal subset of ``types`` whose keeping in float32 makes the result run
     (``runs(kept)`` converts, keeping ``kept`` in float32, and tries it). Keeping more in
     float32 is taken to never make things worse, so Junker's QuickXplain finds the set in about
@@ -43,13 +44,14 @@ def float32_types_needed(types: Sequence[str], runs: Callable[[tuple[str, ...]],
         tries += 1
         return runs(kept)
 
-    def needed(base: tuple[str, ...], base_changed: bool,
-               candidates: tuple[str, ...]) -> tuple[str, ...]:
+    def needed(
+        base: tuple[str, ...], base_changed: bool, candidates: tuple[str, ...]
+    ) -> tuple[str, ...]:
         if base_changed and ok(base):
             return ()
         if len(candidates) == 1:
             return candidates
-        first, second = candidates[:len(candidates) // 2], candidates[len(candidates) // 2:]
+        first, second = candidates[: len(candidates) // 2], candidates[len(candidates) // 2 :]
         from_second = needed(base + first, True, second)
         from_first = needed(base + from_second, bool(from_second), first)
         return from_first + from_second

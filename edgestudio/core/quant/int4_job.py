@@ -52,15 +52,23 @@ def int4_options(recipe: QuantRecipe, graph: onnx.GraphProto) -> tuple[Int4Optio
         head = lm_head(graph)
         if head:
             exclude.add(head)
-            notes.append(f"Kept the language-model head '{head}' in float (the widest MatMul "
-                         "producing an output).")
+            notes.append(
+                f"Kept the language-model head '{head}' in float (the widest MatMul "
+                "producing an output)."
+            )
         else:
-            notes.append("No language-model head was found (no MatMul with a constant weight "
-                         "wider than the others produces an output): nothing else was kept in "
-                         "float.")
-    options = Int4Options(block_size=recipe.block_size, symmetric=recipe.int4_symmetric,
-                          accuracy_level=recipe.accuracy_level or None,
-                          exclude=frozenset(exclude), gather=recipe.int4_embeddings)
+            notes.append(
+                "No language-model head was found (no MatMul with a constant weight "
+                "wider than the others produces an output): nothing else was kept in "
+                "float."
+            )
+    options = Int4Options(
+        block_size=recipe.block_size,
+        symmetric=recipe.int4_symmetric,
+        accuracy_level=recipe.accuracy_level or None,
+        exclude=frozenset(exclude),
+        gather=recipe.int4_embeddings,
+    )
     return options, notes
 
 
@@ -72,14 +80,24 @@ def streamed_int4_plan(recipe: QuantRecipe, graph_model: onnx.ModelProto) -> str
 
 def stored_bytes(path: Path, model: onnx.ModelProto) -> int:
     """The model file's size plus its external data files' (each file once)."""
-    files = {entry.value for tensor in model.graph.initializer
-             for entry in tensor.external_data if entry.key == "location"}
-    return path.stat().st_size + sum(int((path.parent / f).stat().st_size) for f in files
-                                     if (path.parent / f).is_file())
+    files = {
+        entry.value
+        for tensor in model.graph.initializer
+        for entry in tensor.external_data
+        if entry.key == "location"
+    }
+    return path.stat().st_size + sum(
+        int((path.parent / f).stat().st_size) for f in files if (path.parent / f).is_file()
+    )
 
 
-def run_int4_streamed(recipe: QuantRecipe, model: onnx.ModelProto, reporter: Reporter,
-                      staging: Path, rule_warnings: list[str]) -> JobReport:
+def run_int4_streamed(
+    recipe: QuantRecipe,
+    model: onnx.ModelProto,
+    reporter: Reporter,
+    staging: Path,
+    rule_warnings: list[str],
+) -> JobReport:
     """Quantize ``recipe.model`` (``model``: parsed without external data) to 4 bits a weight
     at a time, prove the result runs, and leave it in ``staging`` (``rule_warnings``: what
     the recipe's checks said, reported with the result's own)."""
@@ -91,11 +109,16 @@ def run_int4_streamed(recipe: QuantRecipe, model: onnx.ModelProto, reporter: Rep
     data = recipe.calib if recipe.calib and recipe.calib.kind != "synthetic" else None
 
     def layer_done(done: int, total: int, node: str) -> None:
-        reporter.stage(f"Quantizing weights to 4 bits: {done} of {total} ({node})",
-                       0.05 + 0.75 * done / max(total, 1))
+        reporter.stage(
+            f"Quantizing weights to 4 bits: {done} of {total} ({node})",
+            0.05 + 0.75 * done / max(total, 1),
+        )
 
-    reporter.stage("Quantizing weights to 4 bits, one weight at a time (the model's weights "
-                   "are never all in memory)", 0.05)
+    reporter.stage(
+        "Quantizing weights to 4 bits, one weight at a time (the model's weights "
+        "are never all in memory)",
+        0.05,
+    )
     with tempfile.TemporaryDirectory(dir=staging) as scratch:
         work = Path(scratch)
         written = quantize_int4_streamed(source, work / name, options, layer_done)
@@ -108,8 +131,9 @@ def run_int4_streamed(recipe: QuantRecipe, model: onnx.ModelProto, reporter: Rep
         run = run_isolated if recipe.isolate_proof else run_in_process
         gate = run(work / name, feeds)
         if not gate.ok:
-            raise Int4JobError(f"The 4-bit model is unusable, so nothing was written: "
-                               f"{gate.reason}.")
+            raise Int4JobError(
+                f"The 4-bit model is unusable, so nothing was written: {gate.reason}."
+            )
         ops = quantized_ops_in(result)
         quant_bytes = stored_bytes(work / name, result)
         if len(written) > 1 and quant_bytes < REWRITE_INLINE_BELOW:
@@ -118,18 +142,36 @@ def run_int4_streamed(recipe: QuantRecipe, model: onnx.ModelProto, reporter: Rep
             for file in written:
                 os.replace(work / file, staging / file)
             files = written
-    warnings = list(rule_warnings) if "MatMulNBits" in ops else [*rule_warnings,
-        "No MatMul with a constant weight was found: 4-bit weight-only quantization changed "
-        "nothing (Gemm and Conv are not covered)."]
+    warnings = (
+        list(rule_warnings)
+        if "MatMulNBits" in ops
+        else [
+            *rule_warnings,
+            "No MatMul with a constant weight was found: 4-bit weight-only quantization changed "
+            "nothing (Gemm and Conv are not covered).",
+        ]
+    )
     for w in warnings:
         reporter.warn(w)
-    notes.append("Quantized one weight at a time (streamed); inputs found and proven on the "
-                 "result.")
+    notes.append(
+        "Quantized one weight at a time (streamed); inputs found and proven on the result."
+    )
     reporter.stage("Done", 1.0)
     quantization = Quantization(
-        float_bytes=stored_bytes(source, model), quant_bytes=quant_bytes,
-        quantized_ops=list(ops), notes=notes, calibration_warnings=warnings, calibration="",
-        onnxruntime="loads and runs", command=recipe.command_line(), inputs=to_json(spec))
+        float_bytes=stored_bytes(source, model),
+        quant_bytes=quant_bytes,
+        quantized_ops=list(ops),
+        notes=notes,
+        calibration_warnings=warnings,
+        calibration="",
+        onnxruntime="loads and runs",
+        command=recipe.command_line(),
+        inputs=to_json(spec),
+    )
     # the typed result as it travels; the recipe beside it, for readers of --json
-    return JobReport(kind=recipe.kind, files=files, warnings=warnings,
-                     details={**to_json(quantization), "recipe": to_json(recipe)})
+    return JobReport(
+        kind=recipe.kind,
+        files=files,
+        warnings=warnings,
+        details={**to_json(quantization), "recipe": to_json(recipe)},
+    )

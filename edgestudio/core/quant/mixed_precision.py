@@ -24,12 +24,24 @@ from edgestudio.core.quant.quantized_graph import fused_activations
 COMPUTE_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm", "Attention", "LSTM", "GRU")
 
 # Where each quantized operator reads its weight (and bias) and zero points.
-_WEIGHT_INPUTS = {"DequantizeLinear": (0,), "QLinearConv": (3, 8), "QLinearMatMul": (0, 3),
-                  "ConvInteger": (1,), "MatMulInteger": (1,), "MatMulNBits": (1,),
-                  "GatherBlockQuantized": (0,)}
-_ZERO_POINT_INPUTS = {"QuantizeLinear": (2,), "DequantizeLinear": (2,),
-                      "QLinearConv": (2, 5, 7), "QLinearMatMul": (2, 5, 7),
-                      "ConvInteger": (2, 3), "MatMulInteger": (2, 3), "MatMulNBits": (3,)}
+_WEIGHT_INPUTS = {
+    "DequantizeLinear": (0,),
+    "QLinearConv": (3, 8),
+    "QLinearMatMul": (0, 3),
+    "ConvInteger": (1,),
+    "MatMulInteger": (1,),
+    "MatMulNBits": (1,),
+    "GatherBlockQuantized": (0,),
+}
+_ZERO_POINT_INPUTS = {
+    "QuantizeLinear": (2,),
+    "DequantizeLinear": (2,),
+    "QLinearConv": (2, 5, 7),
+    "QLinearMatMul": (2, 5, 7),
+    "ConvInteger": (2, 3),
+    "MatMulInteger": (2, 3),
+    "MatMulNBits": (3,),
+}
 
 
 class MixedPrecisionError(EdgeStudioError):
@@ -41,8 +53,9 @@ def wide_type(activation_type: str) -> str:
     return "int16" if activation_type.startswith("int") else "uint16"
 
 
-def nodes_to_widen(graph: onnx.GraphProto, names: tuple[str, ...]) -> tuple[
-        list[onnx.NodeProto], list[str]]:
+def nodes_to_widen(
+    graph: onnx.GraphProto, names: tuple[str, ...]
+) -> tuple[list[onnx.NodeProto], list[str]]:
     """The nodes that keep ``names`` in 16 bits, and the names ``graph`` does not have.
 
     A Relu/Clip that onnxruntime fuses into a named node goes with it, and a fused Relu/Clip
@@ -52,13 +65,15 @@ def nodes_to_widen(graph: onnx.GraphProto, names: tuple[str, ...]) -> tuple[
     fused = fused_activations(graph)  # activation -> producer
     partner = {**fused, **{producer: act for act, producer in fused.items()}}
     missing = [name for name in names if name not in by_name]
-    chosen = dict.fromkeys(n for name in names if name in by_name
-                           for n in (name, partner.get(name)) if n)
+    chosen = dict.fromkeys(
+        n for name in names if name in by_name for n in (name, partner.get(name)) if n
+    )
     return [by_name[n] for n in chosen], missing
 
 
-def int16_overrides(model: onnx.ModelProto, nodes: tuple[str, ...], activation_type: str,
-                    symmetric: bool) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+def int16_overrides(
+    model: onnx.ModelProto, nodes: tuple[str, ...], activation_type: str, symmetric: bool
+) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
     """onnxruntime's ``TensorQuantOverrides`` that run ``nodes`` with 16-bit inputs and outputs
     and every other node with ``activation_type``, conversions at the boundaries; and the names
     ``model`` lacks (fused away by pre-processing, say)."""
@@ -71,8 +86,12 @@ def int16_overrides(model: onnx.ModelProto, nodes: tuple[str, ...], activation_t
         TensorQuantOverridesHelper,
     )
 
-    types = {"uint8": QuantType.QUInt8, "int8": QuantType.QInt8,
-             "uint16": QuantType.QUInt16, "int16": QuantType.QInt16}
+    types = {
+        "uint8": QuantType.QUInt8,
+        "int8": QuantType.QInt8,
+        "uint16": QuantType.QUInt16,
+        "int16": QuantType.QInt16,
+    }
     widened, missing = nodes_to_widen(model.graph, nodes)
     if not widened:
         return {}, missing
@@ -82,8 +101,9 @@ def int16_overrides(model: onnx.ModelProto, nodes: tuple[str, ...], activation_t
         # onnxruntime's fixer widens every node that touches an overridden tensor (the
         # producer and all readers); asked for nodes, only those nodes change, and the
         # tensors around them get conversions (its own per-node rule, applied to them alone).
-        def get_desired_tensor_types(self, default_activation_qtype: Any,
-                                     default_activation_symmetric: bool) -> dict[str, Any]:
+        def get_desired_tensor_types(
+            self, default_activation_qtype: Any, default_activation_symmetric: bool
+        ) -> dict[str, Any]:
             requests: dict[str, Any] = {}
             for node in widened:
                 self._add_type_requests_for_node(requests, wide, node)
@@ -93,19 +113,37 @@ def int16_overrides(model: onnx.ModelProto, nodes: tuple[str, ...], activation_t
     try:
         # create_from_model builds the base class; its lookups are what the subclass needs
         base = NodeFixer.create_from_model(helper, model, types[activation_type])
-        fixer = NodeFixer(base.overrides, base.producers, base.consumers, base.value_infos,
-                          base.initializers)
+        fixer = NodeFixer(
+            base.overrides, base.producers, base.consumers, base.value_infos, base.initializers
+        )
         fixer.apply(types[activation_type], symmetric)
     except (ValueError, KeyError) as exc:
-        raise MixedPrecisionError(f"onnxruntime cannot give {', '.join(nodes)} 16-bit "
-                                  f"activations: {exc}") from exc
+        raise MixedPrecisionError(
+            f"onnxruntime cannot give {', '.join(nodes)} 16-bit activations: {exc}"
+        ) from exc
     return helper.get_dict(), missing
 
 
-_NOT_COMPUTE = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
-                          "Constant", "Shape", "Identity", "Reshape", "Flatten", "Squeeze",
-                          "Unsqueeze", "Transpose", "Cast", "Gather", "Concat", "Slice",
-                          "Split"})
+_NOT_COMPUTE = frozenset(
+    {
+        "QuantizeLinear",
+        "DequantizeLinear",
+        "DynamicQuantizeLinear",
+        "Constant",
+        "Shape",
+        "Identity",
+        "Reshape",
+        "Flatten",
+        "Squeeze",
+        "Unsqueeze",
+        "Transpose",
+        "Cast",
+        "Gather",
+        "Concat",
+        "Slice",
+        "Split",
+    }
+)
 
 
 def precision_of(model: onnx.ModelProto) -> Precision:
@@ -117,8 +155,12 @@ def precision_of(model: onnx.ModelProto) -> Precision:
     name_of = onnx.helper.tensor_dtype_to_np_dtype
     activations: dict[str, str] = {}
     weights: dict[str, str] = {}
-    zero_points = {n.input[i] for n in graph.node
-                   for i in _ZERO_POINT_INPUTS.get(n.op_type, ()) if i < len(n.input)}
+    zero_points = {
+        n.input[i]
+        for n in graph.node
+        for i in _ZERO_POINT_INPUTS.get(n.op_type, ())
+        if i < len(n.input)
+    }
     dequantized = {o for n in graph.node if n.op_type == "DequantizeLinear" for o in n.output}
     for node in graph.node:
         if node.op_type == "QuantizeLinear" and node.input[0] in dequantized:
@@ -135,26 +177,37 @@ def precision_of(model: onnx.ModelProto) -> Precision:
     # A node computes in integer when every activation it reads is quantized (comes through a
     # DequantizeLinear, or from a quantizing operator); otherwise it computes in float.
     quantizing = ("DequantizeLinear", "DynamicQuantizeLinear", "QuantizeLinear")
-    quantized_values = {o for n in graph.node
-                        if n.op_type in quantizing or n.op_type.startswith("QLinear")
-                        for o in n.output}
+    quantized_values = {
+        o
+        for n in graph.node
+        if n.op_type in quantizing or n.op_type.startswith("QLinear")
+        for o in n.output
+    }
     float_ops = Counter(
-        n.op_type for n in graph.node
-        if n.op_type not in _NOT_COMPUTE and not n.op_type.startswith(("QLinear", "QGemm"))
+        n.op_type
+        for n in graph.node
+        if n.op_type not in _NOT_COMPUTE
+        and not n.op_type.startswith(("QLinear", "QGemm"))
         and n.op_type not in _WEIGHT_INPUTS
-        and any(t and t not in inits and t not in quantized_values for t in n.input))
-    conversions = sum(1 for n in graph.node if n.op_type == "QuantizeLinear"
-                      and n.input[0] in dequantized)
-    return Precision(dict(Counter(activations.values())), dict(Counter(weights.values())),
-                     sum(float_ops.values()), dict(float_ops), conversions)
+        and any(t and t not in inits and t not in quantized_values for t in n.input)
+    )
+    conversions = sum(
+        1 for n in graph.node if n.op_type == "QuantizeLinear" and n.input[0] in dequantized
+    )
+    return Precision(
+        dict(Counter(activations.values())),
+        dict(Counter(weights.values())),
+        sum(float_ops.values()),
+        dict(float_ops),
+        conversions,
+    )
 
 
 def model_bytes(path: Path, model: onnx.ModelProto) -> int:
     """The bytes ``path`` takes on disk with its external data files."""
     from edgestudio.core.model.external_data import check_external_data
 
-    return path.stat().st_size + sum(f.size_bytes
-                                     for f in check_external_data(model, path.parent))
+    return path.stat().st_size + sum(f.size_bytes for f in check_external_data(model, path.parent))
 
 
 def quantized_elsewhere(float_model: Path, quant_model: Path) -> Quantization:
@@ -165,8 +218,13 @@ def quantized_elsewhere(float_model: Path, quant_model: Path) -> Quantization:
 
     quant = onnx.load(str(quant_model), load_external_data=False)
     original = onnx.load(str(float_model), load_external_data=False)
-    return Quantization(float_bytes=model_bytes(float_model, original),
-                        quant_bytes=model_bytes(quant_model, quant),
-                        quantized_ops=quantized_ops_in(quant), precision=precision_of(quant),
-                        notes=["Quantized outside EdgeStudio (analysed from the command line): "
-                               "sizes and precision read from the files."])
+    return Quantization(
+        float_bytes=model_bytes(float_model, original),
+        quant_bytes=model_bytes(quant_model, quant),
+        quantized_ops=quantized_ops_in(quant),
+        precision=precision_of(quant),
+        notes=[
+            "Quantized outside EdgeStudio (analysed from the command line): "
+            "sizes and precision read from the files."
+        ],
+    )

@@ -41,8 +41,12 @@ def _entry(src: Path) -> Path | None:
         return None
     import onnxruntime
 
-    identity = {"model": file_hash(src), "onnxruntime": onnxruntime.__version__,
-                "skip_symbolic_shape": True, "version": CACHE_VERSION}
+    identity = {
+        "model": file_hash(src),
+        "onnxruntime": onnxruntime.__version__,
+        "skip_symbolic_shape": True,
+        "version": CACHE_VERSION,
+    }
     key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
     return cache_folder() / f"{key}.onnx"
 

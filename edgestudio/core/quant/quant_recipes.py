@@ -40,13 +40,16 @@ class QuantMode:
         return field_name not in declared or declared[field_name].used_in(self.name)
 
 
-QUANT_MODES: dict[str, QuantMode] = {m.name: m for m in (
-    QuantMode("dynamic", "Dynamic (int8 weights, uint8 activations at run time)"),
-    QuantMode("qdq", "Static, QDQ format", calibrated=True),
-    QuantMode("qoperator", "Static, QOperator format", calibrated=True),
-    QuantMode("fp16", "float16 conversion"),
-    QuantMode("int4", "4-bit weight-only (MatMulNBits)"),
-)}
+QUANT_MODES: dict[str, QuantMode] = {
+    m.name: m
+    for m in (
+        QuantMode("dynamic", "Dynamic (int8 weights, uint8 activations at run time)"),
+        QuantMode("qdq", "Static, QDQ format", calibrated=True),
+        QuantMode("qoperator", "Static, QOperator format", calibrated=True),
+        QuantMode("fp16", "float16 conversion"),
+        QuantMode("int4", "4-bit weight-only (MatMulNBits)"),
+    )
+}
 MODES = tuple(QUANT_MODES)
 STATIC_MODES = tuple(m.name for m in QUANT_MODES.values() if m.calibrated)
 INTEGER_MODES = ("dynamic", *STATIC_MODES)  # 8/16-bit integer quantization of ops
@@ -63,90 +66,214 @@ class QuantRecipe(Recipe):
     kind: ClassVar[str] = "quantize"
     model: str = ""
     mode: str = option("qdq", "--mode", "how to quantize", choices=MODES, label="Mode:")
-    activation_type: str = option("uint8", "--activation-type", "activation type",
-                                  choices=QUANT_TYPES, modes=STATIC_MODES,
-                                  label="Activations:", group="types")
-    weight_type: str = option("int8", "--weight-type", "weight type", choices=QUANT_TYPES,
-                              modes=INTEGER_MODES, label="Weights:", group="types")
-    per_channel: bool = option(False, "--per-channel", "one scale per output channel of "
-                               "each weight", modes=INTEGER_MODES, label="Per-channel weights",
-                               group="types")
-    reduce_range: bool = option(False, "--reduce-range", "7-bit weights, avoiding saturation "
-                                "on CPUs without VNNI", modes=INTEGER_MODES,
-                                label="Reduce range (7-bit weights)", group="types")
-    activation_symmetric: bool = option(False, "--activation-symmetric", "symmetric "
-                                        "activation ranges", modes=STATIC_MODES,
-                                        label="Symmetric activations", group="types",
-                                        ort="ActivationSymmetric")
-    weight_symmetric: bool = option(True, "--weight-asymmetric", "asymmetric weight ranges "
-                                    "(default: symmetric)", modes=INTEGER_MODES,
-                                    label="Symmetric weights", group="types",
-                                    ort="WeightSymmetric")
-    op_types: tuple[str, ...] = option((), "--op-type", "quantize only these op types",
-                                       modes=INTEGER_MODES, metavar="OP", label="Op types:",
-                                       group="types",
-                                       placeholder="all supported (e.g. Conv, MatMul)")
-    placement: str = option("all", "--placement", "where quantizers go: 'all' on every "
-                            "operator onnxruntime quantizes; 'compute' on Conv, MatMul, Gemm "
-                            "and other compute operators only (elementwise operators run in "
-                            "float); 'compute-inputs' on their inputs only, outputs float "
-                            "(NNCF's placement)", choices=PLACEMENTS, modes=STATIC_MODES,
-                            label="Quantizers on:", group="types")
-    smooth_quant: float = option(0.0, "--smoothquant", "SmoothQuant: move the activation "
-                                 "outliers of MatMul inputs into their weights, with this "
-                                 "migration strength α (0.5–0.95; 0: off); needs --placement "
-                                 "compute or compute-inputs", modes=("qdq",), metavar="ALPHA",
-                                 label="SmoothQuant α:", group="types", minimum=0.0,
-                                 maximum=1.0)
-    adaptive_rounding: bool = option(False, "--adaptive-rounding", "round MatMul/Gemm "
-                                     "weights to lower their layers' output error on the "
-                                     "calibration data (GPTQ) instead of to nearest; slower",
-                                     modes=("qdq",), label="Adaptive rounding (GPTQ)",
-                                     group="types")
-    calib_method: str = option("minmax", "--calib-method", "how calibration picks ranges",
-                               choices=CALIB_METHODS, modes=STATIC_MODES, label="Method:",
-                               group="calibration")
-    percentile: float = option(99.999, "--percentile", "percentile of the 'percentile' "
-                               "calibration method", modes=STATIC_MODES, label="Percentile:",
-                               group="calibration", minimum=0.0, maximum=100.0)
-    exclude: tuple[str, ...] = option((), "--exclude", "leave this node in float",
-                                      metavar="NODE", label="Exclude nodes:",
-                                      placeholder="node names to keep in float (pick them in "
-                                                  "the graph)")
-    int16: tuple[str, ...] = option((), "--int16", "run this node with 16-bit activations, "
-                                    "the rest 8-bit (onnxruntime converts at the boundaries)",
-                                    modes=("qdq",), metavar="NODE", label="Keep in 16-bit:",
-                                    placeholder="node names whose activations stay 16-bit "
-                                                "(pick them in the graph)")
-    preprocess: bool = option(True, "--no-preprocess", "skip onnxruntime's quant_pre_process "
-                              "(shape inference and graph optimisation first)",
-                              modes=INTEGER_MODES,
-                              label="Run ORT's pre-processing (quant_pre_process)")
+    activation_type: str = option(
+        "uint8",
+        "--activation-type",
+        "activation type",
+        choices=QUANT_TYPES,
+        modes=STATIC_MODES,
+        label="Activations:",
+        group="types",
+    )
+    weight_type: str = option(
+        "int8",
+        "--weight-type",
+        "weight type",
+        choices=QUANT_TYPES,
+        modes=INTEGER_MODES,
+        label="Weights:",
+        group="types",
+    )
+    per_channel: bool = option(
+        False,
+        "--per-channel",
+        "one scale per output channel of each weight",
+        modes=INTEGER_MODES,
+        label="Per-channel weights",
+        group="types",
+    )
+    reduce_range: bool = option(
+        False,
+        "--reduce-range",
+        "7-bit weights, avoiding saturation on CPUs without VNNI",
+        modes=INTEGER_MODES,
+        label="Reduce range (7-bit weights)",
+        group="types",
+    )
+    activation_symmetric: bool = option(
+        False,
+        "--activation-symmetric",
+        "symmetric activation ranges",
+        modes=STATIC_MODES,
+        label="Symmetric activations",
+        group="types",
+        ort="ActivationSymmetric",
+    )
+    weight_symmetric: bool = option(
+        True,
+        "--weight-asymmetric",
+        "asymmetric weight ranges (default: symmetric)",
+        modes=INTEGER_MODES,
+        label="Symmetric weights",
+        group="types",
+        ort="WeightSymmetric",
+    )
+    op_types: tuple[str, ...] = option(
+        (),
+        "--op-type",
+        "quantize only these op types",
+        modes=INTEGER_MODES,
+        metavar="OP",
+        label="Op types:",
+        group="types",
+        placeholder="all supported (e.g. Conv, MatMul)",
+    )
+    placement: str = option(
+        "all",
+        "--placement",
+        "where quantizers go: 'all' on every "
+        "operator onnxruntime quantizes; 'compute' on Conv, MatMul, Gemm "
+        "and other compute operators only (elementwise operators run in "
+        "float); 'compute-inputs' on their inputs only, outputs float "
+        "(NNCF's placement)",
+        choices=PLACEMENTS,
+        modes=STATIC_MODES,
+        label="Quantizers on:",
+        group="types",
+    )
+    smooth_quant: float = option(
+        0.0,
+        "--smoothquant",
+        "SmoothQuant: move the activation "
+        "outliers of MatMul inputs into their weights, with this "
+        "migration strength α (0.5–0.95; 0: off); needs --placement "
+        "compute or compute-inputs",
+        modes=("qdq",),
+        metavar="ALPHA",
+        label="SmoothQuant α:",
+        group="types",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    adaptive_rounding: bool = option(
+        False,
+        "--adaptive-rounding",
+        "round MatMul/Gemm "
+        "weights to lower their layers' output error on the "
+        "calibration data (GPTQ) instead of to nearest; slower",
+        modes=("qdq",),
+        label="Adaptive rounding (GPTQ)",
+        group="types",
+    )
+    calib_method: str = option(
+        "minmax",
+        "--calib-method",
+        "how calibration picks ranges",
+        choices=CALIB_METHODS,
+        modes=STATIC_MODES,
+        label="Method:",
+        group="calibration",
+    )
+    percentile: float = option(
+        99.999,
+        "--percentile",
+        "percentile of the 'percentile' calibration method",
+        modes=STATIC_MODES,
+        label="Percentile:",
+        group="calibration",
+        minimum=0.0,
+        maximum=100.0,
+    )
+    exclude: tuple[str, ...] = option(
+        (),
+        "--exclude",
+        "leave this node in float",
+        metavar="NODE",
+        label="Exclude nodes:",
+        placeholder="node names to keep in float (pick them in the graph)",
+    )
+    int16: tuple[str, ...] = option(
+        (),
+        "--int16",
+        "run this node with 16-bit activations, "
+        "the rest 8-bit (onnxruntime converts at the boundaries)",
+        modes=("qdq",),
+        metavar="NODE",
+        label="Keep in 16-bit:",
+        placeholder="node names whose activations stay 16-bit (pick them in the graph)",
+    )
+    preprocess: bool = option(
+        True,
+        "--no-preprocess",
+        "skip onnxruntime's quant_pre_process (shape inference and graph optimisation first)",
+        modes=INTEGER_MODES,
+        label="Run ORT's pre-processing (quant_pre_process)",
+    )
     calib: DataSource | None = None
-    keep_io_types: bool = option(True, "--fp16-io", "make the inputs and outputs float16 too "
-                                 "(default: kept float32)", modes=("fp16",),
-                                 label="Keep float32 inputs and outputs", group="float16")
-    op_block_list: tuple[str, ...] = option((), "--block-op", "keep this op type in float32",
-                                            modes=("fp16",), metavar="OP", label="Block ops:",
-                                            group="float16",
-                                            placeholder="op types to keep in float32")
-    block_size: int = option(128, "--block-size", "weights per 4-bit block (a power of two "
-                             "≥ 16)", modes=("int4",), label="Block size:", group="4-bit",
-                             minimum=16, maximum=4096)
-    int4_symmetric: bool = option(True, "--int4-asymmetric", "asymmetric 4-bit blocks "
-                                  "(default: symmetric)", modes=("int4",), label="Symmetric",
-                                  group="4-bit")
-    accuracy_level: int = option(0, "--accuracy-level", "the lowest compute type MatMulNBits "
-                                 "may use: 0 the runtime's choice, 1 float32, 2 float16, "
-                                 "3 bfloat16, 4 int8", modes=("int4",), label="Accuracy level:",
-                                 group="4-bit", minimum=0, maximum=4)
-    keep_lm_head: bool = option(False, "--keep-lm-head", "leave the language-model head (the "
-                                "widest MatMul producing an output) in float", modes=("int4",),
-                                label="Keep the LM head in float", group="4-bit")
-    int4_embeddings: bool = option(False, "--int4-embeddings", "also quantize embedding tables "
-                                   "(a Gather of a constant) to 4-bit GatherBlockQuantized",
-                                   modes=("int4",), label="Embedding tables too "
-                                   "(GatherBlockQuantized)", group="4-bit")
+    keep_io_types: bool = option(
+        True,
+        "--fp16-io",
+        "make the inputs and outputs float16 too (default: kept float32)",
+        modes=("fp16",),
+        label="Keep float32 inputs and outputs",
+        group="float16",
+    )
+    op_block_list: tuple[str, ...] = option(
+        (),
+        "--block-op",
+        "keep this op type in float32",
+        modes=("fp16",),
+        metavar="OP",
+        label="Block ops:",
+        group="float16",
+        placeholder="op types to keep in float32",
+    )
+    block_size: int = option(
+        128,
+        "--block-size",
+        "weights per 4-bit block (a power of two ≥ 16)",
+        modes=("int4",),
+        label="Block size:",
+        group="4-bit",
+        minimum=16,
+        maximum=4096,
+    )
+    int4_symmetric: bool = option(
+        True,
+        "--int4-asymmetric",
+        "asymmetric 4-bit blocks (default: symmetric)",
+        modes=("int4",),
+        label="Symmetric",
+        group="4-bit",
+    )
+    accuracy_level: int = option(
+        0,
+        "--accuracy-level",
+        "the lowest compute type MatMulNBits "
+        "may use: 0 the runtime's choice, 1 float32, 2 float16, "
+        "3 bfloat16, 4 int8",
+        modes=("int4",),
+        label="Accuracy level:",
+        group="4-bit",
+        minimum=0,
+        maximum=4,
+    )
+    keep_lm_head: bool = option(
+        False,
+        "--keep-lm-head",
+        "leave the language-model head (the widest MatMul producing an output) in float",
+        modes=("int4",),
+        label="Keep the LM head in float",
+        group="4-bit",
+    )
+    int4_embeddings: bool = option(
+        False,
+        "--int4-embeddings",
+        "also quantize embedding tables (a Gather of a constant) to 4-bit GatherBlockQuantized",
+        modes=("int4",),
+        label="Embedding tables too (GatherBlockQuantized)",
+        group="4-bit",
+    )
     shapes: tuple[str, ...] = ()  # input specification for synthetic data and the result's run
     ranges: tuple[str, ...] = ()
     # Prove the result in a child process (set by the runner when a worker crashed: a result
@@ -164,8 +291,7 @@ class QuantRecipe(Recipe):
             label = f"dynamic {self.weight_type}"
         else:
             label = f"{self.mode} {self.activation_type}/{self.weight_type}"
-        extra = ", per-channel" if self.per_channel and self.mode not in ("fp16", "int4") \
-            else ""
+        extra = ", per-channel" if self.per_channel and self.mode not in ("fp16", "int4") else ""
         extra += f", {len(self.exclude)} excluded" if self.exclude else ""
         if self.int16 and self.mode == "qdq":
             extra += f", {len(self.int16)} in 16-bit"
@@ -184,8 +310,14 @@ class QuantRecipe(Recipe):
     def to_command(self) -> list[str]:
         """``edgestudio quantize MODEL -o OUT --mode M …`` (the types always spelled out)."""
         spelled = {"mode", "activation_type", "weight_type", "calib_method"}
-        cmd = ["edgestudio", "quantize", self.model, "-o", str(self.output),
-               *option_argv(self, self.mode, keep=spelled.__contains__)]
+        cmd = [
+            "edgestudio",
+            "quantize",
+            self.model,
+            "-o",
+            str(self.output),
+            *option_argv(self, self.mode, keep=spelled.__contains__),
+        ]
         if self.mode in STATIC_MODES and self.calib is not None:
             cmd += ["--calib", *self.calib.to_cli()]
         cmd += input_args(self.shapes, self.ranges, None)
@@ -203,14 +335,24 @@ class AnalyzeRecipe(Recipe):
     quant_model: str = ""
     data: DataSource = field(default_factory=DataSource)
     tolerance: Tolerance = field(default_factory=lambda: Tolerance(1e-2, 1e-2))
-    metric: str = option("auto", "--metric", "the task metric the verdict uses (auto: "
-                         "detected from the outputs and the graph, with the reason said)",
-                         choices=TASKS, label="Task metric:")
-    alphabet: str = option("", "--alphabet", "CTC recognisers: the dictionary that spells the "
-                           "classes (one symbol per line, or a JSON list); by default the one "
-                           "in the model's metadata or beside it (*keys*.txt, *dict*.txt)",
-                           metavar="FILE", label="CTC dictionary:",
-                           placeholder="from the model, or a file beside it")
+    metric: str = option(
+        "auto",
+        "--metric",
+        "the task metric the verdict uses (auto: "
+        "detected from the outputs and the graph, with the reason said)",
+        choices=TASKS,
+        label="Task metric:",
+    )
+    alphabet: str = option(
+        "",
+        "--alphabet",
+        "CTC recognisers: the dictionary that spells the "
+        "classes (one symbol per line, or a JSON list); by default the one "
+        "in the model's metadata or beside it (*keys*.txt, *dict*.txt)",
+        metavar="FILE",
+        label="CTC dictionary:",
+        placeholder="from the model, or a file beside it",
+    )
     shapes: tuple[str, ...] = ()  # input specification for synthetic data
     ranges: tuple[str, ...] = ()
 
@@ -224,9 +366,16 @@ class AnalyzeRecipe(Recipe):
 
     def to_command(self) -> list[str]:
         """``edgestudio analyze FLOAT QUANT --data PATH``."""
-        cmd = ["edgestudio", "analyze", self.float_model, self.quant_model,
-               "--data", *self.data.to_cli(), *option_argv(self),
-               *input_args(self.shapes, self.ranges, None)]
+        cmd = [
+            "edgestudio",
+            "analyze",
+            self.float_model,
+            self.quant_model,
+            "--data",
+            *self.data.to_cli(),
+            *option_argv(self),
+            *input_args(self.shapes, self.ranges, None),
+        ]
         if self.tolerance != Tolerance(1e-2, 1e-2):
             cmd += ["--atol", repr(self.tolerance.atol), "--rtol", repr(self.tolerance.rtol)]
         return cmd
@@ -246,8 +395,9 @@ class RuleCheck:
         return not self.errors
 
 
-def check_rules(recipe: QuantRecipe, model_opset: int | None = None,
-                node_names: set[str] | None = None) -> RuleCheck:
+def check_rules(
+    recipe: QuantRecipe, model_opset: int | None = None, node_names: set[str] | None = None
+) -> RuleCheck:
     """Check ``recipe`` against onnxruntime's quantization rules (no ORT import)."""
     check = RuleCheck()
     e, w, n = check.errors.append, check.warnings.append, check.notes.append
@@ -260,39 +410,60 @@ def check_rules(recipe: QuantRecipe, model_opset: int | None = None,
     if check.errors:
         return check
     if recipe.calib is not None and not QUANT_MODES[recipe.mode].calibrated:
-        w(f"The calibration data is not used: {recipe.mode} quantization does not calibrate. "
-          "To judge the result on that data, analyse it (edgestudio analyze FLOAT QUANT "
-          "--data …, or the Quantize form's 'Analyze the result afterwards on').")
+        w(
+            f"The calibration data is not used: {recipe.mode} quantization does not calibrate. "
+            "To judge the result on that data, analyse it (edgestudio analyze FLOAT QUANT "
+            "--data …, or the Quantize form's 'Analyze the result afterwards on')."
+        )
     if recipe.mode == "dynamic":
-        n("Dynamic quantization stores int8/uint8 weights and quantizes activations to uint8 at "
-          "run time: no calibration data needed.")
+        n(
+            "Dynamic quantization stores int8/uint8 weights and quantizes activations to uint8 at "
+            "run time: no calibration data needed."
+        )
         if recipe.weight_type not in ("int8", "uint8"):
             e(f"Dynamic quantization supports int8 or uint8 weights, not {recipe.weight_type}.")
         if recipe.activation_type != "uint8":
-            e("Dynamic quantization always uses uint8 activations (onnxruntime's "
-              "DynamicQuantizeLinear); set the activation type to uint8.")
+            e(
+                "Dynamic quantization always uses uint8 activations (onnxruntime's "
+                "DynamicQuantizeLinear); set the activation type to uint8."
+            )
     if recipe.mode in STATIC_MODES:
-        n("Static quantization runs the model on calibration data to fix activation ranges; the "
-          "data must look like real inputs.")
+        n(
+            "Static quantization runs the model on calibration data to fix activation ranges; the "
+            "data must look like real inputs."
+        )
         if recipe.calib is None:
             e("Static quantization needs calibration data (.npz, a folder, images, or synthetic).")
         elif recipe.calib.kind == "synthetic":
-            w("Synthetic calibration data gives meaningless activation ranges: use it only to "
-              "check that the pipeline runs, never to judge accuracy.")
-        if recipe.activation_type == "uint8" and recipe.weight_type == "int8" \
-                and not recipe.reduce_range:
-            n("8-bit products can saturate in onnxruntime's x86 integer kernels on CPUs without "
-              "VNNI (int8 activations are run as uint8 there too); reduce-range avoids it.")
+            w(
+                "Synthetic calibration data gives meaningless activation ranges: use it only to "
+                "check that the pipeline runs, never to judge accuracy."
+            )
+        if (
+            recipe.activation_type == "uint8"
+            and recipe.weight_type == "int8"
+            and not recipe.reduce_range
+        ):
+            n(
+                "8-bit products can saturate in onnxruntime's x86 integer kernels on CPUs without "
+                "VNNI (int8 activations are run as uint8 there too); reduce-range avoids it."
+            )
         if recipe.activation_type == "int8" and recipe.weight_type == "uint8":
-            e("onnxruntime rejects int8 activations with uint8 weights; use uint8/uint8, "
-              "uint8/int8 or int8/int8.")
+            e(
+                "onnxruntime rejects int8 activations with uint8 weights; use uint8/uint8, "
+                "uint8/int8 or int8/int8."
+            )
         wide = {recipe.activation_type, recipe.weight_type} & {"int16", "uint16", "int4", "uint4"}
         if wide and recipe.mode == "qoperator":
-            e(f"{'/'.join(sorted(wide))} types need the QDQ format (QOperator kernels exist for "
-              "8-bit only).")
+            e(
+                f"{'/'.join(sorted(wide))} types need the QDQ format (QOperator kernels exist for "
+                "8-bit only)."
+            )
         if wide and model_opset is not None and model_opset < 21:
-            w(f"{'/'.join(sorted(wide))} types need opset 21; onnxruntime will raise the model "
-              f"from opset {model_opset} to 21.")
+            w(
+                f"{'/'.join(sorted(wide))} types need opset 21; onnxruntime will raise the model "
+                f"from opset {model_opset} to 21."
+            )
         if recipe.activation_type in ("int4", "uint4"):
             e("4-bit activations are not supported; use 4-bit types for weights only.")
         if recipe.calib_method == "percentile" and not 0 < recipe.percentile <= 100:
@@ -300,12 +471,16 @@ def check_rules(recipe: QuantRecipe, model_opset: int | None = None,
         if recipe.calib_method not in CALIB_METHODS:
             e(f"Unknown calibration method '{recipe.calib_method}'.")
         if recipe.placement == "compute-inputs" and recipe.mode == "qoperator":
-            e("Quantizers on compute inputs only need the QDQ format (QOperator kernels "
-              "quantize their outputs too); use --placement compute.")
+            e(
+                "Quantizers on compute inputs only need the QDQ format (QOperator kernels "
+                "quantize their outputs too); use --placement compute."
+            )
         if recipe.smooth_quant and recipe.mode == "qdq" and recipe.placement == "all":
-            e("SmoothQuant needs the quantizers after the smoothing: with every operator "
-              "quantized, each MatMul input is quantized, outliers and all, before it is "
-              "smoothed. Use --placement compute-inputs (or compute).")
+            e(
+                "SmoothQuant needs the quantizers after the smoothing: with every operator "
+                "quantized, each MatMul input is quantized, outliers and all, before it is "
+                "smoothed. Use --placement compute-inputs (or compute)."
+            )
         if not 0 <= recipe.smooth_quant < 1:
             e(f"SmoothQuant's α is a migration strength in [0, 1), got {recipe.smooth_quant}.")
         if recipe.int16 and recipe.activation_type in ("int16", "uint16"):
@@ -314,24 +489,32 @@ def check_rules(recipe: QuantRecipe, model_opset: int | None = None,
         if both:
             e(f"{', '.join(repr(b) for b in both)} cannot be both kept in float and in 16-bit.")
         if recipe.calib_method in ("entropy", "distribution"):
-            n("Entropy and Distribution calibration keep histograms of every activation: slower "
-              "and heavier than MinMax.")
+            n(
+                "Entropy and Distribution calibration keep histograms of every activation: slower "
+                "and heavier than MinMax."
+            )
     if recipe.mode == "int4":
-        n("4-bit weight-only quantization rewrites MatMul weights as MatMulNBits blocks; "
-          "activations stay float.")
+        n(
+            "4-bit weight-only quantization rewrites MatMul weights as MatMulNBits blocks; "
+            "activations stay float."
+        )
         if recipe.block_size < 16 or recipe.block_size & (recipe.block_size - 1):
             e(f"The block size must be a power of two ≥ 16, got {recipe.block_size}.")
     if recipe.mode == "fp16":
-        n("fp16 conversion halves weights and runs in half precision where the provider "
-          "supports it; keeping float32 inputs/outputs avoids changing the interface.")
+        n(
+            "fp16 conversion halves weights and runs in half precision where the provider "
+            "supports it; keeping float32 inputs/outputs avoids changing the interface."
+        )
     if node_names is not None:
         # An error, not a warning: a misspelt name would quantize the node after all, and the
         # comparison the user makes next (did excluding it help?) would be about nothing.
         for name in (x for x in recipe.exclude if x not in node_names):
             e(f"No node named '{name}' to exclude in this model{_did_you_mean(name, node_names)}.")
         for name in (x for x in recipe.int16 if x not in node_names):
-            e(f"No node named '{name}' to keep in 16-bit in this model"
-              f"{_did_you_mean(name, node_names)}.")
+            e(
+                f"No node named '{name}' to keep in 16-bit in this model"
+                f"{_did_you_mean(name, node_names)}."
+            )
     return check
 
 

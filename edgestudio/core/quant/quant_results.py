@@ -121,8 +121,9 @@ class Analysis:
     def layers_worst_first(self) -> list[LayerError]:
         """Layers sorted by SQNR, lowest (worst) first; those with new inf/NaN values before
         all, n/a last."""
-        return sorted(self.layers, key=lambda r: (not r.non_finite, r.sqnr_db is None,
-                                                  r.sqnr_db or 0.0))
+        return sorted(
+            self.layers, key=lambda r: (not r.non_finite, r.sqnr_db is None, r.sqnr_db or 0.0)
+        )
 
     def worst_excludable(self, count: int, already: tuple[str, ...] = ()) -> list[str]:
         """The nodes of the ``count`` worst layers that the run quantized (excluding any other
@@ -131,9 +132,13 @@ class Analysis:
         Older analyses that did not record the quantized nodes fall back to every real
         operator."""
         quantized = set(self.quantized_nodes)
-        nodes = [self.targets.get(r.node, r.node) for r in self.layers_worst_first()
-                 if (r.sqnr_db is not None or r.non_finite) and not r.node.startswith("input:")
-                 and (not quantized or r.node in quantized)]
+        nodes = [
+            self.targets.get(r.node, r.node)
+            for r in self.layers_worst_first()
+            if (r.sqnr_db is not None or r.non_finite)
+            and not r.node.startswith("input:")
+            and (not quantized or r.node in quantized)
+        ]
         return [n for n in dict.fromkeys(nodes) if n and n not in already][:count]
 
     def sqnr_by_node(self) -> dict[str, float]:
@@ -159,19 +164,24 @@ class Precision:
 
     def text(self) -> str:
         """``activations 310 uint8, 12 uint16; weights 58 int8; 40 nodes in float (Add 20, …)``"""
+
         def counts(c: dict[str, int]) -> str:
             return ", ".join(f"{n} {t}" for t, n in sorted(c.items(), key=lambda x: -x[1]))
 
-        parts = [f"activations {counts(self.activations) or 'none quantized'}"
-                 + (f" ({self.conversions} conversion(s) between them)"
-                    if self.conversions else "")]
+        parts = [
+            f"activations {counts(self.activations) or 'none quantized'}"
+            + (f" ({self.conversions} conversion(s) between them)" if self.conversions else "")
+        ]
         if self.weights:
             parts.append(f"weights {counts(self.weights)}")
         if self.float_nodes:
             top = sorted(self.float_ops.items(), key=lambda x: -x[1])[:4]
-            parts.append(f"{self.float_nodes} node(s) compute in float ("
-                         + ", ".join(f"{op} {n}" for op, n in top)
-                         + (", …" if len(self.float_ops) > 4 else "") + ")")
+            parts.append(
+                f"{self.float_nodes} node(s) compute in float ("
+                + ", ".join(f"{op} {n}" for op, n in top)
+                + (", …" if len(self.float_ops) > 4 else "")
+                + ")"
+            )
         return "; ".join(parts)
 
 

@@ -73,19 +73,28 @@ class QuantRun:
     def with_more_excluded(self, nodes: set[str] | frozenset[str]) -> QuantRecipe:
         """This run's recipe keeping ``nodes`` in float too, written beside its output under
         the first free name (``model_qdq_2.onnx``, ...): nothing earlier is overwritten."""
-        return replace(self.recipe, exclude=tuple(sorted(set(self.recipe.exclude) | set(nodes))),
-                       output=self._next_output())
+        return replace(
+            self.recipe,
+            exclude=tuple(sorted(set(self.recipe.exclude) | set(nodes))),
+            output=self._next_output(),
+        )
 
     def with_more_int16(self, nodes: set[str] | frozenset[str]) -> QuantRecipe:
         """This run's recipe (QDQ) keeping ``nodes`` in 16-bit too, under the next free name."""
-        return replace(self.recipe, mode="qdq", int16=tuple(sorted(set(self.recipe.int16)
-                                                                   | set(nodes))),
-                       output=self._next_output())
+        return replace(
+            self.recipe,
+            mode="qdq",
+            int16=tuple(sorted(set(self.recipe.int16) | set(nodes))),
+            output=self._next_output(),
+        )
 
     def _next_output(self) -> str:
         output = Path(self.output or self.recipe.output or self.recipe.model)
-        stem = output.stem.rsplit("_", 1)[0] if output.stem.rsplit("_", 1)[-1].isdigit() \
+        stem = (
+            output.stem.rsplit("_", 1)[0]
+            if output.stem.rsplit("_", 1)[-1].isdigit()
             else output.stem
+        )
         k = 2
         while (candidate := output.with_name(f"{stem}_{k}{output.suffix}")).exists():
             k += 1
@@ -113,17 +122,22 @@ class QuantRun:
             output_sqnr_db=outputs[0].sqnr_db if outputs else None,
             worst_layer=worst[0].node if worst else None,
             # None when the worst layer's values went inf/NaN (worst_layer_non_finite says so)
-            worst_layer_sqnr_db=min(sqnrs) if sqnrs and not (worst and worst[0].non_finite)
+            worst_layer_sqnr_db=min(sqnrs)
+            if sqnrs and not (worst and worst[0].non_finite)
             else None,
             median_layer_sqnr_db=statistics.median(sqnrs) if sqnrs else None,
             float_top1=accuracy.float_top1 if accuracy else None,
             quant_top1=accuracy.quant_top1 if accuracy else None,
             top1_agreement=accuracy.top1_agreement if accuracy else _task_agreement(analysis),
-            verdict=(analysis.verdict.level or "pipeline check") if analysis and analysis.verdict
+            verdict=(analysis.verdict.level or "pipeline check")
+            if analysis and analysis.verdict
             else None,
             calibration=(self.quantization.calibration or None) if self.quantization else None,
-            precision=(self.quantization.precision.text()
-                       if self.quantization and self.quantization.precision else None),
+            precision=(
+                self.quantization.precision.text()
+                if self.quantization and self.quantization.precision
+                else None
+            ),
             output_non_finite=outputs[0].non_finite if outputs else 0,
             worst_layer_non_finite=worst[0].non_finite if worst else 0,
         )
@@ -176,18 +190,32 @@ class RunSummary:
 
 
 COMPARE_ROWS = [
-    ("mode", "Mode", "{}"), ("verdict", "Verdict", "{}"), ("size_bytes", "Size (bytes)", "{:,}"),
-    ("excluded", "Excluded nodes", "{}"), ("output_sqnr_db", "Output SQNR (dB)", "{:.2f}"),
+    ("mode", "Mode", "{}"),
+    ("verdict", "Verdict", "{}"),
+    ("size_bytes", "Size (bytes)", "{:,}"),
+    ("excluded", "Excluded nodes", "{}"),
+    ("output_sqnr_db", "Output SQNR (dB)", "{:.2f}"),
     ("worst_layer_sqnr_db", "Worst layer SQNR (dB)", "{:.2f}"),
     ("median_layer_sqnr_db", "Median layer SQNR (dB)", "{:.2f}"),
-    ("worst_layer", "Worst layer", "{}"), ("float_top1", "Float top-1", "{:.2%}"),
-    ("quant_top1", "Quantized top-1", "{:.2%}"), ("top1_agreement", "Top-1 agreement", "{:.2%}"),
-    ("calibration", "Calibration", "{}"), ("precision", "Precision", "{}"),
+    ("worst_layer", "Worst layer", "{}"),
+    ("float_top1", "Float top-1", "{:.2%}"),
+    ("quant_top1", "Quantized top-1", "{:.2%}"),
+    ("top1_agreement", "Top-1 agreement", "{:.2%}"),
+    ("calibration", "Calibration", "{}"),
+    ("precision", "Precision", "{}"),
 ]
 
 
-LAYER_COLUMNS = ("tensor", "node", "op_type", "sqnr_db", "mse", "max_abs", "cosine",
-                 "clipped_fraction")
+LAYER_COLUMNS = (
+    "tensor",
+    "node",
+    "op_type",
+    "sqnr_db",
+    "mse",
+    "max_abs",
+    "cosine",
+    "clipped_fraction",
+)
 
 
 def write_layers_csv(path: Path, layers: list[LayerError]) -> None:

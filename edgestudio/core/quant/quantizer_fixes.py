@@ -27,8 +27,12 @@ import onnx
 
 from edgestudio.core.model.opsets import iter_nodes
 
-_FLOAT_TYPES = {onnx.TensorProto.FLOAT16: np.float16, onnx.TensorProto.BFLOAT16: None,
-                onnx.TensorProto.DOUBLE: np.float64, onnx.TensorProto.FLOAT: np.float32}
+_FLOAT_TYPES = {
+    onnx.TensorProto.FLOAT16: np.float16,
+    onnx.TensorProto.BFLOAT16: None,
+    onnx.TensorProto.DOUBLE: np.float64,
+    onnx.TensorProto.FLOAT: np.float32,
+}
 
 
 def fold_weight_casts(model: onnx.ModelProto) -> list[str]:
@@ -43,8 +47,12 @@ def fold_weight_casts(model: onnx.ModelProto) -> list[str]:
         source = node.input[0] if node.op_type == "Cast" and node.input else ""
         to = next((a.i for a in node.attribute if a.name == "to"), None)
         tensor = stored.get(source)
-        if tensor is None or source in inputs or to != onnx.TensorProto.FLOAT \
-                or _FLOAT_TYPES.get(tensor.data_type) is None:
+        if (
+            tensor is None
+            or source in inputs
+            or to != onnx.TensorProto.FLOAT
+            or _FLOAT_TYPES.get(tensor.data_type) is None
+        ):
             kept.append(node)
             continue
         array = onnx.numpy_helper.to_array(tensor).astype(np.float32)
@@ -54,8 +62,9 @@ def fold_weight_casts(model: onnx.ModelProto) -> list[str]:
     if folded:
         del graph.node[:]
         graph.node.extend(kept)
-        still_read = {t for n in iter_nodes(graph) for t in n.input} | {o.name for o in
-                                                                       graph.output}
+        still_read = {t for n in iter_nodes(graph) for t in n.input} | {
+            o.name for o in graph.output
+        }
         unread = [t for t in graph.initializer if t.name in sources - still_read]
         for t in unread:
             graph.initializer.remove(t)
@@ -113,33 +122,46 @@ MAX_NODES_KEPT = 4
 _NO_TYPE = re.compile(r"Unable to find data type for weight_name='([^']*)'")
 
 
-def workaround_for(failure: QuantizerFailure, per_channel: bool,
-                   tried: set[str]) -> Workaround | None:
+def workaround_for(
+    failure: QuantizerFailure, per_channel: bool, tried: set[str]
+) -> Workaround | None:
     """The retry that gets past ``failure`` (one not in ``tried``), or None."""
     cause = failure.cause if len(failure.cause) < 200 else failure.cause[:200] + "…"
     found: Workaround | None = None
     if "int32_bias" in failure.where or "truth value of an array" in failure.cause:
         found = Workaround(
-            "bias-adjust", "onnxruntime's quantizer failed adjusting weight scales so that "
+            "bias-adjust",
+            "onnxruntime's quantizer failed adjusting weight scales so that "
             f"int32 biases fit ({cause}); quantized without that adjustment "
             "(QDQDisableWeightAdjustForInt32Bias), which onnxruntime offers for this.",
-            extra={"QDQDisableWeightAdjustForInt32Bias": True})
+            extra={"QDQDisableWeightAdjustForInt32Bias": True},
+        )
     elif match := _NO_TYPE.search(failure.cause):
         found = Workaround(
-            "default-type", f"onnxruntime's shape inference gave no type for "
+            "default-type",
+            f"onnxruntime's shape inference gave no type for "
             f"'{match.group(1)}' (an operator of another domain computes it); quantized with "
             "float as its type (DefaultTensorType), which onnxruntime offers for this.",
-            extra={"DefaultTensorType": onnx.TensorProto.FLOAT})
+            extra={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )
     elif per_channel and "could not be broadcast" in failure.cause:
         found = Workaround(
-            "per-tensor", f"onnxruntime's per-channel quantizer failed ({cause}, in "
+            "per-tensor",
+            f"onnxruntime's per-channel quantizer failed ({cause}, in "
             f"{failure.where or 'its quantizer'}); the weights were quantized per-tensor "
             "instead. The recipe's --per-channel was not used.",
-            changes={"per_channel": False})
-    if (found is None or found.key in tried) and failure.node \
-            and len([t for t in tried if t.startswith("keep ")]) < MAX_NODES_KEPT:
+            changes={"per_channel": False},
+        )
+    if (
+        (found is None or found.key in tried)
+        and failure.node
+        and len([t for t in tried if t.startswith("keep ")]) < MAX_NODES_KEPT
+    ):
         found = Workaround(
-            f"keep {failure.node}", f"onnxruntime's quantizer failed on node "
+            f"keep {failure.node}",
+            f"onnxruntime's quantizer failed on node "
             f"'{failure.node}' ({cause}, in {failure.where}): that node was kept in float, "
-            "the rest quantized.", exclude=(failure.node,))
+            "the rest quantized.",
+            exclude=(failure.node,),
+        )
     return found if found is not None and found.key not in tried else None

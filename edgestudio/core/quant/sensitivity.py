@@ -39,10 +39,20 @@ class SensitivityRecipe(Recipe):
     data: DataSource = field(default_factory=DataSource)  # evaluation data (not calibration)
     metric: str = "auto"
     nodes: tuple[str, ...] = ()  # the layers to try; empty: the ``top`` worst by SQNR
-    top: int = option(10, "--top", "try the N layers worst by per-layer SQNR (their fused "
-                      "producers; pass-through operators left out)", minimum=1, maximum=1000)
-    way: str = option("int16", "--way", "keep each layer alone in 16-bit (still integer) or in "
-                      "float", choices=WAYS)
+    top: int = option(
+        10,
+        "--top",
+        "try the N layers worst by per-layer SQNR (their fused "
+        "producers; pass-through operators left out)",
+        minimum=1,
+        maximum=1000,
+    )
+    way: str = option(
+        "int16",
+        "--way",
+        "keep each layer alone in 16-bit (still integer) or in float",
+        choices=WAYS,
+    )
 
     def title(self) -> str:
         """What is ranked, in a few words."""
@@ -55,8 +65,12 @@ class SensitivityRecipe(Recipe):
     def to_command(self) -> list[str]:
         """``edgestudio sensitivity MODEL --calib C --data D …`` (the base recipe's options
         as ``quantize`` spells them)."""
-        cmd = ["edgestudio", "sensitivity", self.base.model,
-               *option_argv(self.base, self.base.mode)]
+        cmd = [
+            "edgestudio",
+            "sensitivity",
+            self.base.model,
+            *option_argv(self.base, self.base.mode),
+        ]
         if self.base.calib is not None:  # prepared as --data is (the options are shared)
             cmd += ["--calib", self.base.calib.path]
             if self.base.calib.samples:
@@ -106,17 +120,27 @@ class Sensitivity:
     def stability_text(self) -> str:
         """How far the ranking is to be trusted, in words."""
         if self.rank_agreement is None:
-            return ("rank stability not measured (it needs 3 layers or more, on data that "
-                    "can be split in two)")
-        word = ("stable" if self.rank_agreement >= 0.8 else
-                "roughly stable" if self.rank_agreement >= 0.5 else "unstable: noise")
-        return (f"ranking {word} — Spearman {self.rank_agreement:.2f} between the two halves "
-                f"of the data; {self.top_agreement}")
+            return (
+                "rank stability not measured (it needs 3 layers or more, on data that "
+                "can be split in two)"
+            )
+        word = (
+            "stable"
+            if self.rank_agreement >= 0.8
+            else "roughly stable"
+            if self.rank_agreement >= 0.5
+            else "unstable: noise"
+        )
+        return (
+            f"ranking {word} — Spearman {self.rank_agreement:.2f} between the two halves "
+            f"of the data; {self.top_agreement}"
+        )
 
     def ranked(self) -> list[LayerSensitivity]:
         """Best gain first (ties broken by the second figure); layers not tried last."""
-        return sorted(self.layers, key=lambda r: (r.gain is None, -(r.gain or 0.0),
-                                                  -(r.second_gain or 0.0)))
+        return sorted(
+            self.layers, key=lambda r: (r.gain is None, -(r.gain or 0.0), -(r.second_gain or 0.0))
+        )
 
 
 def _figures(analysis: Analysis) -> list[tuple[str, float | None, bool]]:
@@ -172,8 +196,11 @@ def rank_stability(layers: list[LayerSensitivity], top: int = 3) -> tuple[float 
     top_first = {both[i].node for i in sorted(range(n), key=lambda i: first[i])[:k]}
     top_second = {both[i].node for i in sorted(range(n), key=lambda i: second[i])[:k]}
     shared = len(top_first & top_second)
-    said = (f"the top {k} are the same on both halves" if shared == k
-            else f"{shared} of the top {k} are the same on both halves")
+    said = (
+        f"the top {k} are the same on both halves"
+        if shared == k
+        else f"{shared} of the top {k} are the same on both halves"
+    )
     return rho, said
 
 
@@ -197,23 +224,36 @@ def run_sensitivity(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRep
 
     # Each analysis runs on the two halves of the data apart (when it is not split already):
     # the same samples in all, and the two rankings say how stable the ranking is.
-    halves = [recipe.data] if recipe.data.part else [
-        dataclasses.replace(recipe.data, part=part) for part in ("even", "odd")]
+    halves = (
+        [recipe.data]
+        if recipe.data.part
+        else [dataclasses.replace(recipe.data, part=part) for part in ("even", "odd")]
+    )
 
     def measure(quant: QuantRecipe, name: str) -> list[Analysis]:
         folder = work / name
         folder.mkdir()
         quiet = RecordingReporter()
-        report = run_quantize(dataclasses.replace(quant, output=str(folder / "q.onnx")), quiet,
-                              folder)
+        report = run_quantize(
+            dataclasses.replace(quant, output=str(folder / "q.onnx")), quiet, folder
+        )
         quantized = folder / report.files[0]
         results = []
         for k, data in enumerate(halves):
             half = folder / f"half{k}"
             half.mkdir()
-            analysis = run_analyze(AnalyzeRecipe(
-                float_model=quant.model, quant_model=str(quantized), data=data,
-                metric=recipe.metric, shapes=quant.shapes, ranges=quant.ranges), quiet, half)
+            analysis = run_analyze(
+                AnalyzeRecipe(
+                    float_model=quant.model,
+                    quant_model=str(quantized),
+                    data=data,
+                    metric=recipe.metric,
+                    shapes=quant.shapes,
+                    ranges=quant.ranges,
+                ),
+                quiet,
+                half,
+            )
             result = from_json(Analysis, analysis.details)
             assert result is not None
             results.append(result)
@@ -230,36 +270,66 @@ def run_sensitivity(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRep
     stands_for = {target: node for node, target in base.targets.items() if target}
     sqnr = {r.node: r.sqnr_db for r in base.layers}
     op_of = {r.node: r.op_type for r in base.layers}
-    result = Sensitivity(metric, higher, base_value, recipe.way,
-                         base.data.text() if base.data is not None else recipe.data.describe(),
-                         second_metric=base_figures[1][0] if len(base_figures) > 1 else "")
+    result = Sensitivity(
+        metric,
+        higher,
+        base_value,
+        recipe.way,
+        base.data.text() if base.data is not None else recipe.data.describe(),
+        second_metric=base_figures[1][0] if len(base_figures) > 1 else "",
+    )
     for k, node in enumerate(nodes):
         reporter.check_cancelled()
         reporter.stage(f"Layer {k + 1} of {len(nodes)}: {node}", 0.1 + 0.9 * k / len(nodes))
-        changed = (dataclasses.replace(recipe.base, int16=(*recipe.base.int16, node))
-                   if recipe.way == "int16"
-                   else dataclasses.replace(recipe.base, exclude=(*recipe.base.exclude, node)))
+        changed = (
+            dataclasses.replace(recipe.base, int16=(*recipe.base.int16, node))
+            if recipe.way == "int16"
+            else dataclasses.replace(recipe.base, exclude=(*recipe.base.exclude, node))
+        )
         shown = node if node in sqnr else stands_for.get(node, node)
         try:
             analyses = measure(changed, f"layer{k}")
         except Exception as exc:  # one layer that cannot be tried does not stop the ranking
-            result.layers.append(LayerSensitivity(node, op_of.get(shown, ""), sqnr.get(shown),
-                                                  None, None, f"{type(exc).__name__}: {exc}"))
+            result.layers.append(
+                LayerSensitivity(
+                    node,
+                    op_of.get(shown, ""),
+                    sqnr.get(shown),
+                    None,
+                    None,
+                    f"{type(exc).__name__}: {exc}",
+                )
+            )
             continue
         figures = _mean_figures(analyses)
         value = figures[0][1]
-        halves_gain = tuple(_gain(_figures(b)[0], _figures(a)[0][1])
-                            for a, b in zip(analyses, base_halves, strict=True))
-        second = (_gain(base_figures[1], figures[1][1])
-                  if len(figures) > 1 and len(base_figures) > 1 else None)
+        halves_gain = tuple(
+            _gain(_figures(b)[0], _figures(a)[0][1])
+            for a, b in zip(analyses, base_halves, strict=True)
+        )
+        second = (
+            _gain(base_figures[1], figures[1][1])
+            if len(figures) > 1 and len(base_figures) > 1
+            else None
+        )
         op = op_of.get(node) or (f"with its {op_of[shown]}" if shown in op_of else "")
-        result.layers.append(LayerSensitivity(
-            node, op, sqnr.get(shown), value, _gain(base_figures[0], value),
-            second_gain=second,
-            half_gains=(halves_gain[0], halves_gain[-1]) if len(halves_gain) == 2
-            else (None, None)))
-        reporter.log(f"{node}: {metric} {value if value is None else f'{value:.4g}'}"
-                     f" (base {base_value if base_value is None else f'{base_value:.4g}'})")
+        result.layers.append(
+            LayerSensitivity(
+                node,
+                op,
+                sqnr.get(shown),
+                value,
+                _gain(base_figures[0], value),
+                second_gain=second,
+                half_gains=(halves_gain[0], halves_gain[-1])
+                if len(halves_gain) == 2
+                else (None, None),
+            )
+        )
+        reporter.log(
+            f"{node}: {metric} {value if value is None else f'{value:.4g}'}"
+            f" (base {base_value if base_value is None else f'{base_value:.4g}'})"
+        )
     result.layers = result.ranked()
     result.rank_agreement, result.top_agreement = rank_stability(result.layers)
     reporter.log(result.stability_text())

@@ -44,12 +44,16 @@ class Smoothing:
         """What a person reads in the job's notes."""
         count = len(self.folded) + len(self.inserted)
         if not count:
-            return (f"SmoothQuant (α={self.alpha:g}) found no MatMul input to smooth (it needs "
-                    "MatMul or Gemm layers with stored weights).")
-        return (f"SmoothQuant (α={self.alpha:g}): {count} MatMul input(s) smoothed — "
-                f"{len(self.folded)} folded into the LayerNorm producing them, "
-                f"{len(self.inserted)} by an inserted Mul; the largest channel scale "
-                f"{self.largest_scale:.3g}.")
+            return (
+                f"SmoothQuant (α={self.alpha:g}) found no MatMul input to smooth (it needs "
+                "MatMul or Gemm layers with stored weights)."
+            )
+        return (
+            f"SmoothQuant (α={self.alpha:g}): {count} MatMul input(s) smoothed — "
+            f"{len(self.folded)} folded into the LayerNorm producing them, "
+            f"{len(self.inserted)} by an inserted Mul; the largest channel scale "
+            f"{self.largest_scale:.3g}."
+        )
 
 
 @dataclass(frozen=True)
@@ -71,10 +75,10 @@ def smoothing_targets(model: onnx.ModelProto) -> dict[str, list[_Reader]]:
         elif node.op_type == "Gemm" and len(node.input) >= 2:
             attrs = {a.name: a.i for a in node.attribute}
             weight = stored.get(node.input[1])
-            if weight is not None and not attrs.get("transA", 0) \
-                    and node.input[0] not in stored:
+            if weight is not None and not attrs.get("transA", 0) and node.input[0] not in stored:
                 found.setdefault(node.input[0], []).append(
-                    _Reader(node, weight.name, 1 if attrs.get("transB", 0) else 0))
+                    _Reader(node, weight.name, 1 if attrs.get("transB", 0) else 0)
+                )
     return found
 
 
@@ -90,8 +94,9 @@ def probe_session(model: onnx.ModelProto, tensors: list[str], folder: Path) -> A
     outputs = {o.name for o in probe.graph.output}
     for name in tensors:
         if name not in outputs:
-            probe.graph.output.append(onnx.helper.make_tensor_value_info(
-                name, onnx.TensorProto.FLOAT, None))
+            probe.graph.output.append(
+                onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None)
+            )
     options = job_session_options(2)
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     path = folder / "probe.onnx"
@@ -102,9 +107,12 @@ def probe_session(model: onnx.ModelProto, tensors: list[str], folder: Path) -> A
         path.unlink(missing_ok=True)
 
 
-def channel_maxima(model: onnx.ModelProto, tensors: list[str],
-                   samples: Iterable[dict[str, np.ndarray]],
-                   folder: Path) -> dict[str, np.ndarray]:
+def channel_maxima(
+    model: onnx.ModelProto,
+    tensors: list[str],
+    samples: Iterable[dict[str, np.ndarray]],
+    folder: Path,
+) -> dict[str, np.ndarray]:
     """``max |x|`` of each tensor's last-axis channels over every sample (onnxruntime runs a
     copy of the model with the tensors as extra outputs; ``folder``: where its weights are)."""
     session = probe_session(model, tensors, folder)
@@ -124,8 +132,10 @@ def smooth(model: onnx.ModelProto, maxima: dict[str, np.ndarray], alpha: float) 
     stored = {t.name: t for t in model.graph.initializer}
     readers_of = _readers(model)
     producers = {o: n for n in model.graph.node for o in n.output}
-    uses = {name: sum(1 for n in iter_nodes(model.graph) for t in n.input if t == name)
-            for name in stored}
+    uses = {
+        name: sum(1 for n in iter_nodes(model.graph) for t in n.input if t == name)
+        for name in stored
+    }
     for tensor, readers in smoothing_targets(model).items():
         amax = maxima.get(tensor)
         if amax is None:
@@ -133,10 +143,13 @@ def smooth(model: onnx.ModelProto, maxima: dict[str, np.ndarray], alpha: float) 
         weights = [numpy_helper.to_array(stored[r.weight]) for r in readers]
         if any(w.shape[r.rows_axis] != amax.size for w, r in zip(weights, readers, strict=True)):
             continue  # the channels are not the weight's rows (a broadcast MatMul)
-        wmax = np.max([np.abs(w).max(axis=1 - r.rows_axis)
-                       for w, r in zip(weights, readers, strict=True)], axis=0)
-        scale = np.where((amax > 0) & (wmax > 0),
-                         amax ** alpha / np.maximum(wmax, 1e-12) ** (1 - alpha), 1.0)
+        wmax = np.max(
+            [np.abs(w).max(axis=1 - r.rows_axis) for w, r in zip(weights, readers, strict=True)],
+            axis=0,
+        )
+        scale = np.where(
+            (amax > 0) & (wmax > 0), amax**alpha / np.maximum(wmax, 1e-12) ** (1 - alpha), 1.0
+        )
         scale = np.clip(scale, *SCALE_LIMITS).astype(np.float32)
         for weight, reader in zip(weights, readers, strict=True):
             shape = [1, 1]
@@ -145,8 +158,9 @@ def smooth(model: onnx.ModelProto, maxima: dict[str, np.ndarray], alpha: float) 
             name = _own_copy(model, reader.node, 1, reader.weight, uses)
             stored[name] = numpy_helper.from_array(scaled, name)
             _replace_initializer(model, stored[name])
-        only_matmuls = len(readers_of.get(tensor, [])) == len(readers) \
-            and tensor not in {o.name for o in model.graph.output}
+        only_matmuls = len(readers_of.get(tensor, [])) == len(readers) and tensor not in {
+            o.name for o in model.graph.output
+        }
         if only_matmuls and _fold(model, producers.get(tensor), scale, stored, uses):
             done.folded.append(tensor)
         else:
@@ -164,8 +178,9 @@ def _readers(model: onnx.ModelProto) -> dict[str, list[onnx.NodeProto]]:
     return found
 
 
-def _own_copy(model: onnx.ModelProto, node: onnx.NodeProto, index: int, name: str,
-              uses: dict[str, int]) -> str:
+def _own_copy(
+    model: onnx.ModelProto, node: onnx.NodeProto, index: int, name: str, uses: dict[str, int]
+) -> str:
     """The initializer ``node.input[index]`` reads, as one only ``node`` reads (a shared one
     is copied under a new name)."""
     if uses.get(name, 0) <= 1:
@@ -195,8 +210,13 @@ def _per_channel(stored: dict[str, onnx.TensorProto], name: str, size: int) -> n
     return value if value.size == size and value.shape[-1:] == (size,) else None
 
 
-def _fold(model: onnx.ModelProto, producer: onnx.NodeProto | None, scale: np.ndarray,
-          stored: dict[str, onnx.TensorProto], uses: dict[str, int]) -> bool:
+def _fold(
+    model: onnx.ModelProto,
+    producer: onnx.NodeProto | None,
+    scale: np.ndarray,
+    stored: dict[str, onnx.TensorProto],
+    uses: dict[str, int],
+) -> bool:
     """Divide the LayerNorm producing the tensor by ``scale`` (its γ and β); False when the
     producer is no LayerNorm with stored per-channel parameters."""
     if producer is None:
@@ -206,12 +226,20 @@ def _fold(model: onnx.ModelProto, producer: onnx.NodeProto | None, scale: np.nda
     elif producer.op_type == "Add":  # decomposed: Add(Mul(x̂, γ), β)
         beta = next((i for i, t in enumerate(producer.input) if t in stored), None)
         other = producer.input[1 - beta] if beta is not None else ""
-        gamma_node = next((n for n in model.graph.node if other in n.output
-                           and n.op_type == "Mul"), None)
-        gamma = next((i for i, t in enumerate(gamma_node.input) if t in stored), None) \
-            if gamma_node is not None else None
-        if beta is None or gamma is None or gamma_node is None \
-                or len(_readers(model).get(gamma_node.output[0], [])) != 1:
+        gamma_node = next(
+            (n for n in model.graph.node if other in n.output and n.op_type == "Mul"), None
+        )
+        gamma = (
+            next((i for i, t in enumerate(gamma_node.input) if t in stored), None)
+            if gamma_node is not None
+            else None
+        )
+        if (
+            beta is None
+            or gamma is None
+            or gamma_node is None
+            or len(_readers(model).get(gamma_node.output[0], [])) != 1
+        ):
             return False  # γ·x̂ read elsewhere too: dividing γ would change that reader
         params = [(producer, beta), (gamma_node, gamma)]
     else:
@@ -227,15 +255,16 @@ def _fold(model: onnx.ModelProto, producer: onnx.NodeProto | None, scale: np.nda
     return True
 
 
-def _insert_division(model: onnx.ModelProto, tensor: str, readers: list[_Reader],
-                     scale: np.ndarray) -> None:
+def _insert_division(
+    model: onnx.ModelProto, tensor: str, readers: list[_Reader], scale: np.ndarray
+) -> None:
     """X / s as a new Mul that only the smoothed MatMuls read."""
     inverse = f"{tensor}/smoothquant/inverse_scale"
     smoothed = f"{tensor}/smoothquant"
-    model.graph.initializer.append(numpy_helper.from_array((1.0 / scale).astype(np.float32),
-                                                           inverse))
-    mul = onnx.helper.make_node("Mul", [tensor, inverse], [smoothed],
-                                name=f"smoothquant/{tensor}")
+    model.graph.initializer.append(
+        numpy_helper.from_array((1.0 / scale).astype(np.float32), inverse)
+    )
+    mul = onnx.helper.make_node("Mul", [tensor, inverse], [smoothed], name=f"smoothquant/{tensor}")
     first = min(list(model.graph.node).index(r.node) for r in readers)
     model.graph.node.insert(first, mul)
     for reader in readers:

@@ -20,15 +20,18 @@ if TYPE_CHECKING:  # onnx only for types: the CLI imports this module to parse i
     import onnx
 
 # Ops that only move or relabel values between the op that computes an output and the output.
-_PASSTHROUGH = frozenset({"Identity", "Reshape", "Transpose", "Squeeze", "Unsqueeze",
-                          "Flatten", "Cast"})
+_PASSTHROUGH = frozenset(
+    {"Identity", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Cast"}
+)
 _SOFTMAX = frozenset({"Softmax", "LogSoftmax"})
 _CLASS_NAME = re.compile(r"logit|prob|score|class|label|pred|softmax|cls", re.IGNORECASE)
-_EMBED_NAME = re.compile(r"embed|emb$|feature|vector|pool|sentence|hidden|encoder_out",
-                         re.IGNORECASE)
+_EMBED_NAME = re.compile(
+    r"embed|emb$|feature|vector|pool|sentence|hidden|encoder_out", re.IGNORECASE
+)
 CTC_MIN_CLASSES = 30  # a CTC alphabet: tens to thousands of symbols plus a blank
 LM_MIN_VOCAB = 256  # a token vocabulary (byte-level at the least); label sets are smaller
 _TOKEN_INPUT = re.compile(r"input_ids|token|(^|_)ids$", re.IGNORECASE)
+
 
 @dataclass(frozen=True)
 class TaskChoice:
@@ -41,8 +44,9 @@ class TaskChoice:
 
 
 # ----- detection ----------------------------------------------------------------------------------
-def _producer_op(model: onnx.ModelProto | onnx.GraphProto,
-                 tensor: str) -> tuple[str, onnx.NodeProto | None]:
+def _producer_op(
+    model: onnx.ModelProto | onnx.GraphProto, tensor: str
+) -> tuple[str, onnx.NodeProto | None]:
     """The op that computes ``tensor``, looking through ops that only move values and into
     the branch of an ``If`` that makes it (a VAD's probability comes out of one)."""
     graph = model.graph if hasattr(model, "graph") else model  # a ModelProto, or a graph
@@ -101,64 +105,128 @@ def detect_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray]) -> TaskC
     dims = "×".join(map(str, shape))
     detection = detection_layout(shape)
     if rank == 2 and shape[1] == 1 and op == "Sigmoid":
-        return TaskChoice("classification", name, f"'{name}' [{dims}] is one Sigmoid "
-                          "probability: judged by the yes/no decision at 0.5")
-    if rank == 2 and 2 <= shape[1] <= 4 and op not in _SOFTMAX and op != "Sigmoid" \
-            and not _CLASS_NAME.search(name):
-        return TaskChoice("signal", name, f"'{name}' [{dims}] holds {shape[1]} values without "
-                          "a softmax: read as regressed scores (choose 'classification' if "
-                          "they are class logits)")
+        return TaskChoice(
+            "classification",
+            name,
+            f"'{name}' [{dims}] is one Sigmoid probability: judged by the yes/no decision at 0.5",
+        )
+    if (
+        rank == 2
+        and 2 <= shape[1] <= 4
+        and op not in _SOFTMAX
+        and op != "Sigmoid"
+        and not _CLASS_NAME.search(name)
+    ):
+        return TaskChoice(
+            "signal",
+            name,
+            f"'{name}' [{dims}] holds {shape[1]} values without "
+            "a softmax: read as regressed scores (choose 'classification' if "
+            "they are class logits)",
+        )
     if rank == 2 and shape[1] >= 2:
         if _EMBED_NAME.search(name) or _is_normalised(model, node):
-            return TaskChoice("embedding", name, f"'{name}' [{dims}] is a feature vector "
-                              f"({'L2-normalised' if _is_normalised(model, node) else 'by name'})")
+            return TaskChoice(
+                "embedding",
+                name,
+                f"'{name}' [{dims}] is a feature vector "
+                f"({'L2-normalised' if _is_normalised(model, node) else 'by name'})",
+            )
         if op in _SOFTMAX or op == "Sigmoid":
-            return TaskChoice("classification", name, f"'{name}' [{dims}] is a {op} over "
-                              f"{shape[1]} classes")
-        return TaskChoice("classification", name, f"'{name}' [{dims}] reads as scores of "
-                          f"{shape[1]} classes (choose 'embedding' if these are features)")
+            return TaskChoice(
+                "classification", name, f"'{name}' [{dims}] is a {op} over {shape[1]} classes"
+            )
+        return TaskChoice(
+            "classification",
+            name,
+            f"'{name}' [{dims}] reads as scores of "
+            f"{shape[1]} classes (choose 'embedding' if these are features)",
+        )
     if rank == 3:
         classes = shape[2]
         if op == "Sigmoid" and shape[1] > 1:
-            return TaskChoice("multilabel", name, f"'{name}' [{dims}] is a Sigmoid over "
-                              f"{classes} class(es) at each of {shape[1]} time steps: judged by "
-                              "the decisions at 0.5, frame by frame")
-        if classes >= LM_MIN_VOCAB and op not in _SOFTMAX and _takes_token_ids(model) \
-                and not _EMBED_NAME.search(name):
-            return TaskChoice("language-model", name, f"'{name}' [{dims}] holds {classes} "
-                              "token scores at every position of a model fed token ids: a "
-                              "language model's next-token logits")
+            return TaskChoice(
+                "multilabel",
+                name,
+                f"'{name}' [{dims}] is a Sigmoid over "
+                f"{classes} class(es) at each of {shape[1]} time steps: judged by "
+                "the decisions at 0.5, frame by frame",
+            )
+        if (
+            classes >= LM_MIN_VOCAB
+            and op not in _SOFTMAX
+            and _takes_token_ids(model)
+            and not _EMBED_NAME.search(name)
+        ):
+            return TaskChoice(
+                "language-model",
+                name,
+                f"'{name}' [{dims}] holds {classes} "
+                "token scores at every position of a model fed token ids: a "
+                "language model's next-token logits",
+            )
         if op in _SOFTMAX and _softmax_axis_is_last(node, rank):
             if classes >= CTC_MIN_CLASSES:
-                return TaskChoice("ctc", name, f"'{name}' [{dims}] is a {op} over {classes} "
-                                  "symbols at every time step: a CTC recogniser, read greedily")
-            return TaskChoice("tokens", name, f"'{name}' [{dims}] is a {op} over {classes} "
-                              "classes at every position")
-        if shape[1] == 1 and shape[0] > 1 and classes >= CTC_MIN_CLASSES \
-                and not _EMBED_NAME.search(name):
-            return TaskChoice("ctc", name, f"'{name}' [{dims}] is time-major (time × batch × "
-                              f"{classes} symbols), as a recurrent CTC recogniser writes it: "
-                              "read greedily")
+                return TaskChoice(
+                    "ctc",
+                    name,
+                    f"'{name}' [{dims}] is a {op} over {classes} "
+                    "symbols at every time step: a CTC recogniser, read greedily",
+                )
+            return TaskChoice(
+                "tokens",
+                name,
+                f"'{name}' [{dims}] is a {op} over {classes} classes at every position",
+            )
+        if (
+            shape[1] == 1
+            and shape[0] > 1
+            and classes >= CTC_MIN_CLASSES
+            and not _EMBED_NAME.search(name)
+        ):
+            return TaskChoice(
+                "ctc",
+                name,
+                f"'{name}' [{dims}] is time-major (time × batch × "
+                f"{classes} symbols), as a recurrent CTC recogniser writes it: "
+                "read greedily",
+            )
         if detection is not None and not _EMBED_NAME.search(name):
-            return TaskChoice("detection", name, f"'{name}' [{dims}] holds {detection[1]} "
-                              f"candidate boxes of {detection[0]} values (x, y, w, h, scores)")
+            return TaskChoice(
+                "detection",
+                name,
+                f"'{name}' [{dims}] holds {detection[1]} "
+                f"candidate boxes of {detection[0]} values (x, y, w, h, scores)",
+            )
         if _CLASS_NAME.search(name) or classes <= 64:
-            return TaskChoice("tokens", name, f"'{name}' [{dims}] reads as {classes} class "
-                              "scores at every position")
-        return TaskChoice("embedding", name, f"'{name}' [{dims}] reads as one {classes}-wide "
-                          "vector per position (hidden states)")
+            return TaskChoice(
+                "tokens",
+                name,
+                f"'{name}' [{dims}] reads as {classes} class scores at every position",
+            )
+        return TaskChoice(
+            "embedding",
+            name,
+            f"'{name}' [{dims}] reads as one {classes}-wide vector per position (hidden states)",
+        )
     if rank == 4 and op in _SOFTMAX and 2 <= shape[1] <= 1000:
-        return TaskChoice("tokens", name, f"'{name}' [{dims}] is a {op} over {shape[1]} "
-                          "classes per pixel (segmentation)")
-    return TaskChoice("signal", name, f"'{name}' [{dims}] reads as a signal or map "
-                      "(judged by relative error)")
+        return TaskChoice(
+            "tokens",
+            name,
+            f"'{name}' [{dims}] is a {op} over {shape[1]} classes per pixel (segmentation)",
+        )
+    return TaskChoice(
+        "signal", name, f"'{name}' [{dims}] reads as a signal or map (judged by relative error)"
+    )
 
 
 def _takes_token_ids(model: onnx.ModelProto) -> bool:
     """True when an integer input is named like token ids (``input_ids``, ``tokens``)."""
     integer = {6, 7}  # TensorProto.INT32, INT64 (onnx is imported for types only)
-    return any(value.type.tensor_type.elem_type in integer and _TOKEN_INPUT.search(value.name)
-               for value in model.graph.input)
+    return any(
+        value.type.tensor_type.elem_type in integer and _TOKEN_INPUT.search(value.name)
+        for value in model.graph.input
+    )
 
 
 def detection_layout(shape: tuple[int, ...]) -> tuple[int, int] | None:
@@ -172,8 +240,9 @@ def detection_layout(shape: tuple[int, ...]) -> tuple[int, int] | None:
     return None
 
 
-def choose_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray], metric: str,
-                output: str = "") -> TaskChoice:
+def choose_task(
+    model: onnx.ModelProto, outputs: dict[str, np.ndarray], metric: str, output: str = ""
+) -> TaskChoice:
     """The detected task, or the one the user chose (``metric`` not ``auto``)."""
     if output and output in outputs:
         outputs = {output: outputs[output], **{k: v for k, v in outputs.items() if k != output}}
@@ -182,8 +251,12 @@ def choose_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray], metric: 
         return detected
     if metric not in TASKS:
         raise ValueError(f"Unknown metric '{metric}' (choose one of {', '.join(TASKS)}).")
-    return TaskChoice(metric, detected.output, f"chosen by you (detected: {detected.task}, "
-                      f"because {detected.why})", chosen_by="you")
+    return TaskChoice(
+        metric,
+        detected.output,
+        f"chosen by you (detected: {detected.task}, because {detected.why})",
+        chosen_by="you",
+    )
 
 
 def model_alphabet(model: onnx.ModelProto) -> list[str] | None:
@@ -197,8 +270,15 @@ def model_alphabet(model: onnx.ModelProto) -> list[str] | None:
 
 # Dictionaries recognisers ship beside the model: PaddleOCR's ppocr_keys_v1.txt / *_dict.txt,
 # a CRNN's charset.json or alphabet.txt.
-ALPHABET_PATTERNS = ("*keys*.txt", "*dict*.txt", "*charset*.txt", "*charset*.json",
-                     "*alphabet*.txt", "*alphabet*.json", "*vocab*.txt")
+ALPHABET_PATTERNS = (
+    "*keys*.txt",
+    "*dict*.txt",
+    "*charset*.txt",
+    "*charset*.json",
+    "*alphabet*.txt",
+    "*alphabet*.json",
+    "*vocab*.txt",
+)
 
 
 def read_alphabet(path: Path) -> list[str]:
@@ -219,8 +299,9 @@ def read_alphabet(path: Path) -> list[str]:
     return list(symbols)
 
 
-def find_alphabet(model: onnx.ModelProto, model_path: Path | None,
-                  explicit: str = "") -> tuple[list[str] | None, str]:
+def find_alphabet(
+    model: onnx.ModelProto, model_path: Path | None, explicit: str = ""
+) -> tuple[list[str] | None, str]:
     """A CTC recogniser's dictionary and where it came from: ``explicit`` (``--alphabet``), the
     model's metadata, or a dictionary file beside the model (one sharing its name first).
     Raises ValueError when ``explicit`` cannot be read."""
@@ -235,8 +316,10 @@ def find_alphabet(model: onnx.ModelProto, model_path: Path | None,
     if model_path is None:
         return None, ""
     folder, stem = model_path.parent, model_path.stem.lower()
-    found = sorted({p for pattern in ALPHABET_PATTERNS for p in folder.glob(pattern)},
-                   key=lambda p: (not p.name.lower().startswith(stem), p.name))
+    found = sorted(
+        {p for pattern in ALPHABET_PATTERNS for p in folder.glob(pattern)},
+        key=lambda p: (not p.name.lower().startswith(stem), p.name),
+    )
     for path in found:
         try:
             return read_alphabet(path), path.name

@@ -45,10 +45,20 @@ class TaskFigure:
     def level(self) -> str:
         """good / acceptable / poor by the bounds."""
         if self.higher_is_better:
-            return ("good" if self.value >= self.good else
-                    "acceptable" if self.value >= self.acceptable else "poor")
-        return ("good" if self.value <= self.good else
-                "acceptable" if self.value <= self.acceptable else "poor")
+            return (
+                "good"
+                if self.value >= self.good
+                else "acceptable"
+                if self.value >= self.acceptable
+                else "poor"
+            )
+        return (
+            "good"
+            if self.value <= self.good
+            else "acceptable"
+            if self.value <= self.acceptable
+            else "poor"
+        )
 
     def bounds_text(self) -> str:
         """``good ≥ 99 %, acceptable ≥ 95 %``."""
@@ -85,8 +95,13 @@ class TaskResult:
 class TaskMeter:
     """Collects one task's figures sample by sample (``add``), then :meth:`result`."""
 
-    def __init__(self, choice: TaskChoice, labels: np.ndarray | None = None,
-                 alphabet: list[str] | None = None, spelled_by: str = "") -> None:
+    def __init__(
+        self,
+        choice: TaskChoice,
+        labels: np.ndarray | None = None,
+        alphabet: list[str] | None = None,
+        spelled_by: str = "",
+    ) -> None:
         self.choice = choice
         self.labels = labels
         # CTC: symbol k is alphabet[k - 1] (0 is the blank), or alphabet[k] when the
@@ -206,8 +221,10 @@ class TaskMeter:
         floats, quants = self._rows_float, self._rows_quant
         if not floats:
             return None
-        figures = {"top1_agreement": float(np.mean(np.equal(floats, quants))),
-                   "samples": len(floats)}
+        figures = {
+            "top1_agreement": float(np.mean(np.equal(floats, quants))),
+            "samples": len(floats),
+        }
         labels = self.labels
         if labels is not None and len(labels) == len(floats):
             figures["float_top1"] = float(np.mean(np.asarray(labels) == np.asarray(floats)))
@@ -219,71 +236,158 @@ class TaskMeter:
         c = self.choice
         res = TaskResult(c.task, c.output, c.why, self.samples, chosen_by=c.chosen_by)
         if c.task == "classification" and self._total:
-            res.figures.append(TaskFigure("top1_agreement", "top-1 agreement",
-                                          self._agree / self._total, 0.99, 0.95))
+            res.figures.append(
+                TaskFigure(
+                    "top1_agreement", "top-1 agreement", self._agree / self._total, 0.99, 0.95
+                )
+            )
             if self._agree5:
-                res.figures.append(TaskFigure("top5_agreement", "top-5 agreement",
-                                              self._agree5 / self._total, 0.999, 0.99))
+                res.figures.append(
+                    TaskFigure(
+                        "top5_agreement", "top-5 agreement", self._agree5 / self._total, 0.999, 0.99
+                    )
+                )
             accuracy = self.accuracy() or {}
             if "float_top1" in accuracy:
                 fl, ql = accuracy["float_top1"], accuracy["quant_top1"]
-                res.figures.insert(0, TaskFigure("top1_drop", "top-1 accuracy drop",
-                                                 fl - ql, 0.01, 0.03, higher_is_better=False,
-                                                 unit="points"))
+                res.figures.insert(
+                    0,
+                    TaskFigure(
+                        "top1_drop",
+                        "top-1 accuracy drop",
+                        fl - ql,
+                        0.01,
+                        0.03,
+                        higher_is_better=False,
+                        unit="points",
+                    ),
+                )
                 res.note = f"accuracy on your labels: float {fl:.1%}, quantized {ql:.1%}"
-            diffs = [i for i, (a, b) in enumerate(zip(self._rows_float, self._rows_quant,
-                                                      strict=True)) if a != b]
-            res.examples = [f"sample {i}: class {self._rows_float[i]} → {self._rows_quant[i]}"
-                            for i in diffs[:3]]
+            diffs = [
+                i
+                for i, (a, b) in enumerate(zip(self._rows_float, self._rows_quant, strict=True))
+                if a != b
+            ]
+            res.examples = [
+                f"sample {i}: class {self._rows_float[i]} → {self._rows_quant[i]}"
+                for i in diffs[:3]
+            ]
         elif c.task == "multilabel" and self._total:
-            res.figures.append(TaskFigure("frame_agreement", "frames whose decisions all agree",
-                                          self._agree / self._total, 0.99, 0.95))
+            res.figures.append(
+                TaskFigure(
+                    "frame_agreement",
+                    "frames whose decisions all agree",
+                    self._agree / self._total,
+                    0.99,
+                    0.95,
+                )
+            )
             decided = 2 * self._tp + self._fp + self._fn
-            res.figures.append(TaskFigure("f1", "F1 of the decisions at 0.5 (float's as truth)",
-                                          2 * self._tp / decided if decided else 1.0, 0.98,
-                                          0.95))
-            res.note = (f"{self._total} frames over {self.samples} sample(s); the float model "
-                        f"says yes {self._tp + self._fn} time(s)")
+            res.figures.append(
+                TaskFigure(
+                    "f1",
+                    "F1 of the decisions at 0.5 (float's as truth)",
+                    2 * self._tp / decided if decided else 1.0,
+                    0.98,
+                    0.95,
+                )
+            )
+            res.note = (
+                f"{self._total} frames over {self.samples} sample(s); the float model "
+                f"says yes {self._tp + self._fn} time(s)"
+            )
         elif c.task == "tokens" and self._total:
-            res.figures.append(TaskFigure("position_agreement", "argmax agreement per position",
-                                          self._agree / self._total, 0.99, 0.95))
+            res.figures.append(
+                TaskFigure(
+                    "position_agreement",
+                    "argmax agreement per position",
+                    self._agree / self._total,
+                    0.99,
+                    0.95,
+                )
+            )
         elif c.task == "language-model" and self._total:
             # Bounds from what weight quantization of language models is known to keep:
             # 8-bit ≈ 99 % / KL 0.001, good 5-6-bit ≈ 95 % / 0.01-0.02, 4-bit ≈ 88-93 % /
             # 0.03-0.1 (llama.cpp's KL-divergence statistics against the float model).
-            res.figures.append(TaskFigure("next_token_agreement", "next-token top-1 agreement",
-                                          self._agree / self._total, 0.95, 0.88))
-            res.figures.append(TaskFigure("next_token_kl", "mean KL divergence of the "
-                                          "next-token distribution (nats)",
-                                          self._kl_sum / self._total, 0.02, 0.1,
-                                          higher_is_better=False, unit=""))
-            res.figures.append(TaskFigure("next_token_top5", "float's next token in the "
-                                          "quantized top 5", self._agree5 / self._total,
-                                          0.99, 0.97))
+            res.figures.append(
+                TaskFigure(
+                    "next_token_agreement",
+                    "next-token top-1 agreement",
+                    self._agree / self._total,
+                    0.95,
+                    0.88,
+                )
+            )
+            res.figures.append(
+                TaskFigure(
+                    "next_token_kl",
+                    "mean KL divergence of the next-token distribution (nats)",
+                    self._kl_sum / self._total,
+                    0.02,
+                    0.1,
+                    higher_is_better=False,
+                    unit="",
+                )
+            )
+            res.figures.append(
+                TaskFigure(
+                    "next_token_top5",
+                    "float's next token in the quantized top 5",
+                    self._agree5 / self._total,
+                    0.99,
+                    0.97,
+                )
+            )
             res.note = f"{self._total} positions over {self.samples} sequence(s)"
         elif c.task == "ctc" and self._pairs:
             self._ctc_result(res)
         elif c.task == "embedding" and self._cos_count:
             # Bounds for embeddings as used (pooled), not raw outputs: a cosine of 0.97 moves
             # similarity scores by a few hundredths and, on real paraphrases, no ranking.
-            res.figures.append(TaskFigure("cosine", "mean cosine of the (pooled) embeddings",
-                                          self._cos_sum / self._cos_count, 0.99, 0.95,
-                                          unit=""))
+            res.figures.append(
+                TaskFigure(
+                    "cosine",
+                    "mean cosine of the (pooled) embeddings",
+                    self._cos_sum / self._cos_count,
+                    0.99,
+                    0.95,
+                    unit="",
+                )
+            )
             if len(self._pooled) >= 3:
-                res.figures.append(TaskFigure("neighbour_agreement",
-                                              "nearest-neighbour agreement",
-                                              neighbour_agreement(self._pooled), 0.99, 0.9))
+                res.figures.append(
+                    TaskFigure(
+                        "neighbour_agreement",
+                        "nearest-neighbour agreement",
+                        neighbour_agreement(self._pooled),
+                        0.99,
+                        0.9,
+                    )
+                )
             else:
                 res.note = "nearest-neighbour agreement needs at least 3 samples"
         elif c.task == "detection" and self._box_total:
-            res.figures.append(TaskFigure("box_agreement", "top-box agreement (IoU ≥ 0.5, "
-                                          "same class)", self._box_matched / self._box_total,
-                                          0.95, 0.9))
+            res.figures.append(
+                TaskFigure(
+                    "box_agreement",
+                    "top-box agreement (IoU ≥ 0.5, same class)",
+                    self._box_matched / self._box_total,
+                    0.95,
+                    0.9,
+                )
+            )
         if not res.figures and self._ref_sq > 0:  # signal, generic, or nothing else applied
-            res.figures.append(TaskFigure("relative_error", "relative error",
-                                          float(np.sqrt(self._diff_sq / self._ref_sq)),
-                                          10 ** (-30 / 20), 10 ** (-20 / 20),
-                                          higher_is_better=False))
+            res.figures.append(
+                TaskFigure(
+                    "relative_error",
+                    "relative error",
+                    float(np.sqrt(self._diff_sq / self._ref_sq)),
+                    10 ** (-30 / 20),
+                    10 ** (-20 / 20),
+                    higher_is_better=False,
+                )
+            )
         return res
 
     def _ctc_result(self, res: TaskResult) -> None:
@@ -296,17 +400,33 @@ class TaskMeter:
             same += int(fd == qd)
             if fd != qd and len(res.examples) < 3:
                 res.examples.append(f"line {k}: {self._show(fd)} → {self._show(qd)}")
-        res.figures.append(TaskFigure("text_agreement", "sequences read identically",
-                                      same / len(self._pairs), 0.99, 0.95))
-        res.figures.append(TaskFigure("cer", "character error rate vs float",
-                                      edits / max(1, length), 0.01, 0.03,
-                                      higher_is_better=False))
+        res.figures.append(
+            TaskFigure(
+                "text_agreement", "sequences read identically", same / len(self._pairs), 0.99, 0.95
+            )
+        )
+        res.figures.append(
+            TaskFigure(
+                "cer",
+                "character error rate vs float",
+                edits / max(1, length),
+                0.01,
+                0.03,
+                higher_is_better=False,
+            )
+        )
         unit = "characters of text" if self._spells(blank) else "symbols"
-        spelled = (f", spelled with {self.spelled_by}" if self._spells(blank) and self.spelled_by
-                   else "; no dictionary found (--alphabet FILE spells them)"
-                   if not self.alphabet else "")
-        res.note = (f"blank class {blank}; {len(self._pairs)} sequences, {length} {unit} read "
-                    f"by the float model{spelled}")
+        spelled = (
+            f", spelled with {self.spelled_by}"
+            if self._spells(blank) and self.spelled_by
+            else "; no dictionary found (--alphabet FILE spells them)"
+            if not self.alphabet
+            else ""
+        )
+        res.note = (
+            f"blank class {blank}; {len(self._pairs)} sequences, {length} {unit} read "
+            f"by the float model{spelled}"
+        )
 
     def _spells(self, blank: int) -> bool:
         return bool(self.alphabet) and blank == 0
@@ -322,8 +442,10 @@ class TaskMeter:
             text = "".join(alphabet[k] if 0 < k < len(alphabet) else "�" for k in decoded)
             return list(text.strip())
         # PaddleOCR appends the space after its alphabet: one class past the listed symbols.
-        text = "".join(alphabet[k - 1] if 0 < k <= len(alphabet) else
-                       " " if k == len(alphabet) + 1 else "�" for k in decoded)
+        text = "".join(
+            alphabet[k - 1] if 0 < k <= len(alphabet) else " " if k == len(alphabet) + 1 else "�"
+            for k in decoded
+        )
         return list(text.strip())
 
     @staticmethod
@@ -354,8 +476,9 @@ def _ctc_rows(ref: np.ndarray, test: np.ndarray) -> list[tuple[np.ndarray, np.nd
 
 def ctc_blank(sequences: list[np.ndarray], classes: int) -> int:
     """The blank class: the commonest argmax when it is the first or last class, else 0."""
-    counts = np.bincount(np.concatenate([s.reshape(-1) for s in sequences]).astype(np.int64),
-                         minlength=classes)
+    counts = np.bincount(
+        np.concatenate([s.reshape(-1) for s in sequences]).astype(np.int64), minlength=classes
+    )
     common = int(counts.argmax())
     return common if common in (0, classes - 1) else 0
 
@@ -388,6 +511,7 @@ def _symbols(decoded: list[int]) -> str:
 
 def neighbour_agreement(pairs: list[tuple[np.ndarray, np.ndarray]]) -> float:
     """Share of samples whose nearest other sample (cosine) is the same in both models."""
+
     def nearest(vectors: np.ndarray) -> np.ndarray:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         unit = vectors / np.where(norms > 0, norms, 1.0)
@@ -402,9 +526,14 @@ def neighbour_agreement(pairs: list[tuple[np.ndarray, np.ndarray]]) -> float:
 
 def _iou(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
     """IoU of one centre-size box with many."""
+
     def corners(b: np.ndarray) -> tuple[np.ndarray, ...]:
-        return (b[..., 0] - b[..., 2] / 2, b[..., 1] - b[..., 3] / 2,
-                b[..., 0] + b[..., 2] / 2, b[..., 1] + b[..., 3] / 2)
+        return (
+            b[..., 0] - b[..., 2] / 2,
+            b[..., 1] - b[..., 3] / 2,
+            b[..., 0] + b[..., 2] / 2,
+            b[..., 1] + b[..., 3] / 2,
+        )
 
     ax0, ay0, ax1, ay1 = corners(box)
     bx0, by0, bx1, by1 = corners(boxes)
@@ -422,6 +551,7 @@ def match_boxes(ref: np.ndarray, test: np.ndarray, top: int = TOP_BOXES) -> tupl
     float box is found when one of the quantized model's ``2·top`` best boxes has the same
     class and IoU ≥ 0.5 with it.
     """
+
     def best(rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         scores = rows[:, 4:]
         score = scores.max(axis=1)

@@ -4,15 +4,25 @@ does not import it)."""
 
 from __future__ import annotations
 
-TASKS = ("auto", "classification", "multilabel", "tokens", "language-model", "ctc", "embedding",
-         "detection", "signal", "generic")
+TASKS = (
+    "auto",
+    "classification",
+    "multilabel",
+    "tokens",
+    "language-model",
+    "ctc",
+    "embedding",
+    "detection",
+    "signal",
+    "generic",
+)
 TASK_LABELS = {
     "classification": "classification (top-1 / top-5 agreement)",
     "multilabel": "per-frame multi-label (decisions at 0.5 of every class at every time step: "
-                  "frame agreement and F1)",
+    "frame agreement and F1)",
     "tokens": "per-position classes (argmax agreement at every position)",
     "language-model": "language model (next-token top-1 agreement and the KL divergence of the "
-                      "next-token distribution, at every position)",
+    "next-token distribution, at every position)",
     "ctc": "CTC sequence recognition (greedy decode: exact text and character error rate)",
     "embedding": "embeddings (cosine of the pooled vectors, nearest-neighbour agreement)",
     "detection": "detection (IoU-matched agreement of the top boxes)",

@@ -39,21 +39,36 @@ class Goal:
     threshold: float = 30.0
 
     METRICS: ClassVar[dict[str, str]] = {
-        "sqnr": ">=", "top1_drop": "<=", "max_abs": "<=",
+        "sqnr": ">=",
+        "top1_drop": "<=",
+        "max_abs": "<=",
         # Task figures of the analysis (fractions: 0.99 is 99 %).
-        "top1_agreement": ">=", "position_agreement": ">=", "text_agreement": ">=",
-        "cer": "<=", "cosine": ">=", "neighbour_agreement": ">=", "box_agreement": ">=",
-        "frame_agreement": ">=", "f1": ">=", "relative_error": "<="}
+        "top1_agreement": ">=",
+        "position_agreement": ">=",
+        "text_agreement": ">=",
+        "cer": "<=",
+        "cosine": ">=",
+        "neighbour_agreement": ">=",
+        "box_agreement": ">=",
+        "frame_agreement": ">=",
+        "f1": ">=",
+        "relative_error": "<=",
+    }
 
     @classmethod
     def parse(cls, text: str) -> Goal:
         """``sqnr>=30`` → Goal("sqnr", 30.0)."""
         match = re.fullmatch(r"\s*(\w+)\s*(>=|<=)\s*([-+0-9.eE]+)\s*", text)
-        if not match or match.group(1) not in cls.METRICS \
-                or cls.METRICS[match.group(1)] != match.group(2):
+        if (
+            not match
+            or match.group(1) not in cls.METRICS
+            or cls.METRICS[match.group(1)] != match.group(2)
+        ):
             spelled = ", ".join(f"{k}{op}X" for k, op in cls.METRICS.items())
-            raise GoalError(f"A goal reads one of {spelled} — sqnr in dB, top1_drop in points, "
-                            f"task figures as fractions (got '{text}').")
+            raise GoalError(
+                f"A goal reads one of {spelled} — sqnr in dB, top1_drop in points, "
+                f"task figures as fractions (got '{text}')."
+            )
         return cls(match.group(1), float(match.group(3)))
 
     def text(self) -> str:
@@ -134,36 +149,56 @@ class Candidate:
 
     def objective(self, objective: str) -> float | None:
         """The figure to minimise: median latency in ms, or the model's size in bytes."""
-        return self.latency_ms if objective == "latency" else (
-            float(self.quant_bytes) if self.quant_bytes is not None else None)
+        return (
+            self.latency_ms
+            if objective == "latency"
+            else (float(self.quant_bytes) if self.quant_bytes is not None else None)
+        )
 
     def summary(self) -> dict[str, Any]:
         """Plain JSON for reports."""
-        return {"number": self.number, "why": self.why, "state": self.state,
-                "error": self.error, "command": self.recipe.command_line(),
-                "mode": self.recipe.title().removeprefix("Quantize: "),
-                "goal_value": self.goal_value, "met": self.met,
-                "latency_ms": self.latency_ms, "quant_bytes": self.quant_bytes,
-                "excluded": list(self.recipe.exclude), "int16": list(self.recipe.int16),
-                "seconds": round(self.seconds, 2),
-                "resumed": self.resumed,
-                # what a resumed tune takes back
-                "recipe": to_json(self.recipe), "analysis": to_json(self.analysis),
-                "latency": to_json(self.latency)}
+        return {
+            "number": self.number,
+            "why": self.why,
+            "state": self.state,
+            "error": self.error,
+            "command": self.recipe.command_line(),
+            "mode": self.recipe.title().removeprefix("Quantize: "),
+            "goal_value": self.goal_value,
+            "met": self.met,
+            "latency_ms": self.latency_ms,
+            "quant_bytes": self.quant_bytes,
+            "excluded": list(self.recipe.exclude),
+            "int16": list(self.recipe.int16),
+            "seconds": round(self.seconds, 2),
+            "resumed": self.resumed,
+            # what a resumed tune takes back
+            "recipe": to_json(self.recipe),
+            "analysis": to_json(self.analysis),
+            "latency": to_json(self.latency),
+        }
 
     @classmethod
-    def measured_before(cls, number: int, recipe: QuantRecipe, summary: dict[str, Any],
-                        goal: Goal) -> Candidate | None:
+    def measured_before(
+        cls, number: int, recipe: QuantRecipe, summary: dict[str, Any], goal: Goal
+    ) -> Candidate | None:
         """``recipe`` as an earlier tune measured it (its ``summary``), judged by ``goal``;
         None when that candidate was not fully measured."""
         analysis = from_json(Analysis, summary.get("analysis"))
         latency = from_json(LatencyRow, summary.get("latency"))
         if summary.get("state") != "done" or analysis is None or latency is None:
             return None
-        candidate = cls(number, recipe, f"{summary.get('why', '')} (measured by the earlier "
-                        "tune)", state="done", error=summary.get("error"),
-                        quant_bytes=summary.get("quant_bytes"), analysis=analysis,
-                        latency=latency, resumed=True)
+        candidate = cls(
+            number,
+            recipe,
+            f"{summary.get('why', '')} (measured by the earlier tune)",
+            state="done",
+            error=summary.get("error"),
+            quant_bytes=summary.get("quant_bytes"),
+            analysis=analysis,
+            latency=latency,
+            resumed=True,
+        )
         candidate.goal_value = goal.value(analysis)
         candidate.met = goal.met(candidate.goal_value)
         return candidate
@@ -177,8 +212,9 @@ def recipe_key(recipe: QuantRecipe) -> str:
     return json.dumps(data, sort_keys=True, default=str)
 
 
-def first_recipes(base: QuantRecipe, space: SearchSpace, has_matmul: bool,
-                  opset: int | None) -> list[tuple[QuantRecipe, str]]:
+def first_recipes(
+    base: QuantRecipe, space: SearchSpace, has_matmul: bool, opset: int | None
+) -> list[tuple[QuantRecipe, str]]:
     """The sensible recipes to try first, most likely good and fast first; ones that break
     onnxruntime's rules are left out."""
     tries: list[tuple[dict[str, Any], str]] = []
@@ -188,26 +224,53 @@ def first_recipes(base: QuantRecipe, space: SearchSpace, has_matmul: bool,
             # by the gain measured on real models (README: keeping integer)
             tries.append(({"mode": "qdq", "per_channel": True}, "per-channel weights"))
             if "uint16" in space.activation_types:
-                tries.append(({"mode": "qdq", "per_channel": True, "activation_type": "uint16"},
-                              "16-bit activations (A16W8): accuracy first"))
+                tries.append(
+                    (
+                        {"mode": "qdq", "per_channel": True, "activation_type": "uint16"},
+                        "16-bit activations (A16W8): accuracy first",
+                    )
+                )
             for placement in space.placements:
-                tries.append(({"mode": "qdq", "per_channel": True, "placement": placement},
-                              f"per-channel, quantizers on {placement.replace('-', ' ')} "
-                              "only"))
+                tries.append(
+                    (
+                        {"mode": "qdq", "per_channel": True, "placement": placement},
+                        f"per-channel, quantizers on {placement.replace('-', ' ')} only",
+                    )
+                )
             if has_matmul:
-                tries.append(({"mode": "qdq", "per_channel": True, "adaptive_rounding": True},
-                              "per-channel, MatMul/Gemm weights rounded adaptively (GPTQ)"))
+                tries.append(
+                    (
+                        {"mode": "qdq", "per_channel": True, "adaptive_rounding": True},
+                        "per-channel, MatMul/Gemm weights rounded adaptively (GPTQ)",
+                    )
+                )
             if has_matmul and "compute-inputs" in space.placements:
-                tries.append(({"mode": "qdq", "per_channel": True,
-                               "placement": "compute-inputs", "smooth_quant": 0.5},
-                              "per-channel, compute inputs, SmoothQuant α=0.5 (activation "
-                              "outliers moved into the MatMul weights)"))
+                tries.append(
+                    (
+                        {
+                            "mode": "qdq",
+                            "per_channel": True,
+                            "placement": "compute-inputs",
+                            "smooth_quant": 0.5,
+                        },
+                        "per-channel, compute inputs, SmoothQuant α=0.5 (activation "
+                        "outliers moved into the MatMul weights)",
+                    )
+                )
             if True in space.reduce_range:
-                tries.append(({"mode": "qdq", "per_channel": True, "reduce_range": True},
-                              "per-channel, reduce-range (no saturation without VNNI)"))
+                tries.append(
+                    (
+                        {"mode": "qdq", "per_channel": True, "reduce_range": True},
+                        "per-channel, reduce-range (no saturation without VNNI)",
+                    )
+                )
             if "percentile" in space.calib_methods:
-                tries.append(({"mode": "qdq", "per_channel": True, "calib_method": "percentile"},
-                              "per-channel, percentile calibration (outliers clipped)"))
+                tries.append(
+                    (
+                        {"mode": "qdq", "per_channel": True, "calib_method": "percentile"},
+                        "per-channel, percentile calibration (outliers clipped)",
+                    )
+                )
     if "dynamic" in space.modes and has_matmul:
         tries.append(({"mode": "dynamic"}, "dynamic (MatMul-heavy models)"))
         if True in space.per_channel:
@@ -222,13 +285,14 @@ def first_recipes(base: QuantRecipe, space: SearchSpace, has_matmul: bool,
     return out
 
 
-def exclusion_step(best: Candidate, goal: Goal, tried: set[tuple[str, ...]],
-                   step: int) -> tuple[QuantRecipe, str] | None:
+def exclusion_step(
+    best: Candidate, goal: Goal, tried: set[tuple[str, ...]], step: int
+) -> tuple[QuantRecipe, str] | None:
     """The next exclusion to try from the closest candidate: its worst layers, doubling in
     number at each step (1, 2, 4, …) until one meets the goal."""
     if best.analysis is None:
         return None
-    count = 2 ** step
+    count = 2**step
     worst = best.analysis.worst_excludable(count, best.recipe.exclude)
     if not worst:
         return None
@@ -236,29 +300,37 @@ def exclusion_step(best: Candidate, goal: Goal, tried: set[tuple[str, ...]],
     if exclude in tried:
         return None
     tried.add(exclude)
-    return (dataclasses.replace(best.recipe, exclude=exclude),
-            f"#{best.number} without its {len(worst)} worst layer(s): {', '.join(worst[:3])}"
-            + ("…" if len(worst) > 3 else ""))
+    return (
+        dataclasses.replace(best.recipe, exclude=exclude),
+        f"#{best.number} without its {len(worst)} worst layer(s): {', '.join(worst[:3])}"
+        + ("…" if len(worst) > 3 else ""),
+    )
 
 
-def int16_step(best: Candidate, tried: set[tuple[str, ...]],
-               step: int) -> tuple[QuantRecipe, str] | None:
+def int16_step(
+    best: Candidate, tried: set[tuple[str, ...]], step: int
+) -> tuple[QuantRecipe, str] | None:
     """The next mixed-precision try from the closest 8-bit QDQ candidate: its worst layers in
     16-bit (the rest 8-bit, nothing in float), doubling in number at each step."""
     recipe = best.recipe
-    if best.analysis is None or recipe.mode != "qdq" or recipe.activation_type not in (
-            "uint8", "int8"):
+    if (
+        best.analysis is None
+        or recipe.mode != "qdq"
+        or recipe.activation_type not in ("uint8", "int8")
+    ):
         return None
-    worst = best.analysis.worst_excludable(2 ** step, (*recipe.exclude, *recipe.int16))
+    worst = best.analysis.worst_excludable(2**step, (*recipe.exclude, *recipe.int16))
     if not worst:
         return None
     wide = tuple(sorted({*recipe.int16, *worst}))
     if ("int16", *wide) in tried:
         return None
     tried.add(("int16", *wide))
-    return (dataclasses.replace(recipe, int16=wide),
-            f"#{best.number} with its {len(worst)} worst layer(s) in 16-bit: "
-            f"{', '.join(worst[:3])}" + ("…" if len(worst) > 3 else ""))
+    return (
+        dataclasses.replace(recipe, int16=wide),
+        f"#{best.number} with its {len(worst)} worst layer(s) in 16-bit: "
+        f"{', '.join(worst[:3])}" + ("…" if len(worst) > 3 else ""),
+    )
 
 
 def failure_cause(error: str) -> str:
@@ -305,9 +377,11 @@ def synthetic_goal_warning(data: Any, goal: Goal) -> str | None:
     """What a goal on synthetic data can and cannot say, before the tune starts."""
     if getattr(data, "kind", "") != "synthetic":
         return None
-    return (f"The goal {goal.text()} will be judged on synthetic inputs: the tune then shows "
-            "which recipes run and how far their numbers move on random data, not which one is "
-            "accurate on yours. Give real samples with --data for a goal that means something.")
+    return (
+        f"The goal {goal.text()} will be judged on synthetic inputs: the tune then shows "
+        "which recipes run and how far their numbers move on random data, not which one is "
+        "accurate on yours. Give real samples with --data for a goal that means something."
+    )
 
 
 def pick_winner(candidates: list[Candidate], goal: Goal, objective: str) -> Candidate | None:
@@ -343,27 +417,56 @@ class TuneSettings:
     goal: Goal = field(default_factory=Goal)
     calib: Any = None  # a DataSource to calibrate on; None: the even half of ``data``
     # Declared once: the tune command's options and the tune window's fields follow.
-    objective: str = option("latency", "--objective", "what to minimise among the recipes that "
-                            "meet the goal", ("latency", "size"), label="Minimise:")
+    objective: str = option(
+        "latency",
+        "--objective",
+        "what to minimise among the recipes that meet the goal",
+        ("latency", "size"),
+        label="Minimise:",
+    )
     provider: str = "CPUExecutionProvider"
-    threads: int = option(1, "--threads", "intra-op threads for the latency", label="threads",
-                          minimum=1, maximum=64)
-    budget: int = option(12, "--budget", "candidates at most", label="candidates, at most",
-                         minimum=1, maximum=200)
-    minutes: float | None = option(None, "--minutes", "stop starting candidates after this "
-                                   "long", metavar="M", label="minutes",
-                                   placeholder="no limit", parse=parse_minutes, show=repr)
-    workers: int = option(2, "--workers", "candidates quantized and analysed side by side "
-                          "(their jobs share the session's queue)", label="workers", minimum=1,
-                          maximum=64)
+    threads: int = option(
+        1, "--threads", "intra-op threads for the latency", label="threads", minimum=1, maximum=64
+    )
+    budget: int = option(
+        12, "--budget", "candidates at most", label="candidates, at most", minimum=1, maximum=200
+    )
+    minutes: float | None = option(
+        None,
+        "--minutes",
+        "stop starting candidates after this long",
+        metavar="M",
+        label="minutes",
+        placeholder="no limit",
+        parse=parse_minutes,
+        show=repr,
+    )
+    workers: int = option(
+        2,
+        "--workers",
+        "candidates quantized and analysed side by side (their jobs share the session's queue)",
+        label="workers",
+        minimum=1,
+        maximum=64,
+    )
     seed: int = 0
     space: SearchSpace = field(default_factory=SearchSpace)
-    integer_only: bool = option(False, "--integer-only", "never keep a layer in float: when "
-                                "no recipe meets the goal, move its worst layers to 16-bit "
-                                "instead of excluding them", label="Integer only (no float "
-                                "fallback)")
-    bench_runs: int = option(50, "--bench-runs", "timed runs per candidate",
-                             label="timed runs per candidate", minimum=3, maximum=100_000)
+    integer_only: bool = option(
+        False,
+        "--integer-only",
+        "never keep a layer in float: when "
+        "no recipe meets the goal, move its worst layers to 16-bit "
+        "instead of excluding them",
+        label="Integer only (no float fallback)",
+    )
+    bench_runs: int = option(
+        50,
+        "--bench-runs",
+        "timed runs per candidate",
+        label="timed runs per candidate",
+        minimum=3,
+        maximum=100_000,
+    )
     ray_address: str | None = None
     base: QuantRecipe | None = None  # start from this recipe's choices (a run's context menu)
     shapes: tuple[str, ...] = ()  # input overrides for every candidate and its analysis
@@ -379,12 +482,17 @@ class TuneSettings:
         scored 84.8 % in-sample and 79.2 % held out): given only ``data``, its even-numbered
         samples calibrate and its odd-numbered ones judge."""
         if self.calib is not None:
-            return (self.calib, self.data, f"calibrated on {self.calib.describe()}, judged on "
-                    f"{self.data.describe()}")
+            return (
+                self.calib,
+                self.data,
+                f"calibrated on {self.calib.describe()}, judged on {self.data.describe()}",
+            )
         if getattr(self.data, "kind", "") == "synthetic":
             return self.data, self.data, "synthetic data: calibration and evaluation alike"
-        return (dataclasses.replace(self.data, part="even"),
-                dataclasses.replace(self.data, part="odd"),
-                f"{self.data.describe()} split in two: even-numbered samples calibrate, "
-                "odd-numbered ones judge (no sample does both; --calib gives calibration data "
-                "of its own)")
+        return (
+            dataclasses.replace(self.data, part="even"),
+            dataclasses.replace(self.data, part="odd"),
+            f"{self.data.describe()} split in two: even-numbered samples calibrate, "
+            "odd-numbered ones judge (no sample does both; --calib gives calibration data "
+            "of its own)",
+        )

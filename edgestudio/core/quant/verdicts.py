@@ -28,15 +28,20 @@ TOP1_AGREEMENT = (0.99, 0.95)
 # Accuracy drop in percentage points: (good at or below, acceptable at or below).
 TOP1_DROP_POINTS = (1.0, 3.0)
 # Absolute SQNR colour scale of the per-layer plots (dB): the same thresholds, one legend.
-SQNR_SCALE = ((SQNR_DB[0], "good", "#2e7d32"), (SQNR_DB[1], "acceptable", "#f9a825"),
-              (float("-inf"), "poor", "#c62828"))
+SQNR_SCALE = (
+    (SQNR_DB[0], "good", "#2e7d32"),
+    (SQNR_DB[1], "acceptable", "#f9a825"),
+    (float("-inf"), "poor", "#c62828"),
+)
 
 
 # The same bands in neutral greys, for figures on synthetic data: they show where the error is
 # largest without a colour that reads as a verdict.
-NEUTRAL_SQNR_SCALE = ((SQNR_DB[0], f"≥ {SQNR_DB[0]:g} dB", "#c5d3e6"),
-                      (SQNR_DB[1], f"{SQNR_DB[1]:g}–{SQNR_DB[0]:g} dB", "#7b93b3"),
-                      (float("-inf"), f"< {SQNR_DB[1]:g} dB", "#2f4360"))
+NEUTRAL_SQNR_SCALE = (
+    (SQNR_DB[0], f"≥ {SQNR_DB[0]:g} dB", "#c5d3e6"),
+    (SQNR_DB[1], f"{SQNR_DB[1]:g}–{SQNR_DB[0]:g} dB", "#7b93b3"),
+    (float("-inf"), f"< {SQNR_DB[1]:g} dB", "#2f4360"),
+)
 
 
 def sqnr_bands(representative: bool) -> list[tuple[float, str, str]]:
@@ -44,9 +49,11 @@ def sqnr_bands(representative: bool) -> list[tuple[float, str, str]]:
     on the user's data, neutral greys and plain dB ranges on synthetic data."""
     if not representative:
         return list(NEUTRAL_SQNR_SCALE)
-    labels = {"good": f"good ≥ {SQNR_DB[0]:g} dB",
-              "acceptable": f"acceptable {SQNR_DB[1]:g}–{SQNR_DB[0]:g} dB",
-              "poor": f"poor < {SQNR_DB[1]:g} dB"}
+    labels = {
+        "good": f"good ≥ {SQNR_DB[0]:g} dB",
+        "acceptable": f"acceptable {SQNR_DB[1]:g}–{SQNR_DB[0]:g} dB",
+        "poor": f"poor < {SQNR_DB[1]:g} dB",
+    }
     return [(bound, labels[level], colour) for bound, level, colour in SQNR_SCALE]
 
 
@@ -95,7 +102,6 @@ class Verdict:
         return lines
 
 
-
 VERDICT_COLOURS = {level: colour for _, level, colour in SQNR_SCALE}
 NO_VERDICT_COLOUR = "#5f6b7a"
 
@@ -104,8 +110,10 @@ def verdict_html(verdict: Verdict) -> str:
     """The verdict (or the pipeline check) as HTML, with the data and the metric named beside
     it: the Quantization tab and the report show the same text."""
     grey = '<span style="color:#666">{}</span>'
-    lines = [f'<b style="color:{VERDICT_COLOURS.get(verdict.level or "", NO_VERDICT_COLOUR)}">'
-             f'{html.escape(verdict.label)}</b>: {html.escape("; ".join(verdict.reasons))}.']
+    lines = [
+        f'<b style="color:{VERDICT_COLOURS.get(verdict.level or "", NO_VERDICT_COLOUR)}">'
+        f"{html.escape(verdict.label)}</b>: {html.escape('; '.join(verdict.reasons))}."
+    ]
     if verdict.level is None:
         lines.append(html.escape(f"No verdict: {verdict.why}"))
     if verdict.data:
@@ -113,8 +121,11 @@ def verdict_html(verdict: Verdict) -> str:
     if verdict.task:
         lines.append(grey.format(html.escape(f"Metric: {verdict.task}.")))
     if verdict.diagnostics:
-        lines.append(grey.format(html.escape("Diagnostic (not deciding): "
-                                             + "; ".join(verdict.diagnostics) + ".")))
+        lines.append(
+            grey.format(
+                html.escape("Diagnostic (not deciding): " + "; ".join(verdict.diagnostics) + ".")
+            )
+        )
     tips = "".join(f"<li>{html.escape(t)}</li>" for t in verdict.suggestions)
     if tips:
         lines.append(f"Try:<ul style='margin:0'>{tips}</ul>")
@@ -142,8 +153,13 @@ def _output_figures(outputs: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
     for o in outputs:
         sqnr = o.get("sqnr_db")
         if o.get("non_finite"):
-            judged.append(("poor", f"output '{o['output']}' has {o['non_finite']:,} inf/NaN "
-                                   "values where the float model's are finite"))
+            judged.append(
+                (
+                    "poor",
+                    f"output '{o['output']}' has {o['non_finite']:,} inf/NaN "
+                    "values where the float model's are finite",
+                )
+            )
         elif isinstance(sqnr, float):
             judged.append((_level(sqnr, SQNR_DB), f"output '{o['output']}' SQNR {sqnr:.1f} dB"))
         cosine = o.get("cosine")
@@ -155,28 +171,40 @@ def _output_figures(outputs: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
 def _accuracy_figure(accuracy: dict[str, Any]) -> tuple[str, str] | None:
     if "float_top1" in accuracy and "quant_top1" in accuracy:
         drop = 100 * (accuracy["float_top1"] - accuracy["quant_top1"])
-        return (_level(drop, TOP1_DROP_POINTS, higher_is_better=False),
-                f"top-1 {100 * accuracy['quant_top1']:.2f} % vs "
-                f"{100 * accuracy['float_top1']:.2f} % float ({drop:+.2f} points drop)"
-                if drop >= 0 else f"top-1 {100 * accuracy['quant_top1']:.2f} % (no drop)")
+        return (
+            _level(drop, TOP1_DROP_POINTS, higher_is_better=False),
+            f"top-1 {100 * accuracy['quant_top1']:.2f} % vs "
+            f"{100 * accuracy['float_top1']:.2f} % float ({drop:+.2f} points drop)"
+            if drop >= 0
+            else f"top-1 {100 * accuracy['quant_top1']:.2f} % (no drop)",
+        )
     if "top1_agreement" in accuracy:
         agree = accuracy["top1_agreement"]
         return _level(agree, TOP1_AGREEMENT), f"top-1 agreement {100 * agree:.1f} %"
     return None
 
 
-SQNR_THRESHOLDS = (f"good: output SQNR ≥ {SQNR_DB[0]:g} dB, cosine ≥ {COSINE[0]}, top-1 drop ≤ "
-                   f"{TOP1_DROP_POINTS[0]:g} point (agreement ≥ {100 * TOP1_AGREEMENT[0]:g} %); "
-                   f"acceptable: ≥ {SQNR_DB[1]:g} dB, ≥ {COSINE[1]}, ≤ {TOP1_DROP_POINTS[1]:g} "
-                   f"points (≥ {100 * TOP1_AGREEMENT[1]:g} %); poor below")
+SQNR_THRESHOLDS = (
+    f"good: output SQNR ≥ {SQNR_DB[0]:g} dB, cosine ≥ {COSINE[0]}, top-1 drop ≤ "
+    f"{TOP1_DROP_POINTS[0]:g} point (agreement ≥ {100 * TOP1_AGREEMENT[0]:g} %); "
+    f"acceptable: ≥ {SQNR_DB[1]:g} dB, ≥ {COSINE[1]}, ≤ {TOP1_DROP_POINTS[1]:g} "
+    f"points (≥ {100 * TOP1_AGREEMENT[1]:g} %); poor below"
+)
 
 
-def analysis_verdict(outputs: Sequence[dict[str, Any]], accuracy: dict[str, Any] | None,
-                     layers: Sequence[dict[str, Any]], quantized_ops: Sequence[str] = (),
-                     per_channel: bool | None = None, has_matmul: bool = False,
-                     warnings: Sequence[str] = (), *, data: DataProvenance,
-                     task: TaskResult | None = None,
-                     excludable: Collection[str] | None = None) -> Verdict:
+def analysis_verdict(
+    outputs: Sequence[dict[str, Any]],
+    accuracy: dict[str, Any] | None,
+    layers: Sequence[dict[str, Any]],
+    quantized_ops: Sequence[str] = (),
+    per_channel: bool | None = None,
+    has_matmul: bool = False,
+    warnings: Sequence[str] = (),
+    *,
+    data: DataProvenance,
+    task: TaskResult | None = None,
+    excludable: Collection[str] | None = None,
+) -> Verdict:
     """Judge a quantized model from its analysis figures.
 
     The task metric decides when there is one (the text read, the class picked, the nearest
@@ -200,14 +228,17 @@ def analysis_verdict(outputs: Sequence[dict[str, Any]], accuracy: dict[str, Any]
         if extra is not None:
             judged.append(extra)
         diagnostics = []
-    verdict = Verdict(None, [], thresholds, data=data.text(), task=task_text,
-                      diagnostics=diagnostics)
+    verdict = Verdict(
+        None, [], thresholds, data=data.text(), task=task_text, diagnostics=diagnostics
+    )
     if not data.representative:
         verdict.reasons = [text for _, text in judged] or ["no figure could be computed"]
-        verdict.why = ("computed on synthetic inputs: this proves the quantized model runs and "
-                       "how far its numbers move on random data, not how accurate it is on "
-                       "yours. Evaluate on real samples of every input (images, audio, text, "
-                       ".npz or test_data_set_* folders) to get a verdict.")
+        verdict.why = (
+            "computed on synthetic inputs: this proves the quantized model runs and "
+            "how far its numbers move on random data, not how accurate it is on "
+            "yours. Evaluate on real samples of every input (images, audio, text, "
+            ".npz or test_data_set_* folders) to get a verdict."
+        )
         return verdict
     if not judged:
         verdict.reasons = ["no output figure could be judged (outputs all zero?)"]
@@ -217,18 +248,25 @@ def analysis_verdict(outputs: Sequence[dict[str, Any]], accuracy: dict[str, Any]
     verdict.level = level
     verdict.reasons = [text for lv, text in judged if lv == level] or [t for _, t in judged]
     if level != "good":
-        verdict.suggestions = _suggestions(layers, quantized_ops, per_channel, has_matmul,
-                                           warnings, excludable)
+        verdict.suggestions = _suggestions(
+            layers, quantized_ops, per_channel, has_matmul, warnings, excludable
+        )
     return verdict
 
 
-def _suggestions(layers: Sequence[dict[str, Any]], quantized_ops: Sequence[str],
-                 per_channel: bool | None, has_matmul: bool,
-                 warnings: Sequence[str], excludable: Collection[str] | None) -> list[str]:
+def _suggestions(
+    layers: Sequence[dict[str, Any]],
+    quantized_ops: Sequence[str],
+    per_channel: bool | None,
+    has_matmul: bool,
+    warnings: Sequence[str],
+    excludable: Collection[str] | None,
+) -> list[str]:
     """What to try next; never what the run already did, never a change that changes nothing."""
     tips = []
-    static = "QuantizeLinear" in quantized_ops or any(op.startswith("QLinear")
-                                                      for op in quantized_ops)
+    static = "QuantizeLinear" in quantized_ops or any(
+        op.startswith("QLinear") for op in quantized_ops
+    )
     if per_channel is False:
         tips.append("per-channel weights (--per-channel): one scale per output channel")
     if any("simulated QDQ graph" in w for w in warnings):
@@ -237,25 +275,38 @@ def _suggestions(layers: Sequence[dict[str, Any]], quantized_ops: Sequence[str],
     # A mapping names the node to act on for each (a fused Relu's producer; "" for none).
     targets = excludable if isinstance(excludable, Mapping) else None
     ranked: list[dict[str, Any]] = []
-    for r in sorted((r for r in layers
-                     if (isinstance(r.get("sqnr_db"), float) or r.get("non_finite"))
-                     and (excludable is None or r.get("node") in excludable)),
-                    key=lambda r: (not r.get("non_finite"), r.get("sqnr_db") or 0.0)):
+    for r in sorted(
+        (
+            r
+            for r in layers
+            if (isinstance(r.get("sqnr_db"), float) or r.get("non_finite"))
+            and (excludable is None or r.get("node") in excludable)
+        ),
+        key=lambda r: (not r.get("non_finite"), r.get("sqnr_db") or 0.0),
+    ):
         node = targets.get(r["node"], r["node"]) if targets is not None else r.get("node")
         if node and node not in {x["node"] for x in ranked}:
             ranked.append({**r, "node": node})
         if len(ranked) == 3:
             break
     if ranked:
-        names = ", ".join(f"{r['node']} (inf/NaN)" if r.get("non_finite")
-                          else f"{r['node']} ({r['sqnr_db']:.1f} dB)" for r in ranked)
+        names = ", ".join(
+            f"{r['node']} (inf/NaN)"
+            if r.get("non_finite")
+            else f"{r['node']} ({r['sqnr_db']:.1f} dB)"
+            for r in ranked
+        )
         tips.append(f"exclude the worst quantized layers from quantization: {names}")
     if static and has_matmul:
-        tips.append("dynamic quantization (--mode dynamic) for transformer-like models: "
-                    "activations are quantized per run, not from calibrated ranges")
+        tips.append(
+            "dynamic quantization (--mode dynamic) for transformer-like models: "
+            "activations are quantized per run, not from calibrated ranges"
+        )
     if static:
-        tips.append("another calibration method (percentile or entropy instead of minmax), "
-                    "with real calibration data")
+        tips.append(
+            "another calibration method (percentile or entropy instead of minmax), "
+            "with real calibration data"
+        )
     return tips
 
 
@@ -267,8 +318,11 @@ def bench_verdicts(results: Sequence[dict[str, Any]]) -> list[str]:
     is more than a few percent from it); otherwise "no measurable difference", with the
     interval. Rows without raw runs fall back to the medians alone and say so.
     """
-    floats = {(r.get("device", ""), r["ep"], r["threads"]): r for r in results
-              if r.get("median_ms") is not None and not r.get("quantized_ops")}
+    floats = {
+        (r.get("device", ""), r["ep"], r["threads"]): r
+        for r in results
+        if r.get("median_ms") is not None and not r.get("quantized_ops")
+    }
     lines = []
     for r in results:
         ops = r.get("quantized_ops") or []
@@ -282,20 +336,28 @@ def bench_verdicts(results: Sequence[dict[str, Any]]) -> list[str]:
             interval = median_ratio_interval(r["samples_ms"], base["samples_ms"])
         else:  # no raw runs to judge the spread: say the ratio, claim nothing
             ratio = r["median_ms"] / base["median_ms"]
-            lines.append(f"{name} runs at {ratio:.2f}× the median time of {original} (no "
-                         "per-run timings kept, so no test against the noise).")
+            lines.append(
+                f"{name} runs at {ratio:.2f}× the median time of {original} (no "
+                "per-run timings kept, so no test against the noise)."
+            )
             continue
         times = f"{r['median_ms']:.3f} vs {base['median_ms']:.3f} ms"
         if interval.slower:
-            lines.append(f"{name} is SLOWER than its float original {original}: "
-                         f"{interval.text()} the median latency ({times}). "
-                         f"Likely cause: {slow_cause(ops, base['median_ms'])}")
+            lines.append(
+                f"{name} is SLOWER than its float original {original}: "
+                f"{interval.text()} the median latency ({times}). "
+                f"Likely cause: {slow_cause(ops, base['median_ms'])}"
+            )
         elif interval.faster:
-            lines.append(f"{name} is faster than {original}: {interval.text()} the median "
-                         f"latency ({times}; {1 / interval.ratio:.2f}× speed-up).")
+            lines.append(
+                f"{name} is faster than {original}: {interval.text()} the median "
+                f"latency ({times}; {1 / interval.ratio:.2f}× speed-up)."
+            )
         else:
-            lines.append(f"{name} and {original}: no measurable difference — {interval.text()} "
-                         f"the median latency ({times}); the run-to-run spread covers it.")
+            lines.append(
+                f"{name} and {original}: no measurable difference — {interval.text()} "
+                f"the median latency ({times}); the run-to-run spread covers it."
+            )
     return lines
 
 
@@ -303,21 +365,31 @@ def slow_cause(quantized_ops: Sequence[str], float_ms: float) -> str:
     """The most likely reason a quantized model is slower, from the ops it contains."""
     ops = set(quantized_ops)
     if "ConvInteger" in ops:
-        return ("dynamic quantization turned Conv into ConvInteger, which has no fast kernel in "
-                "onnxruntime's CPU provider; quantize CNNs statically (QDQ), or quantize only "
-                "MatMul (--op-type MatMul).")
+        return (
+            "dynamic quantization turned Conv into ConvInteger, which has no fast kernel in "
+            "onnxruntime's CPU provider; quantize CNNs statically (QDQ), or quantize only "
+            "MatMul (--op-type MatMul)."
+        )
     if ops & {"QLinearConv", "QLinearMatMul"}:
-        return ("QOperator kernels with int8 activations (s8s8) are slow on x86; use uint8 "
-                "activations, and note that without VNNI (AVX-VNNI/AVX512-VNNI) x86 gains "
-                "little from int8.")
+        return (
+            "QOperator kernels with int8 activations (s8s8) are slow on x86; use uint8 "
+            "activations, and note that without VNNI (AVX-VNNI/AVX512-VNNI) x86 gains "
+            "little from int8."
+        )
     if "DequantizeLinear" in ops:
         if float_ms < 0.5:
-            return ("at this size the Quantize/DequantizeLinear of activations costs more than "
-                    "the integer kernels save.")
-        return ("QDQ pairs that onnxruntime does not fuse into integer kernels run as separate "
-                "DequantizeLinear/QuantizeLinear nodes (profile the model to see them); on x86 "
-                "without VNNI int8 kernels gain little.")
+            return (
+                "at this size the Quantize/DequantizeLinear of activations costs more than "
+                "the integer kernels save."
+            )
+        return (
+            "QDQ pairs that onnxruntime does not fuse into integer kernels run as separate "
+            "DequantizeLinear/QuantizeLinear nodes (profile the model to see them); on x86 "
+            "without VNNI int8 kernels gain little."
+        )
     if "DynamicQuantizeLinear" in ops:
-        return ("dynamic quantization computes activation scales on every run; on small "
-                "inputs or without VNNI that costs more than it saves.")
+        return (
+            "dynamic quantization computes activation scales on every run; on small "
+            "inputs or without VNNI that costs more than it saves."
+        )
     return "the quantized kernels are not faster on this CPU (no VNNI?)."

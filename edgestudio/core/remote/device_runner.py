@@ -29,16 +29,37 @@ if TYPE_CHECKING:  # annotations only: the device's Python may be 3.8
 
 # Bumped whenever the protocol or the measurement changes: the copy on a device is named after it.
 RUNNER_VERSION = 1
-OPT_LEVELS = {"all": "ORT_ENABLE_ALL", "extended": "ORT_ENABLE_EXTENDED",
-              "basic": "ORT_ENABLE_BASIC", "disabled": "ORT_DISABLE_ALL"}
+OPT_LEVELS = {
+    "all": "ORT_ENABLE_ALL",
+    "extended": "ORT_ENABLE_EXTENDED",
+    "basic": "ORT_ENABLE_BASIC",
+    "disabled": "ORT_DISABLE_ALL",
+}
 SAMPLES_PER_LINE = 10_000
 # CPU features that decide quantized speed, as Linux cpuinfo names them (x86 and Arm).
-CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8", "f16c",
-             "asimd", "asimddp", "asimdhp", "fphp", "i8mm", "sve")
+CPU_FLAGS = (
+    "avx2",
+    "avx512f",
+    "avx512_vnni",
+    "avx_vnni",
+    "amx_int8",
+    "f16c",
+    "asimd",
+    "asimddp",
+    "asimdhp",
+    "fphp",
+    "i8mm",
+    "sve",
+)
 
 
-def session_for(model: Any, provider: str, threads: int, opt_level: str = "all",
-                profile_prefix: str | None = None) -> Any:
+def session_for(
+    model: Any,
+    provider: str,
+    threads: int,
+    opt_level: str = "all",
+    profile_prefix: str | None = None,
+) -> Any:
     """A session on ``provider`` (CPU as the fallback for nodes it cannot run)."""
     import onnxruntime as ort
 
@@ -50,8 +71,9 @@ def session_for(model: Any, provider: str, threads: int, opt_level: str = "all",
     if profile_prefix:
         options.enable_profiling = True
         options.profile_file_prefix = profile_prefix
-    providers = [provider] + (["CPUExecutionProvider"] if provider != "CPUExecutionProvider"
-                              else [])
+    providers = [provider] + (
+        ["CPUExecutionProvider"] if provider != "CPUExecutionProvider" else []
+    )
     return ort.InferenceSession(model, options, providers=providers)
 
 
@@ -68,9 +90,13 @@ def _one_run(session: Any, feeds: dict[str, Any], io_binding: bool) -> Callable[
     return lambda: fetch(None, feeds)
 
 
-def time_sessions(sessions: list[tuple[Any, dict[str, Any]]], warmup: int, runs: int,
-                  seconds: float | None,
-                  io_binding: bool = False) -> list[tuple[list[float], list[float]]]:
+def time_sessions(
+    sessions: list[tuple[Any, dict[str, Any]]],
+    warmup: int,
+    runs: int,
+    seconds: float | None,
+    io_binding: bool = False,
+) -> list[tuple[list[float], list[float]]]:
     """Per-run wall and process-CPU times in ms of each ``(session, feeds)``, after ``warmup``
     untimed runs each.
 
@@ -107,8 +133,10 @@ def groups_of(configs: list[dict[str, Any]]) -> list[list[int]]:
         key = (c["provider"], int(c["threads"]))
         if key not in keys:
             keys.append(key)
-    return [[k for k, c in enumerate(configs) if (c["provider"], int(c["threads"])) == key]
-            for key in keys]
+    return [
+        [k for k, c in enumerate(configs) if (c["provider"], int(c["threads"])) == key]
+        for key in keys
+    ]
 
 
 # ----- what a device has ---------------------------------------------------------------------
@@ -143,19 +171,31 @@ def check(cache: str) -> dict[str, Any]:
     cpu, flags = _cpu_info()
     os.makedirs(cache, exist_ok=True)
     info: dict[str, Any] = {
-        "runner": RUNNER_VERSION, "os": platform.platform(), "machine": platform.machine(),
-        "cpu": cpu, "cpu_flags": flags, "cores": os.cpu_count(), "memory_bytes": _memory_bytes(),
-        "python": platform.python_version(), "python_path": sys.executable,
-        "cache": cache, "free_bytes": shutil.disk_usage(cache).free,
-        "numpy": None, "onnxruntime": None, "providers": [], "missing": [],
+        "runner": RUNNER_VERSION,
+        "os": platform.platform(),
+        "machine": platform.machine(),
+        "cpu": cpu,
+        "cpu_flags": flags,
+        "cores": os.cpu_count(),
+        "memory_bytes": _memory_bytes(),
+        "python": platform.python_version(),
+        "python_path": sys.executable,
+        "cache": cache,
+        "free_bytes": shutil.disk_usage(cache).free,
+        "numpy": None,
+        "onnxruntime": None,
+        "providers": [],
+        "missing": [],
     }
     try:
         import numpy
+
         info["numpy"] = numpy.__version__
     except ImportError as exc:
         info["missing"].append(f"numpy ({exc})")
     try:
         import onnxruntime as ort
+
         info["onnxruntime"] = ort.__version__
         info["providers"] = list(ort.get_available_providers())
     except ImportError as exc:
@@ -189,31 +229,47 @@ def bench(request: dict[str, Any]) -> None:
         for k in group:
             c = configs[k]
             if c["provider"] not in available:
-                _emit("error", index=k, error=f"{c['provider']} is not in this device's "
-                      f"onnxruntime {ort.__version__} (it has {', '.join(sorted(available))}).")
+                _emit(
+                    "error",
+                    index=k,
+                    error=f"{c['provider']} is not in this device's "
+                    f"onnxruntime {ort.__version__} (it has {', '.join(sorted(available))}).",
+                )
                 continue
             _emit("stage", text=f"preparing {c['label']}", fraction=done / len(configs))
             try:
-                session = session_for(c["model"], c["provider"], int(c["threads"]),
-                                      request.get("opt_level", "all"))
+                session = session_for(
+                    c["model"], c["provider"], int(c["threads"]), request.get("opt_level", "all")
+                )
             except Exception as exc:  # one model's failure is that row's error
                 _emit("error", index=k, error=f"session failed on the device: {exc}")
                 continue
             placed = session.get_providers()
             if c["provider"] not in placed:
-                _emit("error", index=k, error=f"{c['provider']} could not be used on the "
-                      f"device; onnxruntime fell back to {', '.join(placed)}.")
+                _emit(
+                    "error",
+                    index=k,
+                    error=f"{c['provider']} could not be used on the "
+                    f"device; onnxruntime fell back to {', '.join(placed)}.",
+                )
                 continue
             ready.append((k, session, _load_feeds(c["feeds"])))
         if not ready:
             done += len(group)
             continue
-        _emit("stage", text="timing " + ", ".join(configs[k]["label"] for k, _, _ in ready),
-              fraction=done / len(configs))
+        _emit(
+            "stage",
+            text="timing " + ", ".join(configs[k]["label"] for k, _, _ in ready),
+            fraction=done / len(configs),
+        )
         try:
-            timings = time_sessions([(s, f) for _, s, f in ready], int(request["warmup"]),
-                                    int(request["runs"]), request.get("seconds"),
-                                    bool(request.get("io_binding")))
+            timings = time_sessions(
+                [(s, f) for _, s, f in ready],
+                int(request["warmup"]),
+                int(request["runs"]),
+                request.get("seconds"),
+                bool(request.get("io_binding")),
+            )
         except Exception as exc:
             for k, _, _ in ready:
                 _emit("error", index=k, error=f"the run failed on the device: {exc}")
@@ -222,8 +278,12 @@ def bench(request: dict[str, Any]) -> None:
                 # every run goes back (the statistics are computed where they are shown), in
                 # lines of bounded length: a 10 µs model timed for a minute has millions
                 for start in range(0, len(wall), SAMPLES_PER_LINE):
-                    _emit("samples", index=k, wall_ms=wall[start:start + SAMPLES_PER_LINE],
-                          cpu_ms=cpu[start:start + SAMPLES_PER_LINE])
+                    _emit(
+                        "samples",
+                        index=k,
+                        wall_ms=wall[start : start + SAMPLES_PER_LINE],
+                        cpu_ms=cpu[start : start + SAMPLES_PER_LINE],
+                    )
                 _emit("timed", index=k)
         done += len(group)
         del ready
@@ -235,8 +295,12 @@ def profile(request: dict[str, Any]) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         _emit("stage", text=f"profiling {request['runs']} runs", fraction=0.1)
-        session = session_for(request["model"], request["provider"], int(request["threads"]),
-                              profile_prefix=os.path.join(tmp, "profile"))
+        session = session_for(
+            request["model"],
+            request["provider"],
+            int(request["threads"]),
+            profile_prefix=os.path.join(tmp, "profile"),
+        )
         time_sessions([(session, _load_feeds(request["feeds"]))], 0, int(request["runs"]), None)
         trace = session.end_profiling()
         with open(trace, encoding="utf-8") as f:
@@ -246,6 +310,7 @@ def profile(request: dict[str, Any]) -> None:
 
 def _exit_when_stdin_closes() -> None:
     """Exit the moment stdin reaches its end: the link that started us is gone."""
+
     def watch() -> None:
         try:
             while sys.stdin.buffer.read(4096):

@@ -64,13 +64,21 @@ def parse_address(address: str) -> tuple[str, str, int]:
 def make_device(name: str, address: str, python: str = "python3", key: str = "") -> Device:
     """A device from what the user typed, checked."""
     if name == LOCAL or not NAME_PATTERN.match(name):
-        raise DeviceError(f"'{name}' cannot name a device: use letters, digits, '.', '_' or "
-                          f"'-' (and not '{LOCAL}', which means this machine)")
+        raise DeviceError(
+            f"'{name}' cannot name a device: use letters, digits, '.', '_' or "
+            f"'-' (and not '{LOCAL}', which means this machine)"
+        )
     user, host, port = parse_address(address)
     if key and not Path(key).expanduser().is_file():
         raise DeviceError(f"the key file '{key}' does not exist")
-    return Device(name, host, user, port, python.strip() or "python3",
-                  str(Path(key).expanduser()) if key else "")
+    return Device(
+        name,
+        host,
+        user,
+        port,
+        python.strip() or "python3",
+        str(Path(key).expanduser()) if key else "",
+    )
 
 
 def devices_file() -> Path:
@@ -94,8 +102,7 @@ def save_devices(devices: dict[str, Device]) -> None:
     """Write the device list (atomically)."""
     path = devices_file()
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, json.dumps({"devices": to_json(list(devices.values()))},
-                                      indent=2))
+    write_atomically(path, json.dumps({"devices": to_json(list(devices.values()))}, indent=2))
 
 
 def add_device(device: Device) -> None:

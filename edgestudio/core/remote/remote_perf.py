@@ -44,13 +44,19 @@ def problems_of(device: Device, info: dict[str, Any]) -> list[str]:
     """Why the device cannot run models, each with the fix (empty: it can)."""
     if not info.get("missing"):
         return []
-    return [f"{device.name}'s Python ({info.get('python_path') or device.python}, "
-            f"{info.get('python')}) lacks {', '.join(info['missing'])}. Install it on the "
-            f"device: {install_hint(device)}"]
+    return [
+        f"{device.name}'s Python ({info.get('python_path') or device.python}, "
+        f"{info.get('python')}) lacks {', '.join(info['missing'])}. Install it on the "
+        f"device: {install_hint(device)}"
+    ]
 
 
-async def _runner_request(link: DeviceLink, runner: str, request: dict[str, Any],
-                          on_event: Callable[[dict[str, Any]], None]) -> str | None:
+async def _runner_request(
+    link: DeviceLink,
+    runner: str,
+    request: dict[str, Any],
+    on_event: Callable[[dict[str, Any]], None],
+) -> str | None:
     """Run one request; None when the runner finished, else why it did not."""
     finished = False
 
@@ -65,15 +71,20 @@ async def _runner_request(link: DeviceLink, runner: str, request: dict[str, Any]
     return exit_reason(link.device, ended)
 
 
-async def _open(link: DeviceLink, reporter: Reporter,
-                fraction: float) -> tuple[str, dict[str, Any]]:
+async def _open(
+    link: DeviceLink, reporter: Reporter, fraction: float
+) -> tuple[str, dict[str, Any]]:
     """The runner's path on the device and what the device has."""
     reporter.stage(f"{link.device.name}: connecting to {link.device.address}", fraction)
     await link.find_home()
     runner = await link.install_runner()
     info: dict[str, Any] = {}
-    failure = await _runner_request(link, runner, {"op": "check", "cache": link.cache},
-                                    lambda e: info.update(e.get("info") or {}))
+    failure = await _runner_request(
+        link,
+        runner,
+        {"op": "check", "cache": link.cache},
+        lambda e: info.update(e.get("info") or {}),
+    )
     if failure:
         raise DeviceError(f"checking {link.device.name} failed: {failure}")
     return runner, info
@@ -89,8 +100,12 @@ def check_device(device: Device, reporter: Reporter) -> dict[str, Any]:
     """What ``device`` has (OS, CPU flags, memory, Python, onnxruntime, providers, free disk),
     its name and address, and ``problems``: why it cannot run models, each with the fix."""
     info = run_async(_check(device, reporter))
-    return {**info, "name": device.name, "address": device.address,
-            "problems": problems_of(device, info)}
+    return {
+        **info,
+        "name": device.name,
+        "address": device.address,
+        "problems": problems_of(device, info),
+    }
 
 
 # ----- copies ---------------------------------------------------------------------------------
@@ -113,13 +128,16 @@ def _content_hash(files: list[Path], root: Path) -> str:
     return digest.hexdigest()[:24]
 
 
-async def copy_model(link: DeviceLink, path: Path, free_bytes: int, reporter: Reporter,
-                     fraction: float) -> str:
+async def copy_model(
+    link: DeviceLink, path: Path, free_bytes: int, reporter: Reporter, fraction: float
+) -> str:
     """The model's path on the device, copied (with its external data) unless already there."""
     files = _model_files(path)
     folder = posixpath.join(link.cache, "models", _content_hash(files, path.parent))
-    targets = [(f, f.stat().st_size, posixpath.join(folder, f.relative_to(path.parent).as_posix()))
-               for f in files]
+    targets = [
+        (f, f.stat().st_size, posixpath.join(folder, f.relative_to(path.parent).as_posix()))
+        for f in files
+    ]
     remote = targets[0][2]
     absent = await link.missing([target for _, _, target in targets])
     missing = [t for t in targets if t[2] in absent]
@@ -128,14 +146,18 @@ async def copy_model(link: DeviceLink, path: Path, free_bytes: int, reporter: Re
         raise DeviceError(
             f"{link.device.name} has {human_bytes(free_bytes)} free in {link.cache}; "
             f"{path.name} needs {human_bytes(need)} (and {human_bytes(DISK_MARGIN_BYTES)} kept "
-            "free). Free some space on the device (its cache can be deleted).")
+            "free). Free some space on the device (its cache can be deleted)."
+        )
     if not missing:
         reporter.log(f"{link.device.name}: {path.name} is already on the device")
         return remote
 
     def progress(sent: int, total: int) -> None:
-        reporter.stage(f"{link.device.name}: copying {path.name} "
-                       f"({human_bytes(sent)} of {human_bytes(total)})", fraction)
+        reporter.stage(
+            f"{link.device.name}: copying {path.name} "
+            f"({human_bytes(sent)} of {human_bytes(total)})",
+            fraction,
+        )
 
     await link.upload(missing, progress)
     reporter.log(f"{link.device.name}: copied {path.name} ({human_bytes(need)})")
@@ -153,9 +175,13 @@ async def copy_feeds(link: DeviceLink, feeds: Feeds) -> str:
 
 
 # ----- bench ----------------------------------------------------------------------------------
-def bench_on_device(device: Device, recipe: Any, feeds_of: Callable[[str], Feeds | str],
-                    quantized_of: Callable[[str], list[str]],
-                    reporter: Reporter) -> tuple[list[dict[str, Any]], str | None]:
+def bench_on_device(
+    device: Device,
+    recipe: Any,
+    feeds_of: Callable[[str], Feeds | str],
+    quantized_of: Callable[[str], list[str]],
+    reporter: Reporter,
+) -> tuple[list[dict[str, Any]], str | None]:
     """Rows of ``recipe`` (a BenchRecipe) measured on ``device`` and, when the work ended
     early, why (the rows measured before are kept)."""
     configs = [(m, p, t) for m in recipe.models for p in recipe.providers for t in recipe.threads]
@@ -167,9 +193,15 @@ def bench_on_device(device: Device, recipe: Any, feeds_of: Callable[[str], Feeds
     return rows, failure
 
 
-async def _bench(device: Device, recipe: Any, configs: list[tuple[str, str, int]],
-                 rows: list[dict[str, Any]], feeds_of: Callable[[str], Feeds | str],
-                 quantized_of: Callable[[str], list[str]], reporter: Reporter) -> str | None:
+async def _bench(
+    device: Device,
+    recipe: Any,
+    configs: list[tuple[str, str, int]],
+    rows: list[dict[str, Any]],
+    feeds_of: Callable[[str], Feeds | str],
+    quantized_of: Callable[[str], list[str]],
+    reporter: Reporter,
+) -> str | None:
     try:
         async with DeviceLink(device) as link:
             runner, info = await _open(link, reporter, 0.0)
@@ -190,19 +222,31 @@ async def _bench(device: Device, recipe: Any, configs: list[tuple[str, str, int]
                             row["error"] = feeds
                     continue
                 shapes[model] = {n: list(v.shape) for n, v in feeds.items()}
-                remote[model] = (await copy_model(link, Path(model), int(info["free_bytes"]),
-                                                  reporter, 0.1),
-                                 await copy_feeds(link, feeds))
+                remote[model] = (
+                    await copy_model(link, Path(model), int(info["free_bytes"]), reporter, 0.1),
+                    await copy_feeds(link, feeds),
+                )
             todo = [k for k, (m, _, _) in enumerate(configs) if m in remote]
             if not todo:
                 return None
-            request = {"op": "bench", "warmup": recipe.warmup, "runs": recipe.runs,
-                       "seconds": recipe.seconds or None, "opt_level": recipe.opt_level,
-                       "io_binding": recipe.io_binding,
-                       "configs": [{"model": remote[configs[k][0]][0],
-                                    "feeds": remote[configs[k][0]][1],
-                                    "provider": configs[k][1], "threads": configs[k][2],
-                                    "label": _label(configs[k])} for k in todo]}
+            request = {
+                "op": "bench",
+                "warmup": recipe.warmup,
+                "runs": recipe.runs,
+                "seconds": recipe.seconds or None,
+                "opt_level": recipe.opt_level,
+                "io_binding": recipe.io_binding,
+                "configs": [
+                    {
+                        "model": remote[configs[k][0]][0],
+                        "feeds": remote[configs[k][0]][1],
+                        "provider": configs[k][1],
+                        "threads": configs[k][2],
+                        "label": _label(configs[k]),
+                    }
+                    for k in todo
+                ],
+            }
 
             samples: dict[int, tuple[list[float], list[float]]] = {}
 
@@ -222,14 +266,22 @@ async def _bench(device: Device, recipe: Any, configs: list[tuple[str, str, int]
                         wall += e["wall_ms"]
                         cpu += e["cpu_ms"]
                         return
-                    stats = latency_stats(wall, batch=recipe.batch, cpu_ms=cpu,
-                                          threads=configs[k][2])
-                    row.update({**to_json(stats), "samples_ms": wall[:MAX_SAMPLES_KEPT],
-                                "inputs": shapes[configs[k][0]],
-                                "quantized_ops": quantized_of(configs[k][0])})
-                    reporter.log(f"{device.name} · {_label(configs[k])}: median "
-                                 f"{stats.median_ms:.3f} ms, p90 {stats.p90_ms:.3f} ms"
-                                 + (" (contended device)" if stats.contended else ""))
+                    stats = latency_stats(
+                        wall, batch=recipe.batch, cpu_ms=cpu, threads=configs[k][2]
+                    )
+                    row.update(
+                        {
+                            **to_json(stats),
+                            "samples_ms": wall[:MAX_SAMPLES_KEPT],
+                            "inputs": shapes[configs[k][0]],
+                            "quantized_ops": quantized_of(configs[k][0]),
+                        }
+                    )
+                    reporter.log(
+                        f"{device.name} · {_label(configs[k])}: median "
+                        f"{stats.median_ms:.3f} ms, p90 {stats.p90_ms:.3f} ms"
+                        + (" (contended device)" if stats.contended else "")
+                    )
 
             return await _runner_request(link, runner, request, on_event)
     except DeviceError as exc:  # a lost link, a refused host key, a full disk…
@@ -242,28 +294,47 @@ def _label(config: tuple[str, str, int]) -> str:
 
 
 # ----- profile --------------------------------------------------------------------------------
-def profile_on_device(device: Device, model: Path, feeds: Feeds, provider: str, threads: int,
-                      runs: int, reporter: Reporter) -> tuple[list[dict[str, Any]], str]:
+def profile_on_device(
+    device: Device,
+    model: Path,
+    feeds: Feeds,
+    provider: str,
+    threads: int,
+    runs: int,
+    reporter: Reporter,
+) -> tuple[list[dict[str, Any]], str]:
     """The trace events of a profiled run on ``device`` and its onnxruntime version."""
     return run_async(_profile(device, model, feeds, provider, threads, runs, reporter))
 
 
-async def _profile(device: Device, model: Path, feeds: Feeds, provider: str, threads: int,
-                   runs: int, reporter: Reporter) -> tuple[list[dict[str, Any]], str]:
+async def _profile(
+    device: Device,
+    model: Path,
+    feeds: Feeds,
+    provider: str,
+    threads: int,
+    runs: int,
+    reporter: Reporter,
+) -> tuple[list[dict[str, Any]], str]:
     async with DeviceLink(device) as link:
         runner, info = await _open(link, reporter, 0.05)
         problems = problems_of(device, info)
         if problems:
             raise DeviceError(problems[0])
         if provider not in info.get("providers", []):
-            raise DeviceError(f"{provider} is not in {device.name}'s onnxruntime "
-                              f"{info.get('onnxruntime')} (it has "
-                              f"{', '.join(info.get('providers', []))}).")
-        request = {"op": "profile", "model": await copy_model(link, model,
-                                                              int(info["free_bytes"]),
-                                                              reporter, 0.1),
-                   "feeds": await copy_feeds(link, feeds), "provider": provider,
-                   "threads": threads, "runs": runs}
+            raise DeviceError(
+                f"{provider} is not in {device.name}'s onnxruntime "
+                f"{info.get('onnxruntime')} (it has "
+                f"{', '.join(info.get('providers', []))})."
+            )
+        request = {
+            "op": "profile",
+            "model": await copy_model(link, model, int(info["free_bytes"]), reporter, 0.1),
+            "feeds": await copy_feeds(link, feeds),
+            "provider": provider,
+            "threads": threads,
+            "runs": runs,
+        }
         events: list[dict[str, Any]] = []
 
         def on_event(e: dict[str, Any]) -> None:

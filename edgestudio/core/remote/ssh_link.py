@@ -49,7 +49,8 @@ class HostKeyUnknownError(DeviceError):
         super().__init__(
             f"The authenticity of {device.name} ({device.host}:{device.port}) can't be "
             f"established: its {key.get_algorithm()} host key is {self.fingerprint}. Trust it "
-            f"only if that is the device's key (`edgestudio device add` or `device check` asks).")
+            f"only if that is the device's key (`edgestudio device add` or `device check` asks)."
+        )
 
 
 class HostKeyChangedError(DeviceError):
@@ -62,7 +63,8 @@ class HostKeyChangedError(DeviceError):
             f"{device.port}): its host key is not the one in {known_hosts_file()} or "
             "~/.ssh/known_hosts. Someone could be intercepting the connection, or the device "
             "was reinstalled. Nothing was sent. If you know why the key changed, remove the old "
-            "line from known_hosts and add the device again.")
+            "line from known_hosts and add the device again."
+        )
 
 
 class RunnerProtocolError(DeviceError):
@@ -114,14 +116,19 @@ async def host_key_state(device: Device) -> tuple[str, asyncssh.SSHKey]:
     return ("trusted" if key in trusted else "changed"), key
 
 
-async def fetch_host_key(device: Device,
-                         like: list[asyncssh.SSHKey] | None = None) -> asyncssh.SSHKey:
+async def fetch_host_key(
+    device: Device, like: list[asyncssh.SSHKey] | None = None
+) -> asyncssh.SSHKey:
     """The key the device presents (no login); of the algorithms of ``like`` when given, so a
     host known by its ECDSA key is not asked for its Ed25519 one."""
     algorithms = [a.decode() for k in like or [] for a in k.sig_algorithms]
     try:
-        key = await asyncio.wait_for(asyncssh.get_server_host_key(
-            device.host, device.port, server_host_key_algs=algorithms or ()), CONNECT_TIMEOUT_S)
+        key = await asyncio.wait_for(
+            asyncssh.get_server_host_key(
+                device.host, device.port, server_host_key_algs=algorithms or ()
+            ),
+            CONNECT_TIMEOUT_S,
+        )
     except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
         raise DeviceError(_unreachable(device, exc)) from exc
     if key is None:
@@ -130,10 +137,15 @@ async def fetch_host_key(device: Device,
 
 
 def _unreachable(device: Device, exc: BaseException) -> str:
-    why = f"no answer within {CONNECT_TIMEOUT_S:.0f} s" \
-        if isinstance(exc, asyncio.TimeoutError) else (str(exc) or type(exc).__name__)
-    return (f"could not reach {device.name} at {device.host}:{device.port} ({why}). Is it on, on "
-            "this network, and running an SSH server?")
+    why = (
+        f"no answer within {CONNECT_TIMEOUT_S:.0f} s"
+        if isinstance(exc, asyncio.TimeoutError)
+        else (str(exc) or type(exc).__name__)
+    )
+    return (
+        f"could not reach {device.name} at {device.host}:{device.port} ({why}). Is it on, on "
+        "this network, and running an SSH server?"
+    )
 
 
 @dataclass(frozen=True)
@@ -163,20 +175,32 @@ class DeviceLink:
         if self.device.key:
             options["client_keys"] = [self.device.key]
         try:
-            self._conn = await asyncio.wait_for(asyncssh.connect(
-                self.device.host, self.device.port, known_hosts=(trusted, [], []),
-                keepalive_interval=KEEPALIVE_S, keepalive_count_max=KEEPALIVE_COUNT,
-                password=None, kbdint_auth=False, **options), CONNECT_TIMEOUT_S)
+            self._conn = await asyncio.wait_for(
+                asyncssh.connect(
+                    self.device.host,
+                    self.device.port,
+                    known_hosts=(trusted, [], []),
+                    keepalive_interval=KEEPALIVE_S,
+                    keepalive_count_max=KEEPALIVE_COUNT,
+                    password=None,
+                    kbdint_auth=False,
+                    **options,
+                ),
+                CONNECT_TIMEOUT_S,
+            )
         except asyncssh.HostKeyNotVerifiable as exc:
             raise HostKeyChangedError(self.device) from exc
         except asyncssh.PermissionDenied as exc:
             raise DeviceError(
                 f"{self.device.name} refused the login of {self.device.user or 'your user'}: "
                 "EdgeStudio logs in with your SSH agent or keys only (no passwords). Install "
-                f"your key on the device once: ssh-copy-id {self.device.address[6:]}") from exc
+                f"your key on the device once: ssh-copy-id {self.device.address[6:]}"
+            ) from exc
         except asyncssh.KeyImportError as exc:
-            raise DeviceError(f"the key {self.device.key} could not be read ({exc}); if it has "
-                              "a passphrase, add it to your SSH agent: ssh-add KEY") from exc
+            raise DeviceError(
+                f"the key {self.device.key} could not be read ({exc}); if it has "
+                "a passphrase, add it to your SSH agent: ssh-add KEY"
+            ) from exc
         except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
             raise DeviceError(_unreachable(self.device, exc)) from exc
         return self
@@ -209,7 +233,8 @@ class DeviceLink:
                 f"{self.device.name} has no Python at '{self.device.python}' ({err or 'exit '}"
                 f"{'' if err else result.exit_status}). Install it (on Debian/Raspberry Pi OS: "
                 "sudo apt install python3 python3-venv), or give its path with `edgestudio "
-                "device add … --python PATH`.")
+                "device add … --python PATH`."
+            )
         self.home = str(result.stdout).strip()
 
     async def _run(self, command: str) -> asyncssh.SSHCompletedProcess:
@@ -227,8 +252,9 @@ class DeviceLink:
         await self.upload_bytes(source, target)
         return target
 
-    async def start(self, runner: str, request: dict[str, Any],
-                    on_event: Callable[[dict[str, Any]], None]) -> RunnerExit:
+    async def start(
+        self, runner: str, request: dict[str, Any], on_event: Callable[[dict[str, Any]], None]
+    ) -> RunnerExit:
         """Run ``runner`` with ``request``, passing every event it prints to ``on_event``.
 
         Raises :class:`LinkLostError` when the connection drops before the runner ends.
@@ -256,7 +282,8 @@ class DeviceLink:
                     except ValueError as exc:  # never a crash of the job: say what came
                         raise RunnerProtocolError(
                             f"the runner on {self.device.name} sent a line that is not JSON "
-                            f"({exc}): {line[:200]!r}") from exc
+                            f"({exc}): {line[:200]!r}"
+                        ) from exc
                     on_event(event)
             await errors
             await process.wait_closed()
@@ -265,8 +292,9 @@ class DeviceLink:
         finally:
             errors.cancel()
         if process.exit_status is None and process.exit_signal is None:
-            raise LinkLostError(f"the connection to {self.device.name} was lost while the "
-                                "runner ran")
+            raise LinkLostError(
+                f"the connection to {self.device.name} was lost while the runner ran"
+            )
         sig = process.exit_signal[0] if process.exit_signal else None
         return RunnerExit(process.exit_status, sig, "".join(stderr)[-2000:])
 
@@ -280,8 +308,9 @@ class DeviceLink:
         """Write ``data`` to ``target`` unless it is there (through a temporary name)."""
         await self.upload([(io.BytesIO(data), len(data), target)], None)
 
-    async def upload(self, files: list[tuple[Any, int, str]],
-                     progress: Callable[[int, int], None] | None) -> None:
+    async def upload(
+        self, files: list[tuple[Any, int, str]], progress: Callable[[int, int], None] | None
+    ) -> None:
         """Copy each ``(local path or binary file, size, target)`` not yet on the device.
 
         Each goes to ``target.part`` and is renamed when complete, so a copy cut short (lost
@@ -298,8 +327,11 @@ class DeviceLink:
                     await sftp.makedirs(posixpath.dirname(target), exist_ok=True)
                     part = f"{target}.part"
                     with contextlib.ExitStack() as stack:
-                        reader = (stack.enter_context(open(source, "rb"))
-                                  if isinstance(source, (str, Path)) else source)
+                        reader = (
+                            stack.enter_context(open(source, "rb"))
+                            if isinstance(source, (str, Path))
+                            else source
+                        )
                         async with sftp.open(part, "wb") as out:
                             while block := reader.read(1 << 20):
                                 await out.write(block)
@@ -313,18 +345,22 @@ class DeviceLink:
         except asyncssh.SFTPError as exc:
             raise DeviceError(
                 f"copying to {self.device.name} failed: {exc.reason or exc}. Is the device's "
-                f"disk full? (its cache is {self.cache})") from exc
+                f"disk full? (its cache is {self.cache})"
+            ) from exc
         except (OSError, asyncssh.Error) as exc:
-            raise LinkLostError(f"the connection to {self.device.name} was lost while copying "
-                           f"({exc})") from exc
+            raise LinkLostError(
+                f"the connection to {self.device.name} was lost while copying ({exc})"
+            ) from exc
 
 
 def exit_reason(device: Device, ended: RunnerExit) -> str:
     """Why the runner stopped early, in words."""
     if ended.signal:
         name = ended.signal if ended.signal.startswith("SIG") else f"SIG{ended.signal}"
-        return (f"the runner crashed on {device.name} ({name}): most likely its onnxruntime "
-                "failed inside native code" + _tail(ended.stderr))
+        return (
+            f"the runner crashed on {device.name} ({name}): most likely its onnxruntime "
+            "failed inside native code" + _tail(ended.stderr)
+        )
     if ended.status is not None and ended.status > 128:  # shells report a signal as 128 + n
         try:
             name = signal.Signals(ended.status - 128).name

@@ -33,9 +33,15 @@ def _nice_top(value: float) -> float:
     return 10.0 * step
 
 
-def bar_chart(labels: Sequence[str], values: Sequence[float], colours: Sequence[str],
-              title: str, y_label: str, x_label: str,
-              thresholds: Sequence[tuple[float, str]] = ()) -> str:
+def bar_chart(
+    labels: Sequence[str],
+    values: Sequence[float],
+    colours: Sequence[str],
+    title: str,
+    y_label: str,
+    x_label: str,
+    thresholds: Sequence[tuple[float, str]] = (),
+) -> str:
     """An SVG bar chart; labels are abbreviated under the bars and complete in tooltips."""
     e = html.escape
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
@@ -46,39 +52,52 @@ def bar_chart(labels: Sequence[str], values: Sequence[float], colours: Sequence[
     def y(v: float) -> float:
         return TOP + plot_h * (1 - (v - low) / span)
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
-             f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="11">',
-             f'<text x="{WIDTH / 2}" y="16" text-anchor="middle" font-size="13" '
-             f'font-weight="bold">{e(title)}</text>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
+        f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="11">',
+        f'<text x="{WIDTH / 2}" y="16" text-anchor="middle" font-size="13" '
+        f'font-weight="bold">{e(title)}</text>',
+    ]
     for k in range(6):  # horizontal grid with values
         v = low + span * k / 5
-        parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
-                     f'stroke="#e0e0e0"/><text x="{LEFT - 6}" y="{y(v) + 4:.1f}" '
-                     f'text-anchor="end">{v:.3g}</text>')
+        parts.append(
+            f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
+            f'stroke="#e0e0e0"/><text x="{LEFT - 6}" y="{y(v) + 4:.1f}" '
+            f'text-anchor="end">{v:.3g}</text>'
+        )
     for value, colour in thresholds:
-        parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(value):.1f}" '
-                     f'y2="{y(value):.1f}" stroke="{colour}" stroke-dasharray="5,4"/>')
+        parts.append(
+            f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(value):.1f}" '
+            f'y2="{y(value):.1f}" stroke="{colour}" stroke-dasharray="5,4"/>'
+        )
     n = max(len(values), 1)
     slot = plot_w / n
     for i, (label, value, colour) in enumerate(zip(labels, values, colours, strict=True)):
         x = LEFT + i * slot
         top, bottom = sorted((y(value), y(0.0)))
-        parts.append(f'<rect x="{x + slot * 0.1:.1f}" y="{top:.1f}" width="{slot * 0.8:.1f}" '
-                     f'height="{max(bottom - top, 0.5):.1f}" fill="{colour}">'
-                     f'<title>{e(label)}: {value:.4g}</title></rect>')
+        parts.append(
+            f'<rect x="{x + slot * 0.1:.1f}" y="{top:.1f}" width="{slot * 0.8:.1f}" '
+            f'height="{max(bottom - top, 0.5):.1f}" fill="{colour}">'
+            f"<title>{e(label)}: {value:.4g}</title></rect>"
+        )
         if n <= 30:  # readable labels, rotated so that neighbours never overlap
             short = label if len(label) <= 16 else label[:7] + "…" + label[-8:]
             cx, cy = x + slot / 2, TOP + plot_h + 10
-            parts.append(f'<text x="{cx:.1f}" y="{cy:.1f}" text-anchor="end" '
-                         f'transform="rotate(-40 {cx:.1f} {cy:.1f})">{e(short)}'
-                         f'<title>{e(label)}</title></text>')
-    parts += [f'<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{TOP + plot_h}" stroke="#555"/>',
-              f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(0.0):.1f}" y2="{y(0.0):.1f}" '
-              'stroke="#555"/>',
-              f'<text transform="rotate(-90)" x="{-(TOP + plot_h / 2):.1f}" y="14" '
-              f'text-anchor="middle">{e(y_label)}</text>',
-              f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 4}" text-anchor="middle">'
-              f'{e(x_label)}</text>', "</svg>"]
+            parts.append(
+                f'<text x="{cx:.1f}" y="{cy:.1f}" text-anchor="end" '
+                f'transform="rotate(-40 {cx:.1f} {cy:.1f})">{e(short)}'
+                f"<title>{e(label)}</title></text>"
+            )
+    parts += [
+        f'<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{TOP + plot_h}" stroke="#555"/>',
+        f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(0.0):.1f}" y2="{y(0.0):.1f}" '
+        'stroke="#555"/>',
+        f'<text transform="rotate(-90)" x="{-(TOP + plot_h / 2):.1f}" y="14" '
+        f'text-anchor="middle">{e(y_label)}</text>',
+        f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 4}" text-anchor="middle">'
+        f"{e(x_label)}</text>",
+        "</svg>",
+    ]
     return "".join(parts)
 
 
@@ -92,10 +111,15 @@ def sqnr_chart(layers: list[LayerError], representative: bool = True) -> str | N
     bands = sqnr_bands(representative)
     more = f" ({len(shown)} worst of {len(values)})" if len(values) > len(shown) else ""
     check = "" if representative else " — pipeline check on synthetic data, no verdict"
-    return bar_chart([node for _, node in shown], [v for v, _ in shown],
-                     [band_of(v, bands)[2] for v, _ in shown],
-                     f"Per-layer SQNR, worst first{more}{check}", "SQNR (dB), higher is better",
-                     "layer (node)", [(bound, colour) for bound, _, colour in bands[:2]])
+    return bar_chart(
+        [node for _, node in shown],
+        [v for v, _ in shown],
+        [band_of(v, bands)[2] for v, _ in shown],
+        f"Per-layer SQNR, worst first{more}{check}",
+        "SQNR (dB), higher is better",
+        "layer (node)",
+        [(bound, colour) for bound, _, colour in bands[:2]],
+    )
 
 
 def latency_chart(rows: list[LatencyRow]) -> str | None:
@@ -104,8 +128,15 @@ def latency_chart(rows: list[LatencyRow]) -> str | None:
     if not ok:
         return None
     remote = any(r.device for r in ok)  # then every label says where
-    labels = [f"{Path(r.model).stem}{f' @{r.where}' if remote else ''} {short_name(r.ep)}"
-              f"×{r.threads}" for r in ok]
-    return bar_chart(labels, [r.median_ms or 0.0 for r in ok], [provider_colour(r.ep) for r in ok],
-                     "Median latency per model, provider and threads", "median latency (ms)",
-                     "model, provider × threads")
+    labels = [
+        f"{Path(r.model).stem}{f' @{r.where}' if remote else ''} {short_name(r.ep)}×{r.threads}"
+        for r in ok
+    ]
+    return bar_chart(
+        labels,
+        [r.median_ms or 0.0 for r in ok],
+        [provider_colour(r.ep) for r in ok],
+        "Median latency per model, provider and threads",
+        "median latency (ms)",
+        "model, provider × threads",
+    )

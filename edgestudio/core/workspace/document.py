@@ -47,7 +47,6 @@ class Overlay:
     run: int | None = None
 
 
-
 @dataclass
 class JobRecord:
     """A finished job run on the document's model, as the report lists it."""
@@ -58,7 +57,6 @@ class JobRecord:
     output: str | None = None
     error: str | None = None
     check: dict[str, Any] | None = None
-
 
 
 # Fields whose every assignment is news (a new benchmark, a re-found specification, a chosen
@@ -76,7 +74,8 @@ class ModelDocument:
     """
 
     events: ClassVar[SignalGroupDescriptor] = SignalGroupDescriptor(
-        equality_operators=dict.fromkeys(ALWAYS_ANNOUNCED, operator.is_))
+        equality_operators=dict.fromkeys(ALWAYS_ANNOUNCED, operator.is_)
+    )
 
     input_spec_failed: ClassVar[Signal] = Signal(str)  # why no inputs were found that it runs on
     run_added: ClassVar[Signal] = Signal(object)  # QuantRun
@@ -128,6 +127,7 @@ class ModelDocument:
     def exclude(self, nodes: set[str] | frozenset[str]) -> None:
         """Keep exactly ``nodes`` in float in the next quantization."""
         self.excluded = frozenset(nodes)
+
     def new_run(self, run: QuantRun) -> QuantRun:
         """Add a quantization run (numbered after the existing ones); from then on every change
         to one of its fields is announced as ``run_changed``."""
@@ -171,8 +171,20 @@ class ModelDocument:
     def restore(self, saved: ModelDocument) -> None:
         """Take over everything ``saved`` (a workspace's document) holds, then say so once."""
         with self.events.blocked():  # one announcement for the lot: restored
-            for name in ("inputs", "input_spec", "excluded", "runs", "latency", "profile",
-                         "overlay", "jobs", "extra_models", "tunes", "sensitivity", "cost"):
+            for name in (
+                "inputs",
+                "input_spec",
+                "excluded",
+                "runs",
+                "latency",
+                "profile",
+                "overlay",
+                "jobs",
+                "extra_models",
+                "tunes",
+                "sensitivity",
+                "cost",
+            ):
                 setattr(self, name, getattr(saved, name))
         for run in self.runs:
             self._follow(run)
@@ -201,13 +213,19 @@ class ModelDocument:
         if kind is OverlayKind.PROVIDER and self.profile:
             return "Execution provider", dict(self.profile.placement)
         if kind is OverlayKind.MACS and self.cost:
-            return (f"MACs (millions) at {self.cost.inputs_text()}",
-                    {n.node: n.macs / 1e6 for n in self.cost.nodes if n.macs})
+            return (
+                f"MACs (millions) at {self.cost.inputs_text()}",
+                {n.node: n.macs / 1e6 for n in self.cost.nodes if n.macs},
+            )
         if kind is OverlayKind.MEMORY and self.cost:
-            return (f"output memory (KiB) at {self.cost.inputs_text()}",
-                    {n.node: n.output_bytes / 1024 for n in self.cost.nodes if n.output_bytes})
+            return (
+                f"output memory (KiB) at {self.cost.inputs_text()}",
+                {n.node: n.output_bytes / 1024 for n in self.cost.nodes if n.output_bytes},
+            )
         if kind is OverlayKind.SENSITIVITY and self.sensitivity:
             s = self.sensitivity
-            return (f"{s.metric} given back, each layer alone in {s.way}",
-                    {r.node: r.gain for r in s.layers if r.gain is not None})
+            return (
+                f"{s.metric} given back, each layer alone in {s.way}",
+                {r.node: r.gain for r in s.layers if r.gain is not None},
+            )
         return None

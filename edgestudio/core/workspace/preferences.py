@@ -31,7 +31,6 @@ class Preferences:
         path = Path(model)
         return self.output_pattern.format(folder=str(path.parent), stem=path.stem, suffix=suffix)
 
-
     @classmethod
     def from_settings(cls, data: dict[str, Any]) -> Preferences:
         """Read settings stored by the window (QSettings may hand back strings, a list as "a,b"):

@@ -48,11 +48,15 @@ class Workspace:
     def warning(self) -> str | None:
         """What the user should know before trusting the restored results, if anything."""
         if not self.model_found:
-            return (f"The model {self.document.path} is not there any more: the results are "
-                    "shown as they were saved, but no new job can run on it.")
+            return (
+                f"The model {self.document.path} is not there any more: the results are "
+                "shown as they were saved, but no new job can run on it."
+            )
         if self.model_changed:
-            return (f"{self.document.path.name} changed on disk since this workspace was "
-                    "saved: the results describe the earlier file. Run them again to update.")
+            return (
+                f"{self.document.path.name} changed on disk since this workspace was "
+                "saved: the results describe the earlier file. Run them again to update."
+            )
         return None
 
 
@@ -61,14 +65,20 @@ def default_path(model: Path) -> Path:
     return model.with_name(model.stem + SUFFIX)
 
 
-def as_json(document: ModelDocument, model_hash: str,
-            stamp: tuple[int, int] | None = None) -> dict[str, Any]:
+def as_json(
+    document: ModelDocument, model_hash: str, stamp: tuple[int, int] | None = None
+) -> dict[str, Any]:
     """The document as plain JSON (see :func:`save`)."""
     size, mtime_ns = stamp or (None, None)
     return {
-        "format": FORMAT, "version": VERSION,
-        "model": {"path": str(document.path), "sha256": model_hash, "size": size,
-                  "mtime_ns": mtime_ns},
+        "format": FORMAT,
+        "version": VERSION,
+        "model": {
+            "path": str(document.path),
+            "sha256": model_hash,
+            "size": size,
+            "mtime_ns": mtime_ns,
+        },
         "summary": document.summary,
         "inputs": to_json(document.inputs),
         "input_spec": to_json(document.input_spec),
@@ -97,8 +107,9 @@ def save(document: ModelDocument, path: str | Path) -> Path:
     model_hash, stamp = document.model_hash, document.file_stamp
     if not model_hash and document.path.is_file():
         model_hash, stamp = file_hash(document.path), _stamp(document.path)
-    write_atomically(target, json.dumps(as_json(document, model_hash, stamp), indent=1,
-                                        default=str))
+    write_atomically(
+        target, json.dumps(as_json(document, model_hash, stamp), indent=1, default=str)
+    )
     remember(document.path, target)
     return target
 
@@ -121,8 +132,10 @@ def load(path: str | Path) -> Workspace:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise WorkspaceError(f"{source.name} is not an EdgeStudio workspace.")
     if data.get("version") != VERSION:
-        raise WorkspaceError(f"{source.name} is a workspace of version {data.get('version')}; "
-                             f"this EdgeStudio reads version {VERSION}.")
+        raise WorkspaceError(
+            f"{source.name} is a workspace of version {data.get('version')}; "
+            f"this EdgeStudio reads version {VERSION}."
+        )
     try:
         return _document_of(data, source)
     except (KeyError, TypeError, ValueError) as exc:
@@ -137,10 +150,17 @@ def _document_of(data: dict[str, Any], source: Path) -> Workspace:
     found = model.is_file()
     # Same size and modification time: the same file, without reading it; else the hash says.
     saved_stamp = (data["model"].get("size"), data["model"].get("mtime_ns"))
-    changed = (found and bool(saved_hash) and _stamp(model) != tuple(saved_stamp)
-               and file_hash(model) != saved_hash)
-    document = ModelDocument(model, summary=dict(data.get("summary") or {}),
-                             inputs=from_json(InputOverrides, data.get("inputs") or {}))
+    changed = (
+        found
+        and bool(saved_hash)
+        and _stamp(model) != tuple(saved_stamp)
+        and file_hash(model) != saved_hash
+    )
+    document = ModelDocument(
+        model,
+        summary=dict(data.get("summary") or {}),
+        inputs=from_json(InputOverrides, data.get("inputs") or {}),
+    )
     document.input_spec = from_json(InputSpecification, data.get("input_spec"))
     document.excluded = frozenset(data.get("excluded", ()))
     document.runs = from_json(list[QuantRun], data.get("runs", []))

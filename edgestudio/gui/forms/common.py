@@ -28,8 +28,9 @@ class PathPicker(QWidget):
 
     changed = Signal(str)
 
-    def __init__(self, default: str, file_filter: str, save: bool = True,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, default: str, file_filter: str, save: bool = True, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.edit = QLineEdit(default)
         self.edit.textChanged.connect(self.changed)
@@ -126,7 +127,9 @@ def confirm_overwrite(parent: QWidget, path: str) -> bool:
     if not Path(path).exists():
         return True
     answer = QMessageBox.question(
-        parent, "Replace file?", f"{path} already exists. Replace it when the job succeeds?",
+        parent,
+        "Replace file?",
+        f"{path} already exists. Replace it when the job succeeds?",
         QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
         QMessageBox.StandardButton.No,
     )

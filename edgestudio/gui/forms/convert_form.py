@@ -47,8 +47,9 @@ def default_output(path: Path, suffix: str) -> str:
 class ConvertDialog(JobDialog):
     """Edits a :class:`ConvertRecipe` for one open model."""
 
-    def __init__(self, model: onnx.ModelProto, summary: ModelSummary,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, model: onnx.ModelProto, summary: ModelSummary, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Convert {Path(summary.path).name}")
         self.setObjectName("convert_dialog")
@@ -67,15 +68,20 @@ class ConvertDialog(JobDialog):
         self.opset_box.setChecked(False)
         self.opset = QSpinBox()
         self.opset.setRange(1, summary.max_onnx_opset)
-        self.opset.setValue(min(summary.max_runtime_opset or summary.max_onnx_opset,
-                                summary.max_onnx_opset) if current is None else current)
+        self.opset.setValue(
+            min(summary.max_runtime_opset or summary.max_onnx_opset, summary.max_onnx_opset)
+            if current is None
+            else current
+        )
         opset_form = QFormLayout(self.opset_box)
         opset_form.addRow("Target opset:", self.opset)
 
         dims_box = QGroupBox("Input and output dims")
         self.dims_table = self._dims_table()
-        hint = QLabel("Type a name (e.g. <i>batch</i>) to make a dim dynamic, a number to fix it; "
-                      "leave blank to keep it.")
+        hint = QLabel(
+            "Type a name (e.g. <i>batch</i>) to make a dim dynamic, a number to fix it; "
+            "leave blank to keep it."
+        )
         hint.setWordWrap(True)
         dims_layout = QVBoxLayout(dims_box)
         dims_layout.addWidget(hint)
@@ -85,13 +91,13 @@ class ConvertDialog(JobDialog):
         self.findings.setObjectName("findings")
         self.findings.setWordWrap(True)
         self.findings.setTextFormat(Qt.TextFormat.RichText)
-        self.output = PathPicker(default_output(self.source, "converted"),
-                                 "ONNX models (*.onnx)")
+        self.output = PathPicker(default_output(self.source, "converted"), "ONNX models (*.onnx)")
         self.tolerance = ToleranceFields()
         self.command = command_preview()
         # Declared once on ConvertRecipe: the form's check box and the CLI flag agree.
-        field_, declared = next((f, o) for f, o in declared_options(ConvertRecipe)
-                                if f.name == "fix_output_shapes")
+        field_, declared = next(
+            (f, o) for f, o in declared_options(ConvertRecipe) if f.name == "fix_output_shapes"
+        )
         self.fix_output_shapes = typing.cast(QCheckBox, option_widget(field_, declared, False))
         self.fix_output_shapes.setObjectName("fix_output_shapes")
         self.fix_output_shapes.setToolTip(declared.help)
@@ -126,8 +132,11 @@ class ConvertDialog(JobDialog):
 
     def _dims_table(self) -> QTableWidget:
         input_names = {v.name for v in self.model.graph.input}
-        rows = [(name, axis, dim) for name, dims in io_dims(self.model).items()
-                for axis, dim in enumerate(dims)]
+        rows = [
+            (name, axis, dim)
+            for name, dims in io_dims(self.model).items()
+            for axis, dim in enumerate(dims)
+        ]
         table = QTableWidget(len(rows), 5)
         table.setObjectName("dims_table")
         table.setHorizontalHeaderLabels(["Tensor", "Kind", "Axis", "Current", "New"])
@@ -176,9 +185,12 @@ class ConvertDialog(JobDialog):
     def recipe(self) -> ConvertRecipe:
         """The recipe as the form stands."""
         return ConvertRecipe(
-            model=str(self.source), output=self.output.path(), overwrite=self._overwrite,
+            model=str(self.source),
+            output=self.output.path(),
+            overwrite=self._overwrite,
             opset=self.opset.value() if self.opset_box.isChecked() else None,
-            dims=tuple(self.dim_changes()), tolerance=self.tolerance.tolerance(),
+            dims=tuple(self.dim_changes()),
+            tolerance=self.tolerance.tolerance(),
             fix_output_shapes=self.fix_output_shapes.isChecked(),
         )
 
@@ -188,8 +200,10 @@ class ConvertDialog(JobDialog):
         warnings: list[str] = []
         recipe = self.recipe()
         if recipe.opset is None and not recipe.dims and not recipe.fix_output_shapes:
-            blockers.append("Nothing to do: tick Change opset, type a new dim or fix the output "
-                            "shape declarations.")
+            blockers.append(
+                "Nothing to do: tick Change opset, type a new dim or fix the output "
+                "shape declarations."
+            )
         if recipe.opset is not None:
             plan = plan_opset_conversion(self.model, recipe.opset, self.summary.max_runtime_opset)
             blockers += plan.blockers

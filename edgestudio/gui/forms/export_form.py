@@ -60,11 +60,12 @@ class ExportDialog(JobDialog):
         notice.setObjectName("export_notice")
         notice.setWordWrap(True)
         notice.setTextFormat(Qt.TextFormat.RichText)
-        notice.setStyleSheet("background: #fff4e5; border: 1px solid #f0c36d; border-radius: 4px;"
-                             " padding: 6px; color: #5f4100;")
+        notice.setStyleSheet(
+            "background: #fff4e5; border: 1px solid #f0c36d; border-radius: 4px;"
+            " padding: 6px; color: #5f4100;"
+        )
 
-        self.source = PathPicker(start_dir, "PyTorch files (*.pt2 *.pt);;All files (*)",
-                                 save=False)
+        self.source = PathPicker(start_dir, "PyTorch files (*.pt2 *.pt);;All files (*)", save=False)
         self.inputs = QTableWidget(1, 3)
         self.inputs.setObjectName("inputs_table")
         self.inputs.setHorizontalHeaderLabels(["Input name", "Example shape", "dtype"])
@@ -84,9 +85,10 @@ class ExportDialog(JobDialog):
         # without form code
         first = {"output_names": ("output",)}  # a name to start from
         defaults = ExportRecipe()
-        self.options = {f.name: (f, opt, option_widget(f, opt, first.get(
-                            f.name, getattr(defaults, f.name))))
-                        for f, opt in declared_options(ExportRecipe)}
+        self.options = {
+            f.name: (f, opt, option_widget(f, opt, first.get(f.name, getattr(defaults, f.name))))
+            for f, opt in declared_options(ExportRecipe)
+        }
         self.dynamic = QLineEdit("input:0=batch")
         self.dynamic.setPlaceholderText("NAME:AXIS=SYMBOL, … e.g. input:0=batch")
         self.output = PathPicker("", "ONNX models (*.onnx)")
@@ -118,8 +120,13 @@ class ExportDialog(JobDialog):
         layout.addWidget(self.buttons)
         self.resize(720, 640)
 
-        for signal in (self.source.changed, self.output.changed, self.dynamic.textChanged,
-                       self.tolerance.atol.textChanged, self.tolerance.rtol.textChanged):
+        for signal in (
+            self.source.changed,
+            self.output.changed,
+            self.dynamic.textChanged,
+            self.tolerance.atol.textChanged,
+            self.tolerance.rtol.textChanged,
+        ):
             signal.connect(self.refresh)
         for _, _, widget in self.options.values():
             on_change(widget, self.refresh)
@@ -195,8 +202,11 @@ class ExportDialog(JobDialog):
             except ValueError as exc:
                 problems.append(f"Dynamic axes: {exc}")
         names = {i.name for i in inputs}
-        problems += [f"Dynamic axis names '{d.tensor}', which is not an input."
-                     for d in dynamic if d.tensor not in names]
+        problems += [
+            f"Dynamic axis names '{d.tensor}', which is not an input."
+            for d in dynamic
+            if d.tensor not in names
+        ]
         if not self.source.path():
             problems.append("Choose a .pt2 or .pt file.")
         elif not Path(self.source.path()).is_file():
@@ -206,11 +216,15 @@ class ExportDialog(JobDialog):
         if not self._enabled:
             problems.append("PyTorch is not installed.")
         recipe = ExportRecipe(
-            model=self.source.path(), output=self.output.path(), overwrite=self._overwrite,
-            inputs=tuple(inputs), dynamic=tuple(dynamic), tolerance=self.tolerance.tolerance(),
-            **{name: widget_value(f, widget) for name, (f, _, widget) in self.options.items()})
+            model=self.source.path(),
+            output=self.output.path(),
+            overwrite=self._overwrite,
+            inputs=tuple(inputs),
+            dynamic=tuple(dynamic),
+            tolerance=self.tolerance.tolerance(),
+            **{name: widget_value(f, widget) for name, (f, _, widget) in self.options.items()},
+        )
         return recipe, problems
-
 
     def recipe(self) -> ExportRecipe:
         """The recipe as the form stands."""

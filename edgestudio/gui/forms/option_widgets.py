@@ -32,14 +32,18 @@ def option_widget(field: dataclasses.Field[Any], opt: Option, value: Any) -> QWi
         widget.setCurrentText(str(value))
     elif isinstance(default, int):
         widget = QSpinBox()
-        widget.setRange(int(opt.minimum) if opt.minimum is not None else 0,
-                        int(opt.maximum) if opt.maximum is not None else 1_000_000)
+        widget.setRange(
+            int(opt.minimum) if opt.minimum is not None else 0,
+            int(opt.maximum) if opt.maximum is not None else 1_000_000,
+        )
         widget.setValue(int(value))
     elif isinstance(default, float):
         widget = QDoubleSpinBox()
         widget.setDecimals(4)
-        widget.setRange(opt.minimum if opt.minimum is not None else -1e9,
-                        opt.maximum if opt.maximum is not None else 1e9)
+        widget.setRange(
+            opt.minimum if opt.minimum is not None else -1e9,
+            opt.maximum if opt.maximum is not None else 1e9,
+        )
         widget.setValue(float(value))
     elif isinstance(default, tuple):
         widget = QLineEdit(", ".join(str(v) for v in value))

@@ -34,9 +34,12 @@ from edgestudio.core.quant.quant_recipes import (
 from edgestudio.gui.forms.common import JobDialog, PathPicker, command_preview
 from edgestudio.gui.forms.option_widgets import on_change, option_widget, widget_value
 
-BOX_TITLES = {"types": "Types", "calibration": "Calibration", "float16": "float16",
-              "4-bit": "4-bit"}  # the boxes options are declared in, in the form's order
-
+BOX_TITLES = {
+    "types": "Types",
+    "calibration": "Calibration",
+    "float16": "float16",
+    "4-bit": "4-bit",
+}  # the boxes options are declared in, in the form's order
 
 
 def _data_kind(text: str) -> str | None:
@@ -48,11 +51,18 @@ def _data_kind(text: str) -> str | None:
     except (OSError, ValueError):
         return None
 
+
 class QuantizeDialog(JobDialog):
     """Edits a :class:`QuantRecipe`; ``analyze_data()`` says what to evaluate on afterwards."""
 
-    def __init__(self, model: onnx.ModelProto, model_path: Path, excluded: list[str],
-                 parent: QWidget | None = None, base: QuantRecipe | None = None) -> None:
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        model_path: Path,
+        excluded: list[str],
+        parent: QWidget | None = None,
+        base: QuantRecipe | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Quantize {model_path.name}")
         self.setObjectName("quantize_dialog")
@@ -71,8 +81,7 @@ class QuantizeDialog(JobDialog):
         form = general = QFormLayout()
         form.addRow("Mode:", self.mode)
         self.options: dict[str, QWidget] = {}
-        self._declared = [(f, opt) for f, opt in declared_options(QuantRecipe)
-                          if f.name != "mode"]
+        self._declared = [(f, opt) for f, opt in declared_options(QuantRecipe) if f.name != "mode"]
         for f, opt in self._declared:
             value = getattr(base, f.name)
             if f.name == "exclude":
@@ -104,8 +113,10 @@ class QuantizeDialog(JobDialog):
         # --sample-rate, --tokenizer): a row for each, shown when the kind of the data in use
         # (calibration, evaluation) needs it. A box of its own: a dynamic quantization has no
         # calibration box, and its analysis may still read images.
-        self.data_options = {f.name: (f, opt, option_widget(f, opt, getattr(source, f.name)))
-                             for f, opt in declared_options(DataSource)}
+        self.data_options = {
+            f.name: (f, opt, option_widget(f, opt, getattr(source, f.name)))
+            for f, opt in declared_options(DataSource)
+        }
         calib.addRow("Data:", self.calib_path)
         calib.addRow("Samples:", self.samples)
         self.prep_box = QGroupBox("Data preparation")
@@ -116,22 +127,27 @@ class QuantizeDialog(JobDialog):
 
         self.analyze = QCheckBox("Analyze the result afterwards on:")
         self.analyze.setChecked(True)
-        self.eval_path = PathPicker(self._guess_data("eval") or default_calib,
-                                    "Data (*.npz);;All files (*)", save=False)
+        self.eval_path = PathPicker(
+            self._guess_data("eval") or default_calib, "Data (*.npz);;All files (*)", save=False
+        )
         # The task metric the analysis judges by, declared once on AnalyzeRecipe.
-        metric_field, metric_option = next((f, o) for f, o in declared_options(AnalyzeRecipe)
-                                           if f.name == "metric")
+        metric_field, metric_option = next(
+            (f, o) for f, o in declared_options(AnalyzeRecipe) if f.name == "metric"
+        )
         self._metric_field = metric_field
         self.metric_box = option_widget(metric_field, metric_option, "auto")
         self.metric_box.setObjectName("metric")
-        self.metric_box.setToolTip("auto: detected from the outputs and the graph (classification, "
-                               "CTC text, tokens, embeddings, detection, signal); the analysis "
-                               "says which and why")
+        self.metric_box.setToolTip(
+            "auto: detected from the outputs and the graph (classification, "
+            "CTC text, tokens, embeddings, detection, signal); the analysis "
+            "says which and why"
+        )
         self.eval_note = QLabel()
         self.eval_note.setObjectName("eval_note")
         self.eval_note.setWordWrap(True)
-        self.output = PathPicker(str(model_path.with_name(f"{model_path.stem}_{base.mode}.onnx")),
-                                 "ONNX models (*.onnx)")
+        self.output = PathPicker(
+            str(model_path.with_name(f"{model_path.stem}_{base.mode}.onnx")), "ONNX models (*.onnx)"
+        )
         self.messages = QLabel()
         self.messages.setObjectName("rules")
         self.messages.setWordWrap(True)
@@ -206,16 +222,18 @@ class QuantizeDialog(JobDialog):
 
     def _suggest_output(self) -> None:
         mode = str(self.mode.currentData())
-        self.output.edit.setText(str(self.model_path.with_name(
-            f"{self.model_path.stem}_{mode}.onnx")))
+        self.output.edit.setText(
+            str(self.model_path.with_name(f"{self.model_path.stem}_{mode}.onnx"))
+        )
 
     def data_source(self, text: str) -> DataSource | None:
         """The DataSource for a path typed in one of the data fields (None when empty)."""
         text = text.strip()
         if not text:
             return None
-        preparation = {name: widget_value(f, widget)
-                       for name, (f, _, widget) in self.data_options.items()}
+        preparation = {
+            name: widget_value(f, widget) for name, (f, _, widget) in self.data_options.items()
+        }
         return parse_data_source(text, self.samples.value(), **preparation)
 
     def data_widget(self, name: str) -> QWidget:
@@ -225,9 +243,14 @@ class QuantizeDialog(JobDialog):
     def _show_data_options(self) -> None:
         """Show the preparation rows the kinds of the data in use need: the calibration data's
         (when the mode calibrates) and the evaluation data's (when the result is analysed)."""
-        in_use = [path for path, used in (
-            (self.calib_path.path(), QUANT_MODES[str(self.mode.currentData())].calibrated),
-            (self.eval_path.path(), self.analyze.isChecked())) if used]
+        in_use = [
+            path
+            for path, used in (
+                (self.calib_path.path(), QUANT_MODES[str(self.mode.currentData())].calibrated),
+                (self.eval_path.path(), self.analyze.isChecked()),
+            )
+            if used
+        ]
         kinds = {kind for kind in map(_data_kind, in_use) if kind}
         layout = self.prep_box.layout()
         assert isinstance(layout, QFormLayout)
@@ -239,11 +262,16 @@ class QuantizeDialog(JobDialog):
     def recipe(self) -> QuantRecipe:
         """The recipe as the form stands (raises ValueError on unparsable fields)."""
         mode = str(self.mode.currentData())
-        calib = (self.data_source(self.calib_path.path()) if QUANT_MODES[mode].calibrated
-                 else None)
+        calib = self.data_source(self.calib_path.path()) if QUANT_MODES[mode].calibrated else None
         values = {f.name: widget_value(f, self.options[f.name]) for f, _ in self._declared}
-        return QuantRecipe(model=str(self.model_path), output=self.output.path(),
-                           overwrite=self._overwrite, mode=mode, calib=calib, **values)
+        return QuantRecipe(
+            model=str(self.model_path),
+            output=self.output.path(),
+            overwrite=self._overwrite,
+            mode=mode,
+            calib=calib,
+            **values,
+        )
 
     def analyze_metric(self) -> str:
         """The task metric the analysis judges by (``auto``: detected)."""
@@ -280,9 +308,10 @@ class QuantizeDialog(JobDialog):
         for f, opt in self._declared:
             self.options[f.name].setEnabled(opt.used_in(mode.name))
         for group, box in self.boxes.items():
-            box.setVisible(any(opt.group == group and opt.used_in(mode.name)
-                               for _, opt in self._declared)
-                           or (group == "calibration" and mode.calibrated))
+            box.setVisible(
+                any(opt.group == group and opt.used_in(mode.name) for _, opt in self._declared)
+                or (group == "calibration" and mode.calibrated)
+            )
         self._show_data_options()
         method = typing.cast(QComboBox, self.options["calib_method"]).currentText()
         self.options["percentile"].setEnabled(mode.calibrated and method == "percentile")
@@ -306,8 +335,10 @@ class QuantizeDialog(JobDialog):
         if data is None:
             return ""
         if data.kind == "synthetic":
-            return ("<span style='color:#8a5300'>Synthetic: a pipeline check, no verdict. "
-                    "Real samples give one.</span>")
+            return (
+                "<span style='color:#8a5300'>Synthetic: a pipeline check, no verdict. "
+                "Real samples give one.</span>"
+            )
         name = Path(data.path).name or data.path
         return f"<span style='color:#555'>Verdict on {data.kind} {name}, by the task metric.</span>"
 

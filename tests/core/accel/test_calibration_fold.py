@@ -12,8 +12,11 @@ from edgestudio.core.quant.accel.calibration import _Fold
 NAMES = ["y", "a_ReduceMin", "a_ReduceMax", "b_ReduceMin", "b_ReduceMax"]
 
 
-def _sample(rng: np.random.Generator, sizes: tuple[int, int] = (1, 3),
-            dtypes: tuple[str, str] = ("float32", "float32")) -> list[np.ndarray]:
+def _sample(
+    rng: np.random.Generator,
+    sizes: tuple[int, int] = (1, 3),
+    dtypes: tuple[str, str] = ("float32", "float32"),
+) -> list[np.ndarray]:
     a = rng.standard_normal((1, sizes[0])).astype(dtypes[0])
     b = rng.standard_normal((1, sizes[1], 1)).astype(dtypes[1])
     b.flat[0] = np.nan  # NaN is ignored against a number, kept against NaN
@@ -38,10 +41,10 @@ def test_fold_equals_folding_each_output(case: str) -> None:
     elif case == "mixed_dtypes":
         samples = [_sample(rng, dtypes=("float32", "float16")) for _ in range(6)]
     else:  # joined for three samples, then one output's size changes (it broadcasts)
-        samples = [_sample(rng) for _ in range(3)] + [_sample(rng, sizes=(1, 1))
-                                                      for _ in range(3)]
-    fold = _Fold(NAMES, minima={"a_ReduceMin", "b_ReduceMin"},
-                 maxima={"a_ReduceMax", "b_ReduceMax"})
+        samples = [_sample(rng) for _ in range(3)] + [_sample(rng, sizes=(1, 1)) for _ in range(3)]
+    fold = _Fold(
+        NAMES, minima={"a_ReduceMin", "b_ReduceMin"}, maxima={"a_ReduceMax", "b_ReduceMax"}
+    )
     for values in samples:
         fold.add(values)
     got = fold.result()

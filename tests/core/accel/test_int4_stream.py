@@ -33,9 +33,13 @@ def _stock(source: Path, options: Int4Options) -> onnx.ModelProto:
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
     quantizer = MatMulNBitsQuantizer(
-        onnx.load(str(source)), block_size=options.block_size, is_symmetric=options.symmetric,
-        accuracy_level=options.accuracy_level, nodes_to_exclude=sorted(options.exclude),
-        op_types_to_quantize=options.op_types())
+        onnx.load(str(source)),
+        block_size=options.block_size,
+        is_symmetric=options.symmetric,
+        accuracy_level=options.accuracy_level,
+        nodes_to_exclude=sorted(options.exclude),
+        op_types_to_quantize=options.op_types(),
+    )
     quantizer.process()
     return quantizer.model.model
 
@@ -59,8 +63,9 @@ CASES = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("symmetric", [True, False])
-def test_inline_models_are_byte_identical_to_stock(case: str, symmetric: bool,
-                                                   tmp_path: Path) -> None:
+def test_inline_models_are_byte_identical_to_stock(
+    case: str, symmetric: bool, tmp_path: Path
+) -> None:
     source = models.save(CASES[case](), tmp_path / "float.onnx")
     options = Int4Options(block_size=32, symmetric=symmetric)
     written = quantize_int4_streamed(source, tmp_path / "ours.onnx", options)
@@ -82,19 +87,28 @@ def test_a_decoder_with_external_data_matches_stock_and_runs(tmp_path: Path) -> 
     source = llama_decoder(tmp_path, layers=2, hidden=64, intermediate=160)
     progress: list[tuple[int, int, str]] = []
     options = Int4Options(block_size=32, exclude=frozenset({"logits"}))  # the LM head kept
-    written = quantize_int4_streamed(source, tmp_path / "ours.onnx", options,
-                                     lambda done, total, name: progress.append((done, total,
-                                                                                name)))
+    written = quantize_int4_streamed(
+        source,
+        tmp_path / "ours.onnx",
+        options,
+        lambda done, total, name: progress.append((done, total, name)),
+    )
     assert written == ["ours.onnx", "ours.onnx.data"]
     assert [p[0] for p in progress] == list(range(1, 15)) and progress[-1][1] == 14
     assert _inline(tmp_path / "ours.onnx") == _inline(_stock(source, options))
     # the external weights stay external, and the model runs
     kept = onnx.load(str(tmp_path / "ours.onnx"), load_external_data=False)
-    assert all(t.data_location == TensorProto.EXTERNAL for t in kept.graph.initializer
-               if t.dims and np.prod(t.dims) > 1000)
+    assert all(
+        t.data_location == TensorProto.EXTERNAL
+        for t in kept.graph.initializer
+        if t.dims and np.prod(t.dims) > 1000
+    )
     session = ort.InferenceSession(str(tmp_path / "ours.onnx"))
-    feeds = {"input_ids": np.array([[1, 2, 3]], np.int64),
-             "cos": np.ones((1, 1, 3, 16), np.float32), "sin": np.zeros((1, 1, 3, 16), np.float32)}
+    feeds = {
+        "input_ids": np.array([[1, 2, 3]], np.int64),
+        "cos": np.ones((1, 1, 3, 16), np.float32),
+        "sin": np.zeros((1, 1, 3, 16), np.float32),
+    }
     for i in range(2):
         feeds[f"past_key.{i}"] = np.zeros((1, 4, 0, 16), np.float32)
         feeds[f"past_value.{i}"] = np.zeros((1, 4, 0, 16), np.float32)
@@ -103,7 +117,8 @@ def test_a_decoder_with_external_data_matches_stock_and_runs(tmp_path: Path) -> 
 
 @pytest.mark.parametrize("symmetric", [True, False])
 def test_embedding_tables_become_gather_block_quantized_as_stock_makes_them(
-        symmetric: bool, tmp_path: Path) -> None:
+    symmetric: bool, tmp_path: Path
+) -> None:
     source = llama_decoder(tmp_path, layers=1, hidden=64, intermediate=160, vocab=300)
     options = Int4Options(block_size=32, symmetric=symmetric, gather=True)
     quantize_int4_streamed(source, tmp_path / "ours.onnx", options)
@@ -111,16 +126,21 @@ def test_embedding_tables_become_gather_block_quantized_as_stock_makes_them(
     ours = onnx.load(str(tmp_path / "ours.onnx"))
     assert [n.op_type for n in ours.graph.node].count("GatherBlockQuantized") == 1
     session = ort.InferenceSession(str(tmp_path / "ours.onnx"))  # the runtime has the kernel
-    feeds = {"input_ids": np.array([[1, 299, 3]], np.int64),
-             "cos": np.ones((1, 1, 3, 16), np.float32), "sin": np.zeros((1, 1, 3, 16), np.float32),
-             "past_key.0": np.zeros((1, 4, 0, 16), np.float32),
-             "past_value.0": np.zeros((1, 4, 0, 16), np.float32)}
+    feeds = {
+        "input_ids": np.array([[1, 299, 3]], np.int64),
+        "cos": np.ones((1, 1, 3, 16), np.float32),
+        "sin": np.zeros((1, 1, 3, 16), np.float32),
+        "past_key.0": np.zeros((1, 4, 0, 16), np.float32),
+        "past_value.0": np.zeros((1, 4, 0, 16), np.float32),
+    }
     assert session.run(["logits"], feeds)[0].shape == (1, 3, 300)
 
 
 def test_the_lm_head_is_the_widest_projection_reaching_an_output(tmp_path: Path) -> None:
-    decoder = onnx.load(str(llama_decoder(tmp_path, layers=2, hidden=64, intermediate=160)),
-                        load_external_data=False)
+    decoder = onnx.load(
+        str(llama_decoder(tmp_path, layers=2, hidden=64, intermediate=160)),
+        load_external_data=False,
+    )
     assert lm_head(decoder.graph) == "logits"  # not a k/v projection feeding present_*
     assert lm_head(models.matmul_model(hidden=64).graph) == "mm2"  # one head: its last MatMul
     assert lm_head(models.conv_relu_gemm().graph) == ""  # no MatMul at all
@@ -129,12 +149,14 @@ def test_the_lm_head_is_the_widest_projection_reaching_an_output(tmp_path: Path)
 def test_what_it_cannot_stream_is_said(tmp_path: Path) -> None:
     assert "subgraphs" in streamable(models.with_if_subgraph(), Int4Options())
     model = models.matmul_model()
-    model.graph.initializer[0].CopyFrom(onnx.numpy_helper.from_array(
-        np.ones((32, 64), np.float16), "w1"))
+    model.graph.initializer[0].CopyFrom(
+        onnx.numpy_helper.from_array(np.ones((32, 64), np.float16), "w1")
+    )
     assert "float32" in streamable(model, Int4Options())
     with pytest.raises(NotStreamableError, match="float32"):
-        quantize_int4_streamed(models.save(model, tmp_path / "h.onnx"), tmp_path / "o.onnx",
-                               Int4Options())
+        quantize_int4_streamed(
+            models.save(model, tmp_path / "h.onnx"), tmp_path / "o.onnx", Int4Options()
+        )
 
 
 MEMORY_PROBE = textwrap.dedent("""
@@ -173,15 +195,18 @@ def test_memory_is_one_weight_not_the_model(tmp_path: Path) -> None:
     own memory grows by less than one layer's weights (112 MiB: what the issue bounds it by;
     measured: one weight and the allocator's slack, 40 MiB traced, 60-66 MiB resident);
     onnxruntime's quantizer, measured the same way, holds the whole model."""
-    source = llama_decoder(tmp_path, layers=2, hidden=1024, intermediate=8192, vocab=512,
-                           heads=8)
+    source = llama_decoder(tmp_path, layers=2, hidden=1024, intermediate=8192, vocab=512, heads=8)
     weights_mib = (tmp_path / "decoder.onnx.data").stat().st_size / 2**20
     assert weights_mib > 200
 
     def grown(which: str) -> int:
-        done = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(source),
-                               str(tmp_path / "q.onnx"), which], capture_output=True, text=True,
-                              timeout=300, env={**os.environ, "PYTHONPATH": str(Path.cwd())})
+        done = subprocess.run(
+            [sys.executable, "-c", MEMORY_PROBE, str(source), str(tmp_path / "q.onnx"), which],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "PYTHONPATH": str(Path.cwd())},
+        )
         assert done.returncode == 0, done.stderr
         return int(done.stdout.strip().splitlines()[-1])
 
@@ -198,13 +223,17 @@ def test_the_int4_job_streams_and_writes_what_stock_writes(tmp_path: Path) -> No
 
     source = llama_decoder(tmp_path, layers=2, hidden=64, intermediate=160)
     out = tmp_path / "q4.onnx"
-    job = run_job(QuantRecipe(model=str(source), output=str(out), mode="int4", block_size=32,
-                              exclude=("logits",)))
+    job = run_job(
+        QuantRecipe(
+            model=str(source), output=str(out), mode="int4", block_size=32, exclude=("logits",)
+        )
+    )
     assert job.state is JobState.SUCCEEDED, job.error
     assert any("one weight at a time" in line for line in job.log)
     assert not (tmp_path / "q4.onnx.data").exists()  # small: one file, as the job writes them
-    stock = _stock(source, Int4Options(block_size=32, symmetric=True,
-                                       exclude=frozenset({"logits"})))
+    stock = _stock(
+        source, Int4Options(block_size=32, symmetric=True, exclude=frozenset({"logits"}))
+    )
     assert _inline(out) == _inline(stock)
 
 
@@ -227,26 +256,34 @@ def test_corpus_models_are_byte_identical_to_stock(model: RealModel, tmp_path: P
 
 @pytest.mark.parametrize(("hidden", "symmetric"), [(64, True), (64, False), (200, True)])
 def test_the_analysis_dequantizes_4bit_weights_as_onnxruntime_computes_them(
-        hidden: int, symmetric: bool, tmp_path: Path) -> None:
+    hidden: int, symmetric: bool, tmp_path: Path
+) -> None:
     """Fed the identity matrix, MatMulNBits outputs its de-quantized weight: the analysis's
     de-quantization (the Weights tab of a 4-bit model) must equal it."""
     from edgestudio.core.quant.analyze import dequantize_nbits
 
     source = models.save(models.matmul_model(hidden=hidden), tmp_path / "float.onnx")
-    quantize_int4_streamed(source, tmp_path / "q.onnx", Int4Options(block_size=16,
-                                                                      symmetric=symmetric))
+    quantize_int4_streamed(
+        source, tmp_path / "q.onnx", Int4Options(block_size=16, symmetric=symmetric)
+    )
     quant = onnx.load(str(tmp_path / "q.onnx"))
     first = quant.graph.node[-1]  # mm2: K = hidden (200: the last block padded)
     assert first.op_type == "MatMulNBits"
     rows = next(a.i for a in first.attribute if a.name == "K")
-    single = onnx.helper.make_model(onnx.helper.make_graph(
-        [first], "one", [onnx.helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, rows])],
-        [onnx.helper.make_tensor_value_info(first.output[0], TensorProto.FLOAT, None)],
-        [t for t in quant.graph.initializer if t.name in first.input]),
-        opset_imports=list(quant.opset_import))
+    single = onnx.helper.make_model(
+        onnx.helper.make_graph(
+            [first],
+            "one",
+            [onnx.helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, rows])],
+            [onnx.helper.make_tensor_value_info(first.output[0], TensorProto.FLOAT, None)],
+            [t for t in quant.graph.initializer if t.name in first.input],
+        ),
+        opset_imports=list(quant.opset_import),
+    )
     single.graph.node[0].input[0] = "x"
     ran = ort.InferenceSession(single.SerializeToString()).run(
-        None, {"x": np.eye(rows, dtype=np.float32)})[0]
+        None, {"x": np.eye(rows, dtype=np.float32)}
+    )[0]
     ours = dequantize_nbits(first, {t.name: t for t in quant.graph.initializer})
     assert ours is not None and ours.shape == ran.shape
     np.testing.assert_allclose(ours, ran, rtol=1e-6, atol=1e-7)

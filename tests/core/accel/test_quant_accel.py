@@ -91,8 +91,7 @@ def _quantize_both(tmp_path: Path, model: onnx.ModelProto, mode: str) -> tuple[b
             if mode == "dynamic":
                 quantize_dynamic(str(src), str(out))
             else:
-                quantize_static(str(src), str(out), _Reader(model),
-                                **_options(model, STATIC[mode]))
+                quantize_static(str(src), str(out), _Reader(model), **_options(model, STATIC[mode]))
         outputs.append(onnx.load(str(out)).SerializeToString())
     return outputs[0], outputs[1]
 
@@ -122,8 +121,10 @@ def test_accelerated_output_is_byte_identical(tmp_path: Path, family: str, mode:
 CALIBRATION = {
     "entropy": {"calibrate_method": "Entropy"},
     "percentile": {"calibrate_method": "Percentile"},
-    "percentile_symmetric": {"calibrate_method": "Percentile",
-                             "extra_options": {"CalibTensorRangeSymmetric": True}},
+    "percentile_symmetric": {
+        "calibrate_method": "Percentile",
+        "extra_options": {"CalibTensorRangeSymmetric": True},
+    },
     "distribution": {"calibrate_method": "Distribution"},
     "minmax_moving_average": {"extra_options": {"CalibMovingAverage": True}},
 }
@@ -134,8 +135,8 @@ CALIBRATION = {
 @pytest.mark.parametrize("method", sorted(CALIBRATION))
 @pytest.mark.parametrize("passes", [1, 2])
 def test_calibration_methods_give_byte_identical_models(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, family: str, method: str,
-        passes: int) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, family: str, method: str, passes: int
+) -> None:
     """Histograms built in one go from kept tensors, or summed over a second pass when the
     tensors would not fit (forced here), give ORT's own ranges, hence the same model."""
     from onnxruntime.quantization import CalibrationMethod, quantize_static
@@ -180,14 +181,17 @@ def test_patches_are_removed_afterwards() -> None:
     quantize = importlib.import_module("onnxruntime.quantization.quantize")  # the module
 
     def patched() -> tuple[object, ...]:
-        return (quant_utils.find_by_name, qdq_quantizer.find_by_name,
-                onnx_model.ONNXModel.replace_input_of_all_nodes,
-                onnx_model.ONNXModel.topological_sort,
-                calibrate.MinMaxCalibrater.augment_graph,
-                quant_utils.save_and_reload_model_with_shape_infer,
-                base_quantizer.save_and_reload_model_with_shape_infer,
-                onnx_quantizer.save_and_reload_model_with_shape_infer,
-                quantize.save_and_reload_model_with_shape_infer)
+        return (
+            quant_utils.find_by_name,
+            qdq_quantizer.find_by_name,
+            onnx_model.ONNXModel.replace_input_of_all_nodes,
+            onnx_model.ONNXModel.topological_sort,
+            calibrate.MinMaxCalibrater.augment_graph,
+            quant_utils.save_and_reload_model_with_shape_infer,
+            base_quantizer.save_and_reload_model_with_shape_infer,
+            onnx_quantizer.save_and_reload_model_with_shape_infer,
+            quantize.save_and_reload_model_with_shape_infer,
+        )
 
     before = patched()
     with quant_accel.accelerated() as used:
@@ -223,9 +227,15 @@ def test_quantize_job_reports_progress_node_by_node(tmp_path: Path) -> None:
 
     src = models.save(graph_builders.residual_mlp(400), tmp_path / "mlp.onnx")
     seen: list[float] = []
-    job = run_job(QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), mode="qdq",
-                              calib=DataSource("synthetic", samples=4)),
-                  on_update=lambda j: seen.append(j.fraction or 0.0))
+    job = run_job(
+        QuantRecipe(
+            model=str(src),
+            output=str(tmp_path / "q.onnx"),
+            mode="qdq",
+            calib=DataSource("synthetic", samples=4),
+        ),
+        on_update=lambda j: seen.append(j.fraction or 0.0),
+    )
     assert job.state is JobState.SUCCEEDED, job.error
     assert "▸ Quantizing node by node" in job.log
     assert not any("stock onnxruntime" in line for line in job.log)
@@ -234,8 +244,9 @@ def test_quantize_job_reports_progress_node_by_node(tmp_path: Path) -> None:
     assert len(set(during)) >= 3 and during == sorted(during)
 
 
-def test_without_source_code_the_version_alone_decides(monkeypatch: pytest.MonkeyPatch,
-                                                       request: pytest.FixtureRequest) -> None:
+def test_without_source_code_the_version_alone_decides(
+    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
     """A packaged app ships bytecode only: inspect.getsource fails there."""
     import inspect
 

@@ -24,12 +24,17 @@ def _big_shape_reshape() -> onnx.ModelProto:
     target = [2] + [1] * 123
     shape = numpy_helper.from_array(np.array(target, np.int64), "shape")
     small = numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "small")
-    nodes = [helper.make_node("Add", ["x", "small"], ["a"], name="add"),
-             helper.make_node("Reshape", ["a", "shape"], ["y"], name="reshape")]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                                         [2])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              [shape, small])
+    nodes = [
+        helper.make_node("Add", ["x", "small"], ["a"], name="add"),
+        helper.make_node("Reshape", ["a", "shape"], ["y"], name="reshape"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [shape, small],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -49,7 +54,8 @@ def test_reload_with_shape_inference_matches_orts(case: str) -> None:
     before = model.SerializeToString()
     want = save_and_reload_model_with_shape_infer(copy.deepcopy(model))
     got = quant_model_steps.save_and_reload_model_with_shape_infer(
-        model, save_and_reload_model_with_shape_infer)
+        model, save_and_reload_model_with_shape_infer
+    )
     assert got.SerializeToString() == want.SerializeToString()
     assert model.SerializeToString() == before  # the caller's model is as it was
 
@@ -71,10 +77,14 @@ def test_a_model_with_external_references_takes_orts_path(where: str) -> None:
     if where == "initializer":
         tensor = model.graph.initializer[0]
     else:
-        constant = helper.make_node("Constant", [], ["c"], name="c",
-                                    value=numpy_helper.from_array(np.ones(4, np.float32)))
-        graph = model.graph if where == "constant_attribute" else next(
-            a.g for n in model.graph.node for a in n.attribute if a.type == a.GRAPH)
+        constant = helper.make_node(
+            "Constant", [], ["c"], name="c", value=numpy_helper.from_array(np.ones(4, np.float32))
+        )
+        graph = (
+            model.graph
+            if where == "constant_attribute"
+            else next(a.g for n in model.graph.node for a in n.attribute if a.type == a.GRAPH)
+        )
         graph.node.insert(0, constant)
         tensor = graph.node[0].attribute[0].t
     tensor.data_location = TensorProto.EXTERNAL
@@ -83,9 +93,14 @@ def test_a_model_with_external_references_takes_orts_path(where: str) -> None:
     assert called == [model]
 
 
-@pytest.mark.parametrize("build", [lambda: graph_builders.residual_mlp(80),
-                                   lambda: graph_builders.transformer_like(60),
-                                   models.with_if_subgraph])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: graph_builders.residual_mlp(80),
+        lambda: graph_builders.transformer_like(60),
+        models.with_if_subgraph,
+    ],
+)
 def test_topological_sort_gives_orts_order(build: object) -> None:
     from onnxruntime.quantization.onnx_model import ONNXModel
 

@@ -70,11 +70,17 @@ EXPECTED_SOURCE = {
     "ONNXModel.topological_sort": "1feb35a3069478d3",
 }
 # Modules that import find_by_name by name (their own reference must be replaced too).
-FIND_BY_NAME_USERS = ("quant_utils", "onnx_model", "base_quantizer", "onnx_quantizer",
-                      "qdq_quantizer", "operators.conv", "operators.matmul")
+FIND_BY_NAME_USERS = (
+    "quant_utils",
+    "onnx_model",
+    "base_quantizer",
+    "onnx_quantizer",
+    "qdq_quantizer",
+    "operators.conv",
+    "operators.matmul",
+)
 # ... and those that import save_and_reload_model_with_shape_infer by name.
-RELOAD_USERS = ("quant_utils", "base_quantizer", "onnx_quantizer", "quantize",
-                "shape_inference")
+RELOAD_USERS = ("quant_utils", "base_quantizer", "onnx_quantizer", "quantize", "shape_inference")
 
 
 _TensorProto = onnx.TensorProto
@@ -119,18 +125,21 @@ def _targets() -> dict[str, Callable[..., Any]]:
         "ONNXModel.output_name_to_node": model_cls.output_name_to_node,
         "MinMaxCalibrater.augment_graph": calibrate.MinMaxCalibrater.augment_graph,
         "MinMaxCalibrater.collect_data": calibrate.MinMaxCalibrater.collect_data,
-        "CalibraterBase.create_inference_session":
-            calibrate.CalibraterBase.create_inference_session,
+        "CalibraterBase.create_inference_session": (
+            calibrate.CalibraterBase.create_inference_session
+        ),
         "onnx_model._clean_initializers_helper": onnx_model._clean_initializers_helper,
         "MinMaxCalibrater.compute_data": calibrate.MinMaxCalibrater.compute_data,
         "HistogramCalibrater.collect_data": calibrate.HistogramCalibrater.collect_data,
         "HistogramCalibrater.augment_graph": calibrate.HistogramCalibrater.augment_graph,
         "HistogramCollector.collect": calibrate.HistogramCollector.collect,
         "HistogramCollector.collect_value": calibrate.HistogramCollector.collect_value,
-        "HistogramCollector.collect_absolute_value":
-            calibrate.HistogramCollector.collect_absolute_value,
-        "quant_utils.save_and_reload_model_with_shape_infer":
-            quant_utils.save_and_reload_model_with_shape_infer,
+        "HistogramCollector.collect_absolute_value": (
+            calibrate.HistogramCollector.collect_absolute_value
+        ),
+        "quant_utils.save_and_reload_model_with_shape_infer": (
+            quant_utils.save_and_reload_model_with_shape_infer
+        ),
         "quant_utils.load_model_with_shape_infer": quant_utils.load_model_with_shape_infer,
         "quant_utils.add_infer_metadata": quant_utils.add_infer_metadata,
         "ONNXModel.topological_sort": model_cls.topological_sort,
@@ -144,8 +153,9 @@ def unsupported_reason() -> str | None:
     except ImportError:
         return "onnxruntime is not installed"
     if onnxruntime.__version__ != SUPPORTED_VERSION:
-        return (f"it was written for onnxruntime {SUPPORTED_VERSION}, this is "
-                f"{onnxruntime.__version__}")
+        return (
+            f"it was written for onnxruntime {SUPPORTED_VERSION}, this is {onnxruntime.__version__}"
+        )
     try:
         targets = _targets()
     except (ImportError, AttributeError) as exc:
@@ -158,6 +168,7 @@ def unsupported_reason() -> str | None:
 
 
 # ----- name lookups ------------------------------------------------------------------------------
+
 
 class _Tracked:
     """Items of one protobuf repeated field (or long-lived list) in their original order, in
@@ -183,8 +194,13 @@ class _Tracked:
         live = len(items) - len(self.deleted)
         n = len(container)
         fresh = True
-        if n < live or (live and (container[live - 1] is not items[self.last_live]
-                                  or container[0] is not items[self.first_live])):
+        if n < live or (
+            live
+            and (
+                container[live - 1] is not items[self.last_live]
+                or container[0] is not items[self.first_live]
+            )
+        ):
             self.reset()
             live, fresh = 0, False
         for i in range(live, n):
@@ -308,6 +324,7 @@ class _Indexes:
 
 # ----- producer / consumer maps ----------------------------------------------------------------
 
+
 class _NodeIndex(_Tracked):
     """Consumers and producers of every tensor of one graph, in graph order (with repeats where
     a node names a tensor twice, as onnxruntime's own maps have them)."""
@@ -374,8 +391,14 @@ class _NodeIndex(_Tracked):
     def _key(self, node: Any) -> int:
         return self.number[id(node)]
 
-    def move(self, table: dict[str, list[Any]], old: str, new: str,
-             field: Callable[[Any], Any], only: Callable[[Any], bool] | None = None) -> None:
+    def move(
+        self,
+        table: dict[str, list[Any]],
+        old: str,
+        new: str,
+        field: Callable[[Any], Any],
+        only: Callable[[Any], bool] | None = None,
+    ) -> None:
         """Rename ``old`` to ``new`` in ``field`` of every node listed under ``old`` (of those
         ``only`` accepts)."""
         if not table.get(old):
@@ -435,15 +458,16 @@ class _MapView(Mapping[str, Any]):
 
 # ----- the stand-ins -----------------------------------------------------------------------------
 
-def _make_standins(stock: dict[str, Callable[..., Any]],
-                   idx: _Indexes) -> dict[str, Callable[..., Any]]:
+
+def _make_standins(
+    stock: dict[str, Callable[..., Any]], idx: _Indexes
+) -> dict[str, Callable[..., Any]]:
     stock_find = stock["quant_utils.find_by_name"]
 
     def find_by_name(item_name: str, item_list: Any) -> Any:
         # Protobuf fields and ORT's long-lived lists (the quantizer's new nodes) are indexed;
         # short or other sequences are cheap to scan (and may be temporaries).
-        if not (hasattr(item_list, "add") or isinstance(item_list, list)) \
-                or len(item_list) < 32:
+        if not (hasattr(item_list, "add") or isinstance(item_list, list)) or len(item_list) < 32:
             return stock_find(item_name, item_list)
         found = idx.names_of(item_list).find(item_name)
         if idx.crosscheck and found is not stock_find(item_name, item_list):
@@ -458,12 +482,14 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
         if found is None:  # the quantizer's own, long-lived list of new nodes: index it too
             found = idx.names_of(new_nodes_list).find(node_name)
         if idx.crosscheck and found is not stock["ONNXModel.find_node_by_name"](
-                self, node_name, new_nodes_list, graph):
+            self, node_name, new_nodes_list, graph
+        ):
             raise CrossCheckError(f"find_node_by_name({node_name!r}) differs")
         return found
 
-    def rename(model: Any, side: str, old: str, new: str,
-               only: Callable[[Any], bool] | None = None) -> None:
+    def rename(
+        model: Any, side: str, old: str, new: str, only: Callable[[Any], bool] | None = None
+    ) -> None:
         """Rename tensor ``old`` to ``new`` among the inputs (``side="input"``) or outputs of
         the nodes of ``model`` (those ``only`` accepts), through the index."""
         assert isinstance(old, str) and isinstance(new, str)
@@ -478,8 +504,7 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
     def replace_input_of_all_nodes(self: Any, old_input_name: str, new_input_name: str) -> None:
         rename(self, "input", old_input_name, new_input_name)
 
-    def replace_output_of_all_nodes(self: Any, old_output_name: str,
-                                    new_output_name: str) -> None:
+    def replace_output_of_all_nodes(self: Any, old_output_name: str, new_output_name: str) -> None:
         rename(self, "output", old_output_name, new_output_name)
 
     def initializer_extend(self: Any, inits: Any) -> None:
@@ -506,15 +531,15 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
         if idx.crosscheck:
             _crosscheck_maps(self, idx.nodes_of(self.model.graph), stock)
 
-    def replace_input_of_nodes(self: Any, old_input_name: str, new_input_name: str,
-                               node_names_set: Any) -> None:
-        rename(self, "input", old_input_name, new_input_name,
-               lambda n: n.name in node_names_set)
+    def replace_input_of_nodes(
+        self: Any, old_input_name: str, new_input_name: str, node_names_set: Any
+    ) -> None:
+        rename(self, "input", old_input_name, new_input_name, lambda n: n.name in node_names_set)
 
-    def replace_output_of_nodes(self: Any, old_output_name: str, new_output_name: str,
-                                node_names_set: Any) -> None:
-        rename(self, "output", old_output_name, new_output_name,
-               lambda n: n.name in node_names_set)
+    def replace_output_of_nodes(
+        self: Any, old_output_name: str, new_output_name: str, node_names_set: Any
+    ) -> None:
+        rename(self, "output", old_output_name, new_output_name, lambda n: n.name in node_names_set)
 
     def rename_in_node(node: Any, side: str, old: str, new: str) -> None:
         """ORT's static replace_node_input/output: through the index of the graph holding
@@ -543,15 +568,17 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
 
     def save_and_reload(model: Any) -> Any:
         return quant_model_steps.save_and_reload_model_with_shape_infer(
-            model, stock["quant_utils.save_and_reload_model_with_shape_infer"])
+            model, stock["quant_utils.save_and_reload_model_with_shape_infer"]
+        )
 
     def output_name_to_node(self: Any) -> Mapping[str, Any]:
         index = idx.nodes_of(self.model.graph)
         result = _MapView(index, index.producers, last=True)
         if idx.crosscheck:
             want = stock["ONNXModel.output_name_to_node"](self)
-            if set(result.keys()) != set(want.keys()) or any(result[k] is not want[k]
-                                                              for k in want):
+            if set(result.keys()) != set(want.keys()) or any(
+                result[k] is not want[k] for k in want
+            ):
                 raise CrossCheckError("output_name_to_node differs")
         return result
 
@@ -572,9 +599,11 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
         "ONNXModel.output_name_to_node": output_name_to_node,
         "MinMaxCalibrater.augment_graph": quant_calibration.augment_graph,
         "MinMaxCalibrater.collect_data": quant_calibration.streaming_minmax(
-            stock["MinMaxCalibrater.collect_data"]),
+            stock["MinMaxCalibrater.collect_data"]
+        ),
         "HistogramCalibrater.collect_data": quant_calibration.streaming_histograms(
-            stock["HistogramCalibrater.collect_data"]),
+            stock["HistogramCalibrater.collect_data"]
+        ),
         "CalibraterBase.create_inference_session": quant_calibration.calibration_session,
         "onnx_model._clean_initializers_helper": _clean_initializers_helper,
         "quant_utils.save_and_reload_model_with_shape_infer": save_and_reload,
@@ -584,9 +613,9 @@ def _make_standins(stock: dict[str, Callable[..., Any]],
 
 def _same_map(got: Mapping[str, list[Any]], want: dict[str, list[Any]], what: str) -> None:
     if set(got.keys()) != set(want.keys()) or any(
-            len(got[k]) != len(want[k]) or any(a is not b for a, b in zip(got[k], want[k],
-                                                                          strict=True))
-            for k in want):
+        len(got[k]) != len(want[k]) or any(a is not b for a, b in zip(got[k], want[k], strict=True))
+        for k in want
+    ):
         raise CrossCheckError(f"{what} differ from onnxruntime's scan")
 
 
@@ -623,8 +652,9 @@ def _clean_initializers_helper(graph: Any, model: Any) -> tuple[Any, set[str]]:
     new_nodes = []
     for node in nodes:
         new_node = node
-        if node.attribute and any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS)
-                                  for a in node.attribute):
+        if node.attribute and any(
+            a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in node.attribute
+        ):
             kwargs: dict[str, Any] = {}
             for attr in node.attribute:
                 if attr.type == AttributeProto.GRAPH:
@@ -640,8 +670,9 @@ def _clean_initializers_helper(graph: Any, model: Any) -> tuple[Any, set[str]]:
                     kwargs[attr.name] = graphs
                 else:
                     kwargs.update(attribute_to_kwarg(attr))
-            new_node = onnx_helper.make_node(node.op_type, node.input, node.output,
-                                             name=node.name, **kwargs)
+            new_node = onnx_helper.make_node(
+                node.op_type, node.input, node.output, name=node.name, **kwargs
+            )
         new_nodes.append(new_node)
     graph.ClearField("node")
     graph.node.extend(new_nodes)
@@ -677,6 +708,7 @@ def _copy(message: Any) -> Any:
 
 # ----- patching ----------------------------------------------------------------------------------
 
+
 def _slots() -> dict[str, tuple[Any, str]]:
     """Where each replaced function lives (owner object, attribute)."""
     import importlib
@@ -685,14 +717,17 @@ def _slots() -> dict[str, tuple[Any, str]]:
 
     slots: dict[str, tuple[Any, str]] = {
         name: (onnx_model.ONNXModel, name.split(".", 1)[1])
-        for name in EXPECTED_SOURCE if name.startswith("ONNXModel.")
+        for name in EXPECTED_SOURCE
+        if name.startswith("ONNXModel.")
     }
     slots["MinMaxCalibrater.augment_graph"] = (calibrate.MinMaxCalibrater, "augment_graph")
     slots["MinMaxCalibrater.collect_data"] = (calibrate.MinMaxCalibrater, "collect_data")
     slots["HistogramCalibrater.collect_data"] = (calibrate.HistogramCalibrater, "collect_data")
     slots["onnx_model._clean_initializers_helper"] = (onnx_model, "_clean_initializers_helper")
-    slots["CalibraterBase.create_inference_session"] = (calibrate.CalibraterBase,
-                                                        "create_inference_session")
+    slots["CalibraterBase.create_inference_session"] = (
+        calibrate.CalibraterBase,
+        "create_inference_session",
+    )
     for module in FIND_BY_NAME_USERS:
         owner = importlib.import_module(f"onnxruntime.quantization.{module}")
         if hasattr(owner, "find_by_name"):
@@ -705,8 +740,9 @@ def _slots() -> dict[str, tuple[Any, str]]:
     return slots
 
 
-def _with_progress(create: Callable[..., Any],
-                   progress: Callable[[float], None]) -> Callable[..., Any]:
+def _with_progress(
+    create: Callable[..., Any], progress: Callable[[float], None]
+) -> Callable[..., Any]:
     """ORT's per-node quantizer factory, reporting how far through the graph the node is.
 
     ORT walks the graph's node list without changing it while it creates these, so each
@@ -729,16 +765,19 @@ def _with_progress(create: Callable[..., Any],
 
 
 @contextlib.contextmanager
-def accelerated(log: Callable[[str], None] | None = None,
-                progress: Callable[[float], None] | None = None) -> Iterator[bool]:
+def accelerated(
+    log: Callable[[str], None] | None = None, progress: Callable[[float], None] | None = None
+) -> Iterator[bool]:
     """Patch onnxruntime's quadratic helpers for the body of the ``with``; yields whether the
     accelerated path is in use (False: stock ORT, the reason logged). ``progress`` hears how
     far quantization has gone through the graph (0–1)."""
     reason = unsupported_reason()
     if reason is not None:
         if log:
-            log(f"Quantizing with stock onnxruntime (slower on big graphs): the accelerated path "
-                f"is off because {reason}.")
+            log(
+                f"Quantizing with stock onnxruntime (slower on big graphs): the accelerated path "
+                f"is off because {reason}."
+            )
         yield False
         return
     stock = _targets()
@@ -748,21 +787,28 @@ def accelerated(log: Callable[[str], None] | None = None,
     if progress is not None:
         from onnxruntime.quantization import onnx_quantizer, qdq_quantizer
 
-        for owner, attr in ((qdq_quantizer, "CreateQDQQuantizer"),
-                            (onnx_quantizer, "CreateOpQuantizer")):
+        for owner, attr in (
+            (qdq_quantizer, "CreateQDQQuantizer"),
+            (onnx_quantizer, "CreateOpQuantizer"),
+        ):
             saved.append((owner, attr, owner.__dict__[attr]))
             setattr(owner, attr, _with_progress(owner.__dict__[attr], progress))
     try:
         for name, (owner, attr) in _slots().items():
-            key = ("quant_utils.find_by_name" if name.startswith("find_by_name@")
-                   else name.split("@", 1)[0])
+            key = (
+                "quant_utils.find_by_name"
+                if name.startswith("find_by_name@")
+                else name.split("@", 1)[0]
+            )
             if key not in standins:
                 continue
             saved.append((owner, attr, owner.__dict__[attr]))
             setattr(owner, attr, standins[key])
         if log:
-            log(f"Quantizing with the accelerated path (indexed helpers; the same bytes as "
-                f"onnxruntime {SUPPORTED_VERSION}'s own quantizer).")
+            log(
+                f"Quantizing with the accelerated path (indexed helpers; the same bytes as "
+                f"onnxruntime {SUPPORTED_VERSION}'s own quantizer)."
+            )
         yield True
     finally:
         for owner, attr, original in reversed(saved):

@@ -48,8 +48,7 @@ def augment_graph(self: Any) -> None:
     flatten_in_numpy = _streams(self)
     reshape_shape_name = str(uuid.uuid4())
     if not flatten_in_numpy:
-        reshape_shape = numpy_helper.from_array(np.array([-1], dtype=np.int64),
-                                                reshape_shape_name)
+        reshape_shape = numpy_helper.from_array(np.array([-1], dtype=np.int64), reshape_shape_name)
         self.model.graph.initializer.append(reshape_shape)
     graph = self.model.graph
     value_infos = {vi.name: vi for vi in graph.value_info}
@@ -68,13 +67,17 @@ def augment_graph(self: Any) -> None:
             reduce_output = tensor_name + "_" + reduce_op_name
             intermediate_output = reduce_output + "_Reshape"
             reduce_node = helper.make_node(
-                reduce_op_name, [tensor_name],
+                reduce_op_name,
+                [tensor_name],
                 [reduce_output if flatten_in_numpy else intermediate_output],
-                keepdims=1, name=reduce_output)
+                keepdims=1,
+                name=reduce_output,
+            )
             if tensor_name not in value_infos:
                 raise ValueError(
                     f"Unable to guess tensor type for tensor {tensor_name!r}, "
-                    "running shape inference before quantization may resolve this issue.")
+                    "running shape inference before quantization may resolve this issue."
+                )
             onnx_type = value_infos[tensor_name].type.tensor_type.elem_type
             if self.per_channel:
                 rank = len(value_infos[tensor_name].type.tensor_type.shape.dim)
@@ -84,17 +87,22 @@ def augment_graph(self: Any) -> None:
                 else:
                     axes_name = str(uuid.uuid4())
                     graph.initializer.append(
-                        numpy_helper.from_array(np.array(axes, dtype=np.int64), axes_name))
+                        numpy_helper.from_array(np.array(axes, dtype=np.int64), axes_name)
+                    )
                     reduce_node.input.append(axes_name)
             new_nodes.append(reduce_node)
             if flatten_in_numpy:
                 new_outputs.append(helper.make_tensor_value_info(reduce_output, onnx_type, None))
             else:
-                new_nodes.append(helper.make_node(
-                    "Reshape", [intermediate_output, reshape_shape_name], [reduce_output],
-                    name=intermediate_output))
-                new_outputs.append(helper.make_tensor_value_info(reduce_output, onnx_type,
-                                                                 [None]))
+                new_nodes.append(
+                    helper.make_node(
+                        "Reshape",
+                        [intermediate_output, reshape_shape_name],
+                        [reduce_output],
+                        name=intermediate_output,
+                    )
+                )
+                new_outputs.append(helper.make_tensor_value_info(reduce_output, onnx_type, [None]))
     graph.node.extend(new_nodes)
     graph.output.extend(new_outputs)
     if self.use_external_data_format:
@@ -118,8 +126,8 @@ def calibration_session(self: Any) -> None:
     sess_options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess_options.enable_mem_pattern = False
     self.infer_session = onnxruntime.InferenceSession(
-        self.augmented_model_path, sess_options=sess_options,
-        providers=self.execution_providers)
+        self.augmented_model_path, sess_options=sess_options, providers=self.execution_providers
+    )
 
 
 def _streams(calibrater: Any) -> bool:
@@ -137,7 +145,7 @@ def streaming_minmax(stock_collect: Callable[..., Any]) -> Callable[..., Any]:
 
     def collect_data(self: Any, data_reader: Any) -> None:
         names = [o.name for o in self.infer_session.get_outputs()]
-        added = names[self.num_model_outputs:]
+        added = names[self.num_model_outputs :]
         if not _streams(self) or set(added) & set(self.model_original_outputs):
             stock_collect(self, data_reader)
             return
@@ -252,11 +260,12 @@ def _ranges_of_one_sample(self: Any, names: list[str], folded: list[Any]) -> Any
     names, the pairing and the merge with earlier ranges are ORT's."""
     from onnxruntime.quantization.calibrate import CalibrationMethod, TensorsData
 
-    added = names[self.num_model_outputs:]
+    added = names[self.num_model_outputs :]
     value_of = dict(zip(names, folded, strict=True))
     tensor_names = [added[i].rpartition("_")[0] for i in range(0, len(added), 2)]
-    pairs = [(value_of[added[i]].copy(), value_of[added[i + 1]].copy())
-             for i in range(0, len(added), 2)]
+    pairs = [
+        (value_of[added[i]].copy(), value_of[added[i + 1]].copy()) for i in range(0, len(added), 2)
+    ]
     ranges = TensorsData(CalibrationMethod.MinMax, dict(zip(tensor_names, pairs, strict=False)))
     if self.calibrate_tensors_range:
         self.calibrate_tensors_range = self.merge_range(self.calibrate_tensors_range, ranges)
@@ -294,31 +303,38 @@ def streaming_histograms(stock_collect: Callable[..., Any]) -> Callable[..., Any
             # one, so their progress can cover both from the start.
             expected = kept_bytes * getattr(data_reader, "sample_count", 1)
             if kept_bytes > HISTOGRAM_KEEP_BYTES or (
-                    len(kept) == 1 and expected > HISTOGRAM_KEEP_BYTES):
+                len(kept) == 1 and expected > HISTOGRAM_KEEP_BYTES
+            ):
                 kept = None
                 if callable(getattr(data_reader, "plan_passes", None)):
                     data_reader.plan_passes(2)
         if ranges.samples == 0:
             raise ValueError("No data is collected.")
         self.collector = HistogramCollector(
-            method=self.method, symmetric=self.symmetric, num_bins=self.num_bins,
-            num_quantized_bins=self.num_quantized_bins, percentile=self.percentile,
-            scenario=self.scenario)
+            method=self.method,
+            symmetric=self.symmetric,
+            num_bins=self.num_bins,
+            num_quantized_bins=self.num_quantized_bins,
+            percentile=self.percentile,
+            scenario=self.scenario,
+        )
         if kept is not None:  # ORT's own call on what ORT would have kept
-            self.collector.collect({names[k]: [sample[j] for sample in kept]
-                                    for j, k in enumerate(wanted)})
+            self.collector.collect(
+                {names[k]: [sample[j] for sample in kept] for j, k in enumerate(wanted)}
+            )
         else:
             data_reader.rewind()
             self.collector.histogram_dict = _summed_histograms(
-                session, data_reader, wanted, names, input_names, ranges, self.num_bins,
-                absolute)
+                session, data_reader, wanted, names, input_names, ranges, self.num_bins, absolute
+            )
         self.clear_collected_data()
 
     return collect_data
 
 
-def _outputs(session: Any, reader: Any, wanted: list[int], names: list[str],
-             input_names: set[str]) -> Any:
+def _outputs(
+    session: Any, reader: Any, wanted: list[int], names: list[str], input_names: set[str]
+) -> Any:
     """Per sample, the calibrated outputs (copied where an output is also an input, as ORT
     does to work around its onnxruntime#21922)."""
     import numpy as np
@@ -359,9 +375,12 @@ class _Ranges:
                 warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN sample
                 low, high = np.nanmin(flat), np.nanmax(flat)
             magnitude = np.absolute(flat)
-            pairs = ((self.low, low, np.fmin), (self.high, high, np.fmax),
-                     (self.abs_low, magnitude.min(), np.minimum),
-                     (self.abs_high, magnitude.max(), np.maximum))
+            pairs = (
+                (self.low, low, np.fmin),
+                (self.high, high, np.fmax),
+                (self.abs_low, magnitude.min(), np.minimum),
+                (self.abs_high, magnitude.max(), np.maximum),
+            )
             for store, new, fold in pairs:
                 store[j] = new if store[j] is None else fold(store[j], new)
 
@@ -377,9 +396,16 @@ class _Ranges:
         return low, high, np.array(max(abs(low), abs(high)), dtype=self.dtype[j])
 
 
-def _summed_histograms(session: Any, reader: Any, wanted: list[int], names: list[str],
-                       input_names: set[str], ranges: _Ranges, num_bins: int,
-                       absolute: bool) -> dict[str, tuple[Any, ...]]:
+def _summed_histograms(
+    session: Any,
+    reader: Any,
+    wanted: list[int],
+    names: list[str],
+    input_names: set[str],
+    ranges: _Ranges,
+    num_bins: int,
+    absolute: bool,
+) -> dict[str, tuple[Any, ...]]:
     """The second pass: per tensor, per-sample histograms over the global range, added up,
     in the tuples ORT's HistogramCollector stores (collect_value / collect_absolute_value)."""
     import numpy as np
@@ -387,8 +413,9 @@ def _summed_histograms(session: Any, reader: Any, wanted: list[int], names: list
     edges: list[tuple[Any, Any]] = []
     for j in range(len(wanted)):
         if absolute:  # np.histogram's own range over the absolute values (0–1 when empty)
-            edges.append((0, 1) if ranges.abs_low[j] is None
-                         else (ranges.abs_low[j], ranges.abs_high[j]))
+            edges.append(
+                (0, 1) if ranges.abs_low[j] is None else (ranges.abs_low[j], ranges.abs_high[j])
+            )
         else:
             threshold = ranges.value_range(j)[2]
             edges.append((-threshold, threshold))

@@ -62,17 +62,22 @@ def _weight_input(node: onnx.NodeProto) -> str:
     return str(node.input[1]) if len(node.input) > 1 else ""
 
 
-def _weights_to_pack(graph: onnx.GraphProto,
-                     options: Int4Options) -> tuple[dict[str, TensorProto], list[int]]:
+def _weights_to_pack(
+    graph: onnx.GraphProto, options: Int4Options
+) -> tuple[dict[str, TensorProto], list[int]]:
     """The graph's initializers by name (the first of a name, as onnxruntime finds them) and
     the nodes onnxruntime's default quantizer replaces, in node order."""
     first: dict[str, TensorProto] = {}
     for tensor in graph.initializer:
         first.setdefault(tensor.name, tensor)
     types = options.op_types()
-    chosen = [i for i, node in enumerate(graph.node)
-              if node.op_type in types and node.name not in options.exclude
-              and _weight_input(node) in first]
+    chosen = [
+        i
+        for i, node in enumerate(graph.node)
+        if node.op_type in types
+        and node.name not in options.exclude
+        and _weight_input(node) in first
+    ]
     return first, chosen
 
 
@@ -100,9 +105,16 @@ def lm_head(graph: onnx.GraphProto) -> str:
                     frontier.extend(node.output)
         return False
 
-    heads = [(int(constants[n.input[1]].dims[1]), str(n.name)) for n in graph.node
-             if n.op_type == "MatMul" and len(n.input) > 1 and n.input[1] in constants
-             and len(constants[n.input[1]].dims) == 2 and n.name and reaches_output(n.output[0])]
+    heads = [
+        (int(constants[n.input[1]].dims[1]), str(n.name))
+        for n in graph.node
+        if n.op_type == "MatMul"
+        and len(n.input) > 1
+        and n.input[1] in constants
+        and len(constants[n.input[1]].dims) == 2
+        and n.name
+        and reaches_output(n.output[0])
+    ]
     if not heads:
         return ""
     heads.sort(reverse=True)
@@ -114,8 +126,11 @@ def lm_head(graph: onnx.GraphProto) -> str:
 def streamable(model: onnx.ModelProto, options: Int4Options) -> str:
     """Why this model needs onnxruntime's own quantizer ("" when it can be streamed)."""
     graph = model.graph
-    if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-           for node in graph.node for a in node.attribute):
+    if any(
+        a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+        for node in graph.node
+        for a in node.attribute
+    ):
         return "the graph has subgraphs (If/Loop/Scan)"
     initializers, chosen = _weights_to_pack(graph, options)
     for i in chosen:
@@ -144,8 +159,11 @@ class _WeightReader:
         """The tensor's bytes as stored (an external tensor's in a writable array: onnxruntime's
         packing kernel copies a read-only one first, which doubled the memory)."""
         if tensor.data_location != TensorProto.EXTERNAL:
-            return tensor.raw_data if tensor.HasField("raw_data") else \
-                numpy_helper.to_array(tensor).tobytes()
+            return (
+                tensor.raw_data
+                if tensor.HasField("raw_data")
+                else numpy_helper.to_array(tensor).tobytes()
+            )
         entries = {e.key: e.value for e in tensor.external_data}
         path = self.folder / entries["location"]
         offset = int(entries.get("offset", 0))
@@ -155,15 +173,20 @@ class _WeightReader:
             file.seek(offset)
             got = file.readinto(data.data)
         if got != length:
-            raise ValueError(f"{tensor.name}: {path.name} holds {got} of its {length} bytes "
-                             "(a truncated data file)")
+            raise ValueError(
+                f"{tensor.name}: {path.name} holds {got} of its {length} bytes "
+                "(a truncated data file)"
+            )
         return data
 
     def array(self, tensor: TensorProto) -> np.ndarray:
         """A float32 weight as an array."""
         raw = self.raw(tensor)
-        data = raw.view(np.float32) if isinstance(raw, np.ndarray) else \
-            np.frombuffer(raw, dtype=np.float32)
+        data = (
+            raw.view(np.float32)
+            if isinstance(raw, np.ndarray)
+            else np.frombuffer(raw, dtype=np.float32)
+        )
         return data.reshape(tuple(tensor.dims))
 
 
@@ -188,8 +211,11 @@ class _DataWriter:
         tensor.ClearField("raw_data")
         del tensor.external_data[:]
         tensor.data_location = TensorProto.EXTERNAL
-        for key, value in (("location", self.path.name), ("offset", str(offset)),
-                           ("length", str(len(data)))):
+        for key, value in (
+            ("location", self.path.name),
+            ("offset", str(offset)),
+            ("length", str(len(data))),
+        ):
             entry = tensor.external_data.add()
             entry.key, entry.value = key, value
         slim = TensorProto()
@@ -215,13 +241,22 @@ def _pack(weight: np.ndarray, options: Int4Options) -> tuple[np.ndarray, np.ndar
     packed = np.zeros((cols, k_blocks, blob), dtype="uint8")
     zero_point = np.zeros((cols, (k_blocks + 1) // 2), dtype="uint8")
     scales = np.zeros((cols, k_blocks), dtype=weight.dtype)
-    quantize_matmul_4bits(packed, np.ascontiguousarray(weight), scales, zero_point, block, cols,
-                          rows, options.symmetric)
+    quantize_matmul_4bits(
+        packed,
+        np.ascontiguousarray(weight),
+        scales,
+        zero_point,
+        block,
+        cols,
+        rows,
+        options.symmetric,
+    )
     return packed, scales, zero_point
 
 
-def _matmul_nbits(node: onnx.NodeProto, weight_tensor: TensorProto, weight: np.ndarray,
-                  options: Int4Options) -> tuple[onnx.NodeProto, list[TensorProto]]:
+def _matmul_nbits(
+    node: onnx.NodeProto, weight_tensor: TensorProto, weight: np.ndarray, options: Int4Options
+) -> tuple[onnx.NodeProto, list[TensorProto]]:
     """The MatMulNBits node and its new initializers for a MatMul (``quantize_matmul``)."""
     packed, scales, zero_points = _pack(weight, options)
     rows, cols = weight.shape
@@ -233,43 +268,57 @@ def _matmul_nbits(node: onnx.NodeProto, weight_tensor: TensorProto, weight: np.n
         zp_tensor = numpy_helper.from_array(zero_points, weight_tensor.name + "_zero_points")
         names.append(zp_tensor.name)
         fresh.append(zp_tensor)
-    kwargs: dict[str, object] = {"K": rows, "N": cols, "bits": 4,
-                                 "block_size": options.block_size}
+    kwargs: dict[str, object] = {"K": rows, "N": cols, "bits": 4, "block_size": options.block_size}
     if options.accuracy_level:
         kwargs["accuracy_level"] = options.accuracy_level
     return helper.make_node(
-        "MatMulNBits", inputs=names, outputs=[node.output[0]],
-        name=node.name + "_Q4" if node.name else "", domain="com.microsoft",
-        **kwargs), fresh  # type: ignore[arg-type]
+        "MatMulNBits",
+        inputs=names,
+        outputs=[node.output[0]],
+        name=node.name + "_Q4" if node.name else "",
+        domain="com.microsoft",
+        **kwargs,  # type: ignore[arg-type]
+    ), fresh
 
 
-def _gather_block_quantized(node: onnx.NodeProto, weight_tensor: TensorProto,
-                            weight: np.ndarray, options: Int4Options,
-                            ) -> tuple[onnx.NodeProto, list[TensorProto]]:
+def _gather_block_quantized(
+    node: onnx.NodeProto,
+    weight_tensor: TensorProto,
+    weight: np.ndarray,
+    options: Int4Options,
+) -> tuple[onnx.NodeProto, list[TensorProto]]:
     """The GatherBlockQuantized node and its new initializers for a Gather of a constant
     table (``quantize_gather``: the same numpy blocks, the same tensor constructors)."""
     from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantizer
 
     qtype = TensorProto.INT4 if options.symmetric else TensorProto.UINT4
     data, scales, zero_points = DefaultWeightOnlyQuantizer.quantize_ndarray(
-        weight, GATHER_QUANT_AXIS, options.block_size, options.symmetric)
-    quantized = helper.make_tensor(weight_tensor.name + "_Q4", qtype, weight.shape,
-                                   data.tobytes(), True)
+        weight, GATHER_QUANT_AXIS, options.block_size, options.symmetric
+    )
+    quantized = helper.make_tensor(
+        weight_tensor.name + "_Q4", qtype, weight.shape, data.tobytes(), True
+    )
     scales_tensor = numpy_helper.from_array(scales, weight_tensor.name + "_scales")
     names = [quantized.name, node.input[1], scales_tensor.name]
     fresh = [quantized, scales_tensor]
     if not options.symmetric:
         assert zero_points is not None
-        zp_tensor = helper.make_tensor(weight_tensor.name + "_zero_points", qtype,
-                                       scales.shape, zero_points.tobytes(), True)
+        zp_tensor = helper.make_tensor(
+            weight_tensor.name + "_zero_points", qtype, scales.shape, zero_points.tobytes(), True
+        )
         names.append(zp_tensor.name)
         fresh.append(zp_tensor)
     gather_axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
     return helper.make_node(
-        "GatherBlockQuantized", inputs=names, outputs=[node.output[0]],
-        name=node.name + "_Q4" if node.name else "", domain="com.microsoft",
-        gather_axis=gather_axis, quantize_axis=GATHER_QUANT_AXIS,
-        block_size=options.block_size), fresh
+        "GatherBlockQuantized",
+        inputs=names,
+        outputs=[node.output[0]],
+        name=node.name + "_Q4" if node.name else "",
+        domain="com.microsoft",
+        gather_axis=gather_axis,
+        quantize_axis=GATHER_QUANT_AXIS,
+        block_size=options.block_size,
+    ), fresh
 
 
 def _tensor(array: np.ndarray, name: str) -> TensorProto:
@@ -279,8 +328,9 @@ def _tensor(array: np.ndarray, name: str) -> TensorProto:
     return ir.serde.serialize_tensor(ir.Tensor(array, name=name))
 
 
-def quantize_int4_streamed(source: Path, output: Path, options: Int4Options,
-                           progress: ProgressFn | None = None) -> list[str]:
+def quantize_int4_streamed(
+    source: Path, output: Path, options: Int4Options, progress: ProgressFn | None = None
+) -> list[str]:
     """Write ``source`` quantized to 4 bits (MatMulNBits, GatherBlockQuantized when
     ``options.gather``) as ``output``; returns the file names
     written (the model, and its ``.data`` file when the weights are kept external: when the
@@ -300,8 +350,10 @@ def quantize_int4_streamed(source: Path, output: Path, options: Int4Options,
     reader = _WeightReader(source.parent)
     external = any(t.data_location == TensorProto.EXTERNAL for t in graph.initializer)
     initializers, chosen = _weights_to_pack(graph, options)
-    big = sum(int(np.prod(initializers[_weight_input(graph.node[i])].dims))
-              for i in chosen) * 4 > EXTERNAL_ABOVE
+    big = (
+        sum(int(np.prod(initializers[_weight_input(graph.node[i])].dims)) for i in chosen) * 4
+        > EXTERNAL_ABOVE
+    )
     writer = _DataWriter(output.with_name(output.name + ".data")) if external or big else None
 
     # As MatMulNBitsQuantizer.process: the contrib domain first, then each node in order.
@@ -351,8 +403,12 @@ def quantize_int4_streamed(source: Path, output: Path, options: Int4Options,
     return [output.name] + ([writer.path.name] if writer is not None else [])
 
 
-def _keep_used(graph: onnx.GraphProto, added: list[TensorProto], reader: _WeightReader,
-               writer: _DataWriter | None) -> None:
+def _keep_used(
+    graph: onnx.GraphProto,
+    added: list[TensorProto],
+    reader: _WeightReader,
+    writer: _DataWriter | None,
+) -> None:
     """The initializers the graph still reads, in onnxruntime's order (the original ones, then
     the new), each name once, as ``ONNXModel.clean_initializers`` leaves them; their graph
     inputs go with the dropped ones. Kept external weights are copied into the new data file."""
@@ -365,8 +421,11 @@ def _keep_used(graph: onnx.GraphProto, added: list[TensorProto], reader: _Weight
     for k, tensor in enumerate([*graph.initializer, *added]):
         if tensor.name in wanted:
             wanted.discard(tensor.name)
-            if writer is not None and k < originals \
-                    and tensor.data_location == TensorProto.EXTERNAL:
+            if (
+                writer is not None
+                and k < originals
+                and tensor.data_location == TensorProto.EXTERNAL
+            ):
                 writer.put(tensor, reader.raw(tensor))  # the new ones were written as made
             kept.append(tensor)
         else:

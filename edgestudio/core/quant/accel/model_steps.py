@@ -57,16 +57,18 @@ def _attribute_tensors(nodes: Any) -> Iterator[Any]:
 def _any_external(model: Any) -> bool:
     """Whether any tensor of ``model`` (initializer or attribute, functions included) refers
     to external data."""
-    tensors = [_initializer_tensors(model.graph), _attribute_tensors(model.graph.node),
-               *(_attribute_tensors(f.node) for f in model.functions)]
+    tensors = [
+        _initializer_tensors(model.graph),
+        _attribute_tensors(model.graph.node),
+        *(_attribute_tensors(f.node) for f in model.functions),
+    ]
     return any(_uses_external_data(t) for group in tensors for t in group)
 
 
 def _uses_external_data(tensor: Any) -> bool:
     from onnx import TensorProto
 
-    return bool(tensor.HasField("data_location")
-                and tensor.data_location == TensorProto.EXTERNAL)
+    return bool(tensor.HasField("data_location") and tensor.data_location == TensorProto.EXTERNAL)
 
 
 def save_and_reload_model_with_shape_infer(model: Any, stock: Callable[[Any], Any]) -> Any:
@@ -86,12 +88,21 @@ def save_and_reload_model_with_shape_infer(model: Any, stock: Callable[[Any], An
 
     if _any_external(model):
         return stock(model)
-    moved = [t for t in _initializer_tensors(model.graph)
-             if t.HasField("raw_data") and sys.getsizeof(t.raw_data) >= EXTERNAL_THRESHOLD]
+    moved = [
+        t
+        for t in _initializer_tensors(model.graph)
+        if t.HasField("raw_data") and sys.getsizeof(t.raw_data) >= EXTERNAL_THRESHOLD
+    ]
     # Each moved tensor's state, to restore the caller's model exactly (ORT works on a copy;
     # marking the original for the length of one serialisation avoids copying every weight).
-    saved = [(t.raw_data, t.data_location if t.HasField("data_location") else None,
-              [(e.key, e.value) for e in t.external_data]) for t in moved]
+    saved = [
+        (
+            t.raw_data,
+            t.data_location if t.HasField("data_location") else None,
+            [(e.key, e.value) for e in t.external_data],
+        )
+        for t in moved
+    ]
     try:
         for offset, tensor in enumerate(moved):
             del tensor.external_data[:]
