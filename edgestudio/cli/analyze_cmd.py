@@ -10,6 +10,7 @@ from typing import Any
 from edgestudio.cli.job_ui import (
     add_data_args,
     add_input_args,
+    add_timeout_arg,
     data_source,
     execute_job,
     input_fields,
@@ -62,7 +63,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add_json_option(p, "the full report")
     add_workspace_option(p)
     p.add_argument("--csv", metavar="TABLE", help="write the per-layer table as CSV")
-    p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
+    add_timeout_arg(p)
     p.set_defaults(func=run, make_recipe=recipe_from_args)
 
 

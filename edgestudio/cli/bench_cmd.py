@@ -10,6 +10,7 @@ from edgestudio.cli.job_ui import (
     EXIT_JOB_FAILED,
     EXIT_OK,
     add_input_args,
+    add_timeout_arg,
     execute_job,
     input_fields,
 )
@@ -69,7 +70,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     add_json_option(p, "the results")
     add_workspace_option(p)
-    p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
+    add_timeout_arg(p)
     p.set_defaults(func=run_bench, make_recipe=bench_recipe_from_args)
 
     q = subparsers.add_parser(
@@ -99,12 +100,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     add_json_option(q, "the profile")
     add_workspace_option(q)
-    q.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
+    add_timeout_arg(q)
     q.set_defaults(func=run_profile, make_recipe=profile_recipe_from_args)
 
     r = subparsers.add_parser("providers", help="list execution providers and whether they work")
     add_json_option(r, "the list")
-    r.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
+    add_timeout_arg(r)
     r.set_defaults(func=run_providers)
 
 

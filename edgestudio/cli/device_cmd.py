@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from edgestudio.cli.job_ui import EXIT_JOB_FAILED, EXIT_OK, execute_job
+from edgestudio.cli.job_ui import EXIT_JOB_FAILED, EXIT_OK, add_timeout_arg, execute_job
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.core.formatting import human_bytes
@@ -51,7 +51,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     c.add_argument("name", help="the device's name")
     _trust_args(c)
     add_json_option(c, "the device's check")
-    c.add_argument("--timeout", type=float, metavar="S", help="stop after S seconds")
+    add_timeout_arg(c, "the check")
     c.set_defaults(func=run_check, make_recipe=check_recipe_from_args)
     r = actions.add_parser("remove", help="forget a device")
     r.add_argument("name", help="the device's name")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from edgestudio.cli.job_ui import add_input_args, execute_job, input_fields
+from edgestudio.cli.job_ui import add_input_args, add_timeout_arg, execute_job, input_fields
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.core.inputs.inputs_recipe import InputsRecipe, spec_of
@@ -24,7 +24,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("model", help="the .onnx model")
     add_input_args(p, data=True)
     add_json_option(p, "the specification")
-    p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
+    add_timeout_arg(p)
     p.set_defaults(func=run, make_recipe=recipe_from_args)
 
 

@@ -27,14 +27,19 @@ EXIT_OK, EXIT_CHECK_FAILED, EXIT_JOB_FAILED, EXIT_UNCHECKED, EXIT_CANCELLED = 0,
 OUTCOME_EXIT = {"passed": EXIT_OK, "failed": EXIT_CHECK_FAILED, "unchecked": EXIT_UNCHECKED}
 
 
+def add_timeout_arg(p: argparse.ArgumentParser, what: str = "the job") -> None:
+    """``--timeout S``, declared once for every command that runs a job."""
+    p.add_argument(
+        "--timeout", type=float, default=None, metavar="S", help=f"stop {what} after S seconds"
+    )
+
+
 def add_common_job_args(p: argparse.ArgumentParser, tolerance: bool = True) -> None:
     """The options every file-producing job takes."""
     p.add_argument("-o", "--output", required=True, help="where to write the result")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     add_json_option(p, "the report")
-    p.add_argument(
-        "--timeout", type=float, default=None, metavar="S", help="stop the job after S seconds"
-    )
+    add_timeout_arg(p)
     if tolerance:
         p.add_argument(
             "--atol",

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from edgestudio.cli.job_ui import add_data_args, add_input_args, data_source, execute, input_fields
+from edgestudio.cli.job_ui import (
+    add_data_args,
+    add_input_args,
+    add_timeout_arg,
+    data_source,
+    execute,
+    input_fields,
+)
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.workspace_option import add_workspace_option
 from edgestudio.core.job_api.options import add_options, values_from_args
@@ -33,7 +40,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     add_json_option(p, "the report")
     add_workspace_option(p)
-    p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
+    add_timeout_arg(p)
     p.set_defaults(func=run, make_recipe=recipe_from_args)
 
 
