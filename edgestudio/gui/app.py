@@ -50,7 +50,7 @@ def create_application(argv: Sequence[str] | None = None) -> QApplication:
     QCoreApplication.setApplicationVersion(__version__)
     app = QApplication.instance()
     if app is None:
-        from edgestudio.gui.netron_view import prepare_web_engine
+        from edgestudio.gui.model.netron_view import prepare_web_engine
 
         prepare_web_engine()  # QtWebEngine's URL scheme must be registered before the app
         app = EdgeStudioApplication(list(argv or [sys.argv[0]]))

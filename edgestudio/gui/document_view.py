@@ -20,14 +20,14 @@ from edgestudio.core.perf.providers import provider_colour, short_name
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.serialise import to_json
 from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
-from edgestudio.gui.graph_panel import GraphPanel
-from edgestudio.gui.inputs_panel import InputsPanel
-from edgestudio.gui.model_loader import LoadedModel
-from edgestudio.gui.netron_view import NetronView
+from edgestudio.gui.inputs.inputs_panel import InputsPanel
+from edgestudio.gui.model.graph_panel import GraphPanel
+from edgestudio.gui.model.model_loader import LoadedModel
+from edgestudio.gui.model.netron_view import NetronView
+from edgestudio.gui.model.summary_panel import SummaryPanel
 from edgestudio.gui.panel_names import slug
-from edgestudio.gui.perf_panel import PerfPanel
-from edgestudio.gui.quant_panel import QuantPanel
-from edgestudio.gui.summary_panel import SummaryPanel
+from edgestudio.gui.perf.perf_panel import PerfPanel
+from edgestudio.gui.quant.quant_panel import QuantPanel
 
 
 class DocumentView(QWidget):

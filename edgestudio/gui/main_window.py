@@ -39,22 +39,22 @@ from edgestudio.core.workspace import workspace
 from edgestudio.core.workspace.document import Overlay, OverlayKind
 from edgestudio.core.workspace.preferences import Preferences
 from edgestudio.core.workspace.report import report_from_document, write_report
-from edgestudio.gui.compare_view import CompareView
 from edgestudio.gui.document_view import DocumentView
 from edgestudio.gui.forms.convert_form import ConvertDialog
 from edgestudio.gui.forms.export_form import ExportDialog
 from edgestudio.gui.forms.quantize_form import QuantizeDialog
 from edgestudio.gui.job_controller import JobController
 from edgestudio.gui.jobs_panel import JobsPanel
-from edgestudio.gui.model_loader import LoadedModel, ModelLoader
+from edgestudio.gui.model.compare_view import CompareView
+from edgestudio.gui.model.model_loader import LoadedModel, ModelLoader
 from edgestudio.gui.preferences_dialog import (
     PreferencesDialog,
     apply_theme,
     load_preferences,
     save_preferences,
 )
+from edgestudio.gui.quant.tune_window import TuneWindow
 from edgestudio.gui.recent_files import RecentFiles
-from edgestudio.gui.tune_window import TuneWindow
 from edgestudio.gui.user_guide import UserGuide
 from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.tuner import Tuner, tuner_summary

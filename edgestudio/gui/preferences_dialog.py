@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 from edgestudio.core.perf.providers import resolve_provider, short_name
 from edgestudio.core.serialise import to_json
 from edgestudio.core.workspace.preferences import THEMES, Preferences
-from edgestudio.gui.devices_box import DevicesBox
+from edgestudio.gui.perf.devices_box import DevicesBox
 
 _KEY = "preferences"
 

@@ -57,7 +57,7 @@ def open_once(path: Path, view) -> float:  # type: ignore[no-untyped-def]
 def main() -> None:
     from PySide6.QtWidgets import QApplication
 
-    from edgestudio.gui.graph_view import GraphView
+    from edgestudio.gui.model.graph_view import GraphView
 
     app = QApplication.instance() or QApplication([])
     tmp = Path(tempfile.mkdtemp())
@@ -144,7 +144,7 @@ def groups_section(tmp: Path) -> None:
     """Flat vs collapsed to groups, side by side on the same graphs (medians of 3)."""
     from PySide6.QtWidgets import QApplication
 
-    from edgestudio.gui.graph_view import GraphView
+    from edgestudio.gui.model.graph_view import GraphView
 
     print(
         f"\n{'graph':<18}{'nodes':>7}{'flat open s':>13}{'grouped open s':>16}{'boxes':>7}"

@@ -105,7 +105,7 @@ def test_sqnr_colours_are_absolute_in_the_compare_window_and_the_graph(  # type:
     """A layer at 1.4 dB is drawn in the lowest band's colour, never at the bright end of a
     min-max ramp (which made the worst layer look best)."""
     from edgestudio.core.quant.verdicts import band_of, sqnr_bands
-    from edgestudio.gui.graph_view import GraphView
+    from edgestudio.gui.model.graph_view import GraphView
 
     worst, best = "/features/features.0/Conv", "/classifier/classifier.3/Gemm"
     view = window.compare(SAMPLE_MODEL, _quantized(tmp_path), sqnr={worst: 1.4, best: 35.0})

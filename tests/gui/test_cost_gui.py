@@ -63,7 +63,7 @@ def test_the_profile_shows_macs_and_time_against_work(
     window: MainWindow,  # type: ignore[no-untyped-def]
     sample_model: Path,
 ) -> None:
-    from edgestudio.gui.perf_panel import PROFILE_COLUMNS
+    from edgestudio.gui.perf.perf_panel import PROFILE_COLUMNS
 
     open_and_wait(qtbot, window, sample_model)
     doc = window.current_document()

@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QLabel, QPushButton, QTableWidget
 
 from edgestudio.core.model.graph_ir import build_graph_ir
 from edgestudio.core.model.layout import layered_layout
-from edgestudio.gui.graph_panel import GraphPanel
-from edgestudio.gui.graph_view import GraphView
 from edgestudio.gui.main_window import MainWindow
+from edgestudio.gui.model.graph_panel import GraphPanel
+from edgestudio.gui.model.graph_view import GraphView
 from tests import models
 from tests.gui.conftest import open_and_wait
 

@@ -177,7 +177,7 @@ def test_open_shortcut_is_ctrl_o(window: MainWindow) -> None:
 def test_summary_panel_renders_for_node_suite_sample(
     qtbot, window: MainWindow, node_suite_models: list[Path]
 ) -> None:
-    from edgestudio.gui.summary_panel import SummaryPanel
+    from edgestudio.gui.model.summary_panel import SummaryPanel
 
     for path in node_suite_models[::25]:  # every 25th: ~75 varied models
         panel = SummaryPanel(summarize_file(path))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from edgestudio.gui import netron_view
 from edgestudio.gui.main_window import MainWindow
+from edgestudio.gui.model import netron_view
 from tests.gui.conftest import open_and_wait
 
 

@@ -42,7 +42,7 @@ def test_benchmark_profile_and_overlays(
     assert recipe.command_line().startswith("edgestudio bench")
     qtbot.waitUntil(lambda: panel.table.rowCount() == 2, timeout=120_000)
     assert panel.table.item(0, 4).text() != ""
-    from edgestudio.gui.perf_panel import RESULT_COLUMNS
+    from edgestudio.gui.perf.perf_panel import RESULT_COLUMNS
 
     assert panel.table.item(0, RESULT_COLUMNS.index("Timed runs")).text() == "30"
     assert len(panel.dist_plot.getPlotItem().items) > 4
@@ -179,7 +179,7 @@ def test_every_declared_profile_option_has_its_widget(
 
     from edgestudio.core.job_api.options import declared_options
     from edgestudio.core.perf.bench_recipes import ProfileRecipe
-    from edgestudio.gui.perf_panel import SHARED_WITH_BENCH
+    from edgestudio.gui.perf.perf_panel import SHARED_WITH_BENCH
 
     open_and_wait(qtbot, window, sample_model)
     doc = window.current_document()

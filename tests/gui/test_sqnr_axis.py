@@ -11,7 +11,7 @@ from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis, LayerError
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.workspace.document import ModelDocument
-from edgestudio.gui.quant_panel import SQNR_AXIS_CAP_DB, QuantPanel
+from edgestudio.gui.quant.quant_panel import SQNR_AXIS_CAP_DB, QuantPanel
 from tests import models
 
 

@@ -103,7 +103,7 @@ def test_the_tuner_is_built_off_the_ui_thread_and_cancel_waits_for_it(
     pressed before the tuner exists stops it as soon as it is built."""
     import threading
 
-    from edgestudio.gui import tune_window
+    from edgestudio.gui.quant import tune_window
     from edgestudio.jobs.tuner import Tuner
 
     built_on: list[threading.Thread] = []

@@ -43,8 +43,8 @@ from edgestudio.core.quant.tune import (
 from edgestudio.gui.background import Background, BackgroundTask
 from edgestudio.gui.forms.common import PathPicker
 from edgestudio.gui.forms.option_widgets import option_widget, widget_value
-from edgestudio.gui.plots import show_empty, show_values
-from edgestudio.gui.tables import results_table
+from edgestudio.gui.widgets.plots import show_empty, show_values
+from edgestudio.gui.widgets.tables import results_table
 from edgestudio.jobs.scheduler import JobSubmitter
 from edgestudio.jobs.tuner import Tuner
 

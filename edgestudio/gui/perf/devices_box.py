@@ -35,7 +35,7 @@ from edgestudio.core.remote.devices import (
 )
 from edgestudio.core.serialise import from_json
 from edgestudio.gui.background import Background
-from edgestudio.gui.tables import results_table
+from edgestudio.gui.widgets.tables import results_table
 
 COLUMNS = ["Name", "Address", "Python"]
 

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from edgestudio.core.model.cost_recipe import ModelCost
 from edgestudio.core.perf.perf_results import Profile
 from edgestudio.core.perf.time_vs_work import SLOW_FACTOR, KernelWork, kernel_work
-from edgestudio.gui.plots import show_empty, show_values
+from edgestudio.gui.widgets.plots import show_empty, show_values
 
 SLOW_LISTED = 5
 

@@ -24,7 +24,7 @@ from edgestudio.core.model.diff import Change, ModelDiff, diff_models
 from edgestudio.core.model.model_io import load_model
 from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.gui.background import Background
-from edgestudio.gui.graph_panel import GraphPanel
+from edgestudio.gui.model.graph_panel import GraphPanel
 
 CHANGE_COLOURS = {
     Change.INSERTED: "#2e7d32",

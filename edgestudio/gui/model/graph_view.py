@@ -43,7 +43,7 @@ from edgestudio.core.model.edge_routes import EdgeRoutes
 from edgestudio.core.model.graph_ir import GraphIR, NodeKind
 from edgestudio.core.model.layout import Layout
 from edgestudio.core.quant.verdicts import sqnr_bands
-from edgestudio.gui.graph_items import (
+from edgestudio.gui.model.graph_items import (
     GraphGeometry,
     NodeBatchItem,
     build_items,

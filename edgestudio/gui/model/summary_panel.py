@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
 
 from edgestudio.core.formatting import human_bytes, human_count
 from edgestudio.core.model.summary import ModelSummary, TensorSpec
-from edgestudio.gui.cost_box import CostBox
-from edgestudio.gui.tables import filled_table
+from edgestudio.gui.model.cost_box import CostBox
+from edgestudio.gui.widgets.tables import filled_table
 
 _MAX_BARS = 40  # beyond this the histogram lumps the rarest op types into "other"
 

@@ -47,11 +47,11 @@ from edgestudio.core.perf.providers import provider_colour, short_name
 from edgestudio.core.serialise import to_json
 from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.core.workspace.preferences import Preferences
-from edgestudio.gui.exporting import export_widget
 from edgestudio.gui.forms.option_widgets import option_widget, widget_value
-from edgestudio.gui.plots import set_category_axis, show_empty, show_values
-from edgestudio.gui.tables import NumericItem, results_table
-from edgestudio.gui.work_scatter import WorkScatter
+from edgestudio.gui.perf.work_scatter import WorkScatter
+from edgestudio.gui.widgets.exporting import export_widget
+from edgestudio.gui.widgets.plots import set_category_axis, show_empty, show_values
+from edgestudio.gui.widgets.tables import NumericItem, results_table
 
 RESULT_COLUMNS = [
     "Model",

@@ -41,10 +41,10 @@ from edgestudio.core.quant.verdicts import (
     verdict_html,
 )
 from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
-from edgestudio.gui.exporting import export_widget
-from edgestudio.gui.plots import show_empty, show_values
-from edgestudio.gui.sensitivity_view import SensitivityView
-from edgestudio.gui.tables import NumericItem, _num, results_table
+from edgestudio.gui.quant.sensitivity_view import SensitivityView
+from edgestudio.gui.widgets.exporting import export_widget
+from edgestudio.gui.widgets.plots import show_empty, show_values
+from edgestudio.gui.widgets.tables import NumericItem, _num, results_table
 
 HISTORY_COLUMNS = [
     "Run",

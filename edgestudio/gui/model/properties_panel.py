@@ -25,7 +25,7 @@ from edgestudio.core.formatting import human_bytes
 from edgestudio.core.model.cost_recipe import ModelCost, NodeCost
 from edgestudio.core.model.graph_ir import GraphIR, NodeKind, subgraphs
 from edgestudio.core.model.weights import read_weight, weight_histogram, weight_stats
-from edgestudio.gui.tables import filled_table
+from edgestudio.gui.widgets.tables import filled_table
 
 
 def attribute_text(attr: onnx.AttributeProto) -> str:

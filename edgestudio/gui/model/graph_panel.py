@@ -31,8 +31,8 @@ from edgestudio.core.model.layout import Layout, layered_layout
 from edgestudio.core.model.tensor_shapes import ShapesRecipe, TensorShapes
 from edgestudio.core.progress import CancelledError
 from edgestudio.gui.background import Background, Work
-from edgestudio.gui.graph_view import GraphView
-from edgestudio.gui.properties_panel import PropertiesPanel
+from edgestudio.gui.model.graph_view import GraphView
+from edgestudio.gui.model.properties_panel import PropertiesPanel
 
 
 @dataclass

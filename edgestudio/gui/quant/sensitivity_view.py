@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from edgestudio.core.quant.sensitivity import Sensitivity
-from edgestudio.gui.tables import NumericItem, results_table
+from edgestudio.gui.widgets.tables import NumericItem, results_table
 
 COLUMNS = ["#", "Layer", "Op", "SQNR (dB)", "Task figure", "Gain", "Second figure's gain", "Note"]
 

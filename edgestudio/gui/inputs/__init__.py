@@ -1,0 +1,1 @@
+"""The Inputs tab: the input specification every job feeds the model."""

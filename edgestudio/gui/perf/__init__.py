@@ -1,0 +1,1 @@
+"""Performance views: the benchmark and profile tab, time against work, target devices."""

@@ -1,0 +1,1 @@
+"""Quantization views: the Quantization tab, the sensitivity ranking, the auto-tune window."""

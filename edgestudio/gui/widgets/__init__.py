@@ -1,0 +1,1 @@
+"""Widgets every view shares: plots, tables, exporting a widget as a picture."""
