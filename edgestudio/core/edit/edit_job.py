@@ -113,62 +113,35 @@ def run_edit(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     except ValueError as exc:
         raise EditError(str(exc)) from exc
     structure = load_structure(source)
-    if has_external_weights(structure):
-        return _run_streamed(recipe, structure, reporter, staging)
-    original = load_full_model(source)
-    reporter.stage("Editing", 0.2)
+    streamed = has_external_weights(structure)
+    if streamed and recipe.simplify:
+        raise EditError(
+            "--simplify needs every weight in memory, and this model keeps its "
+            "weights in external files: cut it first, then simplify the part."
+        )
+    original = structure if streamed else load_full_model(source)
+    reporter.stage("Editing" + (" the structure (weights stay on disk)" if streamed else ""), 0.2)
     edited = onnx.ModelProto()
     edited.CopyFrom(original)
     edited, done = apply_edits(edited, recipe, reporter)
     for line in done:
         reporter.log(line)
     name = Path(recipe.output or source.name).name
-    reporter.stage("Writing the result", 0.5)
-    files = save_model(edited, staging, name)
-    reporter.stage("Checking against the original", 0.6)
-    check = _check(staging / name, source, original, edited, recipe, reporter)
-    failed = result_unusable(check)
-    if failed:
-        raise EditError(failed)
-    reporter.stage(f"Done: {check.verdict()}", 1.0)
-    return JobReport(
-        kind=recipe.kind,
-        files=files,
-        check=check,
-        details={
-            "edits": done,
-            "nodes": len(edited.graph.node),
-            "inputs": [v.name for v in edited.graph.input],
-            "outputs": [o.name for o in edited.graph.output],
-        },
-    )
-
-
-def _run_streamed(
-    recipe: EditRecipe, structure: onnx.ModelProto, reporter: Reporter, staging: Path
-) -> JobReport:
-    """Edit the structure; copy only the weights the result keeps, one tensor at a time."""
-    if recipe.simplify:
-        raise EditError(
-            "--simplify needs every weight in memory, and this model keeps its "
-            "weights in external files: cut it first, then simplify the part."
-        )
-    source = Path(recipe.model)
-    reporter.stage("Editing the structure (weights stay on disk)", 0.2)
-    edited = onnx.ModelProto()
-    edited.CopyFrom(structure)
-    edited, done = apply_edits(edited, recipe, reporter)
-    for line in done:
-        reporter.log(line)
-    name = Path(recipe.output or source.name).name
-    reporter.stage("Copying the weights it keeps", 0.4)
-    files = save_streamed(edited, source.parent, staging, name)
-    weights = sum(f.size_bytes for f in check_external_data(structure, source.parent))
-    reporter.stage("Checking", 0.7)
-    if weights <= COMPARE_LIMIT:
-        check = _check(staging / name, source, load_full_model(source), edited, recipe, reporter)
+    if streamed:
+        reporter.stage("Copying the weights it keeps", 0.4)
+        files = save_streamed(edited, source.parent, staging, name)
     else:
+        reporter.stage("Writing the result", 0.5)
+        files = save_model(edited, staging, name)
+    reporter.stage("Checking against the original", 0.6)
+    weights = (
+        sum(f.size_bytes for f in check_external_data(structure, source.parent)) if streamed else 0
+    )
+    if weights > COMPARE_LIMIT:
         check = _check_alone(staging / name, weights, recipe, reporter)
+    else:
+        full = load_full_model(source) if streamed else original
+        check = _check(staging / name, source, full, edited, recipe, reporter)
     failed = result_unusable(check)
     if failed:
         raise EditError(failed)
@@ -180,7 +153,7 @@ def _run_streamed(
         details={
             "edits": done,
             "nodes": len(edited.graph.node),
-            "streamed": True,
+            "streamed": streamed,
             "inputs": [v.name for v in edited.graph.input],
             "outputs": [o.name for o in edited.graph.output],
         },
