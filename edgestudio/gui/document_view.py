@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import onnx
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QVBoxLayout, QWidget
 
@@ -25,6 +24,7 @@ from edgestudio.gui.model.graph_panel import GraphPanel
 from edgestudio.gui.model.model_loader import LoadedModel
 from edgestudio.gui.model.netron_view import NetronView
 from edgestudio.gui.model.summary_panel import SummaryPanel
+from edgestudio.gui.model.surgery_menu import add_surgery_actions
 from edgestudio.gui.panel_names import slug
 from edgestudio.gui.perf.perf_panel import PerfPanel
 from edgestudio.gui.quant.quant_panel import QuantPanel
@@ -226,42 +226,9 @@ class DocumentView(QWidget):
                 else "Needs an 8-bit QDQ run to start from (Tools › Quantize…)"
             )
             wide.triggered.connect(lambda: self.int16_requested.emit(nodes))
-        node = ir.onnx_node(index)
-        if node is not None:
-            self._surgery_menu(menu.addMenu("Model surgery"), node)
+        add_surgery_actions(menu.addMenu("Model surgery"), ir, index, self.edit, self)
         self.node_menu = menu  # kept alive while it is shown
         return menu
-
-    def _surgery_menu(self, menu: QMenu, node: onnx.NodeProto) -> None:
-        """Edits made from a node: each writes a new file beside the model, checked against
-        the original (a job; its result opens from the Jobs panel)."""
-        name = node.name
-        ir = self.graph_panel.ir
-        assert ir is not None
-        data = [
-            t for t in node.input if t and not ir.is_constant(t) and t not in ir.initializer_names
-        ]
-        outputs = [o for o in node.output if o]
-        for tensor in outputs:
-            action = menu.addAction(f"Add '{tensor}' as a graph output")
-            action.triggered.connect(
-                lambda _=False, t=tensor: self.edit(EditRecipe(add_outputs=(t,)), "with_output")
-            )
-        up_to = menu.addAction(f"Extract the part up to '{name}'")
-        up_to.setToolTip(
-            "A model of the graph's inputs through this node, its outputs the "
-            "graph's outputs (e.g. to run the rest elsewhere)"
-        )
-        up_to.triggered.connect(lambda: self.edit(EditRecipe(outputs=tuple(outputs)), "head"))
-        after = menu.addAction(f"Extract the part from '{name}' on")
-        after.setToolTip(
-            "A model from this node's inputs to the graph's outputs (e.g. to strip pre-processing)"
-        )
-        after.setEnabled(bool(data))
-        after.triggered.connect(lambda: self.edit(EditRecipe(inputs=tuple(data)), "tail"))
-        skip = menu.addAction(f"Bypass '{name}' (wire its input on)")
-        skip.setEnabled(len(data) >= 1 and len(outputs) == 1)
-        skip.triggered.connect(lambda: self.edit(EditRecipe(bypass=(name,)), "bypassed"))
 
     def edit(self, recipe: EditRecipe, what: str) -> EditRecipe:
         """Ask for ``recipe`` on this model, written to a new file beside it."""

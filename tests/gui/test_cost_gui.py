@@ -113,6 +113,7 @@ def test_model_surgery_from_the_graph_and_the_summary(
         "Add '/features/features.6/MaxPool_output_0' as a graph output",
         "Extract the part up to '/features/features.6/MaxPool'",
         "Extract the part from '/features/features.6/MaxPool' on",
+        "Extract…",
         "Bypass '/features/features.6/MaxPool' (wire its input on)",
     ]
     with qtbot.waitSignal(doc.edit_requested) as asked:
@@ -126,8 +127,55 @@ def test_model_surgery_from_the_graph_and_the_summary(
     assert [o.name for o in cut.graph.output] == ["/features/features.6/MaxPool_output_0"]
     assert len(cut.graph.node) == 5
 
+    from edgestudio.gui.model.surgery_menu import ExtractDialog
+
+    dialog = ExtractDialog(["/features/features.2/Relu_output_0"], ["logits"])
+    dialog.outputs.setText(" logits, /features/features.6/MaxPool_output_0 ")
+    chosen = dialog.recipe()
+    assert chosen.inputs == ("/features/features.2/Relu_output_0",)
+    assert chosen.outputs == ("logits", "/features/features.6/MaxPool_output_0")
+    dialog.close()
+
     with qtbot.waitSignal(doc.edit_requested) as asked:
         doc.summary_panel.rename_requested.emit("image", "pixels")
     renamed = tmp_path / "digits_cnn_renamed.onnx"
     qtbot.waitUntil(renamed.exists, timeout=120_000)
     assert [v.name for v in onnx.load(str(renamed)).graph.input] == ["pixels"]
+
+
+@pytest.mark.e2e
+def test_a_closed_group_is_extracted_as_a_model_of_its_own(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
+    import shutil
+
+    import onnx
+
+    from tests.realmodels.corpus import SKIP_REASON, cache_dir
+
+    source = cache_dir() / "minilm_l6_v2.onnx"
+    if not source.is_file():
+        pytest.skip(reason=SKIP_REASON)
+    model = tmp_path / source.name
+    shutil.copy(source, model)
+    open_and_wait(qtbot, window, model)
+    doc = window.current_document()
+    assert doc is not None
+    qtbot.waitUntil(lambda: doc.graph_panel.is_ready, timeout=60_000)
+    ir = doc.graph_panel.ir
+    assert ir is not None
+    group = next(i for i in range(len(ir.names)) if ir.is_group(i) and "layer.1" in ir.names[i])
+    menu = doc.node_menu_for(group)
+    assert menu is not None
+    surgery = next(a.menu() for a in menu.actions() if a.text() == "Model surgery")
+    part = next(a for a in surgery.actions() if a.text().endswith("as a model of its own"))
+    with qtbot.waitSignal(doc.edit_requested) as asked:
+        part.trigger()
+    recipe = asked.args[0]
+    assert recipe.inputs and recipe.outputs
+    written = Path(recipe.output)
+    qtbot.waitUntil(written.exists, timeout=180_000)
+    cut = onnx.load(str(written))
+    names = {n.name for n in cut.graph.node}
+    assert names and all("layer.1" in n or not n.startswith("/encoder/layer.") for n in names)
+    assert [o.name for o in cut.graph.output] == list(recipe.outputs)
