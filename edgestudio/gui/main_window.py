@@ -709,6 +709,8 @@ class MainWindow(QMainWindow):
             guide = self._guide = UserGuide(self)
         guide.show()
         guide.raise_()
+        guide.activateWindow()  # keys go to it (no window manager gives it the focus itself)
+        guide.browser.setFocus()
         return guide
 
     def compare_run(self, doc: DocumentView, run: QuantRun) -> CompareView | None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QUrl
-from PySide6.QtGui import QDesktopServices, QTextDocument
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QKeyEvent, QTextDocument
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
 
@@ -29,8 +29,6 @@ class UserGuide(QWidget):
     """A window showing the guide, starting at its index; Back and Home to move about."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        from PySide6.QtCore import Qt
-
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("user_guide")
         self.setWindowTitle("EdgeStudio user guide")
@@ -68,6 +66,13 @@ class UserGuide(QWidget):
             QUrl.fromLocalFile(str(path)), QTextDocument.ResourceType.MarkdownResource
         )
         return True
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Qt: Escape closes the guide, as it would a dialog (it is a window of its own)."""
+        if event.key() == Qt.Key.Key_Escape:
+            self.close()
+            return
+        super().keyPressEvent(event)
 
     def _follow(self, url: QUrl) -> None:
         if url.scheme() in ("http", "https", "mailto"):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from PySide6.QtCore import Qt
+
 from edgestudio.cli.main import _subcommand_names
 from edgestudio.gui.main_window import MainWindow
 from edgestudio.gui.panel_names import PANELS
@@ -56,4 +58,5 @@ def test_help_user_guide_shows_the_pages(qtbot, window: MainWindow) -> None:  # 
     )
     assert guide.page == "quantization.md"
     assert not guide.open_page("missing.md")
-    guide.close()
+    qtbot.keyClick(guide, Qt.Key.Key_Escape)  # a window of its own closes on Escape too
+    assert not guide.isVisible()

@@ -12,11 +12,9 @@ from edgestudio.core.convert.convert_recipes import DimChange
 from edgestudio.core.convert.export_recipes import ExportRecipe, TorchInput
 from edgestudio.jobs.runner import JobState, run_job
 
+NO_TORCH = "PyTorch export needs the torch extra: pip install 'edgestudio[torch]'"
 if importlib.util.find_spec("torch") is None:
-    pytest.skip(
-        reason="PyTorch export needs the torch extra: pip install 'edgestudio[torch]'",
-        allow_module_level=True,
-    )
+    pytest.skip(reason=NO_TORCH, allow_module_level=True)
 
 
 MAKE_FILES = """

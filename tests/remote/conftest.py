@@ -61,16 +61,19 @@ class Loopback:
         ).start()
 
 
+NO_DEVICE_PYTHON = (
+    "no device Python: run `make device-env` (make test makes it and names it in "
+    "EDGESTUDIO_DEVICE_PYTHON, so there these tests never skip)"
+)
+
+
 @pytest.fixture
 def loopback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Loopback]:
     """A device reached over SSH on 127.0.0.1, added and trusted as ``loop``."""
     if not DEVICE_PYTHON.exists():
         if REQUIRED:
             pytest.fail(f"EDGESTUDIO_DEVICE_PYTHON={REQUIRED} does not exist: `make device-env`")
-        pytest.skip(
-            reason="no device Python: run `make device-env` (make test makes it and "
-            "names it in EDGESTUDIO_DEVICE_PYTHON, so there these tests never skip)"
-        )
+        pytest.skip(reason=NO_DEVICE_PYTHON)
     # Our config (devices, known_hosts) and the client's ~/.ssh in the test's folder; no agent.
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("HOME", str(tmp_path / "client-home"))

@@ -168,6 +168,8 @@ def test_a_person_drives_the_real_window(desktop: Desktop, tmp_path: Path) -> No
         (("alt+h", "k"), "Escape", "Help › Keyboard shortcuts"),
         (("F1",), "Return", "Keyboard shortcuts by F1, closed with Enter"),
         (("alt+h", "a"), "Return", "Help › About, closed with Enter"),
+        (("alt+h", "u"), "Escape", "Help › User guide"),
+        (("shift+F1",), "Escape", "the user guide by Shift+F1"),
     ):
         titles = _opens(d, *keys)
         d.check(f"{what} opens {titles}")
