@@ -8,6 +8,7 @@ import wave
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 from edgestudio.core.inputs.calib_data import DataError, open_samples
@@ -154,3 +155,26 @@ def test_a_folder_is_listed_once_until_its_files_change(
     os.utime(folder, ns=(folder.stat().st_atime_ns, folder.stat().st_mtime_ns + 1_000_000))
     assert parse_data_source(str(folder)).kind == "images"
     assert len(listed) == 2
+
+
+@pytest.mark.parametrize(
+    ("model", "fixed"),
+    [(models.scalar_rate(), "sr"), (models.state_input(hidden=8), "state")],
+)
+def test_inputs_audio_does_not_feed_keep_the_graphs_values_once_the_data_decides_shapes(
+    tmp_path: Path, model: onnx.ModelProto, fixed: str
+) -> None:
+    # Silero VAD: its sample-rate input redrawn as 0–3 and its state as noise sent the
+    # calibration run down a branch the float model never takes, and onnxruntime failed there.
+    from edgestudio.core.inputs.input_probe import resolve_inputs
+
+    folder = tmp_path / "clips"
+    folder.mkdir()
+    _wav(folder / "a.wav", 0.25)
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    source = parse_data_source(str(folder), sample_rate=16000)
+    resolved = resolve_inputs(path, model, data=source, use_cache=False)
+    samples = list(open_samples(source, model, resolved.spec, path))
+    expected = 16000 if fixed == "sr" else 0.0
+    assert samples and all(np.all(s[fixed] == expected) for s in samples)

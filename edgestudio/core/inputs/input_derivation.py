@@ -569,7 +569,11 @@ def _user_domain(domain: Domain, dtype: str) -> Domain:
 
 
 def spec_from_sample(model: onnx.ModelProto, sample: Feeds) -> InputSpecification:
-    """A spec that matches one sample of real data (shapes from the data, normal values)."""
+    """A spec that matches one sample of real data: shapes from the data, values as the graph
+    implies them (a sample-rate input's 16000, a recurrent state's zeros) — what is drawn for
+    the inputs audio or text does not feed — else normal."""
+    derived = next(derive_candidates(model), None)
+    domains = {e.name: e.domain for e in derived.inputs} if derived is not None else {}
     entries = []
     for inp in declared_inputs(model):
         if inp.name not in sample:
@@ -580,7 +584,7 @@ def spec_from_sample(model: onnx.ModelProto, sample: Feeds) -> InputSpecificatio
                 inp.name,
                 inp.dtype,
                 tuple(array.shape),
-                Domain("normal"),
+                domains.get(inp.name, Domain("normal")),
                 tuple(d if d is not None else "?" for d in inp.shape),
                 "shape from your data",
             )
