@@ -55,6 +55,8 @@ def _head(op: str, shape: list[int], name: str = "y", **attrs: object) -> onnx.M
         ("LpNormalization", [1, 384], "y", "embedding"),
         ("Identity", [1, 84, 2100], "output0", "detection"),  # a YOLO-style detector
         ("Identity", [1, 1, 64, 64], "y", "signal"),
+        ("Sigmoid", [1, 1, 64, 64], "y", "mask"),  # a DB text detector's probability map
+        ("Sigmoid", [1, 64, 32, 32], "y", "signal"),  # a feature map, not a mask
         ("Identity", [1, 1], "prob", "signal"),
         ("Sigmoid", [1, 1], "y", "classification"),  # a wake-word head's yes/no probability
         ("Identity", [1, 3], "y", "signal"),  # three regressed scores (DNSMOS), not classes
@@ -411,3 +413,16 @@ def test_a_sigmoid_at_every_frame_is_detected_as_multi_label() -> None:
     model = models.frame_tagger(frames=50, classes=4)
     choice = detect_task(model, {"y": np.full((1, 50, 4), 0.5, np.float32)})
     assert choice.task == "multilabel" and "50 time steps" in choice.why
+
+
+def test_mask_figures_equal_a_hand_computation() -> None:
+    meter = TaskMeter(TaskChoice("mask", "y", "test"))
+    f = np.array([[[[0.9, 0.8, 0.1], [0.6, 0.2, 0.1]]]])  # 3 of 6 pixels marked
+    q = np.array([[[[0.7, 0.4, 0.6], [0.6, 0.1, 0.2]]]])  # keeps 2, loses 1, adds 1
+    meter.add(f, q)
+    meter.add(f, f)  # a second map decided identically: tp 3, nothing else
+    # tp 2 + 3, fp 1, fn 1 → IoU 5 / 7; 12 pixels, 10 decided alike
+    figures = {fig.key: fig.value for fig in meter.result().figures}
+    assert figures["mask_iou"] == pytest.approx(5 / 7)
+    assert figures["pixel_agreement"] == pytest.approx(10 / 12)
+    assert "12 pixels over 2 sample(s)" in meter.result().note

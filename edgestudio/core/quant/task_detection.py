@@ -30,6 +30,7 @@ _EMBED_NAME = re.compile(
 )
 CTC_MIN_CLASSES = 30  # a CTC alphabet: tens to thousands of symbols plus a blank
 LM_MIN_VOCAB = 256  # a token vocabulary (byte-level at the least); label sets are smaller
+MASK_MAX_CHANNELS = 8  # a mask's classes (DB text maps: 1–3); more reads as a feature map
 _TOKEN_INPUT = re.compile(r"input_ids|token|(^|_)ids$", re.IGNORECASE)
 
 
@@ -208,6 +209,13 @@ def detect_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray]) -> TaskC
             "embedding",
             name,
             f"'{name}' [{dims}] reads as one {classes}-wide vector per position (hidden states)",
+        )
+    if rank == 4 and op == "Sigmoid" and 1 <= min(shape[1], shape[3]) <= MASK_MAX_CHANNELS:
+        return TaskChoice(
+            "mask",
+            name,
+            f"'{name}' [{dims}] is a Sigmoid map (a text detector's or a segmenter's "
+            "probability per pixel): judged by the pixels over 0.5",
         )
     if rank == 4 and op in _SOFTMAX and 2 <= shape[1] <= 1000:
         return TaskChoice(

@@ -141,6 +141,8 @@ class TaskMeter:
             self._total += f.size
         elif task == "multilabel":
             self._add_decisions(ref, test)
+        elif task == "mask":
+            self._add_pixels(ref, test)
         elif task == "language-model":
             self._add_next_tokens(ref, test)
         elif task == "ctc":
@@ -163,6 +165,17 @@ class TaskMeter:
         q = test.reshape(-1, ref.shape[-1]) >= 0.5
         self._agree += int((f == q).all(axis=1).sum())
         self._total += f.shape[0]
+        self._count_decisions(f, q)
+
+    def _add_pixels(self, ref: np.ndarray, test: np.ndarray) -> None:
+        """Sigmoid maps: every pixel's decision at 0.5, the float model's as the truth."""
+        f, q = ref >= 0.5, test >= 0.5
+        self._agree += int((f == q).sum())
+        self._total += f.size
+        self._count_decisions(f, q)
+
+    def _count_decisions(self, f: np.ndarray, q: np.ndarray) -> None:
+        """True/false positives and negatives of ``q``'s decisions against ``f``'s."""
         self._tp += int((f & q).sum())
         self._fp += int((~f & q).sum())
         self._fn += int((f & ~q).sum())
@@ -295,6 +308,30 @@ class TaskMeter:
             res.note = (
                 f"{self._total} frames over {self.samples} sample(s); the float model "
                 f"says yes {self._tp + self._fn} time(s)"
+            )
+        elif c.task == "mask" and self._total:
+            marked = self._tp + self._fp + self._fn
+            res.figures.append(
+                TaskFigure(
+                    "mask_iou",
+                    "IoU of the pixels over 0.5 (float's as truth)",
+                    self._tp / marked if marked else 1.0,
+                    0.95,
+                    0.9,
+                )
+            )
+            res.figures.append(
+                TaskFigure(
+                    "pixel_agreement",
+                    "pixels decided alike",
+                    self._agree / self._total,
+                    0.999,
+                    0.99,
+                )
+            )
+            res.note = (
+                f"{self._total} pixels over {self.samples} sample(s); the float model marks "
+                f"{(self._tp + self._fn) / self._total:.1%} of them"
             )
         elif c.task == "tokens" and self._total:
             res.figures.append(

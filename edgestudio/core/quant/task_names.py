@@ -13,6 +13,7 @@ TASKS = (
     "ctc",
     "embedding",
     "detection",
+    "mask",
     "signal",
     "generic",
 )
@@ -26,6 +27,8 @@ TASK_LABELS = {
     "ctc": "CTC sequence recognition (greedy decode: exact text and character error rate)",
     "embedding": "embeddings (cosine of the pooled vectors, nearest-neighbour agreement)",
     "detection": "detection (IoU-matched agreement of the top boxes)",
+    "mask": "per-pixel mask (Sigmoid maps of a text detector or a segmenter: the pixels over "
+    "0.5, their IoU with the float model's and pixel agreement)",
     "signal": "signal / regression (relative error)",
     "generic": "output SQNR and cosine",
 }

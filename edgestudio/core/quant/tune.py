@@ -52,6 +52,8 @@ class Goal:
         "box_agreement": ">=",
         "frame_agreement": ">=",
         "f1": ">=",
+        "mask_iou": ">=",
+        "pixel_agreement": ">=",
         "relative_error": "<=",
     }
 
