@@ -119,7 +119,7 @@ def print_analysis(analysis: Analysis, top: int) -> None:
             print(f"  {line}")
     if analysis.verdict:
         print("\n".join(analysis.verdict.text_lines()))
-        if analysis.verdict.level is None:
+        if analysis.verdict.level is None and not analysis.representative:
             print(
                 "  for a verdict: --data PATH with real samples (an .npz, images, .wav files, "
                 "a .txt of sentences, test_data_set_* folders)"

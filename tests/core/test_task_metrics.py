@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from edgestudio.core.inputs.data_source import DataProvenance, DataSource, provenance
 from edgestudio.core.inputs.input_derivation import derive_candidates
@@ -59,6 +59,7 @@ def _head(op: str, shape: list[int], name: str = "y", **attrs: object) -> onnx.M
         ("Sigmoid", [1, 64, 32, 32], "y", "signal"),  # a feature map, not a mask
         ("Identity", [1, 1], "prob", "signal"),
         ("Sigmoid", [1, 1], "y", "classification"),  # a wake-word head's yes/no probability
+        ("Sigmoid", [1], "probability", "classification"),  # a VAD's, one value per sample
         ("Identity", [1, 3], "y", "signal"),  # three regressed scores (DNSMOS), not classes
     ],
 )
@@ -426,3 +427,70 @@ def test_mask_figures_equal_a_hand_computation() -> None:
     assert figures["mask_iou"] == pytest.approx(5 / 7)
     assert figures["pixel_agreement"] == pytest.approx(10 / 12)
     assert "12 pixels over 2 sample(s)" in meter.result().note
+
+
+def test_a_mean_of_frame_probabilities_is_judged_by_its_decision() -> None:
+    # Silero VAD: Sigmoid per frame → ReduceMean over frames → Unsqueeze → output [1, 1]
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    graph = helper.make_graph(
+        [
+            helper.make_node("Sigmoid", ["x"], ["p"], name="frames"),
+            helper.make_node("ReduceMean", ["p"], ["m"], name="mean", axes=[1], keepdims=0),
+            helper.make_node("Unsqueeze", ["m", "axes"], ["y"], name="shape"),
+        ],
+        "vad",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1])],
+        [axes],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    choice = detect_task(model, {"y": np.full((1, 1), 0.3, np.float32)})
+    assert choice.task == "classification" and "decision at 0.5" in choice.why
+
+
+def test_an_if_branch_passing_on_an_outer_probability_is_followed() -> None:
+    # Silero VAD (opset 15): the 16 kHz branch squeezes a Sigmoid its enclosing graph computed
+    def branch(name: str) -> onnx.GraphProto:
+        return helper.make_graph(
+            [helper.make_node("Identity", ["p"], [f"{name}_y"], name=f"{name}_pass")],
+            name,
+            [],
+            [helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT, [1, 1])],
+        )
+
+    graph = helper.make_graph(
+        [
+            helper.make_node("Sigmoid", ["x"], ["p"], name="decoder"),
+            helper.make_node(
+                "If",
+                ["c"],
+                ["y"],
+                name="rate",
+                then_branch=branch("then"),
+                else_branch=branch("else"),
+            ),
+        ],
+        "vad",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1]),
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    choice = detect_task(model, {"y": np.full((1, 1), 0.3, np.float32)})
+    assert choice.task == "classification"
+
+
+def test_data_on_which_the_float_model_never_changes_its_mind_is_said() -> None:
+    # Silero VAD fed windows without their stream's state says "no speech" to every one
+    meter = TaskMeter(TaskChoice("classification", "y", "test"))
+    for p in (0.1, 0.05, 0.2):
+        meter.add(np.array([[p]]), np.array([[p / 2]]))
+    result = meter.result()
+    assert result.figures[0].value == 1.0
+    assert "class 0 on all 3 samples" in result.note and result.one_sided
+    verdict = analysis_verdict(_outputs(45.0), None, [], data=REAL, task=result)
+    assert verdict.level is None and verdict.label == "Not judged"
+    assert "decides both ways" in verdict.why
+    assert "top-1 agreement 100.0 %" in verdict.reasons[0]

@@ -20,8 +20,20 @@ if TYPE_CHECKING:  # onnx only for types: the CLI imports this module to parse i
     import onnx
 
 # Ops that only move or relabel values between the op that computes an output and the output.
+# Means and maxima over time too: a VAD's speech probability is the mean of its frames' Sigmoid
+# (Silero), still a probability decided at 0.5.
 _PASSTHROUGH = frozenset(
-    {"Identity", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Cast"}
+    {
+        "Identity",
+        "Reshape",
+        "Transpose",
+        "Squeeze",
+        "Unsqueeze",
+        "Flatten",
+        "Cast",
+        "ReduceMean",
+        "ReduceMax",
+    }
 )
 _SOFTMAX = frozenset({"Softmax", "LogSoftmax"})
 _CLASS_NAME = re.compile(r"logit|prob|score|class|label|pred|softmax|cls", re.IGNORECASE)
@@ -46,12 +58,15 @@ class TaskChoice:
 
 # ----- detection ----------------------------------------------------------------------------------
 def _producer_op(
-    model: onnx.ModelProto | onnx.GraphProto, tensor: str
+    model: onnx.ModelProto | onnx.GraphProto,
+    tensor: str,
+    outer: dict[str, onnx.NodeProto] | None = None,
 ) -> tuple[str, onnx.NodeProto | None]:
     """The op that computes ``tensor``, looking through ops that only move values and into
-    the branch of an ``If`` that makes it (a VAD's probability comes out of one)."""
+    the branch of an ``If`` that makes it (a VAD's probability comes out of one); a branch
+    may pass on a value its enclosing graph computed (``outer``)."""
     graph = model.graph if hasattr(model, "graph") else model  # a ModelProto, or a graph
-    producers = {o: n for n in graph.node for o in n.output}
+    producers = {**(outer or {}), **{o: n for n in graph.node for o in n.output}}
     node = producers.get(tensor)
     seen = 0
     while node is not None and node.op_type in _PASSTHROUGH and node.input and seen < 16:
@@ -62,7 +77,7 @@ def _producer_op(
         index = list(node.output).index(tensor) if tensor in node.output else 0
         branch = next((a.g for a in node.attribute if a.name == "then_branch"), None)
         if branch is not None and index < len(branch.output):
-            return _producer_op(branch, branch.output[index].name)
+            return _producer_op(branch, branch.output[index].name, producers)
     return (node.op_type if node is not None else "", node)
 
 
@@ -105,7 +120,7 @@ def detect_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray]) -> TaskC
     rank = len(shape)
     dims = "×".join(map(str, shape))
     detection = detection_layout(shape)
-    if rank == 2 and shape[1] == 1 and op == "Sigmoid":
+    if (rank == 1 or (rank == 2 and shape[1] == 1)) and op == "Sigmoid":
         return TaskChoice(
             "classification",
             name,

@@ -84,6 +84,7 @@ class TaskResult:
     examples: list[str] = field(default_factory=list)  # a few disagreements, for a person
     chosen_by: str = "detected"
     note: str = ""  # what the figures cannot say (too few samples for a neighbour test, …)
+    one_sided: bool = False  # the float model decided alike on every sample: no verdict
 
     @property
     def label(self) -> str:
@@ -276,6 +277,19 @@ class TaskMeter:
                     ),
                 )
                 res.note = f"accuracy on your labels: float {fl:.1%}, quantized {ql:.1%}"
+            decided = set(self._rows_float)
+            if len(decided) == 1 and self._total > 1:
+                res.one_sided = True
+                res.note = " ".join(
+                    n
+                    for n in (
+                        res.note,
+                        f"The float model gives class {decided.pop()} on all "
+                        f"{self._total} samples: agreement cannot show a decision that "
+                        "changes between classes; judge on data where it decides both ways.",
+                    )
+                    if n
+                )
             diffs = [
                 i
                 for i, (a, b) in enumerate(zip(self._rows_float, self._rows_quant, strict=True))

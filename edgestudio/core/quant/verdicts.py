@@ -78,16 +78,19 @@ class Verdict:
     data: str = ""  # what the figures were computed on, for a person
     task: str = ""  # the task metric that decided, in words
     diagnostics: list[str] = field(default_factory=list)  # figures shown, not deciding
+    # what a missing verdict is called: synthetic data's pipeline check, or real data that
+    # cannot tell (the float model decided alike on every sample)
+    unjudged: str = "Pipeline check"
 
     @property
     def label(self) -> str:
-        """``Good`` … or ``Pipeline check`` when there is no verdict."""
-        return self.level.capitalize() if self.level else "Pipeline check"
+        """``Good`` … or, when there is no verdict, ``Pipeline check`` / ``Not judged``."""
+        return self.level.capitalize() if self.level else self.unjudged
 
     def text_lines(self) -> list[str]:
         """The verdict for a terminal or a report."""
         if self.level is None:
-            lines = ["verdict: none — pipeline check: " + "; ".join(self.reasons)]
+            lines = [f"verdict: none — {self.unjudged.lower()}: " + "; ".join(self.reasons)]
             lines.append(f"  why: {self.why}")
         else:
             lines = [f"verdict: {self.level.upper()} — " + "; ".join(self.reasons)]
@@ -239,6 +242,11 @@ def analysis_verdict(
             "yours. Evaluate on real samples of every input (images, audio, text, "
             ".npz or test_data_set_* folders) to get a verdict."
         )
+        return verdict
+    if task is not None and task.one_sided:
+        verdict.reasons = [text for _, text in judged]
+        verdict.unjudged = "Not judged"
+        verdict.why = f"{task.note} Agreement on such data would call any model good."
         return verdict
     if not judged:
         verdict.reasons = ["no output figure could be judged (outputs all zero?)"]
