@@ -208,3 +208,63 @@ def paraphrase_sentences() -> tuple[list[str], np.ndarray]:
     sentences = [s for pair in PARAPHRASES for s in pair]
     partners = np.array([k + 1 if k % 2 == 0 else k - 1 for k in range(len(sentences))])
     return sentences, partners
+
+
+def detector_pages(count: int = 24, seed: int = 3) -> tuple[np.ndarray, None]:
+    """``x[count, 3, 416, 320]`` text pages for a PaddleOCR DB text detector: BGR, scaled by
+    1/255 and normalised with ImageNet's mean and std, as PaddleOCR prepares them (sides are
+    multiples of 32). No truth: the detector is judged against the float model's text map."""
+    mean = np.array([0.485, 0.456, 0.406], np.float32)
+    std = np.array([0.229, 0.224, 0.225], np.float32)
+    arrays = []
+    for k in range(count):
+        page = _page(k, seed).resize((320, 416), Image.Resampling.BILINEAR)
+        array = np.asarray(page, np.float32)[..., ::-1]
+        arrays.append(((array / 255.0 - mean) / std).transpose(2, 0, 1))
+    return np.stack(arrays).astype(np.float32), None
+
+
+VOICES = ("en-us", "en-gb", "en+f3", "en+m3", "en-gb-scotland", "en+f1", "en-029", "en+m7")
+
+
+def speech_clips(folder: Path, count: int = 8, seed: int = 4, rate: int = 16000) -> list[Path]:
+    """``count`` WAV files of speech (eSpeak NG's voices, ``make sysdeps`` installs it) between
+    0.3–1 s stretches of quiet, over room-like noise at 10–30 dB SNR, 16 kHz mono: a voice
+    activity detector hears both speech and its absence. Raises FileNotFoundError without
+    eSpeak NG."""
+    import shutil
+    import subprocess
+    import wave
+
+    from edgestudio.core.inputs.media_data import read_audio
+
+    if shutil.which("espeak-ng") is None:
+        raise FileNotFoundError("espeak-ng is not installed (make sysdeps)")
+    rng = np.random.default_rng(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for k, text in enumerate(sentences(count, seed)):
+        raw = folder / f".speech_{k}.wav"
+        voice = VOICES[int(rng.integers(len(VOICES)))]
+        speed = str(int(rng.integers(130, 190)))
+        subprocess.run(
+            ["espeak-ng", "-v", voice, "-s", speed, "-w", str(raw), text], check=True, timeout=60
+        )
+        speech = read_audio(raw, rate)
+        raw.unlink()
+        gaps = [np.zeros(int(rate * rng.uniform(0.3, 1.0)), np.float32) for _ in range(2)]
+        signal = np.concatenate([gaps[0], speech, gaps[1]])
+        power = float(np.mean(speech**2)) or 1e-6
+        snr_db = rng.uniform(10, 30)
+        noise = rng.standard_normal(signal.size).astype(np.float32)
+        noise = np.convolve(noise, np.ones(8, np.float32) / 8, mode="same")  # not white: hum-like
+        noise *= np.sqrt(power / 10 ** (snr_db / 10) / float(np.mean(noise**2)))
+        pcm = np.clip((signal + noise) * 32767, -32768, 32767).astype(np.int16)
+        path = folder / f"speech_{k:02d}.wav"
+        with wave.open(str(path), "wb") as out:
+            out.setnchannels(1)
+            out.setsampwidth(2)
+            out.setframerate(rate)
+            out.writeframes(pcm.tobytes())
+        paths.append(path)
+    return paths

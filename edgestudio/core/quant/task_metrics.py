@@ -277,14 +277,14 @@ class TaskMeter:
                     ),
                 )
                 res.note = f"accuracy on your labels: float {fl:.1%}, quantized {ql:.1%}"
-            decided = set(self._rows_float)
-            if len(decided) == 1 and self._total > 1:
+            classes = set(self._rows_float)
+            if len(classes) == 1 and self._total > 1:
                 res.one_sided = True
                 res.note = " ".join(
                     n
                     for n in (
                         res.note,
-                        f"The float model gives class {decided.pop()} on all "
+                        f"The float model gives class {classes.pop()} on all "
                         f"{self._total} samples: agreement cannot show a decision that "
                         "changes between classes; judge on data where it decides both ways.",
                     )
