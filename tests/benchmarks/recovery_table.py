@@ -34,6 +34,7 @@ from tests.realmodels import realdata
 from tests.realmodels.corpus import cache_dir
 
 COUNT = 40  # calibration samples; as many again judge
+CLIPS = 8  # audio: calibration clips (each cut into the model's windows); as many again judge
 TUNE_MINUTES = 10
 
 
@@ -82,7 +83,7 @@ class Case:
     data: str  # in words
     make: Callable[[int, int], tuple[np.ndarray, object]] | None  # (count, seed) → (x, truth)
     figure: str  # the task figure the goal is set on (a fraction, higher is better)
-    text: bool = False  # sentences through the model's tokenizer instead of an .npz
+    kind: str = "npz"  # or "text" (sentences through its tokenizer), "audio" (.wav clips)
 
 
 CASES = (
@@ -101,13 +102,26 @@ CASES = (
         realdata.rotated_pages,
         "top1_agreement",
     ),
-    Case("minilm_l6_v2", "paraphrase sentences", None, "cosine", text=True),
+    Case("minilm_l6_v2", "paraphrase sentences", None, "cosine", kind="text"),
+    Case("ppocr_v4_det", "rendered text pages", realdata.detector_pages, "mask_iou"),
+    Case(
+        "akiki_vad",
+        f"speech over noise ({CLIPS} + {CLIPS} clips, eSpeak NG)",
+        None,
+        "top1_agreement",
+        kind="audio",
+    ),
 )
 
 
 def _data(case: Case, work: Path, source: Path) -> tuple[DataSource, DataSource]:
     """Calibration and evaluation data (disjoint seeds)."""
-    if case.text:
+    if case.kind == "audio":
+        folders = (work / f"{case.model}_calib", work / f"{case.model}_eval")
+        for folder, seed in zip(folders, (100, 200), strict=True):
+            realdata.speech_clips(folder, CLIPS, seed)
+        return DataSource("audio", str(folders[0])), DataSource("audio", str(folders[1]))
+    if case.kind == "text":
         calib, evaluation = work / "calib.txt", work / "eval.txt"
         calib.write_text("\n".join(realdata.CALIBRATION_SENTENCES) + "\n")
         evaluation.write_text("\n".join(realdata.paraphrase_sentences()[0]) + "\n")
@@ -143,7 +157,10 @@ def row(case: Case, work: Path) -> str:
     source = cache_dir() / f"{case.model}.onnx"
     if not source.is_file():
         return f"| {case.model} | not in the corpus cache (make realmodels) |"
-    calib, evaluation = _data(case, work, source)
+    try:
+        calib, evaluation = _data(case, work, source)
+    except FileNotFoundError as exc:
+        return f"| {case.model} | {case.data}: cannot be made here ({exc}) |"
     plain = work / f"{case.model}_int8.onnx"
     job = run_job(
         QuantRecipe(model=str(source), output=str(plain), overwrite=True, mode="qdq", calib=calib),
@@ -175,7 +192,7 @@ def row(case: Case, work: Path) -> str:
             str(report),
             "--bench-runs",
             "20",
-            *(["--tokenizer", evaluation.tokenizer] if case.text else []),
+            *(["--tokenizer", evaluation.tokenizer] if case.kind == "text" else []),
         ],
         capture_output=True,
         text=True,
@@ -217,7 +234,7 @@ def _pct(value: float | None) -> str:
 
 
 HEADER = (
-    "| model | real data (40 + 40, disjoint) | task figure | plain ORT int8 | best 8-bit "
+    "| model | real data (40 + 40 unless said, disjoint) | task figure | plain ORT int8 | best 8-bit "
     "only | recovered (integer only) | goal (≥ 99 %) | size (quantized / float) | "
     "tune |\n|---|---|---|---|---|---|---|---|---|"
 )
