@@ -30,6 +30,7 @@ from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.model.model_files import load_structure
 from edgestudio.core.progress import Reporter
 from edgestudio.core.quant.activation_store import ActivationStore
+from edgestudio.core.quant.failed_modes import failed_choices
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
 from edgestudio.core.quant.quant_results import (
     Accuracy,
@@ -592,6 +593,7 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         data=data,
         task=task,
         excludable=targets,
+        failed=failed_choices(Path(recipe.float_model)),
     )
     for line in verdict.text_lines():
         reporter.log(line)

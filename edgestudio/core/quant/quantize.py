@@ -46,6 +46,7 @@ from edgestudio.core.quant.calib_cache import (
     lookup,
     uncached,
 )
+from edgestudio.core.quant.failed_modes import choices_of, forget_failure, remember_failure
 from edgestudio.core.quant.fp16_bisect import Bisection, float32_types_needed
 from edgestudio.core.quant.int4_job import int4_options, run_int4_streamed, streamed_int4_plan
 from edgestudio.core.quant.mixed_precision import (
@@ -251,9 +252,15 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
             if preprocess:
                 reporter.stage("Pre-processing (quant_pre_process)", 0.1)
                 pre = _preprocess(float_path, work / "pre.onnx", reporter, report)
-        out, gate, inspected, calibration = _quantize_and_prove(
-            quantized_as, float_path, pre, work, samples, feeds, reporter, notes, pool
-        )
+        choices = choices_of(recipe.mode, recipe.per_channel, recipe.reduce_range)
+        try:
+            out, gate, inspected, calibration = _quantize_and_prove(
+                quantized_as, float_path, pre, work, samples, feeds, reporter, notes, pool
+            )
+        except QuantizeError as exc:  # an analysis will not suggest these choices again
+            remember_failure(source, choices, str(exc))
+            raise
+        forget_failure(source, choices)
         report.files = _place_result(inspected.model, out, staging, name)
     precision = precision_of(inspected.model) if recipe.mode in INTEGER_MODES else None
     if precision is not None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from edgestudio.core.inputs.data_source import DataProvenance
 from edgestudio.core.perf.latency_stats import median_ratio_interval
+from edgestudio.core.quant.failed_modes import DYNAMIC, PER_CHANNEL, REDUCE_RANGE
 from edgestudio.core.quant.task_metrics import TaskResult
 
 LEVELS = ("good", "acceptable", "poor")
@@ -207,6 +208,7 @@ def analysis_verdict(
     data: DataProvenance,
     task: TaskResult | None = None,
     excludable: Collection[str] | None = None,
+    failed: Mapping[str, str] | None = None,
 ) -> Verdict:
     """Judge a quantized model from its analysis figures.
 
@@ -214,7 +216,8 @@ def analysis_verdict(
     neighbour kept); output SQNR and cosine then stay diagnostics. Without one the worst of
     the output figures decides. On synthetic ``data`` there is no verdict at all: the figures
     are a pipeline check. ``excludable``: the nodes the quantized model really quantized (the
-    only ones worth excluding).
+    only ones worth excluding). ``failed``: choices that already failed on this model (see
+    :mod:`failed_modes`), never suggested again.
     """
     output_figures = _output_figures(outputs)
     judged: list[tuple[str, str]] = []
@@ -257,7 +260,7 @@ def analysis_verdict(
     verdict.reasons = [text for lv, text in judged if lv == level] or [t for _, t in judged]
     if level != "good":
         verdict.suggestions = _suggestions(
-            layers, quantized_ops, per_channel, has_matmul, warnings, excludable
+            layers, quantized_ops, per_channel, has_matmul, warnings, excludable, failed or {}
         )
     return verdict
 
@@ -269,15 +272,17 @@ def _suggestions(
     has_matmul: bool,
     warnings: Sequence[str],
     excludable: Collection[str] | None,
+    failed: Mapping[str, str],
 ) -> list[str]:
-    """What to try next; never what the run already did, never a change that changes nothing."""
+    """What to try next; never what the run already did, never a change that changes nothing,
+    never a choice that already failed on this model (said instead, with its cause)."""
     tips = []
     static = "QuantizeLinear" in quantized_ops or any(
         op.startswith("QLinear") for op in quantized_ops
     )
-    if per_channel is False:
+    if per_channel is False and PER_CHANNEL not in failed:
         tips.append("per-channel weights (--per-channel): one scale per output channel")
-    if any("simulated QDQ graph" in w for w in warnings):
+    if any("simulated QDQ graph" in w for w in warnings) and REDUCE_RANGE not in failed:
         tips.append("reduce-range (--reduce-range): onnxruntime's x86 kernels saturate here")
     # Only nodes the run quantized: excluding any other one gives the same model again.
     # A mapping names the node to act on for each (a fused Relu's producer; "" for none).
@@ -305,7 +310,7 @@ def _suggestions(
             for r in ranked
         )
         tips.append(f"exclude the worst quantized layers from quantization: {names}")
-    if static and has_matmul:
+    if static and has_matmul and DYNAMIC not in failed:
         tips.append(
             "dynamic quantization (--mode dynamic) for transformer-like models: "
             "activations are quantized per run, not from calibrated ranges"
@@ -315,6 +320,10 @@ def _suggestions(
             "another calibration method (percentile or entropy instead of minmax), "
             "with real calibration data"
         )
+    tips += [
+        f"{choice} is not suggested: it failed on this model before ({cause[:160]})"
+        for choice, cause in sorted(failed.items())
+    ]
     return tips
 
 
