@@ -1,4 +1,4 @@
-"""Adaptive rounding of MatMul/Gemm weights in a QDQ model (GPTQ, Frantar et al., 2023).
+"""Adaptive rounding of MatMul/Gemm/Conv weights in a QDQ model (GPTQ, Frantar et al., 2023).
 
 Round-to-nearest makes every weight's error as small as it can be on its own; what matters is
 the layer's *output* on real inputs. With ``H = XᵀX`` from the layer's inputs on the calibration
@@ -6,6 +6,11 @@ data, GPTQ rounds the weight's input rows one at a time and spreads each row's r
 over the rows not yet rounded, through the inverse Hessian — the output error ``‖X(W − Ŵ)‖``
 drops, the scales and zero points onnxruntime chose stay as they are, and the model stays an
 ordinary QDQ model (only int8 values change). Numpy only; deterministic.
+
+A Conv is the same problem once its input is cut into the patches each output position reads
+(im2col): ``X`` holds one row per position and sample, ``W`` is the kernel flattened to
+[in-channels·kernel, out-channels]; each group of a grouped (depthwise) Conv is rounded apart,
+on the patches of its own input channels.
 """
 
 from __future__ import annotations
@@ -33,6 +38,56 @@ class QuantizedWeight:
     zero_point: np.ndarray
     axis: int | None  # per-channel axis of the stored weight (None: per-tensor)
     transposed: bool  # Gemm transB: stored [N, K]
+    conv: ConvShape | None = None  # a Conv's geometry (None: MatMul/Gemm)
+
+
+@dataclass(frozen=True)
+class ConvShape:
+    """What a Conv does with its input's positions: the patches its kernel reads."""
+
+    kernel: tuple[int, ...]
+    strides: tuple[int, ...]
+    pads: tuple[int, ...]  # begins then ends, as ONNX writes them
+    dilations: tuple[int, ...]
+    group: int
+
+    @classmethod
+    def of(cls, node: onnx.NodeProto, kernel: tuple[int, ...]) -> ConvShape | str:
+        """The geometry of ``node``, or why it is not rounded (an auto_pad left to the
+        runtime)."""
+        attrs = {a.name: a for a in node.attribute}
+        pad_mode = attrs["auto_pad"].s.decode() if "auto_pad" in attrs else "NOTSET"
+        if pad_mode not in ("NOTSET", "VALID"):
+            return f"auto_pad {pad_mode}"
+        rank = len(kernel)
+
+        def ints(name: str, default: int, count: int) -> tuple[int, ...]:
+            return tuple(attrs[name].ints) if name in attrs else (default,) * count
+
+        return cls(
+            kernel,
+            ints("strides", 1, rank),
+            ints("pads", 0, 2 * rank),
+            ints("dilations", 1, rank),
+            attrs["group"].i if "group" in attrs else 1,
+        )
+
+    def patches(self, x: np.ndarray, channels: slice) -> np.ndarray:
+        """[positions, channels·kernel] of ``x`` [N, C, *spatial]: what each output position
+        reads from ``channels``, in the order the kernel's weights are stored."""
+        rank = len(self.kernel)
+        part = x[:, channels]
+        widths = [(0, 0), (0, 0)] + [(self.pads[i], self.pads[i + rank]) for i in range(rank)]
+        part = np.pad(part, widths)
+        spans = tuple((k - 1) * d + 1 for k, d in zip(self.kernel, self.dilations, strict=True))
+        axes = tuple(range(2, 2 + rank))
+        windows = np.lib.stride_tricks.sliding_window_view(part, spans, axis=axes)
+        steps = (slice(None), slice(None))
+        steps += tuple(slice(None, None, s) for s in self.strides)
+        steps += tuple(slice(None, None, d) for d in self.dilations)
+        windows = windows[steps]  # [N, C, *out, *kernel]
+        order = (0, *range(2, 2 + rank), 1, *range(2 + rank, 2 + 2 * rank))
+        return windows.transpose(order).reshape(-1, part.shape[1] * int(np.prod(self.kernel)))
 
 
 @dataclass
@@ -43,39 +98,48 @@ class Rounding:
     skipped: list[str] = field(default_factory=list)  # and why, in words
     error_before: float = 0.0  # summed ‖X(W − Ŵ)‖² over the layers, round-to-nearest
     error_after: float = 0.0
+    kinds: set[str] = field(default_factory=set)  # the op types rounded
 
     def note(self) -> str:
         """What a person reads in the job's notes."""
         if not self.layers:
             return (
-                "Adaptive rounding (GPTQ) changed nothing: no MatMul/Gemm with an 8-bit "
-                "stored weight"
+                "Adaptive rounding (GPTQ) changed nothing: no MatMul/Gemm/Conv with an "
+                "8-bit stored weight"
                 + (f" ({'; '.join(self.skipped[:2])})" if self.skipped else "")
                 + "."
             )
         drop = (1 - self.error_after / self.error_before) if self.error_before else 0.0
         return (
-            f"Adaptive rounding (GPTQ) of {len(self.layers)} MatMul/Gemm weight(s) on the "
+            f"Adaptive rounding (GPTQ) of {len(self.layers)} {self._kinds()} weight(s) on the "
             f"calibration inputs: their output error {drop:.0%} lower than "
             "round-to-nearest (same scales)."
         )
 
+    def _kinds(self) -> str:
+        return "/".join(sorted(self.kinds)) or "MatMul/Gemm/Conv"
+
 
 def quantized_weights(model: onnx.ModelProto) -> list[QuantizedWeight]:
-    """The MatMul/Gemm layers whose weight is a DequantizeLinear of a stored 8-bit tensor."""
+    """The MatMul/Gemm/Conv layers whose weight is a DequantizeLinear of a stored 8-bit
+    tensor."""
     stored = {t.name: t for t in model.graph.initializer}
     producers = {o: n for n in model.graph.node for o in n.output}
     found = []
     for node in model.graph.node:
-        if node.op_type not in ("MatMul", "Gemm") or len(node.input) < 2:
+        if node.op_type not in ("MatMul", "Gemm", "Conv") or len(node.input) < 2:
             continue
         dq = producers.get(node.input[1])
         if dq is None or dq.op_type != "DequantizeLinear" or dq.input[0] not in stored:
             continue
         values = stored[dq.input[0]]
+        conv: ConvShape | str | None = None
+        if node.op_type == "Conv" and len(values.dims) >= 3:
+            conv = ConvShape.of(node, tuple(int(d) for d in values.dims[2:]))
         if (
             values.data_type not in (onnx.TensorProto.INT8, onnx.TensorProto.UINT8)
-            or len(values.dims) != 2
+            or (node.op_type == "Conv") != isinstance(conv, ConvShape)
+            or (conv is None and len(values.dims) != 2)
         ):
             continue
         act = producers.get(node.input[0])
@@ -101,6 +165,7 @@ def quantized_weights(model: onnx.ModelProto) -> list[QuantizedWeight]:
                 zero,
                 axis if scale.size > 1 else None,
                 node.op_type == "Gemm" and bool(attrs.get("transB", 0)),
+                conv if isinstance(conv, ConvShape) else None,
             )
         )
     return found
@@ -108,20 +173,33 @@ def quantized_weights(model: onnx.ModelProto) -> list[QuantizedWeight]:
 
 def input_hessians(
     float_model: onnx.ModelProto,
-    tensors: list[str],
+    layers: list[QuantizedWeight],
     samples: Iterable[dict[str, np.ndarray]],
     folder: Path,
-) -> dict[str, np.ndarray]:
-    """``XᵀX`` of each tensor's rows (last axis the features) over every sample."""
+) -> dict[tuple[str, int], np.ndarray]:
+    """``XᵀX`` over every sample, by (layer, group): a MatMul/Gemm's input rows (last axis the
+    features, one matrix per input tensor, shared), a Conv's patches per group."""
     from edgestudio.core.quant.smooth_quant import probe_session
 
+    tensors = sorted({layer.input_tensor for layer in layers})
     session = probe_session(float_model, tensors, folder)
-    hessians: dict[str, np.ndarray] = {}
+    hessians: dict[tuple[str, int], np.ndarray] = {}
+
+    def add(key: tuple[str, int], rows: np.ndarray) -> None:
+        rows = rows.astype(np.float64)
+        hessians[key] = hessians.get(key, 0) + rows.T @ rows
+
+    shared = sorted({layer.input_tensor for layer in layers if layer.conv is None})
     for sample in samples:
-        for name, value in zip(tensors, session.run(tensors, sample), strict=True):
-            x = np.asarray(value, np.float64)
-            x = x.reshape(-1, x.shape[-1])
-            hessians[name] = hessians.get(name, 0) + x.T @ x
+        values = dict(zip(tensors, session.run(tensors, sample), strict=True))
+        for name in shared:
+            add((name, 0), values[name].reshape(-1, values[name].shape[-1]))
+        for layer in layers:
+            if layer.conv is not None:
+                x = np.asarray(values[layer.input_tensor])
+                width = x.shape[1] // layer.conv.group
+                for g in range(layer.conv.group):
+                    add((layer.node, g), layer.conv.patches(x, slice(g * width, (g + 1) * width)))
     return hessians
 
 
@@ -162,7 +240,7 @@ def adaptive_rounding(
     samples: Iterable[dict[str, np.ndarray]],
     folder: Path,
 ) -> Rounding:
-    """Round every 8-bit MatMul/Gemm weight of ``quant_model`` adaptively, in place."""
+    """Round every 8-bit MatMul/Gemm/Conv weight of ``quant_model`` adaptively, in place."""
     done = Rounding()
     layers = quantized_weights(quant_model)
     float_weights = {n.name: n for n in float_model.graph.node}
@@ -173,37 +251,87 @@ def adaptive_rounding(
         weight = stored.get(original.input[1]) if original is not None else None
         if weight is None:
             done.skipped.append(f"{layer.node}: no float weight to start from")
-        elif layer.axis not in (None, 0 if layer.transposed else 1):
-            done.skipped.append(f"{layer.node}: its scales are not per output column")
-        elif int(weight.dims[1 if layer.transposed else 0]) > MAX_INPUT_WIDTH:
-            done.skipped.append(f"{layer.node}: {weight.dims} is too wide")
+        elif layer.axis not in (None, _output_axis(layer)):
+            done.skipped.append(f"{layer.node}: its scales are not per output channel")
+        elif _input_width(layer, weight) > MAX_INPUT_WIDTH:
+            done.skipped.append(f"{layer.node}: {list(weight.dims)} is too wide")
         else:
             usable.append((layer, numpy_helper.to_array(weight)))
     if not usable:
         return done
-    hessians = input_hessians(
-        float_model, sorted({layer.input_tensor for layer, _ in usable}), samples, folder
-    )
+    hessians = input_hessians(float_model, [layer for layer, _ in usable], samples, folder)
     quant_stored = {t.name: t for t in quant_model.graph.initializer}
     for layer, weight in usable:
-        w = weight.T if layer.transposed else weight  # [K, N]
-        h = hessians.get(layer.input_tensor)
         values = quant_stored[layer.values]
         dtype = numpy_helper.to_array(values).dtype
         info = np.iinfo(dtype)
-        if h is None or h.shape[0] != w.shape[0]:
+        blocks = _blocks(layer, weight)
+        if any(_hessian(hessians, layer, g, w) is None for g, w, _ in blocks):
             done.skipped.append(f"{layer.node}: its input was not seen")
             continue
-        q = gptq_round(w, h, layer.scale, layer.zero_point, int(info.min), int(info.max))
-        s = np.asarray(layer.scale, np.float64).reshape(1, -1)
-        z = np.asarray(layer.zero_point, np.float64).reshape(1, -1)
-        nearest = np.clip(np.round(w / s + z), info.min, info.max)
-        done.error_before += float(_output_error(h, w, (nearest - z) * s))
-        done.error_after += float(_output_error(h, w, (q - z) * s))
-        stored_q = q.T if layer.transposed else q
-        values.CopyFrom(numpy_helper.from_array(stored_q.astype(dtype), layer.values))
+        rounded = []
+        outputs = blocks[-1][2].stop
+        scales = np.broadcast_to(np.asarray(layer.scale, np.float64).reshape(-1), (outputs,))
+        zeros = np.broadcast_to(np.asarray(layer.zero_point, np.float64).reshape(-1), (outputs,))
+        for g, w, columns in blocks:
+            h = _hessian(hessians, layer, g, w)
+            assert h is not None
+            s, z = scales[columns].reshape(1, -1), zeros[columns].reshape(1, -1)
+            q = gptq_round(w, h, s, z, int(info.min), int(info.max))
+            nearest = np.clip(np.round(w / s + z), info.min, info.max)
+            done.error_before += _output_error(h, w, (nearest - z) * s)
+            done.error_after += _output_error(h, w, (q - z) * s)
+            rounded.append(q)
+        values.CopyFrom(
+            numpy_helper.from_array(_stored(layer, weight, rounded).astype(dtype), layer.values)
+        )
         done.layers.append(layer.node)
+        done.kinds.add(float_weights[layer.node].op_type)
     return done
+
+
+def _output_axis(layer: QuantizedWeight) -> int:
+    """The stored weight's output-channel axis (per-channel scales lie along it)."""
+    return 0 if layer.conv is not None or layer.transposed else 1
+
+
+def _input_width(layer: QuantizedWeight, weight: onnx.TensorProto) -> int:
+    """K of one rounding problem: a row of the Hessian."""
+    if layer.conv is not None:
+        return int(np.prod(weight.dims[1:]))
+    return int(weight.dims[1 if layer.transposed else 0])
+
+
+def _blocks(layer: QuantizedWeight, weight: np.ndarray) -> list[tuple[int, np.ndarray, slice]]:
+    """Each rounding problem of ``layer``: (group, W as [K, N], the output columns it holds).
+    One for a MatMul/Gemm, one per group for a Conv (its kernel flattened per output)."""
+    if layer.conv is None:
+        w = weight.T if layer.transposed else weight
+        return [(0, w, slice(0, w.shape[1]))]
+    per_group = weight.shape[0] // layer.conv.group
+    return [
+        (
+            g,
+            weight[g * per_group : (g + 1) * per_group].reshape(per_group, -1).T,
+            slice(g * per_group, (g + 1) * per_group),
+        )
+        for g in range(layer.conv.group)
+    ]
+
+
+def _hessian(
+    hessians: dict[tuple[str, int], np.ndarray], layer: QuantizedWeight, group: int, w: np.ndarray
+) -> np.ndarray | None:
+    key = (layer.input_tensor, 0) if layer.conv is None else (layer.node, group)
+    h = hessians.get(key)
+    return h if h is not None and h.shape[0] == w.shape[0] else None
+
+
+def _stored(layer: QuantizedWeight, weight: np.ndarray, rounded: list[np.ndarray]) -> np.ndarray:
+    """The rounded blocks back in the stored weight's layout."""
+    if layer.conv is None:
+        return rounded[0].T if layer.transposed else rounded[0]
+    return np.concatenate([q.T for q in rounded]).reshape(weight.shape)
 
 
 def _output_error(hessian: np.ndarray, w: np.ndarray, approx: np.ndarray) -> float:

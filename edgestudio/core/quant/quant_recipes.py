@@ -158,7 +158,7 @@ class QuantRecipe(Recipe):
     adaptive_rounding: bool = option(
         False,
         "--adaptive-rounding",
-        "round MatMul/Gemm "
+        "round MatMul/Gemm/Conv "
         "weights to lower their layers' output error on the "
         "calibration data (GPTQ) instead of to nearest; slower",
         modes=("qdq",),

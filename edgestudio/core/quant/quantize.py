@@ -1110,7 +1110,7 @@ def _static(
 
 
 def _round_adaptively(src: Path, out: Path, samples: SampleSet, reporter: Reporter) -> str:
-    """GPTQ's rounding of ``out``'s MatMul/Gemm weights (see
+    """GPTQ's rounding of ``out``'s MatMul/Gemm/Conv weights (see
     :mod:`~edgestudio.core.quant.adaptive_rounding`); its note."""
     reporter.stage("Adaptive rounding of the weights (GPTQ) on the calibration data", 0.8)
     quantized = onnx.load(str(out))
