@@ -37,6 +37,7 @@ from edgestudio.core.quant.tune import (
     failure_cause,
     first_recipes,
     int16_step,
+    int16_step_applies,
     latency_ties,
     pick_winner,
     recipe_key,
@@ -391,8 +392,15 @@ class Tuner:
         # First the worst layers in 16-bit (still integer; where the space allows 16 bits),
         # then, when allowed, in float.
         wide = {"uint16", "int16"} & set(self.settings.space.activation_types)
-        while closest is not None and wide and self.int16_round < 8:
-            step = int16_step(closest, self.tried, self.int16_round)
+        # from the closest 8-bit QDQ candidate: a whole-model 16-bit one closer to the goal
+        # has nothing left to widen
+        closest8 = pick_winner(
+            [c for c in self.candidates if int16_step_applies(c.recipe)],
+            self.settings.goal,
+            self.settings.objective,
+        )
+        while closest8 is not None and wide and self.int16_round < 8:
+            step = int16_step(closest8, self.tried, self.int16_round)
             self.int16_round += 1
             if step is not None:
                 return step

@@ -232,3 +232,23 @@ def test_many_weight_only_tables_are_counted_not_listed() -> None:
     assert existing_quantization(helper.make_model(one)) == [
         "weight-only int8 table 'table_0' [8×8] → Cast → Mul"
     ]
+
+
+def test_the_16_bit_escalation_widens_the_closest_8_bit_candidate() -> None:
+    # PP-OCRv4 det: A16W8 came closest (98.6 % mask IoU); with it as the base nothing was left
+    # to widen and the tune stopped after its first recipes
+    data = DataSource("npz", str(SAMPLE_EVALUATION))
+    goal = Goal.parse("top1_agreement>=0.99")
+    tuner = Tuner(TuneSettings(model=str(SAMPLE_MODEL), data=data, goal=goal, integer_only=True))
+    try:
+        eight, sixteen = (
+            _candidate(QuantRecipe(mode="qdq", activation_type=a)) for a in ("uint8", "uint16")
+        )
+        for number, (candidate, value) in enumerate(((eight, 0.9), (sixteen, 0.98)), 1):
+            candidate.number, candidate.state, candidate.goal_value = number, "done", value
+        tuner.queue, tuner.candidates = [], [eight, sixteen]
+        step = tuner._next_recipe()
+        assert step is not None and step[0].int16 == ("a",)
+        assert step[0].activation_type == "uint8"
+    finally:
+        tuner.cleanup()

@@ -309,17 +309,18 @@ def exclusion_step(
     )
 
 
+def int16_step_applies(recipe: QuantRecipe) -> bool:
+    """Whether :func:`int16_step` can widen ``recipe``: an 8-bit QDQ one."""
+    return recipe.mode == "qdq" and recipe.activation_type in ("uint8", "int8")
+
+
 def int16_step(
     best: Candidate, tried: set[tuple[str, ...]], step: int
 ) -> tuple[QuantRecipe, str] | None:
     """The next mixed-precision try from the closest 8-bit QDQ candidate: its worst layers in
     16-bit (the rest 8-bit, nothing in float), doubling in number at each step."""
     recipe = best.recipe
-    if (
-        best.analysis is None
-        or recipe.mode != "qdq"
-        or recipe.activation_type not in ("uint8", "int8")
-    ):
+    if best.analysis is None or not int16_step_applies(recipe):
         return None
     worst = best.analysis.worst_excludable(2**step, (*recipe.exclude, *recipe.int16))
     if not worst:
