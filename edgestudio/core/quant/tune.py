@@ -239,13 +239,12 @@ def first_recipes(
                         f"per-channel, quantizers on {placement.replace('-', ' ')} only",
                     )
                 )
-            if has_matmul:
-                tries.append(
-                    (
-                        {"mode": "qdq", "per_channel": True, "adaptive_rounding": True},
-                        "per-channel, MatMul/Gemm weights rounded adaptively (GPTQ)",
-                    )
+            tries.append(
+                (
+                    {"mode": "qdq", "per_channel": True, "adaptive_rounding": True},
+                    "per-channel, Conv/MatMul/Gemm weights rounded adaptively (GPTQ)",
                 )
+            )
             if has_matmul and "compute-inputs" in space.placements:
                 tries.append(
                     (
