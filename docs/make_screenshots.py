@@ -164,7 +164,7 @@ def work_in_progress(folder: Path) -> None:
         spin(
             60, lambda: window.current_document() is not None and window.current_document().is_ready
         )
-        tune = window.show_tune()
+        tune = window.quant.show_tune()
         assert tune is not None
         tune.resize(1200, 760)
         if data:

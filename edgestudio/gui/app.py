@@ -151,10 +151,10 @@ def take_screenshot_when_ready(window: MainWindow, plan: ScreenshotPlan) -> None
     def dialog() -> None:
         forms: dict[str, Callable[[], QWidget | None]] = {
             "convert": window.show_convert_form,
-            "quantize": window.show_quantize_form,
+            "quantize": window.quant.show_quantize_form,
             "export": window.show_export_form,
             "preferences": window.show_preferences,
-            "tune": window.show_tune,
+            "tune": window.quant.show_tune,
         }
         shown = forms[str(plan.dialog)]()
         if shown is None:

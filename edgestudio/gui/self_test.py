@@ -78,7 +78,7 @@ def start_self_test(window: MainWindow, out_dir: str | None = None) -> None:
             output=str(output),
             overwrite=True,
         )
-        run = window.start_quantization(
+        run = window.quant.start_quantization(
             doc, recipe, DataSource(kind="npz", path=str(SAMPLE_EVALUATION))
         )
         watch(run)

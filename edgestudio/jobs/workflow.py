@@ -24,9 +24,10 @@ from edgestudio.core.model.tensor_shapes import ShapesRecipe, shapes_of
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.perf.perf_results import ProviderProbe, latency_of, profile_of, providers_of
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
-from edgestudio.core.quant.quant_results import Analysis, quantization_of
+from edgestudio.core.quant.quant_results import Analysis, Quantization, quantization_of
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.quant.sensitivity import Sensitivity, SensitivityRecipe
+from edgestudio.core.quant.tune import Candidate
 from edgestudio.core.serialise import from_json, to_json
 from edgestudio.core.workspace.document import (
     JobRecord,
@@ -35,6 +36,7 @@ from edgestudio.core.workspace.document import (
     OverlayKind,
 )
 from edgestudio.jobs.runner import Job, JobState
+from edgestudio.jobs.tuner import Tuner, tuner_summary
 
 #: Runs a recipe in the background and returns its job; ``True`` marks the app's own jobs
 #: (a provider probe) that the user did not start.
@@ -169,6 +171,39 @@ class Workflow:
         """Quantize again as ``run`` was (QDQ), keeping ``nodes`` in 16-bit too (the rest stays
         8-bit and integer), and analyse it the same way (calibration from the cache)."""
         return self.quantize(document, run.with_more_int16(nodes), run.analyze_on, run.metric)
+
+    def keep_tuned(
+        self, document: ModelDocument, candidate: Candidate, tuner: Tuner, target: Path
+    ) -> QuantRun:
+        """A tuned candidate as an ordinary quantization run of ``document``, its model at
+        ``target``: copied there with its analysis (the graph coloured by its SQNR), or — when
+        an earlier tune measured it and left no file — quantized and analysed again in the
+        background (calibration from the cache). The tune is recorded either way."""
+        if not Path(str(candidate.recipe.output)).is_file():
+            run = self.quantize(
+                document,
+                dataclasses.replace(candidate.recipe, output=str(target), overwrite=True),
+                tuner.settings.data,
+            )
+        else:
+            tuner.keep(candidate, target)
+            run = document.new_run(
+                QuantRun(
+                    number=0,
+                    recipe=dataclasses.replace(candidate.recipe, output=str(target)),
+                    output=str(target),
+                    analysis=candidate.analysis,
+                    state=RunState.ANALYSED,
+                    quantization=Quantization(
+                        float_bytes=document.path.stat().st_size,
+                        quant_bytes=candidate.quant_bytes or 0,
+                        command=candidate.recipe.command_line(),
+                    ),
+                )
+            )
+            document.overlay = Overlay(OverlayKind.SQNR, run.number)
+        document.record_tune(tuner_summary(tuner))
+        return run
 
     def adopt(self, job: Job, document: ModelDocument, run: QuantRun | None = None) -> None:
         """Follow a job someone else started (the command line's) for ``document`` (and its

@@ -19,7 +19,7 @@ def window(qtbot, isolated_settings) -> Iterator[MainWindow]:  # type: ignore[no
     # would meet the "jobs are still running, quit?" question.
     win.jobs.shutdown()
     win.loader.wait()
-    for box in list(win.dialogs):
+    for box in list(win.messages.dialogs):
         box.close()
     win.close()
     win.deleteLater()

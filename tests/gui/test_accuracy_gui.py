@@ -45,7 +45,7 @@ def test_synthetic_data_gives_a_pipeline_check_and_real_data_a_named_verdict(  #
     model = tmp_path / SAMPLE_MODEL.name
     calib = DataSource("npz", str(tmp_path / SAMPLE_CALIBRATION.name))
     recipe = QuantRecipe(model=str(model), output=str(tmp_path / "q.onnx"), mode="qdq", calib=calib)
-    run = window.start_quantization(doc, recipe, DataSource("synthetic", samples=8))
+    run = window.quant.start_quantization(doc, recipe, DataSource("synthetic", samples=8))
     qtbot.waitUntil(lambda: run.analysis is not None or run.error is not None, timeout=120_000)
     assert run.analysis is not None and run.analysis.verdict is not None, run.error
     panel = doc.quant_panel
@@ -73,7 +73,7 @@ def test_synthetic_data_gives_a_pipeline_check_and_real_data_a_named_verdict(  #
     assert not {right.view.node_colour(i).name() for i in range(right.ir.node_count)} & VERDICT
     compare.close()
 
-    real = window.start_quantization(
+    real = window.quant.start_quantization(
         doc,
         QuantRecipe(model=str(model), output=str(tmp_path / "q2.onnx"), mode="qdq", calib=calib),
         DataSource("npz", str(tmp_path / SAMPLE_EVALUATION.name)),
@@ -97,7 +97,7 @@ def test_the_form_says_what_the_evaluation_data_can_prove(
     tmp_path: Path,
 ) -> None:
     _open(qtbot, window, tmp_path)
-    dialog = window.show_quantize_form()
+    dialog = window.quant.show_quantize_form()
     assert dialog is not None
     assert "Verdict on npz" in dialog.eval_note.text()
     dialog.eval_path.edit.setText("synthetic:8")

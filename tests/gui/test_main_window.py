@@ -118,19 +118,19 @@ def test_every_bad_model_shows_a_dialog_and_keeps_other_models(
         with qtbot.waitSignal(window.model_failed, timeout=30_000) as failed:
             window.open_model(path)
         assert bad.words in failed.args[1]
-        box = window.dialogs[-1]
+        box = window.messages.dialogs[-1]
         assert box.icon() == QMessageBox.Icon.Critical
         assert bad.words in box.text()
         assert [d.path for d in window.documents()] == [conv_model]
     else:  # opens, with a warning that names the problem, here and on the summary panel
         open_and_wait(qtbot, window, path)
-        box = window.dialogs[-1]
+        box = window.messages.dialogs[-1]
         assert box.icon() == QMessageBox.Icon.Warning
         assert bad.words in box.informativeText()
         panel = window.documents()[-1].summary_panel
         assert panel.problems_label.isVisibleTo(panel) and bad.words in panel.problems_label.text()
         assert [d.path for d in window.documents()] == [conv_model, path]
-    assert len(window.dialogs) == 1 and box.isVisible()
+    assert len(window.messages.dialogs) == 1 and box.isVisible()
     assert window.documents()[0].is_loaded
     assert window.isVisible()
 
@@ -139,8 +139,10 @@ def test_recent_files_menu_reopens(qtbot, window: MainWindow, conv_model: Path) 
     open_and_wait(qtbot, window, conv_model)
     assert window.recent.paths() == [str(conv_model.resolve())]
     window.close_document(0)
-    window._fill_recent_menu()
-    actions = [a for a in window.recent_menu.actions() if a.toolTip() == str(conv_model.resolve())]
+    window.menus.fill_recent()
+    actions = [
+        a for a in window.menus.recent_menu.actions() if a.toolTip() == str(conv_model.resolve())
+    ]
     assert len(actions) == 1
     with qtbot.waitSignal(window.loads_settled, timeout=30_000):
         actions[0].trigger()
@@ -219,9 +221,9 @@ def test_screenshot_command_writes_a_png_and_exits_cleanly(
 
 
 def test_shortcut_list_covers_the_menus(window: MainWindow) -> None:
-    rows = dict((v, k) for k, v in window.shortcut_list())
+    rows = dict((v, k) for k, v in window.menus.shortcut_list())
     assert rows["Open"] == "Ctrl+O"
     assert rows["Quantize"] == "Ctrl+Shift+Q"
     assert rows["Jobs panel"] == "Ctrl+J"
-    box = window.show_shortcuts()
+    box = window.menus.show_shortcuts()
     assert "Ctrl+Shift+C" in box.text()

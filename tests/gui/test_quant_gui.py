@@ -28,7 +28,7 @@ def test_form_shows_only_valid_options_and_explains_rules(
     tmp_path: Path,
 ) -> None:
     open_and_wait(qtbot, window, _sample_copy(tmp_path))
-    dialog = window.show_quantize_form()
+    dialog = window.quant.show_quantize_form()
     assert isinstance(dialog, QuantizeDialog)
     assert dialog.calib_path.path().endswith("digits_calib.npz")  # found beside the model
     assert dialog.eval_path.path().endswith("digits_eval.npz")
@@ -59,7 +59,7 @@ def test_quantize_analyze_select_exclude_requantize_compare(
     doc = window.current_document()
     assert doc is not None
     qtbot.waitUntil(lambda: doc.graph_panel.is_ready, timeout=30_000)
-    dialog = window.show_quantize_form()
+    dialog = window.quant.show_quantize_form()
     assert dialog is not None
     dialog.per_channel.setChecked(True)
     dialog.accept()
@@ -146,7 +146,7 @@ def test_context_menu_excludes_a_node(qtbot, window: MainWindow, tmp_path: Path)
     qtbot.waitUntil(lambda: doc.graph_panel.is_ready, timeout=30_000)
     doc.set_excluded({"/features/features.0/Conv"})
     assert doc.graph_panel.view.marked == [0]
-    dialog = window.show_quantize_form()
+    dialog = window.quant.show_quantize_form()
     assert dialog is not None and dialog.exclude.text() == "/features/features.0/Conv"
     assert "--exclude /features/features.0/Conv" in dialog.command.text()
     dialog.reject()
@@ -202,7 +202,7 @@ def test_exclude_and_requantize_from_the_graph_in_one_action(
     assert menu is not None
     again = [a for a in menu.actions() if "re-quantize" in a.text()]
     assert again and not again[0].isEnabled()  # nothing quantized yet
-    dialog = window.show_quantize_form()
+    dialog = window.quant.show_quantize_form()
     assert dialog is not None
     dialog.accept()
     panel = doc.quant_panel
@@ -345,7 +345,7 @@ def _quantized_sample(qtbot, window: MainWindow, tmp_path: Path):  # type: ignor
     doc = window.current_document()
     assert doc is not None
     qtbot.waitUntil(lambda: doc.graph_panel.is_ready, timeout=30_000)
-    dialog = window.show_quantize_form()
+    dialog = window.quant.show_quantize_form()
     assert dialog is not None
     dialog.accept()
     run = doc.quant_panel.runs[0]
@@ -383,7 +383,7 @@ def test_keep_in_16_bit_from_the_graph_and_recover_accuracy(
     assert second.quantization is not None and second.quantization.precision is not None
     assert second.quantization.precision.activations.get("uint16", 0) >= 1
 
-    tune = window.recover_accuracy(first)
+    tune = window.quant.recover_accuracy(first)
     assert tune is not None
     assert tune.windowTitle().startswith("Recover accuracy")
     assert tune.goal.text() == recovery_goal(first.analysis)

@@ -49,7 +49,7 @@ def test_report_has_every_section(qtbot, window: MainWindow, tmp_path: Path) -> 
     convert = window.submit(
         ConvertRecipe(model=str(model), output=str(tmp_path / "m18.onnx"), opset=18)
     )
-    run = window.start_quantization(
+    run = window.quant.start_quantization(
         doc,
         QuantRecipe(
             model=str(model),
@@ -64,7 +64,7 @@ def test_report_has_every_section(qtbot, window: MainWindow, tmp_path: Path) -> 
         timeout=180_000,
     )
     qtbot.waitUntil(lambda: bool(doc.perf_panel.results), timeout=10_000)
-    out = window.export_report(str(tmp_path / "report.html"))
+    out = window.workspaces.export_report(str(tmp_path / "report.html"))
     assert out is not None
     parser = Sections()
     parser.feed(Path(out).read_text())

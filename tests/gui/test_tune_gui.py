@@ -20,7 +20,7 @@ def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path
         shutil.copy(f, tmp_path / f.name)
     model = tmp_path / SAMPLE_MODEL.name
     open_and_wait(qtbot, window, model)
-    tune = window.show_tune()
+    tune = window.quant.show_tune()
     assert tune is not None and tune.data.path().endswith("digits_eval.npz")
     # a window of its own, but Qt's child: deleted on the GUI thread, never by the collector
     assert tune.parent() is window and tune.isWindow()
@@ -71,13 +71,13 @@ def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path
         resumed=True,
         recipe=dataclasses.replace(best.recipe, output=str(tmp_path / "gone.onnx")),
     )
-    again_run = window._keep_tuned(doc, earlier, tune.tuner)
+    again_run = window.quant.keep_tuned(doc, earlier, tune.tuner)
     assert not again_run.state.is_final  # returned at once, the job runs in the background
     qtbot.waitUntil(lambda: again_run.state.is_final, timeout=120_000)
     assert again_run.analysis is not None and Path(again_run.output or "").exists()
     saved = workspace.save(doc.document, tmp_path / "w.edgestudio.json")
     assert workspace.load(saved).document.tunes[0]["winner"] == best.number
-    html = Path(window.export_report(str(tmp_path / "r.html")) or "").read_text()
+    html = Path(window.workspaces.export_report(str(tmp_path / "r.html")) or "").read_text()
     assert "Auto-tune: goal sqnr&gt;=30" in html
     # a chosen point shows that candidate's per-layer SQNR on the graph
     tune.candidate_chosen.emit(best)
@@ -119,7 +119,7 @@ def test_the_tuner_is_built_off_the_ui_thread_and_cancel_waits_for_it(
     for f in (SAMPLE_MODEL, SAMPLE_EVALUATION):
         shutil.copy(f, tmp_path / f.name)
     open_and_wait(qtbot, window, tmp_path / SAMPLE_MODEL.name)
-    tune = window.show_tune()
+    tune = window.quant.show_tune()
     assert tune is not None
     assert tune.start()
     assert tune.tuner is None and "Preparing" in tune.status.text()

@@ -53,7 +53,7 @@ def test_saved_workspace_reopens_as_it_was(
     doc = window.current_document()
     assert doc is not None
     doc.set_excluded({"/features/features.0/Conv"})
-    run = window.start_quantization(
+    run = window.quant.start_quantization(
         doc,
         QuantRecipe(
             model=str(model),
@@ -68,10 +68,10 @@ def test_saved_workspace_reopens_as_it_was(
     qtbot.waitUntil(lambda: bench.state.is_final and run.state.is_final, timeout=180_000)
     qtbot.waitUntil(lambda: doc.graph_panel.is_ready, timeout=30_000)
     assert run.analysis is not None, run.error
-    saved = window.save_workspace(str(tmp_path / "digits.edgestudio.json"))
+    saved = window.workspaces.save(str(tmp_path / "digits.edgestudio.json"))
     assert saved is not None
     # File › Export report and `edgestudio report WORKSPACE` give the same file
-    window.export_report(str(tmp_path / "window.html"))
+    window.workspaces.export_report(str(tmp_path / "window.html"))
     done = subprocess.run(
         [sys.executable, "-m", "edgestudio", "report", saved, "-o", str(tmp_path / "cli.html")],
         capture_output=True,
@@ -85,7 +85,7 @@ def test_saved_workspace_reopens_as_it_was(
 
     # reopening the model offers its last workspace; Yes restores it
     open_and_wait(qtbot, window, model)
-    offer = next(b for b in window.dialogs if b.objectName() == "restore_workspace")
+    offer = next(b for b in window.messages.dialogs if b.objectName() == "restore_workspace")
     with qtbot.waitSignal(window.workspace_restored, timeout=30_000):
         offer.button(QMessageBox.StandardButton.Yes).click()
     doc = window.current_document()
@@ -122,7 +122,7 @@ def test_a_changed_model_is_reported(qtbot, window: MainWindow, tmp_path: Path) 
     model = tmp_path / SAMPLE_MODEL.name
     shutil.copy(SAMPLE_MODEL, model)
     open_and_wait(qtbot, window, model)
-    saved = window.save_workspace(str(tmp_path / "w.edgestudio.json"))
+    saved = window.workspaces.save(str(tmp_path / "w.edgestudio.json"))
     assert saved is not None
     window.close_document(window.tabs.currentIndex())
     import onnx
@@ -134,5 +134,5 @@ def test_a_changed_model_is_reported(qtbot, window: MainWindow, tmp_path: Path) 
         window.open_file(saved)
     assert any(
         "changed on disk" in b.informativeText() or "changed on disk" in b.text()
-        for b in window.dialogs
+        for b in window.messages.dialogs
     )
