@@ -51,7 +51,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="sqnr>=DB (output SQNR), top1_drop<=POINTS (needs labels), "
         "max_abs<=ERROR, or a task figure as a fraction: top1_agreement>=0.99, "
         "text_agreement>=0.99, cer<=0.01, cosine>=0.999, neighbour_agreement>=0.95, "
-        "box_agreement>=0.95, frame_agreement>=0.99, f1>=0.98, mask_iou>=0.95 "
+        "box_agreement>=0.95, frame_agreement>=0.99, f1>=0.98, region_f1>=0.98, mask_iou>=0.95 "
         "(default "
         "%(default)s)",
     )

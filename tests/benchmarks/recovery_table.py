@@ -103,7 +103,7 @@ CASES = (
         "top1_agreement",
     ),
     Case("minilm_l6_v2", "paraphrase sentences", None, "cosine", kind="text"),
-    Case("ppocr_v4_det", "rendered text pages", realdata.detector_pages, "mask_iou"),
+    Case("ppocr_v4_det", "rendered text pages", realdata.detector_pages, "region_f1"),
     Case(
         "akiki_vad",
         f"speech over noise ({CLIPS} + {CLIPS} clips, eSpeak NG)",

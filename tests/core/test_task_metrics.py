@@ -494,3 +494,34 @@ def test_data_on_which_the_float_model_never_changes_its_mind_is_said() -> None:
     assert verdict.level is None and verdict.label == "Not judged"
     assert "decides both ways" in verdict.why
     assert "top-1 agreement 100.0 %" in verdict.reasons[0]
+
+
+def test_regions_are_labelled_and_found_again_by_iou() -> None:
+    from edgestudio.core.quant.mask_regions import label_regions, regions_found
+
+    m = np.zeros((6, 8), bool)
+    m[0, 0:3] = m[1, 2] = True  # an L, 4-connected
+    m[3:5, 5:8] = True  # a block
+    m[5, 0] = m[4, 1] = True  # diagonal neighbours are two regions
+    labels = label_regions(m)
+    assert len(np.unique(labels[m])) == 4 and (labels[~m] == 0).all()
+    assert len(np.unique(labels[0:2, 0:3][m[0:2, 0:3]])) == 1
+
+    ref = np.zeros((40, 60), bool)
+    ref[2:8, 2:30] = True  # line 1: 168 pixels
+    ref[12:18, 2:40] = True  # line 2: 228 pixels
+    ref[25:31, 5:25] = True  # line 3: 120 pixels
+    test = ref.copy()
+    test[12:18, 20:40] = False  # line 2 lost more than half: IoU 108 / 228 < 0.5
+    test[25:31, 25:35] = True  # line 3 grown: IoU 120 / 180 ≥ 0.5, still found
+    test[35:39, 50:58] = True  # a new region of 32 pixels
+    test[0, 59] = True  # a speck: not a region
+    assert regions_found(ref, test) == (3, 4, 2)
+
+    meter = TaskMeter(TaskChoice("mask", "y", "test"))
+    meter.add(ref[None, None].astype(np.float64), test[None, None].astype(np.float64))
+    figures = {fig.key: fig.value for fig in meter.result().figures}
+    assert figures["region_f1"] == pytest.approx(2 * 2 / (3 + 4))
+    assert "in 3 region(s) (the quantized one: 4, 2 of float's found again)" in (
+        meter.result().note
+    )

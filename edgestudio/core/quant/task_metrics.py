@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from edgestudio.core.quant.task_detection import TaskChoice, detection_layout
+from edgestudio.core.quant.mask_regions import MATCH_IOU, regions_found
+from edgestudio.core.quant.task_detection import MASK_MAX_CHANNELS, TaskChoice, detection_layout
 from edgestudio.core.quant.task_names import TASK_LABELS
 
 # "auto" detects; the others force a metric.
@@ -122,6 +123,7 @@ class TaskMeter:
         self._classes = 0  # CTC: the alphabet size, blank included
         self._kl_sum = 0.0  # language model: KL(float ‖ quantized) summed over positions
         self._tp = self._fp = self._fn = 0  # multi-label: the float model's decisions as truth
+        self._regions = [0, 0, 0]  # masks: regions of float's maps, of quantized's, found again
 
     def add(self, ref: np.ndarray, test: np.ndarray) -> None:
         """Fold in the chosen output of one sample (float ``ref``, quantized ``test``)."""
@@ -169,11 +171,20 @@ class TaskMeter:
         self._count_decisions(f, q)
 
     def _add_pixels(self, ref: np.ndarray, test: np.ndarray) -> None:
-        """Sigmoid maps: every pixel's decision at 0.5, the float model's as the truth."""
+        """Sigmoid maps: every pixel's decision at 0.5, the float model's as the truth, and
+        the regions (text lines, objects) those pixels form on each map."""
         f, q = ref >= 0.5, test >= 0.5
         self._agree += int((f == q).sum())
         self._total += f.size
         self._count_decisions(f, q)
+        if f.ndim == 4 and f.shape[1] > MASK_MAX_CHANNELS:  # NHWC: one map per last index
+            f, q = np.moveaxis(f, -1, 1), np.moveaxis(q, -1, 1)
+        planes = f.reshape(-1, *f.shape[-2:]), q.reshape(-1, *q.shape[-2:])
+        for f_plane, q_plane in zip(*planes, strict=True):
+            in_float, in_quant, found = regions_found(f_plane, q_plane)
+            self._regions[0] += in_float
+            self._regions[1] += in_quant
+            self._regions[2] += found
 
     def _count_decisions(self, f: np.ndarray, q: np.ndarray) -> None:
         """True/false positives and negatives of ``q``'s decisions against ``f``'s."""
@@ -325,6 +336,16 @@ class TaskMeter:
             )
         elif c.task == "mask" and self._total:
             marked = self._tp + self._fp + self._fn
+            in_float, in_quant, found = self._regions
+            res.figures.append(
+                TaskFigure(
+                    "region_f1",
+                    f"regions found alike (F1, IoU ≥ {MATCH_IOU:g}, float's as truth)",
+                    2 * found / (in_float + in_quant) if in_float + in_quant else 1.0,
+                    0.98,
+                    0.95,
+                )
+            )
             res.figures.append(
                 TaskFigure(
                     "mask_iou",
@@ -345,7 +366,8 @@ class TaskMeter:
             )
             res.note = (
                 f"{self._total} pixels over {self.samples} sample(s); the float model marks "
-                f"{(self._tp + self._fn) / self._total:.1%} of them"
+                f"{(self._tp + self._fn) / self._total:.1%} of them, in {in_float} region(s) "
+                f"(the quantized one: {in_quant}, {found} of float's found again)"
             )
         elif c.task == "tokens" and self._total:
             res.figures.append(

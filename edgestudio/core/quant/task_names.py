@@ -27,8 +27,8 @@ TASK_LABELS = {
     "ctc": "CTC sequence recognition (greedy decode: exact text and character error rate)",
     "embedding": "embeddings (cosine of the pooled vectors, nearest-neighbour agreement)",
     "detection": "detection (IoU-matched agreement of the top boxes)",
-    "mask": "per-pixel mask (Sigmoid maps of a text detector or a segmenter: the pixels over "
-    "0.5, their IoU with the float model's and pixel agreement)",
+    "mask": "per-pixel mask (Sigmoid maps of a text detector or a segmenter: the regions the "
+    "pixels over 0.5 form, found again at IoU ≥ 0.5; the pixels' IoU and agreement)",
     "signal": "signal / regression (relative error)",
     "generic": "output SQNR and cosine",
 }

@@ -52,6 +52,7 @@ class Goal:
         "box_agreement": ">=",
         "frame_agreement": ">=",
         "f1": ">=",
+        "region_f1": ">=",
         "mask_iou": ">=",
         "pixel_agreement": ">=",
         "relative_error": "<=",
