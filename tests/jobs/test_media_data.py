@@ -178,3 +178,50 @@ def test_inputs_audio_does_not_feed_keep_the_graphs_values_once_the_data_decides
     samples = list(open_samples(source, model, resolved.spec, path))
     expected = 16000 if fixed == "sr" else 0.0
     assert samples and all(np.all(s[fixed] == expected) for s in samples)
+
+
+def _streaming_sum() -> onnx.ModelProto:
+    """x[batch,16], state[2,batch,4] → stateN = state + mean(x): each window adds its mean."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [
+            helper.make_node("ReduceMean", ["x"], ["m"], name="mean", keepdims=1),
+            helper.make_node("Add", ["state", "m"], ["stateN"], name="carry"),
+            helper.make_node("Identity", ["m"], ["y"], name="out"),
+        ],
+        "stream",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16]),
+            helper.make_tensor_value_info("state", TensorProto.FLOAT, [2, "batch", 4]),
+        ],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("stateN", TensorProto.FLOAT, [2, "batch", 4]),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_streaming_models_state_is_carried_from_window_to_window_within_a_file(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "clips"
+    folder.mkdir()
+    _wav(folder / "a.wav", 0.004, rate=16000, channels=1)  # 64 samples: 4 windows of 16
+    _wav(folder / "b.wav", 0.002, rate=16000, channels=1)  # 2 windows: starts from zeros
+    model = _streaming_sum()
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    source = parse_data_source(str(folder), sample_rate=16000)
+    samples = open_samples(source, model, next(derive_candidates(model)), path)
+    assert samples.carried == {"state": "stateN"}
+    assert "state 'state' carried from window to window" in samples.note
+    windows = list(samples)
+    assert len(windows) == 6
+    running = np.float32(0)
+    for k, window in enumerate(windows[:4]):
+        np.testing.assert_allclose(window["state"], np.full((2, 1, 4), running), rtol=1e-5)
+        running += window["x"].mean()
+        assert k < 1 or window["state"].any()
+    assert not windows[4]["state"].any()  # the next file starts over

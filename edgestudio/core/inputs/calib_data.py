@@ -47,6 +47,7 @@ class SampleSet:
         self.inputs = inputs
         self.spec = spec  # synthetic samples, and the inputs audio or text do not feed
         self.model_path = model_path  # where a tokenizer.json may sit
+        self.carried: dict[str, str] = {}  # audio: state input → the output that carries it on
         self.labels: np.ndarray | None = None
         self.fingerprint: str | None = None  # set by validate()
         self._count = self._prepare()  # every sample read (``samples`` caps it)
@@ -83,7 +84,7 @@ class SampleSet:
         elif kind == "audio":
             assert self.spec is not None
             windows = media_data.audio_windows(
-                self._files, self.spec, self.source.sample_rate, self.source.seed
+                self._files, self.spec, self.source.sample_rate, self.source.seed, self._carry()
             )
             for k, sample in zip(range(self._count), windows, strict=False):
                 yield self._check(sample, f"audio window {k}")
@@ -99,6 +100,38 @@ class SampleSet:
                 raise DataError("Synthetic data needs the model's input specification.")
             for k in range(self._count):
                 yield self.spec.feeds(self.source.seed * 1_000_003 + k)
+
+    @property
+    def note(self) -> str:
+        """How the samples were made, where a person should know it."""
+        if not self.carried or self.model_path is None:
+            return ""
+        names = ", ".join(f"'{name}'" for name in self.carried)
+        return f"state {names} carried from window to window by the float model"
+
+    def _carry(self) -> media_data.Carry | None:
+        """For a streaming model: the float model's run on a window, its state outputs as the
+        next window's state inputs (a state whose shape does not come back is not carried)."""
+        if not self.carried or self.model_path is None:
+            return None
+        import onnxruntime as ort
+
+        from edgestudio.core.model.sessions import job_session_options
+
+        session = ort.InferenceSession(
+            str(self.model_path), job_session_options(), providers=["CPUExecutionProvider"]
+        )
+        inputs, outputs = list(self.carried), list(self.carried.values())
+
+        def carry(sample: Sample) -> Sample:
+            values = session.run(outputs, sample)
+            return {
+                name: np.asarray(value, sample[name].dtype)
+                for name, value in zip(inputs, values, strict=True)
+                if np.shape(value) == sample[name].shape
+            }
+
+        return carry
 
     # ----- preparation ------------------------------------------------------------------------
     def _prepare(self) -> int:
@@ -349,7 +382,10 @@ def open_samples(
     """
     if source.kind in SPEC_KINDS and spec is None:
         spec = next(derive_candidates(model), None)
-    return SampleSet(source, declared_inputs(model), spec, model_path)
+    samples = SampleSet(source, declared_inputs(model), spec, model_path)
+    if source.kind == "audio" and spec is not None:
+        samples.carried = media_data.state_pairs(spec, [o.name for o in model.graph.output])
+    return samples
 
 
 class ReplayReader:

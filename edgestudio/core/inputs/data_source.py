@@ -164,6 +164,7 @@ class DataProvenance:
     kind: str
     samples: int
     source: str = ""
+    note: str = ""  # how the samples were made where it matters (a stream's carried state)
 
     @property
     def representative(self) -> bool:
@@ -178,15 +179,16 @@ class DataProvenance:
             self.kind, "samples"
         )
         where = self.source.rstrip("/").rsplit("/", 1)[-1] if self.source else self.kind
-        return f"{self.samples} {unit} from {where}"
+        return f"{self.samples} {unit} from {where}" + (f" ({self.note})" if self.note else "")
 
 
-def provenance(source: DataSource, samples: int) -> DataProvenance:
-    """The provenance of ``samples`` samples read from ``source``."""
+def provenance(source: DataSource, samples: int, note: str = "") -> DataProvenance:
+    """The provenance of ``samples`` samples read from ``source`` (``note``: how they were
+    made, where it matters)."""
     where = "" if source.kind == "synthetic" else source.path
     if where and source.part:
         where += f" ({source.part}-numbered samples)"
-    return DataProvenance(source.kind, samples, where)
+    return DataProvenance(source.kind, samples, where, note)
 
 
 @functools.lru_cache(maxsize=64)

@@ -6,13 +6,14 @@ of the length the model runs on (the input specification's size for that axis, w
 ``--shape`` changes): one window is one sample. Text is one sample per line, encoded with the
 model's own tokenizer (a Hugging Face ``tokenizer.json``, given or found beside the text or the
 model) into ids, attention mask and token types. Every other input (recurrent state, a sample
-rate, …) comes from the input specification.
+rate, …) comes from the input specification — except the state of a streaming model (a VAD's),
+which the float model carries from one window of a file to the next, as it runs on a stream.
 """
 
 from __future__ import annotations
 
 import wave
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -115,23 +116,54 @@ def audio_target(spec: InputSpecification) -> InputEntry:
     raise MediaError("The model has no float input to take audio samples.")
 
 
+def state_pairs(spec: InputSpecification, outputs: list[str]) -> dict[str, str]:
+    """The recurrent state a streaming model hands from one window to the next: each state
+    input (derived as zeros) and the output that carries it on, by the names exporters give
+    them (``state`` → ``stateN``, ``h`` → ``h_out``, ``h0`` → ``hn``)."""
+    pairs = {}
+    for entry in spec.inputs:
+        if entry.domain.kind != "zeros":
+            continue
+        name = entry.name
+        names = [f"{name}N", f"{name}n", f"{name}_out", f"{name}out", name.replace("_in", "_out")]
+        if name.endswith("0"):
+            names.append(f"{name[:-1]}n")
+        found = next((n for n in names if n in outputs and n != name), None)
+        if found is not None:
+            pairs[name] = found
+    return pairs
+
+
+Carry = Callable[[Sample], Sample]  # a window's sample → the state inputs of the next window
+
+
 def audio_windows(
-    files: list[Path], spec: InputSpecification, rate: int, seed: int = 0
+    files: list[Path],
+    spec: InputSpecification,
+    rate: int,
+    seed: int = 0,
+    carry: Carry | None = None,
 ) -> Iterator[Sample]:
-    """One sample per window of the waveform input's length, file after file."""
+    """One sample per window of the waveform input's length, file after file. With ``carry``
+    (a streaming model), each window after a file's first takes the state the model handed on
+    from the window before; a file starts from the specification's state."""
     target = audio_target(spec)
     length = target.shape[-1]
     base = spec.feeds(seed)
     for path in files:
         samples = read_audio(path, rate)
         count = min(MAX_WINDOWS_PER_FILE, max(1, samples.size // length))
+        state: Sample = {}
         for k in range(count):
             window = samples[k * length : (k + 1) * length]
             if window.size < length:
                 window = np.pad(window, (0, length - window.size))
             sample = {name: value.copy() for name, value in base.items()}
             sample[target.name] = window.reshape(target.shape).astype(target.dtype)
+            sample.update(state)
             yield sample
+            if carry is not None:
+                state = carry(sample)
 
 
 def count_windows(files: list[Path], spec: InputSpecification, rate: int) -> int:

@@ -459,7 +459,7 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         alphabet, spelled_by = find_alphabet(float_model, float_path, recipe.alphabet)
     except ValueError as exc:
         raise DataError(str(exc)) from exc
-    data = provenance(recipe.data, len(samples))
+    data = provenance(recipe.data, len(samples), samples.note)
     reporter.log(f"Data: {data.text()}")
     warnings = samples.validate()
     matches = match_activations(float_model, quant_model)
