@@ -104,12 +104,15 @@ CASES = (
     ),
     Case("minilm_l6_v2", "paraphrase sentences", None, "cosine", kind="text"),
     Case("ppocr_v4_det", "rendered text pages", realdata.detector_pages, "region_f1"),
-    Case(
-        "akiki_vad",
-        f"speech over noise ({CLIPS} + {CLIPS} clips, eSpeak NG)",
-        None,
-        "top1_agreement",
-        kind="audio",
+    *(
+        Case(
+            vad,
+            f"speech over noise ({CLIPS} + {CLIPS} clips, eSpeak NG), state carried",
+            None,
+            "top1_agreement",
+            kind="audio",
+        )
+        for vad in ("akiki_vad", "silero_vad_op15")
     ),
 )
 
