@@ -7,6 +7,7 @@ in tests it can simply record them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -32,6 +33,16 @@ class Reporter(Protocol):
 
     def check_cancelled(self) -> None:
         """Raise :class:`CancelledError` if the job was cancelled."""
+
+
+def within(reporter: Reporter, start: float, end: float) -> Callable[[float], None]:
+    """Progress of one step of a job: its own 0..1 reported as ``start``..``end`` of the whole
+    (clamped, so a step that overshoots never moves the bar past its share)."""
+
+    def progress(fraction: float) -> None:
+        reporter.progress(start + (end - start) * min(max(fraction, 0.0), 1.0))
+
+    return progress
 
 
 @dataclass

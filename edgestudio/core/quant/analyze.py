@@ -28,7 +28,7 @@ from edgestudio.core.inputs.input_probe import job_inputs
 from edgestudio.core.job_api.recipe import Recipe, Tolerance
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.model.model_files import load_structure
-from edgestudio.core.progress import Reporter
+from edgestudio.core.progress import Reporter, within
 from edgestudio.core.quant.activation_store import ActivationStore
 from edgestudio.core.quant.failed_modes import failed_choices
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
@@ -475,12 +475,13 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     with tempfile.TemporaryDirectory(dir=staging) as scratch:
         store = ActivationStore(Path(scratch))
         reporter.stage("Running the float model", 0.1)
+        step = within(reporter, 0.1, 0.4)
         f_model, f_saved = _with_outputs(float_model, f_names)
         sess_f = _session(f_model, float_path.parent)
         del f_model
         for k, sample in enumerate(samples):
             store.put(k, dict(zip(f_names, sess_f.run(f_saved, sample), strict=True)))  # type: ignore[attr-defined]
-            reporter.progress(0.1 + 0.3 * (k + 1) / total)
+            step((k + 1) / total)
         _release(sess_f)  # its weights leave memory before the quantized model's arrive
         del sess_f
         if store.spilled_bytes:
@@ -490,6 +491,7 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
             )
 
         reporter.stage("Running the quantized model (layer by layer comparison)", 0.4)
+        step = within(reporter, 0.4, 0.7)
         # Every tensor around a Q/DQ pair gets a consumer, so the QDQ graph runs as written
         # (as in qdq_loss_debug) instead of being fused into integer kernels.
         q_model, q_saved = _with_outputs(quant_model, q_names, qdq_boundary_tensors(quant_model))
@@ -503,13 +505,14 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
                 test = np.asarray(q_vals[qo])
                 simulated[i].add(np.asarray(f_vals[fo]).reshape(test.shape), test)
             _compare_layers(matches, f_vals, q_vals)
-            reporter.progress(0.4 + 0.3 * (k + 1) / total)
+            step((k + 1) / total)
         _release(sess_q)
         del sess_q
 
         # Whole-model figures come from the model as it ships: ORT fuses QDQ pairs into
         # integer kernels there, whose numbers can differ from the simulated QDQ graph.
         reporter.stage("Running the quantized model as it ships", 0.7)
+        step = within(reporter, 0.7, 0.95)
         sess_deploy = _session(quant_model.SerializeToString(), quant_path.parent)
         outcome = _OutputComparison(float_outputs, recipe.tolerance)
         for k, sample in enumerate(samples):
@@ -526,7 +529,7 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
                 outcome.meter = TaskMeter(choice, samples.labels, alphabet, spelled_by)
             outcome.add(f_vals, [deployed[qo] for qo in quant_outputs])
             store.drop(k)
-            reporter.progress(0.7 + 0.25 * (k + 1) / total)
+            step((k + 1) / total)
         _release(sess_deploy)
         del sess_deploy
 

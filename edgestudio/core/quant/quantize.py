@@ -34,7 +34,7 @@ from edgestudio.core.model.opsets import iter_nodes, quantized_ops_in
 from edgestudio.core.model.result_gate import run_in_process, run_isolated
 from edgestudio.core.model.validate import ort_gist
 from edgestudio.core.paths import atomic_target
-from edgestudio.core.progress import RecordingReporter, Reporter
+from edgestudio.core.progress import RecordingReporter, Reporter, within
 from edgestudio.core.quant.accel.accelerator import accelerated
 from edgestudio.core.quant.adaptive_rounding import adaptive_rounding
 from edgestudio.core.quant.calib_cache import (
@@ -1029,7 +1029,7 @@ def _dynamic(
     from onnxruntime.quantization import quantize_dynamic
 
     reporter.stage("Quantizing weights (dynamic)", 0.3)
-    with accelerated(reporter.log, lambda f: reporter.progress(0.3 + 0.5 * f)):
+    with accelerated(reporter.log, within(reporter, 0.3, 0.8)):
         quantize_dynamic(str(src), str(out), **ort_options(recipe))
     return None
 
@@ -1042,15 +1042,16 @@ def _static(
     reporter.stage("Calibrating and quantizing", 0.2)
     reader = ReplayReader(
         samples,  # type: ignore[arg-type]
-        progress=lambda f: reporter.progress(0.2 + 0.3 * f),
+        progress=within(reporter, 0.2, 0.5),
     )
     started: list[bool] = []
+    node_by_node = within(reporter, 0.5, 0.8)
 
     def quantizing(fraction: float) -> None:
         if not started:
             started.append(True)
             reporter.stage("Quantizing node by node", 0.5)
-        reporter.progress(0.5 + 0.3 * fraction)
+        node_by_node(fraction)
 
     options = ort_options(recipe)
     smoothing = ""
