@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,3 +76,32 @@ def _private_cache(
     inherit them through the environment."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))
+
+
+@pytest.fixture(autouse=True)
+def _workers_only_in_e2e(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """A test that starts a worker process is an end-to-end test: marked e2e, it runs in
+    `make test-e2e` and CI; unmarked, it fails here, naming the rule (the fast tier stays free
+    of process start-ups)."""
+    if request.node.get_closest_marker("e2e") is not None:
+        yield
+        return
+    from edgestudio.jobs import fork_server, runner, spawn, warm
+
+    started: list[list[str]] = []
+    real = spawn.start_worker
+
+    def start_worker(args: list[str], *rest: Any, **kwargs: Any) -> Any:
+        started.append(args)
+        return real(args, *rest, **kwargs)
+
+    for module in (fork_server, runner, warm):
+        monkeypatch.setattr(module, "start_worker", start_worker)
+    yield
+    if started:
+        pytest.fail(
+            f"this test started {len(started)} worker process(es): mark it @pytest.mark.e2e",
+            pytrace=False,
+        )

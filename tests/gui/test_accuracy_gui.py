@@ -16,6 +16,8 @@ from edgestudio.gui.main_window import MainWindow
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
 from tests.gui.conftest import open_and_wait
 
+pytestmark = pytest.mark.e2e  # every test here starts a worker process
+
 NEUTRAL = {QColor(c).name() for _, _, c in NEUTRAL_SQNR_SCALE}
 VERDICT = {QColor(c).name() for c in VERDICT_COLOURS.values()}
 

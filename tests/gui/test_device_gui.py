@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from edgestudio.core.remote.devices import load_devices
@@ -55,6 +56,7 @@ def test_devices_added_in_preferences_are_checked_after_the_host_key_is_trusted(
     dialog.reject()
 
 
+@pytest.mark.e2e
 def test_performance_tab_measures_on_the_device_beside_this_machine(  # type: ignore[no-untyped-def]
     qtbot,
     window: MainWindow,

@@ -31,6 +31,7 @@ def server(qtbot, window: MainWindow) -> Iterator[InstanceServer]:  # type: igno
     srv.close()
 
 
+@pytest.mark.e2e
 def test_second_launch_hands_its_file_to_the_running_window(
     qtbot, window: MainWindow, server: InstanceServer, conv_model: Path, sample_model: Path
 ) -> None:
@@ -98,6 +99,7 @@ def test_nobody_listening_means_this_launch_becomes_the_instance(qtbot) -> None:
     server.close()
 
 
+@pytest.mark.e2e
 def test_macos_file_open_event_reaches_the_window(
     qtbot,
     window: MainWindow,  # type: ignore[no-untyped-def]

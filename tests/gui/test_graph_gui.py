@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
@@ -36,6 +37,7 @@ def _node_viewport_pos(view: GraphView, index: int) -> QPoint:
     )
 
 
+@pytest.mark.e2e
 def test_click_a_node_shows_its_properties_and_weights(
     qtbot, window: MainWindow, conv_model: Path
 ) -> None:
@@ -60,6 +62,7 @@ def test_click_a_node_shows_its_properties_and_weights(
     assert attrs is not None and attrs.item(0, 0).text() == "pads"
 
 
+@pytest.mark.e2e
 def test_search_selects_and_centres(qtbot, window: MainWindow, conv_model: Path) -> None:
     panel = _graph_panel(qtbot, window, conv_model)
     panel.focus_search()
@@ -78,6 +81,7 @@ def test_search_selects_and_centres(qtbot, window: MainWindow, conv_model: Path)
     assert panel.hit_label.text() == "no match"
 
 
+@pytest.mark.e2e
 def test_selection_from_elsewhere_selects_in_the_graph(
     qtbot, window: MainWindow, conv_model: Path
 ) -> None:
@@ -89,6 +93,7 @@ def test_selection_from_elsewhere_selects_in_the_graph(
     assert not panel.select_by_name("nope")
 
 
+@pytest.mark.e2e
 def test_scalar_overlay_colours_nodes_with_a_legend(
     qtbot, window: MainWindow, conv_model: Path
 ) -> None:
@@ -112,6 +117,7 @@ def test_scalar_overlay_colours_nodes_with_a_legend(
     assert not view.legend.isVisible()
 
 
+@pytest.mark.e2e
 def test_subgraph_opens_in_its_own_tab(qtbot, window: MainWindow, tmp_path: Path) -> None:
     panel = _graph_panel(
         qtbot, window, models.save(models.with_if_subgraph(), tmp_path / "if.onnx")
@@ -128,6 +134,7 @@ def test_subgraph_opens_in_its_own_tab(qtbot, window: MainWindow, tmp_path: Path
     assert doc.panels.tabText(doc.panels.currentIndex()).startswith("Graph: If_0/then_branch")
 
 
+@pytest.mark.e2e
 def test_edge_labels_get_inferred_shapes(qtbot, window: MainWindow, sample_model: Path) -> None:
     panel = _graph_panel(qtbot, window, sample_model)
     assert panel.ir is not None
@@ -181,6 +188,7 @@ def test_every_node_suite_and_zoo_model_renders(
         view.viewport().repaint()
 
 
+@pytest.mark.e2e
 def test_constants_are_folded_and_can_be_shown(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     import onnx
 
@@ -211,6 +219,7 @@ def test_constants_are_folded_and_can_be_shown(qtbot, window: MainWindow, tmp_pa
     assert "constants folded" not in panel.status.text()
 
 
+@pytest.mark.e2e
 def test_groups_open_close_and_carry_overlays(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     import onnx
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from edgestudio.core.inputs import input_memory
 from edgestudio.core.perf.bench_recipes import BenchRecipe
 from edgestudio.gui.main_window import MainWindow
 from tests import models
 from tests.gui.conftest import open_and_wait
+
+pytestmark = pytest.mark.e2e  # every test here starts a worker process
 
 
 def test_inputs_panel_finds_edits_and_remembers(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -21,6 +21,7 @@ def _wait_done(qtbot, window: MainWindow, job, timeout: int = 60_000) -> None:  
     qtbot.waitUntil(lambda: job.state.is_final, timeout=timeout)
 
 
+@pytest.mark.e2e
 def test_convert_form_runs_a_checked_conversion(qtbot, window: MainWindow, tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(opset=13), tmp_path / "m.onnx")
     open_and_wait(qtbot, window, src)
@@ -48,6 +49,7 @@ def test_convert_form_runs_a_checked_conversion(qtbot, window: MainWindow, tmp_p
     assert [d.path.name for d in window.documents()] == ["m.onnx", "m17.onnx"]
 
 
+@pytest.mark.e2e
 def test_convert_form_blocks_impossible_downgrade(
     qtbot, window: MainWindow, tmp_path: Path
 ) -> None:
@@ -61,6 +63,7 @@ def test_convert_form_blocks_impossible_downgrade(
     dialog.reject()
 
 
+@pytest.mark.e2e
 def test_convert_form_warns_about_baked_reshape(qtbot, window: MainWindow, tmp_path: Path) -> None:
     open_and_wait(qtbot, window, models.save(models.fixed_batch_reshape(), tmp_path / "r.onnx"))
     dialog = window.show_convert_form()
@@ -72,6 +75,7 @@ def test_convert_form_warns_about_baked_reshape(qtbot, window: MainWindow, tmp_p
     dialog.reject()
 
 
+@pytest.mark.e2e
 def test_cancel_from_the_panel_and_copy_command(qtbot, window: MainWindow) -> None:
     job = window.submit(DiagnosticRecipe(action="hang"))
     qtbot.waitUntil(lambda: job.state is JobState.RUNNING, timeout=10_000)
@@ -86,6 +90,7 @@ def test_cancel_from_the_panel_and_copy_command(qtbot, window: MainWindow) -> No
     qtbot.waitUntil(lambda: panel.table.item(0, 1).text() == "cancelled")
 
 
+@pytest.mark.e2e
 def test_crash_is_shown_and_the_app_lives_on(qtbot, window: MainWindow) -> None:
     job = window.submit(DiagnosticRecipe(action="crash"))
     _wait_done(qtbot, window, job)
@@ -96,6 +101,7 @@ def test_crash_is_shown_and_the_app_lives_on(qtbot, window: MainWindow) -> None:
     assert window.isVisible()
 
 
+@pytest.mark.e2e
 def test_out_of_memory_job_is_named_with_its_peak_memory(qtbot, window: MainWindow) -> None:
     job = window.submit(DiagnosticRecipe(action="hog", megabytes=200))
     _wait_done(qtbot, window, job)
@@ -181,6 +187,7 @@ def test_export_form_builds_the_recipe(qtbot, tmp_path: Path) -> None:  # type: 
     assert "not an input" in dialog.findings.text()
 
 
+@pytest.mark.e2e
 def test_queue_runs_jobs_one_after_another(qtbot, window: MainWindow) -> None:
     from dataclasses import replace
 

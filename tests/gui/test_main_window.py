@@ -24,6 +24,7 @@ def test_window_starts_with_welcome(window: MainWindow) -> None:
     assert window.tabs.count() == 0
 
 
+@pytest.mark.e2e
 def test_open_shows_summary_with_the_right_numbers(
     qtbot, window: MainWindow, conv_model: Path
 ) -> None:
@@ -47,6 +48,7 @@ def test_open_shows_summary_with_the_right_numbers(
     assert window.centralWidget() is window.tabs
 
 
+@pytest.mark.e2e
 def test_several_models_open_in_tabs(
     qtbot, window: MainWindow, conv_model: Path, sample_model: Path
 ) -> None:
@@ -82,6 +84,7 @@ def _drop(window: MainWindow, path: Path) -> tuple[QDragEnterEvent, QDropEvent]:
     return enter, drop
 
 
+@pytest.mark.e2e
 def test_drop_opens_the_file(qtbot, window: MainWindow, conv_model: Path) -> None:
     with qtbot.waitSignal(window.loads_settled, timeout=30_000):
         enter, drop = _drop(window, conv_model)
@@ -105,6 +108,7 @@ def test_drag_of_non_files_is_refused(window: MainWindow) -> None:
     assert not enter.isAccepted()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case", list(CASES))
 def test_every_bad_model_shows_a_dialog_and_keeps_other_models(
     qtbot, window: MainWindow, tmp_path: Path, conv_model: Path, case: str
@@ -135,6 +139,7 @@ def test_every_bad_model_shows_a_dialog_and_keeps_other_models(
     assert window.isVisible()
 
 
+@pytest.mark.e2e
 def test_recent_files_menu_reopens(qtbot, window: MainWindow, conv_model: Path) -> None:
     open_and_wait(qtbot, window, conv_model)
     assert window.recent.paths() == [str(conv_model.resolve())]
@@ -149,6 +154,7 @@ def test_recent_files_menu_reopens(qtbot, window: MainWindow, conv_model: Path) 
     assert window.documents()[0].path == conv_model.resolve()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("text", ["&Save workspace…", "&Export report…"])
 def test_menu_actions_ask_where_to_write(
     qtbot, window: MainWindow, conv_model: Path, monkeypatch: pytest.MonkeyPatch, text: str

@@ -40,6 +40,7 @@ def _js(qtbot, view: netron_view.NetronView, code: str) -> object:  # type: igno
     return result["value"]
 
 
+@pytest.mark.e2e
 def test_netron_tab_shows_the_model_offline(qtbot, window: MainWindow, sample_model: Path) -> None:
     if not netron_view.prepare_web_engine():
         pytest.skip(reason="QtWebEngine or netron is not installed (optional extra)")
@@ -96,6 +97,7 @@ def test_netron_tab_shows_the_model_offline(qtbot, window: MainWindow, sample_mo
     assert all(u.startswith("netron://") for u in view.intercepted)
 
 
+@pytest.mark.e2e
 def test_closing_the_document_frees_the_netron_view_without_the_collector(
     qtbot, window: MainWindow, sample_model: Path
 ) -> None:  # type: ignore[no-untyped-def]

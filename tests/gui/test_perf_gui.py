@@ -11,6 +11,8 @@ from PySide6.QtGui import QColor
 from edgestudio.gui.main_window import MainWindow
 from tests.gui.conftest import open_and_wait
 
+pytestmark = pytest.mark.e2e  # every test here starts a worker process
+
 
 @pytest.mark.e2e
 def test_benchmark_profile_and_overlays(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 
 from edgestudio.core.workspace.preferences import Preferences
@@ -12,6 +13,7 @@ from edgestudio.gui.preferences_dialog import load_preferences
 from tests.gui.conftest import open_and_wait
 
 
+@pytest.mark.e2e
 def test_preferences_round_trip_and_reach_the_forms(
     qtbot,
     window: MainWindow,  # type: ignore[no-untyped-def]

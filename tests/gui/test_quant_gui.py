@@ -22,6 +22,7 @@ def _sample_copy(tmp: Path) -> Path:
     return tmp / SAMPLE_MODEL.name
 
 
+@pytest.mark.e2e
 def test_form_shows_only_valid_options_and_explains_rules(
     qtbot,
     window: MainWindow,  # type: ignore[no-untyped-def]
@@ -139,6 +140,7 @@ def test_quantize_analyze_select_exclude_requantize_compare(
     assert csv_path and Path(csv_path).read_text().startswith("tensor,node")
 
 
+@pytest.mark.e2e
 def test_context_menu_excludes_a_node(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     open_and_wait(qtbot, window, _sample_copy(tmp_path))
     doc = window.current_document()

@@ -46,6 +46,7 @@ def _drawn(path: Path, width: int = 1280) -> QImage:
     return image
 
 
+@pytest.mark.e2e
 def test_the_panel_table_is_the_window_s(qtbot, window: MainWindow, sample_model: Path) -> None:  # type: ignore[no-untyped-def]
     open_and_wait(qtbot, window, sample_model)
     doc = window.current_document()

@@ -13,6 +13,8 @@ from edgestudio.gui.main_window import MainWindow
 from edgestudio.resources import SAMPLE_EVALUATION, SAMPLE_MODEL
 from tests.gui.conftest import open_and_wait
 
+pytestmark = pytest.mark.e2e  # every test here starts a worker process
+
 
 @pytest.mark.e2e
 def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

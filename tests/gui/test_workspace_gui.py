@@ -18,6 +18,8 @@ from edgestudio.gui.main_window import MainWindow
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
 from tests.gui.conftest import open_and_wait
 
+pytestmark = pytest.mark.e2e  # every test here starts a worker process
+
 
 def _table(table) -> list[list[str]]:  # type: ignore[no-untyped-def]
     return [

@@ -21,6 +21,8 @@ from edgestudio.core.serialise import from_json
 from edgestudio.jobs.runner import JobState, run_job
 from tests import models
 
+pytestmark = pytest.mark.e2e  # every test here starts a worker process
+
 
 def _succeeded(recipe: object) -> dict[str, object]:
     job = run_job(recipe, timeout=300)  # type: ignore[arg-type]

@@ -61,6 +61,7 @@ def test_harness_agrees_with_a_bare_loop() -> None:
     assert isinstance(ort.__version__, str)
 
 
+@pytest.mark.e2e
 def test_bench_job_on_cpu_and_an_unavailable_provider(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     job = run_job(
@@ -84,6 +85,7 @@ def test_bench_job_on_cpu_and_an_unavailable_provider(tmp_path: Path) -> None:
     assert len(cuda) == 2 and "install onnxruntime-gpu" in cuda[0]["error"]
 
 
+@pytest.mark.e2e
 def test_time_budget_mode(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     # a million runs asked beside the budget: ignoring the budget would not finish in time
@@ -95,6 +97,7 @@ def test_time_budget_mode(tmp_path: Path) -> None:
     assert 10 < row["runs"] < 1_000_000 and row["samples_ms"]  # samples kept: at most 2,000
 
 
+@pytest.mark.e2e
 def test_profile_places_every_node_on_cpu() -> None:
     job = run_job(ProfileRecipe(model=str(SAMPLE_MODEL), runs=5), timeout=300)
     assert job.state is JobState.SUCCEEDED, job.error
@@ -105,11 +108,13 @@ def test_profile_places_every_node_on_cpu() -> None:
     assert d["mobile"]["NNAPI"]["nodes"] == 11
 
 
+@pytest.mark.e2e
 def test_unavailable_provider_in_profile_is_a_clear_failure() -> None:
     job = run_job(ProfileRecipe(model=str(SAMPLE_MODEL), providers=("CUDAExecutionProvider",)))
     assert job.state is JobState.FAILED and "onnxruntime-gpu" in (job.error or "")
 
 
+@pytest.mark.e2e
 def test_probe_lists_cpu_as_working() -> None:
     job = run_job(ProbeRecipe(), timeout=120)
     rows = {r["provider"]: r for r in job.report.details["providers"]}  # type: ignore[union-attr]
@@ -175,6 +180,7 @@ def test_parsing_ten_thousand_events_is_quick(tmp_path: Path) -> None:
     assert time.perf_counter() - start < 5  # target 0.5 s, measured in make bench; loose here
 
 
+@pytest.mark.e2e
 def test_io_binding_gives_the_same_kind_of_numbers(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     job = run_job(BenchRecipe(models=(str(src),), warmup=2, runs=20, io_binding=True), timeout=120)

@@ -15,6 +15,8 @@ from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.jobs.runner import JobState, run_job
 from tests import models
 
+pytestmark = pytest.mark.e2e  # every test here starts a worker process
+
 
 @pytest.fixture
 def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -18,6 +18,7 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.e2e
 def test_opset_upgrade_is_equivalent_and_input_untouched(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(opset=13), tmp_path / "m.onnx")
     before = _sha(src)
@@ -31,6 +32,7 @@ def test_opset_upgrade_is_equivalent_and_input_untouched(tmp_path: Path) -> None
     assert _sha(src) == before
 
 
+@pytest.mark.e2e
 def test_conversion_with_external_data_input(tmp_path: Path) -> None:
     src = models.external_weights(tmp_path)
     job = run_job(ConvertRecipe(model=str(src), output=str(tmp_path / "o.onnx"), opset=18))
@@ -38,6 +40,7 @@ def test_conversion_with_external_data_input(tmp_path: Path) -> None:
     assert job.report is not None and job.report.passed
 
 
+@pytest.mark.e2e
 def test_downgrade_below_an_operator_is_blocked_up_front(tmp_path: Path) -> None:
     plan = plan_opset_conversion(models.gelu_model(), 17)
     assert not plan.ok and "Gelu (opset 20)" in plan.blockers[0]
@@ -54,6 +57,7 @@ def test_risky_downgrade_is_flagged() -> None:
     assert any("often fails" in w for w in plan.warnings)
 
 
+@pytest.mark.e2e
 def test_static_to_dynamic_batch_is_checked_at_two_sizes(tmp_path: Path) -> None:
     src = models.save(models.fixed_batch_conv(), tmp_path / "fixed.onnx")
     out = tmp_path / "dyn.onnx"
@@ -74,6 +78,7 @@ def test_static_to_dynamic_batch_is_checked_at_two_sizes(tmp_path: Path) -> None
     assert shape[0].dim_param == "batch"
 
 
+@pytest.mark.e2e
 def test_dynamic_to_static(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     out = tmp_path / "static.onnx"
@@ -91,6 +96,7 @@ def test_baked_reshape_is_warned_before_the_job() -> None:
     assert any("flatten_reshape" in w and "[1, 12]" in w for w in plan.warnings)
 
 
+@pytest.mark.e2e
 def test_a_dynamic_axis_the_graph_cannot_honour_fails_the_job(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     out = tmp_path / "o.onnx"
@@ -115,6 +121,7 @@ def test_invalid_dim_changes_are_blocked(bad: DimChange) -> None:
     assert not plan_dim_changes(models.conv_relu_gemm(), [bad]).ok
 
 
+@pytest.mark.e2e
 def test_a_batch_hard_coded_in_shape_constants_is_freed_and_proven(tmp_path: Path) -> None:
     import numpy as np
     import onnxruntime as ort

@@ -143,6 +143,7 @@ def test_crafted_pt2_payload_never_runs(tmp_path: Path, pt_files: dict[str, Path
     assert not (tmp_path / "o.onnx").exists()
 
 
+@pytest.mark.e2e
 def test_torchscript_with_the_default_exporter_uses_the_one_that_reads_it(
     tmp_path: Path, pt_files: dict[str, Path]
 ) -> None:

@@ -20,7 +20,10 @@ from edgestudio.jobs.fork_server import ForkServer
 from edgestudio.jobs.runner import Job, JobState, run_job
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_MODEL
 
-pytestmark = pytest.mark.skipif(not warm.FORK_PLATFORM, reason="jobs are forked on Linux only")
+pytestmark = [
+    pytest.mark.skipif(not warm.FORK_PLATFORM, reason="jobs are forked on Linux only"),
+    pytest.mark.e2e,  # every test here starts a worker process
+]
 
 
 def _loaded() -> ForkServer:

@@ -75,6 +75,7 @@ def test_sentences_feed_a_decoder_with_an_empty_cache(decoder: tuple[Path, Path,
     assert session.run(["logits"], first)[0].shape == (1, 6, 300)
 
 
+@pytest.mark.e2e
 def test_the_int4_result_is_judged_by_its_next_tokens(decoder: tuple[Path, Path, Path]) -> None:
     source, quantized, text = decoder
     job = run_job(

@@ -77,6 +77,7 @@ def _tokenizer(path: Path, words: list[str]) -> Path:
     return path
 
 
+@pytest.mark.e2e
 def test_text_is_encoded_with_the_models_tokenizer_found_beside_it(tmp_path: Path) -> None:
     src = models.save(models.embedding_encoder(rows=30), tmp_path / "encoder.onnx")
     words = ["the", "edge", "device", "reads", "every", "line", "of", "text", "it", "is", "given"]

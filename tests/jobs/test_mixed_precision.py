@@ -58,6 +58,7 @@ def _runs(path: Path) -> None:
     assert y.shape == (2, 10) and np.isfinite(y).all()
 
 
+@pytest.mark.e2e
 def test_int16_node_widens_exactly_its_output(
     tmp_path: Path, block: tuple[Path, DataSource]
 ) -> None:
@@ -72,6 +73,7 @@ def test_int16_node_widens_exactly_its_output(
     assert counts.activations["uint16"] == 1 and counts.conversions == 2
 
 
+@pytest.mark.e2e
 def test_int16_on_a_fused_relu_brings_its_producer(
     tmp_path: Path, block: tuple[Path, DataSource]
 ) -> None:
@@ -86,6 +88,7 @@ def test_int16_on_a_fused_relu_brings_its_producer(
     _runs(out)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("placement", "quantized"),
     [
@@ -154,6 +157,7 @@ def test_calibration_data_given_to_a_mode_that_does_not_calibrate_is_said_unused
     )
 
 
+@pytest.mark.e2e
 def test_smoothquant_runs_after_the_quantizers_are_placed_and_is_deterministic(
     tmp_path: Path,
 ) -> None:

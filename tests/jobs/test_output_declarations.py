@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import onnx
+import pytest
 
 from edgestudio.core.convert.convert_recipes import ConvertRecipe
 from edgestudio.core.convert.output_shapes import declare_produced_shapes, output_shape_mismatches
@@ -25,6 +26,7 @@ def test_mismatches_are_found_and_declared_as_produced() -> None:
     assert [d.dim_param or d.dim_value for d in dims] == ["y_dim0", "y_dim1", "y_dim2"]
 
 
+@pytest.mark.e2e
 def test_the_wrong_declaration_is_said_before_converting_and_fixed_on_request(
     tmp_path: Path,
 ) -> None:
@@ -48,6 +50,7 @@ def test_the_wrong_declaration_is_said_before_converting_and_fixed_on_request(
     assert "--fix-output-shapes" in fixed.recipe.command_line()
 
 
+@pytest.mark.e2e
 def test_constant_weights_and_a_rank_0_declaration_convert_with_the_fix(tmp_path: Path) -> None:
     """Weights as Constant nodes and an output declared rank-0: onnx's shape inference fails
     on the result; the job converts again declaring what the model produces, and says so."""

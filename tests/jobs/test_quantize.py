@@ -33,6 +33,7 @@ def conv_calib(tmp_path: Path) -> DataSource:
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mode", ["dynamic", "qdq", "qoperator", "fp16"])
 def test_each_mode_produces_a_model_ort_runs(
     tmp_path: Path, conv_calib: DataSource, mode: str
@@ -56,6 +57,7 @@ def test_each_mode_produces_a_model_ort_runs(
     assert job.report is not None and job.report.details["quant_bytes"] > 0
 
 
+@pytest.mark.e2e
 def test_int4_rewrites_matmuls(tmp_path: Path) -> None:
     src = models.save(models.matmul_model(), tmp_path / "mm.onnx")
     out = tmp_path / "int4.onnx"
@@ -67,6 +69,7 @@ def test_int4_rewrites_matmuls(tmp_path: Path) -> None:
     assert "MatMulNBits" in ops
 
 
+@pytest.mark.e2e
 def test_already_quantized_model_is_refused(tmp_path: Path, conv_calib: DataSource) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     first = tmp_path / "q.onnx"
@@ -126,6 +129,7 @@ def test_an_exclusion_the_model_does_not_have_is_refused_with_the_names_it_may_m
     assert check_rules(replace(base, exclude=("loop/body/MatMul",)), None, names).ok
 
 
+@pytest.mark.e2e
 def test_rejected_recipe_fails_before_writing(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     job = run_job(
@@ -142,6 +146,7 @@ def test_rejected_recipe_fails_before_writing(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("values", "words"), [(np.nan, "NaN"), (np.inf, "inf")])
 def test_nan_and_inf_calibration_data_fail_before_output(
     tmp_path: Path, values: float, words: str
@@ -158,6 +163,7 @@ def test_nan_and_inf_calibration_data_fail_before_output(
     assert not (tmp_path / "o.onnx").exists()
 
 
+@pytest.mark.e2e
 def test_all_zero_and_constant_calibration_warn(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     job = run_job(
@@ -204,6 +210,7 @@ def test_replay_gives_the_same_samples_every_pass() -> None:
     assert all(np.array_equal(a, b) for a, b in zip(first, second, strict=True))
 
 
+@pytest.mark.e2e
 def test_per_layer_sqnr_agrees_with_qdq_loss_debug(tmp_path: Path) -> None:
     from onnxruntime.quantization import qdq_loss_debug as dbg
 
@@ -306,6 +313,7 @@ def test_inf_or_nan_where_the_float_side_is_finite_is_counted_not_averaged() -> 
     }
 
 
+@pytest.mark.e2e
 def test_a_layer_that_turns_inf_heads_the_analysis_and_the_verdict(tmp_path: Path) -> None:
     """x·1000 + 0.001 quantized to 8 bits rounds its small values to 0, and Log(0) = -inf
     where the float model computes log(0.001…): the analysis ranks that layer worst, and the
@@ -368,6 +376,7 @@ def test_a_layer_that_turns_inf_heads_the_analysis_and_the_verdict(tmp_path: Pat
     assert "shift" in tips and "log" not in tips.replace("calibration", ""), tips
 
 
+@pytest.mark.e2e
 def test_image_folder_calibration_with_preprocessing(tmp_path: Path) -> None:
     from PIL import Image
 
@@ -414,6 +423,7 @@ def test_images_that_do_not_fit_propose_the_flags_that_do(tmp_path: Path) -> Non
     assert image_flags((1, 16000)) == ""
 
 
+@pytest.mark.e2e
 def test_a_weight_with_inf_values_stays_in_float(tmp_path: Path) -> None:
     """An embedding table with a -inf entry (an attention-bias row meaning "no path", as in a
     real molecule model): a scale over an infinite range would make every output NaN, so the

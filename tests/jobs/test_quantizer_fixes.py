@@ -23,6 +23,7 @@ def _quantize(src: Path, out: Path, **options: object):  # type: ignore[no-untyp
     return run_job(QuantRecipe(model=str(src), output=str(out), calib=SYNTHETIC, **options))  # type: ignore[arg-type]
 
 
+@pytest.mark.e2e
 def test_per_channel_bias_adjustment_failure_is_retried_without_it(tmp_path: Path) -> None:
     src = models.save(models.gemm_row_bias(), tmp_path / "m.onnx")
     job = _quantize(src, tmp_path / "q.onnx", mode="qdq", per_channel=True)
@@ -41,6 +42,7 @@ def test_per_channel_bias_adjustment_failure_is_retried_without_it(tmp_path: Pat
     assert run_in_process(tmp_path / "q.onnx", {"x": np.ones((2, 8), np.float32)}).ok
 
 
+@pytest.mark.e2e
 def test_float16_weights_behind_casts_are_stored_first_and_quantized(tmp_path: Path) -> None:
     src = models.save(models.fp16_weights_behind_casts(), tmp_path / "m.onnx")
     before = src.read_bytes()
@@ -76,6 +78,7 @@ def test_fold_weight_casts_is_exact_and_keeps_shared_weights() -> None:
     assert [n.op_type for n in model.graph.node] == ["Conv"]
 
 
+@pytest.mark.e2e
 def test_a_node_the_quantizer_fails_on_is_kept_in_float(tmp_path: Path) -> None:
     src = models.save(models.sklearn_like(), tmp_path / "m.onnx")
     out = tmp_path / "q.onnx"
@@ -91,6 +94,7 @@ def test_a_node_the_quantizer_fails_on_is_kept_in_float(tmp_path: Path) -> None:
     assert run_in_process(out, {"x": np.ones((2, 4), np.float32)}).ok
 
 
+@pytest.mark.e2e
 def test_nothing_left_to_quantize_after_the_retry_is_a_refusal(tmp_path: Path) -> None:
     model = models.sklearn_like()
     model.graph.node[0].op_type = "Identity"  # no quantizable op before the failing one

@@ -23,6 +23,7 @@ from tests.cli.run import run_cli
 SYNTHETIC = DataSource("synthetic", samples=4, seed=0)
 
 
+@pytest.mark.e2e
 def test_per_channel_qdq_on_opset_11_raises_the_opset_and_loads(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(opset=11), tmp_path / "m.onnx")
     out = tmp_path / "pc.onnx"
@@ -73,6 +74,7 @@ def test_the_result_gate_refuses_what_onnxruntime_cannot_load(tmp_path: Path) ->
     assert not run_isolated(bad, {"x": np.ones((1, 2), np.float32)}, extended_only=True).ok
 
 
+@pytest.mark.e2e
 def test_static_quantization_calibrates_a_state_input_model(tmp_path: Path) -> None:
     src = models.save(models.state_input(), tmp_path / "m.onnx")
     job = run_job(
@@ -83,6 +85,7 @@ def test_static_quantization_calibrates_a_state_input_model(tmp_path: Path) -> N
     assert job.report.details["inputs"]["inputs"][1]["shape"] == [2, 1, 128]
 
 
+@pytest.mark.e2e
 def test_fp16_of_a_gru_model_is_proven_to_run(tmp_path: Path) -> None:
     src = models.save(models.gru_model(), tmp_path / "gru.onnx")
     out = tmp_path / "gru16.onnx"
@@ -214,6 +217,7 @@ def _float_only_ops_model() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
+@pytest.mark.e2e
 def test_fp16_keeps_only_the_nodes_onnxruntime_rejects_in_float32(tmp_path: Path) -> None:
     src = models.save(_float_only_ops_model(), tmp_path / "m.onnx")
     out = tmp_path / "o.onnx"
@@ -255,6 +259,7 @@ def test_a_tree_ensemble_is_benchmarked_and_profiled_and_refused_for_quantizatio
     assert "TreeEnsembleClassifier" in proc.stdout
 
 
+@pytest.mark.e2e
 def test_fp16_keeps_an_operator_type_without_float16_kernels_in_float32(tmp_path: Path) -> None:
     """ScatterElements with reduction 'add' has no float16 kernel on the CPU: after the second
     such node fails, every node of the type is kept in float32 (a GNN has dozens of them)."""
@@ -270,6 +275,7 @@ def test_fp16_keeps_an_operator_type_without_float16_kernels_in_float32(tmp_path
     assert "ScatterElements" in kinds
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("cache", ["on", "off"])
 def test_a_tensor_with_a_nan_calibration_range_stays_in_float(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: str

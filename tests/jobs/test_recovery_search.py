@@ -53,6 +53,7 @@ def test_the_two_halves_of_a_data_set_are_disjoint_and_cover_it(tmp_path: Path) 
     assert "odd-numbered" in source.describe()
 
 
+@pytest.mark.e2e
 def test_tune_calibrates_and_judges_on_different_samples(tmp_path: Path) -> None:
     data = DataSource("npz", str(SAMPLE_EVALUATION))
     calib, judge, said = TuneSettings(model=str(SAMPLE_MODEL), data=data).split()
@@ -234,6 +235,7 @@ def test_many_weight_only_tables_are_counted_not_listed() -> None:
     ]
 
 
+@pytest.mark.e2e
 def test_the_16_bit_escalation_widens_the_closest_8_bit_candidate() -> None:
     # PP-OCRv4 det: A16W8 came closest (98.6 % mask IoU); with it as the base nothing was left
     # to widen and the tune stopped after its first recipes

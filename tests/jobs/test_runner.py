@@ -18,6 +18,7 @@ def _files(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
 
 
+@pytest.mark.e2e
 def test_succeeded_job_moves_output_into_place(tmp_path: Path) -> None:
     out = tmp_path / "result.txt"
     job = run_job(DiagnosticRecipe(action="succeed", output=str(out)))
@@ -27,6 +28,7 @@ def test_succeeded_job_moves_output_into_place(tmp_path: Path) -> None:
     assert _files(tmp_path) == ["result.txt"]  # the staging folder is gone
 
 
+@pytest.mark.e2e
 def test_failed_job_carries_the_exception_message() -> None:
     job = run_job(DiagnosticRecipe(action="fail"))
     assert job.state is JobState.FAILED
@@ -35,6 +37,7 @@ def test_failed_job_carries_the_exception_message() -> None:
     assert any("Traceback" in line for line in job.log)
 
 
+@pytest.mark.e2e
 def test_segfault_is_a_crash_with_stderr_tail(tmp_path: Path) -> None:
     job = run_job(DiagnosticRecipe(action="crash"))
     assert job.state is JobState.CRASHED
@@ -42,6 +45,7 @@ def test_segfault_is_a_crash_with_stderr_tail(tmp_path: Path) -> None:
     assert "Fatal Python error" in job.stderr_tail  # faulthandler's report
 
 
+@pytest.mark.e2e
 def test_crash_leaves_no_partial_output(tmp_path: Path) -> None:
     out = tmp_path / "result.txt"
     job = run_job(DiagnosticRecipe(action="partial", output=str(out)))
@@ -49,6 +53,7 @@ def test_crash_leaves_no_partial_output(tmp_path: Path) -> None:
     assert _files(tmp_path) == []
 
 
+@pytest.mark.e2e
 def test_hang_times_out(tmp_path: Path) -> None:
     started = time.monotonic()
     job = run_job(DiagnosticRecipe(action="hang"), timeout=1.0)
@@ -57,6 +62,7 @@ def test_hang_times_out(tmp_path: Path) -> None:
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.e2e
 def test_cancel_stops_a_hanging_worker(tmp_path: Path) -> None:
     out = tmp_path / "result.txt"
     job = Job(DiagnosticRecipe(action="hang", output=str(out)))
@@ -71,6 +77,7 @@ def test_cancel_stops_a_hanging_worker(tmp_path: Path) -> None:
         os.kill(pid, 0)
 
 
+@pytest.mark.e2e
 def test_existing_output_needs_overwrite(tmp_path: Path) -> None:
     out = tmp_path / "result.txt"
     out.write_text("keep me")
@@ -81,6 +88,7 @@ def test_existing_output_needs_overwrite(tmp_path: Path) -> None:
     assert job.state is JobState.SUCCEEDED and out.read_text().startswith("EdgeStudio")
 
 
+@pytest.mark.e2e
 def test_failed_job_keeps_the_existing_output(tmp_path: Path) -> None:
     out = tmp_path / "result.txt"
     out.write_text("keep me")
@@ -95,6 +103,7 @@ def test_missing_output_folder_is_refused(tmp_path: Path) -> None:
         Job(DiagnosticRecipe(output=str(tmp_path / "nope" / "x.txt"))).start()
 
 
+@pytest.mark.e2e
 def test_progress_and_stage_arrive() -> None:
     seen: list[float] = []
     job = run_job(
@@ -122,6 +131,7 @@ def test_equivalent_command_line() -> None:
     assert recipe.command_line() == "edgestudio diagnostic spin --seconds 2.0 -o '/tmp/x y.txt'"
 
 
+@pytest.mark.e2e
 def test_memory_error_in_the_worker_is_a_clear_failure(tmp_path: Path) -> None:
     out = tmp_path / "result.txt"
     job = run_job(DiagnosticRecipe(action="hog", megabytes=200, output=str(out)))
@@ -131,6 +141,7 @@ def test_memory_error_in_the_worker_is_a_clear_failure(tmp_path: Path) -> None:
     assert _files(tmp_path) == []
 
 
+@pytest.mark.e2e
 def test_out_of_memory_kill_is_a_crash_with_peak_memory_and_stderr_tail(tmp_path: Path) -> None:
     out = tmp_path / "result.txt"
     job = Job(DiagnosticRecipe(action="hog", output=str(out)))
@@ -147,6 +158,7 @@ def test_out_of_memory_kill_is_a_crash_with_peak_memory_and_stderr_tail(tmp_path
     assert _files(tmp_path) == []
 
 
+@pytest.mark.e2e
 def test_cancel_stops_the_workers_children_too() -> None:
     """The whole process tree goes, found through psutil (no process groups)."""
     import psutil
@@ -165,6 +177,7 @@ def test_cancel_stops_the_workers_children_too() -> None:
         assert not alive
 
 
+@pytest.mark.e2e
 def test_native_prints_on_stdout_do_not_disturb_the_protocol() -> None:
     """The worker points fd 1 at stderr: a library writing there lands in the stderr tail."""
     job = run_job(DiagnosticRecipe(action="noise"))
@@ -172,6 +185,7 @@ def test_native_prints_on_stdout_do_not_disturb_the_protocol() -> None:
     assert "noise from a native library" in job.stderr_tail
 
 
+@pytest.mark.e2e
 def test_peak_memory_is_the_workers_own() -> None:
     """Sampled through psutil: more than an interpreter, far less than a forked parent's."""
     job = run_job(DiagnosticRecipe(action="spin", seconds=0.5))
@@ -191,6 +205,7 @@ def test_the_runner_reads_no_proc_and_uses_no_process_groups() -> None:
         assert "/proc/" not in text and "killpg" not in text and "pass_fds" not in text, path
 
 
+@pytest.mark.e2e
 def test_a_killed_owners_staging_folder_goes_with_the_next_job(tmp_path: Path) -> None:
     """``kill -9`` of a command leaves its staging folder (nothing ran its clean-up); the next
     job writing to that folder removes it, and never a live owner's."""

@@ -5,9 +5,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.scheduler import Scheduler
+
+pytestmark = pytest.mark.e2e  # every test here starts a worker process
 
 
 def _hang() -> DiagnosticRecipe:

@@ -102,6 +102,7 @@ def test_when_no_recipe_meets_the_goal_the_worst_layers_are_excluded(model: Path
     tuner.cleanup()
 
 
+@pytest.mark.e2e
 def test_a_crashed_candidate_is_recorded_and_the_tune_finishes(
     model: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -125,6 +126,7 @@ def test_a_crashed_candidate_is_recorded_and_the_tune_finishes(
     tuner.cleanup()
 
 
+@pytest.mark.e2e
 def test_cancel_leaves_no_worker_and_no_file(model: Path) -> None:
     tuner = Tuner(_settings(model, goal=Goal("sqnr", 60)))
     deadline = time.monotonic() + 30

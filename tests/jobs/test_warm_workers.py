@@ -44,6 +44,7 @@ def _gone(pid: int, within: float = 10.0) -> bool:
     return False
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("cores", [2, 8])
 def test_a_job_runs_in_the_waiting_worker_and_the_next_one_is_started(
     pool: warm.WarmPool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cores: int
@@ -64,6 +65,7 @@ def test_a_job_runs_in_the_waiting_worker_and_the_next_one_is_started(
     assert not first.folder.exists()  # the job's folder went with it
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("action", "state", "said"),
     [
@@ -82,6 +84,7 @@ def test_failures_and_crashes_read_the_same_in_a_warm_worker(
         assert "Fatal Python error" in job.stderr_tail
 
 
+@pytest.mark.e2e
 def test_cancel_stops_a_warm_worker(pool: warm.WarmPool, tmp_path: Path) -> None:
     job = Job(DiagnosticRecipe(action="hang", output=str(tmp_path / "never.txt")))
     job.start()
@@ -92,6 +95,7 @@ def test_cancel_stops_a_warm_worker(pool: warm.WarmPool, tmp_path: Path) -> None
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+@pytest.mark.e2e
 def test_a_worker_started_with_another_environment_is_not_used(
     pool: warm.WarmPool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -103,6 +107,7 @@ def test_a_worker_started_with_another_environment_is_not_used(
     assert _gone(stale.process.pid) and not stale.folder.exists()
 
 
+@pytest.mark.e2e
 def test_no_worker_is_started_while_a_job_measures_time(
     pool: warm.WarmPool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -115,6 +120,7 @@ def test_no_worker_is_started_while_a_job_measures_time(
     assert _waiting(pool) is not None  # started once it ended
 
 
+@pytest.mark.e2e
 def test_stopping_leaves_no_worker_or_folder() -> None:
     worker = _waiting(warm.keep_warm(fork=False))
     warm.stop_warm()
@@ -122,6 +128,7 @@ def test_stopping_leaves_no_worker_or_folder() -> None:
     assert warm.take_warm() is None
 
 
+@pytest.mark.e2e
 def test_a_waiting_worker_whose_app_went_away_exits_by_itself() -> None:
     """Its stdin closes when the app dies (even killed): it exits instead of waiting forever."""
     pool = warm.WarmPool(refill=False, fork=False)

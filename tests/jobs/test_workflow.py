@@ -68,6 +68,7 @@ def _document(model: Path) -> ModelDocument:
     return ModelDocument(model, summary=to_json(summary))
 
 
+@pytest.mark.e2e
 def test_quantize_analyse_benchmark_chain_fills_the_document(model: Path, tmp_path: Path) -> None:
     queue = Queue()
     document = _document(model)
@@ -118,6 +119,7 @@ def test_quantize_analyse_benchmark_chain_fills_the_document(model: Path, tmp_pa
     assert set(details["bench"]["results"][0]) == set(typed["bench"]["rows"][0]) - {"error"}
 
 
+@pytest.mark.e2e
 def test_a_failed_quantization_is_recorded_and_nothing_follows(model: Path, tmp_path: Path) -> None:
     queue = Queue()
     document = _document(model)
@@ -134,6 +136,7 @@ def test_a_failed_quantization_is_recorded_and_nothing_follows(model: Path, tmp_
     assert document.jobs[0].state == "failed"
 
 
+@pytest.mark.e2e
 def test_the_documents_inputs_reach_its_jobs(model: Path) -> None:
     queue = Queue()
     document = _document(model)
@@ -247,6 +250,7 @@ def test_an_interrupted_run_comes_back_as_failed(model: Path, tmp_path: Path) ->
     assert run.state is RunState.FAILED and "interrupted" in (run.error or "")
 
 
+@pytest.mark.e2e
 def test_a_runs_changes_reach_the_panels_without_being_announced(
     model: Path, tmp_path: Path
 ) -> None:

@@ -46,6 +46,7 @@ def _wait_for(condition: object, timeout: float = 30.0) -> bool:
 
 
 # ----- add, list, check ------------------------------------------------------------------------
+@pytest.mark.e2e
 def test_device_add_trusts_the_fingerprint_given_and_checks_the_device(
     loopback: Loopback, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -109,6 +110,7 @@ def test_an_unknown_host_key_is_not_trusted_without_asking(
     assert not known_hosts_file().exists()
 
 
+@pytest.mark.e2e
 def test_a_changed_host_key_is_refused_and_nothing_is_sent(
     loopback: Loopback, sample_model: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -122,6 +124,7 @@ def test_a_changed_host_key_is_refused_and_nothing_is_sent(
     assert loopback.server.commands == []  # refused before logging in
 
 
+@pytest.mark.e2e
 def test_a_device_without_onnxruntime_says_the_command_that_installs_it(
     loopback: Loopback, tmp_path: Path, sample_model: Path
 ) -> None:
@@ -137,6 +140,7 @@ def test_a_device_without_onnxruntime_says_the_command_that_installs_it(
     assert not row.ok and "pip install onnxruntime" in (row.error or "")
 
 
+@pytest.mark.e2e
 def test_a_device_without_python_is_a_clear_error(loopback: Loopback) -> None:
     loopback.add("nopython", python="/nonexistent/python3")
     job = run_job(DeviceCheckRecipe(device="nopython"))
@@ -145,6 +149,7 @@ def test_a_device_without_python_is_a_clear_error(loopback: Loopback) -> None:
 
 
 # ----- bench and profile -----------------------------------------------------------------------
+@pytest.mark.e2e
 def test_bench_on_the_device_beside_this_machine(loopback: Loopback, sample_model: Path) -> None:
     recipe = BenchRecipe(models=(str(sample_model),), devices=("local", "loop"), warmup=3, runs=30)
     job = run_job(recipe)
@@ -164,6 +169,7 @@ def test_bench_on_the_device_beside_this_machine(loopback: Loopback, sample_mode
     assert recipe.to_command()[-2:] == ["--device", "local,loop"]
 
 
+@pytest.mark.e2e
 def test_a_model_with_external_data_is_copied_with_it(loopback: Loopback, tmp_path: Path) -> None:
     folder = tmp_path / "model"
     folder.mkdir()
@@ -176,6 +182,7 @@ def test_a_model_with_external_data_is_copied_with_it(loopback: Loopback, tmp_pa
     assert sorted(p.name for p in copied.iterdir()) == ["ext.onnx", "weights.bin"]
 
 
+@pytest.mark.e2e
 def test_profile_on_the_device_maps_onto_the_graph(loopback: Loopback, sample_model: Path) -> None:
     import onnx
 
@@ -189,6 +196,7 @@ def test_profile_on_the_device_maps_onto_the_graph(loopback: Loopback, sample_mo
     assert ProfileRecipe(model="m.onnx", device="loop").to_command()[-2:] == ["--device", "loop"]
 
 
+@pytest.mark.e2e
 def test_cli_bench_prints_where_each_row_was_measured(
     loopback: Loopback, sample_model: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -218,6 +226,7 @@ def _poll_until(job: Job, condition: object, timeout: float = 60.0) -> bool:
     return False
 
 
+@pytest.mark.e2e
 def test_cancel_stops_the_runner_on_the_device(loopback: Loopback, sample_model: Path) -> None:
     job = _long_bench(sample_model, seconds=120.0)
     assert _poll_until(job, lambda: "timing" in job.stage), job.log
@@ -247,6 +256,7 @@ def test_a_dropped_link_keeps_what_was_measured(loopback: Loopback, sample_model
     assert _wait_for(lambda: not runner_processes(loopback.home), 15), "runner left running"
 
 
+@pytest.mark.e2e
 def test_a_crashed_runner_is_a_clear_failure(
     loopback: Loopback, tmp_path: Path, sample_model: Path
 ) -> None:
@@ -277,6 +287,7 @@ def test_a_crashed_runner_is_a_clear_failure(
     assert "not measured" in (latency.rows[0].error or "")
 
 
+@pytest.mark.e2e
 def test_a_full_disk_on_the_device_is_a_clear_failure(
     loopback: Loopback, sample_model: Path
 ) -> None:

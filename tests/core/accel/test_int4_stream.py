@@ -217,6 +217,7 @@ def test_memory_is_one_weight_not_the_model(tmp_path: Path) -> None:
     assert stock > 0.9 * weights_mib  # the probe sees a whole model when one is held
 
 
+@pytest.mark.e2e
 def test_the_int4_job_streams_and_writes_what_stock_writes(tmp_path: Path) -> None:
     from edgestudio.core.quant.quant_recipes import QuantRecipe
     from edgestudio.jobs.runner import JobState, run_job

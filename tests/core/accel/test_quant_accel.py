@@ -220,6 +220,7 @@ def test_a_changed_function_falls_back_to_stock(monkeypatch: pytest.MonkeyPatch)
     assert "ONNXModel.get_initializer is not the version" in said[0]
 
 
+@pytest.mark.e2e
 def test_quantize_job_reports_progress_node_by_node(tmp_path: Path) -> None:
     from edgestudio.core.inputs.data_source import DataSource
     from edgestudio.core.quant.quant_recipes import QuantRecipe
