@@ -95,3 +95,33 @@ def test_values_are_formatted_for_a_person() -> None:
     assert for_a_person({"ai.onnx": 17, "ai.onnx.ml": 3}) == "ai.onnx 17, ai.onnx.ml 3"
     assert for_a_person(None) == "—" and for_a_person(True) == "yes"
     assert for_a_person(["a", 1.23456]) == "a, 1.23"
+
+
+def test_a_tunes_split_and_skipped_recipes_are_in_the_report() -> None:
+    from edgestudio.core.workspace.report import ReportData, render_html
+
+    tune = {
+        "goal": "text_agreement>=0.99",
+        "objective": "latency",
+        "winner": 1,
+        "met": True,
+        "data": "calibrated on calib.npz, judged on eval.npz",
+        "integer_only": True,
+        "skipped": ["dynamic, per-channel: skipped, dynamic failed twice for the same cause (x)"],
+        "candidates": [
+            {
+                "number": 1,
+                "why": "per-channel weights",
+                "goal_value": 1.0,
+                "met": True,
+                "latency_ms": 4.2,
+                "quant_bytes": 3_000_000,
+                "command": "edgestudio quantize m.onnx --per-channel",
+            }
+        ],
+    }
+    parsed = Sections()
+    parsed.feed(render_html(ReportData("m", {}, tunes=[tune])))
+    assert "calibrated on calib.npz, judged on eval.npz" in parsed.chunks
+    assert "Integer only: no layer was left in float." in parsed.chunks
+    assert any(c.startswith("Not tried: dynamic, per-channel: skipped") for c in parsed.chunks)

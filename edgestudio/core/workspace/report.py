@@ -299,6 +299,12 @@ def render_html(data: ReportData) -> str:
                 ],
             ),
         ]
+        notes = [
+            tune.get("data") or "",
+            "Integer only: no layer was left in float." if tune.get("integer_only") else "",
+            *(f"Not tried: {line}" for line in tune.get("skipped") or []),
+        ]
+        parts += [f"<p>{_e(line)}</p>" for line in notes if line]
     parts.append("</section>")
 
     parts.append('<section id="latency"><h2>Latency</h2>')

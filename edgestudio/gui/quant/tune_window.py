@@ -456,10 +456,15 @@ class TuneWindow(QWidget):
             else "nothing in float",
             f"found in {winner.seconds:.0f} s",
         ]
+        skipped = self.tuner.skipped if self.tuner is not None else []
         self.status.setText(
             f"Best: #{winner.number} {verdict} ({', '.join(c for c in cost if c)})"
             f" — <code>{html.escape(command)}</code>"
             + (f"<br><span style='color:#666'>{html.escape(data)}.</span>" if data else "")
+            + "".join(
+                f"<br><span style='color:#666'>Not tried: {html.escape(line)}</span>"
+                for line in skipped
+            )
         )
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
