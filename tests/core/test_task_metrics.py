@@ -290,7 +290,25 @@ def test_one_probability_is_judged_by_its_decision() -> None:
     meter = TaskMeter(TaskChoice("classification", "y", "one Sigmoid probability"))
     for f, q in ((0.9, 0.7), (0.2, 0.45), (0.55, 0.48), (0.1, 0.1)):  # the third flips
         meter.add(np.array([[f]], np.float32), np.array([[q]], np.float32))
-    assert {fig.key: fig.value for fig in meter.result().figures}["top1_agreement"] == 0.75
+    figures = {fig.key: fig.value for fig in meter.result().figures}
+    assert figures["top1_agreement"] == 0.75
+    # float says yes twice (0.9, 0.55), quantized once (0.7): tp 1, fn 1 → F1 2 / 3
+    assert figures["f1"] == pytest.approx(2 / 3)
+    assert (
+        meter.result().note
+        == "the float model says yes on 2 of 4 sample(s), the quantized one on 1"
+    )
+
+
+def test_missing_the_rare_yes_is_poor_whatever_the_agreement() -> None:
+    # Silero VAD quantized: speech in 1 window of 1051, never heard again: 99.9 % agreement
+    meter = TaskMeter(TaskChoice("classification", "y", "one Sigmoid probability"))
+    for k in range(1000):
+        meter.add(np.array([[0.9 if k == 0 else 0.01]]), np.array([[0.01]]))
+    result = meter.result()
+    assert not result.one_sided
+    verdict = analysis_verdict(_outputs(45.0), None, [], data=REAL, task=result)
+    assert verdict.level == "poor" and "F1 of the yes decisions" in verdict.reasons[0]
 
 
 def test_hidden_states_are_judged_as_the_pooled_embedding() -> None:
@@ -489,11 +507,11 @@ def test_data_on_which_the_float_model_never_changes_its_mind_is_said() -> None:
         meter.add(np.array([[p]]), np.array([[p / 2]]))
     result = meter.result()
     assert result.figures[0].value == 1.0
-    assert "class 0 on all 3 samples" in result.note and result.one_sided
+    assert "Both models give class 0 on all 3 samples" in result.note and result.one_sided
     verdict = analysis_verdict(_outputs(45.0), None, [], data=REAL, task=result)
     assert verdict.level is None and verdict.label == "Not judged"
     assert "decides both ways" in verdict.why
-    assert "top-1 agreement 100.0 %" in verdict.reasons[0]
+    assert "top-1 agreement 100.0 %" in " ".join(verdict.reasons)
 
 
 def test_regions_are_labelled_and_found_again_by_iou() -> None:

@@ -226,3 +226,22 @@ def test_a_streaming_models_state_is_carried_from_window_to_window_within_a_file
         running += window["x"].mean()
         assert k < 1 or window["state"].any()
     assert not windows[4]["state"].any()  # the next file starts over
+
+
+def test_audio_is_cut_to_the_size_given_for_its_input(tmp_path: Path) -> None:
+    # Silero VAD v5 reads 576 samples (512 and 64 of context); derived, it got 512
+    from edgestudio.core.inputs.grammar import InputOverrides
+    from edgestudio.core.inputs.input_probe import resolve_inputs
+
+    folder = tmp_path / "clips"
+    folder.mkdir()
+    _wav(folder / "a.wav", 0.01, rate=16000, channels=1)
+    model = _streaming_sum()
+    model.graph.input[0].type.tensor_type.shape.dim[1].dim_param = "samples"
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    source = parse_data_source(str(folder), sample_rate=16000)
+    resolved = resolve_inputs(
+        path, model, InputOverrides(shapes=("x=1x40",)), data=source, use_cache=False
+    )
+    assert resolved.spec.inputs[0].shape == (1, 40)

@@ -154,7 +154,9 @@ def resolve_inputs(
     if data is not None:
         from edgestudio.core.inputs.calib_data import open_samples
 
-        samples = open_samples(data, model, model_path=model_path)
+        # audio and text are cut to the sizes given (--shape), else to the derived ones
+        derived = next(derive_candidates(model, overrides), None)
+        samples = open_samples(data, model, derived, model_path)
         sample = next(iter(samples), None)
         if sample is None:
             raise InputSpecError("The data holds no samples.")

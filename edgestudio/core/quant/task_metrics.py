@@ -124,6 +124,7 @@ class TaskMeter:
         self._kl_sum = 0.0  # language model: KL(float ‖ quantized) summed over positions
         self._tp = self._fp = self._fn = 0  # multi-label: the float model's decisions as truth
         self._regions = [0, 0, 0]  # masks: regions of float's maps, of quantized's, found again
+        self._yes_no = False  # classification of one probability (a VAD, a wake word)
 
     def add(self, ref: np.ndarray, test: np.ndarray) -> None:
         """Fold in the chosen output of one sample (float ``ref``, quantized ``test``)."""
@@ -135,6 +136,8 @@ class TaskMeter:
             f = ref.reshape(ref.shape[0], -1) if ref.ndim > 1 else ref[None]
             q = test.reshape(ref.shape[0], -1) if ref.ndim > 1 else test[None]
             if f.shape[1] == 1:  # one probability: the decision at 0.5 is the class
+                self._yes_no = True
+                self._count_decisions(f >= 0.5, q >= 0.5)
                 f, q = np.concatenate([0.5 - f, f - 0.5], 1), np.concatenate([0.5 - q, q - 0.5], 1)
             self._add_classes(f, q)
         elif task == "tokens":
@@ -261,11 +264,27 @@ class TaskMeter:
         c = self.choice
         res = TaskResult(c.task, c.output, c.why, self.samples, chosen_by=c.chosen_by)
         if c.task == "classification" and self._total:
+            if self._yes_no:  # rare "yes" answers: agreement alone would hide missing them all
+                said = 2 * self._tp + self._fp + self._fn
+                res.figures.append(
+                    TaskFigure(
+                        "f1",
+                        "F1 of the yes decisions at 0.5 (float's as truth)",
+                        2 * self._tp / said if said else 1.0,
+                        0.98,
+                        0.95,
+                    )
+                )
             res.figures.append(
                 TaskFigure(
                     "top1_agreement", "top-1 agreement", self._agree / self._total, 0.99, 0.95
                 )
             )
+            if self._yes_no:
+                res.note = (
+                    f"the float model says yes on {self._tp + self._fn} of {self._total} "
+                    f"sample(s), the quantized one on {self._tp + self._fp}"
+                )
             if self._agree5:
                 res.figures.append(
                     TaskFigure(
@@ -289,15 +308,15 @@ class TaskMeter:
                 )
                 res.note = f"accuracy on your labels: float {fl:.1%}, quantized {ql:.1%}"
             classes = set(self._rows_float)
-            if len(classes) == 1 and self._total > 1:
+            if len(classes) == 1 and self._total > 1 and self._agree == self._total:
                 res.one_sided = True
                 res.note = " ".join(
                     n
                     for n in (
                         res.note,
-                        f"The float model gives class {classes.pop()} on all "
-                        f"{self._total} samples: agreement cannot show a decision that "
-                        "changes between classes; judge on data where it decides both ways.",
+                        f"Both models give class {classes.pop()} on all {self._total} "
+                        "samples: agreement cannot show a decision that changes between "
+                        "classes; judge on data where the float model decides both ways.",
                     )
                     if n
                 )
