@@ -152,3 +152,56 @@ def test_a_batch_hard_coded_in_shape_constants_is_freed_and_proven(tmp_path: Pat
             got[i : i + 1], original.run(None, {"x": x[i : i + 1]})[0], rtol=1e-6
         )
     assert onnx.load(str(src)).graph.initializer[0].name == "flat_shape"  # input untouched
+
+
+def _layer_norm_at_opset_12() -> onnx.ModelProto:
+    """What onnxruntime's optimiser writes: LayerNormalization (ONNX's from opset 17) in an
+    opset-12 graph, which onnxruntime runs as its own."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["r"], name="relu"),
+            helper.make_node(
+                "LayerNormalization", ["r", "g", "b"], ["y"], name="norm", axis=-1, epsilon=1e-5
+            ),
+        ],
+        "ortopt",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8])],
+        [
+            numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "g"),
+            numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "b"),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+
+
+def test_an_operator_used_before_its_opset_is_set_aside_and_comes_back() -> None:
+    from edgestudio.core.convert.ahead_ops import ahead_of_opset, convert_version
+
+    model = _layer_norm_at_opset_12()
+    assert [n.name for n in ahead_of_opset(model)] == ["norm"]
+    with pytest.raises(Exception, match="LayerNormalization"):
+        onnx.version_converter.convert_version(_layer_norm_at_opset_12(), 17)
+    converted, held = convert_version(model, 17)
+    assert held == ["LayerNormalization"]
+    assert [(n.domain, n.op_type) for n in converted.graph.node] == [
+        ("", "Relu"),
+        ("", "LayerNormalization"),
+    ]
+    assert [(o.domain, o.version) for o in converted.opset_import] == [("", 17)]
+    onnx.checker.check_model(converted)
+
+
+@pytest.mark.e2e
+def test_an_onnxruntime_optimised_model_converts_and_stays_equivalent(tmp_path: Path) -> None:
+    src = tmp_path / "ortopt.onnx"
+    onnx.save(_layer_norm_at_opset_12(), src)
+    job = run_job(ConvertRecipe(model=str(src), output=str(tmp_path / "o.onnx"), opset=17))
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None and job.report.check is not None
+    assert job.report.check.verdict().startswith("equivalent")
+    assert any("LayerNormalization: used before opset 17" in w for w in job.report.warnings)

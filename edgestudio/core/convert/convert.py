@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from edgestudio.core.convert.ahead_ops import convert_version
 from edgestudio.core.convert.batch_constants import FreedConstant, free_batch_constants
 from edgestudio.core.convert.conversion_plan import (
     apply_dim_changes,
@@ -83,12 +84,20 @@ def _convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobRep
             report.warnings.append(w)
         reporter.stage(f"Converting to opset {recipe.opset}", 0.1)
         try:
-            model = onnx.version_converter.convert_version(model, recipe.opset)
+            model, held = convert_version(model, recipe.opset)
         except Exception as exc:
             raise ConversionError(
                 f"onnx's version converter could not convert to opset {recipe.opset}: {exc}" + hint,
                 declarations=bool(hint),
             ) from exc
+        if held:
+            note = (
+                f"{', '.join(held)}: used before opset {recipe.opset} defines "
+                f"{'it' if len(held) == 1 else 'them'} (onnxruntime's own, as its optimiser "
+                "writes them); kept as they were through the conversion."
+            )
+            reporter.log(note)
+            report.warnings.append(note)
     if recipe.dims:
         plan = plan_dim_changes(model, list(recipe.dims))
         if not plan.ok:

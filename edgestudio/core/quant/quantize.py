@@ -21,6 +21,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from edgestudio.core.convert.ahead_ops import convert_version
 from edgestudio.core.convert.conversion_plan import model_opset
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.calib_data import ReplayReader, SampleSet, open_samples
@@ -397,7 +398,7 @@ def _raised_opset(
         f"from opset {PER_CHANNEL_MIN_OPSET}; this model is opset {opset}"
     )
     try:
-        raised = onnx.version_converter.convert_version(model, PER_CHANNEL_MIN_OPSET)
+        raised, _ = convert_version(model, PER_CHANNEL_MIN_OPSET)
     except Exception as exc:
         raise QuantizeError(
             f"{why}, and onnx's version converter could not raise it "
