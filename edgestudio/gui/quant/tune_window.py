@@ -86,7 +86,8 @@ class TuneWindow(QWidget):
         self.goal = QLineEdit("sqnr>=30")
         self.goal.setToolTip(
             "sqnr>=DB (output SQNR), top1_drop<=POINTS (labelled data), task "
-            "figures such as text_agreement>=0.99, cer<=0.01 or "
+            "figures such as text_agreement>=0.99, cer<=0.01, f1>=0.98 (a VAD's yes "
+            "decisions), region_f1>=0.98 (a text detector's regions) or "
             "frame_agreement>=0.99, or "
             "max_abs<=ERROR"
         )
