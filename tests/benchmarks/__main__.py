@@ -18,6 +18,7 @@ BENCHMARKS = [
     "bench_int4",
     "bench_recovery",
     "bench_edit",
+    "bench_sensitivity",
 ]
 
 

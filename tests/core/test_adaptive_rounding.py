@@ -159,3 +159,59 @@ def test_gptq_on_a_conv_lowers_its_output_error_measured_by_running_it() -> None
         return float(np.sum((y - _run_conv(approx, x, pads=[1, 1, 1, 1])) ** 2))
 
     assert error(q) < 0.8 * error(nearest)
+
+
+def _qdq_matmul(width: int = 8) -> tuple[onnx.ModelProto, onnx.ModelProto]:
+    """x[1, width] @ W[width, 4]: the float model and its QDQ form (W stored in int8)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((width, 4)).astype(np.float32)
+    scale = np.float32(np.abs(w).max() / 127)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, width])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    float_model = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+            "f",
+            [x],
+            [y],
+            [numpy_helper.from_array(w, "w")],
+        ),
+        opset_imports=[helper.make_opsetid("", 17)],
+    )
+    quant_model = helper.make_model(
+        helper.make_graph(
+            [
+                helper.make_node("DequantizeLinear", ["wq", "s", "z"], ["wd"], name="dq"),
+                helper.make_node("MatMul", ["x", "wd"], ["y"], name="mm"),
+            ],
+            "q",
+            [x],
+            [y],
+            [
+                numpy_helper.from_array(np.round(w / scale).astype(np.int8), "wq"),
+                numpy_helper.from_array(scale, "s"),
+                numpy_helper.from_array(np.int8(0), "z"),
+            ],
+        ),
+        opset_imports=[helper.make_opsetid("", 17)],
+    )
+    return float_model, quant_model
+
+
+@pytest.mark.parametrize(
+    ("limit", "value", "said"),
+    [("MAX_INPUT_WIDTH", 4, "too wide"), ("HESSIAN_BUDGET_BYTES", 100, "MiB budget")],
+)
+def test_layers_too_costly_to_round_are_left_to_nearest_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: str, value: int, said: str
+) -> None:
+    from edgestudio.core.quant import adaptive_rounding as ar
+
+    float_model, quant_model = _qdq_matmul(8)
+    samples = [{"x": np.ones((1, 8), np.float32)}]
+    assert ar.adaptive_rounding(quant_model, float_model, samples, tmp_path).layers == ["mm"]
+    monkeypatch.setattr(ar, limit, value)
+    done = ar.adaptive_rounding(quant_model, float_model, samples, tmp_path)
+    assert done.layers == [] and said in done.skipped[0]

@@ -24,7 +24,11 @@ import onnx
 from onnx import numpy_helper
 
 DAMPING = 0.01  # of the Hessian's mean diagonal, added to it (a dead input channel stays solvable)
-MAX_INPUT_WIDTH = 8192  # wider inputs (an LM head over a vocabulary) are left to round-to-nearest
+# Each layer's XᵀX is K × K, inverted once and walked row by row (K³ and K²·N work): wider
+# inputs (an LM head over a vocabulary, an unrolled LSTM's 4096-wide gates) and Hessians past
+# the memory budget are left to round-to-nearest, said in the note.
+MAX_INPUT_WIDTH = 2048
+HESSIAN_BUDGET_BYTES = 1 << 30  # every rounded layer's XᵀX is held until the data is read
 
 
 @dataclass(frozen=True)
@@ -110,10 +114,17 @@ class Rounding:
                 + "."
             )
         drop = (1 - self.error_after / self.error_before) if self.error_before else 0.0
+        left = (
+            f" {len(self.skipped)} left to round-to-nearest ({'; '.join(self.skipped[:2])}"
+            + ("; …" if len(self.skipped) > 2 else "")
+            + ")."
+            if self.skipped
+            else ""
+        )
         return (
             f"Adaptive rounding (GPTQ) of {len(self.layers)} {self._kinds()} weight(s) on the "
             f"calibration inputs: their output error {drop:.0%} lower than "
-            "round-to-nearest (same scales)."
+            f"round-to-nearest (same scales).{left}"
         )
 
     def _kinds(self) -> str:
@@ -245,7 +256,8 @@ def adaptive_rounding(
     layers = quantized_weights(quant_model)
     float_weights = {n.name: n for n in float_model.graph.node}
     stored = {t.name: t for t in float_model.graph.initializer}
-    usable = []
+    usable: list[tuple[QuantizedWeight, np.ndarray]] = []
+    held = 0  # bytes of the Hessians the usable layers need
     for layer in layers:
         original = float_weights.get(layer.node)
         weight = stored.get(original.input[1]) if original is not None else None
@@ -255,7 +267,10 @@ def adaptive_rounding(
             done.skipped.append(f"{layer.node}: its scales are not per output channel")
         elif _input_width(layer, weight) > MAX_INPUT_WIDTH:
             done.skipped.append(f"{layer.node}: {list(weight.dims)} is too wide")
+        elif held + _hessian_bytes(layer, weight, usable) > HESSIAN_BUDGET_BYTES:
+            done.skipped.append(f"{layer.node}: past the {HESSIAN_BUDGET_BYTES >> 20} MiB budget")
         else:
+            held += _hessian_bytes(layer, weight, usable)
             usable.append((layer, numpy_helper.to_array(weight)))
     if not usable:
         return done
@@ -288,6 +303,21 @@ def adaptive_rounding(
         done.layers.append(layer.node)
         done.kinds.add(float_weights[layer.node].op_type)
     return done
+
+
+def _hessian_bytes(
+    layer: QuantizedWeight,
+    weight: onnx.TensorProto,
+    usable: list[tuple[QuantizedWeight, np.ndarray]],
+) -> int:
+    """What ``layer`` adds to the Hessians held: a Conv's per group, a MatMul/Gemm's unless an
+    earlier one reads the same input (shared)."""
+    width = _input_width(layer, weight)
+    if layer.conv is not None:
+        return layer.conv.group * width * width * 8
+    if any(w.conv is None and w.input_tensor == layer.input_tensor for w, _ in usable):
+        return 0
+    return width * width * 8
 
 
 def _output_axis(layer: QuantizedWeight) -> int:
