@@ -543,3 +543,18 @@ def test_regions_are_labelled_and_found_again_by_iou() -> None:
     assert "in 3 region(s) (the quantized one: 4, 2 of float's found again)" in (
         meter.result().note
     )
+
+
+def test_a_mask_is_judged_by_its_regions_and_its_pixels_are_shown_beside() -> None:
+    ref = np.zeros((40, 60), bool)
+    ref[2:8, 2:30] = ref[12:18, 2:40] = True
+    test = ref.copy()
+    test[8, 2:30] = test[18, 2:40] = True  # every line a pixel taller: regions found, IoU 86 %
+    meter = TaskMeter(TaskChoice("mask", "y", "test"))
+    meter.add(ref[None, None].astype(np.float64), test[None, None].astype(np.float64))
+    result = meter.result()
+    assert [f.key for f in result.figures if f.deciding] == ["region_f1"]
+    verdict = analysis_verdict(_outputs(45.0), None, [], data=REAL, task=result)
+    assert verdict.level == "good"
+    assert any(d.startswith("IoU of the pixels over 0.5") for d in verdict.diagnostics)
+    assert "not deciding" in result.figures[1].bounds_text()

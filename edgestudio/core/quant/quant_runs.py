@@ -156,10 +156,14 @@ register_format(QuantRun, read=_finished)
 
 
 def _task_agreement(analysis: Analysis | None) -> float | None:
-    """The task's own agreement figure where it has no class top-1 (a language model's next
-    token, the text a recogniser reads, the boxes a detector finds)."""
+    """The task's own deciding agreement figure where it has no class top-1 (a language
+    model's next token, the text a recogniser reads, the boxes or regions a detector finds)."""
     task = analysis.task if analysis else None
-    figures = [f for f in task.figures if f.key.endswith("agreement")] if task else []
+    figures = (
+        [f for f in task.figures if f.deciding and f.key.endswith(("agreement", "f1"))]
+        if task
+        else []
+    )
     return figures[0].value if figures else None
 
 

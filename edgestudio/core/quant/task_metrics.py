@@ -36,6 +36,7 @@ class TaskFigure:
     acceptable: float
     higher_is_better: bool = True
     unit: str = "%"  # "%" shows value × 100; "" shows it as it is
+    deciding: bool = True  # False: shown beside the verdict, not judged (a mask's pixels)
 
     def text(self) -> str:
         """``97.5 %``, ``1.20 points`` or ``0.9991``."""
@@ -70,7 +71,8 @@ class TaskFigure:
                 return f"{100 * v:.3g} point{'s' if v != 0.01 else ''}"
             return f"{100 * v:.3g} %" if self.unit == "%" else f"{v:.3g}"
 
-        return f"good {op} {show(self.good)}, acceptable {op} {show(self.acceptable)}"
+        bounds = f"good {op} {show(self.good)}, acceptable {op} {show(self.acceptable)}"
+        return bounds if self.deciding else f"not deciding ({bounds})"
 
 
 @dataclass
@@ -372,6 +374,7 @@ class TaskMeter:
                     self._tp / marked if marked else 1.0,
                     0.95,
                     0.9,
+                    deciding=False,  # edges move a pixel; the regions are what is handed on
                 )
             )
             res.figures.append(
@@ -381,6 +384,7 @@ class TaskMeter:
                     self._agree / self._total,
                     0.999,
                     0.99,
+                    deciding=False,
                 )
             )
             res.note = (

@@ -223,11 +223,13 @@ def analysis_verdict(
     judged: list[tuple[str, str]] = []
     thresholds = SQNR_THRESHOLDS
     task_text = ""
-    if task is not None and task.figures and task.task not in ("generic",):
-        judged = [(f.level(), f"{f.label} {f.text()}") for f in task.figures]
-        thresholds = "; ".join(f"{f.label}: {f.bounds_text()}" for f in task.figures)
+    deciding = [f for f in task.figures if f.deciding] if task is not None else []
+    if deciding and task is not None and task.task not in ("generic",):
+        judged = [(f.level(), f"{f.label} {f.text()}") for f in deciding]
+        thresholds = "; ".join(f"{f.label}: {f.bounds_text()}" for f in deciding)
         task_text = f"{task.label} on output '{task.output}' — {task.why}"
-        diagnostics = [text for _, text in output_figures]
+        diagnostics = [f"{f.label} {f.text()}" for f in task.figures if not f.deciding]
+        diagnostics += [text for _, text in output_figures]
     else:
         judged = list(output_figures)
         extra = _accuracy_figure(accuracy) if accuracy else None
