@@ -238,6 +238,15 @@ class MainWindow(QMainWindow):
         widget = self.tabs.currentWidget()
         return widget if isinstance(widget, DocumentView) else None
 
+    def loaded_document(self) -> DocumentView | None:
+        """The current document once its model is loaded; else None, and the status bar says
+        to open one."""
+        doc = self.current_document()
+        if doc is None or not doc.is_loaded:
+            self.statusBar().showMessage("Open a model first (Ctrl+O).", 5000)
+            return None
+        return doc
+
     def close_document(self, index: int) -> None:
         """Close the document in tab ``index``."""
         if index < 0:
@@ -306,9 +315,8 @@ class MainWindow(QMainWindow):
 
     def show_convert_form(self) -> ConvertDialog | None:
         """Open the Convert form for the current model (non-modal); Run submits the job."""
-        doc = self.current_document()
+        doc = self.loaded_document()
         if doc is None or doc.loaded is None:
-            self.statusBar().showMessage("Open a model first (Ctrl+O).", 5000)
             return None
         dialog = ConvertDialog(doc.loaded.model, doc.loaded.summary, self)
         dialog.output.edit.setText(self.prefs.output_for(doc.path, "converted"))

@@ -26,9 +26,8 @@ class WorkspaceActions:
 
     def save(self, path: str | None = None) -> str | None:
         """Save the current model's document (runs, results, inputs…) to a workspace file."""
-        doc = self.window.current_document()
-        if doc is None or doc.loaded is None:
-            self.window.statusBar().showMessage("Open a model first (Ctrl+O).", 5000)
+        doc = self.window.loaded_document()
+        if doc is None:
             return None
         if path is None:
             suggested = workspace.last_for(doc.path) or workspace.default_path(doc.path)
@@ -115,9 +114,8 @@ class WorkspaceActions:
 
     def export_report(self, path: str | None = None) -> str | None:
         """Write the current model's report as HTML (and JSON beside it)."""
-        doc = self.window.current_document()
-        if doc is None or doc.loaded is None:
-            self.window.statusBar().showMessage("Open a model first (Ctrl+O).", 5000)
+        doc = self.window.loaded_document()
+        if doc is None:
             return None
         if path is None:
             path, _ = QFileDialog.getSaveFileName(

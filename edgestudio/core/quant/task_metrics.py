@@ -261,22 +261,18 @@ class TaskMeter:
             figures["quant_top1"] = float(np.mean(np.asarray(labels) == np.asarray(quants)))
         return figures
 
+    def _f1(self, label: str) -> TaskFigure:
+        """F1 of the decisions counted so far, the float model's as the truth."""
+        decided = 2 * self._tp + self._fp + self._fn
+        return TaskFigure("f1", label, 2 * self._tp / decided if decided else 1.0, 0.98, 0.95)
+
     def result(self) -> TaskResult:
         """The figures collected so far."""
         c = self.choice
         res = TaskResult(c.task, c.output, c.why, self.samples, chosen_by=c.chosen_by)
         if c.task == "classification" and self._total:
             if self._yes_no:  # rare "yes" answers: agreement alone would hide missing them all
-                said = 2 * self._tp + self._fp + self._fn
-                res.figures.append(
-                    TaskFigure(
-                        "f1",
-                        "F1 of the yes decisions at 0.5 (float's as truth)",
-                        2 * self._tp / said if said else 1.0,
-                        0.98,
-                        0.95,
-                    )
-                )
+                res.figures.append(self._f1("F1 of the yes decisions at 0.5 (float's as truth)"))
             res.figures.append(
                 TaskFigure(
                     "top1_agreement", "top-1 agreement", self._agree / self._total, 0.99, 0.95
@@ -341,16 +337,7 @@ class TaskMeter:
                     0.95,
                 )
             )
-            decided = 2 * self._tp + self._fp + self._fn
-            res.figures.append(
-                TaskFigure(
-                    "f1",
-                    "F1 of the decisions at 0.5 (float's as truth)",
-                    2 * self._tp / decided if decided else 1.0,
-                    0.98,
-                    0.95,
-                )
-            )
+            res.figures.append(self._f1("F1 of the decisions at 0.5 (float's as truth)"))
             res.note = (
                 f"{self._total} frames over {self.samples} sample(s); the float model "
                 f"says yes {self._tp + self._fn} time(s)"

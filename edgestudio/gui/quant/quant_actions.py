@@ -49,9 +49,8 @@ class QuantActions:
         self, base: QuantRecipe | None = None, extra_exclude: list[str] | None = None
     ) -> QuantizeDialog | None:
         """Open the Quantize form for the current model (non-modal); Quantize submits the job."""
-        doc = self.window.current_document()
+        doc = self.window.loaded_document()
         if doc is None or doc.loaded is None:
-            self._say("Open a model first (Ctrl+O).", 5000)
             return None
         excluded = sorted(doc.excluded | set(extra_exclude or []))
         dialog = QuantizeDialog(doc.loaded.model, doc.path, excluded, self.window, base=base)
@@ -116,9 +115,8 @@ class QuantActions:
     def show_tune(self, base: QuantRecipe | None = None) -> TuneWindow | None:
         """Open the auto-tune window for the current model (starting from ``base``, a run's
         recipe, when given)."""
-        doc = self.window.current_document()
-        if doc is None or not doc.is_loaded:
-            self._say("Open a model first (Ctrl+O).", 5000)
+        doc = self.window.loaded_document()
+        if doc is None:
             return None
         providers = sorted(
             (p.provider for p in self.window.workflow.providers or [] if p.works),
