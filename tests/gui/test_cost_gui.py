@@ -63,7 +63,7 @@ def test_the_profile_shows_macs_and_time_against_work(
     window: MainWindow,  # type: ignore[no-untyped-def]
     sample_model: Path,
 ) -> None:
-    from edgestudio.gui.perf.perf_panel import PROFILE_COLUMNS
+    from edgestudio.gui.perf.profile_view import PROFILE_COLUMNS
 
     open_and_wait(qtbot, window, sample_model)
     doc = window.current_document()
@@ -72,18 +72,19 @@ def test_the_profile_shows_macs_and_time_against_work(
     qtbot.waitUntil(lambda: window.workflow.providers is not None, timeout=60_000)
     panel.profile_button.click()
     qtbot.waitUntil(lambda: panel.profile is not None, timeout=120_000)
-    assert not panel.work_scatter.rows  # no cost yet: the scatter says what it needs
+    assert not panel.profile_view.work_scatter.rows  # no cost yet: the scatter says what it needs
     doc.summary_panel.cost_box.count_button.click()
-    qtbot.waitUntil(lambda: bool(panel.work_scatter.rows), timeout=120_000)
+    qtbot.waitUntil(lambda: bool(panel.profile_view.work_scatter.rows), timeout=120_000)
     column = PROFILE_COLUMNS.index("MACs")
     values = [
-        panel.profile_table.item(r, column).text() for r in range(panel.profile_table.rowCount())
+        panel.profile_view.profile_table.item(r, column).text()
+        for r in range(panel.profile_view.profile_table.rowCount())
     ]
     assert "294,912" in values or any(
         v.replace(",", "").isdigit() and int(v.replace(",", "")) >= 294_912 for v in values
     )  # conv 2, perhaps fused
-    assert sum(r.macs for r in panel.work_scatter.rows) <= 484_992
-    assert "median time per MAC" in panel.work_scatter.note.text()
+    assert sum(r.macs for r in panel.profile_view.work_scatter.rows) <= 484_992
+    assert "median time per MAC" in panel.profile_view.work_scatter.note.text()
 
 
 @pytest.mark.e2e

@@ -82,7 +82,7 @@ def test_performance_tab_measures_on_the_device_beside_this_machine(  # type: ig
     )
     wheres = sorted(panel.table.item(r, 1).text() for r in range(2))
     assert wheres[0].startswith("loop · ort 1.22") and wheres[1].startswith("this machine")
-    assert "loop" in panel.edge_label.text()  # the edge is the device
+    assert "loop" in panel.edge_cloud.edge_label.text()  # the edge is the device
     if SHOTS:
         window.resize(1400, 860)
         window.show()

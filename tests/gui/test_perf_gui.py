@@ -48,7 +48,7 @@ def test_benchmark_profile_and_overlays(
 
     assert panel.table.item(0, RESULT_COLUMNS.index("Timed runs")).text() == "30"
     assert len(panel.dist_plot.getPlotItem().items) > 4
-    assert panel.edge_ms.value() == pytest.approx(
+    assert panel.edge_cloud.edge_ms.value() == pytest.approx(
         min(r.median_ms or 0 for r in panel.results), abs=1e-4
     )
     assert Path(panel.export_csv(str(tmp_path / "lat.csv")) or "").read_text().startswith("model")
@@ -58,16 +58,16 @@ def test_benchmark_profile_and_overlays(
 
     panel.profile_button.click()
     qtbot.waitUntil(lambda: panel.profile is not None, timeout=120_000)
-    assert "nodes on CPU" in panel.placement.text()
-    assert "Predicted NNAPI" in panel.placement.text()
-    assert panel.profile_table.rowCount() >= 5
+    assert "nodes on CPU" in panel.profile_view.placement.text()
+    assert "Predicted NNAPI" in panel.profile_view.placement.text()
+    assert panel.profile_view.profile_table.rowCount() >= 5
     qtbot.waitUntil(lambda: doc.graph_panel.is_ready, timeout=30_000)
-    panel.show_ep_overlay()
+    panel.profile_view.show_ep_overlay()
     view = doc.graph_panel.view
     assert "Execution provider" in view.legend.label.text()
     conv = view.ir.index_of("/features/features.0/Conv")  # type: ignore[union-attr]
     assert view.node_colour(conv) == QColor("#4f8fc0")  # CPU's colour
-    panel.show_time_overlay()
+    panel.profile_view.show_time_overlay()
     assert "time share" in view.legend.label.text()
 
 
@@ -76,18 +76,18 @@ def test_edge_vs_cloud_panel(qtbot, window: MainWindow, sample_model: Path) -> N
     doc = window.current_document()
     assert doc is not None
     panel = doc.perf_panel
-    panel.edge_ms.setValue(30)
-    panel.rtt.setValue(20)
-    panel.upload.setValue(8)
-    panel.payload.setValue(100)
-    panel.queue.setValue(5)
-    panel.cloud.setValue(5)
-    assert panel.ec_verdict.text().startswith("Edge wins")
-    panel.edge_ms.setValue(500)
-    assert panel.ec_verdict.text().startswith("Cloud wins")
-    items = panel.ec_plot.getPlotItem().listDataItems()
+    panel.edge_cloud.edge_ms.setValue(30)
+    panel.edge_cloud.rtt.setValue(20)
+    panel.edge_cloud.upload.setValue(8)
+    panel.edge_cloud.payload.setValue(100)
+    panel.edge_cloud.queue.setValue(5)
+    panel.edge_cloud.cloud.setValue(5)
+    assert panel.edge_cloud.verdict.text().startswith("Edge wins")
+    panel.edge_cloud.edge_ms.setValue(500)
+    assert panel.edge_cloud.verdict.text().startswith("Cloud wins")
+    items = panel.edge_cloud.plot.getPlotItem().listDataItems()
     assert len(items) == 3  # cloud line, edge line, break-even point
-    assert len(panel.ec_legend.items) == 2
+    assert len(panel.edge_cloud.legend.items) == 2
 
 
 def test_empty_plots_wrap_their_placeholder_inside_the_plot(

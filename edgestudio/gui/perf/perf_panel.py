@@ -14,7 +14,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QGroupBox,
@@ -36,19 +35,14 @@ from edgestudio.core.inputs.input_spec import InputSpecification
 from edgestudio.core.job_api.options import declared_options
 from edgestudio.core.paths import atomic_target, write_atomically
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProfileRecipe
-from edgestudio.core.perf.edge_cloud import (
-    EdgeCloudInputs,
-    break_even_payload_kb,
-    cloud_total_ms,
-    verdict,
-)
 from edgestudio.core.perf.perf_results import Latency, LatencyRow, Profile, ProviderProbe
 from edgestudio.core.perf.providers import provider_colour, short_name
 from edgestudio.core.serialise import to_json
-from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
+from edgestudio.core.workspace.document import ModelDocument
 from edgestudio.core.workspace.preferences import Preferences
 from edgestudio.gui.forms.option_widgets import option_widget, widget_value
-from edgestudio.gui.perf.work_scatter import WorkScatter
+from edgestudio.gui.perf.edge_cloud_view import EdgeCloudView
+from edgestudio.gui.perf.profile_view import ProfileView
 from edgestudio.gui.widgets.exporting import export_widget
 from edgestudio.gui.widgets.plots import set_category_axis, show_empty, show_values
 from edgestudio.gui.widgets.tables import NumericItem, results_table
@@ -69,7 +63,6 @@ RESULT_COLUMNS = [
     "Timed runs",
     "Note",
 ]
-PROFILE_COLUMNS = ["Node", "Op", "EP", "µs / run", "Share", "MACs", "Fused from"]
 
 
 # The profile takes these from the benchmark's widgets, so that both measure the same inputs.
@@ -207,82 +200,21 @@ class PerfPanel(QWidget):
         rl.addWidget(self.verdicts)
         rl.addLayout(export_row)
 
-        # ----- profile -----------------------------------------------------------------------
-        self.placement = QLabel(
-            "Run a profile to see per-op time and which provider ran each node."
-        )
-        self.placement.setObjectName("placement")
-        self.placement.setWordWrap(True)
-        self.profile_table = results_table(PROFILE_COLUMNS, "profile_table")
-        self.profile_table.itemSelectionChanged.connect(self._profile_selected)
-        time_button = QPushButton("Colour the graph by time share")
-        time_button.clicked.connect(self.show_time_overlay)
-        ep_button = QPushButton("Colour the graph by provider")
-        ep_button.clicked.connect(self.show_ep_overlay)
-        prow = QHBoxLayout()
-        prow.addWidget(time_button)
-        prow.addWidget(ep_button)
-        prow.addStretch(1)
-        profile = QWidget()
-        pl = QVBoxLayout(profile)
-        pl.addWidget(self.placement)
-        pl.addLayout(prow)
-        self.work_scatter = WorkScatter()
-        self.work_scatter.node_chosen.connect(self.node_chosen)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.profile_table)
-        split.addWidget(self.work_scatter)
-        split.setSizes([320, 260])
-        pl.addWidget(split, 1)
+        self.profile_view = ProfileView(document)
+        self.profile_view.node_chosen.connect(self.node_chosen)
 
-        # ----- edge vs cloud -----------------------------------------------------------------
-        self.edge_ms = self._spin(0, 1e6, 10.0)
-        self.edge_ms.setDecimals(4)
-        self.rtt = self._spin(0, 1e5, 40.0)
-        self.upload = self._spin(0.01, 1e5, 10.0)
-        self.payload = self._spin(0, 1e6, 150.0)
-        self.queue = self._spin(0, 1e5, 5.0)
-        self.cloud = self._spin(0, 1e5, 2.0)
-        ec_form = QFormLayout()
-        self.edge_label = QLabel("Edge latency (ms, measured):")
-        ec_rows: list[tuple[QLabel | str, QDoubleSpinBox]] = [
-            (self.edge_label, self.edge_ms),
-            ("Network round trip (ms):", self.rtt),
-            ("Upload bandwidth (Mbit/s):", self.upload),
-            ("Payload per request (kB):", self.payload),
-            ("Server queue (ms):", self.queue),
-            ("Cloud inference (ms):", self.cloud),
-        ]
-        for caption, w in ec_rows:
-            ec_form.addRow(caption, w)
-            w.valueChanged.connect(self.refresh_edge_cloud)
-        self.ec_verdict = QLabel()
-        self.ec_verdict.setObjectName("edge_cloud_verdict")
-        self.ec_verdict.setWordWrap(True)
-        self.ec_plot = pg.PlotWidget(background="w")
-        self.ec_plot.setObjectName("edge_cloud_plot")
-        self.ec_legend = self.ec_plot.getPlotItem().addLegend(offset=(10, 10))
-        ec = QWidget()
-        ecl = QHBoxLayout(ec)
-        left = QVBoxLayout()
-        left.addLayout(ec_form)
-        left.addWidget(self.ec_verdict)
-        left.addStretch(1)
-        ecl.addLayout(left, 1)
-        ecl.addWidget(self.ec_plot, 2)
+        self.edge_cloud = EdgeCloudView()
 
         self.tabs = QTabWidget()
         self.tabs.addTab(results, "Latency")
-        self.tabs.addTab(profile, "Per-op profile")
-        self.tabs.addTab(ec, "Edge vs cloud")
+        self.tabs.addTab(self.profile_view, "Per-op profile")
+        self.tabs.addTab(self.edge_cloud, "Edge vs cloud")
         layout = QHBoxLayout(self)
         layout.addWidget(form_box)
         layout.addWidget(self.tabs, 1)
-        self.refresh_edge_cloud()
         document.extra_model_added.connect(self.add_model)
         document.events.latency.connect(self._show_latency)
         document.events.profile.connect(self._show_profile)
-        document.events.cost.connect(self._cost_changed)
         document.restored.connect(self._show_document)
         self._show_document()
 
@@ -316,14 +248,6 @@ class PerfPanel(QWidget):
     def _show_profile(self, profile: Profile | None) -> None:
         if profile:
             self.show_profile(profile)
-
-    @staticmethod
-    def _spin(low: float, high: float, value: float) -> QDoubleSpinBox:
-        spin = QDoubleSpinBox()
-        spin.setRange(low, high)
-        spin.setDecimals(2)
-        spin.setValue(value)
-        return spin
 
     # ----- form ------------------------------------------------------------------------------
     def add_model(self, path: str, checked: bool = True) -> None:
@@ -463,7 +387,7 @@ class PerfPanel(QWidget):
         try:
             recipe = self.bench_recipe()
         except ValueError as exc:
-            self.placement.setText(str(exc))
+            self.profile_view.placement.setText(str(exc))
             return
         if recipe.models and recipe.providers:
             self.bench_requested.emit(recipe)
@@ -620,113 +544,14 @@ class PerfPanel(QWidget):
             # A device's latency is the edge's when one was measured; this machine's otherwise.
             on_device = [r for r in ok if r.device] or ok
             best = min(on_device, key=lambda r: r.median_ms or 0.0)
-            self.edge_ms.setValue(best.median_ms or 0.0)
-            self.edge_label.setText(f"Edge latency (ms, measured on {best.where}):")
+            self.edge_cloud.set_measured(best.median_ms or 0.0, best.where)
         self.tabs.setCurrentIndex(0)
 
     # ----- profile -----------------------------------------------------------------------------
     def show_profile(self, profile: Profile) -> None:
-        """Fill the per-op table and the placement summary."""
-        lines = [
-            f"<b>Placement on {short_name(profile.first_choice)}:</b> {profile.placement_text}"
-        ]
-        lines += [f"<span style='color:#b3261e'>⚠ {w}</span>" for w in profile.warnings]
-        for ep, info in profile.mobile.items():
-            lines.append(
-                f"Predicted {ep}: {info.supported_nodes}/{info.nodes} nodes in "
-                f"{info.partitions} partition(s) — {info.suitability}"
-                + (
-                    f" (unsupported: {', '.join(info.unsupported_ops)})"
-                    if info.unsupported_ops
-                    else ""
-                )
-            )
-        if profile.mobile_error:
-            lines.append(f"NNAPI/CoreML coverage could not be predicted: {profile.mobile_error}")
-        self.placement.setText("<br>".join(lines))
-        self._fill_profile_table(profile)
+        """Show ``profile`` in the Per-op profile tab and bring the tab forward."""
+        self.profile_view.show_profile(profile)
         self.tabs.setCurrentIndex(1)
-
-    def _fill_profile_table(self, profile: Profile) -> None:
-        """The per-kernel rows, with the MACs of the nodes each covers once counted."""
-        cost = self.document.cost.by_node() if self.document.cost else {}
-        self.profile_table.setRowCount(len(profile.nodes))
-        for r, n in enumerate(profile.nodes):
-            covered = [cost[c] for c in (n.covers or [n.node]) if c in cost]
-            macs = sum(c.macs for c in covered) if covered else None
-            cells = [
-                QTableWidgetItem(n.node),
-                QTableWidgetItem(n.op_type),
-                QTableWidgetItem(short_name(n.ep)),
-                NumericItem(n.time_us, ".1f"),
-                NumericItem(n.share, ".1%"),
-                NumericItem(macs, ",.0f"),
-                QTableWidgetItem(", ".join(n.covers) if n.fused else ""),
-            ]
-            for c, cell in enumerate(cells):
-                self.profile_table.setItem(r, c, cell)
-        self.work_scatter.show_profile(profile, self.document.cost)
-
-    def _cost_changed(self, _cost: object) -> None:
-        if self.document.profile is not None:
-            self._fill_profile_table(self.document.profile)
-
-    def _profile_selected(self) -> None:
-        rows = {i.row() for i in self.profile_table.selectedItems()}
-        if len(rows) == 1 and self.profile is not None:
-            covers = self.profile.nodes[rows.pop()].covers
-            if covers:
-                self.node_chosen.emit(covers[0])
-
-    def show_time_overlay(self) -> None:
-        """Colour graph nodes by their share of the run time."""
-        if self.profile is not None:
-            self.document.overlay = Overlay(OverlayKind.TIME)
-
-    def show_ep_overlay(self) -> None:
-        """Colour graph nodes by the provider that ran them."""
-        if self.profile is not None:
-            self.document.overlay = Overlay(OverlayKind.PROVIDER)
-
-    # ----- edge vs cloud -----------------------------------------------------------------------
-    def edge_cloud_inputs(self) -> EdgeCloudInputs:
-        """The panel's inputs."""
-        return EdgeCloudInputs(
-            self.edge_ms.value(),
-            self.rtt.value(),
-            self.upload.value(),
-            self.payload.value(),
-            self.queue.value(),
-            self.cloud.value(),
-        )
-
-    def refresh_edge_cloud(self) -> None:
-        """Redraw totals against payload size with the break-even point."""
-        i = self.edge_cloud_inputs()
-        self.ec_verdict.setText(verdict(i))
-        plot = self.ec_plot.getPlotItem()
-        plot.clear()
-        self.ec_legend.clear()
-        top = max(i.payload_kb * 3, (break_even_payload_kb(i) or 0) * 1.5, 10.0)
-        kb = np.linspace(0, top, 200)
-        plot.plot(
-            kb,
-            [cloud_total_ms(i, k) for k in kb],
-            pen=pg.mkPen("#d32f2f", width=2),
-            name="cloud total",
-        )
-        plot.plot(kb, np.full_like(kb, i.edge_ms), pen=pg.mkPen("#2e7d32", width=2), name="edge")
-        dashed = pg.mkPen("#555", style=Qt.PenStyle.DashLine)
-        plot.addItem(
-            pg.InfiniteLine(
-                i.payload_kb, pen=dashed, label="your payload", labelOpts={"position": 0.9}
-            )
-        )
-        even = break_even_payload_kb(i)
-        if even is not None and even <= top:
-            plot.addItem(pg.ScatterPlotItem([even], [i.edge_ms], size=10, brush="k"))
-        plot.setLabel("bottom", "payload per request (kB)")
-        plot.setLabel("left", "latency (ms)")
 
     # ----- export ------------------------------------------------------------------------------
     def export_plots(self, path: str | None = None) -> str | None:
