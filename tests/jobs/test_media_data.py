@@ -226,6 +226,11 @@ def test_a_streaming_models_state_is_carried_from_window_to_window_within_a_file
         running += window["x"].mean()
         assert k < 1 or window["state"].any()
     assert not windows[4]["state"].any()  # the next file starts over
+    # a second pass (calibration and analysis read the data again) reads the states back
+    computed = len(samples._states)
+    again = list(samples)
+    assert len(samples._states) == computed
+    assert all(np.array_equal(a["state"], b["state"]) for a, b in zip(windows, again, strict=True))
 
 
 def test_audio_is_cut_to_the_size_given_for_its_input(tmp_path: Path) -> None:

@@ -7,9 +7,12 @@ a large folder is never held in memory at once.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -48,6 +51,7 @@ class SampleSet:
         self.spec = spec  # synthetic samples, and the inputs audio or text do not feed
         self.model_path = model_path  # where a tokenizer.json may sit
         self.carried: dict[str, str] = {}  # audio: state input → the output that carries it on
+        self._states: list[Sample] = []  # the carried state after each window, in data order
         self.labels: np.ndarray | None = None
         self.fingerprint: str | None = None  # set by validate()
         self._count = self._prepare()  # every sample read (``samples`` caps it)
@@ -111,27 +115,42 @@ class SampleSet:
 
     def _carry(self) -> media_data.Carry | None:
         """For a streaming model: the float model's run on a window, its state outputs as the
-        next window's state inputs (a state whose shape does not come back is not carried)."""
+        next window's state inputs (a state whose shape does not come back is not carried).
+
+        Windows come in the same order on every pass (calibration and the analysis read the
+        data several times): the states are computed on the first pass, by one session, and
+        read back on the others."""
         if not self.carried or self.model_path is None:
             return None
+        states, position = self._states, itertools.count()
+
+        def carry(sample: Sample) -> Sample:
+            k = next(position)
+            if k < len(states):
+                return states[k]
+            inputs, outputs = list(self.carried), list(self.carried.values())
+            values = self._state_session.run(outputs, sample)
+            states.append(
+                {
+                    name: np.asarray(value, sample[name].dtype)
+                    for name, value in zip(inputs, values, strict=True)
+                    if np.shape(value) == sample[name].shape
+                }
+            )
+            return states[k]
+
+        return carry
+
+    @functools.cached_property
+    def _state_session(self) -> Any:
+        """The float model's session that carries a stream's state (made on first use)."""
         import onnxruntime as ort
 
         from edgestudio.core.model.sessions import job_session_options
 
-        session = ort.InferenceSession(
+        return ort.InferenceSession(
             str(self.model_path), job_session_options(), providers=["CPUExecutionProvider"]
         )
-        inputs, outputs = list(self.carried), list(self.carried.values())
-
-        def carry(sample: Sample) -> Sample:
-            values = session.run(outputs, sample)
-            return {
-                name: np.asarray(value, sample[name].dtype)
-                for name, value in zip(inputs, values, strict=True)
-                if np.shape(value) == sample[name].shape
-            }
-
-        return carry
 
     # ----- preparation ------------------------------------------------------------------------
     def _prepare(self) -> int:

@@ -568,11 +568,13 @@ def _user_domain(domain: Domain, dtype: str) -> Domain:
     return replace(domain, kind=kind)
 
 
-def spec_from_sample(model: onnx.ModelProto, sample: Feeds) -> InputSpecification:
-    """A spec that matches one sample of real data: shapes from the data, values as the graph
-    implies them (a sample-rate input's 16000, a recurrent state's zeros) — what is drawn for
-    the inputs audio or text does not feed — else normal."""
-    derived = next(derive_candidates(model), None)
+def spec_from_sample(
+    model: onnx.ModelProto, sample: Feeds, derived: InputSpecification | None = None
+) -> InputSpecification:
+    """A spec that matches one sample of real data: shapes from the data, values as
+    ``derived`` (the graph's first candidate) has them (a sample-rate input's 16000, a
+    recurrent state's zeros) — what is drawn for the inputs audio or text does not feed — else
+    normal."""
     domains = {e.name: e.domain for e in derived.inputs} if derived is not None else {}
     entries = []
     for inp in declared_inputs(model):

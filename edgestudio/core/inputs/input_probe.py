@@ -160,7 +160,7 @@ def resolve_inputs(
         sample = next(iter(samples), None)
         if sample is None:
             raise InputSpecError("The data holds no samples.")
-        spec = spec_from_sample(model, sample)
+        spec = spec_from_sample(model, sample, derived)
         resolved = ResolvedInputs(
             InputSpecification(spec.inputs, verified=True, note="shapes from your data"),
             model,

@@ -20,8 +20,12 @@ REDUCE_RANGE = "reduce-range"
 MAX_CAUSE = 300  # characters of the failure kept: enough to say why
 
 
+def _folder() -> Path:
+    return cache_dir() / "failed_modes"
+
+
 def _record_path(model: Path) -> Path:
-    return cache_dir() / "failed_modes" / f"{file_hash(model)}.json"
+    return _folder() / f"{file_hash(model)}.json"
 
 
 def choices_of(mode: str, per_channel: bool, reduce_range: bool) -> list[str]:
@@ -57,6 +61,8 @@ def remember_failure(model: Path, choices: list[str], cause: str) -> None:
 
 def forget_failure(model: Path, choices: list[str]) -> None:
     """Drop ``choices`` from the record: a recipe with them has since worked on ``model``."""
+    if not choices:
+        return
     try:
         known = failed_choices(model)
         if not set(choices) & set(known):
@@ -69,7 +75,12 @@ def forget_failure(model: Path, choices: list[str]) -> None:
 
 
 def failed_choices(model: Path) -> dict[str, str]:
-    """The choices that failed on ``model``, each with its cause (empty when none or unknown)."""
+    """The choices that failed on ``model``, each with its cause (empty when none or unknown).
+
+    With no record at all (the usual case) the model is not hashed: a big model's hash takes
+    seconds."""
+    if not _folder().is_dir() or not any(_folder().iterdir()):
+        return {}
     try:
         data = json.loads(_record_path(model).read_text())
     except (OSError, ValueError):
