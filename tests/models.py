@@ -340,6 +340,34 @@ def feature_matrix(width: int = 80) -> onnx.ModelProto:
     )
 
 
+def convolved_features(bands: int = 80, kernel: int = 7) -> onnx.ModelProto:
+    """x[frames, bands, 3] → Mul by a per-band [bands, 3] scale → Unsqueeze(0) → NCHW →
+    Conv 3→4 (``kernel``×3) → y: madmom's onset CNN. The graph adds its own batch axis, so
+    axis 0 is frames, which the kernel needs at least ``kernel`` of; the width only the
+    scale fixes."""
+    rng = np.random.default_rng(8)
+    inits = [
+        numpy_helper.from_array(rng.random((bands, 3)).astype(np.float32) + 0.5, "scale"),
+        numpy_helper.from_array(np.array([0], np.int64), "batch_axis"),
+        numpy_helper.from_array(
+            rng.standard_normal((4, 3, kernel, 3)).astype(np.float32) * 0.1, "W"
+        ),
+    ]
+    nodes = [
+        helper.make_node("Mul", ["x", "scale"], ["scaled"], name="band_scale"),
+        helper.make_node("Unsqueeze", ["scaled", "batch_axis"], ["batched"], name="add_batch"),
+        helper.make_node("Transpose", ["batched"], ["nchw"], name="to_nchw", perm=[0, 3, 1, 2]),
+        helper.make_node("Conv", ["nchw", "W"], ["y"], name="conv"),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["frames", "bands", "channels"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+        "convolved_features",
+    )
+
+
 def lstm_with_state(features: int = 20, hidden: int = 12) -> onnx.ModelProto:
     """A bidirectional LSTM whose data input's width and whose state inputs are all unnamed
     dims (a streaming model's cache): x[?, ?, ?], h0/c0[?, ?, ?] → LSTM → y, hn, cn."""

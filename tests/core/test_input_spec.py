@@ -133,6 +133,17 @@ def test_a_feature_width_comes_from_the_weights_it_meets(tmp_path: Path) -> None
     assert "MatMul 'fc1' (80 rows)" in spec.entry("x").reason
 
 
+def test_frames_a_convolution_slides_over_are_no_batch(tmp_path: Path) -> None:
+    # Before: axis 0 was taken for a batch of 1, shorter than the 7-frame kernel, and every
+    # candidate failed ("Invalid input shape"); the band width was a guess.
+    spec = _resolve(models.convolved_features(bands=80, kernel=7), tmp_path, use_cache=False)
+    frames, bands, channels = spec.entry("x").shape
+    assert frames >= 7 and (bands, channels) == (80, 3)
+    assert spec.note == "derived from the graph"  # the first candidate runs
+    assert "[80x3] constant of Mul 'band_scale'" in spec.entry("x").reason
+    assert spec.batch_symbols == ()
+
+
 def test_recurrent_state_takes_the_sizes_its_weights_imply(tmp_path: Path) -> None:
     spec = _resolve(models.lstm_with_state(features=20, hidden=12), tmp_path)
     assert spec.note == "derived from the graph"  # the first candidate runs

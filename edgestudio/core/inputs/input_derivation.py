@@ -9,7 +9,7 @@ lockstep. :mod:`edgestudio.core.inputs.input_probe` runs the candidates until on
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -22,6 +22,7 @@ from edgestudio.core.inputs.graph_constraints import (
     recurrent_batch_axes,
     total_stride,
     weight_fixed_axes,
+    windowed_axes,
 )
 from edgestudio.core.inputs.input_spec import (
     Domain,
@@ -275,6 +276,7 @@ class _Slot:
 
     symbol: str
     kind: str  # batch | image | sequence | signal | state
+    least: int = 1  # the smallest size that fits (a convolution's window along it)
 
 
 def _is_state(inp: DeclaredInput, usage: _Usage) -> bool:
@@ -287,10 +289,15 @@ def _is_state(inp: DeclaredInput, usage: _Usage) -> bool:
 
 
 def _slots(
-    inputs: list[DeclaredInput], usages: dict[str, _Usage], recurrent_batch: set[tuple[str, int]]
+    inputs: list[DeclaredInput],
+    usages: dict[str, _Usage],
+    recurrent_batch: set[tuple[str, int]],
+    windowed: Mapping[tuple[str, int], int] | None = None,
 ) -> dict[tuple[str, int], _Slot]:
     """Classify every unknown dim of every input (``recurrent_batch``: the axes a recurrent
-    layer reads as its batch)."""
+    layer reads as its batch; ``windowed``: the axes a convolution slides along, with the
+    least size its window needs)."""
+    windowed = windowed or {}
     slots: dict[tuple[str, int], _Slot] = {}
     # An axis other inputs index into (a graph network's nodes) is a count of things, not a
     # batch: it takes real sizes so that the indices into it mean something.
@@ -314,6 +321,7 @@ def _slots(
             and isinstance(inp.shape[0], str)
             and not _is_state(inp, usages[inp.name])
             and (inp.name, 0) not in indexed
+            and (inp.name, 0) not in windowed
         ):
             batch_symbols.add(inp.shape[0])
     for inp in inputs:
@@ -323,8 +331,11 @@ def _slots(
             if isinstance(dim, int):
                 continue
             symbol = dim if isinstance(dim, str) else f"{inp.name}:{axis}"
+            least = windowed.get((inp.name, axis), 1)
             if (inp.name, axis) in indexed:
                 kind = "sequence"
+            elif axis == 0 and (inp.name, 0) in windowed and not (floating and len(inp.shape) == 4):
+                kind = "sequence"  # the frames of a feature matrix the graph convolves over
             elif (
                 (isinstance(dim, str) and (dim in batch_symbols or _BATCH_NAME.match(dim)))
                 or (axis == 0 and len(inp.shape) >= 2)
@@ -338,7 +349,7 @@ def _slots(
                 kind = "sequence"
             else:
                 kind = "signal"
-            slots[(inp.name, axis)] = _Slot(symbol, kind)
+            slots[(inp.name, axis)] = _Slot(symbol, kind, least if kind != "batch" else 1)
     return slots
 
 
@@ -466,7 +477,12 @@ def derive_candidates(
     usages = {i.name: _usage(model, i.name, consumers, consts, producers) for i in inputs}
     _resolve_index_dims(model, usages)
     ranks = {i.name: len(i.shape) for i in inputs if not all(isinstance(d, int) for d in i.shape)}
-    slots = _slots(inputs, usages, recurrent_batch_axes(ranks, consumers, consts))
+    slots = _slots(
+        inputs,
+        usages,
+        recurrent_batch_axes(ranks, consumers, consts),
+        windowed_axes(ranks, consumers, producers, consts),
+    )
     # Symbols fixed by a user's --shape apply wherever the symbol appears.
     pinned: dict[str, int] = {}
     for name, shape in shapes.items():
@@ -527,7 +543,7 @@ def _candidates(
     for k in range(min(tries, MAX_CANDIDATES)):
         sizes = {s.symbol: 1 for s in slots.values() if s.kind == "batch"}
         for s in free:
-            options = options_by_kind[s.kind]
+            options = [o for o in options_by_kind[s.kind] if o >= s.least] or [s.least]
             sizes[s.symbol] = options[min(k, len(options) - 1)]
         sizes.update(known)
         entries = []
