@@ -144,6 +144,33 @@ def test_frames_a_convolution_slides_over_are_no_batch(tmp_path: Path) -> None:
     assert spec.batch_symbols == ()
 
 
+@pytest.mark.parametrize(
+    ("build", "kernels"),
+    [
+        (lambda: models.feature_matrix(width=80), {"MatMulInteger"}),
+        (lambda: models.convolved_features(bands=80, kernel=7), {"ConvInteger"}),
+        (lambda: models.lstm_with_state(features=20, hidden=12), {"DynamicQuantizeLSTM"}),
+    ],
+)
+def test_a_dynamically_quantized_model_reads_its_inputs_as_its_original(
+    build, kernels, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    # Found on madmom's networks: their dynamic int8 results (MatMulInteger, ConvInteger,
+    # DynamicQuantizeLSTM) ran in the job's check, on the original's inputs, but opened on
+    # their own no candidate ran: the weights' widths and windows were not read through them.
+    import onnx
+    from onnxruntime.quantization import quantize_dynamic
+
+    original = models.save(build(), tmp_path / "float.onnx")
+    quantized = tmp_path / "int8.onnx"
+    quantize_dynamic(original, quantized, op_types_to_quantize=["MatMul", "Conv", "LSTM"])
+    assert kernels <= {n.op_type for n in onnx.load(quantized).graph.node}
+    before = resolve_inputs(original, use_cache=False).spec
+    after = resolve_inputs(quantized, use_cache=False).spec
+    assert [e.shape for e in after.inputs] == [e.shape for e in before.inputs]
+    assert after.note == "derived from the graph"
+
+
 def test_recurrent_state_takes_the_sizes_its_weights_imply(tmp_path: Path) -> None:
     spec = _resolve(models.lstm_with_state(features=20, hidden=12), tmp_path)
     assert spec.note == "derived from the graph"  # the first candidate runs

@@ -57,9 +57,26 @@ _SAME_AXES = frozenset(
         "Pow",
         "Max",
         "Min",
+        "DynamicQuantizeLinear",
     }
 )
-_RECURRENT = frozenset({"RNN", "GRU", "LSTM"})
+_RECURRENT = frozenset({"RNN", "GRU", "LSTM", "DynamicQuantizeLSTM"})
+# Quantized kernels read their input and weights as the float op does (a model the app
+# quantized must be as readable as its original): the float op each stands for, and where its
+# weights are.
+_AS_FLOAT = {
+    "MatMulInteger": "MatMul",
+    "QLinearMatMul": "MatMul",
+    "ConvInteger": "Conv",
+    "QLinearConv": "Conv",
+    "DynamicQuantizeLSTM": "LSTM",
+}
+
+
+def _weight_index(node: onnx.NodeProto) -> int:
+    return 3 if node.op_type.startswith("QLinear") else 1
+
+
 # A weight reaches its layer through these (a quantized model's DequantizeLinear, fp16 Casts).
 _WEIGHT_CHAIN = frozenset({"Cast", "Identity", "DequantizeLinear", "Transpose"})
 _DOWNSAMPLING = frozenset(
@@ -156,15 +173,16 @@ def _consumer_sizes(
     consts: Mapping[str, onnx.TensorProto],
 ) -> list[tuple[int | None, int, str]]:
     """(input axis, size, reason) for each axis of ``tensor`` that ``node``'s weights fix."""
-    op, name = node.op_type, node.name or node.output[0]
+    op, name = _AS_FLOAT.get(node.op_type, node.op_type), node.name or node.output[0]
     inputs = list(node.input)
+    weights = inputs[_weight_index(node)] if len(inputs) > _weight_index(node) else ""
     found: list[tuple[int | None, int, str]] = []
     if op == "MatMul" and len(axes) >= 1:
-        if inputs[0] == tensor and (w := _weight_dims(inputs[1], producers, consts)):
+        if inputs[0] == tensor and (w := _weight_dims(weights, producers, consts)):
             k = w[-2] if len(w) >= 2 else w[0]
             found.append((axes[-1], k, f"the weights of MatMul '{name}' ({k} rows)"))
         elif (
-            len(inputs) > 1
+            weights == inputs[1]
             and inputs[1] == tensor
             and len(axes) >= 2
             and (w := _weight_dims(inputs[0], producers, consts))
@@ -184,7 +202,7 @@ def _consumer_sizes(
         op in ("Conv", "ConvTranspose")
         and inputs[0] == tensor
         and len(axes) >= 3
-        and (w := _weight_dims(inputs[1], producers, consts))
+        and (w := _weight_dims(weights, producers, consts))
         and len(w) >= 3
     ):
         group = _int(node, "group", 1)
@@ -213,8 +231,10 @@ def _consumer_sizes(
     ):
         index = inputs.index(tensor)
         hidden, layout = _int(node, "hidden_size"), _int(node, "layout")
+        # onnxruntime's dynamically quantized LSTM stores W as [directions, input, 4·hidden]
+        width = w[1] if node.op_type == "DynamicQuantizeLSTM" else w[2]
         if index == 0 and len(axes) == 3:
-            found.append((axes[2], w[2], f"the weights of {op} '{name}' (input size {w[2]})"))
+            found.append((axes[2], width, f"the weights of {op} '{name}' (input size {width})"))
         elif index in (5, 6) and len(axes) == 3 and hidden:
             directions, state = (axes[1], axes[2]) if layout else (axes[0], axes[2])
             found.append((directions, w[0], f"{op} '{name}' runs {w[0]} direction(s)"))
@@ -271,11 +291,12 @@ def windowed_axes(
     found: dict[tuple[str, int], int] = {}
     for name, rank in input_ranks.items():
         for node, tensor, axes in _reached(name, rank, consumers, consts):
-            if node.op_type not in _WINDOWED or node.input[0] != tensor or len(axes) < 3:
+            op = _AS_FLOAT.get(node.op_type, node.op_type)
+            if op not in _WINDOWED or node.input[0] != tensor or len(axes) < 3:
                 continue
             kernel = _ints(node, "kernel_shape")
-            if kernel is None and len(node.input) > 1:
-                weights = _weight_dims(node.input[1], producers, consts)
+            if kernel is None and len(node.input) > _weight_index(node):
+                weights = _weight_dims(node.input[_weight_index(node)], producers, consts)
                 kernel = weights[2:] if weights else None
             if not kernel or len(kernel) != len(axes) - 2:
                 continue
