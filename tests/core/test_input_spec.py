@@ -171,6 +171,30 @@ def test_a_dynamically_quantized_model_reads_its_inputs_as_its_original(
     assert after.note == "derived from the graph"
 
 
+def test_guesses_too_big_to_run_are_not_tried() -> None:
+    # Two unknown signal dims: the lockstep guess 16000 × 16000 is a 1 GB input (its Conv
+    # took 24 GB on a madmom network and the machine killed the process).
+    from onnx import TensorProto, helper
+
+    from edgestudio.core.inputs.input_derivation import MAX_GUESSED_VALUES
+
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        "two_signals",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "a", "b"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "a", "b"])],
+    )
+    shapes = [spec.entry("x").shape for spec in derive_candidates(helper.make_model(graph))]
+    assert (1, 4096, 4096) in shapes and (1, 16000, 16000) not in shapes
+    assert all(int(np.prod(s)) <= MAX_GUESSED_VALUES for s in shapes)
+    pinned = InputOverrides(shapes=("x=1x16000x16000",))  # the user's own sizes are kept
+    assert next(derive_candidates(helper.make_model(graph), pinned)).entry("x").shape == (
+        1,
+        16000,
+        16000,
+    )
+
+
 def test_recurrent_state_takes_the_sizes_its_weights_imply(tmp_path: Path) -> None:
     spec = _resolve(models.lstm_with_state(features=20, hidden=12), tmp_path)
     assert spec.note == "derived from the graph"  # the first candidate runs

@@ -53,6 +53,10 @@ IMAGE_SIZES = (224, 320, 640, 64, 32, 128, 256, 96, 48, 512)
 SEQUENCE_SIZES = (16, 128, 8, 64, 32, 1, 256, 512)
 SIGNAL_SIZES = (512, 1024, 16000, 16, 64, 256, 4096, 160, 1, 8, 32, 128, 2048)
 MAX_CANDIDATES = 13
+# A guess is run to see whether it works: guesses that feed more values than this are not
+# tried (two 16000-wide signal dims made one 1 GB input whose first Conv took 24 GB), unless
+# the sizes are the user's.
+MAX_GUESSED_VALUES = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -512,7 +516,8 @@ def derive_candidates(
         known = {**graph_sizes, **pinned}
         for spec in _candidates(inputs, slots, known, domains, shapes, ranges, fixed, stride):
             key = tuple(e.shape for e in spec.inputs)
-            if key not in yielded:
+            guessed = sum(int(np.prod(e.shape)) for e in spec.inputs if not e.user_set)
+            if key not in yielded and guessed <= MAX_GUESSED_VALUES:
                 yielded.add(key)
                 yield spec
 
