@@ -171,6 +171,31 @@ def test_a_dynamically_quantized_model_reads_its_inputs_as_its_original(
     assert after.note == "derived from the graph"
 
 
+def test_a_qdq_model_reads_its_widths_behind_dequantize(tmp_path: Path) -> None:
+    # madmom's onset CNN quantized to QDQ: its per-band scale sits behind a DequantizeLinear,
+    # and the width it fixes was lost (every candidate failed on the result).
+    import onnx
+    from onnxruntime.quantization import CalibrationDataReader, quantize_static
+
+    original = models.save(models.convolved_features(bands=80, kernel=7), tmp_path / "f.onnx")
+    before = resolve_inputs(original, use_cache=False).spec
+    samples = iter([before.feeds(seed=k) for k in range(2)])
+
+    class Reader(CalibrationDataReader):
+        def get_next(self):  # type: ignore[no-untyped-def]
+            return next(samples, None)
+
+    quantized = tmp_path / "qdq.onnx"
+    quantize_static(original, quantized, Reader(), op_types_to_quantize=["Conv", "Mul"])
+    scale = next(n for n in onnx.load(quantized).graph.node if n.op_type == "Mul")
+    assert "DequantizeLinear" in {
+        n.op_type for n in onnx.load(quantized).graph.node if set(n.output) & set(scale.input)
+    }
+    after = resolve_inputs(quantized, use_cache=False).spec
+    assert after.entry("x").shape == before.entry("x").shape
+    assert after.note == "derived from the graph"
+
+
 def test_guesses_too_big_to_run_are_not_tried() -> None:
     # Two unknown signal dims: the lockstep guess 16000 × 16000 is a 1 GB input (its Conv
     # took 24 GB on a madmom network and the machine killed the process).

@@ -214,8 +214,8 @@ def _consumer_sizes(
         # A per-feature scale or offset ([80, 3] against [frames, 80, 3]): every one of its
         # dims over 1 must be the input's, aligned from the right.
         other = inputs[1] if inputs[0] == tensor else inputs[0]
-        if other in consts and 0 < len(consts[other].dims) <= len(axes):
-            dims = list(consts[other].dims)
+        dims = _weight_dims(other, producers, consts) or []  # a QDQ model's behind its DQ
+        if 0 < len(dims) <= len(axes):
             aligned = axes[len(axes) - len(dims) :]
             shown = "x".join(map(str, dims))
             found.extend(
