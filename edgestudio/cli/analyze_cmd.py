@@ -23,7 +23,6 @@ from edgestudio.core.job_api.recipe import Tolerance
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
 from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.quant.quant_runs import write_layers_csv
-from edgestudio.core.serialise import from_json
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -143,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     recipe = recipe_from_args(args)
     code, job = execute_job(recipe, args, show_report=False)
     if job is not None and job.report is not None:
-        analysis = from_json(Analysis, job.report.details)
+        analysis = job.report.result_as(Analysis)
         print_analysis(analysis, args.top)
         if args.csv:
             write_layers_csv(Path(args.csv), analysis.layers)

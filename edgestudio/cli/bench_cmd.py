@@ -20,7 +20,7 @@ from edgestudio.cli.workspace_option import add_workspace_option
 from edgestudio.core.inputs.grammar import parse_counts
 from edgestudio.core.job_api.options import add_options, argument_type, values_from_args
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
-from edgestudio.core.perf.perf_results import LatencyRow, latency_of, profile_of, providers_of
+from edgestudio.core.perf.perf_results import Latency, LatencyRow, Profile, ProviderProbe
 from edgestudio.core.perf.providers import resolve_provider, short_name
 
 
@@ -188,7 +188,7 @@ def run_bench(args: argparse.Namespace) -> int:
     """Run the benchmark and print its table."""
     code, job = execute_job(bench_recipe_from_args(args), args, show_report=False)
     if job is not None and job.report is not None:
-        latency = latency_of(job.report.details)
+        latency = job.report.result_as(Latency)
         print_results(latency.rows)
         for line in latency.verdicts:
             print(line)
@@ -214,7 +214,7 @@ def run_profile(args: argparse.Namespace) -> int:
     code, job = execute_job(profile_recipe_from_args(args), args, show_report=False)
     if job is None or job.report is None:
         return code
-    profile = profile_of(job.report.details, job.report.warnings)
+    profile = job.report.result_as(Profile)
     if profile.device:
         print(f"profiled on {profile.device} (onnxruntime {profile.runtime})")
     print(f"placement: {profile.placement_text}")
@@ -250,11 +250,9 @@ def run_providers(args: argparse.Namespace) -> int:
     """List the providers."""
     code, job = execute_job(ProbeRecipe(), args, show_report=False)
     if job is not None and job.report is not None:
+        probes: list[ProviderProbe] = job.report.result_as(list)
         print_table(
             ["provider", "state", "why"],
-            [
-                [p.provider, "works" if p.works else "unavailable", p.reason or ""]
-                for p in providers_of(job.report.details)
-            ],
+            [[p.provider, "works" if p.works else "unavailable", p.reason or ""] for p in probes],
         )
     return code

@@ -10,6 +10,7 @@ from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.core.formatting import human_bytes
 from edgestudio.core.perf.bench_recipes import DeviceCheckRecipe
+from edgestudio.core.remote.device_info import DeviceInfo
 from edgestudio.core.remote.devices import (
     Device,
     DeviceError,
@@ -109,11 +110,8 @@ def confirm_host_key(device: Device, expected: str | None) -> bool:
     return True
 
 
-def print_device_info(details: dict[str, object]) -> None:
+def print_device_info(info: DeviceInfo) -> None:
     """The device check as a table, then its problems with their fixes."""
-    from edgestudio.core.remote.device_info import device_info_of
-
-    info = device_info_of(details)
     memory = human_bytes(info.memory_bytes) if info.memory_bytes else "?"
     free = human_bytes(info.free_bytes) if info.free_bytes is not None else "?"
     rows = [
@@ -140,7 +138,7 @@ def _check(device: Device, args: argparse.Namespace) -> int:
         return EXIT_JOB_FAILED
     code, job = execute_job(DeviceCheckRecipe(device=device.name), args, show_report=False)
     if job is not None and job.report is not None:
-        print_device_info(job.report.details)
+        print_device_info(job.report.result_as(DeviceInfo))
         if job.report.details.get("device", {}).get("problems"):
             return EXIT_JOB_FAILED
     return code

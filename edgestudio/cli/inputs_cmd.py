@@ -7,7 +7,8 @@ import argparse
 from edgestudio.cli.job_ui import add_input_args, add_timeout_arg, execute_job, input_fields
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
-from edgestudio.core.inputs.inputs_recipe import InputsRecipe, spec_of
+from edgestudio.core.inputs.input_spec import InputSpecification
+from edgestudio.core.inputs.inputs_recipe import InputsRecipe
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     """Find the specification and print it, one input a line."""
     code, job = execute_job(recipe_from_args(args), args, show_report=False)
     if job is not None and job.report is not None:
-        spec = spec_of(job.report.details)
+        spec = job.report.result_as(InputSpecification)
         print_table(
             ["input", "dtype", "shape", "declared", "values", "why"],
             [

@@ -110,13 +110,12 @@ def _infer_shapes(model: str) -> TensorShapes:
         raise EdgeStudioError(f"shape inference {job.state.value}: {job.error}")
     for warning in job.warnings:
         print(f"edgestudio: warning: {warning}", file=sys.stderr)
-    from edgestudio.core.model.tensor_shapes import shapes_of
-
-    return shapes_of(job.report.details)
+    shapes: TensorShapes = job.report.result_as(dict)
+    return shapes
 
 
 def _count_cost(args: argparse.Namespace) -> ModelCost:
-    from edgestudio.core.model.cost_recipe import CostRecipe, cost_of
+    from edgestudio.core.model.cost_recipe import CostRecipe, ModelCost
     from edgestudio.jobs.runner import JobState, run_job
 
     job = run_job(
@@ -127,7 +126,7 @@ def _count_cost(args: argparse.Namespace) -> ModelCost:
         raise EdgeStudioError(f"counting the cost {job.state.value}: {job.error}")
     for warning in job.warnings:
         print(f"edgestudio: warning: {warning}", file=sys.stderr)
-    return cost_of(job.report.details)
+    return job.report.result_as(ModelCost)
 
 
 def print_cost(cost: ModelCost, top: int) -> None:

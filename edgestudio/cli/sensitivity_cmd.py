@@ -22,7 +22,6 @@ from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.sensitivity import Sensitivity, SensitivityRecipe
 from edgestudio.core.quant.task_names import TASKS
-from edgestudio.core.serialise import from_json
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,8 +99,7 @@ def run(args: argparse.Namespace) -> int:
     code, job = execute_job(recipe_from_args(args), args, show_report=False)
     if job is None or job.report is None:
         return code
-    result = from_json(Sensitivity, job.report.details)
-    assert result is not None
+    result = job.report.result_as(Sensitivity)
 
     def fig(value: float | None) -> str:
         return "-" if value is None else f"{value:.4g}"

@@ -378,6 +378,14 @@ class Job:
             report = msg["report"]
             assert isinstance(report, dict)
             self.report = from_json(JobReport, report)
+            try:  # typed once, here: every reader then asks for the result by its type
+                self.report.result = self.recipe.read_result(self.report)
+            except Exception as exc:  # a result this version cannot read fails the job
+                self.report = None
+                self._error_msg = {
+                    "message": f"The job's result could not be read: {exc}",
+                    "error_type": type(exc).__name__,
+                }
         elif kind == "error":
             self._error_msg = msg
 

@@ -27,9 +27,9 @@ from edgestudio.core.job_api.registry import recipe_from_dict
 from edgestudio.core.model.model_io import load_model
 from edgestudio.core.paths import atomic_target, file_hash
 from edgestudio.core.perf.bench_recipes import BenchRecipe
-from edgestudio.core.perf.perf_results import latency_of
+from edgestudio.core.perf.perf_results import Latency
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
-from edgestudio.core.quant.quant_results import Analysis, quantization_of
+from edgestudio.core.quant.quant_results import Analysis, Quantization
 from edgestudio.core.quant.tune import (
     Candidate,
     TuneSettings,
@@ -81,7 +81,7 @@ class _LocalStep:
             self.result = self.job.error or self.job.state.value
             return True
         if not self.analysing:
-            quantization = quantization_of(report.details)
+            quantization = report.result_as(Quantization)
             self.quant_bytes = quantization.quant_bytes
             self.analysing = True
             recipe = self.candidate.recipe
@@ -96,7 +96,7 @@ class _LocalStep:
                 threads=self.threads,
             )
             return False
-        self.result = (self.quant_bytes, from_json(Analysis, report.details))
+        self.result = (self.quant_bytes, report.result_as(Analysis))
         return True
 
     def cancel(self) -> None:
@@ -504,7 +504,7 @@ class Tuner:
                 return
             self.bench = None
             rows = (
-                {row.model: row for row in latency_of(job.report.details).rows}
+                {row.model: row for row in job.report.result_as(Latency).rows}
                 if job.state is JobState.SUCCEEDED and job.report is not None
                 else {}
             )

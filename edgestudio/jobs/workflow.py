@@ -12,23 +12,24 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from psygnal import Signal
 
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.inputs.inputs_recipe import InputsRecipe, spec_of
+from edgestudio.core.inputs.input_spec import InputSpecification
+from edgestudio.core.inputs.inputs_recipe import InputsRecipe
 from edgestudio.core.job_api.recipe import Recipe
-from edgestudio.core.model.cost_recipe import CostRecipe, cost_of
-from edgestudio.core.model.tensor_shapes import ShapesRecipe, shapes_of
+from edgestudio.core.model.cost_recipe import CostRecipe, ModelCost
+from edgestudio.core.model.tensor_shapes import ShapesRecipe
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
-from edgestudio.core.perf.perf_results import ProviderProbe, latency_of, profile_of, providers_of
+from edgestudio.core.perf.perf_results import Latency, Profile, ProviderProbe
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
-from edgestudio.core.quant.quant_results import Analysis, Quantization, quantization_of
+from edgestudio.core.quant.quant_results import Analysis, Quantization
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.quant.sensitivity import Sensitivity, SensitivityRecipe
 from edgestudio.core.quant.tune import Candidate
-from edgestudio.core.serialise import from_json, to_json
+from edgestudio.core.serialise import to_json
 from edgestudio.core.workspace.document import (
     JobRecord,
     ModelDocument,
@@ -224,10 +225,12 @@ class Workflow:
     # ----- outcomes ------------------------------------------------------------------------
     def job_finished(self, job: Job) -> None:
         """Put a finished job's outcome where it belongs and start what follows it."""
+        ok = job.state is JobState.SUCCEEDED and job.report is not None
         if job is self._probe:
             self._probe = None
-            if job.state is JobState.SUCCEEDED and job.report is not None:
-                self.providers = providers_of(job.report.details)
+            if ok:
+                assert job.report is not None
+                self.providers = job.report.result_as(list)
                 self.providers_found.emit(self.providers)
             return
         route = self._routes.pop(job.id, None)
@@ -235,46 +238,60 @@ class Workflow:
             return
         document = route.document
         self._record(document, job)
-        ok = job.state is JobState.SUCCEEDED and job.report is not None
-        recipe = job.recipe
         if route.run is not None:
             self._quant_outcome(document, route, job)
-        elif isinstance(recipe, InputsRecipe):
-            if ok:
-                assert job.report is not None
-                document.input_spec = spec_of(job.report.details)
-                # the cost at the sizes just found (the Summary's and the graph's MACs)
-                self.submit(
-                    CostRecipe(
-                        model=str(document.path), shapes=recipe.shapes, ranges=recipe.ranges
-                    ),
-                    document,
-                    background=True,
-                )
-            else:
-                document.fail_input_spec(job.error or job.state.value)
-        elif ok and isinstance(recipe, BenchRecipe):
+            return
+        outcome = self._OUTCOMES.get(type(job.recipe))
+        if outcome is None:
+            return
+        succeeded, failed = outcome
+        if ok:
             assert job.report is not None
-            document.latency = latency_of(job.report.details)
-        elif isinstance(recipe, ShapesRecipe):
-            if ok:
-                assert job.report is not None
-                document.tensor_shapes = shapes_of(job.report.details)
-            else:
-                document.fail_tensor_shapes(job.error or job.state.value)
-        elif ok and isinstance(recipe, ProfileRecipe):
-            assert job.report is not None
-            document.profile = profile_of(job.report.details, job.report.warnings)
-        elif isinstance(recipe, CostRecipe):
-            if ok:
-                assert job.report is not None
-                document.cost = cost_of(job.report.details)
-            else:
-                document.cost_failed.emit(job.error or job.state.value)
-        elif ok and isinstance(recipe, SensitivityRecipe):
-            assert job.report is not None
-            document.sensitivity = from_json(Sensitivity, job.report.details)
-            document.overlay = Overlay(OverlayKind.SENSITIVITY)
+            succeeded(self, document, job, job.report.result)
+        elif failed is not None:
+            failed(document, job.error or job.state.value)
+
+    # What a finished job of each kind that works for a document puts there: (on success,
+    # given the typed result; on failure, given why — None: a failure changes nothing).
+    def _inputs_found(self, document: ModelDocument, job: Job, spec: InputSpecification) -> None:
+        recipe = job.recipe
+        assert isinstance(recipe, InputsRecipe)
+        document.input_spec = spec
+        # the cost at the sizes just found (the Summary's and the graph's MACs)
+        self.submit(
+            CostRecipe(model=str(document.path), shapes=recipe.shapes, ranges=recipe.ranges),
+            document,
+            background=True,
+        )
+
+    def _latency_measured(self, document: ModelDocument, job: Job, latency: Latency) -> None:
+        document.latency = latency
+
+    def _shapes_inferred(self, document: ModelDocument, job: Job, shapes: Any) -> None:
+        document.tensor_shapes = shapes
+
+    def _profiled(self, document: ModelDocument, job: Job, profile: Profile) -> None:
+        document.profile = profile
+
+    def _cost_counted(self, document: ModelDocument, job: Job, cost: ModelCost) -> None:
+        document.cost = cost
+
+    def _sensitivity_ranked(
+        self, document: ModelDocument, job: Job, sensitivity: Sensitivity
+    ) -> None:
+        document.sensitivity = sensitivity
+        document.overlay = Overlay(OverlayKind.SENSITIVITY)
+
+    _OUTCOMES: ClassVar[
+        dict[type[Recipe], tuple[Callable[..., None], Callable[..., None] | None]]
+    ] = {
+        InputsRecipe: (_inputs_found, ModelDocument.fail_input_spec),
+        BenchRecipe: (_latency_measured, None),
+        ShapesRecipe: (_shapes_inferred, ModelDocument.fail_tensor_shapes),
+        ProfileRecipe: (_profiled, None),
+        CostRecipe: (_cost_counted, lambda document, why: document.cost_failed.emit(why)),
+        SensitivityRecipe: (_sensitivity_ranked, None),
+    }
 
     def _quant_outcome(self, document: ModelDocument, route: _Route, job: Job) -> None:
         run = route.run
@@ -285,7 +302,7 @@ class Workflow:
             with run.changing():
                 if ok:
                     assert job.report is not None
-                    run.analysis = from_json(Analysis, job.report.details)
+                    run.analysis = job.report.result_as(Analysis)
                     run.state = RunState.ANALYSED
                 else:
                     run.state, run.error = RunState.ANALYSIS_FAILED, job.error or job.state.value
@@ -299,7 +316,7 @@ class Workflow:
         assert job.report is not None
         with run.changing():
             run.output = job.report.output
-            run.quantization = quantization_of(job.report.details)
+            run.quantization = job.report.result_as(Quantization)
             run.state = RunState.QUANTIZED
             if route.analyze_on is not None and run.output:
                 analysis = self.submit(

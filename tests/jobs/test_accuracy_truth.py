@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.perf.bench_recipes import BenchRecipe
 from edgestudio.core.perf.latency_stats import median_ratio_interval
-from edgestudio.core.perf.perf_results import latency_of
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.serialise import from_json
@@ -158,9 +158,8 @@ def test_two_identical_models_timed_interleaved_are_not_told_apart(
     src = models.save(models.conv_relu_gemm(), tmp_path / "a.onnx")
     twin = tmp_path / "b.onnx"
     shutil.copy(src, twin)
-    latency = latency_of(
-        _succeeded(BenchRecipe(models=(str(src), str(twin)), warmup=20, runs=runs))
-    )
+    recipe = BenchRecipe(models=(str(src), str(twin)), warmup=20, runs=runs)
+    latency = recipe.read_result(JobReport("bench", details=_succeeded(recipe)))
     a, b = latency.rows
     assert a.ok and b.ok and len(a.samples_ms) == len(b.samples_ms) == runs
     interval = median_ratio_interval(b.samples_ms, a.samples_ms)

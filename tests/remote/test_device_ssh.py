@@ -14,9 +14,10 @@ import onnxruntime as ort
 import pytest
 
 from edgestudio.cli.main import main
+from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.perf.bench_recipes import BenchRecipe, DeviceCheckRecipe, ProfileRecipe
-from edgestudio.core.perf.perf_results import latency_of, profile_of
-from edgestudio.core.remote.device_info import device_info_of
+from edgestudio.core.perf.perf_results import Latency, Profile
+from edgestudio.core.remote.device_info import DeviceInfo
 from edgestudio.core.remote.devices import load_devices
 from edgestudio.core.remote.ssh_link import known_hosts_file
 from edgestudio.jobs.runner import Job, JobState, run_job
@@ -73,7 +74,9 @@ def test_device_add_trusts_the_fingerprint_given_and_checks_the_device(
     assert "pi" in load_devices()
     assert loopback.fingerprint() in out
     assert f"[127.0.0.1]:{loopback.server.port} ssh-ed25519" in known_hosts_file().read_text()
-    info = device_info_of(json.loads(report.read_text()))
+    info = DeviceCheckRecipe().read_result(
+        JobReport("device_check", details=json.loads(report.read_text()))
+    )
     assert info.usable and info.onnxruntime == _device_ort() != ort.__version__
     assert "CPUExecutionProvider" in info.providers and info.cores and info.memory_bytes
     assert info.python_path == str(DEVICE_PYTHON)
@@ -118,7 +121,7 @@ def test_a_changed_host_key_is_refused_and_nothing_is_sent(
     assert main(["device", "check", "loop"]) != 0
     assert "REMOTE HOST IDENTIFICATION HAS CHANGED" in capsys.readouterr().err
     job = run_job(BenchRecipe(models=(str(sample_model),), devices=("loop",), runs=5))
-    latency = latency_of(job.report.details) if job.report else None
+    latency = job.report.result_as(Latency) if job.report else None
     assert latency is not None and latency.failures
     assert "HAS CHANGED" in latency.failures[0] and not any(r.ok for r in latency.rows)
     assert loopback.server.commands == []  # refused before logging in
@@ -131,12 +134,12 @@ def test_a_device_without_onnxruntime_says_the_command_that_installs_it(
     bare = loopback.add("fresh", python=str(bare_python(tmp_path / "fresh-venv")))
     job = run_job(DeviceCheckRecipe(device=bare.name))
     assert job.state is JobState.SUCCEEDED and job.report is not None
-    info = device_info_of(job.report.details)
+    info = job.report.result_as(DeviceInfo)
     assert not info.usable and info.onnxruntime is None and info.numpy is None
     assert f"{bare.python} -m pip install onnxruntime numpy" in info.problems[0]
     bench = run_job(BenchRecipe(models=(str(sample_model),), devices=("fresh",), runs=5))
     assert bench.report is not None
-    row = latency_of(bench.report.details).rows[0]
+    row = bench.report.result_as(Latency).rows[0]
     assert not row.ok and "pip install onnxruntime" in (row.error or "")
 
 
@@ -154,7 +157,7 @@ def test_bench_on_the_device_beside_this_machine(loopback: Loopback, sample_mode
     recipe = BenchRecipe(models=(str(sample_model),), devices=("local", "loop"), warmup=3, runs=30)
     job = run_job(recipe)
     assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
-    here, there = latency_of(job.report.details).rows
+    here, there = job.report.result_as(Latency).rows
     assert here.ok and there.ok, there.error
     assert (here.device, there.device) == ("", "loop")
     assert here.runtime == ort.__version__ and there.runtime == _device_ort()
@@ -176,7 +179,7 @@ def test_a_model_with_external_data_is_copied_with_it(loopback: Loopback, tmp_pa
     model = external_weights(folder)
     job = run_job(BenchRecipe(models=(str(model),), devices=("loop",), runs=5))
     assert job.report is not None, job.error
-    row = latency_of(job.report.details).rows[0]
+    row = job.report.result_as(Latency).rows[0]
     assert row.ok, row.error
     copied = next((loopback.home / ".cache/edgestudio-device/models").iterdir())
     assert sorted(p.name for p in copied.iterdir()) == ["ext.onnx", "weights.bin"]
@@ -188,7 +191,7 @@ def test_profile_on_the_device_maps_onto_the_graph(loopback: Loopback, sample_mo
 
     job = run_job(ProfileRecipe(model=str(sample_model), device="loop", runs=5))
     assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
-    profile = profile_of(job.report.details, job.report.warnings)
+    profile = job.report.result_as(Profile)
     assert profile.device == "loop" and profile.runtime == _device_ort()
     names = {n.name for n in onnx.load(str(sample_model)).graph.node}
     covered = {c for n in profile.nodes for c in n.covers}
@@ -248,7 +251,7 @@ def test_a_dropped_link_keeps_what_was_measured(loopback: Loopback, sample_model
     threading.Timer(0.5, loopback.server.drop_connections).start()
     job.wait(60)
     assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
-    latency = latency_of(job.report.details)
+    latency = job.report.result_as(Latency)
     first, second = latency.rows
     assert first.ok and not second.ok
     assert "connection to loop was lost" in (second.error or "")
@@ -282,7 +285,7 @@ def test_a_crashed_runner_is_a_clear_failure(
     loopback.add("crashy", python=str(wrapper))
     job = run_job(BenchRecipe(models=(str(sample_model),), devices=("crashy",), seconds=30.0))
     assert job.report is not None, job.error
-    latency = latency_of(job.report.details)
+    latency = job.report.result_as(Latency)
     assert "crashed on crashy" in latency.failures[0] and "SEGV" in latency.failures[0]
     assert "not measured" in (latency.rows[0].error or "")
 
@@ -294,7 +297,7 @@ def test_a_full_disk_on_the_device_is_a_clear_failure(
     loopback.server.sftp.limit = 100_000  # the runner fits, the model does not
     job = run_job(BenchRecipe(models=(str(sample_model),), devices=("local", "loop"), runs=5))
     assert job.report is not None, job.error
-    latency = latency_of(job.report.details)
+    latency = job.report.result_as(Latency)
     assert latency.rows[0].ok  # this machine's row is kept
     assert "No space left on device" in latency.failures[0]
     assert "disk full" in latency.failures[0]

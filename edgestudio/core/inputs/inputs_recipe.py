@@ -4,11 +4,12 @@ every job feeding a model shares."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.inputs.input_spec import InputSpecification
 from edgestudio.core.job_api.recipe import Recipe
+from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.serialise import from_json
 
 
@@ -53,7 +54,6 @@ class InputsRecipe(Recipe):
             *input_args(self.shapes, self.ranges, self.data),
         ]
 
-
-def spec_of(details: dict[str, Any]) -> InputSpecification:
-    """An inputs job's result: the specification the model runs on."""
-    return from_json(InputSpecification, details["spec"])
+    def read_result(self, report: JobReport) -> InputSpecification:
+        """The specification the model runs on."""
+        return from_json(InputSpecification, report.details["spec"])

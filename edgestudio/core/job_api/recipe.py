@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from edgestudio.core.serialise import register_format, without
+
+if TYPE_CHECKING:
+    from edgestudio.core.job_api.report import JobReport
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,12 @@ class Recipe:
     def to_command(self) -> list[str]:
         """Return the ``edgestudio …`` argv that runs the same job."""
         return ["edgestudio", self.kind]
+
+    def read_result(self, report: JobReport) -> Any:
+        """The typed result of a job of this recipe, read from ``report``'s JSON ``details``
+        (None: the job has no result beyond its files and check). Called once, where the
+        runner receives the report; each kind with a result says how."""
+        return None
 
     def command_line(self) -> str:
         """Return :meth:`to_command` as one shell-quoted line."""

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from edgestudio.core.serialise import register_format, without
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,13 @@ class EquivalenceCheck:
 
 @dataclass
 class JobReport:
-    """The result of one job: files written (names inside the staging folder), check, warnings."""
+    """The result of one job: files written (names inside the staging folder), check, warnings.
+
+    ``details`` is the result as JSON (what the worker sends and ``--json`` prints);
+    ``result`` is the same, typed: the job's recipe reads it once, where the runner receives
+    the report (:meth:`~edgestudio.core.job_api.recipe.Recipe.read_result`), and readers ask
+    for it by type with :meth:`result_as`.
+    """
 
     kind: str
     files: list[str] = field(default_factory=list)
@@ -129,6 +137,15 @@ class JobReport:
     check: EquivalenceCheck | None = None
     warnings: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+    result: Any = field(default=None, compare=False, repr=False)
+
+    def result_as(self, cls: type[_T]) -> _T:
+        """The typed result, which must be a ``cls`` (a job of another kind is a bug)."""
+        if not isinstance(self.result, cls):
+            raise TypeError(
+                f"a {self.kind} job's result is {type(self.result).__name__}, not {cls.__name__}"
+            )
+        return self.result
 
     @property
     def passed(self) -> bool:
@@ -160,6 +177,10 @@ register_format(
 )
 register_format(
     JobReport,
-    lambda report, data: {**data, "passed": report.passed, "outcome": report.outcome},
+    lambda report, data: {
+        **without("result")(data),
+        "passed": report.passed,
+        "outcome": report.outcome,
+    },
     without("passed", "outcome"),
 )

@@ -4,9 +4,10 @@ the CLI, the job registry and the document import these)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from edgestudio.core.job_api.recipe import Recipe
+from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.serialise import from_json
 
 
@@ -40,6 +41,12 @@ class CostRecipe(Recipe):
             "--json",
             *input_args(self.shapes, self.ranges, None),
         ]
+
+    def read_result(self, report: JobReport) -> ModelCost:
+        """The counted cost."""
+        cost = from_json(ModelCost, report.details)
+        assert cost is not None
+        return cost
 
 
 @dataclass(frozen=True)
@@ -89,10 +96,3 @@ class ModelCost:
         return (
             "; ".join(f"{k} {'x'.join(map(str, v))}" for k, v in self.inputs.items()) or "no inputs"
         )
-
-
-def cost_of(details: dict[str, Any]) -> ModelCost:
-    """A cost job's result."""
-    cost = from_json(ModelCost, details)
-    assert cost is not None
-    return cost

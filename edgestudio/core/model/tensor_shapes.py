@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from edgestudio.core.job_api.recipe import Recipe
+
+if TYPE_CHECKING:
+    from edgestudio.core.job_api.report import JobReport
 
 
 @dataclass(frozen=True)
@@ -27,10 +30,10 @@ class ShapesRecipe(Recipe):
         """``edgestudio inspect MODEL --shapes --json``."""
         return ["edgestudio", "inspect", self.model, "--shapes", "--json"]
 
+    def read_result(self, report: JobReport) -> TensorShapes:
+        """Every tensor's ``(dtype, shape)``."""
+        shapes = report.details.get("shapes", {})
+        return {name: (str(dtype), shape) for name, (dtype, shape) in shapes.items()}
+
 
 TensorShapes = dict[str, tuple[str, list[int | str | None] | None]]
-
-
-def shapes_of(details: dict[str, Any]) -> TensorShapes:
-    """A shape-inference job's result: every tensor's ``(dtype, shape)``."""
-    return {name: (str(dtype), shape) for name, (dtype, shape) in details.get("shapes", {}).items()}

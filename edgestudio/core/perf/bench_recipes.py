@@ -9,8 +9,12 @@ from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.inputs.inputs_recipe import input_args
 from edgestudio.core.job_api.options import option, option_argv
 from edgestudio.core.job_api.recipe import Recipe
+from edgestudio.core.job_api.report import JobReport
+from edgestudio.core.perf.perf_results import Latency, LatencyRow, Profile, ProviderProbe
 from edgestudio.core.perf.providers import short_name
+from edgestudio.core.remote.device_info import DeviceInfo
 from edgestudio.core.remote.device_runner import OPT_LEVELS as RUNNER_OPT_LEVELS
+from edgestudio.core.serialise import from_json
 
 OPT_LEVELS = tuple(RUNNER_OPT_LEVELS)  # the names the runner maps to onnxruntime's levels
 
@@ -97,6 +101,15 @@ class BenchRecipe(Recipe):
             cmd += ["--device", ",".join(self.devices)]
         return cmd
 
+    def read_result(self, report: JobReport) -> Latency:
+        """The latency rows, the verdicts and the failures."""
+        details = report.details
+        return Latency(
+            from_json(list[LatencyRow], details.get("results", [])),
+            list(details.get("verdicts", [])),
+            list(details.get("failures", [])),
+        )
+
 
 @dataclass(frozen=True)
 class ProfileRecipe(Recipe):
@@ -145,6 +158,10 @@ class ProfileRecipe(Recipe):
             cmd += ["--device", self.device]
         return cmd
 
+    def read_result(self, report: JobReport) -> Profile:
+        """The per-op profile, with the job's warnings (nodes that fell back, …)."""
+        return from_json(Profile, {**report.details, "warnings": report.warnings})
+
 
 @dataclass(frozen=True)
 class DeviceCheckRecipe(Recipe):
@@ -161,6 +178,10 @@ class DeviceCheckRecipe(Recipe):
         """``edgestudio device check NAME``."""
         return ["edgestudio", "device", "check", self.device]
 
+    def read_result(self, report: JobReport) -> DeviceInfo:
+        """What the device has."""
+        return from_json(DeviceInfo, report.details.get("device", {}))
+
 
 @dataclass(frozen=True)
 class ProbeRecipe(Recipe):
@@ -175,3 +196,7 @@ class ProbeRecipe(Recipe):
     def to_command(self) -> list[str]:
         """``edgestudio providers``."""
         return ["edgestudio", "providers"]
+
+    def read_result(self, report: JobReport) -> list[ProviderProbe]:
+        """Whether each provider works."""
+        return from_json(list[ProviderProbe], report.details.get("providers", []))

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from edgestudio.core.serialise import from_json, register_format
+from edgestudio.core.serialise import register_format
 
 
 @dataclass
@@ -135,22 +134,3 @@ class ProviderProbe:
     reason: str | None = None
     available: bool = False
     package: str | None = None
-
-
-def latency_of(details: dict[str, Any]) -> Latency:
-    """A benchmark job's result."""
-    return Latency(
-        from_json(list[LatencyRow], details.get("results", [])),
-        list(details.get("verdicts", [])),
-        list(details.get("failures", [])),
-    )
-
-
-def profile_of(details: dict[str, Any], warnings: list[str]) -> Profile:
-    """A profile job's result (with the job's warnings: nodes that fell back, …)."""
-    return from_json(Profile, {**details, "warnings": warnings})
-
-
-def providers_of(details: dict[str, Any]) -> list[ProviderProbe]:
-    """A provider probe's result."""
-    return from_json(list[ProviderProbe], details.get("providers", []))

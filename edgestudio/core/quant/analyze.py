@@ -615,7 +615,9 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         quantized_nodes=sorted(quantized),
         targets=targets,
     )
-    return JobReport(kind=recipe.kind, warnings=warnings, details=to_json(analysis))
+    return JobReport(
+        kind=recipe.kind, warnings=warnings, details=to_json(analysis), result=analysis
+    )
 
 
 def _compare_layers(

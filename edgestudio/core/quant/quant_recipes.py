@@ -7,13 +7,18 @@ uint8 is not supported" in the form instead of a stack trace from deep inside OR
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.inputs.inputs_recipe import input_args
 from edgestudio.core.job_api.options import declared_options, option, option_argv
 from edgestudio.core.job_api.recipe import Recipe, Tolerance
+from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.quant.task_names import TASKS
+from edgestudio.core.serialise import from_json, without
+
+if TYPE_CHECKING:
+    from edgestudio.core.quant.quant_results import Analysis, Quantization
 
 # Where static quantization puts quantizers (core/quant/mixed_precision.py applies it; kept
 # here as plain names so the recipe imports no onnx).
@@ -325,6 +330,13 @@ class QuantRecipe(Recipe):
             cmd.append("--overwrite")
         return cmd
 
+    def read_result(self, report: JobReport) -> Quantization:
+        """What the quantization wrote and did. Its JSON also carries the recipe
+        that ran, for readers of ``--json``; the run keeps its recipe on its own."""
+        from edgestudio.core.quant.quant_results import Quantization
+
+        return from_json(Quantization, without("recipe")(report.details))
+
 
 @dataclass(frozen=True)
 class AnalyzeRecipe(Recipe):
@@ -379,6 +391,12 @@ class AnalyzeRecipe(Recipe):
         if self.tolerance != Tolerance(1e-2, 1e-2):
             cmd += ["--atol", repr(self.tolerance.atol), "--rtol", repr(self.tolerance.rtol)]
         return cmd
+
+    def read_result(self, report: JobReport) -> Analysis:
+        """The per-layer and whole-model figures."""
+        from edgestudio.core.quant.quant_results import Analysis
+
+        return from_json(Analysis, report.details)
 
 
 @dataclass

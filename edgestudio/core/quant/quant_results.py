@@ -8,7 +8,6 @@ from typing import Any
 from edgestudio.core.inputs.data_source import DataProvenance
 from edgestudio.core.quant.task_metrics import TaskResult
 from edgestudio.core.quant.verdicts import Verdict
-from edgestudio.core.serialise import from_json, without
 
 
 def sqnr_text(sqnr_db: float | None, non_finite: int = 0, spec: str = ".2f") -> str:
@@ -200,9 +199,3 @@ class Quantization:
     command: str = ""
     inputs: dict[str, Any] = field(default_factory=dict)  # the input specification it ran on
     precision: Precision | None = None  # integer modes: tensors per precision, float nodes
-
-
-def quantization_of(details: dict[str, Any]) -> Quantization:
-    """A quantize job's result. Its JSON also carries the recipe that ran, for readers of
-    ``--json``; the run keeps its recipe on its own."""
-    return from_json(Quantization, without("recipe")(details))

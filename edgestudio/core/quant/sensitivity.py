@@ -82,6 +82,10 @@ class SensitivityRecipe(Recipe):
             cmd += ["--metric", self.metric]
         return cmd + input_args(self.base.shapes, self.base.ranges, None)
 
+    def read_result(self, report: JobReport) -> Sensitivity:
+        """The ranked tries."""
+        return from_json(Sensitivity, report.details)
+
 
 @dataclass(frozen=True)
 class LayerSensitivity:
@@ -254,9 +258,7 @@ def run_sensitivity(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRep
                 quiet,
                 half,
             )
-            result = from_json(Analysis, analysis.details)
-            assert result is not None
-            results.append(result)
+            results.append(analysis.result_as(Analysis))
         shutil.rmtree(folder)  # only the figures are kept
         return results
 
@@ -335,4 +337,4 @@ def run_sensitivity(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRep
     reporter.log(result.stability_text())
     shutil.rmtree(work, ignore_errors=True)
     reporter.stage("Done", 1.0)
-    return JobReport(kind=recipe.kind, details=to_json(result))
+    return JobReport(kind=recipe.kind, details=to_json(result), result=result)

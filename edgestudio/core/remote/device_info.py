@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-from edgestudio.core.serialise import from_json
 
 
 @dataclass
@@ -35,8 +32,3 @@ class DeviceInfo:
     def usable(self) -> bool:
         """True when the device can run models."""
         return not self.problems
-
-
-def device_info_of(details: dict[str, Any]) -> DeviceInfo:
-    """A device check's result."""
-    return from_json(DeviceInfo, details.get("device", {}))
