@@ -35,7 +35,7 @@ def _open(qtbot, window: MainWindow, tmp: Path):  # type: ignore[no-untyped-def]
 def _bar_colours(panel) -> set[str]:  # type: ignore[no-untyped-def]
     from pyqtgraph import BarGraphItem
 
-    bars = [i for i in panel.plot.getPlotItem().items if isinstance(i, BarGraphItem)]
+    bars = [i for i in panel.activations.plot.getPlotItem().items if isinstance(i, BarGraphItem)]
     return {b.color().name() for b in bars[0].opts["brushes"]}
 
 
@@ -56,7 +56,10 @@ def test_synthetic_data_gives_a_pipeline_check_and_real_data_a_named_verdict(  #
     assert "Pipeline check" in text and "No verdict" in text and "synthetic" in text
     for level in ("Good", "Acceptable", "Poor"):
         assert f">{level}<" not in text
-    assert "pipeline check" in panel.legend.text() and "good" not in panel.legend.text()
+    assert (
+        "pipeline check" in panel.activations.legend.text()
+        and "good" not in panel.activations.legend.text()
+    )
     assert _bar_colours(panel) <= NEUTRAL  # no colour that reads as a verdict
     assert panel.history.item(0, 3).text() == "pipeline check"
     note = doc.graph_panel.view.legend.note.text()
@@ -89,7 +92,7 @@ def test_synthetic_data_gives_a_pipeline_check_and_real_data_a_named_verdict(  #
     text = panel.verdict.text()
     assert ">Good<" in text and "360 samples from digits_eval.npz" in text
     assert "top-1 agreement" in text and "Diagnostic" in text
-    assert "on 360 samples from digits_eval.npz" in panel.legend.text()
+    assert "on 360 samples from digits_eval.npz" in panel.activations.legend.text()
     assert _bar_colours(panel) <= VERDICT
 
 

@@ -72,30 +72,34 @@ def test_quantize_analyze_select_exclude_requantize_compare(
     assert window.jobs_dock.isVisible() and window.jobs_dock.height() <= 720 // 4
     doc.show_panel("quantization")
     panel.tabs.setCurrentIndex(1)
-    qtbot.waitExposed(panel.weights)
-    rows = min(panel.weights.rowCount(), 6)
+    qtbot.waitExposed(panel.weights.weights)
+    rows = min(panel.weights.weights.rowCount(), 6)
     assert (
         rows >= 4
-        and panel.weights.viewport().height()
-        >= rows * panel.weights.verticalHeader().defaultSectionSize()
+        and panel.weights.weights.viewport().height()
+        >= rows * panel.weights.weights.verticalHeader().defaultSectionSize()
     )
     panel.tabs.setCurrentIndex(0)
     assert Path(run.output or "").exists()
     assert panel.history.item(0, 2).text() == "analysed"
-    assert len(panel._bars) == len([r for r in run.analysis.layers if r.sqnr_db is not None])
+    assert len(panel.activations.bars) == len(
+        [r for r in run.analysis.layers if r.sqnr_db is not None]
+    )
     # the graph is coloured by SQNR with a legend
     assert not doc.graph_panel.view.legend.isHidden()
     assert "SQNR" in doc.graph_panel.view.legend.label.text()
 
     # click the worst bar: its node is selected in the graph
     doc.show_panel("quantization")
-    qtbot.waitExposed(panel.plot)
-    view_box = panel.plot.getPlotItem().getViewBox()
-    worst = panel._bars[0]
+    qtbot.waitExposed(panel.activations.plot)
+    view_box = panel.activations.plot.getPlotItem().getViewBox()
+    worst = panel.activations.bars[0]
     scene_point = view_box.mapViewToScene(QPointF(0, worst.sqnr_db / 2))
-    widget_point = panel.plot.mapFromScene(scene_point)
+    widget_point = panel.activations.plot.mapFromScene(scene_point)
     with qtbot.waitSignal(panel.node_chosen, timeout=5000) as chosen:
-        QTest.mouseClick(panel.plot.viewport(), Qt.MouseButton.LeftButton, pos=widget_point)
+        QTest.mouseClick(
+            panel.activations.plot.viewport(), Qt.MouseButton.LeftButton, pos=widget_point
+        )
     assert chosen.args == [worst.node]
     graph = doc.graph_panel
     assert graph.ir is not None and graph.ir.names[graph.view.selected] == worst.node
@@ -132,9 +136,9 @@ def test_quantize_analyze_select_exclude_requantize_compare(
     assert [table.item(excluded_row, c).text() for c in (1, 2)] == ["0", "1"]
 
     # exports
-    png = panel.export_plot(str(tmp_path / "sqnr.png"))
-    svg = panel.export_plot(str(tmp_path / "sqnr.svg"))
-    csv_path = panel.export_table(str(tmp_path / "layers.csv"))
+    png = panel.activations.export_plot(str(tmp_path / "sqnr.png"))
+    svg = panel.activations.export_plot(str(tmp_path / "sqnr.svg"))
+    csv_path = panel.activations.export_table(str(tmp_path / "layers.csv"))
     assert png and Path(png).stat().st_size > 1000
     assert svg and "<svg" in Path(svg).read_text()
     assert csv_path and Path(csv_path).read_text().startswith("tensor,node")

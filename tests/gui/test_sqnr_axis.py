@@ -11,7 +11,8 @@ from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis, LayerError
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.workspace.document import ModelDocument
-from edgestudio.gui.quant.quant_panel import SQNR_AXIS_CAP_DB, QuantPanel
+from edgestudio.gui.quant.quant_panel import QuantPanel
+from edgestudio.gui.quant.sqnr_view import SQNR_AXIS_CAP_DB
 from tests import models
 
 
@@ -33,7 +34,7 @@ def test_bars_above_the_cap_are_capped_and_said(qtbot, tmp_path: Path) -> None: 
         analysis=Analysis("f", "q", 4, layers=layers),
     )
     panel.show_run(run)
-    item = panel.plot.getPlotItem()
+    item = panel.activations.plot.getPlotItem()
     bars = [i for i in item.items if isinstance(i, pg.BarGraphItem)]
     heights = list(bars[0].opts["height"])
     assert heights == [12.0, 35.0, SQNR_AXIS_CAP_DB]
@@ -42,4 +43,4 @@ def test_bars_above_the_cap_are_capped_and_said(qtbot, tmp_path: Path) -> None: 
     notes = [i for i in item.items if isinstance(i, pg.TextItem)]
     assert any("1 layer(s) above" in n.toPlainText() for n in notes)
     # the table keeps the true figure
-    assert panel.layers.item(2, 0).text().startswith("361")
+    assert panel.activations.layers.item(2, 0).text().startswith("361")

@@ -33,11 +33,11 @@ def _panels(doc) -> dict[str, object]:  # type: ignore[no-untyped-def]
     view = doc.graph_panel.view
     return {
         "history": _table(doc.quant_panel.history),
-        "layers": _table(doc.quant_panel.layers),
+        "layers": _table(doc.quant_panel.activations.layers),
         "bench": _table(doc.perf_panel.table),
         "marked": list(view.marked),
         "legend": (view.legend.label.text(), view.legend.ends.text()),
-        "bars": len(doc.quant_panel._bars),
+        "bars": len(doc.quant_panel.activations.bars),
     }
 
 

@@ -1,21 +1,15 @@
-"""The Quantization panel: run history, per-layer SQNR as sorted bars and a table, weights with
-their quantization grid, the exclusion loop and side-by-side comparison of runs."""
+"""The Quantization panel: the run history with each run's verdict, the exclusion loop and the
+side-by-side comparison of runs; the chosen run's per-layer SQNR (:mod:`sqnr_view`), weights
+(:mod:`weights_view`) and sensitivity (:mod:`sensitivity_view`) in its tabs."""
 
 from __future__ import annotations
 
-import html
-from pathlib import Path
-from typing import Any
-
-import numpy as np
 import onnx
-import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QCursor
+from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
-    QFileDialog,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -25,26 +19,22 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidgetItem,
     QTabWidget,
-    QToolTip,
     QVBoxLayout,
     QWidget,
 )
 
-from edgestudio.core.model.weights import read_weight, weight_histogram
-from edgestudio.core.quant.quant_results import Analysis, LayerError, WeightError, sqnr_text
-from edgestudio.core.quant.quant_runs import QuantRun, compare, write_layers_csv
+from edgestudio.core.quant.quant_results import sqnr_text
+from edgestudio.core.quant.quant_runs import QuantRun, compare
 from edgestudio.core.quant.verdicts import (
     VERDICT_COLOURS,
     Verdict,
-    band_of,
-    sqnr_bands,
     verdict_html,
 )
 from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.gui.quant.sensitivity_view import SensitivityView
-from edgestudio.gui.widgets.exporting import export_widget
-from edgestudio.gui.widgets.plots import show_empty, show_values
-from edgestudio.gui.widgets.tables import NumericItem, _num, results_table
+from edgestudio.gui.quant.sqnr_view import SqnrView
+from edgestudio.gui.quant.weights_view import WeightsView
+from edgestudio.gui.widgets.tables import _num, results_table
 
 HISTORY_COLUMNS = [
     "Run",
@@ -57,18 +47,6 @@ HISTORY_COLUMNS = [
     "Top-1",
     "Agreement",
 ]
-# The figures first, the (long) tensor name last: a narrow table still shows what matters.
-LAYER_COLUMNS = ["SQNR (dB)", "Node", "Op", "MSE", "Max abs", "Cosine", "Clipped (%)", "Tensor"]
-SQNR_COL, NODE_COL = 0, 1
-WEIGHT_COLUMNS = [
-    "Weight",
-    "SQNR dB",
-    "Max abs",
-    "S/2 (model)",
-    "S/2 per-tensor",
-    "S/2 per-channel (mean)",
-]
-SQNR_AXIS_CAP_DB = 60.0  # bars above it are capped and hatched: as good as lossless
 
 
 class QuantPanel(QWidget):
@@ -89,9 +67,7 @@ class QuantPanel(QWidget):
         self.setObjectName("quant_panel")
         self.document = document
         self.model_path = document.path
-        self.initializers = {t.name: t for t in model.graph.initializer}
         self.current: QuantRun | None = None
-        self._bars: list[LayerError] = []
 
         self.history = results_table(HISTORY_COLUMNS, "history_table")
         self.history.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
@@ -133,51 +109,17 @@ class QuantPanel(QWidget):
         top_buttons.addWidget(self.compare_float_button)
         top_buttons.addWidget(self.compare_button)
 
-        self.plot = pg.PlotWidget(background="w")
-        self.plot.setObjectName("sqnr_plot")
-        item = self.plot.getPlotItem()
-        item.setLabel("left", "SQNR (dB), higher is better")
-        item.setLabel("bottom", "layers, worst first (click a bar to find it in the graph)")
-        item.showGrid(y=True, alpha=0.3)
-        item.setMenuEnabled(False)
-        self.legend = QLabel(sqnr_legend_html())
-        self.legend.setObjectName("sqnr_legend")
         self.verdict = QLabel()
         self.verdict.setObjectName("verdict_label")
         self.verdict.setWordWrap(True)
         self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.verdict.hide()
-        self.plot.scene().sigMouseMoved.connect(self._hover)
-        self.plot.scene().sigMouseClicked.connect(self._clicked)
-        self.layers = results_table(LAYER_COLUMNS, "layers_table")
-        self.layers.setSortingEnabled(True)
-        self.layers.itemSelectionChanged.connect(self._layer_selected)
-
-        self.weights = results_table(WEIGHT_COLUMNS, "weights_table")
-        self.weights.itemSelectionChanged.connect(self._weight_selected)
-        self.weight_plot = pg.PlotWidget(background="w")
-        self.weight_plot.setObjectName("weight_plot")
-        self.weight_plot.getPlotItem().setLabel("bottom", "weight value")
-        self.weight_plot.getPlotItem().setLabel("left", "count")
-        # Side by side, as the activations: the table keeps the tab's whole height for its rows
-        # (stacked, a Jobs dock below left it two).
-        weights_tab = QSplitter(Qt.Orientation.Horizontal)
-        weights_tab.addWidget(self.weights)
-        weights_tab.addWidget(self.weight_plot)
-        weights_tab.setSizes([600, 500])
-
-        plot_box = QWidget()
-        pb = QVBoxLayout(plot_box)
-        pb.setContentsMargins(0, 0, 0, 0)
-        pb.addWidget(self.legend)
-        pb.addWidget(self.plot, 1)
-        activations = QSplitter(Qt.Orientation.Horizontal)
-        activations.addWidget(plot_box)
-        activations.addWidget(self.layers)
-        activations.setSizes([600, 500])
+        self.activations = SqnrView()
+        self.activations.node_chosen.connect(self.node_chosen.emit)
+        self.weights = WeightsView(model, document.path)
         self.tabs = QTabWidget()
-        self.tabs.addTab(activations, "Activations")
-        self.tabs.addTab(weights_tab, "Weights")
+        self.tabs.addTab(self.activations, "Activations")
+        self.tabs.addTab(self.weights, "Weights")
         self.sensitivity = SensitivityView()
         self.sensitivity.rank_requested.connect(
             lambda n: self.current is not None and self.rank_requested.emit(self.current, n)
@@ -195,18 +137,9 @@ class QuantPanel(QWidget):
         self.requantize_button.setObjectName("requantize")
         self.requantize_button.clicked.connect(self._requantize)
         export_plot = self.export_plot_button = QPushButton("Export plot…")
-        export_plot.clicked.connect(self.export_plot)
+        export_plot.clicked.connect(lambda: self.activations.export_plot())
         export_table = self.export_table_button = QPushButton("Export table (CSV)…")
-        export_table.clicked.connect(self.export_table)
-        show_empty(
-            self.plot,
-            "Quantize this model (Tools › Quantize…, Ctrl+Shift+Q) with "
-            "evaluation data: the SQNR of every layer appears here, worst "
-            "first.",
-        )
-        show_empty(
-            self.weight_plot, "Pick a weight in the table to see its values and quantization grid."
-        )
+        export_table.clicked.connect(lambda: self.activations.export_table())
         bottom = QHBoxLayout()
         bottom.addWidget(QLabel("Exclude the"))
         bottom.addWidget(self.worst_n)
@@ -379,155 +312,12 @@ class QuantPanel(QWidget):
 
     # ----- one run's analysis ------------------------------------------------------------------
     def show_run(self, run: QuantRun) -> None:
-        """Plot and tabulate ``run``'s analysis."""
+        """Show ``run``'s verdict, per-layer SQNR and weights."""
         self.current = run
-        self._bars = [r for r in run.layers_worst_first() if r.sqnr_db is not None]
-        item = self.plot.getPlotItem()
-        if not self._bars:
-            show_empty(
-                self.plot,
-                "No layer has an SQNR to draw: every compared layer gives "
-                "inf/NaN values (see the table)."
-                if any(r.non_finite for r in run.layers_worst_first())
-                else "No layer could be compared (every activation of the float model was "
-                "zero on this data).",
-            )
-        else:
-            show_values(self.plot)
-            values = [r.sqnr_db or 0.0 for r in self._bars]
-            # Above the cap a layer is as good as lossless: its bar stops at the cap, hatched,
-            # so a 360 dB layer does not squash the range where the differences matter.
-            shown = [min(v, SQNR_AXIS_CAP_DB) for v in values]
-            low, high = min(shown), max(shown)
-            bands = sqnr_bands(run.analysis is not None and run.analysis.representative)
-            brushes = [
-                pg.mkBrush(band_of(v, bands)[2])
-                if v <= SQNR_AXIS_CAP_DB
-                else QBrush(QColor(band_of(v, bands)[2]), Qt.BrushStyle.BDiagPattern)
-                for v in values
-            ]
-            item.addItem(
-                pg.BarGraphItem(
-                    x=np.arange(len(values)),
-                    height=shown,
-                    width=0.8,
-                    brushes=brushes,
-                    pen=pg.mkPen(None),
-                )
-            )
-            capped = sum(1 for v in values if v > SQNR_AXIS_CAP_DB)
-            if capped:
-                note = pg.TextItem(
-                    f"hatched: {capped} layer(s) above {SQNR_AXIS_CAP_DB:g} dB "
-                    "(as good as lossless), bars capped",
-                    color="#555",
-                    anchor=(1, 0),
-                )
-                note.setPos(len(values) - 0.5, SQNR_AXIS_CAP_DB * 1.13)
-                item.addItem(note)
-            for bound, _, colour in bands[:2]:  # the scale's thresholds as dashed lines
-                item.addItem(
-                    pg.InfiniteLine(
-                        pos=bound,
-                        angle=0,
-                        pen=pg.mkPen(colour, width=1, style=Qt.PenStyle.DashLine),
-                    )
-                )
-            item.setXRange(-1, len(values), padding=0)
-            item.setYRange(
-                min(0.0, low), max(high, bands[0][0]) * (1.16 if capped else 1.05), padding=0
-            )
+        self.activations.show_run(run)
         self._show_verdict(run.analysis.verdict if run.analysis else None)
-        broken = [r for r in run.layers_worst_first() if r.non_finite]
-        self.legend.setText(
-            sqnr_legend_html(run.analysis)
-            + (
-                f"<br><span style='color:#b3261e'>✖ {len(broken)} layer(s) give inf/NaN values "
-                f"where the float model's are finite — no bar can show that; they head the table "
-                f"({html.escape(broken[0].node)} first).</span>"
-                if broken
-                else ""
-            )
-        )
-        self.layers.setSortingEnabled(False)
-        layers = run.layers_worst_first()
-        self.layers.setRowCount(len(layers))
-        for r, layer in enumerate(layers):
-            cells: list[QTableWidgetItem] = [
-                NumericItem(
-                    float("-inf") if layer.non_finite else layer.sqnr_db, ".2f", layer.sqnr_text()
-                ),
-                QTableWidgetItem(layer.node),
-                QTableWidgetItem(layer.op_type),
-                NumericItem(layer.mse, ".3g"),
-                NumericItem(layer.max_abs, ".3g"),
-                NumericItem(layer.cosine, ".5f"),
-                NumericItem(layer.clipped_fraction, ".2%"),
-                QTableWidgetItem(layer.tensor),
-            ]
-            for c, cell in enumerate(cells):
-                cell.setToolTip(f"{layer.node}\n{layer.tensor}")
-                self.layers.setItem(r, c, cell)
-        self.layers.setSortingEnabled(True)
-        self.layers.sortItems(SQNR_COL, Qt.SortOrder.AscendingOrder)  # worst SQNR first
-        weights = run.analysis.weights if run.analysis else []
-        self.weights.setRowCount(len(weights))
-        for r, w in enumerate(sorted(weights, key=lambda w: w.sqnr_db or 0.0)):
-            cells = [
-                QTableWidgetItem(w.tensor),
-                NumericItem(w.sqnr_db, ".2f"),
-                NumericItem(w.max_abs, ".3g"),
-                NumericItem(w.scale_bound, ".3g"),
-                NumericItem(w.per_tensor_bound, ".3g"),
-                NumericItem(w.per_channel_bound_mean, ".3g"),
-            ]
-            for c, cell in enumerate(cells):
-                self.weights.setItem(r, c, cell)
+        self.weights.show_run(run)
         self._refresh_buttons()
-
-    def bar_at(self, scene_pos: QPointF) -> int | None:
-        """The bar under a plot-scene position."""
-        view = self.plot.getPlotItem().getViewBox()
-        if not view.sceneBoundingRect().contains(scene_pos):
-            return None
-        x = view.mapSceneToView(scene_pos).x()
-        index = round(x)
-        return index if 0 <= index < len(self._bars) and abs(x - index) <= 0.4 else None
-
-    def _hover(self, scene_pos: QPointF) -> None:
-        index = self.bar_at(scene_pos)
-        if index is None:
-            QToolTip.hideText()
-            return
-        r = self._bars[index]
-        QToolTip.showText(
-            QCursor.pos(),
-            f"{r.node}\n{r.tensor}\nSQNR {_num(r.sqnr_db, '.2f')} dB"
-            f"  MSE {_num(r.mse, '.3g')}  cosine {_num(r.cosine, '.5f')}",
-            self.plot,
-        )
-
-    def _clicked(self, event: Any) -> None:
-        index = self.bar_at(event.scenePos())
-        if index is not None:
-            self.choose_bar(index)
-
-    def choose_bar(self, index: int) -> None:
-        """Select bar ``index``'s node in the graph and its row in the table."""
-        node = self._bars[index].node
-        for r in range(self.layers.rowCount()):
-            cell = self.layers.item(r, NODE_COL)
-            if cell is not None and cell.text() == node:
-                self.layers.selectRow(r)
-                break
-        self.node_chosen.emit(node)
-
-    def _layer_selected(self) -> None:
-        rows = {i.row() for i in self.layers.selectedItems()}
-        if len(rows) == 1:
-            cell = self.layers.item(rows.pop(), NODE_COL)
-            if cell is not None:
-                self.node_chosen.emit(cell.text())
 
     def _request_overlay(self) -> None:
         if self.current is not None:
@@ -545,63 +335,8 @@ class QuantPanel(QWidget):
             self.requantize_form_requested.emit((self.current, worst))
 
     def _tab_shown(self, index: int) -> None:
-        """The Weights tab opens on its worst weight (rows are worst first) when none is
-        chosen, so its histogram says something at once."""
-        if (
-            self.tabs.widget(index) is not None
-            and index == 1
-            and self.weights.rowCount()
-            and not self.weights.selectedItems()
-        ):
-            self.weights.selectRow(0)
-
-    # ----- weights -----------------------------------------------------------------------------
-    def _weight_selected(self) -> None:
-        rows = {i.row() for i in self.weights.selectedItems()}
-        if len(rows) != 1 or self.current is None or self.current.analysis is None:
-            return
-        row = rows.pop()
-        name_item = self.weights.item(row, 0)
-        if name_item is None:
-            return
-        info = next(w for w in self.current.analysis.weights if w.tensor == name_item.text())
-        self.show_weight(info)
-
-    def show_weight(self, info: WeightError) -> None:
-        """Histogram of a float weight with its quantization grid and clipping range."""
-        tensor = self.initializers.get(info.tensor)
-        plot = self.weight_plot.getPlotItem()
-        if tensor is None:
-            show_empty(self.weight_plot, f"{info.tensor} is not a weight of the float model.")
-            return
-        show_values(self.weight_plot)
-        values = read_weight(tensor, self.model_path.parent).astype(np.float64)
-        counts, edges = weight_histogram(values, bins=128)
-        plot.addItem(
-            pg.PlotDataItem(
-                edges,
-                counts,
-                stepMode="center",
-                fillLevel=0,
-                brush="#4f8fc0",
-                pen=pg.mkPen("#2f5f80"),
-            )
-        )
-        step = 2 * info.scale_bound  # S: one quantization step of the model's scale
-        low, high = float(values.min()), float(values.max())
-        if step > 0 and (high - low) / step <= 64:  # the grid, where it is readable
-            for k in np.arange(np.floor(low / step), np.ceil(high / step) + 1):
-                plot.addItem(pg.InfiniteLine(k * step, pen=pg.mkPen("#bbbbbb", width=1)))
-        for x in (low, high):  # the clipping range a per-tensor MinMax scale covers
-            plot.addItem(pg.InfiniteLine(x, pen=pg.mkPen("#d32f2f", width=2)))
-        # Two lines: the plot sits beside the table, narrower than the tab.
-        plot.setTitle(
-            f"{html.escape(info.tensor)}<br>S/2 per-tensor "
-            f"{info.per_tensor_bound:.3g}, per-channel mean "
-            f"{info.per_channel_bound_mean:.3g}"
-            f"{' (model is per-channel)' if info.per_channel else ''}",
-            size="9pt",
-        )
+        if self.tabs.widget(index) is self.weights:
+            self.weights.open_worst()
 
     # ----- comparison and export ---------------------------------------------------------------
     def show_comparison(self) -> QDialog:
@@ -621,42 +356,3 @@ class QuantPanel(QWidget):
         dialog.show()
         self.comparison = table
         return dialog
-
-    def export_plot(self, path: str | None = None) -> str | None:
-        """Save the SQNR plot as PNG or SVG (asks for a file name when none is given)."""
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self, "Export plot", "sqnr.png", "PNG (*.png);;SVG (*.svg)"
-            )
-        if not path:
-            return None
-        return export_widget(self.plot, path)
-
-    def export_table(self, path: str | None = None) -> str | None:
-        """Save the per-layer table as CSV."""
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export table", "layers.csv", "CSV (*.csv)")
-        if not path or self.current is None:
-            return None
-        write_layers_csv(Path(path), self.current.analysis.layers if self.current.analysis else [])
-        return path
-
-
-def sqnr_legend_html(analysis: Analysis | None = None) -> str:
-    """The colour scale's legend — what each colour means, in dB — and the data it was
-    measured on (neutral greys without verdict words on synthetic data)."""
-    representative = analysis is not None and analysis.representative
-    swatch = '<span style="color:{}">■</span> {}'
-    scale = "&nbsp;&nbsp;".join(
-        swatch.format(colour, html.escape(label))
-        for _, label, colour in sqnr_bands(representative or analysis is None)
-    )
-    if analysis is None or analysis.data is None:
-        return scale
-    where = html.escape(analysis.data.text())
-    if representative:
-        return f"{scale}&nbsp;&nbsp;<span style='color:#666'>on {where}</span>"
-    return (
-        f"{scale}&nbsp;&nbsp;<span style='color:#666'>pipeline check on {where}: "
-        "no verdict without your data</span>"
-    )
