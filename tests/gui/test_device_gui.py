@@ -78,9 +78,10 @@ def test_performance_tab_measures_on_the_device_beside_this_machine(  # type: ig
         panel.run_button.click()
     assert requested.args[0].devices == ("local", "loop")
     qtbot.waitUntil(
-        lambda: panel.table.rowCount() == 2 and panel.table.item(1, 4) is not None, timeout=120_000
+        lambda: panel.latency.table.rowCount() == 2 and panel.latency.table.item(1, 4) is not None,
+        timeout=120_000,
     )
-    wheres = sorted(panel.table.item(r, 1).text() for r in range(2))
+    wheres = sorted(panel.latency.table.item(r, 1).text() for r in range(2))
     assert wheres[0].startswith("loop · ort 1.22") and wheres[1].startswith("this machine")
     assert "loop" in panel.edge_cloud.edge_label.text()  # the edge is the device
     if SHOTS:

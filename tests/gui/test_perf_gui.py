@@ -42,18 +42,24 @@ def test_benchmark_profile_and_overlays(
     recipe = requested.args[0]
     assert recipe.threads == (1, 2) and recipe.providers == ("CPUExecutionProvider",)
     assert recipe.command_line().startswith("edgestudio bench")
-    qtbot.waitUntil(lambda: panel.table.rowCount() == 2, timeout=120_000)
-    assert panel.table.item(0, 4).text() != ""
-    from edgestudio.gui.perf.perf_panel import RESULT_COLUMNS
+    qtbot.waitUntil(lambda: panel.latency.table.rowCount() == 2, timeout=120_000)
+    assert panel.latency.table.item(0, 4).text() != ""
+    from edgestudio.gui.perf.latency_view import RESULT_COLUMNS
 
-    assert panel.table.item(0, RESULT_COLUMNS.index("Timed runs")).text() == "30"
-    assert len(panel.dist_plot.getPlotItem().items) > 4
+    assert panel.latency.table.item(0, RESULT_COLUMNS.index("Timed runs")).text() == "30"
+    assert len(panel.latency.dist_plot.getPlotItem().items) > 4
     assert panel.edge_cloud.edge_ms.value() == pytest.approx(
         min(r.median_ms or 0 for r in panel.results), abs=1e-4
     )
-    assert Path(panel.export_csv(str(tmp_path / "lat.csv")) or "").read_text().startswith("model")
-    assert "results" in Path(panel.export_json(str(tmp_path / "lat.json")) or "").read_text()
-    panel.export_plots(str(tmp_path / "lat.png"))
+    assert (
+        Path(panel.latency.export_csv(str(tmp_path / "lat.csv")) or "")
+        .read_text()
+        .startswith("model")
+    )
+    assert (
+        "results" in Path(panel.latency.export_json(str(tmp_path / "lat.json")) or "").read_text()
+    )
+    panel.latency.export_plots(str(tmp_path / "lat.png"))
     assert (tmp_path / "lat.png").exists() and (tmp_path / "lat_medians.png").exists()
 
     panel.profile_button.click()
@@ -103,8 +109,8 @@ def test_empty_plots_wrap_their_placeholder_inside_the_plot(
     doc = window.current_document()
     assert doc is not None
     doc.show_panel("performance")
-    qtbot.waitExposed(doc.perf_panel.dist_plot)
-    for plot in (doc.perf_panel.dist_plot, doc.perf_panel.median_plot):
+    qtbot.waitExposed(doc.perf_panel.latency.dist_plot)
+    for plot in (doc.perf_panel.latency.dist_plot, doc.perf_panel.latency.median_plot):
         view = plot.getPlotItem().getViewBox()
         labels = [i for i in plot.getPlotItem().items if isinstance(i, pg.TextItem)]
         assert labels, "no placeholder"

@@ -34,7 +34,7 @@ def _panels(doc) -> dict[str, object]:  # type: ignore[no-untyped-def]
     return {
         "history": _table(doc.quant_panel.history),
         "layers": _table(doc.quant_panel.activations.layers),
-        "bench": _table(doc.perf_panel.table),
+        "bench": _table(doc.perf_panel.latency.table),
         "marked": list(view.marked),
         "legend": (view.legend.label.text(), view.legend.ends.text()),
         "bars": len(doc.quant_panel.activations.bars),

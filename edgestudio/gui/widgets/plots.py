@@ -84,6 +84,8 @@ def set_category_axis(plot: pg.PlotWidget, labels: list[str]) -> None:
     """Label the bottom axis with ``labels`` at 0, 1, 2…, refitted whenever the plot resizes."""
     item = plot.getPlotItem()
     view = item.getViewBox()
+    # Categories are names, not magnitudes: one model's narrow range read "(x0.001)" otherwise.
+    item.getAxis("bottom").enableAutoSIPrefix(False)
 
     def fit() -> None:
         width = view.width() if view.width() > 50 else max(plot.width() - 60, 50)
