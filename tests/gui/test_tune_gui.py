@@ -38,7 +38,7 @@ def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path
     tune.modes["dynamic"].setChecked(False)
     assert tune.start()
     qtbot.waitUntil(lambda: tune.tuner is not None and tune.tuner.finished, timeout=240_000)
-    assert tune.table.rowCount() == 3 and len(tune.scatter.data) == 3
+    assert tune.table.rowCount() == 3 and len(tune.candidates.scatter.data) == 3
     # the candidates' jobs went through the window's one queue (listed in the Jobs panel, at
     # most Jobs-at-once of them side by side), the benchmark alone
     kinds = [j.recipe.kind for j in window.jobs.jobs]
@@ -48,9 +48,9 @@ def test_tune_window_finds_keeps_and_reports(qtbot, window: MainWindow, tmp_path
     shown = [j for j in window.jobs.jobs if j.id not in window.jobs.background]
     assert window.jobs_panel.table.rowCount() == len(shown) >= 7
     # the float model's latency is drawn as the reference line, labelled
-    assert tune.float_line.isVisible() and tune.tuner.float_latency_ms is not None
-    assert tune.float_line.value() == tune.tuner.float_latency_ms
-    assert tune.float_line.label.toPlainText().startswith("float32: ")
+    assert tune.candidates.float_line.isVisible() and tune.tuner.float_latency_ms is not None
+    assert tune.candidates.float_line.value() == tune.tuner.float_latency_ms
+    assert tune.candidates.float_line.label.toPlainText().startswith("float32: ")
     assert "Best: #" in tune.status.text() and tune.keep_button.isEnabled()
     tune.resize(1200, 760)
     tune.grab().save(str(tmp_path / "tune.png"))

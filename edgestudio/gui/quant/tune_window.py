@@ -4,13 +4,10 @@ quantization run (with its analysis, so the graph shows where it loses accuracy)
 
 from __future__ import annotations
 
-import dataclasses
 import html
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
@@ -23,8 +20,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
-    QSplitter,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -43,13 +38,9 @@ from edgestudio.core.quant.tune import (
 from edgestudio.gui.background import Background, BackgroundTask
 from edgestudio.gui.forms.common import PathPicker
 from edgestudio.gui.forms.option_widgets import option_widget, widget_value
-from edgestudio.gui.widgets.plots import show_empty, show_values
-from edgestudio.gui.widgets.tables import results_table
+from edgestudio.gui.quant.candidates_view import CandidatesView, winner_text
 from edgestudio.jobs.scheduler import JobSubmitter
 from edgestudio.jobs.tuner import Tuner
-
-COLUMNS = ["#", "Recipe", "Excluded", "Goal figure", "Meets", "Median (ms)", "Size (KiB)", "Note"]
-MET, NOT_MET, WINNER = "#2e7d32", "#9e9e9e", "#ff6d00"
 
 
 class TuneWindow(QWidget):
@@ -201,38 +192,15 @@ class TuneWindow(QWidget):
             buttons.addWidget(b)
         buttons.addStretch(1)
 
-        self.plot = pg.PlotWidget(background="w")
-        self.plot.setObjectName("pareto_plot")
-        self.plot.getPlotItem().setMenuEnabled(False)
-        for side in ("left", "bottom"):  # plain milliseconds and dB, no "x0.001"
-            self.plot.getPlotItem().getAxis(side).enableAutoSIPrefix(False)
-        show_empty(
-            self.plot,
-            "Each candidate appears here as it finishes: accuracy against "
-            "latency, the point's size the model's.",
-        )
-        self.scatter = pg.ScatterPlotItem()
-        self.scatter.sigClicked.connect(self._point_clicked)
-        # The float model as the plot's reference: a vertical line at its latency (or size); its
-        # accuracy is what the candidates are measured against, so it has no height.
-        self.float_line = pg.InfiniteLine(
-            angle=90,
-            movable=False,
-            pen=pg.mkPen("#616161", width=1.5, style=Qt.PenStyle.DotLine),
-            label="",
-            labelOpts={"position": 0.92, "color": "#424242", "anchors": [(0, 0.5), (0, 0.5)]},
-        )
-        self.table = results_table(COLUMNS, "candidates_table")
+        self.candidates = CandidatesView()
+        self.candidates.candidate_chosen.connect(self.candidate_chosen.emit)
+        self.table = self.candidates.table
         self.table.itemSelectionChanged.connect(self._row_selected)
-        body = QSplitter(Qt.Orientation.Horizontal)
-        body.addWidget(self.plot)
-        body.addWidget(self.table)
-        body.setSizes([520, 680])
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addLayout(buttons)
         layout.addWidget(self.status)
-        layout.addWidget(body, 1)
+        layout.addWidget(self.candidates, 1)
 
     def prepare_recovery(self, goal: str, data: str) -> None:
         """Set the form to recover a poor run's accuracy: its task goal, the data it was judged
@@ -329,7 +297,7 @@ class TuneWindow(QWidget):
         )
         self._preparing = self._background.run(
             lambda progress, cancelled: Tuner(
-                settings, on_change=self._candidate_changed, jobs=self.jobs
+                settings, on_change=self.candidates.show_candidate, jobs=self.jobs
             ),
             on_done=lambda tuner: self._begin(tuner, settings),
             on_error=self._not_started,
@@ -352,31 +320,7 @@ class TuneWindow(QWidget):
         if self._cancel_when_built:
             self.cancel()
             return
-        self.table.setRowCount(0)
-        show_values(self.plot)
-        item = self.plot.getPlotItem()
-        item.addItem(self.scatter)
-        item.addItem(self.float_line)
-        self.float_line.hide()
-        item.addItem(
-            pg.InfiniteLine(
-                pos=settings.goal.threshold,
-                angle=0,
-                pen=pg.mkPen(MET, width=1, style=Qt.PenStyle.DashLine),
-            )
-        )
-        item.setLabel(
-            "left",
-            {
-                "sqnr": "output SQNR (dB)",
-                "top1_drop": "top-1 drop (points)",
-                "max_abs": "max abs output error",
-            }.get(settings.goal.metric, settings.goal.metric.replace("_", " ")),
-        )
-        item.setLabel(
-            "bottom",
-            "median latency (ms)" if settings.objective == "latency" else "model size (KiB)",
-        )
+        self.candidates.follow(tuner, settings)
         self.timer.start()
         warning = synthetic_goal_warning(settings.data, settings.goal)
         resumed = self.tuner.resume_note if self.tuner is not None else ""
@@ -419,123 +363,14 @@ class TuneWindow(QWidget):
         self.cancel_button.setEnabled(False)
         winner = self.tuner.winner if self.tuner is not None else None
         self.keep_button.setEnabled(winner is not None)
-        self._draw()
+        self.candidates.draw()
         if winner is None:
             self.status.setText("No candidate could be analysed: the table says why.")
             return
-        verdict = (
-            "meets the goal"
-            if winner.met
-            else "is the closest: no recipe in the search space meets the goal"
-        )
-        out = self.model.with_name(f"{self.model.stem}_tuned_{winner.number}.onnx")
-        command = dataclasses.replace(winner.recipe, output=str(out)).command_line()
-        analysis = winner.analysis
-        data = ""
-        if analysis is not None and analysis.data is not None:
-            data = f"Goal judged on {analysis.data.text()}" + (
-                ""
-                if analysis.representative
-                else ": which recipes run and how far they move, not which is accurate"
-            )
-        tied = (
-            [c.number for c in self.tuner.latency_ties() if c is not winner]
-            if self.tuner is not None
-            else []
-        )
-        if tied:
-            verdict += (
-                ", tied on latency with "
-                + ", ".join(f"#{n}" for n in tied)
-                + " (no measurable difference: the smallest model wins)"
-            )
-        cost = [
-            f"{winner.quant_bytes / 1024:.0f} KiB" if winner.quant_bytes else "",
-            f"{len(winner.recipe.int16)} node(s) in 16-bit" if winner.recipe.int16 else "",
-            f"{len(winner.recipe.exclude)} in float"
-            if winner.recipe.exclude
-            else "nothing in float",
-            f"found in {winner.seconds:.0f} s",
-        ]
-        skipped = self.tuner.skipped if self.tuner is not None else []
-        self.status.setText(
-            f"Best: #{winner.number} {verdict} ({', '.join(c for c in cost if c)})"
-            f" — <code>{html.escape(command)}</code>"
-            + (f"<br><span style='color:#666'>{html.escape(data)}.</span>" if data else "")
-            + "".join(
-                f"<br><span style='color:#666'>Not tried: {html.escape(line)}</span>"
-                for line in skipped
-            )
-        )
+        self.status.setText(winner_text(self.tuner, winner, self.model))
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-    def _candidate_changed(self, candidate: Candidate) -> None:
-        row = candidate.number - 1
-        if self.table.rowCount() <= row:
-            self.table.setRowCount(row + 1)
-
-        def fig(value: float | None, spec: str) -> str:
-            return "—" if value is None else format(value, spec)
-
-        cells = [
-            str(candidate.number),
-            candidate.recipe.title().removeprefix("Quantize: "),
-            str(len(candidate.recipe.exclude)),
-            fig(candidate.goal_value, ".4g"),
-            "yes" if candidate.met else "",
-            fig(candidate.latency_ms, ".3f"),
-            fig(None if candidate.quant_bytes is None else candidate.quant_bytes / 1024, ".1f"),
-            candidate.error
-            or (candidate.why if candidate.state != "running" else f"running: {candidate.why}"),
-        ]
-        for col, text in enumerate(cells):
-            item = QTableWidgetItem(text)
-            item.setToolTip(candidate.recipe.command_line() if col == 1 else text)
-            self.table.setItem(row, col, item)
-        self._draw()
-
-    def _draw(self) -> None:
-        """Every finished candidate as a point; the ones meeting the goal green, the best
-        ringed."""
-        if self.tuner is None:
-            return
-        done = [
-            c
-            for c in self.tuner.candidates
-            if c.state == "done"
-            and c.goal_value is not None
-            and c.objective(self.tuner.settings.objective) is not None
-        ]
-        winner = self.tuner.winner
-        latency = self.tuner.settings.objective == "latency"
-        xs = [(c.latency_ms if latency else (c.quant_bytes or 0) / 1024) or 0.0 for c in done]
-        sizes = np.array([c.quant_bytes or 0 for c in done], dtype=float)
-        scale = 8 + 16 * (sizes / sizes.max()) if len(sizes) and sizes.max() > 0 else sizes
-        self.scatter.setData(
-            x=xs,
-            y=[c.goal_value for c in done],
-            size=list(scale),
-            data=[c.number for c in done],
-            brush=[pg.mkBrush(MET if c.met else NOT_MET) for c in done],
-            pen=[pg.mkPen(WINNER, width=3) if c is winner else pg.mkPen("#424242") for c in done],
-        )
-        reference = self.tuner.float_latency_ms if latency else self.tuner.float_bytes / 1024
-        if reference is not None:
-            self.float_line.setPos(reference)
-            self.float_line.label.setText(
-                f"float32: {reference:.3g} ms" if latency else f"float32: {reference:,.0f} KiB"
-            )
-        self.float_line.setVisible(reference is not None)
-
     # ----- choosing ----------------------------------------------------------------------------
-    def _point_clicked(self, _item: object, points: list[object]) -> None:
-        if points and self.tuner is not None:
-            number = int(points[0].data())  # type: ignore[attr-defined]
-            self.table.selectRow(number - 1)
-            candidate = self.tuner.candidates[number - 1]
-            if candidate.analysis is not None:  # where it loses accuracy, on the graph
-                self.candidate_chosen.emit(candidate)
-
     def _row_selected(self) -> None:
         rows = {i.row() for i in self.table.selectedItems()}
         self.keep_button.setEnabled(
