@@ -8,7 +8,6 @@ Overlay API (used by quantization error, per-op latency and EP placement views):
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Mapping, Sequence
 
@@ -21,21 +20,15 @@ from PySide6.QtGui import (
     QKeyEvent,
     QMouseEvent,
     QNativeGestureEvent,
-    QPainter,
-    QPaintEvent,
     QPen,
-    QPixmap,
     QResizeEvent,
     QWheelEvent,
 )
 from PySide6.QtWidgets import (
-    QFrame,
     QGraphicsPathItem,
     QGraphicsScene,
     QGraphicsView,
-    QLabel,
     QToolTip,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -43,6 +36,12 @@ from edgestudio.core.model.edge_routes import EdgeRoutes
 from edgestudio.core.model.graph_ir import GraphIR, NodeKind
 from edgestudio.core.model.layout import Layout
 from edgestudio.core.quant.verdicts import sqnr_bands
+from edgestudio.gui.model.graph_chrome import (
+    MINIMAP_SIZE,
+    Legend,
+    Minimap,
+    node_tooltip,
+)
 from edgestudio.gui.model.graph_items import (
     GraphGeometry,
     NodeBatchItem,
@@ -50,14 +49,16 @@ from edgestudio.gui.model.graph_items import (
     default_colours,
     marker_path,
 )
+from edgestudio.gui.model.overlay_colours import (
+    banded_colours,
+    category_colours,
+    scalar_colours,
+    values_by_node,
+)
 
-MISSING_COLOUR = QColor("#d6d6d6")
 READABLE_SCALE = 0.75  # below this node labels get too small to read
 MINIMAP_STRIP = 186  # pixels beside the graph for the minimap, when it is shown
-MINIMAP_SIZE = 170
 MINIMAP_MIN_GRAPH = 360  # the graph keeps at least this many pixels across for the minimap
-# A perceptually ordered ramp (viridis stops) for scalar overlays.
-_RAMP = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]
 
 
 def _cosmetic_pen(colour: str, width: float, style: Qt.PenStyle = Qt.PenStyle.SolidLine) -> QPen:
@@ -65,164 +66,6 @@ def _cosmetic_pen(colour: str, width: float, style: Qt.PenStyle = Qt.PenStyle.So
     pen = QPen(QColor(colour), width, style)
     pen.setCosmetic(True)
     return pen
-
-
-def ramp_colour(t: float) -> QColor:
-    """Colour at ``t`` in 0..1 along the scalar ramp."""
-    t = min(1.0, max(0.0, t)) * (len(_RAMP) - 1)
-    i = min(int(t), len(_RAMP) - 2)
-    a, b = QColor(_RAMP[i]), QColor(_RAMP[i + 1])
-    f = t - i
-    return QColor.fromRgbF(
-        a.redF() + (b.redF() - a.redF()) * f,
-        a.greenF() + (b.greenF() - a.greenF()) * f,
-        a.blueF() + (b.blueF() - a.blueF()) * f,
-    )
-
-
-LEGEND_RAMP_WIDTH = 150
-LEGEND_NOTE_WIDTH = 260  # the legend's note wraps: a long one must not cover the graph
-
-
-def _ramp_pixmap(width: int, height: int) -> QPixmap:
-    """The scalar ramp as a horizontal gradient."""
-    pixmap = QPixmap(width, height)
-    painter = QPainter(pixmap)
-    for x in range(width):
-        painter.setPen(ramp_colour(x / max(1, width - 1)))
-        painter.drawLine(x, 0, x, height - 1)
-    painter.setPen(QColor("#909090"))
-    painter.setBrush(Qt.BrushStyle.NoBrush)
-    painter.drawRect(0, 0, width - 1, height - 1)
-    painter.end()
-    return pixmap
-
-
-class Legend(QFrame):
-    """Overlay legend in the view's top-right corner: a colour scale or category swatches."""
-
-    def __init__(self, parent: QWidget) -> None:
-        super().__init__(parent)
-        self.setObjectName("overlay_legend")
-        self.setStyleSheet(
-            "QFrame#overlay_legend { background: rgba(255,255,255,235);"
-            " border: 1px solid #b0b0b0; border-radius: 4px; }"
-        )
-        self.label = QLabel()
-        self.label.setTextFormat(Qt.TextFormat.RichText)
-        self.ramp = QLabel()  # the colour scale, drawn as a gradient (rich text cannot size it)
-        self.ramp.setObjectName("legend_ramp")
-        self.ramp.setPixmap(_ramp_pixmap(LEGEND_RAMP_WIDTH, 12))
-        self.ends = QLabel()
-        self.note = QLabel()
-        self.note.setStyleSheet("color: #777")
-        self.note.setWordWrap(True)
-        self.note.setMaximumWidth(LEGEND_NOTE_WIDTH)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 6, 8, 6)
-        layout.setSpacing(2)
-        for widget in (self.label, self.ramp, self.ends, self.note):
-            layout.addWidget(widget)
-        self.hide()
-
-    def show_scale(self, title: str, low: float, high: float, log: bool, missing: int) -> None:
-        """Show a ramp from ``low`` to ``high``."""
-        scale = " (log)" if log else ""
-        self.label.setText(f"<b>{title}</b>{scale}")
-        self.ends.setText(
-            f"<table width={LEGEND_RAMP_WIDTH}><tr><td>{low:.4g}</td>"
-            f"<td align=right>{high:.4g}</td></tr></table>"
-        )
-        self.note.setText(f"{missing} nodes without a value" if missing else "")
-        for widget in (self.ramp, self.ends):
-            widget.show()
-        self.note.setVisible(bool(missing))
-        self.adjustSize()
-        self.show()
-
-    def show_categories(
-        self, title: str, counts: Mapping[str, int], colours: Mapping[str, str], note: str = ""
-    ) -> None:
-        """Show one swatch per category with its node count (and ``note`` beneath)."""
-        rows = "".join(
-            f'<tr><td style="background:{colours.get(k, "#999")}; width:14px;">&nbsp;</td>'
-            f"<td>&nbsp;{html.escape(k)}</td><td align=right>&nbsp;{n}</td></tr>"
-            for k, n in counts.items()
-        )
-        self.label.setText(f"<b>{title}</b><table>{rows}</table>")
-        for widget in (self.ramp, self.ends):
-            widget.hide()
-        self.note.setText(note)
-        self.note.setVisible(bool(note))
-        self.adjustSize()
-        self.show()
-
-
-class Minimap(QWidget):
-    """A thumbnail of the whole graph with the visible area outlined; click or drag to move."""
-
-    def __init__(self, view: GraphView) -> None:
-        super().__init__(view)
-        self.setObjectName("minimap")
-        self.view = view
-        self.setFixedSize(MINIMAP_SIZE, MINIMAP_SIZE)
-        self._pixmap = QPixmap()
-        self._scene_rect = QRectF()
-
-    def render_scene(self) -> None:
-        """Redraw the thumbnail (after layout or an overlay change)."""
-        scene = self.view.scene()
-        if scene is None:
-            return
-        self._scene_rect = scene.itemsBoundingRect()
-        self._pixmap = QPixmap(self.size())
-        self._pixmap.fill(QColor(255, 255, 255, 230))
-        s, ox, oy = self._mapping()
-        r = self._scene_rect
-        target = QRectF(r.left() * s + ox, r.top() * s + oy, r.width() * s, r.height() * s)
-        painter = QPainter(self._pixmap)
-        scene.render(painter, target, r, Qt.AspectRatioMode.IgnoreAspectRatio)
-        painter.end()
-        self.update()
-
-    def _mapping(self) -> tuple[float, float, float]:
-        r = self._scene_rect
-        if r.isEmpty():
-            return 1.0, 0.0, 0.0
-        s = min(self.width() / r.width(), self.height() / r.height())
-        ox = (self.width() - r.width() * s) / 2 - r.left() * s
-        oy = (self.height() - r.height() * s) / 2 - r.top() * s
-        return s, ox, oy
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        """Qt: draw the widget."""
-        painter = QPainter(self)
-        painter.drawPixmap(0, 0, self._pixmap)
-        painter.setPen(QPen(QColor("#909090"), 1))
-        painter.drawRect(self.rect().adjusted(0, 0, -1, -1))
-        s, ox, oy = self._mapping()
-        visible = self.view.mapToScene(self.view.viewport().rect()).boundingRect()
-        painter.setPen(QPen(QColor("#d32f2f"), 1.5))
-        box = QRectF(
-            visible.left() * s + ox,
-            visible.top() * s + oy,
-            max(3.0, visible.width() * s),
-            max(3.0, visible.height() * s),
-        )
-        painter.drawRect(box.intersected(QRectF(self.rect()).adjusted(1, 1, -1, -1)))
-
-    def _jump(self, pos: QPointF) -> None:
-        s, ox, oy = self._mapping()
-        self.view.centerOn(QPointF((pos.x() - ox) / s, (pos.y() - oy) / s))
-
-    def mousePressEvent(self, event: QMouseEvent) -> None:
-        """Qt: a mouse button went down."""
-        self._jump(event.position())
-
-    def mouseMoveEvent(self, event: QMouseEvent) -> None:
-        """Qt: the mouse moved."""
-        if event.buttons() & Qt.MouseButton.LeftButton:
-            self._jump(event.position())
 
 
 class GraphView(QGraphicsView):
@@ -517,60 +360,11 @@ class GraphView(QGraphicsView):
         QToolTip.showText(event.globalPos(), self.node_tooltip(node), self)
 
     def node_tooltip(self, index: int) -> str:
-        """HTML describing node ``index``: op, name, tensors with their types and shapes."""
+        """HTML describing node ``index`` (op, name, overlay value, tensors)."""
         assert self.ir is not None
-        ir = self.ir
-
-        def tensor_rows(names: list[str]) -> str:
-            rows = []
-            for t in names:
-                info = ir.tensor_info.get(t)
-                weight = (
-                    " <i>(weight)</i>"
-                    if t in ir.initializer_names
-                    else f" <i>(constant: {' → '.join(ir.constants[t])})</i>"
-                    if t in ir.constants
-                    else ""
-                )
-                shape = info.text() if info else "?"
-                rows.append(f"<tr><td>{t}{weight}</td><td>{shape}</td></tr>")
-            return "".join(rows)
-
-        value = ""
-        if self.overlay_values is not None and not math.isnan(self.overlay_values[index]):
-            value = f"<br>overlay value: <b>{self.overlay_values[index]:.4g}</b>"
-        kind = "" if ir.kinds[index] == NodeKind.OPERATOR else f" ({ir.op_types[index].lower()})"
-        return (
-            f"<b>{ir.op_types[index]}</b> {ir.names[index]}{kind}{value}"
-            f"<table><tr><th colspan=2 align=left>inputs</th></tr>"
-            f"{tensor_rows(ir.node_inputs[index])}"
-            f"<tr><th colspan=2 align=left>outputs</th></tr>"
-            f"{tensor_rows(ir.node_outputs[index])}</table>"
-        )
+        return node_tooltip(self.ir, index, self.overlay_values)
 
     # ----- overlays ------------------------------------------------------------------------------
-    def _values_by_node(
-        self, values: Mapping[str, float] | np.ndarray, aggregate: str = "min"
-    ) -> np.ndarray:
-        assert self.ir is not None
-        if isinstance(values, np.ndarray):
-            return values.astype(np.float64)
-        out = np.full(self.ir.node_count, np.nan)
-        for i, name in enumerate(self.ir.names):
-            if name in values:
-                out[i] = values[name]
-            elif i in self.ir.members:  # a closed group: what its operators say together
-                inside = [values[m] for m in self.ir.members[i] if m in values]
-                if inside:
-                    out[i] = (
-                        min(inside)
-                        if aggregate == "min"
-                        else max(inside)
-                        if aggregate == "max"
-                        else sum(inside)
-                    )
-        return out
-
     def set_scalar_overlay(
         self,
         values: Mapping[str, float] | np.ndarray,
@@ -586,27 +380,13 @@ class GraphView(QGraphicsView):
         group shows the ``aggregate`` (``min``, ``max`` or ``sum``) of its operators' values:
         the worst SQNR inside it, its summed time share.
         """
-        if self.geometry_ is None:
+        if self.geometry_ is None or self.ir is None:
             return
-        raw = self._values_by_node(values, aggregate)
+        raw = values_by_node(self.ir, values, aggregate)
         self.overlay_values = raw
-        shown = np.log10(np.where(raw > 0, raw, np.nan)) if log else raw
-        finite = np.isfinite(shown)
-        low = float(np.nanmin(shown[finite])) if finite.any() else 0.0
-        high = float(np.nanmax(shown[finite])) if finite.any() else 1.0
-        span = high - low or 1.0
-        colours = []
-        for i in range(len(shown)):
-            if not finite[i]:
-                colours.append(MISSING_COLOUR)
-                continue
-            t = (shown[i] - low) / span
-            colours.append(ramp_colour(1 - t if reverse else t))
+        colours, bounds, missing = scalar_colours(raw, log, reverse)
         self._apply_colours(colours)
-        bounds = (10**low, 10**high) if log else (low, high)
-        if reverse:
-            bounds = (bounds[1], bounds[0])
-        self.legend.show_scale(title, bounds[0], bounds[1], log, int((~finite).sum()))
+        self.legend.show_scale(title, bounds[0], bounds[1], log, missing)
         self.resizeEvent(QResizeEvent(self.size(), self.size()))
 
     def set_banded_overlay(
@@ -620,19 +400,11 @@ class GraphView(QGraphicsView):
         first): an absolute scale, the same for every model and run. A closed group shows the
         band of its worst operator; ``note`` goes under the legend (the data it was measured
         on)."""
-        if self.geometry_ is None:
+        if self.geometry_ is None or self.ir is None:
             return
-        raw = self._values_by_node(values, "min")
+        raw = values_by_node(self.ir, values, "min")
         self.overlay_values = raw
-        counts = {label: 0 for _, label, _ in bands}
-        colours = []
-        for value in raw:
-            if np.isnan(value):  # no value; -inf (inf/NaN values in an SQNR) is the lowest band
-                colours.append(MISSING_COLOUR)
-                continue
-            _, label, colour = next(b for b in bands if value >= b[0])
-            counts[label] += 1
-            colours.append(QColor(colour))
+        colours, counts = banded_colours(raw, bands)
         self._apply_colours(colours)
         self.legend.show_categories(title, counts, {label: c for _, label, c in bands}, note)
         self.resizeEvent(QResizeEvent(self.size(), self.size()))
@@ -651,18 +423,7 @@ class GraphView(QGraphicsView):
         if self.ir is None:
             return
         self.overlay_values = None
-        counts: dict[str, int] = {}
-        result = []
-        for i, name in enumerate(self.ir.names):
-            cat = categories.get(name)
-            if cat is None and i in self.ir.members:  # a closed group: its operators' categories
-                inside = sorted({categories[m] for m in self.ir.members[i] if m in categories})
-                cat = inside[0] if len(inside) == 1 else " + ".join(inside) or None
-            if cat is None:
-                result.append(MISSING_COLOUR)
-                continue
-            counts[cat] = counts.get(cat, 0) + 1
-            result.append(QColor(colours.get(cat, "#999999")))
+        result, counts = category_colours(self.ir, categories, colours)
         self._apply_colours(result)
         self.legend.show_categories(
             title, dict(sorted(counts.items(), key=lambda kv: -kv[1])), colours
