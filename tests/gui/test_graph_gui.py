@@ -66,19 +66,19 @@ def test_click_a_node_shows_its_properties_and_weights(
 def test_search_selects_and_centres(qtbot, window: MainWindow, conv_model: Path) -> None:
     panel = _graph_panel(qtbot, window, conv_model)
     panel.focus_search()
-    qtbot.keyClicks(panel.search, "relu")
-    assert panel.hit_label.text() == "1 of 1"
+    qtbot.keyClicks(panel.finder.search, "relu")
+    assert panel.finder.hit_label.text() == "1 of 1"
     assert panel.view.selected == 1
-    panel.search.clear()
-    qtbot.keyClicks(panel.search, "c")  # conv, relu's tensor "c", conv.w … several matches
-    assert panel.hit_label.text().endswith(f"of {len(panel.ir.find('c'))}")  # type: ignore[union-attr]
+    panel.finder.search.clear()
+    qtbot.keyClicks(panel.finder.search, "c")  # conv, relu's tensor "c", conv.w … several matches
+    assert panel.finder.hit_label.text().endswith(f"of {len(panel.ir.find('c'))}")  # type: ignore[union-attr]
     first = panel.view.selected
-    panel.next_hit()
+    panel.finder.next_hit()
     assert panel.view.selected != first
-    panel.previous_hit()
+    panel.finder.previous_hit()
     assert panel.view.selected == first
-    panel.search.setText("zzz")
-    assert panel.hit_label.text() == "no match"
+    panel.finder.search.setText("zzz")
+    assert panel.finder.hit_label.text() == "no match"
 
 
 @pytest.mark.e2e

@@ -4,7 +4,6 @@ the background with progress and cancel."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
@@ -14,76 +13,24 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QProgressBar,
     QPushButton,
     QSplitter,
     QStackedWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from edgestudio.core.model.edge_routes import EdgeRoutes, route_edges
-from edgestudio.core.model.graph_ir import GraphIR, NodeTable, TensorInfo, build_graph_ir
-from edgestudio.core.model.groups import GroupTree, grouped_ir
-from edgestudio.core.model.layout import Layout, layered_layout
+from edgestudio.core.model.graph_ir import GraphIR, NodeTable, TensorInfo
+from edgestudio.core.model.groups import GroupTree
+from edgestudio.core.model.laid_out import LaidOut, lay_out
+from edgestudio.core.model.layout import Layout
 from edgestudio.core.model.tensor_shapes import ShapesRecipe, TensorShapes
 from edgestudio.core.progress import CancelledError
-from edgestudio.gui.background import Background, Work
+from edgestudio.gui.background import Background
+from edgestudio.gui.model.graph_search import GraphSearch
 from edgestudio.gui.model.graph_view import GraphView
 from edgestudio.gui.model.properties_panel import PropertiesPanel
-
-
-@dataclass
-class LaidOut:
-    """A layout's result: the flat graph and its groups (kept for the next opening), the
-    groups open, the graph as drawn, where its nodes go and the routes of its edges."""
-
-    flat: GraphIR
-    tree: GroupTree
-    opened: set[str]
-    ir: GraphIR
-    layout: Layout
-    routes: EdgeRoutes
-
-
-def _layout_work(
-    graph: onnx.GraphProto,
-    fold_constants: bool,
-    known: tuple[GraphIR, GroupTree] | None,
-    opened: set[str] | None,
-    grouped: bool,
-    constants: dict[int, str] | None = None,
-    table: NodeTable | None = None,
-) -> Work:
-    """Build the IR, its groups and the layout of what is shown (on a pool thread), stopping
-    early when cancelled. ``known`` reuses the flat graph and groups of an earlier layout;
-    ``constants`` and ``table`` the graph's constant-only nodes and node table when the loader
-    found them."""
-
-    def work(progress: Callable[[float], None], cancelled: Callable[[], bool]) -> LaidOut:
-        if known is None:
-            flat = build_graph_ir(
-                graph,
-                fold_constants=fold_constants,
-                constants=constants if fold_constants else None,
-                table=table,
-            )
-            tree = GroupTree.build(flat)
-        else:
-            flat, tree = known
-        shown = (
-            set(tree.groups) if not grouped else opened if opened is not None else tree.first_view()
-        )
-        ir = flat if shown >= set(tree.groups) else grouped_ir(flat, tree, shown)
-        layout = layered_layout(
-            ir.node_count, ir.edge_src, ir.edge_dst, progress=progress, cancelled=cancelled
-        )
-        return LaidOut(flat, tree, shown, ir, layout, route_edges(layout, ir.edge_src, ir.edge_dst))
-
-    return work
-
 
 QUICK_RELAYOUT = 3000  # below this many nodes a new layout is quick: no progress page
 
@@ -131,8 +78,6 @@ class GraphPanel(QWidget):
         self.layout_result: Layout | None = None
         self.is_ready = False
         self.error: str | None = None
-        self._hits: list[int] = []
-        self._hit = -1
         self._keep_selection: str | None = None
         # The flat graph and its groups, per constants setting, and the groups open now.
         self._known: dict[bool, tuple[GraphIR, GroupTree]] = {}
@@ -152,21 +97,7 @@ class GraphPanel(QWidget):
         self.view.node_activated.connect(self._activated)
         self.view.close_requested.connect(self.close_group_of)
 
-        self.search = QLineEdit()
-        self.search.setObjectName("graph_search")
-        self.search.setPlaceholderText("Find node, op type or tensor  (Ctrl+F, Enter: next)")
-        self.search.setClearButtonEnabled(True)
-        self.search.textChanged.connect(self._on_search)
-        self.search.returnPressed.connect(self.next_hit)
-        self.hit_label = QLabel("")
-        self.hit_label.setMinimumWidth(90)
-        prev_button, next_button = QToolButton(), QToolButton()
-        prev_button.setText("▲")
-        prev_button.setToolTip("Previous match (Shift+F3)")
-        next_button.setText("▼")
-        next_button.setToolTip("Next match (F3)")
-        prev_button.clicked.connect(self.previous_hit)
-        next_button.clicked.connect(self.next_hit)
+        self.finder = GraphSearch(self.view)
         fit = QPushButton("Fit")
         fit.setToolTip("Readable overview (F or 0 in the graph)")
         fit.clicked.connect(self.view.fit)
@@ -202,16 +133,13 @@ class GraphPanel(QWidget):
         self.view.minimap_toggled.connect(self.minimap_toggle.setChecked)
         self.status = QLabel("")
         bar = QHBoxLayout()
-        bar.addWidget(self.search, 1)
-        bar.addWidget(prev_button)
-        bar.addWidget(next_button)
-        bar.addWidget(self.hit_label)
+        bar.addWidget(self.finder, 1)
         bar.addWidget(fit)
         bar.addWidget(whole)
         bar.addWidget(self.groups_toggle)
         bar.addWidget(self.constants_toggle)
         if compact:
-            self.search.setPlaceholderText("Find (Ctrl+F)")
+            self.finder.search.setPlaceholderText("Find (Ctrl+F)")
             self.constants_toggle.setText("Constants")
             self.minimap_toggle.setChecked(False)
             self.minimap_toggle.hide()
@@ -251,8 +179,8 @@ class GraphPanel(QWidget):
 
         for keys, slot in (
             ("Ctrl+F", self.focus_search),
-            ("F3", self.next_hit),
-            ("Shift+F3", self.previous_hit),
+            ("F3", self.finder.next_hit),
+            ("Shift+F3", self.finder.previous_hit),
         ):
             shortcut = QShortcut(QKeySequence(keys), self)
             # A document's graph works from anywhere in its window while it is shown (Qt skips
@@ -282,17 +210,22 @@ class GraphPanel(QWidget):
                 self._on_layout_failed(exc)
 
         fold = not self.constants_toggle.isChecked()
-        work = _layout_work(
-            self.graph,
-            fold,
-            self._known.get(fold),
-            self.opened,
-            self.groups_toggle.isChecked(),
-            self._constants,
-            self._table,
-        )
+        known, opened, grouped = self._known.get(fold), self.opened, self.groups_toggle.isChecked()
         self._layout_task = self._background.run(
-            work, done, failed, lambda f: self.progress.setValue(int(f * 1000))
+            lambda progress, cancelled: lay_out(
+                self.graph,
+                fold,
+                known,
+                opened,
+                grouped,
+                progress,
+                cancelled,
+                self._constants,
+                self._table,
+            ),
+            done,
+            failed,
+            lambda f: self.progress.setValue(int(f * 1000)),
         )
 
     def _relayout(self, keep: str | None = None) -> None:
@@ -461,33 +394,7 @@ class GraphPanel(QWidget):
     # ----- search and selection ---------------------------------------------------------------
     def focus_search(self) -> None:
         """Put the cursor in the search field."""
-        self.search.setFocus()
-        self.search.selectAll()
-
-    def _on_search(self, text: str) -> None:
-        self._hits = self.ir.find(text) if self.ir is not None else []
-        self._hit = -1
-        if not text:
-            self.hit_label.setText("")
-        elif not self._hits:
-            self.hit_label.setText("no match")
-        else:
-            self.next_hit()
-
-    def next_hit(self) -> None:
-        """Select and centre the next search match."""
-        self._step(1)
-
-    def previous_hit(self) -> None:
-        """Select and centre the previous search match."""
-        self._step(-1)
-
-    def _step(self, delta: int) -> None:
-        if not self._hits:
-            return
-        self._hit = (self._hit + delta) % len(self._hits)
-        self.hit_label.setText(f"{self._hit + 1} of {len(self._hits)}")
-        self.view.select_node(self._hits[self._hit], centre=True)
+        self.finder.focus()
 
     def _on_node_selected(self, index: int) -> None:
         self.properties.show_node(index)
