@@ -96,7 +96,7 @@ class MainWindow(QMainWindow):
         self.tune_windows: list[TuneWindow] = []
         self.jobs = JobController(self, max_parallel=self.prefs.parallel_jobs)
         self.jobs.job_finished.connect(self._on_job_finished)
-        self.workflow = Workflow(self._run)
+        self.workflow = Workflow(self._run, self.jobs.scheduler)
         self.workflow.providers_found.connect(self._show_providers)
         self.jobs_panel = JobsPanel(self.jobs)
         self.jobs_panel.open_result_requested.connect(self.open_model)
@@ -341,7 +341,6 @@ class MainWindow(QMainWindow):
                 doc.perf_panel.set_providers(rows)
 
     def _on_job_finished(self, job: Job) -> None:
-        self.workflow.job_finished(job)
         if job.id in self.jobs.background:
             return  # the app's own probe: not news for the status bar
         verdict = job.state.value

@@ -69,6 +69,17 @@ class Scheduler:
         self.on_added = on_added or (lambda job: None)
         self.on_updated = on_updated or (lambda job: None)
         self.on_finished = on_finished or (lambda job: None)
+        self._followers: list[Listener] = []
+
+    def follow(self, listener: Listener) -> None:
+        """Have ``listener`` hear of every job as it ends, after ``on_finished`` (the workflow
+        subscribes itself this way: outcomes reach documents without passing the window)."""
+        self._followers.append(listener)
+
+    def _finished(self, job: Job) -> None:
+        self.on_finished(job)
+        for listener in self._followers:
+            listener(job)
 
     def submit(
         self,
@@ -98,7 +109,7 @@ class Scheduler:
         """Cancel a queued or running job."""
         job.cancel()
         if job.state.is_final:
-            self.on_finished(job)
+            self._finished(job)
         self._start_queued()
 
     def running(self) -> list[Job]:
@@ -122,7 +133,7 @@ class Scheduler:
         for job in self.running():
             changed = job.poll(0.0)
             if job.state.is_final:
-                self.on_finished(job)
+                self._finished(job)
             elif changed:
                 self.on_updated(job)
         self._start_queued()
@@ -165,6 +176,6 @@ class Scheduler:
                 job.start()
             except Exception as exc:  # unusable output etc.: the job fails, the app goes on
                 job.fail_before_start(str(exc))
-                self.on_finished(job)
+                self._finished(job)
                 continue
             self.on_updated(job)

@@ -37,6 +37,7 @@ from edgestudio.core.workspace.document import (
     OverlayKind,
 )
 from edgestudio.jobs.runner import Job, JobState
+from edgestudio.jobs.scheduler import Scheduler
 from edgestudio.jobs.tuner import Tuner, tuner_summary
 
 #: Runs a recipe in the background and returns its job; ``True`` marks the app's own jobs
@@ -59,12 +60,16 @@ class Workflow:
 
     providers_found = Signal(object)  # list[ProviderProbe]
 
-    def __init__(self, submit: Submit) -> None:
+    def __init__(self, submit: Submit, scheduler: Scheduler | None = None) -> None:
+        """``submit`` starts a job; given the ``scheduler`` that runs them, the workflow hears
+        of each finished job from it directly (else its owner calls :meth:`job_finished`)."""
         self._submit = submit
         self.documents: list[ModelDocument] = []
         self.providers: list[ProviderProbe] | None = None
         self._routes: dict[str, _Route] = {}
         self._probe: Job | None = None
+        if scheduler is not None:
+            scheduler.follow(self.job_finished)
 
     # ----- documents -----------------------------------------------------------------------
     def add_document(self, document: ModelDocument) -> None:
