@@ -313,3 +313,28 @@ def test_the_document_is_evented(model: Path) -> None:
     heard.clear()
     document.restore(_document(model))
     assert heard == ["restored"]
+
+
+def test_a_workspace_keeps_every_document_field_but_those_marked_unsaved(
+    model: Path, tmp_path: Path
+) -> None:
+    # Persistence follows the document's fields: a field added later is saved and restored
+    # without touching the workspace code; derived ones (shapes, the file's hash) are not.
+    import dataclasses
+
+    from edgestudio.core.workspace.document import saved_fields
+
+    document = _document(model)
+    document.extra_models = ["other.onnx"]
+    document.excluded = frozenset({"b", "a"})
+    document.tensor_shapes = {"x": ("float32", [1])}
+    data = workspace.as_json(document, "hash")
+    names = {f.name for f in dataclasses.fields(ModelDocument)}
+    assert set(data) - {"format", "version", "model"} == {name for name, _ in saved_fields()}
+    assert {"tensor_shapes", "model_hash", "file_stamp", "path"} & set(data) == set()
+    assert {"tensor_shapes", "model_hash", "file_stamp", "path"} <= names
+    assert data["excluded"] == ["a", "b"]  # sets are written sorted: same document, same file
+    restored = workspace.load(workspace.save(document, tmp_path / "w.edgestudio.json")).document
+    for name, _ in saved_fields():
+        assert to_json(getattr(restored, name)) == to_json(getattr(document, name)), name
+    assert restored.tensor_shapes == {}

@@ -11,8 +11,10 @@ run on it, and which overlay colours its graph. It says what changed through psy
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import operator
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -64,6 +66,10 @@ class JobRecord:
 ALWAYS_ANNOUNCED = ("input_spec", "latency", "profile", "overlay", "tensor_shapes")
 
 
+# A document field so marked is not written to workspaces; every other one is, under its name.
+UNSAVED = {"saved": False}
+
+
 @dataclass(eq=False)
 class ModelDocument:
     """One open model and everything done to it this session (or restored from a workspace).
@@ -102,11 +108,12 @@ class ModelDocument:
     sensitivity: Sensitivity | None = None  # the last ranking of layers by the task
     cost: ModelCost | None = None  # every node's MACs and memory at the last counted inputs
     # The file as opened (what every result describes): its SHA-256 and (size, mtime_ns),
-    # taken by the loader off the UI thread; empty until then.
-    model_hash: str = ""
-    file_stamp: tuple[int, int] | None = None
-    # Derived from the file again in every session (not saved in workspaces).
-    tensor_shapes: dict[str, Any] = field(default_factory=dict)
+    # taken by the loader off the UI thread; empty until then. A workspace keeps them with the
+    # model's path, not as fields.
+    model_hash: str = field(default="", metadata=UNSAVED)
+    file_stamp: tuple[int, int] | None = field(default=None, metadata=UNSAVED)
+    # Derived from the file again in every session.
+    tensor_shapes: dict[str, Any] = field(default_factory=dict, metadata=UNSAVED)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path).absolute()
@@ -229,3 +236,14 @@ class ModelDocument:
                 {r.node: r.gain for r in s.layers if r.gain is not None},
             )
         return None
+
+
+def saved_fields() -> list[tuple[str, Any]]:
+    """The document's fields a workspace keeps, with their types (every field but the model's
+    path, which the workspace writes with its hash, and those marked :data:`UNSAVED`)."""
+    hints = typing.get_type_hints(ModelDocument)
+    return [
+        (f.name, hints[f.name])
+        for f in dataclasses.fields(ModelDocument)
+        if f.name != "path" and f.metadata.get("saved", True)
+    ]

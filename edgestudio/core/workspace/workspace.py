@@ -16,15 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.inputs.grammar import InputOverrides
-from edgestudio.core.inputs.input_spec import InputSpecification
-from edgestudio.core.model.cost_recipe import ModelCost
 from edgestudio.core.paths import data_dir, file_hash, write_atomically
-from edgestudio.core.perf.perf_results import Latency, Profile
-from edgestudio.core.quant.quant_runs import QuantRun
-from edgestudio.core.quant.sensitivity import Sensitivity
 from edgestudio.core.serialise import from_json, to_json
-from edgestudio.core.workspace.document import JobRecord, ModelDocument, Overlay
+from edgestudio.core.workspace.document import ModelDocument, saved_fields
 
 FORMAT = "edgestudio-workspace"
 VERSION = 1
@@ -79,20 +73,14 @@ def as_json(
             "size": size,
             "mtime_ns": mtime_ns,
         },
-        "summary": document.summary,
-        "inputs": to_json(document.inputs),
-        "input_spec": to_json(document.input_spec),
-        "excluded": sorted(document.excluded),
-        "runs": to_json(document.runs),
-        "latency": to_json(document.latency),
-        "profile": to_json(document.profile),
-        "overlay": to_json(document.overlay),
-        "jobs": to_json(document.jobs),
-        "extra_models": list(document.extra_models),
-        "tunes": document.tunes,
-        "sensitivity": to_json(document.sensitivity),
-        "cost": to_json(document.cost),
+        **{name: _plain(getattr(document, name)) for name, _ in saved_fields()},
     }
+
+
+def _plain(value: Any) -> Any:
+    """A field's JSON; a set as a sorted list (the same file for the same document)."""
+    data = to_json(value)
+    return sorted(data) if isinstance(data, (set, frozenset)) else data
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -156,22 +144,10 @@ def _document_of(data: dict[str, Any], source: Path) -> Workspace:
         and _stamp(model) != tuple(saved_stamp)
         and file_hash(model) != saved_hash
     )
-    document = ModelDocument(
-        model,
-        summary=dict(data.get("summary") or {}),
-        inputs=from_json(InputOverrides, data.get("inputs") or {}),
-    )
-    document.input_spec = from_json(InputSpecification, data.get("input_spec"))
-    document.excluded = frozenset(data.get("excluded", ()))
-    document.runs = from_json(list[QuantRun], data.get("runs", []))
-    document.latency = from_json(Latency, data.get("latency") or {})
-    document.profile = from_json(Profile, data.get("profile"))
-    document.overlay = from_json(Overlay, data.get("overlay") or {})
-    document.jobs = from_json(list[JobRecord], data.get("jobs", []))
-    document.extra_models = [str(m) for m in data.get("extra_models", ())]
-    document.tunes = list(data.get("tunes", ()))
-    document.sensitivity = from_json(Sensitivity, data.get("sensitivity"))
-    document.cost = from_json(ModelCost, data.get("cost"))
+    document = ModelDocument(model)
+    for name, kind in saved_fields():
+        if data.get(name) is not None:  # absent or null: the field's default
+            setattr(document, name, from_json(kind, data[name]))
     return Workspace(document, source, saved_hash, found, changed)
 
 
