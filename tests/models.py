@@ -368,6 +368,53 @@ def convolved_features(bands: int = 80, kernel: int = 7) -> onnx.ModelProto:
     )
 
 
+def zipmap_classifier(features: int = 16, classes: int = 5) -> onnx.ModelProto:
+    """A classifier as skl2onnx writes one: x[N, features] → MatMul → Relu → MatMul →
+    Softmax → probabilities; ArgMax → ``label`` (int64) first, then ZipMap →
+    ``probability`` (a sequence of maps, class → probability) — no tensor to compare there."""
+    rng = np.random.default_rng(9)
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((features, 32)).astype(np.float32), "W1"),
+        numpy_helper.from_array(rng.standard_normal((32, classes)).astype(np.float32), "W2"),
+    ]
+    nodes = [
+        helper.make_node("MatMul", ["x", "W1"], ["h"], name="fc1"),
+        helper.make_node("Relu", ["h"], ["a"], name="relu"),
+        helper.make_node("MatMul", ["a", "W2"], ["logits"], name="fc2"),
+        helper.make_node("Softmax", ["logits"], ["probabilities"], name="softmax", axis=1),
+        helper.make_node("ArgMax", ["probabilities"], ["label"], name="argmax", axis=1, keepdims=0),
+        helper.make_node(
+            "ZipMap",
+            ["probabilities"],
+            ["probability"],
+            name="zipmap",
+            domain="ai.onnx.ml",
+            classlabels_int64s=list(range(classes)),
+        ),
+    ]
+    probability = helper.make_value_info(
+        "probability",
+        helper.make_sequence_type_proto(
+            helper.make_map_type_proto(
+                TensorProto.INT64, helper.make_tensor_type_proto(TensorProto.FLOAT, [])
+            )
+        ),
+    )
+    graph = helper.make_graph(
+        nodes,
+        "zipmap_classifier",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", features])],
+        [helper.make_tensor_value_info("label", TensorProto.INT64, ["N"]), probability],
+        inits,
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 1)],
+    )
+    model.ir_version = 8
+    return model
+
+
 def lstm_with_state(features: int = 20, hidden: int = 12) -> onnx.ModelProto:
     """A bidirectional LSTM whose data input's width and whose state inputs are all unnamed
     dims (a streaming model's cache): x[?, ?, ?], h0/c0[?, ?, ?] → LSTM → y, hn, cn."""

@@ -486,3 +486,34 @@ def test_an_fp16_crash_is_diagnosed_by_optimisation_level(
     assert quantize_module._crash_diagnosis(dynamic, tmp_path / "q.onnx", {}, crash) == ""
     assert asked == [True]  # only the fp16 crash was looked into
     assert "a crash names none" in quantize_module._what_to_try(fp16, crash)
+
+
+@pytest.mark.e2e
+def test_a_classifier_with_a_zipmap_is_analysed_on_its_probabilities(tmp_path: Path) -> None:
+    # skl2onnx's classifiers: labels first (int64), then a sequence of maps. The analysis
+    # failed in onnxruntime (a Reshape of a seq(map) to save it), then asked the shipped model
+    # for a tensor that is no graph output; and its verdict read the labels' "relative error".
+    model = models.save(models.zipmap_classifier(features=16, classes=5), tmp_path / "m.onnx")
+    rng = np.random.default_rng(0)
+    calib = _calib(tmp_path, rng.standard_normal((32, 16)).astype(np.float32))
+    evaluation = tmp_path / "eval.npz"
+    np.savez(evaluation, x=rng.standard_normal((64, 16)).astype(np.float32))
+    quantized = tmp_path / "q.onnx"
+    done = run_job(QuantRecipe(model=str(model), output=str(quantized), calib=calib), timeout=300)
+    assert done.state is JobState.SUCCEEDED, done.error
+    analysed = run_job(
+        AnalyzeRecipe(
+            float_model=str(model),
+            quant_model=str(quantized),
+            data=DataSource("npz", str(evaluation)),
+        ),
+        timeout=300,
+    )
+    assert analysed.state is JobState.SUCCEEDED, analysed.error
+    assert analysed.report is not None
+    from edgestudio.core.quant.quant_results import Analysis
+
+    analysis = analysed.report.result_as(Analysis)
+    assert [o.output for o in analysis.outputs] == ["label", "probabilities"]
+    assert analysis.task is not None and analysis.task.task == "classification"
+    assert analysis.task.output == "probabilities"

@@ -288,6 +288,16 @@ CORPUS: tuple[RealModel, ...] = (
     RealModel(
         "lightgbm_digits", "tree-ensemble", "train", "lightgbm", "4.7.0", "", "lightgbm_digits"
     ),
+    # A scikit-learn pipeline (scaler, PCA, MLP) on the same digits, converted by skl2onnx.
+    RealModel(
+        "sklearn_pipeline_digits",
+        "tabular-pipeline",
+        "train",
+        "skl2onnx",
+        "1.20.0",
+        "",
+        "sklearn_pipeline_digits",
+    ),
     _pypi(
         "ort_logreg_iris",
         "tabular-linear",

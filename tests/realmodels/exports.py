@@ -256,6 +256,27 @@ def lightgbm_digits(_: bytes, target: Path) -> None:
     target.write_bytes(onnx_model.SerializeToString())
 
 
+def sklearn_pipeline_digits(_: bytes, target: Path) -> None:
+    """A scikit-learn pipeline trained on its handwritten digits (real labelled data) —
+    standardise, PCA to 32, a 64-unit MLP — converted by skl2onnx: Scaler, MatMul of the
+    projection, the MLP's MatMul/Add/Relu, then ArgMax and a ZipMap of probabilities."""
+    from skl2onnx import to_onnx
+    from sklearn.datasets import load_digits
+    from sklearn.decomposition import PCA
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    x, y = load_digits(return_X_y=True)
+    pipeline = make_pipeline(
+        StandardScaler(),
+        PCA(n_components=32, random_state=0),
+        MLPClassifier(hidden_layer_sizes=(64,), max_iter=400, random_state=0),
+    ).fit(x.astype("float32"), y)
+    onnx_model = to_onnx(pipeline, x[:1].astype("float32"), target_opset=15)
+    target.write_bytes(onnx_model.SerializeToString())
+
+
 BUILDERS: dict[str, Callable[[bytes, Path], None]] = {
     "minilm": minilm,
     "minilm_qdq": minilm_qdq,
@@ -264,4 +285,5 @@ BUILDERS: dict[str, Callable[[bytes, Path], None]] = {
     "mtcnn_rnet": _mtcnn("rnet", 24, ["boxes", "scores"]),
     "mtcnn_onet": _mtcnn("onet", 48, ["boxes", "landmarks", "scores"], external=True),
     "lightgbm_digits": lightgbm_digits,
+    "sklearn_pipeline_digits": sklearn_pipeline_digits,
 }

@@ -238,6 +238,28 @@ def match_activations(float_model: onnx.ModelProto, quant_model: onnx.ModelProto
 SAVE_SUFFIX = "_edgestudio_saved"
 
 
+def compared_outputs(model: onnx.ModelProto) -> tuple[list[str], list[str]]:
+    """The outputs an analysis compares, in the graph's order, and what it says of the others.
+
+    A tensor output is compared as it is. A sequence of maps written by ZipMap (a
+    scikit-learn classifier's probabilities per class) is compared through the tensor it maps,
+    which holds the same numbers; any other output that is not a tensor is left out, said.
+    """
+    producers = {out: n for n in model.graph.node for out in n.output}
+    names, left_out = [], []
+    for value in model.graph.output:
+        if value.type.HasField("tensor_type"):
+            names.append(value.name)
+            continue
+        node = producers.get(value.name)
+        if node is not None and node.op_type == "ZipMap":
+            names.append(node.input[0])
+        else:
+            kind = value.type.WhichOneof("value") or "unknown"
+            left_out.append(f"Output '{value.name}' is not a tensor ({kind}): not compared.")
+    return list(dict.fromkeys(names)), left_out
+
+
 def qdq_boundary_tensors(model: onnx.ModelProto) -> list[str]:
     """Activations entering or leaving a QuantizeLinear/DequantizeLinear node."""
     inits = {t.name for t in model.graph.initializer}
@@ -273,6 +295,24 @@ def _with_outputs(
         outputs.append(saved)
     data: bytes = augmented.SerializeToString()
     return data, outputs[: len(names)]
+
+
+def _exposing(model: onnx.ModelProto, names: list[str]) -> bytes:
+    """``model`` serialized as it ships, with each of ``names`` that is not a graph output
+    made one (the tensor a ZipMap turns into a sequence of maps); nothing else changes."""
+    declared = {o.name for o in model.graph.output}
+    missing = [n for n in names if n not in declared]
+    if not missing:
+        return model.SerializeToString()
+    exposed = onnx.ModelProto()
+    exposed.CopyFrom(model)
+    types = _elem_types(exposed)
+    for name in missing:
+        exposed.graph.output.append(
+            helper.make_tensor_value_info(name, types.get(name, TensorProto.FLOAT), None)
+        )
+    data: bytes = exposed.SerializeToString()
+    return data
 
 
 def _session(data: bytes, folder: Path) -> object:
@@ -467,8 +507,11 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     reporter.stage("Comparing weights", 0.05)
     weights = weight_errors(float_model, quant_model, float_path.parent, quant_path.parent)
 
-    float_outputs = [o.name for o in float_model.graph.output]
-    quant_outputs = [o.name for o in quant_model.graph.output]
+    float_outputs, left_out = compared_outputs(float_model)
+    quant_outputs, _ = compared_outputs(quant_model)
+    warnings += left_out
+    if not float_outputs:
+        raise DataError("The model has no tensor output to compare: " + " ".join(left_out))
     f_names = list(dict.fromkeys(float_outputs + [m.tensor for m in matches]))
     q_names = list(dict.fromkeys(quant_outputs + [m.quant_tensor for m in matches]))
     total = max(1, len(samples))
@@ -513,7 +556,7 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         # integer kernels there, whose numbers can differ from the simulated QDQ graph.
         reporter.stage("Running the quantized model as it ships", 0.7)
         step = within(reporter, 0.7, 0.95)
-        sess_deploy = _session(quant_model.SerializeToString(), quant_path.parent)
+        sess_deploy = _session(_exposing(quant_model, quant_outputs), quant_path.parent)
         outcome = _OutputComparison(float_outputs, recipe.tolerance)
         for k, sample in enumerate(samples):
             f_vals = store.get(k)

@@ -112,10 +112,15 @@ def detect_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray]) -> TaskC
     """
     if not outputs:
         return TaskChoice("generic", "", "the model has no output")
-    name, array = next(iter(outputs.items()))
-    shape = tuple(np.shape(array))
-    if not np.issubdtype(np.asarray(array).dtype, np.floating):
+    # A classifier converted from scikit-learn lists its labels (integers) first and its
+    # probabilities after: the task is read from the first float output.
+    floating = [n for n, a in outputs.items() if np.issubdtype(np.asarray(a).dtype, np.floating)]
+    if not floating:
+        name = next(iter(outputs))
         return TaskChoice("generic", name, f"'{name}' is not a float output")
+    name = floating[0]
+    array = outputs[name]
+    shape = tuple(np.shape(array))
     op, node = _producer_op(model, name)
     rank = len(shape)
     dims = "×".join(map(str, shape))
