@@ -303,7 +303,8 @@ def _exposing(model: onnx.ModelProto, names: list[str]) -> bytes:
     declared = {o.name for o in model.graph.output}
     missing = [n for n in names if n not in declared]
     if not missing:
-        return model.SerializeToString()
+        shipped: bytes = model.SerializeToString()
+        return shipped
     exposed = onnx.ModelProto()
     exposed.CopyFrom(model)
     types = _elem_types(exposed)
