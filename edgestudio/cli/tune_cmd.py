@@ -76,6 +76,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--no-exclusions", action="store_true", help="never exclude layers from quantization"
     )
     p.add_argument(
+        "--no-16-bit",
+        action="store_true",
+        help="8-bit everywhere: no 16-bit activations, whole-model or per layer (the Auto-tune "
+        "window's 'Precision: 8-bit everywhere')",
+    )
+    p.add_argument(
         "--resume",
         metavar="TUNE",
         help="take the candidates an earlier tune "
@@ -106,24 +112,16 @@ def earlier_tune(path: str) -> dict[str, object]:
     return last
 
 
-def run(args: argparse.Namespace) -> int:
-    """Tune, print the candidates and the winner; exit 0 when one meets the goal, 1 if none."""
+def settings_from_args(args: argparse.Namespace) -> TuneSettings:
+    """The tune the parsed arguments describe (raises EdgeStudioError on a bad goal)."""
     from edgestudio.core.perf.providers import resolve_provider
-    from edgestudio.core.quant.tune import (
-        Goal,
-        GoalError,
-        SearchSpace,
-        synthetic_goal_warning,
-    )
-    from edgestudio.jobs.tuner import Tuner, tuner_summary
+    from edgestudio.core.quant.tune import Goal, GoalError, SearchSpace
 
     try:
         goal = Goal.parse(args.goal)
     except GoalError as exc:
         raise EdgeStudioError(str(exc)) from exc
-    if args.output and Path(args.output).exists() and not args.overwrite:
-        raise EdgeStudioError(f"{args.output} already exists (--overwrite replaces it).")
-    settings = TuneSettings(
+    return TuneSettings(
         model=args.model,
         data=data_source(args, args.data),
         goal=goal,
@@ -132,12 +130,24 @@ def run(args: argparse.Namespace) -> int:
         space=SearchSpace(
             modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()),
             exclusions=not args.no_exclusions,
+            activation_types=("uint8",) if args.no_16_bit else SearchSpace().activation_types,
         ),
         ray_address=args.ray,
         **values_from_args(args, TuneSettings),
         resume=earlier_tune(args.resume) if args.resume else None,
         **input_fields(args, with_data=False),
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Tune, print the candidates and the winner; exit 0 when one meets the goal, 1 if none."""
+    from edgestudio.core.quant.tune import synthetic_goal_warning
+    from edgestudio.jobs.tuner import Tuner, tuner_summary
+
+    if args.output and Path(args.output).exists() and not args.overwrite:
+        raise EdgeStudioError(f"{args.output} already exists (--overwrite replaces it).")
+    settings = settings_from_args(args)
+    goal = settings.goal
     warning = synthetic_goal_warning(settings.data, goal)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)

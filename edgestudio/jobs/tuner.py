@@ -41,6 +41,7 @@ from edgestudio.core.quant.tune import (
     latency_ties,
     pick_winner,
     recipe_key,
+    rounding_step,
 )
 from edgestudio.core.serialise import from_json, to_json
 from edgestudio.jobs import warm
@@ -399,6 +400,10 @@ class Tuner:
             self.settings.goal,
             self.settings.objective,
         )
+        # the closest 8-bit recipes rounded adaptively first: they stay 8-bit everywhere
+        step = rounding_step(self.candidates, self.settings.goal, self.tried)
+        if step is not None:
+            return step
         while closest8 is not None and wide and self.int16_round < 8:
             step = int16_step(closest8, self.tried, self.int16_round)
             self.int16_round += 1

@@ -342,3 +342,19 @@ def test_the_tune_options_are_its_settings_declarations() -> None:
     assert defaults == {f.name: f.default for f, _ in declared_options(TuneSettings)}
     with pytest.raises(SystemExit):
         parser.parse_args(["tune", "m.onnx", "--data", "d.npz", "--minutes", "-1"])
+
+
+def test_the_tune_search_space_from_the_command_line() -> None:
+    """`--no-16-bit` is the Auto-tune window's 'Precision: 8-bit everywhere'."""
+    from edgestudio.cli.tune_cmd import settings_from_args
+
+    parser = build_parser()
+    base = ["tune", "m.onnx", "--data", "d.npz", "--goal", "top1_agreement>=0.99"]
+    wide = settings_from_args(parser.parse_args(base))
+    narrow = settings_from_args(
+        parser.parse_args([*base, "--no-16-bit", "--modes", "qdq", "--no-exclusions"])
+    )
+    assert wide.space.activation_types == ("uint8", "uint16")
+    assert narrow.space.activation_types == ("uint8",)
+    assert narrow.space.modes == ("qdq",) and not narrow.space.exclusions
+    assert narrow.goal.metric == "top1_agreement"

@@ -25,6 +25,7 @@ from edgestudio.core.quant.tune import (
     TuneSettings,
     failure_cause,
     int16_step,
+    rounding_step,
 )
 from edgestudio.jobs.tuner import Tuner
 from edgestudio.resources import SAMPLE_EVALUATION, SAMPLE_MODEL
@@ -114,6 +115,36 @@ def test_int16_steps_grow_and_never_repeat() -> None:
     wide = dataclasses.replace(base, activation_type="uint16")
     assert int16_step(_candidate(wide), set(), 0) is None  # nothing to widen
     assert int16_step(_candidate(dataclasses.replace(base, mode="dynamic")), set(), 0) is None
+
+
+def test_the_two_closest_8_bit_recipes_are_tried_again_rounded_adaptively() -> None:
+    # PP-OCRv5 rec: the closest 8-bit recipe (with SmoothQuant) gained nothing from adaptive
+    # rounding; the next closest (quantizers on compute inputs) read every line like float.
+    goal = Goal.parse("text_agreement>=0.99")
+    recipes = {
+        "smooth": QuantRecipe(mode="qdq", placement="compute-inputs", smooth_quant=0.5),
+        "inputs": QuantRecipe(mode="qdq", placement="compute-inputs"),
+        "plain": QuantRecipe(mode="qdq"),
+        "wide": QuantRecipe(mode="qdq", activation_type="uint16"),
+    }
+    figures = {"smooth": 0.975, "inputs": 0.95, "plain": 0.3, "wide": 1.0}
+    candidates = []
+    for number, (name, recipe) in enumerate(recipes.items(), 1):
+        candidate = _candidate(recipe)
+        candidate.number, candidate.state, candidate.goal_value = number, "done", figures[name]
+        candidates.append(candidate)
+    tried: set[tuple[str, ...]] = set()
+    first = rounding_step(candidates, goal, tried)
+    second = rounding_step(candidates, goal, tried)
+    assert first is not None and second is not None
+    assert first[0] == dataclasses.replace(recipes["smooth"], adaptive_rounding=True)
+    assert second[0] == dataclasses.replace(recipes["inputs"], adaptive_rounding=True)
+    assert "#2 with its weights rounded adaptively" in second[1]
+    assert rounding_step(candidates, goal, tried) is None  # the closest two only, once each
+    # a 16-bit recipe is not an 8-bit one to round; a rounded one is not rounded again
+    rounded = _candidate(first[0])
+    rounded.state, rounded.goal_value = "done", 0.99
+    assert rounding_step([rounded, candidates[3]], goal, set()) is None
 
 
 def test_failure_causes_match_across_names_and_numbers() -> None:
