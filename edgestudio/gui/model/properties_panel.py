@@ -25,6 +25,7 @@ from edgestudio.core.formatting import human_bytes
 from edgestudio.core.model.cost_recipe import ModelCost, NodeCost
 from edgestudio.core.model.graph_ir import GraphIR, NodeKind, subgraphs
 from edgestudio.core.model.weights import read_weight, weight_histogram, weight_stats
+from edgestudio.gui.widgets.plots import add_histogram
 from edgestudio.gui.widgets.tables import filled_table
 
 
@@ -309,13 +310,4 @@ class PropertiesPanel(QScrollArea):
         counts, edges = weight_histogram(array)
         plot = self.histogram.getPlotItem()
         plot.clear()
-        plot.addItem(
-            pg.PlotDataItem(
-                edges,
-                counts,
-                stepMode="center",
-                fillLevel=0,
-                brush="#4f8fc0",
-                pen=pg.mkPen("#2f5f80"),
-            )
-        )
+        add_histogram(plot, counts, edges)

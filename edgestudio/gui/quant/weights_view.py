@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QSplitter, QTableWidgetItem, QWidget
 from edgestudio.core.model.weights import read_weight, weight_histogram
 from edgestudio.core.quant.quant_results import WeightError
 from edgestudio.core.quant.quant_runs import QuantRun
-from edgestudio.gui.widgets.plots import show_empty, show_values
+from edgestudio.gui.widgets.plots import add_histogram, show_empty, show_values
 from edgestudio.gui.widgets.tables import NumericItem, results_table
 
 WEIGHT_COLUMNS = [
@@ -94,16 +94,7 @@ class WeightsView(QSplitter):
         show_values(self.weight_plot)
         values = read_weight(tensor, self.model_path.parent).astype(np.float64)
         counts, edges = weight_histogram(values, bins=128)
-        plot.addItem(
-            pg.PlotDataItem(
-                edges,
-                counts,
-                stepMode="center",
-                fillLevel=0,
-                brush="#4f8fc0",
-                pen=pg.mkPen("#2f5f80"),
-            )
-        )
+        add_histogram(plot, counts, edges)
         step = 2 * info.scale_bound  # S: one quantization step of the model's scale
         low, high = float(values.min()), float(values.max())
         if step > 0 and (high - low) / step <= 64:  # the grid, where it is readable

@@ -3,6 +3,7 @@ category labels that never overlap."""
 
 from __future__ import annotations
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QFont, QFontMetrics
 
@@ -97,3 +98,18 @@ def set_category_axis(plot: pg.PlotWidget, labels: list[str]) -> None:
     plot._category_fit = fit
     view.sigResized.connect(fit)
     fit()
+
+
+def add_histogram(item: pg.PlotItem, counts: np.ndarray, edges: np.ndarray) -> None:
+    """Draw a histogram (``counts`` between ``edges``) as filled steps: how a weight's values
+    are spread, in the Properties and in the Quantization tab's Weights alike."""
+    item.addItem(
+        pg.PlotDataItem(
+            edges,
+            counts,
+            stepMode="center",
+            fillLevel=0,
+            brush="#4f8fc0",
+            pen=pg.mkPen("#2f5f80"),
+        )
+    )
