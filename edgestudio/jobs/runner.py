@@ -41,7 +41,6 @@ from edgestudio.jobs.fork_server import ForkedProcess, ForkServerError
 from edgestudio.jobs.spawn import start_worker
 
 STDERR_TAIL_BYTES = 4000
-TIMING_KINDS = frozenset({"bench", "profile"})  # jobs whose numbers other work would disturb
 KILL_GRACE_S = 2.0
 
 
@@ -301,8 +300,9 @@ class Job:
 
     @property
     def measures_time(self) -> bool:
-        """Whether this job times the model (nothing else should start beside it)."""
-        return self.recipe.kind in TIMING_KINDS
+        """Whether this job times the model: its recipe runs alone (no other job, and no worker
+        loading its modules, beside it)."""
+        return self.recipe.runs_alone
 
     @property
     def pid(self) -> int | None:
