@@ -25,6 +25,7 @@ from edgestudio.core.quant.tune import (
     TuneSettings,
     failure_cause,
     int16_step,
+    recipe_key,
     rounding_step,
 )
 from edgestudio.jobs.tuner import Tuner
@@ -141,6 +142,12 @@ def test_the_two_closest_8_bit_recipes_are_tried_again_rounded_adaptively() -> N
     assert second[0] == dataclasses.replace(recipes["inputs"], adaptive_rounding=True)
     assert "#2 with its weights rounded adaptively" in second[1]
     assert rounding_step(candidates, goal, tried) is None  # the closest two only, once each
+    # the first rounded one came out as close as its base: the next closest is still tried
+    again = _candidate(first[0])
+    again.number, again.state, again.goal_value = 5, "done", 0.975
+    tried = {("adaptive-rounding", recipe_key(recipes["smooth"]))}
+    step = rounding_step([*candidates, again], goal, tried)
+    assert step is not None and step[0].placement == "compute-inputs" and not step[0].smooth_quant
     # a 16-bit recipe is not an 8-bit one to round; a rounded one is not rounded again
     rounded = _candidate(first[0])
     rounded.state, rounded.goal_value = "done", 0.99

@@ -326,10 +326,15 @@ def rounding_step(
     calibrations that came closest. PP-OCRv5 rec on 40 held-out lines: per-channel with
     quantizers on compute inputs read 97.5 % of the lines like float, rounded adaptively 100 %
     (with SmoothQuant, 97.5 % either way: so the closest two are tried, not one)."""
+    # rounded to nearest, 8-bit everywhere: a rounded candidate is a try, not a base
     eight_bit = [
         c
         for c in candidates
-        if c.state == "done" and c.goal_value is not None and int16_step_applies(c.recipe)
+        if c.state == "done"
+        and c.goal_value is not None
+        and int16_step_applies(c.recipe)
+        and not c.recipe.adaptive_rounding
+        and not c.recipe.int16
     ]
 
     def closer(a: Candidate, b: Candidate) -> int:
@@ -341,8 +346,6 @@ def rounding_step(
 
     for best in sorted(eight_bit, key=functools.cmp_to_key(closer))[:ROUNDED_CLOSEST]:
         recipe = best.recipe
-        if recipe.adaptive_rounding or recipe.int16:
-            continue
         key = ("adaptive-rounding", recipe_key(recipe))
         if key in tried:
             continue
