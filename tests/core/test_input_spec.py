@@ -141,6 +141,9 @@ def test_frames_a_convolution_slides_over_are_no_batch(tmp_path: Path) -> None:
     assert frames >= 7 and (bands, channels) == (80, 3)
     assert spec.note == "derived from the graph"  # the first candidate runs
     assert "[80x3] constant of Mul 'band_scale'" in spec.entry("x").reason
+    assert f"frames = {frames}, at least 7 for the 7-wide window of Conv 'conv'" in (
+        spec.entry("x").reason
+    )
     assert spec.batch_symbols == ()
 
 

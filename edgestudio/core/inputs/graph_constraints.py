@@ -284,11 +284,12 @@ def windowed_axes(
     consumers: Mapping[str, list[onnx.NodeProto]],
     producers: Mapping[str, onnx.NodeProto],
     consts: Mapping[str, onnx.TensorProto],
-) -> dict[tuple[str, int], int]:
+) -> dict[tuple[str, int], AxisSize]:
     """Each input axis a convolution or pooling window slides along, with the least size its
-    window fits in. Such an axis is a length (frames, pixels), never a batch, even at axis 0
-    of an input ``[frames, features]`` to which the graph adds its own batch axis."""
-    found: dict[tuple[str, int], int] = {}
+    widest window fits in (and that window, named). Such an axis is a length (frames, pixels),
+    never a batch, even at axis 0 of an input ``[frames, features]`` to which the graph adds
+    its own batch axis."""
+    found: dict[tuple[str, int], AxisSize] = {}
     for name, rank in input_ranks.items():
         for node, tensor, axes in _reached(name, rank, consumers, consts):
             op = _AS_FLOAT.get(node.op_type, node.op_type)
@@ -302,9 +303,11 @@ def windowed_axes(
                 continue
             dilations = _ints(node, "dilations") or [1] * len(kernel)
             for axis, size, dilation in zip(axes[2:], kernel, dilations, strict=False):
-                if axis is not None:
-                    extent = dilation * (size - 1) + 1
-                    found[(name, axis)] = max(found.get((name, axis), 1), extent)
+                extent = dilation * (size - 1) + 1
+                known = found.get((name, axis)) if axis is not None else None
+                if axis is not None and (known is None or extent > known.size):
+                    where = f"the {extent}-wide window of {node.op_type} '{node.name or op}'"
+                    found[(name, axis)] = AxisSize(name, axis, extent, where)
     return found
 
 

@@ -281,6 +281,7 @@ class _Slot:
     symbol: str
     kind: str  # batch | image | sequence | signal | state
     least: int = 1  # the smallest size that fits (a convolution's window along it)
+    window: str = ""  # that window, named
 
 
 def _is_state(inp: DeclaredInput, usage: _Usage) -> bool:
@@ -296,7 +297,7 @@ def _slots(
     inputs: list[DeclaredInput],
     usages: dict[str, _Usage],
     recurrent_batch: set[tuple[str, int]],
-    windowed: Mapping[tuple[str, int], int] | None = None,
+    windowed: Mapping[tuple[str, int], AxisSize] | None = None,
 ) -> dict[tuple[str, int], _Slot]:
     """Classify every unknown dim of every input (``recurrent_batch``: the axes a recurrent
     layer reads as its batch; ``windowed``: the axes a convolution slides along, with the
@@ -335,7 +336,8 @@ def _slots(
             if isinstance(dim, int):
                 continue
             symbol = dim if isinstance(dim, str) else f"{inp.name}:{axis}"
-            least = windowed.get((inp.name, axis), 1)
+            window = windowed.get((inp.name, axis))
+            least = window.size if window is not None else 1
             if (inp.name, axis) in indexed:
                 kind = "sequence"
             elif axis == 0 and (inp.name, 0) in windowed and not (floating and len(inp.shape) == 4):
@@ -353,7 +355,11 @@ def _slots(
                 kind = "sequence"
             else:
                 kind = "signal"
-            slots[(inp.name, axis)] = _Slot(symbol, kind, least if kind != "batch" else 1)
+            slots[(inp.name, axis)] = (
+                _Slot(symbol, kind, least, window.reason)
+                if kind != "batch" and window is not None
+                else _Slot(symbol, kind)
+            )
     return slots
 
 
@@ -569,6 +575,17 @@ def _candidates(
                 if (inp.name, a) in fixed
                 and inp.name not in shapes
                 and sizes[slots[(inp.name, a)].symbol] == fixed[(inp.name, a)].size
+            ]
+            # why a leading axis is no batch of 1 (an image's sides need no saying)
+            why_sizes += [
+                f"{d} = {sizes[slot.symbol]}, at least {slot.least} for {slot.window}"
+                for a, d in enumerate(inp.shape)
+                if a == 0
+                and (slot := slots.get((inp.name, a))) is not None
+                and slot.least > 1
+                and (inp.name, a) not in fixed
+                and inp.name not in shapes
+                and slot.symbol not in known
             ]
             if why_sizes:
                 reason = "; ".join([reason, *why_sizes])
