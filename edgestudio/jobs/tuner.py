@@ -400,23 +400,20 @@ class Tuner:
             self.settings.goal,
             self.settings.objective,
         )
-        # the closest 8-bit recipes rounded adaptively first: they stay 8-bit everywhere
-        step = rounding_step(self.candidates, self.settings.goal, self.tried)
-        if step is not None:
-            return step
         while closest8 is not None and wide and self.int16_round < 8:
             step = int16_step(closest8, self.tried, self.int16_round)
             self.int16_round += 1
             if step is not None:
                 return step
-        if self.settings.integer_only or not self.settings.space.exclusions:
-            return None
-        while closest is not None and self.exclusion_round < 8:
+        excluding = not self.settings.integer_only and self.settings.space.exclusions
+        while excluding and closest is not None and self.exclusion_round < 8:
             step = exclusion_step(closest, self.settings.goal, self.tried, self.exclusion_round)
             self.exclusion_round += 1
             if step is not None:
                 return step
-        return None
+        # Last, the slower pass: the closest 8-bit recipes again, rounded adaptively (first
+        # when neither 16 bits nor float may be used: 8-bit everywhere, integer only).
+        return rounding_step(self.candidates, self.settings.goal, self.tried)
 
     def _start(self, recipe: QuantRecipe, why: str) -> None:
         number = len(self.candidates) + 1

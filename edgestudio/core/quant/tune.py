@@ -322,10 +322,10 @@ def rounding_step(
     candidates: list[Candidate], goal: Goal, tried: set[tuple[str, ...]]
 ) -> tuple[QuantRecipe, str] | None:
     """One of the closest 8-bit QDQ recipes again, its Conv/MatMul/Gemm weights rounded
-    adaptively (GPTQ) where it rounded them to nearest: the slower pass, on the placements and
-    calibrations that came closest. PP-OCRv5 rec on 40 held-out lines: per-channel with
-    quantizers on compute inputs read 97.5 % of the lines like float, rounded adaptively 100 %
-    (with SmoothQuant, 97.5 % either way: so the closest two are tried, not one)."""
+    adaptively (GPTQ) where it rounded them to nearest: the slower pass, tried last, on the
+    placements and calibrations that came closest. PP-OCRv5 rec on 40 held-out lines:
+    per-channel with quantizers on compute inputs read 97.5 % of the lines like float, rounded
+    adaptively 100 % (with SmoothQuant, 97.5 % either way: so the closest two are tried)."""
     # rounded to nearest, 8-bit everywhere: a rounded candidate is a try, not a base
     eight_bit = [
         c
