@@ -368,6 +368,37 @@ def convolved_features(bands: int = 80, kernel: int = 7) -> onnx.ModelProto:
     )
 
 
+def flatten_classifier(width: int = 40, reshape: bool = False) -> onnx.ModelProto:
+    """x[N, 1, 28, w] (w declared symbolic) → Conv 4×3×3 → Relu → Flatten (or a Reshape to
+    ``[-1, K]``) → Gemm: runs only at w == ``width``, which only the dense layer's K rows fix
+    (4 · 26 · (w − 2)): a CNN classifier exported with a dynamic side."""
+    rng = np.random.default_rng(10)
+    rows = 4 * 26 * (width - 2)
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((4, 1, 3, 3)).astype(np.float32), "W"),
+        numpy_helper.from_array(rng.standard_normal((rows, 10)).astype(np.float32) * 0.01, "D"),
+        numpy_helper.from_array(np.array([-1, rows], np.int64), "rows"),
+    ]
+    flatten = (
+        helper.make_node("Reshape", ["a", "rows"], ["flat"], name="to_rows")
+        if reshape
+        else helper.make_node("Flatten", ["a"], ["flat"], name="flatten", axis=1)
+    )
+    nodes = [
+        helper.make_node("Conv", ["x", "W"], ["c"], name="conv"),
+        helper.make_node("Relu", ["c"], ["a"], name="relu"),
+        flatten,
+        helper.make_node("Gemm", ["flat", "D"], ["y"], name="dense"),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 28, "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])],
+        inits,
+        "flatten_classifier",
+    )
+
+
 def zipmap_classifier(features: int = 16, classes: int = 5) -> onnx.ModelProto:
     """A classifier as skl2onnx writes one: x[N, features] → MatMul → Relu → MatMul →
     Softmax → probabilities; ArgMax → ``label`` (int64) first, then ZipMap →

@@ -199,6 +199,26 @@ def test_a_qdq_model_reads_its_widths_behind_dequantize(tmp_path: Path) -> None:
     assert after.note == "derived from the graph"
 
 
+@pytest.mark.parametrize("reshape", [False, True])
+def test_a_width_only_a_flatten_fixes_is_solved(tmp_path: Path, reshape: bool) -> None:
+    # madmom's key CNN reshapes [1, 24, W] to [-1, 2520]: W = 105, which no guess holds;
+    # every candidate failed ("The input tensor cannot be reshaped to the requested shape").
+    spec = _resolve(models.flatten_classifier(width=40, reshape=reshape), tmp_path)
+    assert spec.entry("x").shape == (1, 1, 28, 40)
+    node = "Reshape 'to_rows'" if reshape else "Flatten 'flatten'"
+    assert f"w = 40, so that {node} gives rows of 3952 values" in spec.note
+    assert "(w - 2)" in spec.entry("x").reason
+
+
+def test_a_dynamic_int8_result_solves_its_flatten_as_its_original(tmp_path: Path) -> None:
+    from onnxruntime.quantization import quantize_dynamic
+
+    original = models.save(models.flatten_classifier(width=40), tmp_path / "f.onnx")
+    quantized = tmp_path / "q.onnx"
+    quantize_dynamic(original, quantized, op_types_to_quantize=["Conv", "Gemm", "MatMul"])
+    assert resolve_inputs(quantized, use_cache=False).spec.entry("x").shape == (1, 1, 28, 40)
+
+
 def test_guesses_too_big_to_run_are_not_tried() -> None:
     # Two unknown signal dims: the lockstep guess 16000 × 16000 is a 1 GB input (its Conv
     # took 24 GB on a madmom network and the machine killed the process).

