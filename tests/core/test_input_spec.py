@@ -210,6 +210,27 @@ def test_a_width_only_a_flatten_fixes_is_solved(tmp_path: Path, reshape: bool) -
     assert "(w - 2)" in spec.entry("x").reason
 
 
+def test_solving_a_flatten_writes_nothing_where_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # onnxruntime's SymbolicShapeInference.infer_shapes saves the whole model (weights as a
+    # .data file beside it) into the working folder whenever a graph has an op it cannot
+    # follow; two such files, 100 MB, were found in the checkout. Nothing is written now, and
+    # what it followed still solves the width.
+    from onnx import TensorProto, helper
+
+    from edgestudio.core.inputs.flatten_widths import solve_flatten_widths
+
+    model = models.flatten_classifier(width=40)
+    model.graph.node.append(helper.make_node("Opaque", ["y"], ["z"], domain="test.opaque"))
+    model.graph.output.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, None))
+    model.opset_import.append(helper.make_opsetid("test.opaque", 1))
+    monkeypatch.chdir(tmp_path)
+    solved = solve_flatten_widths(model, next(derive_candidates(model)))
+    assert [(s.symbol, s.size) for s in solved] == [("w", 40)]
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_dynamic_int8_result_solves_its_flatten_as_its_original(tmp_path: Path) -> None:
     from onnxruntime.quantization import quantize_dynamic
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
+from edgestudio.core.inputs.graph_constraints import weight_dims
 from edgestudio.core.inputs.input_spec import InputSpecification
 
 MAX_SIZE = 16384  # sizes tried for a symbol (a spectrogram's bins, an image side)
@@ -82,12 +83,19 @@ def _symbolic_shapes(
                 dim.dim_param = _SYMBOL
             elif axis < len(entry.shape):
                 dim.dim_value = entry.shape[axis]
+    # SymbolicShapeInference.infer_shapes saves the model into the working folder
+    # (sym_shape_infer_temp.onnx and its weights: 100 MB for a recogniser) whenever it cannot
+    # follow a whole graph. Its steps are driven here instead: nothing is written, and what
+    # it did follow is used.
+    inference = SymbolicShapeInference(2**31 - 1, True, False, 0)
     try:
-        inferred = SymbolicShapeInference.infer_shapes(probe, auto_merge=True)
+        inference._preprocess(probe)
+        while inference.run_:
+            inference._infer_impl()
+        inference._update_output_from_vi()
     except Exception:  # the inference is a help here; a graph it cannot follow is left alone
         return None
-    if inferred is None:
-        return None
+    inferred = inference.out_mp_
     return {
         v.name: [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim]
         for v in [*inferred.graph.value_info, *inferred.graph.output]
@@ -113,7 +121,7 @@ def _rows_asked(model: onnx.ModelProto) -> list[tuple[onnx.NodeProto, int, int]]
         elif node.op_type == "Flatten":
             axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
             for reader in _dense_readers(node.output[0], readers):
-                weight = _weight_dims(reader.input[1], consts, producers)
+                weight = weight_dims(reader.input[1], producers, consts)
                 if weight is None or len(weight) != 2:
                     continue
                 trans_b = any(a.name == "transB" and a.i for a in reader.attribute)
@@ -122,7 +130,7 @@ def _rows_asked(model: onnx.ModelProto) -> list[tuple[onnx.NodeProto, int, int]]
 
 
 # What stands between a flatten and its dense layer in a quantized model (the activation's
-# quantization), and between a weight and its layer (its dequantization, a cast).
+# quantization).
 _PASSING = frozenset({"DynamicQuantizeLinear", "QuantizeLinear", "DequantizeLinear", "Cast"})
 _DENSE = frozenset({"MatMul", "Gemm", "MatMulInteger"})
 
@@ -138,20 +146,6 @@ def _dense_readers(
         elif reader.op_type in _PASSING and depth > 0:
             found += _dense_readers(reader.output[0], readers, depth - 1)
     return found
-
-
-def _weight_dims(
-    name: str, consts: dict[str, onnx.TensorProto], producers: dict[str, onnx.NodeProto]
-) -> list[int] | None:
-    """A constant weight's dims, through its dequantization or cast."""
-    for _ in range(3):
-        if name in consts:
-            return [int(d) for d in consts[name].dims]
-        node = producers.get(name)
-        if node is None or node.op_type not in _PASSING:
-            return None
-        name = node.input[0]
-    return None
 
 
 def _solve(

@@ -107,7 +107,7 @@ def _ints(node: onnx.NodeProto, name: str) -> list[int] | None:
     return next(([int(v) for v in a.ints] for a in node.attribute if a.name == name), None)
 
 
-def _weight_dims(
+def weight_dims(
     tensor: str, producers: Mapping[str, onnx.NodeProto], consts: Mapping[str, onnx.TensorProto]
 ) -> list[int] | None:
     """The dims of the stored weight behind ``tensor`` (through de-quantization and casts;
@@ -119,7 +119,7 @@ def _weight_dims(
         if node is None or node.op_type not in _WEIGHT_CHAIN or not node.input:
             return None
         if node.op_type == "Transpose":
-            dims = _weight_dims(node.input[0], producers, consts)
+            dims = weight_dims(node.input[0], producers, consts)
             if dims is None:
                 return None
             perm = _ints(node, "perm") or list(reversed(range(len(dims))))
@@ -178,21 +178,21 @@ def _consumer_sizes(
     weights = inputs[_weight_index(node)] if len(inputs) > _weight_index(node) else ""
     found: list[tuple[int | None, int, str]] = []
     if op == "MatMul" and len(axes) >= 1:
-        if inputs[0] == tensor and (w := _weight_dims(weights, producers, consts)):
+        if inputs[0] == tensor and (w := weight_dims(weights, producers, consts)):
             k = w[-2] if len(w) >= 2 else w[0]
             found.append((axes[-1], k, f"the weights of MatMul '{name}' ({k} rows)"))
         elif (
             weights == inputs[1]
             and inputs[1] == tensor
             and len(axes) >= 2
-            and (w := _weight_dims(inputs[0], producers, consts))
+            and (w := weight_dims(inputs[0], producers, consts))
         ):
             found.append((axes[-2], w[-1], f"the weights of MatMul '{name}' ({w[-1]} columns)"))
     elif (
         op == "Gemm"
         and inputs[0] == tensor
         and len(axes) == 2
-        and (w := _weight_dims(inputs[1], producers, consts))
+        and (w := weight_dims(inputs[1], producers, consts))
         and len(w) == 2
     ):
         k = w[1] if _int(node, "transB") else w[0]
@@ -202,7 +202,7 @@ def _consumer_sizes(
         op in ("Conv", "ConvTranspose")
         and inputs[0] == tensor
         and len(axes) >= 3
-        and (w := _weight_dims(weights, producers, consts))
+        and (w := weight_dims(weights, producers, consts))
         and len(w) >= 3
     ):
         group = _int(node, "group", 1)
@@ -214,7 +214,7 @@ def _consumer_sizes(
         # A per-feature scale or offset ([80, 3] against [frames, 80, 3]): every one of its
         # dims over 1 must be the input's, aligned from the right.
         other = inputs[1] if inputs[0] == tensor else inputs[0]
-        dims = _weight_dims(other, producers, consts) or []  # a QDQ model's behind its DQ
+        dims = weight_dims(other, producers, consts) or []  # a QDQ model's behind its DQ
         if 0 < len(dims) <= len(axes):
             aligned = axes[len(axes) - len(dims) :]
             shown = "x".join(map(str, dims))
@@ -226,7 +226,7 @@ def _consumer_sizes(
     elif (
         op in _RECURRENT
         and inputs
-        and (w := _weight_dims(inputs[1], producers, consts))
+        and (w := weight_dims(inputs[1], producers, consts))
         and len(w) == 3
     ):
         index = inputs.index(tensor)
@@ -297,7 +297,7 @@ def windowed_axes(
                 continue
             kernel = _ints(node, "kernel_shape")
             if kernel is None and len(node.input) > _weight_index(node):
-                weights = _weight_dims(node.input[_weight_index(node)], producers, consts)
+                weights = weight_dims(node.input[_weight_index(node)], producers, consts)
                 kernel = weights[2:] if weights else None
             if not kernel or len(kernel) != len(axes) - 2:
                 continue
