@@ -12,6 +12,7 @@ without it the benchmark says so and stops. Usage: ``python -m tests.benchmarks 
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import time
 from collections.abc import Callable
@@ -153,7 +154,8 @@ def main() -> None:
     except ImportError:
         print("NNCF is not installed (pip install nncf): nothing to compare — skipped")
         return
-    with tempfile.TemporaryDirectory() as tmp:
+    # in a scratch folder: what NNCF or onnxruntime's tools leave in the working folder goes too
+    with tempfile.TemporaryDirectory() as tmp, contextlib.chdir(tmp):
         compare(Path(tmp))
 
 
