@@ -44,3 +44,25 @@ def test_bars_above_the_cap_are_capped_and_said(qtbot, tmp_path: Path) -> None: 
     assert any("1 layer(s) above" in n.toPlainText() for n in notes)
     # the table keeps the true figure
     assert panel.activations.layers.item(2, 0).text().startswith("361")
+
+
+def test_a_run_whose_weights_match_none_of_the_float_models_says_so(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # PP-OCR's classifier keeps its weights in Constant nodes and pre-processing fuses them:
+    # the Weights tab was an empty table beside "Pick a weight in the table".
+    import pyqtgraph as pg
+
+    from edgestudio.gui.quant.weights_view import WeightsView
+
+    model = models.residual_block()
+    view = WeightsView(model, models.save(model, tmp_path / "m.onnx"))
+    qtbot.addWidget(view)
+    run = QuantRun(1, QuantRecipe(mode="qdq"), state=RunState.ANALYSED)
+    run.analysis = Analysis("f", "q", 4)
+    view.show_run(run)
+    texts = [
+        i.toPlainText()
+        for i in view.weight_plot.getPlotItem().getViewBox().addedItems
+        if isinstance(i, pg.TextItem)
+    ]
+    assert view.weights.rowCount() == 0
+    assert any("per-weight figures are not available" in t for t in texts), texts

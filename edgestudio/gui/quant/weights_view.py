@@ -54,6 +54,15 @@ class WeightsView(QSplitter):
         """Tabulate ``run``'s weights, worst first."""
         self.run = run
         weights = run.analysis.weights if run.analysis else []
+        if run.analysis is not None and not weights:
+            # Seen on PP-OCR's classifier: its weights are Constant nodes, and pre-processing
+            # fuses them (a Conv with its BatchNormalization) under new names.
+            show_empty(
+                self.weight_plot,
+                "No quantized weight of this run matches a weight of the float model by name "
+                "(onnxruntime's pre-processing fuses and renames weights; this model may keep "
+                "its weights in Constant nodes): per-weight figures are not available here.",
+            )
         self.weights.setRowCount(len(weights))
         for r, w in enumerate(sorted(weights, key=lambda w: w.sqnr_db or 0.0)):
             cells = [
