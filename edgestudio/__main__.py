@@ -39,11 +39,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         exit_child(int(module.main(args[1:])))
     try:
         if args[:1] and args[0] in JOB_COMMANDS and not {"-h", "--help"} & set(args):
-            # Start the command's worker now: it loads onnxruntime while we parse the arguments.
-            from edgestudio.jobs import warm
+            # Have the command's worker loading onnxruntime while we parse the arguments; its
+            # job waits for that loading rather than redo it cold.
+            from edgestudio.jobs.scheduler import default_launcher
 
-            # A tune runs many jobs, the rest one; the job may wait for the loading under way.
-            warm.keep_warm(refill=args[0] == "tune", wait_for_load=True)
+            default_launcher().prepare(wait_for_load=True)
         from edgestudio.cli.main import main as cli_main
 
         code = int(cli_main(args))

@@ -88,17 +88,16 @@ def _workers_only_in_e2e(
     if request.node.get_closest_marker("e2e") is not None:
         yield
         return
-    from edgestudio.jobs import fork_server, runner, spawn, warm
+    from edgestudio.jobs import launch
 
     started: list[list[str]] = []
-    real = spawn.start_worker
+    real = launch.spawn
 
-    def start_worker(args: list[str], *rest: Any, **kwargs: Any) -> Any:
+    def spawn(args: list[str], *rest: Any, **kwargs: Any) -> Any:
         started.append(args)
         return real(args, *rest, **kwargs)
 
-    for module in (fork_server, runner, warm):
-        monkeypatch.setattr(module, "start_worker", start_worker)
+    monkeypatch.setattr(launch, "spawn", spawn)
     yield
     if started:
         pytest.fail(

@@ -103,7 +103,8 @@ def _opset_range(s: ModelSummary) -> str:
 
 def _infer_shapes(model: str) -> TensorShapes:
     from edgestudio.core.model.tensor_shapes import ShapesRecipe
-    from edgestudio.jobs.runner import JobState, run_job
+    from edgestudio.jobs.runner import JobState
+    from edgestudio.jobs.scheduler import run_job
 
     job = run_job(ShapesRecipe(model=model), timeout=600)
     if job.state is not JobState.SUCCEEDED or job.report is None:
@@ -116,7 +117,8 @@ def _infer_shapes(model: str) -> TensorShapes:
 
 def _count_cost(args: argparse.Namespace) -> ModelCost:
     from edgestudio.core.model.cost_recipe import CostRecipe, ModelCost
-    from edgestudio.jobs.runner import JobState, run_job
+    from edgestudio.jobs.runner import JobState
+    from edgestudio.jobs.scheduler import run_job
 
     job = run_job(
         CostRecipe(model=args.model, shapes=tuple(args.shape), ranges=tuple(args.range)),

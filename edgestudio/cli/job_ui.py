@@ -21,7 +21,8 @@ from edgestudio.core.job_api.options import add_options, argument_type, values_f
 from edgestudio.core.job_api.recipe import Recipe, Tolerance
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.serialise import to_json
-from edgestudio.jobs.runner import Job, JobState, run_job
+from edgestudio.jobs.runner import Job, JobState
+from edgestudio.jobs.scheduler import run_job
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_JOB_FAILED, EXIT_UNCHECKED, EXIT_CANCELLED = 0, 1, 2, 4, 130
 OUTCOME_EXIT = {"passed": EXIT_OK, "failed": EXIT_CHECK_FAILED, "unchecked": EXIT_UNCHECKED}

@@ -18,7 +18,6 @@ from edgestudio.gui.document_view import DocumentView
 from edgestudio.gui.file_handoff import InstanceServer, send_to_running_instance
 from edgestudio.gui.main_window import MainWindow
 from edgestudio.gui.screenshot_plan import ScreenshotPlan
-from edgestudio.jobs import warm
 
 SCREENSHOT_SETTLE_MS = 400  # let layouts and plots paint once more before grabbing
 NETRON_SETTLE_MS = 1000  # Netron's SVG paints a moment after its page turns 'default' (drawn)
@@ -268,7 +267,7 @@ def run_app(
         app.files_opened.connect(window.receive_files)
     window.show()
     if not screenshot:
-        warm.keep_warm()  # the next job's worker, loaded while the user looks at the model
+        window.jobs.scheduler.launcher.prepare()  # loaded while the user looks at the model
     for path in models:
         window.open_file(Path(path))
     if self_test:
@@ -278,7 +277,7 @@ def run_app(
     elif screenshot:
         take_screenshot_when_ready(window, screenshot)
     code = int(app.exec())
-    warm.stop_warm()
+    window.jobs.scheduler.launcher.close()
     if server is not None:
         server.close()
     release_window(window)

@@ -6,8 +6,9 @@ starts in milliseconds and shares those pages. Each job still gets its own proce
 isolation of :mod:`edgestudio.jobs.runner` holds: a crash kills only that job, a cancel kills
 only its tree, and nothing of one job is left in the next.
 
-The app and the server talk over a Unix socket pair (the server's stdin). To start a job the app
-sends the spec's path with two descriptors attached: the write end of the job's protocol pipe
+The app and the server talk over a Unix socket pair (the server's stdin), in the messages of
+:mod:`edgestudio.jobs.protocol`. To start a job the app sends the spec's path with two
+descriptors attached: the write end of the job's protocol pipe
 and its stderr file. The server forks; the child takes those as its protocol stream and stderr,
 starts its own session (like a worker detached from the terminal) and runs the job. The server
 answers with the child's pid, reaps it when it ends and reports its exit status, which the app
@@ -20,7 +21,6 @@ be lost in the fork.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import queue
 import select
@@ -30,16 +30,20 @@ import socket
 import subprocess
 import tempfile
 import threading
-import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from edgestudio.jobs.spawn import start_worker
+from edgestudio.core.paths import child_command, child_env
+from edgestudio.jobs import launch, protocol
 
+FORK_SERVER_FLAG = "--fork-server"
 START_TIMEOUT_S = 10.0
 CLOSE_WAIT_S = 0.5
+# Variables that change while the app runs without meaning anything to a job: pytest rewrites
+# this one at every test phase.
+VOLATILE_ENV = frozenset({"PYTEST_CURRENT_TEST"})
 
 
 class ForkServerError(RuntimeError):
@@ -59,7 +63,7 @@ def serve(run_spec: Callable[[str, BinaryIO], int]) -> int:
     os.set_blocking(wake_w, False)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     signal.set_wakeup_fd(wake_w)  # a child's end wakes the select below
-    channel.send(json.dumps({"loaded": True}).encode())
+    channel.send(protocol.encode("loaded"))
     children: set[int] = set()
     while True:
         ready, _, _ = select.select([channel.fileno(), wake_r], [], [])
@@ -73,14 +77,16 @@ def serve(run_spec: Callable[[str, BinaryIO], int]) -> int:
         data, fds, _, _ = socket.recv_fds(channel, 65536, 2)
         if not data or _peer_closed(channel):
             return 0  # the app closed its end (or died): nobody would see this job
-        request = json.loads(data)
-        pid = os.fork()
-        if pid == 0:
-            _child(request["spec"], fds, channel, (wake_r, wake_w), run_spec)
+        request = protocol.decode(data)
+        pid = 0
+        if request is not None and request["type"] == "start" and len(fds) == 2:
+            pid = os.fork()
+            if pid == 0:
+                _child(request["spec"], fds, channel, (wake_r, wake_w), run_spec)
+            children.add(pid)
         for fd in fds:
             os.close(fd)
-        children.add(pid)
-        channel.send(json.dumps({"started": pid}).encode())
+        channel.send(protocol.encode("started", pid=pid))
 
 
 def _peer_closed(channel: socket.socket) -> bool:
@@ -98,9 +104,7 @@ def _reap(children: set[int], channel: socket.socket) -> None:
             return
         children.discard(pid)
         with contextlib.suppress(OSError):
-            channel.send(
-                json.dumps({"exited": pid, "code": os.waitstatus_to_exitcode(status)}).encode()
-            )
+            channel.send(protocol.encode("exited", pid=pid, code=os.waitstatus_to_exitcode(status)))
 
 
 def _child(
@@ -138,11 +142,11 @@ def _child(
 
 
 class ForkedProcess:
-    """A job's process forked by the server: the part of ``subprocess.Popen`` the runner uses."""
+    """A job's worker forked by the server: a :class:`~edgestudio.jobs.launch.Child`."""
 
     def __init__(self, pid: int, stdout: BinaryIO, server: ForkServer) -> None:
         self.pid = pid
-        self.stdout = stdout
+        self.stdout: BinaryIO | None = stdout
         self.returncode: int | None = None
         self._server = server
 
@@ -152,15 +156,9 @@ class ForkedProcess:
             self.returncode = self._server.exit_code(self.pid)
         return self.returncode
 
-    def wait(self, timeout: float | None = None) -> int:
-        """Wait for the exit status; raises ``subprocess.TimeoutExpired`` after ``timeout``."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if deadline is not None and time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired(str(self.pid), timeout or 0.0)
-            time.sleep(0.01)
-        assert self.returncode is not None
-        return self.returncode
+
+def _lasting(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k not in VOLATILE_ENV}
 
 
 class ForkServer:
@@ -172,7 +170,12 @@ class ForkServer:
         self.env = env
         self.cwd = os.getcwd()
         try:
-            self.process = start_worker(command, self.folder, env, stdin=theirs.fileno())
+            self.process = launch.spawn(
+                command, self.folder / "stderr.txt", env, stdin=theirs.fileno()
+            )
+        except OSError:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
         finally:
             theirs.close()
         if self.process.stdout is not None:
@@ -190,6 +193,12 @@ class ForkServer:
         """Whether the server still answers."""
         return not self.lost and self.process.poll() is None
 
+    def fits_now(self) -> bool:
+        """Alive, and started with the environment and folder a worker started now gets."""
+        return (
+            self.alive() and _lasting(self.env) == _lasting(child_env()) and self.cwd == os.getcwd()
+        )
+
     def start_job(self, spec: Path, stderr_path: Path) -> ForkedProcess:
         """Fork a child for the job in ``spec``; its stderr goes to ``stderr_path``."""
         read_end, write_end = os.pipe()
@@ -198,14 +207,14 @@ class ForkServer:
                 try:
                     socket.send_fds(
                         self._channel,
-                        [json.dumps({"spec": str(spec)}).encode()],
+                        [protocol.encode("start", spec=str(spec))],
                         [write_end, err.fileno()],
                     )
                     pid = self._started_pid()
                 except (OSError, queue.Empty) as exc:
                     raise ForkServerError(f"the fork server did not start the job: {exc}") from exc
-                if pid is None:
-                    raise ForkServerError("the fork server has exited")
+                if not pid:
+                    raise ForkServerError("the fork server has exited or refused the job")
         except BaseException:
             os.close(read_end)
             raise
@@ -232,7 +241,7 @@ class ForkServer:
                 self._channel.shutdown(socket.SHUT_WR)
             with contextlib.suppress(queue.Empty, ProcessLookupError):
                 pid = self._started.get(timeout=2.0)
-                if pid is not None:
+                if pid:
                     os.kill(pid, signal.SIGKILL)
             raise
 
@@ -268,13 +277,13 @@ class ForkServer:
                 self.lost = True
                 self._started.put(None)
                 return
-            message = json.loads(data)
-            if "loaded" in message:
+            message = protocol.decode(data) or {"type": "garbage"}
+            if message["type"] == "loaded":
                 self.loaded.set()
-            elif "started" in message:
-                self._started.put(int(message["started"]))
-            elif "exited" in message:
-                pid = int(message["exited"])
+            elif message["type"] == "started":
+                self._started.put(int(message["pid"]))
+            elif message["type"] == "exited":
+                pid = int(message["pid"])
                 self._exits[pid] = int(message["code"])
                 self._live.discard(pid)
 
@@ -286,3 +295,58 @@ def _running(pid: int) -> bool:
         return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
+
+
+class ForkLauncher(launch.SpawnLauncher):
+    """Linux: each job forked from a loaded server. A job starts cold while no server fits a
+    job started now: none yet, one still loading (unless :meth:`prepare` was told to wait for
+    it), one that died, or one started with another environment or working folder. Such a
+    server is replaced at once, unless the job measures time (nothing may load beside it);
+    a replaced one is kept until its running jobs end (only it can report how)."""
+
+    def __init__(self) -> None:
+        self.wait_for_load = False
+        self._server: ForkServer | None = None
+        self._retired: list[ForkServer] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def prepare(self, wait_for_load: bool = False) -> None:
+        """Start a server that fits, unless one runs (its loading happens in the child)."""
+        self.wait_for_load = self.wait_for_load or wait_for_load
+        self.current(start=True)
+
+    def launch(self, spec: Path, folder: Path, measures_time: bool = False) -> launch.Child:
+        """Fork the job from the server, or start it cold (see the class)."""
+        server = self.current(start=not measures_time)
+        if server is not None and (server.loaded.is_set() or self.wait_for_load):
+            with contextlib.suppress(ForkServerError):  # then it starts cold
+                return server.start_job(spec, folder / "stderr.txt")
+        return super().launch(spec, folder)
+
+    def current(self, start: bool = False) -> ForkServer | None:
+        """The server that fits a job started now, loaded or not; with ``start``, one is
+        started when none fits."""
+        with self._lock:
+            server = self._server
+            if server is not None and not server.fits_now():
+                self._retired.append(server)
+                self._server = server = None
+            if server is None and start and not self._closed:
+                with contextlib.suppress(OSError):  # jobs start cold
+                    command = child_command("--job-worker", FORK_SERVER_FLAG)
+                    self._server = server = ForkServer(command, child_env())
+            idle = [s for s in self._retired if not s.busy()]
+            self._retired = [s for s in self._retired if s.busy()]
+        for old in idle:
+            old.close()
+        return server
+
+    def close(self) -> None:
+        """Stop the servers; nothing is started afterwards."""
+        with self._lock:
+            self._closed = True
+            servers = [s for s in (self._server, *self._retired) if s is not None]
+            self._server, self._retired = None, []
+        for server in servers:
+            server.close()

@@ -1,9 +1,10 @@
-"""The parent side of a job: spawn the worker, read its messages, cancel, classify the outcome.
+"""The parent side of a job: launch its worker, read its messages, cancel, classify the outcome.
 
-Nothing here blocks for long: :meth:`Job.poll` reads whatever the worker has sent, so the GUI calls
-it from a timer and the CLI from a loop. Outputs are written by the worker into a staging folder
-next to the target and moved into place only when the job succeeded; any other outcome deletes
-the staging folder, so no half-written file is ever left behind.
+Nothing here blocks for long: :meth:`Job.poll` reads whatever the worker has sent, so the GUI
+calls it from a timer and the CLI from a loop (both through the scheduler, whose launcher starts
+the worker). Outputs are written by the worker into a staging folder next to the target
+(:mod:`edgestudio.jobs.staging`) and moved into place only when the job succeeded; any other
+outcome deletes the staging folder, so no half-written file is ever left behind.
 
 Portable by construction: the worker's protocol arrives on its stdout pipe, read by a thread
 (no ``select`` on a pipe, which Windows lacks); the worker tree is stopped and its memory sampled
@@ -20,7 +21,6 @@ import os
 import queue
 import shutil
 import signal
-import subprocess
 import tempfile
 import threading
 import time
@@ -31,14 +31,12 @@ from typing import IO
 
 import psutil
 
-from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
-from edgestudio.core.paths import child_command, child_env
 from edgestudio.core.serialise import from_json, to_json
-from edgestudio.jobs import protocol, warm
-from edgestudio.jobs.fork_server import ForkedProcess, ForkServerError
-from edgestudio.jobs.spawn import start_worker
+from edgestudio.jobs import protocol
+from edgestudio.jobs.launch import Child, Launcher
+from edgestudio.jobs.staging import OutputPathError, check_output, publish, staging_folder
 
 STDERR_TAIL_BYTES = 4000
 KILL_GRACE_S = 2.0
@@ -59,46 +57,6 @@ class JobState(enum.Enum):
     def is_final(self) -> bool:
         """True once the job has ended."""
         return self not in (JobState.QUEUED, JobState.RUNNING)
-
-
-class OutputPathError(EdgeStudioError):
-    """The output path is unusable: it exists, is the input, or its folder is not writable."""
-
-
-def check_output(recipe: Recipe) -> Path | None:
-    """Validate ``recipe.output`` before the job starts; return it as an absolute path.
-
-    Raises
-    ------
-    OutputPathError
-        When the output would replace an input, exists without ``overwrite``, or its folder is
-        missing or not writable.
-    """
-    if not recipe.output:
-        return None
-    out = Path(recipe.output).absolute()
-    for src in recipe.input_paths():
-        if src and os.path.realpath(src) == os.path.realpath(out):
-            raise OutputPathError(
-                f"The output {out.name} is the input model: EdgeStudio never "
-                "overwrites its input. Choose another file name."
-            )
-    if out.is_dir():
-        raise OutputPathError(f"The output {out} is a folder; give a file name.")
-    if out.exists() and not recipe.overwrite:
-        raise OutputPathError(
-            f"{out} already exists. Choose another name or allow overwriting (--overwrite)."
-        )
-    if not out.parent.is_dir():
-        raise OutputPathError(f"The output folder {out.parent} does not exist.")
-    if not os.access(out.parent, os.W_OK):
-        raise OutputPathError(f"The output folder {out.parent} is not writable.")
-    return out
-
-
-def worker_command(spec: Path) -> list[str]:
-    """The argv that starts a worker: ourselves with ``--job-worker`` when frozen, else Python."""
-    return child_command("--job-worker", str(spec))
 
 
 def _read_lines(stream: IO[bytes], lines: queue.Queue[bytes | None]) -> None:
@@ -170,7 +128,8 @@ class Job:
         self.output: Path | None = None
         self.started_at: float | None = None
         self.finished_at: float | None = None
-        self._proc: subprocess.Popen[bytes] | ForkedProcess | None = None
+        self._proc: Child | None = None
+        self._launcher: Launcher | None = None
         self._ps: psutil.Process | None = None
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self._pipe_open = False
@@ -184,26 +143,15 @@ class Job:
         self._error_msg: dict[str, object] | None = None
 
     # ----- lifecycle ----------------------------------------------------------------------------
-    def start(self) -> None:
-        """Check the output and spawn the worker. Raises OutputPathError for an unusable output."""
+    def start(self, launcher: Launcher) -> None:
+        """Check the output and have ``launcher`` start the worker (the scheduler's own).
+
+        Raises OutputPathError for an unusable output."""
         self.output = check_output(self.recipe)
-        server = warm.fork_server()
-        warm_worker = warm.take_warm() if server is None else None
-        self._tmp = (
-            warm_worker.folder
-            if warm_worker is not None
-            else Path(tempfile.mkdtemp(prefix="edgestudio-job-"))
-        )
+        self._launcher = launcher
+        self._tmp = Path(tempfile.mkdtemp(prefix="edgestudio-job-"))
         if self.output is not None:
-            remove_stale_staging(self.output.parent)
-            # the owner's pid in the name: a folder whose owner is gone is known to be stale
-            self._staging = Path(
-                tempfile.mkdtemp(
-                    prefix=f".{self.output.name}.edgestudio-{os.getpid()}-",
-                    suffix=".tmp",
-                    dir=self.output.parent,
-                )
-            )
+            self._staging = staging_folder(self.output)
         else:
             self._staging = self._tmp / "staging"
             self._staging.mkdir()
@@ -218,20 +166,11 @@ class Job:
             )
         )
         self._stderr_path = self._tmp / "stderr.txt"
-        self._proc = None
-        if server is not None:
-            with contextlib.suppress(ForkServerError):  # then it starts cold
-                self._proc = server.start_job(spec, self._stderr_path)
-        elif warm_worker is not None:
-            self._proc = warm_worker.process
-            warm_worker.hand(spec)
-        if self._proc is None:
-            self._proc = start_worker(worker_command(spec), self._tmp, child_env())
+        self._proc = launcher.launch(spec, self._tmp, self.recipe.runs_alone)
         # Running from here on: whatever interrupts the rest, cancel() stops this process.
         self.state = JobState.RUNNING
         self.stage = "starting"
         self.started_at = time.monotonic()
-        warm.job_started(self.measures_time)
         assert self._proc.stdout is not None
         self._pipe_open = True
         threading.Thread(
@@ -297,12 +236,6 @@ class Job:
             return 0.0
         end = self.finished_at if self.finished_at is not None else time.monotonic()
         return end - self.started_at
-
-    @property
-    def measures_time(self) -> bool:
-        """Whether this job times the model: its recipe runs alone (no other job, and no worker
-        loading its modules, beside it)."""
-        return self.recipe.runs_alone
 
     @property
     def pid(self) -> int | None:
@@ -426,7 +359,6 @@ class Job:
         for folder in (self._staging, self._tmp):
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
-        warm.job_ended(self.measures_time)
         self._lines, self._error_msg, self.report = queue.Queue(), None, None
         note = (
             f"{crash} Running the job again with the result's proof in a separate "
@@ -434,8 +366,9 @@ class Job:
         )
         self.log.append(f"warning: {note}")
         self.warnings.append(note)
+        assert self._launcher is not None
         try:
-            self.start()
+            self.start(self._launcher)
         except OutputPathError as exc:
             self.error = str(exc)
             self._finish(JobState.FAILED)
@@ -466,13 +399,7 @@ class Job:
         assert self.report is not None and self._staging is not None
         try:
             if self.output is not None:
-                main, *extra = self.report.files or [""]
-                if not main:
-                    raise OutputPathError("The job succeeded but wrote no output file.")
-                for name in extra:  # companions first (external data), the model last
-                    os.replace(self._staging / name, self.output.parent / name)
-                os.replace(self._staging / main, self.output)
-                self.report.output = str(self.output)
+                publish(self.report, self._staging, self.output)
         except OSError as exc:
             self.error = f"Could not move the result into place: {exc.strerror or exc}."
             self._finish(JobState.FAILED)
@@ -497,7 +424,6 @@ class Job:
         self._finish(JobState.FAILED)
 
     def _finish(self, state: JobState) -> None:
-        was_running = self.state is JobState.RUNNING
         self.state = state
         self.stage = state.value
         self.finished_at = time.monotonic()
@@ -505,44 +431,3 @@ class Job:
         for folder in (self._staging, self._tmp):
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
-        if was_running:
-            warm.job_ended(self.measures_time)
-
-
-def remove_stale_staging(folder: Path) -> list[Path]:
-    """Remove the staging folders in ``folder`` that a killed EdgeStudio left behind (``kill
-    -9`` of a command or the window: nothing ran its clean-up), i.e. those whose owning process
-    is gone or started after the folder was made (its pid was reused); return them."""
-    removed = []
-    for staging in folder.glob(".*.edgestudio-*-*.tmp"):
-        owner = staging.name.rsplit(".edgestudio-", 1)[-1].split("-", 1)[0]
-        if not owner.isdigit() or not staging.is_dir():
-            continue
-        try:
-            alive = psutil.Process(int(owner)).create_time() <= staging.stat().st_mtime + 1
-        except psutil.AccessDenied:
-            alive = True  # another user's live process
-        except (psutil.NoSuchProcess, OSError):
-            alive = False
-        if not alive:
-            shutil.rmtree(staging, ignore_errors=True)
-            removed.append(staging)
-    return removed
-
-
-def run_job(
-    recipe: Recipe, timeout: float | None = None, on_update: Callable[[Job], None] | None = None
-) -> Job:
-    """Run ``recipe`` to the end in a worker and return the finished job.
-
-    A KeyboardInterrupt cancels the worker (no partial output remains) and is re-raised.
-    """
-    job = Job(recipe, timeout=timeout)
-    try:
-        job.start()  # may wait for the fork server to finish loading
-        job.wait(on_update=on_update)
-    except KeyboardInterrupt:
-        job.cancel()
-        job.wait(KILL_GRACE_S + 5)
-        raise
-    return job

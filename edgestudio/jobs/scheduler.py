@@ -5,17 +5,22 @@ At most ``max_parallel`` jobs run at once; the rest wait in the order they came.
 else runs, and nothing starts beside it. The scheduler is plain Python: the window drives it
 from a Qt timer (:class:`edgestudio.gui.job_controller.JobController`), the command line and
 the tuner from a loop (:meth:`Scheduler.run_until_done`), so auto-tune's candidates are jobs
-like any other — listed in the Jobs panel and governed by the same limit.
+like any other — listed in the Jobs panel and governed by the same limit. The scheduler owns
+the launcher that starts each job's worker (:mod:`edgestudio.jobs.launch`); a single job run
+to its end (:func:`run_job`: a command, a test) goes through a scheduler too.
 """
 
 from __future__ import annotations
 
+import atexit
 import time
 from collections.abc import Callable
 from typing import Protocol
 
 from edgestudio.core.job_api.recipe import Recipe
-from edgestudio.jobs.runner import Job, JobState
+from edgestudio.jobs.fork_server import ForkLauncher
+from edgestudio.jobs.launch import FORK_PLATFORM, Launcher, SpawnLauncher
+from edgestudio.jobs.runner import KILL_GRACE_S, Job, JobState
 
 Listener = Callable[[Job], None]
 
@@ -52,7 +57,8 @@ class Scheduler:
     """Every job of a session; runs at most ``max_parallel`` at a time (see the module doc).
 
     ``on_added``, ``on_updated`` and ``on_finished`` hear of each job as it is queued, as it
-    starts or reports progress, and when it ends.
+    starts or reports progress, and when it ends. ``launcher`` starts the workers (by default
+    this process's: forked from a loaded server where possible).
     """
 
     def __init__(
@@ -61,8 +67,10 @@ class Scheduler:
         on_added: Listener | None = None,
         on_updated: Listener | None = None,
         on_finished: Listener | None = None,
+        launcher: Launcher | None = None,
     ) -> None:
         self.max_parallel = max(1, max_parallel)
+        self.launcher = launcher or default_launcher()
         self.jobs: list[Job] = []
         self.background: set[str] = set()
         self.exclusive: set[str] = set()
@@ -128,10 +136,12 @@ class Scheduler:
         """True while a job runs or waits."""
         return bool(self.running() or self.queued())
 
-    def poll(self) -> bool:
-        """Read every running job's news, start what may start; True while busy."""
+    def poll(self, wait: float = 0.0) -> bool:
+        """Read every running job's news (waiting up to ``wait`` s for the first one's), start
+        what may start; True while busy."""
         for job in self.running():
-            changed = job.poll(0.0)
+            changed = job.poll(wait)
+            wait = 0.0
             if job.state.is_final:
                 self._finished(job)
             elif changed:
@@ -146,8 +156,9 @@ class Scheduler:
             return any(not j.state.is_final for j in (jobs if jobs is not None else self.jobs))
 
         while waiting():
-            self.poll()
-            time.sleep(interval)
+            if not self.running():
+                time.sleep(interval)
+            self.poll(wait=interval)  # wakes as soon as a worker says something or ends
 
     def shutdown(self, timeout_s: float = 10.0) -> None:
         """Cancel everything and wait for the workers to go (window closing, tests)."""
@@ -173,9 +184,52 @@ class Scheduler:
                     break  # it waits for the others to end; later jobs wait behind it
                 continue
             try:
-                job.start()
+                job.start(self.launcher)
             except Exception as exc:  # unusable output etc.: the job fails, the app goes on
                 job.fail_before_start(str(exc))
                 self._finished(job)
                 continue
             self.on_updated(job)
+
+
+def run_job(
+    recipe: Recipe,
+    timeout: float | None = None,
+    on_update: Listener | None = None,
+    launcher: Launcher | None = None,
+) -> Job:
+    """Run ``recipe`` to the end through a scheduler of its own (with ``launcher``, else this
+    process's) and return the finished job; ``on_update`` hears of its progress and its end.
+
+    A KeyboardInterrupt cancels the worker (no partial output remains) and is re-raised.
+    """
+    scheduler = Scheduler(on_updated=on_update, on_finished=on_update, launcher=launcher)
+    try:
+        job = scheduler.submit(recipe, timeout=timeout)  # may wait for the fork server to load
+        scheduler.run_until_done([job])
+    except KeyboardInterrupt:
+        scheduler.shutdown(KILL_GRACE_S + 5)
+        raise
+    return job
+
+
+_default: Launcher | None = None
+
+
+def default_launcher() -> Launcher:
+    """The launcher of this process's jobs: forking on Linux, spawning elsewhere. Nothing is
+    started until it is asked to :meth:`~Launcher.prepare` or to launch; it is closed at exit.
+    """
+    global _default
+    if _default is None:
+        _default = ForkLauncher() if FORK_PLATFORM else SpawnLauncher()
+        atexit.register(close_default_launcher)
+    return _default
+
+
+def close_default_launcher() -> None:
+    """Close the default launcher (command ended, tests); a later job makes a new one."""
+    global _default
+    launcher, _default = _default, None
+    if launcher is not None:
+        launcher.close()

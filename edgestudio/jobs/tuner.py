@@ -44,9 +44,8 @@ from edgestudio.core.quant.tune import (
     rounding_step,
 )
 from edgestudio.core.serialise import from_json, to_json
-from edgestudio.jobs import warm
-from edgestudio.jobs.runner import Job, JobState, run_job
-from edgestudio.jobs.scheduler import JobSubmitter, Scheduler
+from edgestudio.jobs.runner import Job, JobState
+from edgestudio.jobs.scheduler import JobSubmitter, Scheduler, run_job
 
 BENCH_BATCH = 2  # candidates per worker benchmarked together (one job, one pause)
 
@@ -321,11 +320,8 @@ class Tuner:
         self.finished = False
         self.cancelled = False
         self._ray: dict[str, Any] | None = None
-        self._release_warm: Callable[[], None] | None = None
         if settings.ray_address:
             self._ray = self._connect_ray(settings.ray_address)
-        else:  # every candidate is three jobs: have their workers loaded ahead
-            self._release_warm = warm.hold_for_throughput(max(1, settings.workers))
 
     # ----- Ray ---------------------------------------------------------------------------------
     def _connect_ray(self, address: str) -> dict[str, Any]:
@@ -495,9 +491,6 @@ class Tuner:
     def _finish(self) -> None:
         self.finished = True
         self.queue = []
-        if self._release_warm is not None:
-            self._release_warm()
-            self._release_warm = None
 
     def _poll_bench(self) -> None:
         if self.bench is not None:
@@ -581,9 +574,5 @@ class Tuner:
         return target
 
     def cleanup(self) -> None:
-        """Remove the candidates' models, and give back the workers held loaded for it (a
-        tune built but never run, or dropped, held them for good)."""
-        if self._release_warm is not None:
-            self._release_warm()
-            self._release_warm = None
+        """Remove the candidates' models."""
         shutil.rmtree(self.folder, ignore_errors=True)

@@ -23,7 +23,7 @@ from edgestudio.core.errors import describe_exception
 from edgestudio.core.paths import exit_child
 from edgestudio.core.serialise import to_json
 from edgestudio.jobs import protocol
-from edgestudio.jobs.warm import FORK_SERVER_FLAG, STANDBY_FLAG
+from edgestudio.jobs.fork_server import FORK_SERVER_FLAG
 
 
 class PipeReporter:
@@ -84,7 +84,7 @@ def _take_protocol_stream() -> int:
 
 
 def preload() -> None:
-    """Load what most jobs need before there is a job (see :mod:`edgestudio.jobs.warm`).
+    """Load what most jobs need before there is a job (see :mod:`edgestudio.jobs.fork_server`).
 
     PyTorch is left out: only exports use it, and it takes seconds and hundreds of MB.
     """
@@ -129,13 +129,11 @@ def run_spec(spec_path: str, stream: BinaryIO) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the job described by the spec file; exit 0 on success, 1 when it raised.
 
-    ``--standby``: load the job modules first, then read the spec's path from stdin.
-    ``--fork-server``: load them, then fork one child per job asked for on stdin (a socket);
-    see :mod:`edgestudio.jobs.fork_server`.
+    ``--fork-server``: load the job modules, then fork one child per job asked for on stdin
+    (a socket); see :mod:`edgestudio.jobs.fork_server`.
     """
     parser = argparse.ArgumentParser(prog="edgestudio-worker")
     parser.add_argument("spec", nargs="?", help="the job's spec file")
-    parser.add_argument(STANDBY_FLAG, action="store_true", help="wait for the spec on stdin")
     parser.add_argument(FORK_SERVER_FLAG, action="store_true", help="fork a child per job")
     args = parser.parse_args(argv)
     os.environ["ORT_DISABLE_TELEMETRY"] = "1"
@@ -148,13 +146,9 @@ def main(argv: list[str] | None = None) -> int:
 
         preload()
         return serve(run_spec)
+    if not args.spec:
+        parser.error("give the job's spec file")
     with os.fdopen(_take_protocol_stream(), "wb", buffering=0) as stream:
-        if args.standby:
-            preload()
-            line = sys.stdin.readline().strip()
-            if not line:
-                return 0  # given no job: the app closed or the job started elsewhere
-            args.spec = line
         return run_spec(args.spec, stream)
 
 

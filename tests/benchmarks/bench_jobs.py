@@ -1,5 +1,6 @@
 """Job system: the GUI main loop's longest stall while a CPU-heavy job runs (target ≤ 100 ms),
-and the runner's overhead against running the same operation in-process."""
+the runner's overhead against running the same operation in-process, and what a job's start
+costs with each launcher (the figures behind :mod:`edgestudio.jobs.launch`)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def runner_overhead(repeats: int = 5) -> tuple[float, float]:
     from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
     from edgestudio.core.diagnostics.diagnostics import run_diagnostic
     from edgestudio.core.progress import RecordingReporter
-    from edgestudio.jobs.runner import run_job
+    from edgestudio.jobs.scheduler import run_job
 
     worker, local = [], []
     for _ in range(repeats):
@@ -57,6 +58,49 @@ def runner_overhead(repeats: int = 5) -> tuple[float, float]:
         run_diagnostic(DiagnosticRecipe(action="succeed"), RecordingReporter(), Path("."))
         local.append(time.perf_counter() - start)
     return statistics.median(worker), statistics.median(local)
+
+
+def launcher_start_up(repeats: int = 7) -> dict[str, tuple[float, float]]:
+    """For each launcher, median seconds of a whole job (dynamic int8 quantization of the
+    digits sample): (one started after a pause, each of eight back to back)."""
+    import tempfile
+    from pathlib import Path
+
+    from edgestudio.core.quant.quant_recipes import QuantRecipe
+    from edgestudio.jobs.launch import FORK_PLATFORM, Launcher, SpawnLauncher
+    from edgestudio.jobs.scheduler import run_job
+    from edgestudio.resources import SAMPLE_MODEL
+
+    folder = Path(tempfile.mkdtemp())
+
+    def job_seconds(launcher: Launcher, k: int) -> float:
+        start = time.perf_counter()
+        job = run_job(
+            QuantRecipe(model=str(SAMPLE_MODEL), output=str(folder / f"{k}.onnx"), mode="dynamic"),
+            launcher=launcher,
+        )
+        assert job.state.value == "succeeded", job.error
+        (folder / f"{k}.onnx").unlink()
+        return time.perf_counter() - start
+
+    launchers: dict[str, Launcher] = {"cold (spawned)": SpawnLauncher()}
+    if FORK_PLATFORM:
+        from edgestudio.jobs.fork_server import ForkLauncher
+
+        launchers["forked from the loaded server"] = ForkLauncher()
+    found = {}
+    for name, launcher in launchers.items():
+        launcher.prepare()
+        paused = []
+        for k in range(repeats):
+            time.sleep(2.0)  # the user looks at the model
+            paused.append(job_seconds(launcher, k))
+        start = time.perf_counter()
+        for k in range(8):
+            job_seconds(launcher, k)
+        found[name] = (statistics.median(paused), (time.perf_counter() - start) / 8)
+        launcher.close()
+    return found
 
 
 BARE_QUANTIZE = """
@@ -174,6 +218,11 @@ def main() -> None:
         f"trivial job through a worker process: {worker * 1000:.0f} ms median "
         f"(in-process {local * 1000:.2f} ms): the fixed cost of process isolation"
     )
+    for name, (paused, chained) in launcher_start_up().items():
+        print(
+            f"a small job (dynamic int8, digits), worker {name}: {paused * 1000:.0f} ms after "
+            f"a pause, {chained * 1000:.0f} ms each back to back (median of 7; 8 in a row)"
+        )
     cli, bare = cli_against_bare_script()
     print(
         f"edgestudio quantize (static QDQ, digits, cache off) from a shell: {cli.whole:.2f} s "

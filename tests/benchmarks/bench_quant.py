@@ -143,20 +143,20 @@ WINDOW_JOB = """
 import sys, time
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.jobs import warm
-from edgestudio.jobs.runner import run_job
-warm_start = sys.argv[4] == "warm"
+from edgestudio.jobs.fork_server import ForkLauncher
+from edgestudio.jobs.launch import SpawnLauncher
+from edgestudio.jobs.scheduler import run_job
 for _ in range(int(sys.argv[5])):
-    if warm_start:
-        warm.keep_warm()
-        time.sleep(3)  # the window has been open for a few seconds
+    launcher = ForkLauncher() if sys.argv[4] == "warm" else SpawnLauncher()
+    launcher.prepare()
+    time.sleep(3)  # the window has been open for a few seconds
     start = time.perf_counter()
     job = run_job(QuantRecipe(model=sys.argv[1], output=sys.argv[3], mode="qdq", overwrite=True,
                               per_channel=True, preprocess=False,
-                              calib=DataSource("npz", sys.argv[2])))
+                              calib=DataSource("npz", sys.argv[2])), launcher=launcher)
     assert job.state.value == "succeeded", job.error
     print(time.perf_counter() - start, flush=True)
-    warm.stop_warm()
+    launcher.close()
 """
 
 
@@ -234,7 +234,7 @@ def main() -> None:
     d = statistics.median(direct)
     print(f"quantize, median of {runs}: direct ORT script (fresh process) {d:.2f} s")
     for label, times in (
-        ("job in the window (worker started ahead)", jobs["warm"]),
+        ("job in the window (forked from the loaded server)", jobs["warm"]),
         ("job in a worker started cold", jobs["cold"]),
         ("edgestudio quantize CLI (fresh process)", cli),
     ):

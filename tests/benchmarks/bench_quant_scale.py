@@ -61,13 +61,13 @@ OURS = """
 import json, sys, time
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.jobs import warm
-from edgestudio.jobs.runner import run_job
+from edgestudio.jobs.scheduler import close_default_launcher, default_launcher
+from edgestudio.jobs.scheduler import run_job
 mode = sys.argv[4]
-warm.keep_warm()
+default_launcher().prepare()
 runs = []
 for _ in range(int(sys.argv[5])):
-    time.sleep(3)  # as in the window: a worker was started ahead
+    time.sleep(3)  # as in the window: the worker server has loaded
     stages = {}  # stage -> seconds since the job started, when it began
     def seen(job):
         for line in job.log:
@@ -83,7 +83,7 @@ for _ in range(int(sys.argv[5])):
     runs.append({"seconds": seconds, "peak_mb": job.peak_memory_mb, "stages": stages,
                  "accelerated": not any("stock onnxruntime" in line for line in job.log)})
 print(json.dumps(runs))
-warm.stop_warm()
+close_default_launcher()
 """
 
 

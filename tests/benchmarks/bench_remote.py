@@ -21,7 +21,7 @@ from edgestudio.core.perf.perf_results import Latency
 from edgestudio.core.remote.devices import add_device, make_device
 from edgestudio.core.remote.remote_perf import run_async
 from edgestudio.core.remote.ssh_link import host_key_state, trust_host_key
-from edgestudio.jobs.runner import run_job
+from edgestudio.jobs.scheduler import run_job
 from edgestudio.resources import SAMPLE_MODEL
 from tests.benchmarks.bench_quant import build_cnn
 from tests.remote.ssh_server import LoopbackSSHServer, client_key

@@ -24,8 +24,8 @@ from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.paths import cache_dir
 from edgestudio.core.quant import calib_cache, prep_cache
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.jobs import warm
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import close_default_launcher, default_launcher, run_job
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_MODEL
 from tests import graph_builders, models
 from tests.realmodels.corpus import CORPUS
@@ -45,7 +45,7 @@ def _job_seconds(recipe: QuantRecipe) -> tuple[float, str]:
 def _round(recipe: QuantRecipe, exclude: str, folder: Path) -> tuple[float, ...]:
     """(first, re-quantize with everything cached, with only the ranges cached, with nothing
     cached) in seconds; the three re-quantizations' results are asserted identical."""
-    # The environment stays as the warm worker was started with: the caches are emptied by
+    # The environment stays as the worker server was started with: the caches are emptied by
     # removing their folders, not by pointing the jobs elsewhere.
     for cache in ("calibration", "preprocessed", "input_specs"):  # nothing cached yet
         shutil.rmtree(cache_dir() / cache, ignore_errors=True)
@@ -137,8 +137,8 @@ def _second_conv(path: Path) -> str:
 def main() -> None:
     folder = Path(tempfile.mkdtemp())
     saved_home = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(folder / "cache")  # before the warm worker starts
-    warm.keep_warm()  # the window keeps a worker ready while the user looks at the graph
+    os.environ["XDG_CACHE_HOME"] = str(folder / "cache")  # before the worker server starts
+    default_launcher().prepare()  # as the window does while the user looks at the graph
     time.sleep(3)
     print(
         f"{'model':<46}{'first s':>9}{'re-quantize s':>15}{'ratio':>8}"
@@ -153,14 +153,14 @@ def main() -> None:
             )
             print(f"{label:<46}{first:>9.2f}{cells}", flush=True)
     finally:
-        warm.stop_warm()
+        close_default_launcher()
         if saved_home is None:
             os.environ.pop("XDG_CACHE_HOME", None)
         else:
             os.environ["XDG_CACHE_HOME"] = saved_home
         shutil.rmtree(folder, ignore_errors=True)
     print(
-        f"medians of {ROUNDS} rounds, whole jobs (worker kept warm as the window does); "
+        f"medians of {ROUNDS} rounds, whole jobs (forked from the loaded server, as in the window); "
         "re-quantize = static QDQ excluding one more Conv with the calibration ranges and the "
         "pre-processed model from the cache; ranges only = the same with the pre-processing "
         "done again; no cache = calibrating and pre-processing again: all three "

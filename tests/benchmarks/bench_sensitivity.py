@@ -15,7 +15,8 @@ import onnx
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.sensitivity import SensitivityRecipe
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
 from tests.realmodels import realdata
 from tests.realmodels.corpus import cache_dir
 

@@ -1,7 +1,7 @@
 """Auto-tune throughput: candidates per minute with one worker, with the default two, and as
 tasks on a local Ray cluster (when Ray is installed), on the same search, side by side.
 
-As in the window, jobs are started loaded (the fork server, or workers started ahead) from
+As in the window, jobs are forked from the loaded worker server (Linux), started
 before the tune starts; Ray's workers are warmed by a first run likewise."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.tune import Goal, SearchSpace, TuneSettings
-from edgestudio.jobs import warm
+from edgestudio.jobs.scheduler import close_default_launcher, default_launcher
 from edgestudio.jobs.tuner import Tuner
 from edgestudio.resources import SAMPLE_EVALUATION, SAMPLE_MODEL
 
@@ -47,12 +47,12 @@ def main() -> None:
     for f in (SAMPLE_MODEL, SAMPLE_EVALUATION):
         shutil.copy(f, folder / f.name)
     rows = {}
-    warm.keep_warm()
+    default_launcher().prepare()
     time.sleep(3)  # the window has been open a few seconds
     for label, workers in (("1 worker", 1), ("2 workers (default)", 2)):
         runs = [per_minute(folder, workers) for _ in range(3)]
         rows[label] = (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
-    warm.stop_warm()
+    close_default_launcher()
     try:
         import ray
 

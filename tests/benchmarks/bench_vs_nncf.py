@@ -25,7 +25,8 @@ import onnx
 from edgestudio.core.inputs.calib_data import open_samples
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
 from tests.benchmarks.recovery_table import _figure
 from tests.realmodels import realdata
 from tests.realmodels.corpus import cache_dir

@@ -30,7 +30,8 @@ from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.serialise import from_json
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
 from tests.realmodels import realdata
 from tests.realmodels.corpus import cache_dir
 

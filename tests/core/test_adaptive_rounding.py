@@ -51,7 +51,8 @@ def test_the_option_rounds_a_qdq_models_matmuls_and_the_model_runs(tmp_path: Pat
     from edgestudio.core.inputs.data_source import DataSource
     from edgestudio.core.model.result_gate import run_in_process
     from edgestudio.core.quant.quant_recipes import QuantRecipe
-    from edgestudio.jobs.runner import JobState, run_job
+    from edgestudio.jobs.runner import JobState
+    from edgestudio.jobs.scheduler import run_job
     from tests import models
 
     src = models.save(models.outlier_block(), tmp_path / "m.onnx")

@@ -18,7 +18,8 @@ from edgestudio.core.perf.latency_stats import median_ratio_interval
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.serialise import from_json
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
 from tests import models
 
 pytestmark = pytest.mark.e2e  # every test here starts a worker process

@@ -11,7 +11,8 @@ import pytest
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.perf.latency_stats import latency_stats
 from edgestudio.core.perf.profile_parse import GraphNode, placement_summary, summarize_profile
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
 from edgestudio.resources import SAMPLE_MODEL
 from tests import models
 

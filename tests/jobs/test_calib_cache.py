@@ -12,7 +12,8 @@ import pytest
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant import calib_cache
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
 from tests import models
 
 pytestmark = pytest.mark.e2e  # every test here starts a worker process

@@ -10,7 +10,8 @@ import pytest
 
 from edgestudio.core.convert.conversion_plan import plan_dim_changes, plan_opset_conversion
 from edgestudio.core.convert.convert_recipes import ConvertRecipe, DimChange
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
 from tests import models
 
 

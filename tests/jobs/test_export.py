@@ -10,7 +10,8 @@ import pytest
 
 from edgestudio.core.convert.convert_recipes import DimChange
 from edgestudio.core.convert.export_recipes import ExportRecipe, TorchInput
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
 
 NO_TORCH = "PyTorch export needs the torch extra: pip install 'edgestudio[torch]'"
 if importlib.util.find_spec("torch") is None:

@@ -16,7 +16,8 @@ from edgestudio.core.quant.accel.int4_stream import Int4Options, quantize_int4_s
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
 from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.serialise import from_json
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
 from tests.graph_builders import llama_decoder
 
 LINES = [

@@ -18,7 +18,8 @@ from edgestudio.core.inputs.media_data import MAX_WINDOWS_PER_FILE, read_audio, 
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
 from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.serialise import from_json
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
 from tests import models
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from edgestudio.core.convert.convert_recipes import ConvertRecipe
 from edgestudio.core.convert.output_shapes import declare_produced_shapes, output_shape_mismatches
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
 from tests import models
 
 

@@ -15,7 +15,8 @@ from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.progress import RecordingReporter
 from edgestudio.core.quant.analyze import run_analyze
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe, check_rules
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
 from tests import models
 

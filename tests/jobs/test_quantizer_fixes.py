@@ -13,7 +13,8 @@ from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.model.result_gate import run_in_process
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.quantizer_fixes import fold_weight_casts
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
 from tests import models
 
 SYNTHETIC = DataSource("synthetic", samples=4, seed=0)

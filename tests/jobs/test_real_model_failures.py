@@ -16,7 +16,8 @@ from onnx import TensorProto, helper, numpy_helper
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.model.result_gate import run_in_process, run_isolated
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
 from tests import models
 from tests.cli.run import run_cli
 

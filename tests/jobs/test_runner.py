@@ -10,8 +10,17 @@ from pathlib import Path
 import pytest
 
 from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
-from edgestudio.jobs import protocol
-from edgestudio.jobs.runner import Job, JobState, OutputPathError, run_job
+from edgestudio.jobs import launch, protocol, scheduler
+from edgestudio.jobs.runner import Job, JobState
+from edgestudio.jobs.scheduler import default_launcher, run_job
+from edgestudio.jobs.staging import OutputPathError
+
+
+@pytest.fixture(autouse=True)
+def _cold_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Here every worker starts cold; tests/jobs/test_launch.py holds forked ones to the same
+    outcomes."""
+    monkeypatch.setattr(scheduler, "_default", launch.SpawnLauncher())
 
 
 def _files(folder: Path) -> list[str]:
@@ -66,7 +75,7 @@ def test_hang_times_out(tmp_path: Path) -> None:
 def test_cancel_stops_a_hanging_worker(tmp_path: Path) -> None:
     out = tmp_path / "result.txt"
     job = Job(DiagnosticRecipe(action="hang", output=str(out)))
-    job.start()
+    job.start(default_launcher())
     job.poll(0.5)
     pid = job.pid
     assert pid is not None
@@ -82,7 +91,7 @@ def test_existing_output_needs_overwrite(tmp_path: Path) -> None:
     out = tmp_path / "result.txt"
     out.write_text("keep me")
     with pytest.raises(OutputPathError, match="already exists"):
-        Job(DiagnosticRecipe(action="succeed", output=str(out))).start()
+        Job(DiagnosticRecipe(action="succeed", output=str(out))).start(default_launcher())
     assert out.read_text() == "keep me"
     job = run_job(DiagnosticRecipe(action="succeed", output=str(out), overwrite=True))
     assert job.state is JobState.SUCCEEDED and out.read_text().startswith("EdgeStudio")
@@ -100,7 +109,7 @@ def test_failed_job_keeps_the_existing_output(tmp_path: Path) -> None:
 
 def test_missing_output_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(OutputPathError, match="does not exist"):
-        Job(DiagnosticRecipe(output=str(tmp_path / "nope" / "x.txt"))).start()
+        Job(DiagnosticRecipe(output=str(tmp_path / "nope" / "x.txt"))).start(default_launcher())
 
 
 @pytest.mark.e2e
@@ -145,7 +154,7 @@ def test_memory_error_in_the_worker_is_a_clear_failure(tmp_path: Path) -> None:
 def test_out_of_memory_kill_is_a_crash_with_peak_memory_and_stderr_tail(tmp_path: Path) -> None:
     out = tmp_path / "result.txt"
     job = Job(DiagnosticRecipe(action="hog", output=str(out)))
-    job.start()
+    job.start(default_launcher())
     deadline = time.monotonic() + 60
     while (job.peak_memory_mb or 0) < 300 and time.monotonic() < deadline:
         job.poll(0.1)
@@ -164,7 +173,7 @@ def test_cancel_stops_the_workers_children_too() -> None:
     import psutil
 
     job = Job(DiagnosticRecipe(action="spawn"))
-    job.start()
+    job.start(default_launcher())
     deadline = time.monotonic() + 30
     while not any(line.startswith("child ") for line in job.log) and time.monotonic() < deadline:
         job.poll(0.1)
@@ -212,7 +221,7 @@ def test_a_killed_owners_staging_folder_goes_with_the_next_job(tmp_path: Path) -
     import subprocess
     import sys
 
-    from edgestudio.jobs.runner import remove_stale_staging
+    from edgestudio.jobs.staging import remove_stale_staging
 
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()

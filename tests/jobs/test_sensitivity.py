@@ -13,7 +13,8 @@ from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.quant.sensitivity import Sensitivity, SensitivityRecipe
 from edgestudio.core.serialise import from_json
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
 
 

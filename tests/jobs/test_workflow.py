@@ -24,6 +24,7 @@ from edgestudio.core.workspace import workspace
 from edgestudio.core.workspace.document import ModelDocument, OverlayKind
 from edgestudio.core.workspace.report import report_from_document, write_report
 from edgestudio.jobs.runner import Job
+from edgestudio.jobs.scheduler import default_launcher
 from edgestudio.jobs.workflow import Workflow
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
 
@@ -46,7 +47,7 @@ class Queue:
     def drain(self) -> None:
         while self.pending:
             job = self.pending.pop(0)
-            job.start()
+            job.start(default_launcher())
             job.wait(300)
             self.finished.append(job)
             self.workflow.job_finished(job)

@@ -34,7 +34,8 @@ from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.quant.task_detection import model_alphabet
 from edgestudio.core.quant.task_metrics import ctc_greedy
 from edgestudio.core.serialise import from_json
-from edgestudio.jobs.runner import JobState, run_job
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
 from tests.realmodels import realdata
 from tests.realmodels.corpus import SKIP_REASON, cache_dir
 

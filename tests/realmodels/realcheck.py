@@ -34,7 +34,8 @@ from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.model.summary import summarize_file
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProfileRecipe
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
-from edgestudio.jobs.runner import Job, JobState, run_job
+from edgestudio.jobs.runner import Job, JobState
+from edgestudio.jobs.scheduler import run_job
 from tests.realmodels.corpus import SKIP_REASON, RealModel, available
 
 STEPS = ("inspect", "convert", "dynamic", "qdq", "qdq-pc", "fp16", "analyze", "bench", "profile")

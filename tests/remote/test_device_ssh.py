@@ -20,7 +20,8 @@ from edgestudio.core.perf.perf_results import Latency, Profile
 from edgestudio.core.remote.device_info import DeviceInfo
 from edgestudio.core.remote.devices import load_devices
 from edgestudio.core.remote.ssh_link import known_hosts_file
-from edgestudio.jobs.runner import Job, JobState, run_job
+from edgestudio.jobs.runner import Job, JobState
+from edgestudio.jobs.scheduler import default_launcher, run_job
 from tests.models import external_weights
 from tests.remote.conftest import DEVICE_PYTHON, Loopback, bare_python, runner_processes
 
@@ -214,7 +215,7 @@ def test_cli_bench_prints_where_each_row_was_measured(
 # ----- fragile links ---------------------------------------------------------------------------
 def _long_bench(model: Path, **fields: object) -> Job:
     job = Job(BenchRecipe(models=(str(model),), devices=("loop",), warmup=1, runs=1, **fields))  # type: ignore[arg-type]
-    job.start()
+    job.start(default_launcher())
     return job
 
 

@@ -220,7 +220,8 @@ def test_memory_is_one_weight_not_the_model(tmp_path: Path) -> None:
 @pytest.mark.e2e
 def test_the_int4_job_streams_and_writes_what_stock_writes(tmp_path: Path) -> None:
     from edgestudio.core.quant.quant_recipes import QuantRecipe
-    from edgestudio.jobs.runner import JobState, run_job
+    from edgestudio.jobs.runner import JobState
+    from edgestudio.jobs.scheduler import run_job
 
     source = llama_decoder(tmp_path, layers=2, hidden=64, intermediate=160)
     out = tmp_path / "q4.onnx"

@@ -224,7 +224,8 @@ def test_a_changed_function_falls_back_to_stock(monkeypatch: pytest.MonkeyPatch)
 def test_quantize_job_reports_progress_node_by_node(tmp_path: Path) -> None:
     from edgestudio.core.inputs.data_source import DataSource
     from edgestudio.core.quant.quant_recipes import QuantRecipe
-    from edgestudio.jobs.runner import JobState, run_job
+    from edgestudio.jobs.runner import JobState
+    from edgestudio.jobs.scheduler import run_job
 
     src = models.save(graph_builders.residual_mlp(400), tmp_path / "mlp.onnx")
     seen: list[float] = []
