@@ -24,7 +24,13 @@ from edgestudio.core.job_api.options import declared_options
 from edgestudio.core.job_api.recipe import Recipe, Tolerance
 from edgestudio.core.job_api.registry import RECIPE_TYPES, recipe_from_dict
 from edgestudio.core.model.cost_recipe import CostRecipe
-from edgestudio.core.perf.bench_recipes import BenchRecipe, DeviceCheckRecipe, ProfileRecipe
+from edgestudio.core.model.tensor_shapes import ShapesRecipe
+from edgestudio.core.perf.bench_recipes import (
+    BenchRecipe,
+    DeviceCheckRecipe,
+    ProbeRecipe,
+    ProfileRecipe,
+)
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.sensitivity import SensitivityRecipe
 from edgestudio.core.serialise import to_json
@@ -150,6 +156,19 @@ def _through_the_cli(recipe: Recipe) -> Recipe:
 
 def test_every_recipe_kind_is_covered(tmp_path: Path) -> None:
     assert set(RECIPE_TYPES) - NO_COMMAND == set(_bases(tmp_path))
+
+
+def test_every_command_is_derived_from_the_declarations() -> None:
+    """No recipe spells its command by hand: positionals and flags come from its fields."""
+    assert [k for k, cls in RECIPE_TYPES.items() if "to_command" in vars(cls)] == []
+    assert ShapesRecipe(model="m.onnx").to_command() == [
+        "edgestudio",
+        "inspect",
+        "m.onnx",
+        "--shapes",
+        "--json",
+    ]
+    assert ProbeRecipe().to_command() == ["edgestudio", "providers"]
 
 
 @pytest.mark.parametrize(

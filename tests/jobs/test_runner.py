@@ -137,7 +137,7 @@ def test_protocol_round_trip_and_version_check() -> None:
 
 def test_equivalent_command_line() -> None:
     recipe = DiagnosticRecipe(action="spin", seconds=2.0, output="/tmp/x y.txt")
-    assert recipe.command_line() == "edgestudio diagnostic spin --seconds 2.0 -o '/tmp/x y.txt'"
+    assert recipe.command_line() == "edgestudio diagnostic spin -o '/tmp/x y.txt' --seconds 2.0"
 
 
 @pytest.mark.e2e

@@ -3,13 +3,19 @@ the original."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.inputs.inputs_recipe import input_args
-from edgestudio.core.job_api.options import option, option_argv
-from edgestudio.core.job_api.recipe import Recipe, Tolerance, tolerance_args
+from edgestudio.core.job_api.command import (
+    given_data,
+    given_ranges,
+    given_shapes,
+    positional,
+    spelled,
+)
+from edgestudio.core.job_api.options import option
+from edgestudio.core.job_api.recipe import Recipe, Tolerance, tolerance_field
 
 
 @dataclass(frozen=True)
@@ -24,19 +30,23 @@ class DimChange:
         """Return the ``--dynamic``/``--static`` argument form of this change."""
         return f"{self.tensor}:{self.axis}={self.value}"
 
+    def words(self) -> list[str]:
+        """``--dynamic T:A=NAME`` or ``--static T:A=SIZE``: the change on the command line."""
+        return ["--dynamic" if isinstance(self.value, str) else "--static", self.to_cli()]
+
 
 @dataclass(frozen=True)
 class ConvertRecipe(Recipe):
     """Convert a model's opset and/or input/output dims, then check it against the original."""
 
     kind: ClassVar[str] = "convert"
-    model: str = ""
-    opset: int | None = None
-    dims: tuple[DimChange, ...] = ()
-    tolerance: Tolerance = field(default_factory=Tolerance)
-    shapes: tuple[str, ...] = ()  # the check's inputs: NAME=DIMxDIM (input specification)
-    ranges: tuple[str, ...] = ()  # NAME=LOW:HIGH
-    data: DataSource | None = None  # real data for the check instead of derived inputs
+    model: str = positional()
+    opset: int | None = spelled(None, "--opset")
+    dims: tuple[DimChange, ...] = spelled((), show=DimChange.words, each=True)
+    tolerance: Tolerance = tolerance_field()
+    shapes: tuple[str, ...] = given_shapes()  # the check's inputs (input specification)
+    ranges: tuple[str, ...] = given_ranges()
+    data: DataSource | None = given_data()  # real data for the check instead of derived inputs
     fix_output_shapes: bool = option(
         False,
         "--fix-output-shapes",
@@ -60,17 +70,3 @@ class ConvertRecipe(Recipe):
     def input_paths(self) -> list[str]:
         """The source model."""
         return [self.model]
-
-    def to_command(self) -> list[str]:
-        """``edgestudio convert MODEL -o OUT [--opset N] [--dynamic …] [--static …]``."""
-        cmd = ["edgestudio", "convert", self.model, "-o", str(self.output)]
-        if self.opset is not None:
-            cmd += ["--opset", str(self.opset)]
-        for d in self.dims:
-            cmd += ["--dynamic" if isinstance(d.value, str) else "--static", d.to_cli()]
-        cmd += option_argv(self)
-        cmd += input_args(self.shapes, self.ranges, self.data)
-        cmd += tolerance_args(self.tolerance)
-        if self.overwrite:
-            cmd.append("--overwrite")
-        return cmd

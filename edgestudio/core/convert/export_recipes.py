@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 from edgestudio.core.convert.convert_recipes import DimChange
-from edgestudio.core.job_api.options import option, option_argv
-from edgestudio.core.job_api.recipe import Recipe, Tolerance, tolerance_args
+from edgestudio.core.job_api.command import positional, spelled
+from edgestudio.core.job_api.options import option
+from edgestudio.core.job_api.recipe import Recipe, Tolerance, tolerance_field
 
 
 @dataclass(frozen=True)
@@ -44,9 +45,9 @@ class ExportRecipe(Recipe):
     """Export a PyTorch ExportedProgram (.pt2) or TorchScript (.pt) file to ONNX."""
 
     kind: ClassVar[str] = "export"
-    model: str = ""
-    inputs: tuple[TorchInput, ...] = ()
-    # Declared once: the CLI flags, the export form's fields and to_command() follow.
+    model: str = positional()
+    inputs: tuple[TorchInput, ...] = spelled((), "--input", show=TorchInput.to_cli, each=True)
+    # Declared once: the CLI flags, the export form's fields and the command follow.
     output_names: tuple[str, ...] = option(
         (),
         "--output-name",
@@ -56,9 +57,15 @@ class ExportRecipe(Recipe):
         placeholder="comma-separated, e.g. logits",
     )
     opset: int = option(
-        18, "--opset", "the ONNX opset to export to", label="Opset:", minimum=7, maximum=28
+        18,
+        "--opset",
+        "the ONNX opset to export to",
+        label="Opset:",
+        minimum=7,
+        maximum=28,
+        always=True,
     )
-    dynamic: tuple[DimChange, ...] = ()
+    dynamic: tuple[DimChange, ...] = spelled((), "--dynamic", show=DimChange.to_cli, each=True)
     exporter: str = option(
         "dynamo",
         "--exporter",
@@ -66,7 +73,7 @@ class ExportRecipe(Recipe):
         ("dynamo", "legacy"),
         label="Exporter:",
     )
-    tolerance: Tolerance = field(default_factory=Tolerance)
+    tolerance: Tolerance = tolerance_field()
 
     def title(self) -> str:
         """Describe the export."""
@@ -75,16 +82,3 @@ class ExportRecipe(Recipe):
     def input_paths(self) -> list[str]:
         """The PyTorch file."""
         return [self.model]
-
-    def to_command(self) -> list[str]:
-        """``edgestudio export MODEL -o OUT --input … [--output …] [--dynamic …]``."""
-        cmd = ["edgestudio", "export", self.model, "-o", str(self.output)]
-        for i in self.inputs:
-            cmd += ["--input", i.to_cli()]
-        for d in self.dynamic:
-            cmd += ["--dynamic", d.to_cli()]
-        cmd += option_argv(self, keep=lambda name: name == "opset")
-        cmd += tolerance_args(self.tolerance)
-        if self.overwrite:
-            cmd.append("--overwrite")
-        return cmd

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from edgestudio.core.job_api.command import positional, spelled
 from edgestudio.core.job_api.recipe import Recipe
 
 
@@ -21,21 +22,10 @@ class DiagnosticRecipe(Recipe):
     """
 
     kind: ClassVar[str] = "diagnostic"
-    action: str = "succeed"
-    seconds: float = 1.0
-    megabytes: int = 0
+    action: str = positional("succeed")
+    seconds: float = spelled(1.0, "--seconds", always=True)
+    megabytes: int = spelled(0, "--megabytes")
 
     def title(self) -> str:
         """Name the action."""
         return f"Self-test: {self.action}"
-
-    def to_command(self) -> list[str]:
-        """``edgestudio diagnostic ACTION [--seconds S] [-o OUT]``."""
-        cmd = ["edgestudio", "diagnostic", self.action, "--seconds", str(self.seconds)]
-        if self.megabytes:
-            cmd += ["--megabytes", str(self.megabytes)]
-        if self.output:
-            cmd += ["-o", self.output]
-        if self.overwrite:
-            cmd.append("--overwrite")
-        return cmd

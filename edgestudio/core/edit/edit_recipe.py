@@ -3,11 +3,11 @@ simplify, applied in that order."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
-from edgestudio.core.inputs.inputs_recipe import input_args
-from edgestudio.core.job_api.recipe import Recipe, Tolerance, tolerance_args
+from edgestudio.core.job_api.command import given_ranges, given_shapes, positional, spelled
+from edgestudio.core.job_api.recipe import Recipe, Tolerance, tolerance_field
 
 
 @dataclass(frozen=True)
@@ -21,16 +21,16 @@ class EditRecipe(Recipe):
     """
 
     kind: ClassVar[str] = "edit"
-    model: str = ""
-    inputs: tuple[str, ...] = ()
-    outputs: tuple[str, ...] = ()
-    bypass: tuple[str, ...] = ()
-    add_outputs: tuple[str, ...] = ()
-    rename: tuple[str, ...] = ()
-    simplify: bool = False
-    shapes: tuple[str, ...] = ()
-    ranges: tuple[str, ...] = ()
-    tolerance: Tolerance = field(default_factory=Tolerance)
+    model: str = positional()
+    inputs: tuple[str, ...] = spelled((), "--inputs", show=",".join)
+    outputs: tuple[str, ...] = spelled((), "--outputs", show=",".join)
+    bypass: tuple[str, ...] = spelled((), "--bypass", each=True)
+    add_outputs: tuple[str, ...] = spelled((), "--add-output", each=True)
+    rename: tuple[str, ...] = spelled((), "--rename", each=True)
+    simplify: bool = spelled(False, "--simplify")
+    shapes: tuple[str, ...] = given_shapes()
+    ranges: tuple[str, ...] = given_ranges()
+    tolerance: Tolerance = tolerance_field()
 
     def title(self) -> str:
         """What the edit does, in a few words."""
@@ -60,26 +60,6 @@ class EditRecipe(Recipe):
                 raise ValueError(f"--rename takes OLD=NEW (got '{entry}')")
             found[old.strip()] = new.strip()
         return found
-
-    def to_command(self) -> list[str]:
-        """``edgestudio edit MODEL -o OUT …``."""
-        cmd = ["edgestudio", "edit", self.model, "-o", self.output or ""]
-        if self.inputs:
-            cmd += ["--inputs", ",".join(self.inputs)]
-        if self.outputs:
-            cmd += ["--outputs", ",".join(self.outputs)]
-        for flag, values in (
-            ("--bypass", self.bypass),
-            ("--add-output", self.add_outputs),
-            ("--rename", self.rename),
-        ):
-            for value in values:
-                cmd += [flag, value]
-        if self.simplify:
-            cmd.append("--simplify")
-        if self.overwrite:
-            cmd.append("--overwrite")
-        return cmd + tolerance_args(self.tolerance) + input_args(self.shapes, self.ranges, None)
 
 
 def edited_path(model: str, what: str = "edited") -> str:

@@ -46,6 +46,9 @@ class Option:
         For a value typed as text in a grammar of its own (``224x224``, ``0.5,0.5,0.5``,
         ``1/255``): the parser, raising ValueError with the form, and the text of a value; the
         command line and the form's text field both use them.
+    always
+        Spelled in the equivalent command even at its default, so that the command says it
+        (a quantization's mode and types, a benchmark's run counts).
     """
 
     flag: str
@@ -61,6 +64,7 @@ class Option:
     ort: str | None = None
     parse: Callable[[str], Any] | None = None
     show: Callable[[Any], str] | None = None
+    always: bool = False
 
     def used_in(self, mode: str) -> bool:
         """True when ``mode`` uses this field."""
@@ -173,26 +177,27 @@ def values_from_args(args: argparse.Namespace, cls: type) -> dict[str, Any]:
     return values
 
 
-def option_argv(
-    recipe: Any, mode: str | None = None, keep: Callable[[str], bool] = lambda name: False
-) -> list[str]:
-    """The CLI arguments for ``recipe``'s declared fields: those its ``mode`` uses whose value
-    differs from the default (or that ``keep`` asks for, to spell out a default)."""
-    argv: list[str] = []
-    for f, opt in declared_options(type(recipe)):
-        if mode is not None and not opt.used_in(mode):
-            continue
-        value = getattr(recipe, f.name)
-        if value == f.default and not keep(f.name):
-            continue
-        if opt.show is not None:
-            argv += [opt.flag, opt.show(value)]
-        elif isinstance(f.default, bool):
-            if value != f.default:
-                argv.append(opt.flag)
-        elif isinstance(f.default, tuple):
-            for item in value:
-                argv += [opt.flag, str(item)]
-        else:
-            argv += [opt.flag, repr(value) if isinstance(value, float) else str(value)]
-    return argv
+def option_words(opt: Option, f: dataclasses.Field[Any], value: Any, mode: str | None) -> list[str]:
+    """The CLI arguments of one declared field: none where ``mode`` does not use it or the
+    value is its default (unless the option is always said)."""
+    if mode is not None and not opt.used_in(mode):
+        return []
+    if value == f.default and not opt.always:
+        return []
+    if opt.show is not None:
+        return [opt.flag, opt.show(value)]
+    if isinstance(f.default, bool):
+        return [opt.flag] if value != f.default else []
+    if isinstance(f.default, tuple):
+        return [word for item in value for word in (opt.flag, str(item))]
+    return [opt.flag, repr(value) if isinstance(value, float) else str(value)]
+
+
+def option_argv(recipe: Any, mode: str | None = None) -> list[str]:
+    """The CLI arguments for ``recipe``'s declared fields that its ``mode`` uses (see
+    :func:`option_words`)."""
+    return [
+        word
+        for f, opt in declared_options(type(recipe))
+        for word in option_words(opt, f, getattr(recipe, f.name), mode)
+    ]

@@ -10,6 +10,7 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from edgestudio.core.job_api.command import command_argv, spelled
 from edgestudio.core.serialise import register_format, without
 
 if TYPE_CHECKING:
@@ -24,6 +25,16 @@ class Tolerance:
     rtol: float = 1e-3
 
 
+def tolerance_words(tolerance: Tolerance) -> list[str]:
+    """``--atol A --rtol R``: a tolerance as the command line gives it."""
+    return ["--atol", repr(tolerance.atol), "--rtol", repr(tolerance.rtol)]
+
+
+def tolerance_field(atol: float = Tolerance.atol, rtol: float = Tolerance.rtol) -> Any:
+    """The field of a job's check tolerance (said as ``--atol``/``--rtol`` when not these)."""
+    return spelled(default_factory=lambda: Tolerance(atol, rtol), show=tolerance_words)
+
+
 @dataclass(frozen=True)
 class Recipe:
     """Base of every job recipe. ``output`` is where the result goes (None: no file)."""
@@ -31,8 +42,12 @@ class Recipe:
     kind: ClassVar[str] = ""
     # A job that measures time (a benchmark, a profile) runs alone: nothing starts beside it.
     runs_alone: ClassVar[bool] = False
-    output: str | None = None
-    overwrite: bool = False
+    # The equivalent command's subcommand (default: the kind), and words said after its
+    # positionals (inspect's --shapes --json).
+    command: ClassVar[tuple[str, ...]] = ()
+    command_flags: ClassVar[tuple[str, ...]] = ()
+    output: str | None = spelled(None, "-o")
+    overwrite: bool = spelled(False, "--overwrite")
 
     def title(self) -> str:
         """A short label for the Jobs panel."""
@@ -42,9 +57,15 @@ class Recipe:
         """Files the job reads (they are never written)."""
         return []
 
+    def options_mode(self) -> str | None:
+        """The mode whose options the command says (None: the recipe has no modes)."""
+        return None
+
     def to_command(self) -> list[str]:
-        """Return the ``edgestudio …`` argv that runs the same job."""
-        return ["edgestudio", self.kind]
+        """Return the ``edgestudio …`` argv that runs the same job, derived from the fields'
+        declarations (:mod:`edgestudio.core.job_api.command`)."""
+        words = self.command or (self.kind,)
+        return ["edgestudio", *words, *command_argv(self, self.options_mode(), self.command_flags)]
 
     def read_result(self, report: JobReport) -> Any:
         """The typed result of a job of this recipe, read from ``report``'s JSON ``details``
@@ -55,17 +76,6 @@ class Recipe:
     def command_line(self) -> str:
         """Return :meth:`to_command` as one shell-quoted line."""
         return shlex.join(self.to_command())
-
-
-def tolerance_args(tol: Tolerance) -> list[str]:
-    """The ``--atol``/``--rtol`` arguments of a tolerance that is not the default."""
-    default = Tolerance()
-    args = []
-    if tol.atol != default.atol:
-        args += ["--atol", repr(tol.atol)]
-    if tol.rtol != default.rtol:
-        args += ["--rtol", repr(tol.rtol)]
-    return args
 
 
 # A recipe's JSON carries its kind, which says which class reads it back

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from edgestudio.core.job_api.command import given_ranges, given_shapes, positional
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.serialise import from_json
@@ -17,9 +18,11 @@ class CostRecipe(Recipe):
     MODEL --cost``): sizes from the graph, tried until the model runs, or ``shapes``."""
 
     kind: ClassVar[str] = "cost"
-    model: str = ""
-    shapes: tuple[str, ...] = ()
-    ranges: tuple[str, ...] = ()
+    command: ClassVar[tuple[str, ...]] = ("inspect",)
+    command_flags: ClassVar[tuple[str, ...]] = ("--cost", "--json")
+    model: str = positional()
+    shapes: tuple[str, ...] = given_shapes()
+    ranges: tuple[str, ...] = given_ranges()
 
     def title(self) -> str:
         """Name the job."""
@@ -28,19 +31,6 @@ class CostRecipe(Recipe):
     def input_paths(self) -> list[str]:
         """The model."""
         return [self.model]
-
-    def to_command(self) -> list[str]:
-        """``edgestudio inspect MODEL --cost --json``."""
-        from edgestudio.core.inputs.inputs_recipe import input_args
-
-        return [
-            "edgestudio",
-            "inspect",
-            self.model,
-            "--cost",
-            "--json",
-            *input_args(self.shapes, self.ranges, None),
-        ]
 
     def read_result(self, report: JobReport) -> ModelCost:
         """The counted cost."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from edgestudio.core.job_api.command import positional
 from edgestudio.core.job_api.recipe import Recipe
 
 if TYPE_CHECKING:
@@ -16,7 +17,9 @@ class ShapesRecipe(Recipe):
     """Infer every tensor's type and shape for display (``edgestudio inspect --shapes``)."""
 
     kind: ClassVar[str] = "shapes"
-    model: str = ""
+    command: ClassVar[tuple[str, ...]] = ("inspect",)
+    command_flags: ClassVar[tuple[str, ...]] = ("--shapes", "--json")
+    model: str = positional()
 
     def title(self) -> str:
         """Name the job."""
@@ -25,10 +28,6 @@ class ShapesRecipe(Recipe):
     def input_paths(self) -> list[str]:
         """The model."""
         return [self.model]
-
-    def to_command(self) -> list[str]:
-        """``edgestudio inspect MODEL --shapes --json``."""
-        return ["edgestudio", "inspect", self.model, "--shapes", "--json"]
 
     def read_result(self, report: JobReport) -> TensorShapes:
         """Every tensor's ``(dtype, shape)``."""

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.inputs.inputs_recipe import input_args
-from edgestudio.core.job_api.options import option, option_argv
+from edgestudio.core.job_api.command import (
+    given_data,
+    given_ranges,
+    given_shapes,
+    positional,
+    spelled,
+)
+from edgestudio.core.job_api.options import option
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.perf.perf_results import Latency, LatencyRow, Profile, ProviderProbe
@@ -17,6 +23,16 @@ from edgestudio.core.remote.device_runner import OPT_LEVELS as RUNNER_OPT_LEVELS
 from edgestudio.core.serialise import from_json
 
 OPT_LEVELS = tuple(RUNNER_OPT_LEVELS)  # the names the runner maps to onnxruntime's levels
+
+
+def providers_field() -> Any:
+    """The field of the execution providers to run on: ``--ep cpu,cuda``, always said."""
+    return spelled(
+        ("CPUExecutionProvider",),
+        "--ep",
+        show=lambda providers: ",".join(short_name(p) for p in providers),
+        always=True,
+    )
 
 
 @dataclass(frozen=True)
@@ -31,14 +47,16 @@ class BenchRecipe(Recipe):
 
     kind: ClassVar[str] = "bench"
     runs_alone: ClassVar[bool] = True
-    models: tuple[str, ...] = ()
-    providers: tuple[str, ...] = ("CPUExecutionProvider",)
-    threads: tuple[int, ...] = (1,)
-    # Declared once: the CLI flags, the Performance form's widgets and to_command() follow.
-    warmup: int = option(
-        10, "--warmup", "untimed runs first", label="Warm-up runs:", maximum=10_000
+    models: tuple[str, ...] = positional((), each=True)
+    providers: tuple[str, ...] = providers_field()
+    threads: tuple[int, ...] = spelled(
+        (1,), "--threads", show=lambda threads: ",".join(map(str, threads)), always=True
     )
-    runs: int = option(100, "--runs", "timed runs", label="Timed runs:", minimum=1)
+    # Declared once: the CLI flags, the Performance form's widgets and the command follow.
+    warmup: int = option(
+        10, "--warmup", "untimed runs first", label="Warm-up runs:", maximum=10_000, always=True
+    )
+    runs: int = option(100, "--runs", "timed runs", label="Timed runs:", minimum=1, always=True)
     seconds: float = option(
         0.0,
         "--seconds",
@@ -48,9 +66,9 @@ class BenchRecipe(Recipe):
         maximum=3600,
         placeholder="off (use runs)",
     )
-    shapes: tuple[str, ...] = ()
-    ranges: tuple[str, ...] = ()
-    data: DataSource | None = None
+    shapes: tuple[str, ...] = given_shapes()
+    ranges: tuple[str, ...] = given_ranges()
+    data: DataSource | None = given_data()
     batch: int = option(
         1, "--batch", "size of the batch dims", label="Batch:", minimum=1, maximum=4096
     )
@@ -69,7 +87,8 @@ class BenchRecipe(Recipe):
         label="IO binding",
     )
     seed: int = 0
-    devices: tuple[str, ...] = ()  # where to measure: "local" (this machine) and device names
+    # where to measure: "local" (this machine) and device names
+    devices: tuple[str, ...] = spelled((), "--device", show=",".join)
 
     def title(self) -> str:
         """Models × providers in a few words."""
@@ -83,23 +102,6 @@ class BenchRecipe(Recipe):
     def input_paths(self) -> list[str]:
         """The models."""
         return list(self.models)
-
-    def to_command(self) -> list[str]:
-        """``edgestudio bench MODEL … --ep … --threads …``."""
-        cmd = [
-            "edgestudio",
-            "bench",
-            *self.models,
-            "--ep",
-            ",".join(short_name(p) for p in self.providers),
-            "--threads",
-            ",".join(str(t) for t in self.threads),
-        ]
-        cmd += option_argv(self, keep=lambda name: name in ("warmup", "runs"))
-        cmd += input_args(self.shapes, self.ranges, self.data)
-        if self.devices:
-            cmd += ["--device", ",".join(self.devices)]
-        return cmd
 
     def read_result(self, report: JobReport) -> Latency:
         """The latency rows, the verdicts and the failures."""
@@ -117,22 +119,34 @@ class ProfileRecipe(Recipe):
 
     kind: ClassVar[str] = "profile"
     runs_alone: ClassVar[bool] = True
-    model: str = ""
-    providers: tuple[str, ...] = ("CPUExecutionProvider",)
-    # Declared once: the CLI flags, the Performance form's widgets and to_command() follow.
+    model: str = positional()
+    providers: tuple[str, ...] = providers_field()
+    # Declared once: the CLI flags, the Performance form's widgets and the command follow.
     threads: int = option(
-        1, "--threads", "intra-op threads", label="Profile threads:", minimum=1, maximum=256
+        1,
+        "--threads",
+        "intra-op threads",
+        label="Profile threads:",
+        minimum=1,
+        maximum=256,
+        always=True,
     )
     runs: int = option(
-        20, "--runs", "profiled runs", label="Profiled runs:", minimum=1, maximum=100_000
+        20,
+        "--runs",
+        "profiled runs",
+        label="Profiled runs:",
+        minimum=1,
+        maximum=100_000,
+        always=True,
     )
-    shapes: tuple[str, ...] = ()
-    ranges: tuple[str, ...] = ()
-    data: DataSource | None = None
+    shapes: tuple[str, ...] = given_shapes()
+    ranges: tuple[str, ...] = given_ranges()
+    data: DataSource | None = given_data()
     batch: int = option(
         1, "--batch", "size of the batch dims", label="Batch:", minimum=1, maximum=4096
     )
-    device: str = ""  # a device's name; "" — this machine
+    device: str = spelled("", "--device")  # a device's name; "" — this machine
 
     def title(self) -> str:
         """Name the model (and the device)."""
@@ -142,21 +156,6 @@ class ProfileRecipe(Recipe):
     def input_paths(self) -> list[str]:
         """The model."""
         return [self.model]
-
-    def to_command(self) -> list[str]:
-        """``edgestudio profile MODEL --ep …``."""
-        cmd = [
-            "edgestudio",
-            "profile",
-            self.model,
-            "--ep",
-            ",".join(short_name(p) for p in self.providers),
-        ]
-        cmd += option_argv(self, keep=lambda name: name in ("threads", "runs"))
-        cmd += input_args(self.shapes, self.ranges, self.data)
-        if self.device:
-            cmd += ["--device", self.device]
-        return cmd
 
     def read_result(self, report: JobReport) -> Profile:
         """The per-op profile, with the job's warnings (nodes that fell back, …)."""
@@ -168,15 +167,12 @@ class DeviceCheckRecipe(Recipe):
     """What a device has: OS, CPU flags, memory, Python, onnxruntime and its providers."""
 
     kind: ClassVar[str] = "device_check"
-    device: str = ""
+    command: ClassVar[tuple[str, ...]] = ("device", "check")
+    device: str = positional()
 
     def title(self) -> str:
         """Name the device."""
         return f"Check device {self.device}"
-
-    def to_command(self) -> list[str]:
-        """``edgestudio device check NAME``."""
-        return ["edgestudio", "device", "check", self.device]
 
     def read_result(self, report: JobReport) -> DeviceInfo:
         """What the device has."""
@@ -192,10 +188,6 @@ class ProbeRecipe(Recipe):
     def title(self) -> str:
         """Name the job."""
         return "Probe execution providers"
-
-    def to_command(self) -> list[str]:
-        """``edgestudio providers``."""
-        return ["edgestudio", "providers"]
 
     def read_result(self, report: JobReport) -> list[ProviderProbe]:
         """Whether each provider works."""

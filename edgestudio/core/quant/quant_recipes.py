@@ -10,9 +10,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.inputs.inputs_recipe import input_args
-from edgestudio.core.job_api.options import declared_options, option, option_argv
-from edgestudio.core.job_api.recipe import Recipe, Tolerance
+from edgestudio.core.job_api.command import (
+    given_data,
+    given_ranges,
+    given_shapes,
+    positional,
+    spelled,
+)
+from edgestudio.core.job_api.options import declared_options, option
+from edgestudio.core.job_api.recipe import Recipe, Tolerance, tolerance_field
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.quant.task_names import TASKS
 from edgestudio.core.serialise import from_json, without
@@ -69,8 +75,10 @@ class QuantRecipe(Recipe):
     """
 
     kind: ClassVar[str] = "quantize"
-    model: str = ""
-    mode: str = option("qdq", "--mode", "how to quantize", choices=MODES, label="Mode:")
+    model: str = positional()
+    mode: str = option(
+        "qdq", "--mode", "how to quantize", choices=MODES, label="Mode:", always=True
+    )
     activation_type: str = option(
         "uint8",
         "--activation-type",
@@ -79,6 +87,7 @@ class QuantRecipe(Recipe):
         modes=STATIC_MODES,
         label="Activations:",
         group="types",
+        always=True,
     )
     weight_type: str = option(
         "int8",
@@ -88,6 +97,7 @@ class QuantRecipe(Recipe):
         modes=INTEGER_MODES,
         label="Weights:",
         group="types",
+        always=True,
     )
     per_channel: bool = option(
         False,
@@ -178,6 +188,7 @@ class QuantRecipe(Recipe):
         modes=STATIC_MODES,
         label="Method:",
         group="calibration",
+        always=True,
     )
     percentile: float = option(
         99.999,
@@ -214,7 +225,7 @@ class QuantRecipe(Recipe):
         modes=INTEGER_MODES,
         label="Run ORT's pre-processing (quant_pre_process)",
     )
-    calib: DataSource | None = None
+    calib: DataSource | None = spelled(None, "--calib", show=DataSource.to_cli, modes=STATIC_MODES)
     keep_io_types: bool = option(
         True,
         "--fp16-io",
@@ -279,8 +290,8 @@ class QuantRecipe(Recipe):
         label="Embedding tables too (GatherBlockQuantized)",
         group="4-bit",
     )
-    shapes: tuple[str, ...] = ()  # input specification for synthetic data and the result's run
-    ranges: tuple[str, ...] = ()
+    shapes: tuple[str, ...] = given_shapes()  # for synthetic data and the result's run
+    ranges: tuple[str, ...] = given_ranges()
     # Prove the result in a child process (set by the runner when a worker crashed: a result
     # that crashes onnxruntime then becomes a clean refusal instead of a dead worker).
     isolate_proof: bool = False
@@ -308,27 +319,13 @@ class QuantRecipe(Recipe):
             extra += ", adaptive rounding"
         return f"Quantize: {label}{extra}"
 
+    def options_mode(self) -> str:
+        """The mode: the command says the options it uses."""
+        return self.mode
+
     def input_paths(self) -> list[str]:
         """The float model and any calibration file."""
         return [self.model] + ([self.calib.path] if self.calib and self.calib.path else [])
-
-    def to_command(self) -> list[str]:
-        """``edgestudio quantize MODEL -o OUT --mode M …`` (the types always spelled out)."""
-        spelled = {"mode", "activation_type", "weight_type", "calib_method"}
-        cmd = [
-            "edgestudio",
-            "quantize",
-            self.model,
-            "-o",
-            str(self.output),
-            *option_argv(self, self.mode, keep=spelled.__contains__),
-        ]
-        if self.mode in STATIC_MODES and self.calib is not None:
-            cmd += ["--calib", *self.calib.to_cli()]
-        cmd += input_args(self.shapes, self.ranges, None)
-        if self.overwrite:
-            cmd.append("--overwrite")
-        return cmd
 
     def read_result(self, report: JobReport) -> Quantization:
         """What the quantization wrote and did. Its JSON also carries the recipe
@@ -343,10 +340,10 @@ class AnalyzeRecipe(Recipe):
     """Per-layer and whole-model error of a quantized model against its float original."""
 
     kind: ClassVar[str] = "analyze"
-    float_model: str = ""
-    quant_model: str = ""
-    data: DataSource = field(default_factory=DataSource)
-    tolerance: Tolerance = field(default_factory=lambda: Tolerance(1e-2, 1e-2))
+    float_model: str = positional()
+    quant_model: str = positional()
+    data: DataSource = given_data(default_factory=DataSource, always=True)
+    tolerance: Tolerance = tolerance_field(1e-2, 1e-2)
     metric: str = option(
         "auto",
         "--metric",
@@ -365,8 +362,8 @@ class AnalyzeRecipe(Recipe):
         label="CTC dictionary:",
         placeholder="from the model, or a file beside it",
     )
-    shapes: tuple[str, ...] = ()  # input specification for synthetic data
-    ranges: tuple[str, ...] = ()
+    shapes: tuple[str, ...] = given_shapes()  # input specification for synthetic data
+    ranges: tuple[str, ...] = given_ranges()
 
     def title(self) -> str:
         """Name the compared file."""
@@ -375,22 +372,6 @@ class AnalyzeRecipe(Recipe):
     def input_paths(self) -> list[str]:
         """Both models and the data."""
         return [self.float_model, self.quant_model, self.data.path]
-
-    def to_command(self) -> list[str]:
-        """``edgestudio analyze FLOAT QUANT --data PATH``."""
-        cmd = [
-            "edgestudio",
-            "analyze",
-            self.float_model,
-            self.quant_model,
-            "--data",
-            *self.data.to_cli(),
-            *option_argv(self),
-            *input_args(self.shapes, self.ranges, None),
-        ]
-        if self.tolerance != Tolerance(1e-2, 1e-2):
-            cmd += ["--atol", repr(self.tolerance.atol), "--rtol", repr(self.tolerance.rtol)]
-        return cmd
 
     def read_result(self, report: JobReport) -> Analysis:
         """The per-layer and whole-model figures."""

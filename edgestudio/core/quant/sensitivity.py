@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.inputs.inputs_recipe import input_args
+from edgestudio.core.job_api.command import given_data, positional, spelled
 from edgestudio.core.job_api.options import option, option_argv
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
@@ -30,15 +30,30 @@ from edgestudio.core.serialise import from_json, to_json
 WAYS = ("int16", "float")
 
 
+def base_words(base: QuantRecipe) -> list[str]:
+    """The base quantization as ``sensitivity`` says it: the model, then quantize's options,
+    its calibration as ``--calib PATH [--calib-samples N]`` (``--samples`` is the evaluation
+    data's there) and its input sizes."""
+    words = [base.model, *option_argv(base, base.mode)]
+    if base.calib is not None:
+        words += ["--calib", base.calib.path]
+        words += ["--calib-samples", str(base.calib.samples)] if base.calib.samples else []
+    words += [w for shape in base.shapes for w in ("--shape", shape)]
+    return words + [w for given in base.ranges for w in ("--range", given)]
+
+
 @dataclass(frozen=True)
 class SensitivityRecipe(Recipe):
     """Rank layers by what keeping each alone in 16-bit (or float) gives back on the task."""
 
     kind: ClassVar[str] = "sensitivity"
-    base: QuantRecipe = field(default_factory=QuantRecipe)  # the 8-bit QDQ recipe to start from
-    data: DataSource = field(default_factory=DataSource)  # evaluation data (not calibration)
-    metric: str = "auto"
-    nodes: tuple[str, ...] = ()  # the layers to try; empty: the ``top`` worst by SQNR
+    # the 8-bit QDQ recipe to start from
+    base: QuantRecipe = positional(default_factory=QuantRecipe, show=base_words)
+    # evaluation data (not calibration)
+    data: DataSource = given_data(default_factory=DataSource, always=True)
+    metric: str = spelled("auto", "--metric")
+    # the layers to try; empty: the ``top`` worst by SQNR
+    nodes: tuple[str, ...] = spelled((), "--node", each=True)
     top: int = option(
         10,
         "--top",
@@ -61,26 +76,6 @@ class SensitivityRecipe(Recipe):
     def input_paths(self) -> list[str]:
         """The model, the calibration data and the evaluation data."""
         return [*self.base.input_paths(), self.data.path]
-
-    def to_command(self) -> list[str]:
-        """``edgestudio sensitivity MODEL --calib C --data D …`` (the base recipe's options
-        as ``quantize`` spells them)."""
-        cmd = [
-            "edgestudio",
-            "sensitivity",
-            self.base.model,
-            *option_argv(self.base, self.base.mode),
-        ]
-        if self.base.calib is not None:  # prepared as --data is (the options are shared)
-            cmd += ["--calib", self.base.calib.path]
-            if self.base.calib.samples:
-                cmd += ["--calib-samples", str(self.base.calib.samples)]
-        cmd += ["--data", *self.data.to_cli(), *option_argv(self)]
-        for node in self.nodes:
-            cmd += ["--node", node]
-        if self.metric != "auto":
-            cmd += ["--metric", self.metric]
-        return cmd + input_args(self.base.shapes, self.base.ranges, None)
 
     def read_result(self, report: JobReport) -> Sensitivity:
         """The ranked tries."""
