@@ -3,15 +3,12 @@ the background with progress and cancel."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import onnx
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
@@ -28,23 +25,11 @@ from edgestudio.core.model.layout import Layout
 from edgestudio.core.model.tensor_shapes import ShapesRecipe, TensorShapes
 from edgestudio.core.progress import CancelledError
 from edgestudio.gui.background import Background
-from edgestudio.gui.model.graph_search import GraphSearch
+from edgestudio.gui.model.graph_bar import GraphBar
 from edgestudio.gui.model.graph_view import GraphView
 from edgestudio.gui.model.properties_panel import PropertiesPanel
 
 QUICK_RELAYOUT = 3000  # below this many nodes a new layout is quick: no progress page
-
-
-def _toggle(
-    text: str, name: str, checked: bool, tip: str, slot: Callable[[bool], object]
-) -> QCheckBox:
-    """A check box of the graph's bar."""
-    box = QCheckBox(text)
-    box.setObjectName(name)
-    box.setChecked(checked)
-    box.setToolTip(tip)
-    box.toggled.connect(slot)
-    return box
 
 
 class GraphPanel(QWidget):
@@ -97,55 +82,12 @@ class GraphPanel(QWidget):
         self.view.node_activated.connect(self._activated)
         self.view.close_requested.connect(self.close_group_of)
 
-        self.finder = GraphSearch(self.view)
-        fit = QPushButton("Fit")
-        fit.setToolTip("Readable overview (F or 0 in the graph)")
-        fit.clicked.connect(self.view.fit)
-        whole = QPushButton("Whole graph")
-        whole.setToolTip("Zoom out until everything is in the window (A in the graph)")
-        whole.clicked.connect(self.view.fit_all)
-        self.constants_toggle = _toggle(
-            "Constants as nodes",
-            "show_constants",
-            False,
-            "Draw Constant nodes and the chains that only compute from weights (Cast, Reshape, "
-            "weight dequantization, …) as nodes. Off: they are folded into the node that uses "
-            "them, shown as a C badge, their values in the properties.",
-            lambda _: self._relayout(),
+        bar = GraphBar(
+            self.view, lambda _: self._relayout(), lambda _: self._groups_toggled(), compact
         )
-        self.groups_toggle = _toggle(
-            "Groups",
-            "show_groups",
-            True,
-            "Big graphs open as boxes, one per name scope (a transformer block, an encoder…): "
-            "double-click or Enter opens one, Backspace closes the group around the selection. "
-            "Off: every node.",
-            lambda _: self._groups_toggled(),
-        )
-        self.minimap_toggle = _toggle(
-            "Minimap",
-            "show_minimap",
-            True,
-            "A thumbnail of the whole graph beside it when "
-            "part is out of sight; click or drag in it to move (M)",
-            self.view.show_minimap,
-        )
-        self.view.minimap_toggled.connect(self.minimap_toggle.setChecked)
-        self.status = QLabel("")
-        bar = QHBoxLayout()
-        bar.addWidget(self.finder, 1)
-        bar.addWidget(fit)
-        bar.addWidget(whole)
-        bar.addWidget(self.groups_toggle)
-        bar.addWidget(self.constants_toggle)
-        if compact:
-            self.finder.search.setPlaceholderText("Find (Ctrl+F)")
-            self.constants_toggle.setText("Constants")
-            self.minimap_toggle.setChecked(False)
-            self.minimap_toggle.hide()
-        else:
-            bar.addWidget(self.minimap_toggle)
-            bar.addWidget(self.status)
+        self.finder, self.status = bar.finder, bar.status
+        self.constants_toggle, self.groups_toggle = bar.constants_toggle, bar.groups_toggle
+        self.minimap_toggle = bar.minimap_toggle
 
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
