@@ -8,13 +8,17 @@ from pathlib import Path
 
 
 def run_cli(
-    *args: str, timeout: float = 300, cwd: Path | None = None
+    *args: str,
+    timeout: float = 300,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``edgestudio ARGS`` and return its exit code and output (text)."""
+    """Run ``edgestudio ARGS`` (in ``env``, else ours) and return its exit code and output."""
     return subprocess.run(
         [sys.executable, "-m", "edgestudio", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         cwd=cwd,
+        env=env,
     )

@@ -7,8 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +22,7 @@ from edgestudio.jobs.fork_server import ForkLauncher, ForkServer
 from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.scheduler import run_job
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_MODEL
+from tests.cli.run import run_cli
 
 pytestmark = pytest.mark.e2e  # every test here starts a worker process
 forking = pytest.mark.skipif(not launch.FORK_PLATFORM, reason="jobs are forked on Linux only")
@@ -267,43 +266,13 @@ def test_cli_commands_leave_no_server_or_folder_behind(tmp_path: Path) -> None:
     job, the server is stopped, its folder and the job's are removed, and what the command
     printed and wrote is all there."""
     env = {**os.environ, "TMPDIR": str(tmp_path)}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "edgestudio",
-            "quantize",
-            str(tmp_path / "missing.onnx"),
-            "-o",
-            str(tmp_path / "q.onnx"),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    missing = str(tmp_path / "missing.onnx")
+    done = run_cli("quantize", missing, "-o", str(tmp_path / "q.onnx"), env=env, timeout=120)
     assert done.returncode != 0 and "missing.onnx" in done.stderr
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("edgestudio-")] == []
     report = tmp_path / "report.json"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "edgestudio",
-            "quantize",
-            str(SAMPLE_MODEL),
-            "-o",
-            str(tmp_path / "q.onnx"),
-            "--mode",
-            "dynamic",
-            "--json",
-            str(report),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    args = ("-o", str(tmp_path / "q.onnx"), "--mode", "dynamic", "--json", str(report))
+    done = run_cli("quantize", str(SAMPLE_MODEL), *args, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert f"output: {tmp_path / 'q.onnx'}" in done.stdout  # flushed before the fast exit
     assert done.stderr.rstrip().endswith("succeeded")
