@@ -167,6 +167,15 @@ def test_big_graph_renders_zoomed_out_and_in(qtbot) -> None:  # type: ignore[no-
     # the minimap sits in a strip beside the graph, never over it; M hides it
     assert view.viewportMargins().right() > 0
     assert view.minimap.geometry().left() >= view.viewport().geometry().right()
+    # a narrow legend goes above the minimap, hiding none of the graph; a wide one, which
+    # the strip cannot hold, keeps to the graph's top-right corner
+    names = [view.ir.names[i] for i in range(50)]
+    view.set_banded_overlay(dict.fromkeys(names, 40.0), [(30, "good", "#2e7d32")], "SQNR")
+    legend = view.legend.geometry()
+    assert legend.left() >= view.viewport().geometry().right()
+    assert legend.bottom() < view.minimap.geometry().top()
+    view.set_category_overlay(dict.fromkeys(names, "A" * 60), {"A" * 60: "#2e7d32"}, "EP")
+    assert view.legend.geometry().right() <= view.viewport().geometry().right()
     view.setFocus()
     QTest.keyClick(view, Qt.Key.Key_M)
     assert not view.minimap.isVisible() and view.viewportMargins().right() == 0

@@ -203,13 +203,23 @@ class GraphView(NodeOverlays, QGraphicsView):
         self.minimap.update()
 
     def _place_overlays(self) -> None:
-        """The legend in the graph's top-right corner; the minimap in its strip."""
-        self.legend.move(self.viewport().width() - self.legend.width() - 12, 12)
+        """The minimap in its strip; the legend at the top of that strip when it fits there
+        (it then hides none of the graph), else in the graph's top-right corner."""
         frame = self.frameWidth()
+        strip_x = frame + self.viewport().width()
         self.minimap.move(
-            frame + self.viewport().width() + (MINIMAP_STRIP - self.minimap.width()) // 2,
+            strip_x + (MINIMAP_STRIP - self.minimap.width()) // 2,
             frame + max(8, self.viewport().height() - self.minimap.height() - 8),
         )
+        in_strip = (
+            self.minimap.isVisibleTo(self)
+            and self.legend.width() <= MINIMAP_STRIP - 8
+            and self.legend.height() + 16 <= self.minimap.y() - frame
+        )
+        if in_strip:
+            self.legend.move(strip_x + (MINIMAP_STRIP - self.legend.width()) // 2, frame + 8)
+        else:
+            self.legend.move(self.viewport().width() - self.legend.width() - 12, 12)
 
     def zoom(self, factor: float) -> None:
         """Zoom by ``factor`` around the mouse (or the centre), within sane limits."""
