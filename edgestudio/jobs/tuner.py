@@ -86,13 +86,7 @@ class _LocalStep:
             self.analysing = True
             recipe = self.candidate.recipe
             self.job = self.jobs.submit(
-                AnalyzeRecipe(
-                    float_model=self.settings.model,
-                    quant_model=str(recipe.output),
-                    data=self.evaluation,
-                    shapes=recipe.shapes,
-                    ranges=recipe.ranges,
-                ),
+                AnalyzeRecipe.after(recipe, str(recipe.output), self.evaluation),
                 threads=self.threads,
             )
             return False
@@ -147,15 +141,7 @@ def _ray_quantize_and_analyse(
             report = resolve_operation("quantize")(recipe, RecordingReporter(), staging)
             quantized = staging / report.files[0]
             analysis = resolve_operation("analyze")(
-                AnalyzeRecipe(
-                    float_model=str(folder / model_name),
-                    quant_model=str(quantized),
-                    data=source,
-                    shapes=recipe.shapes,
-                    ranges=recipe.ranges,
-                ),
-                RecordingReporter(),
-                staging,
+                AnalyzeRecipe.after(recipe, str(quantized), source), RecordingReporter(), staging
             )
         except Exception as exc:  # recorded like a failed job
             return f"{type(exc).__name__}: {exc}"

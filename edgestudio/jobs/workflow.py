@@ -325,12 +325,7 @@ class Workflow:
             run.state = RunState.QUANTIZED
             if route.analyze_on is not None and run.output:
                 analysis = self.submit(
-                    AnalyzeRecipe(
-                        float_model=str(document.path),
-                        quant_model=run.output,
-                        data=route.analyze_on,
-                        metric=route.metric,
-                    ),
+                    AnalyzeRecipe.after(run.recipe, run.output, route.analyze_on, route.metric),
                     document,
                 )
                 self._routes[analysis.id] = _Route(document, run)

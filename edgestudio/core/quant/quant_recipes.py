@@ -369,6 +369,23 @@ class AnalyzeRecipe(Recipe):
         """Name the compared file."""
         return f"Analyze: {self.quant_model.rsplit('/', 1)[-1]}"
 
+    @classmethod
+    def after(
+        cls, quantization: QuantRecipe, quantized: str, data: DataSource, metric: str = "auto"
+    ) -> AnalyzeRecipe:
+        """The analysis that follows ``quantization`` (the one quantize → analyse step of the
+        window, the auto-tuner, locally and on Ray, and the sensitivity ranking): its
+        ``quantized`` result against the float model, on ``data``, fed as the quantization
+        was where the data is synthetic."""
+        return cls(
+            float_model=quantization.model,
+            quant_model=quantized,
+            data=data,
+            metric=metric,
+            shapes=quantization.shapes,
+            ranges=quantization.ranges,
+        )
+
     def input_paths(self) -> list[str]:
         """Both models and the data."""
         return [self.float_model, self.quant_model, self.data.path]

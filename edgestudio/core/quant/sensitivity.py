@@ -242,16 +242,7 @@ def run_sensitivity(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRep
             half = folder / f"half{k}"
             half.mkdir()
             analysis = run_analyze(
-                AnalyzeRecipe(
-                    float_model=quant.model,
-                    quant_model=str(quantized),
-                    data=data,
-                    metric=recipe.metric,
-                    shapes=quant.shapes,
-                    ranges=quant.ranges,
-                ),
-                quiet,
-                half,
+                AnalyzeRecipe.after(quant, str(quantized), data, recipe.metric), quiet, half
             )
             results.append(analysis.result_as(Analysis))
         shutil.rmtree(folder)  # only the figures are kept
