@@ -65,12 +65,9 @@ class JobController(QObject):
         timeout: float | None = None,
         background: bool = False,
         threads: int | None = None,
-        exclusive: bool = False,
     ) -> Job:
         """Queue ``recipe`` (see :meth:`Scheduler.submit`); it starts as soon as it may."""
-        job = self.scheduler.submit(
-            recipe, timeout=timeout, background=background, threads=threads, exclusive=exclusive
-        )
+        job = self.scheduler.submit(recipe, timeout=timeout, background=background, threads=threads)
         self._timer.start()
         return job
 

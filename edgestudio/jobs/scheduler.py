@@ -1,8 +1,8 @@
 """One queue for every job of a session: the window's, the command line's, auto-tune's.
 
-At most ``max_parallel`` jobs run at once; the rest wait in the order they came. A job marked
-``exclusive`` (a benchmark whose latencies must not share the machine) starts only when nothing
-else runs, and nothing starts beside it. The scheduler is plain Python: the window drives it
+At most ``max_parallel`` jobs run at once; the rest wait in the order they came. A job whose
+recipe runs alone (``Recipe.runs_alone``: a benchmark or profile, whose times must not share
+the machine) starts only when nothing else runs, and nothing starts beside it. The scheduler is plain Python: the window drives it
 from a Qt timer (:class:`edgestudio.gui.job_controller.JobController`), the command line and
 the tuner from a loop (:meth:`Scheduler.run_until_done`), so auto-tune's candidates are jobs
 like any other — listed in the Jobs panel and governed by the same limit. The scheduler owns
@@ -34,7 +34,6 @@ class JobSubmitter(Protocol):
         timeout: float | None = None,
         background: bool = False,
         threads: int | None = None,
-        exclusive: bool = False,
     ) -> Job:
         """Queue ``recipe``; the returned job's state says where it is."""
         ...  # pragma: no cover - a protocol
@@ -73,7 +72,6 @@ class Scheduler:
         self.launcher = launcher or default_launcher()
         self.jobs: list[Job] = []
         self.background: set[str] = set()
-        self.exclusive: set[str] = set()
         self.on_added = on_added or (lambda job: None)
         self.on_updated = on_updated or (lambda job: None)
         self.on_finished = on_finished or (lambda job: None)
@@ -95,19 +93,16 @@ class Scheduler:
         timeout: float | None = None,
         background: bool = False,
         threads: int | None = None,
-        exclusive: bool = False,
     ) -> Job:
         """Queue ``recipe``; it starts as soon as a slot is free.
 
         ``background`` jobs (the app's own probes) are cancelled without asking on quit;
-        ``threads`` is the share of cores the job's own sessions may use; an ``exclusive`` job
-        runs alone, as every job that measures time does (``recipe.runs_alone``).
+        ``threads`` is the share of cores the job's own sessions may use; a job that measures
+        time runs alone (``recipe.runs_alone``).
         """
         job = Job(recipe, timeout=timeout, threads=threads)
         if background:
             self.background.add(job.id)
-        if exclusive or recipe.runs_alone:
-            self.exclusive.add(job.id)
         self.jobs.append(job)
         self.on_added(job)
         self._start_queued()
@@ -171,16 +166,16 @@ class Scheduler:
 
     def _may_start(self, job: Job) -> bool:
         running = self.running()
-        if any(j.id in self.exclusive for j in running):
-            return False  # an exclusive job runs alone
-        if job.id in self.exclusive:
+        if any(j.recipe.runs_alone for j in running):
+            return False  # a job that measures time runs alone
+        if job.recipe.runs_alone:
             return not running
         return len(running) < self.max_parallel
 
     def _start_queued(self) -> None:
         for job in self.queued():
             if not self._may_start(job):
-                if job.id in self.exclusive:
+                if job.recipe.runs_alone:
                     break  # it waits for the others to end; later jobs wait behind it
                 continue
             try:
