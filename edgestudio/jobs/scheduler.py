@@ -1,13 +1,13 @@
 """One queue for every job of a session: the window's, the command line's, auto-tune's.
 
-At most ``max_parallel`` jobs run at once; the rest wait in the order they came. A job whose
-recipe runs alone (``Recipe.runs_alone``: a benchmark or profile, whose times must not share
-the machine) starts only when nothing else runs, and nothing starts beside it. The scheduler is plain Python: the window drives it
-from a Qt timer (:class:`edgestudio.gui.job_controller.JobController`), the command line and
-the tuner from a loop (:meth:`Scheduler.run_until_done`), so auto-tune's candidates are jobs
-like any other — listed in the Jobs panel and governed by the same limit. The scheduler owns
-the launcher that starts each job's worker (:mod:`edgestudio.jobs.launch`); a single job run
-to its end (:func:`run_job`: a command, a test) goes through a scheduler too.
+At most ``max_parallel`` jobs run at once; the rest wait in the order they came. A job whose recipe
+runs alone (``Recipe.runs_alone``: a benchmark or profile, whose times must not share the machine)
+starts only when nothing else runs, and nothing starts beside it. The scheduler is plain Python:
+the window drives it from a Qt timer (:class:`edgestudio.gui.job_controller.JobController`), the
+command line and the tuner from a loop (:meth:`Scheduler.run_until_done`), so auto-tune's
+candidates are jobs like any other — listed in the Jobs panel and governed by the same limit. The
+scheduler owns the launcher that starts each job's worker (:mod:`edgestudio.jobs.launch`); a single
+job run to its end (:func:`run_job`: a command, a test) goes through a scheduler too.
 """
 
 from __future__ import annotations
