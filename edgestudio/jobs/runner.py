@@ -25,7 +25,6 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -217,16 +216,13 @@ class Job:
             return True
         return changed
 
-    def wait(
-        self, timeout: float | None = None, on_update: Callable[[Job], None] | None = None
-    ) -> JobState:
+    def wait(self, timeout: float | None = None) -> JobState:
         """Poll until the job ends (or ``timeout`` s pass); return its state."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self.state.is_final:
             if deadline is not None and time.monotonic() > deadline:
                 break
-            if self.poll(0.1) and on_update is not None:
-                on_update(self)
+            self.poll(0.1)
         return self.state
 
     @property
