@@ -74,11 +74,7 @@ def positional(
     """A dataclass field said as a positional argument (a tuple: each item, with ``each``)."""
     if default_factory is not dataclasses.MISSING:
         default = dataclasses.MISSING
-    return dataclasses.field(
-        default=default,
-        default_factory=default_factory,
-        metadata={FIELD_SPELLING: Spelling(positional=True, **spelling)},
-    )
+    return spelled(default, default_factory=default_factory, positional=True, **spelling)
 
 
 def spelled(
