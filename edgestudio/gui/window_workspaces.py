@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from edgestudio.core.workspace import workspace
 from edgestudio.core.workspace.report import report_from_document, write_report
 from edgestudio.gui.document_view import DocumentView
+from edgestudio.gui.widgets.exporting import save_path
 
 if TYPE_CHECKING:
     from edgestudio.gui.main_window import MainWindow
@@ -29,11 +30,9 @@ class WorkspaceActions:
         doc = self.window.loaded_document()
         if doc is None:
             return None
-        if path is None:
+        if path is None:  # the last workspace of this model is read only to suggest it
             suggested = workspace.last_for(doc.path) or workspace.default_path(doc.path)
-            path, _ = QFileDialog.getSaveFileName(
-                self.window, "Save workspace", str(suggested), WORKSPACE_FILTER
-            )
+            path = save_path(self.window, None, "Save workspace", str(suggested), WORKSPACE_FILTER)
         if not path:
             return None
         try:
@@ -117,13 +116,13 @@ class WorkspaceActions:
         doc = self.window.loaded_document()
         if doc is None:
             return None
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self.window,
-                "Export report",
-                str(doc.path.with_name(f"{doc.path.stem}_report.html")),
-                "HTML report (*.html)",
-            )
+        path = save_path(
+            self.window,
+            path,
+            "Export report",
+            str(doc.path.with_name(f"{doc.path.stem}_report.html")),
+            "HTML report (*.html)",
+        )
         if not path:
             return None
         html_path, _ = write_report(path, report_from_document(doc.document))

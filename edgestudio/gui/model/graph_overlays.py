@@ -5,7 +5,7 @@ of widgets, in :mod:`edgestudio.gui.model.overlay_colours`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from PySide6.QtGui import QColor
@@ -35,10 +35,7 @@ class NodeOverlays:
     _base_colours: list[QColor]
     _node_items: list[NodeBatchItem]
     _mark_item: QGraphicsPathItem
-
-    def _update_minimap(self) -> None:
-        """The view's: places the legend and the minimap again."""
-        raise NotImplementedError
+    _update_minimap: Callable[[], None]  # the view's: places the legend and the minimap again
 
     def set_scalar_overlay(
         self,

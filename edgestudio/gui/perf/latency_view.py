@@ -12,7 +12,6 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -26,7 +25,7 @@ from edgestudio.core.paths import atomic_target, write_atomically
 from edgestudio.core.perf.perf_results import LatencyRow
 from edgestudio.core.perf.providers import provider_colour, short_name
 from edgestudio.core.serialise import to_json
-from edgestudio.gui.widgets.exporting import export_widget
+from edgestudio.gui.widgets.exporting import PLOT_FILTER, export_widget, save_path
 from edgestudio.gui.widgets.plots import set_category_axis, show_empty, show_values
 from edgestudio.gui.widgets.tables import NumericItem, results_table
 
@@ -243,10 +242,7 @@ class LatencyView(QWidget):
 
     def export_plots(self, path: str | None = None) -> str | None:
         """Save the latency plots (PNG or SVG; ``_medians`` is added for the second plot)."""
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self, "Export plots", "latency.png", "PNG (*.png);;SVG (*.svg)"
-            )
+        path = save_path(self, path, "Export plots", "latency.png", PLOT_FILTER)
         if not path:
             return None
         p = Path(path)
@@ -258,8 +254,7 @@ class LatencyView(QWidget):
         """Save the results table as CSV."""
         import csv
 
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export CSV", "latency.csv", "CSV (*.csv)")
+        path = save_path(self, path, "Export CSV", "latency.csv", "CSV (*.csv)")
         if not path:
             return None
         keys = [
@@ -288,10 +283,7 @@ class LatencyView(QWidget):
 
     def export_json(self, path: str | None = None) -> str | None:
         """Save the raw results (timings included) as JSON."""
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self, "Export JSON", "latency.json", "JSON (*.json)"
-            )
+        path = save_path(self, path, "Export JSON", "latency.json", "JSON (*.json)")
         if not path:
             return None
         write_atomically(path, json.dumps({"results": to_json(self.results)}, indent=2))

@@ -13,7 +13,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QCursor
 from PySide6.QtWidgets import (
-    QFileDialog,
     QLabel,
     QSplitter,
     QTableWidgetItem,
@@ -25,7 +24,7 @@ from PySide6.QtWidgets import (
 from edgestudio.core.quant.quant_results import Analysis, LayerError
 from edgestudio.core.quant.quant_runs import QuantRun, write_layers_csv
 from edgestudio.core.quant.verdicts import band_of, sqnr_bands
-from edgestudio.gui.widgets.exporting import export_widget
+from edgestudio.gui.widgets.exporting import PLOT_FILTER, export_widget, save_path
 from edgestudio.gui.widgets.plots import show_empty, show_values
 from edgestudio.gui.widgets.tables import NumericItem, _num, results_table
 
@@ -211,18 +210,12 @@ class SqnrView(QSplitter):
 
     def export_plot(self, path: str | None = None) -> str | None:
         """Save the SQNR plot as PNG or SVG (asks for a file name when none is given)."""
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self, "Export plot", "sqnr.png", "PNG (*.png);;SVG (*.svg)"
-            )
-        if not path:
-            return None
-        return export_widget(self.plot, path)
+        path = save_path(self, path, "Export plot", "sqnr.png", PLOT_FILTER)
+        return export_widget(self.plot, path) if path else None
 
     def export_table(self, path: str | None = None) -> str | None:
         """Save the per-layer table as CSV."""
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export table", "layers.csv", "CSV (*.csv)")
+        path = save_path(self, path, "Export table", "layers.csv", "CSV (*.csv)")
         if not path or self.run is None:
             return None
         write_layers_csv(Path(path), self.run.analysis.layers if self.run.analysis else [])

@@ -6,9 +6,21 @@ from pathlib import Path
 
 from PySide6.QtCore import QRect, QSize
 from PySide6.QtGui import QPainter
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QFileDialog, QWidget
 
 from edgestudio.core.paths import atomic_target
+
+PLOT_FILTER = "PNG (*.png);;SVG (*.svg)"
+
+
+def save_path(
+    parent: QWidget, given: str | None, title: str, suggested: str, file_filter: str
+) -> str | None:
+    """Where to save: ``given`` when the caller has a path (tests, scripts), else the file the
+    user picks in the save dialog; None when there is none (the dialog was cancelled)."""
+    if given is None:
+        given, _ = QFileDialog.getSaveFileName(parent, title, suggested, file_filter)
+    return given or None
 
 
 def export_widget(widget: QWidget, path: str) -> str:
