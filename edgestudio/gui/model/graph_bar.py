@@ -70,6 +70,9 @@ class GraphBar(QHBoxLayout):
         )
         view.minimap_toggled.connect(self.minimap_toggle.setChecked)
         self.status = QLabel("")
+        # A long status (a big model's counts) wraps rather than squeeze the search box shut.
+        self.status.setWordWrap(True)
+        self.finder.search.setMinimumWidth(180)
         for widget, stretch in ((self.finder, 1), (fit, 0), (whole, 0)):
             self.addWidget(widget, stretch)
         self.addWidget(self.groups_toggle)
