@@ -70,9 +70,7 @@ class GraphBar(QHBoxLayout):
         )
         view.minimap_toggled.connect(self.minimap_toggle.setChecked)
         self.status = QLabel("")
-        # A long status (a big model's counts) wraps rather than squeeze the search box shut.
         self.status.setWordWrap(True)
-        self.finder.search.setMinimumWidth(180)
         for widget, stretch in ((self.finder, 1), (fit, 0), (whole, 0)):
             self.addWidget(widget, stretch)
         self.addWidget(self.groups_toggle)
@@ -83,5 +81,8 @@ class GraphBar(QHBoxLayout):
             self.minimap_toggle.setChecked(False)
             self.minimap_toggle.hide()
         else:
+            # A long status beside the box (a big model's counts) wraps rather than squeeze
+            # the search box shut.
+            self.finder.search.setMinimumWidth(180)
             self.addWidget(self.minimap_toggle)
             self.addWidget(self.status)
