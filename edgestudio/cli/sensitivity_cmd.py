@@ -121,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
             for k, r in enumerate(result.ranked())
         ],
         title=f"each layer alone in {result.way}; base {result.metric} "
-        f"{fig(result.base_value)} on {result.data}",
+        f"{fig(result.base_value)}{f' {result.unit}' if result.unit in ('points', 'dB') else ''}"
+        f" on {result.data}",
         numeric=(0, 3, 4, 5),
     )
     print(result.stability_text(), file=sys.stderr)

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from edgestudio.cli.job_ui import add_data_args, add_input_args, data_source, input_fields
 from edgestudio.cli.json_option import add_json_option, write_json
@@ -15,6 +16,10 @@ from edgestudio.cli.workspace_option import add_workspace_option, record_tune
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.quant.tune import TuneSettings
+
+if TYPE_CHECKING:
+    from edgestudio.core.quant.tune import Candidate
+    from edgestudio.jobs.tuner import Tuner
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,8 +52,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument(
         "--goal",
-        default="sqnr>=30",
-        help="sqnr>=DB (output SQNR), top1_drop<=POINTS (needs labels), "
+        default="auto",
+        help="auto (the task's own figure at the bound its verdict calls good: "
+        "text_agreement>=0.99 for a recogniser, identical_share>=0.99 for tags; output "
+        "SQNR only for a model with no task figure), "
+        "sqnr>=DB (output SQNR), top1_drop<=POINTS (needs labels), "
         "max_abs<=ERROR, or a task figure as a fraction: top1_agreement>=0.99, "
         "text_agreement>=0.99, cer<=0.01, cosine>=0.999, neighbour_agreement>=0.95, "
         "box_agreement>=0.95, frame_agreement>=0.99, f1>=0.98, region_f1>=0.98, mask_iou>=0.95 "
@@ -147,20 +155,26 @@ def run(args: argparse.Namespace) -> int:
     if args.output and Path(args.output).exists() and not args.overwrite:
         raise EdgeStudioError(f"{args.output} already exists (--overwrite replaces it).")
     settings = settings_from_args(args)
-    goal = settings.goal
-    warning = synthetic_goal_warning(settings.data, goal)
+    warning = synthetic_goal_warning(settings.data, settings.goal)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
+    said_goal = [False]
+    said: set[int] = set()  # each candidate is said once (re-judging it changes it again)
 
     def say(candidate: object) -> None:
-        from edgestudio.core.quant.tune import Candidate
+        from edgestudio.core.quant.tune import Candidate, show_value
 
         assert isinstance(candidate, Candidate)
-        if candidate.state in ("done", "failed"):
-            value = "-" if candidate.goal_value is None else f"{candidate.goal_value:.4g}"
+        goal = tuner.settings.goal
+        if tuner.goal_note and not said_goal[0]:
+            said_goal[0] = True
+            print(tuner.goal_note, file=sys.stderr)
+        if candidate.state in ("done", "failed") and candidate.number not in said:
+            said.add(candidate.number)
             print(
                 f"#{candidate.number} {candidate.state}: {candidate.why}: {goal.metric} "
-                f"{value}{' (meets the goal)' if candidate.met else ''}"
+                f"{show_value(goal, candidate.goal_value)}"
+                f"{' (meets the goal)' if candidate.met else ''}"
                 + (f"; {candidate.error}" if candidate.error else ""),
                 file=sys.stderr,
             )
@@ -178,47 +192,21 @@ def run(args: argparse.Namespace) -> int:
         print("edgestudio: cancelled; nothing was written", file=sys.stderr)
         return 130
     try:
-
-        def figure(value: float | None, spec: str) -> str:
-            return "-" if value is None else format(value, spec)
-
-        for line in tuner.skipped:
-            print(line, file=sys.stderr)
-        print_table(
-            ["#", "recipe", "excluded", goal.metric, "meets", "median ms", "size KiB", "note"],
-            [
-                [
-                    c.number,
-                    c.recipe.title().removeprefix("Quantize: "),
-                    len(c.recipe.exclude),
-                    figure(c.goal_value, ".4g"),
-                    "yes" if c.met else "",
-                    figure(c.latency_ms, ".3f"),
-                    figure(None if c.quant_bytes is None else c.quant_bytes / 1024, ".1f"),
-                    c.error or c.why,
-                ]
-                for c in tuner.candidates
-            ]
-            + [
-                [
-                    "float",
-                    "float32 (the reference)",
-                    "",
-                    "",
-                    "",
-                    figure(tuner.float_latency_ms, ".3f"),
-                    figure(tuner.float_bytes / 1024, ".1f"),
-                    "measured beside the candidates",
-                ]
-            ],
-            title=f"{len(tuner.candidates)} candidates, goal {goal.text()}, "
-            f"objective {settings.objective}",
-            numeric=(0, 2, 3, 5, 6),
-        )
+        print_candidates(tuner)
         if winner is None:
-            print("No candidate could be analysed.")
+            print(
+                "No candidate could be analysed: every recipe failed (the note column says "
+                "why; failures sharing a cause skipped only their own family)."
+            )
         else:
-            verdict = "meets the goal" if winner.met else "is the closest (none meets the goal)"
+            print_winner_checks(tuner, winner)
+            verdict = (
+                "meets the goal on one split only (not confirmed)"
+                if winner.number in tuner.unconfirmed
+                else "meets the goal"
+                if winner.met
+                else "is the closest: the goal is out of reach with these recipes and this data"
+            )
             import dataclasses
 
             out = args.output or str(
@@ -242,4 +230,81 @@ def run(args: argparse.Namespace) -> int:
         record_tune(args, tuner_summary(tuner))
     finally:
         tuner.cleanup()
-    return 0 if winner is not None and winner.met else 1
+    confirmed = winner is not None and winner.met and winner.number not in tuner.unconfirmed
+    return 0 if confirmed else 1
+
+
+def print_candidates(tuner: Tuner) -> None:
+    """Every candidate: its figure, latency against float, size, and why it was tried."""
+    from edgestudio.core.quant.tune import show_value, speed_vs_float
+
+    goal = tuner.settings.goal
+
+    def figure(value: float | None, spec: str) -> str:
+        return "-" if value is None else format(value, spec)
+
+    for line in tuner.skipped:
+        print(line, file=sys.stderr)
+    print_table(
+        [
+            "#",
+            "recipe",
+            "excluded",
+            goal.metric,
+            "meets",
+            "median ms",
+            "vs float",
+            "size KiB",
+            "note",
+        ],
+        [
+            [
+                c.number,
+                c.recipe.title().removeprefix("Quantize: "),
+                len(c.recipe.exclude),
+                show_value(goal, c.goal_value),
+                "yes" if c.met else "",
+                figure(c.latency_ms, ".3f"),
+                speed_vs_float(c.latency_ms, tuner.float_latency_ms) or "-",
+                figure(None if c.quant_bytes is None else c.quant_bytes / 1024, ".1f"),
+                c.error or c.why,
+            ]
+            for c in tuner.candidates
+        ]
+        + [
+            [
+                "float",
+                "float32 (the reference)",
+                "",
+                "",
+                "",
+                figure(tuner.float_latency_ms, ".3f"),
+                "1.00× float",
+                figure(tuner.float_bytes / 1024, ".1f"),
+                "measured beside the candidates",
+            ]
+        ],
+        title=f"{len(tuner.candidates)} candidates, goal {goal.text()}, "
+        f"objective {tuner.settings.objective}",
+        numeric=(0, 2, 3, 5, 7),
+    )
+
+
+def print_winner_checks(tuner: Tuner, winner: Candidate) -> None:
+    """The re-judgements: each split check, the calibration curve in words, and a winner
+    slower than the float model said as such."""
+    from edgestudio.core.quant.tune import fold_text, slower_than_float_text
+
+    goal = tuner.settings.goal
+    for candidate in tuner.candidates:
+        for check in tuner.checks_of(candidate):
+            if check.kind == "swapped" and candidate is not winner:
+                print(f"split check: {fold_text(candidate, check, goal)}")
+    if tuner.split_note(winner):
+        print(f"split check: {tuner.split_note(winner)}")
+    advice = tuner.calibration_advice(winner)
+    if advice:
+        print(f"calibration curve of #{winner.number}: {advice}")
+    slower = slower_than_float_text(winner, tuner.float_latency_ms)
+    if slower:
+        print(slower)

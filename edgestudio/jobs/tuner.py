@@ -32,22 +32,36 @@ from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, Quan
 from edgestudio.core.quant.quant_results import Analysis, Quantization
 from edgestudio.core.quant.tune import (
     Candidate,
+    Goal,
     TuneSettings,
+    WinnerCheck,
+    calibration_advice,
+    calibration_subset,
+    combined_step,
+    curve_points,
     exclusion_step,
     failure_cause,
     first_recipes,
     int16_step,
     int16_step_applies,
     latency_ties,
+    near_lossless_step,
     pick_winner,
     recipe_key,
     rounding_step,
+    slower_than_float_text,
+    swapped_split,
 )
 from edgestudio.core.serialise import from_json, to_json
 from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.scheduler import JobSubmitter, Scheduler, run_job
 
 BENCH_BATCH = 2  # candidates per worker benchmarked together (one job, one pause)
+
+
+def kind_is_split(check: WinnerCheck) -> bool:
+    """True for the re-judgement on the swapped split (the one that can un-crown)."""
+    return check.kind == "swapped"
 
 
 def thread_share(workers: int) -> int | None:
@@ -70,6 +84,7 @@ class _LocalStep:
         self.job = jobs.submit(candidate.recipe, threads=self.threads)
         self.analysing = False
         self.quant_bytes = 0
+        self.calibration_samples = 0
         self.result: tuple[int, Analysis] | str | None = None
 
     def poll(self) -> bool:
@@ -83,6 +98,7 @@ class _LocalStep:
         if not self.analysing:
             quantization = report.result_as(Quantization)
             self.quant_bytes = quantization.quant_bytes
+            self.calibration_samples = quantization.calibration_samples
             self.analysing = True
             recipe = self.candidate.recipe
             self.job = self.jobs.submit(
@@ -238,7 +254,22 @@ def tuner_summary(tuner: Tuner) -> dict[str, Any]:
         "data": tuner.data_note,
         "integer_only": s.integer_only,
         "skipped": list(tuner.skipped),
-        "candidates": [c.summary() for c in tuner.candidates],
+        "goal_note": tuner.goal_note,
+        "checks": to_json(tuner.checks),
+        "unconfirmed": sorted(tuner.unconfirmed),
+        "calibration_advice": tuner.calibration_advice(winner) if winner else "",
+        "slower_than_float": slower_than_float_text(winner, tuner.float_latency_ms)
+        if winner
+        else "",
+        "candidates": [
+            {
+                **c.summary(),
+                "vs_float": c.latency_ms / tuner.float_latency_ms
+                if c.latency_ms and tuner.float_latency_ms
+                else None,
+            }
+            for c in tuner.candidates
+        ],
     }
 
 
@@ -275,14 +306,25 @@ class Tuner:
             base = dataclasses.replace(base, exclude=())
         if settings.shapes or settings.ranges:
             base = dataclasses.replace(base, shapes=settings.shapes, ranges=settings.ranges)
+        self.base = base
+        self.opset = model_opset(model)
         self.queue = list(
             first_recipes(
                 base,
                 settings.space,
                 has_matmul=bool(ops & {"MatMul", "Gemm", "Attention"}),
-                opset=model_opset(model),
+                opset=self.opset,
             )
         )
+        # "auto": the goal is the task's own figure, fixed by the first analysis
+        self.goal_note = ""
+        # The winner re-judged once the search is over: on the split swapped (a recipe that
+        # meets the goal on one split only is not crowned) and calibrated on fewer samples.
+        self.checks: list[WinnerCheck] = []
+        self.check_steps: list[tuple[WinnerCheck, _LocalStep]] = []
+        self.unconfirmed: set[int] = set()  # met the goal, but not on the swapped split
+        self.split_checked: set[int] = set()
+        self.curve_drawn: set[int] = set()
         self.candidates: list[Candidate] = []
         self.steps: list[_LocalStep | _RayStep] = []
         self.waiting_bench: list[Candidate] = []
@@ -335,18 +377,63 @@ class Tuner:
     # ----- driving -----------------------------------------------------------------------------
     @property
     def winner(self) -> Candidate | None:
-        """The best candidate so far (meeting the goal at the lowest objective, else closest)."""
+        """The best candidate so far (meeting the goal at the lowest objective, else closest);
+        one that met the goal on one split only is passed over while another meets it."""
         ties = self.latency_ties()
         if ties:  # no measurable latency difference among them: the smaller model wins
             return min(ties, key=lambda c: (c.quant_bytes or 0, c.number))
-        return pick_winner(self.candidates, self.settings.goal, self.settings.objective)
+        return pick_winner(self._crownable(), self.settings.goal, self.settings.objective)
+
+    def _crownable(self) -> list[Candidate]:
+        """The candidates a winner is picked from: those not found to meet the goal on one
+        split only, unless nothing else meets it (then the flag is said beside the winner)."""
+        confirmed = [c for c in self.candidates if c.number not in self.unconfirmed]
+        if any(c.met and c.state == "done" for c in confirmed):
+            return confirmed
+        return self.candidates
+
+    def checks_of(self, candidate: Candidate) -> list[WinnerCheck]:
+        """The re-judgements of ``candidate`` (swapped split, calibration curve)."""
+        return [c for c in self.checks if c.candidate == candidate.number]
+
+    def split_note(self, winner: Candidate) -> str:
+        """What the swapped split says of ``winner``, in a sentence ("" when not checked for
+        want of a second split, or when the check was switched off)."""
+        from edgestudio.core.quant.tune import fold_text
+
+        checks = [c for c in self.checks_of(winner) if c.kind == "swapped"]
+        if checks:
+            return fold_text(winner, checks[0], self.settings.goal)
+        if self.unconfirmed and self.settings.check_winner:
+            return (
+                f"#{winner.number} was not re-judged on the swapped split: "
+                f"{len(self.unconfirmed)} candidate(s) before it met the goal on one split "
+                "only, which says the data's halves differ (more, or more varied, "
+                "calibration data should help)."
+            )
+        return ""
+
+    def calibration_advice(self, candidate: Candidate) -> str:
+        """The calibration curve of ``candidate`` in words ("" when it was not drawn)."""
+        points = [
+            (c.calibration_samples, c.goal_value)
+            for c in self.checks_of(candidate)
+            if c.kind == "calibration" and c.state == "done"
+        ]
+        if not points or not candidate.calibration_samples:
+            return ""
+        points.append((candidate.calibration_samples, candidate.goal_value))
+        unit = {"images": "images", "audio": "audio windows", "text": "lines"}.get(
+            getattr(self.calib_data, "kind", ""), "samples"
+        )
+        return calibration_advice(points, self.settings.goal, unit)
 
     def latency_ties(self) -> list[Candidate]:
         """With the latency objective: the candidates meeting the goal that are not measurably
         slower than the fastest of them (ties are reported as ties)."""
         if self.settings.objective != "latency":
             return []
-        meeting = [c for c in self.candidates if c.state == "done" and c.met]
+        meeting = [c for c in self._crownable() if c.state == "done" and c.met]
         # The bootstrap test runs on the window's thread at every redraw: once per change.
         key = tuple((c.number, c.latency_ms) for c in meeting)
         if self._ties is None or self._ties[0] != key:
@@ -372,9 +459,26 @@ class Tuner:
         if busy or any(c.met for c in self.candidates):
             return None  # escalations build on finished results: wait for them
         closest = pick_winner(self.candidates, self.settings.goal, self.settings.objective)
-        # First the worst layers in 16-bit (still integer; where the space allows 16 bits),
-        # then, when allowed, in float.
         wide = {"uint16", "int16"} & set(self.settings.space.activation_types)
+        static_ok = "qdq" in self.settings.space.modes and "qdq" not in self.failed_causes
+        # Whole-model steps first: when the loss is spread over many layers (it was on every
+        # hidden model that missed its goal), promoting layers one by one does not pay.
+        if static_ok:
+            combined = combined_step(self.candidates, self.settings.goal, self.tried, bool(wide))
+            if combined is not None:
+                return combined
+        if static_ok and wide:
+            last_rung = near_lossless_step(
+                closest,
+                self.base,
+                self.tried,
+                self.opset,
+                per_channel=True in self.settings.space.per_channel,
+            )
+            if last_rung is not None:
+                return last_rung
+        # Then the worst layers in 16-bit (still integer; where the space allows 16 bits),
+        # then, when allowed, in float.
         # from the closest 8-bit QDQ candidate: a whole-model 16-bit one closer to the goal
         # has nothing left to widen
         closest8 = pick_winner(
@@ -411,6 +515,8 @@ class Tuner:
             )
             if resumed is not None:
                 self.candidates.append(resumed)
+                if self.settings.goal.is_auto and resumed.analysis is not None:
+                    self._fix_goal(resumed.analysis)
                 self.on_change(resumed)
                 return
         recipe = dataclasses.replace(recipe, output=str(self.folder / f"candidate_{number}.onnx"))
@@ -451,6 +557,9 @@ class Tuner:
                     self._fail(candidate, str(step.result))
                     continue
                 candidate.quant_bytes, candidate.analysis = step.result
+                candidate.calibration_samples = getattr(step, "calibration_samples", 0)
+                if self.settings.goal.is_auto:
+                    self._fix_goal(candidate.analysis)
                 goal = self.settings.goal
                 candidate.goal_value = goal.value(candidate.analysis)
                 candidate.met = goal.met(candidate.goal_value)
@@ -469,10 +578,110 @@ class Tuner:
             if chosen is None:
                 break
             self._start(*chosen)
-        # Idle after that loop: nothing could start (budget spent, or nothing left to try).
+        # Idle after that loop: nothing could start (budget spent, or nothing left to try);
+        # the winner is re-judged before the tune ends.
         if not (self.steps or self.waiting_bench or self.bench):
-            self._finish()
+            self._poll_checks()
+            if not self.check_steps and not self._check_next():
+                self._finish()
         return not self.finished
+
+    # ----- re-judging the winner ---------------------------------------------------------------
+    MAX_SPLIT_CHECKS: int = 3  # winners re-judged on the swapped split, at most
+
+    def _check_next(self) -> bool:
+        """Start the next re-judgement of the winner; False when there is none left."""
+        winner = self.winner
+        if self.cancelled or winner is None or not self.settings.check_winner:
+            return False
+        if (
+            winner.number not in self.split_checked
+            and len(self.split_checked) < self.MAX_SPLIT_CHECKS
+        ):
+            self.split_checked.add(winner.number)
+            swapped = swapped_split(self.settings)
+            if swapped is not None:
+                calib, evaluation, label = swapped
+                self._start_check(winner, "swapped", label, calib, evaluation)
+                return True
+        if winner.number not in self.curve_drawn:
+            self.curve_drawn.add(winner.number)
+            calibrated = QUANT_MODES[winner.recipe.mode].calibrated
+            for count, word in curve_points(winner.calibration_samples) if calibrated else []:
+                self._start_check(
+                    winner,
+                    "calibration",
+                    f"{word} of the calibration samples ({count})",
+                    calibration_subset(self.calib_data, count),
+                    self.eval_data,
+                    count,
+                )
+            return bool(self.check_steps)
+        return False
+
+    def _start_check(
+        self,
+        winner: Candidate,
+        kind: str,
+        label: str,
+        calib: Any,
+        evaluation: Any,
+        samples: int = 0,
+    ) -> None:
+        check = WinnerCheck(winner.number, kind, label, samples, state="running")
+        self.checks.append(check)
+        recipe = dataclasses.replace(
+            winner.recipe,
+            calib=calib if QUANT_MODES[winner.recipe.mode].calibrated else None,
+            output=str(self.folder / f"check_{len(self.checks)}.onnx"),
+        )
+        try:
+            step = _LocalStep(Candidate(0, recipe, label), self.settings, self.jobs, evaluation)
+        except Exception as exc:  # recorded; the tune still ends with its winner
+            check.state, check.error = "failed", str(exc)
+            return
+        self.check_steps.append((check, step))
+
+    def _poll_checks(self) -> None:
+        goal = self.settings.goal
+        for check, step in list(self.check_steps):
+            if not step.poll():
+                continue
+            self.check_steps.remove((check, step))
+            if isinstance(step.result, tuple):
+                _, analysis = step.result
+                check.goal_value = goal.value(analysis)
+                check.met = goal.met(check.goal_value)
+                check.state = "done"
+                checked = next(c for c in self.candidates if c.number == check.candidate)
+                if kind_is_split(check) and not check.met and checked.met:
+                    self.unconfirmed.add(checked.number)
+                    self._ties = None
+            else:
+                check.state, check.error = "failed", str(step.result)
+            if check.kind == "swapped":
+                Path(str(step.candidate.recipe.output)).unlink(missing_ok=True)
+            for c in self.candidates:
+                if c.number == check.candidate:
+                    self.on_change(c)
+
+    def _fix_goal(self, analysis: Analysis) -> None:
+        """Replace ``auto`` by the task's own figure, read from the first analysis (every
+        candidate's analysis detects the same task on the same float model)."""
+        goal = Goal.for_task(analysis)
+        self.settings = dataclasses.replace(self.settings, goal=goal)
+        task = analysis.task
+        self.goal_note = (
+            f"Goal {goal.text()}: the task's own figure ({task.label} on output "
+            f"'{task.output}'), at the bound its verdict calls good."
+            if task is not None and goal.metric != "sqnr"
+            else f"Goal {goal.text()}: the model's outputs carry no task figure, so output "
+            "SQNR judges."
+        )
+        for c in self.candidates:
+            if c.analysis is not None:
+                c.goal_value = goal.value(c.analysis)
+                c.met = goal.met(c.goal_value)
 
     def _finish(self) -> None:
         self.finished = True
@@ -533,6 +742,10 @@ class Tuner:
         self.cancelled = True
         for step in self.steps:
             step.cancel()
+        for check, step in self.check_steps:
+            step.cancel()
+            check.state, check.error = "failed", "cancelled"
+        self.check_steps = []
         if self.bench is not None:
             self.jobs.cancel(self.bench[1])
             self.bench[1].wait(10)

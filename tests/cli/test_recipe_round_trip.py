@@ -344,6 +344,7 @@ def test_the_tune_options_are_its_settings_declarations() -> None:
             "--bench-runs",
             "7",
             "--integer-only",
+            "--no-check-winner",
         ]
     )
     assert values_from_args(args, TuneSettings) == {
@@ -354,6 +355,7 @@ def test_the_tune_options_are_its_settings_declarations() -> None:
         "workers": 3,
         "integer_only": True,
         "bench_runs": 7,
+        "check_winner": False,
     }
     defaults = values_from_args(
         parser.parse_args(["tune", "m.onnx", "--data", "d.npz"]), TuneSettings

@@ -200,11 +200,33 @@ def test_integer_only_never_excludes_and_recovers_with_16_bit(tmp_path: Path) ->
     tuner.queue = tuner.queue[:1]  # the defaults only: then the search escalates
     winner = tuner.run()
     assert all(not c.recipe.exclude for c in tuner.candidates)
-    widened = [c for c in tuner.candidates if c.recipe.int16]
-    assert widened and all("16-bit" in c.why for c in widened)
-    assert winner is not None and winner.met and winner.recipe.int16
+    # the first rung is whole-model: 16-bit activations and weights, still integer
+    escalated = tuner.candidates[1]
+    assert escalated.recipe.activation_type == "uint16"
+    assert escalated.recipe.weight_type == "int16" and "A16W16" in escalated.why
+    assert winner is not None and winner.met and not winner.recipe.exclude
     onnx.checker.check_model(str(winner.recipe.output))
     tuner.cleanup()
+
+    # with 16-bit weights already tried, the worst layers go to 16-bit one rung at a time
+    layered = Tuner(
+        TuneSettings(
+            model=str(model),
+            data=data,
+            integer_only=True,
+            budget=4,
+            goal=Goal("sqnr", 400),  # out of reach: the ladder is walked to its end
+            space=space,
+            bench_runs=3,
+            check_winner=False,
+        )
+    )
+    layered.queue = layered.queue[:1]
+    layered.run()
+    widened = [c for c in layered.candidates if c.recipe.int16]
+    assert widened and all("16-bit" in c.why for c in widened)
+    assert all(not c.recipe.exclude for c in layered.candidates)
+    layered.cleanup()
 
 
 def test_the_recovery_goal_is_the_task_figure_at_its_good_bound() -> None:

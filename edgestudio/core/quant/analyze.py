@@ -40,7 +40,7 @@ from edgestudio.core.quant.quant_results import (
     WeightError,
 )
 from edgestudio.core.quant.quantized_graph import quantized_nodes, suggestion_targets
-from edgestudio.core.quant.task_detection import choose_task, find_alphabet
+from edgestudio.core.quant.task_detection import choose_tasks, find_alphabet
 from edgestudio.core.quant.task_metrics import TaskMeter
 from edgestudio.core.quant.task_names import TASK_LABELS
 from edgestudio.core.quant.verdicts import analysis_verdict
@@ -562,16 +562,28 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         for k, sample in enumerate(samples):
             f_vals = store.get(k)
             deployed = dict(zip(quant_outputs, sess_deploy.run(quant_outputs, sample), strict=True))  # type: ignore[attr-defined]
-            if outcome.meter is None:  # the task is read from the first sample's real outputs
-                # The saved float outputs are flattened: give them the deployed model's shapes.
+            if not outcome.meters:  # the task is read from the first sample's real outputs
+                # The saved float outputs are flattened: give them the deployed model's shapes,
+                # and their own types (an ArgMax's tags are judged as integers).
                 shaped = {
-                    fo: np.asarray(f_vals[fo]).reshape(np.shape(deployed[qo]))
+                    fo: np.asarray(f_vals[fo])
+                    .reshape(np.shape(deployed[qo]))
+                    .astype(np.asarray(deployed[qo]).dtype, copy=False)
                     for fo, qo in zip(float_outputs, quant_outputs, strict=False)
                 }
-                choice = choose_task(float_model, shaped, recipe.metric)
-                reporter.log(f"Task metric: {TASK_LABELS[choice.task]} — {choice.why}")
-                outcome.meter = TaskMeter(choice, samples.labels, alphabet, spelled_by)
-            outcome.add(f_vals, [deployed[qo] for qo in quant_outputs])
+                choices = choose_tasks(
+                    float_model,
+                    shaped,
+                    recipe.metric,
+                    alphabet_size=len(alphabet) if alphabet else None,
+                )
+                for choice in choices:
+                    reporter.log(
+                        f"Task metric: {TASK_LABELS[choice.task]} — {choice.why}"
+                        + (f" {choice.unsure_text()}" if choice.alternatives else "")
+                    )
+                    outcome.meters.append(TaskMeter(choice, samples.labels, alphabet, spelled_by))
+            outcome.add(f_vals, [deployed[qo] for qo in quant_outputs], attention_mask(sample))
             store.drop(k)
             step((k + 1) / total)
         _release(sess_deploy)
@@ -620,9 +632,10 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
                 "the per-layer figures show (on x86 without VNNI, 8-bit products can saturate; "
                 "try reduce-range)."
             )
-    meter = outcome.meter
-    task = meter.result() if meter is not None else None
-    accuracy = meter.accuracy() if meter is not None else None
+    tasks = [meter.result() for meter in outcome.meters]
+    # the verdict names the worst of the outputs that carry the task
+    task = max(tasks, key=lambda t: t.deciding_level()) if tasks else None
+    accuracy = next((a for m in outcome.meters if (a := m.accuracy()) is not None), None)
     for w in warnings:
         reporter.warn(w)
     quant_ops = sorted({n.op_type for n in quant_model.graph.node})
@@ -639,6 +652,7 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         warnings=warnings,
         data=data,
         task=task,
+        tasks=tasks,
         excludable=targets,
         failed=failed_choices(Path(recipe.float_model)),
     )
@@ -656,6 +670,7 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         verdict=verdict,
         data=data,
         task=task,
+        tasks=tasks if len(tasks) > 1 else [],
         quantized_nodes=sorted(quantized),
         targets=targets,
     )
@@ -686,7 +701,7 @@ class _OutputComparison:
 
     names: list[str]
     tolerance: Tolerance
-    meter: TaskMeter | None = None
+    meters: list[TaskMeter] = field(default_factory=list)  # one per output judged by its task
     stats: list[ErrorStats] = field(default_factory=list)
     allclose: list[bool] = field(default_factory=list)
     max_rel: list[float] = field(default_factory=list)
@@ -696,9 +711,16 @@ class _OutputComparison:
         self.allclose = [True] * len(self.names)
         self.max_rel = [0.0] * len(self.names)
 
-    def add(self, f_vals: dict[str, np.ndarray], deployed: list[np.ndarray]) -> None:
-        """Fold in one sample: the float run's saved outputs and the deployed model's."""
+    def add(
+        self,
+        f_vals: dict[str, np.ndarray],
+        deployed: list[np.ndarray],
+        mask: np.ndarray | None = None,
+    ) -> None:
+        """Fold in one sample: the float run's saved outputs and the deployed model's
+        (``mask``: the sample's attention mask, for per-position task figures)."""
         tol = self.tolerance
+        judged = {m.choice.output: m for m in self.meters}
         for i, (name, value) in enumerate(zip(self.names, deployed, strict=False)):
             test = np.asarray(value).astype(np.float64)
             ref = np.asarray(f_vals[name]).reshape(test.shape)
@@ -709,8 +731,17 @@ class _OutputComparison:
                 self.max_rel[i] = max(
                     self.max_rel[i], float((np.abs(test - ref)[mask] / np.abs(ref[mask])).max())
                 )
-            if self.meter is not None and name == self.meter.choice.output:
-                self.meter.add(ref, test)
+            if name in judged:
+                judged[name].add(ref, test, mask)
+
+
+def attention_mask(sample: dict[str, np.ndarray]) -> np.ndarray | None:
+    """The sample's attention mask (an input named like ``attention_mask`` or ``mask``), which
+    marks the real positions of a padded sequence; None when the model takes none."""
+    for name, value in sample.items():
+        if "mask" in name.lower() and np.asarray(value).ndim == 2:
+            return np.asarray(value)
+    return None
 
 
 def is_class_scores(output: np.ndarray) -> bool:

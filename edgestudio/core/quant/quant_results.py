@@ -99,6 +99,8 @@ class Analysis:
     verdict: Verdict | None = None
     data: DataProvenance | None = None  # what the figures were computed on
     task: TaskResult | None = None  # the task metric (the verdict's first criterion)
+    # every output judged by its task when more than one carries it (``task`` is the worst)
+    tasks: list[TaskResult] = field(default_factory=list)
     quantized_nodes: list[str] = field(default_factory=list)  # what excluding can change
     # quantized node -> the node to name in a suggestion (a fused Relu's producer; "" for
     # one that passes its input's quantization through); empty in older analyses
@@ -199,3 +201,4 @@ class Quantization:
     command: str = ""
     inputs: dict[str, Any] = field(default_factory=dict)  # the input specification it ran on
     precision: Precision | None = None  # integer modes: tensors per precision, float nodes
+    calibration_samples: int = 0  # static modes: how many samples calibrated it

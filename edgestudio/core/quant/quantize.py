@@ -284,6 +284,7 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
         command=recipe.command_line(),
         inputs=to_json(resolved.spec),
         precision=precision,
+        calibration_samples=len(samples) if samples is not None else 0,
     )
     # the typed result as it travels; the recipe beside it, for readers of --json
     report.details = {**to_json(result), "recipe": to_json(recipe)}

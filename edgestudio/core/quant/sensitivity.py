@@ -115,13 +115,21 @@ class Sensitivity:
     # not measured, e.g. data already split by the caller, or fewer than 3 layers)
     rank_agreement: float | None = None
     top_agreement: str = ""  # "the top 3 are the same on both halves", or what differs
+    unit: str = ""  # the figure's unit as analyze prints it: "points", "%", "dB" or ""
+    noise: float | None = None  # the gain below which a layer's gain is not told from noise
+    # why the ranking stopped before every layer was tried ("" when it tried them all)
+    stopped_early: str = ""
 
     def stability_text(self) -> str:
-        """How far the ranking is to be trusted, in words."""
+        """How far the ranking is to be trusted, as a sentence."""
+        if self.stopped_early:
+            return self.stopped_early
+        if self.rank_agreement is None and self.top_agreement:
+            return f"{self.top_agreement[0].upper()}{self.top_agreement[1:]}."  # a tie
         if self.rank_agreement is None:
             return (
-                "rank stability not measured (it needs 3 layers or more, on data that "
-                "can be split in two)"
+                "Rank stability not measured (it needs 3 layers or more, on data that "
+                "can be split in two)."
             )
         word = (
             "stable"
@@ -131,8 +139,8 @@ class Sensitivity:
             else "unstable: noise"
         )
         return (
-            f"ranking {word} — Spearman {self.rank_agreement:.2f} between the two halves "
-            f"of the data; {self.top_agreement}"
+            f"Ranking {word} — Spearman {self.rank_agreement:.2f} between the two halves "
+            f"of the data; {self.top_agreement}."
         )
 
     def ranked(self) -> list[LayerSensitivity]:
@@ -147,7 +155,11 @@ def _figures(analysis: Analysis) -> list[tuple[str, float | None, bool]]:
     verdict's), else output SQNR."""
     task = analysis.task
     if task is not None and task.figures:
-        return [(f.key, f.value, f.higher_is_better) for f in task.figures[:2]]
+        # in the unit analyze prints: a top-1 drop in points, not a fraction
+        return [
+            (f.key, f.value * 100 if f.unit == "points" else f.value, f.higher_is_better)
+            for f in task.figures[:2]
+        ]
     values = [o.sqnr_db for o in analysis.outputs if o.sqnr_db is not None]
     return [("output_sqnr_db", min(values) if values else None, True)]
 
@@ -184,6 +196,10 @@ def rank_stability(layers: list[LayerSensitivity], top: int = 3) -> tuple[float 
     both = [r for r in layers if None not in r.half_gains]
     if len(both) < 3:
         return None, ""
+    if len({r.half_gains for r in both}) == 1:  # a tie is no ranking: nothing to call stable
+        return None, (
+            f"no ranking: all {len(both)} layers gave back the same on both halves of the data"
+        )
     first = _ranks([float(r.half_gains[0] or 0.0) for r in both])
     second = _ranks([float(r.half_gains[1] or 0.0) for r in both])
     n = len(both)
@@ -201,6 +217,59 @@ def rank_stability(layers: list[LayerSensitivity], top: int = 3) -> tuple[float 
         else f"{shared} of the top {k} are the same on both halves"
     )
     return rho, said
+
+
+EARLY_LOOK = 4  # layers tried (the worst by SQNR, the likeliest to matter) before giving up
+
+
+def figure_unit(analysis: Analysis) -> str:
+    """The unit of the figure a sensitivity ranks by, as analyze prints it."""
+    task = analysis.task
+    if task is not None and task.figures:
+        return task.figures[0].unit
+    return "dB"
+
+
+def gain_noise(base_halves: list[Analysis], key: str, unit: str) -> float:
+    """The smallest gain told apart from noise: one evaluation sample's worth of a share (a
+    line read or not), the two halves' disagreement on the base figure, and for dB one dB."""
+    values = [v for a in base_halves for k, v, _ in _figures(a)[:1] if k == key and v is not None]
+    spread = (max(values) - min(values)) / 2 if len(values) > 1 else 0.0
+    samples = min((a.samples for a in base_halves), default=0)
+    resolution = (
+        1.0
+        if unit == "dB"
+        else (100.0 if unit == "points" else 1.0) / samples
+        if samples and unit in ("%", "points")
+        else 0.0
+    )
+    return max(spread, resolution)
+
+
+def loss_is_spread(layers: list[LayerSensitivity], noise: float, planned: int) -> bool:
+    """True when the ranking should stop: the first :data:`EARLY_LOOK` layers tried (the
+    worst by SQNR, the likeliest to matter) all gave back no more than the noise, with more
+    layers still to try."""
+    tried = [r for r in layers if r.gain is not None]
+    return (
+        planned > EARLY_LOOK
+        and len(tried) >= EARLY_LOOK
+        and all((r.gain or 0.0) <= noise for r in tried)
+    )
+
+
+def spread_loss_text(tried: int, noise: float, unit: str) -> str:
+    """Why the ranking stopped: the loss is spread, and what will recover it."""
+    shown = f"{noise:.3g} {unit}" if unit in ("dB", "points") else f"{noise:.3g}"
+    if unit == "%":
+        shown = f"{100 * noise:.3g} %"
+    return (
+        f"Stopped after {tried} layers: none gave back more than the noise (±{shown}, one "
+        "evaluation sample or the halves' disagreement). The loss is spread over many layers, "
+        "so per-layer choices will not recover it; whole-model choices will: 16-bit "
+        "activations (A16W8), 16-bit weights too (A16W16), quantizers on compute inputs "
+        "only, or more calibration data."
+    )
 
 
 def _gain(base: tuple[str, float | None, bool], value: float | None) -> float | None:
@@ -265,9 +334,16 @@ def run_sensitivity(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRep
         recipe.way,
         base.data.text() if base.data is not None else recipe.data.describe(),
         second_metric=base_figures[1][0] if len(base_figures) > 1 else "",
+        unit=figure_unit(base),
     )
+    result.noise = gain_noise(base_halves, metric, result.unit)
     for k, node in enumerate(nodes):
         reporter.check_cancelled()
+        if loss_is_spread(result.layers, result.noise, len(nodes)):
+            tried = sum(1 for r in result.layers if r.gain is not None)
+            result.stopped_early = spread_loss_text(tried, result.noise, result.unit)
+            reporter.log(result.stopped_early)
+            break
         reporter.stage(f"Layer {k + 1} of {len(nodes)}: {node}", 0.1 + 0.9 * k / len(nodes))
         changed = (
             dataclasses.replace(recipe.base, int16=(*recipe.base.int16, node))

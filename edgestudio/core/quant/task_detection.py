@@ -40,6 +40,11 @@ _CLASS_NAME = re.compile(r"logit|prob|score|class|label|pred|softmax|cls", re.IG
 _EMBED_NAME = re.compile(
     r"embed|emb$|feature|vector|pool|sentence|hidden|encoder_out", re.IGNORECASE
 )
+# What makes a feature vector, not class scores: a squashed hidden state, a recurrent network's
+# state, a normalisation (a character-LSTM's embedding read as a 300-class classifier).
+_EMBED_OPS = frozenset({"Tanh", "LSTM", "GRU", "RNN", "Loop", "Scan", "LpNormalization"})
+# Recurrent states a model hands back to be fed again: never a task output of their own.
+_STATE_NAME = re.compile(r"(^|[_./])(h|c|hn|cn|h0|c0|state\w*|hidden_state|cell)\d*$", re.I)
 CTC_MIN_CLASSES = 30  # a CTC alphabet: tens to thousands of symbols plus a blank
 LM_MIN_VOCAB = 256  # a token vocabulary (byte-level at the least); label sets are smaller
 MASK_MAX_CHANNELS = 8  # a mask's classes (DB text maps: 1–3); more reads as a feature map
@@ -54,6 +59,15 @@ class TaskChoice:
     output: str
     why: str
     chosen_by: str = "detected"  # detected | you
+    # other metrics that may fit when the detection is unsure (said with --metric beside them)
+    alternatives: tuple[str, ...] = ()
+
+    def unsure_text(self) -> str:
+        """``Unsure: --metric embedding may fit better`` when there are alternatives."""
+        if not self.alternatives:
+            return ""
+        spelled = " or ".join(f"--metric {a}" for a in self.alternatives)
+        return f"Unsure: {spelled} may fit this output better."
 
 
 # ----- detection ----------------------------------------------------------------------------------
@@ -105,21 +119,76 @@ def _is_normalised(model: onnx.ModelProto, node: onnx.NodeProto | None) -> bool:
     return False
 
 
-def detect_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray]) -> TaskChoice:
-    """The model's task from its first output (shape and values of one float run) and graph.
+def detect_task(
+    model: onnx.ModelProto, outputs: dict[str, np.ndarray], alphabet_size: int | None = None
+) -> TaskChoice:
+    """The model's task from its first float output (shape and values of one float run) and
+    its graph; an integer output when there is no float one (tags, ids, an ArgMax).
 
     ``outputs``: the float model's outputs on one sample, by name, in graph order.
+    ``alphabet_size``: the symbols of a dictionary given or found beside the model, which makes
+    a ``[N, T, alphabet + blank]`` output a CTC recogniser whatever its class count.
     """
     if not outputs:
         return TaskChoice("generic", "", "the model has no output")
     # A classifier converted from scikit-learn lists its labels (integers) first and its
     # probabilities after: the task is read from the first float output.
-    floating = [n for n, a in outputs.items() if np.issubdtype(np.asarray(a).dtype, np.floating)]
+    floating = [n for n, a in outputs.items() if _is_float(a)]
     if not floating:
         name = next(iter(outputs))
+        return _integer_choice(name, outputs[name])
+    return _detect_output(model, floating[0], outputs[floating[0]], alphabet_size)
+
+
+def detect_tasks(
+    model: onnx.ModelProto, outputs: dict[str, np.ndarray], alphabet_size: int | None = None
+) -> list[TaskChoice]:
+    """Every output that carries the task, the first (as :func:`detect_task`) first.
+
+    Beside the first, an output is judged too when it plainly carries a task of its own:
+    integers (tags, ids, an ArgMax), a Sigmoid or Softmax of probabilities (a transcriber's
+    three per-frame outputs), a normalised embedding. Recurrent states handed back to be fed
+    again, and outputs read only as signals, are not judged.
+    """
+    first = detect_task(model, outputs, alphabet_size)
+    choices = [first]
+    for name, array in outputs.items():
+        if name == first.output or _STATE_NAME.search(name):
+            continue
+        if not _is_float(array):
+            if np.issubdtype(np.asarray(array).dtype, np.integer):
+                choices.append(_integer_choice(name, array))
+            continue
+        op, node = _producer_op(model, name)
+        if op in _SOFTMAX or op == "Sigmoid" or _is_normalised(model, node):
+            choice = _detect_output(model, name, array, alphabet_size)
+            if choice.task not in ("signal", "generic"):
+                choices.append(choice)
+    return choices
+
+
+def _is_float(array: np.ndarray) -> bool:
+    return bool(np.issubdtype(np.asarray(array).dtype, np.floating))
+
+
+def _integer_choice(name: str, array: np.ndarray) -> TaskChoice:
+    """An integer output: tags, token ids, an ArgMax's classes — judged by the share identical."""
+    values = np.asarray(array)
+    if not np.issubdtype(values.dtype, np.integer) and values.dtype != np.bool_:
         return TaskChoice("generic", name, f"'{name}' is not a float output")
-    name = floating[0]
-    array = outputs[name]
+    dims = "×".join(map(str, values.shape)) or "scalar"
+    return TaskChoice(
+        "ids",
+        name,
+        f"'{name}' [{dims}] holds integers (tags, ids or an ArgMax's classes): judged by "
+        "the share that stays identical, not by how far the numbers move",
+    )
+
+
+def _detect_output(
+    model: onnx.ModelProto, name: str, array: np.ndarray, alphabet_size: int | None
+) -> TaskChoice:
+    """The task one float output carries."""
     shape = tuple(np.shape(array))
     op, node = _producer_op(model, name)
     rank = len(shape)
@@ -146,12 +215,19 @@ def detect_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray]) -> TaskC
             "they are class logits)",
         )
     if rank == 2 and shape[1] >= 2:
-        if _EMBED_NAME.search(name) or _is_normalised(model, node):
+        if _EMBED_NAME.search(name) or _is_normalised(model, node) or op in _EMBED_OPS:
+            how = (
+                "L2-normalised"
+                if _is_normalised(model, node)
+                else f"made by {op}, no softmax"
+                if op in _EMBED_OPS
+                else "by name"
+            )
             return TaskChoice(
                 "embedding",
                 name,
-                f"'{name}' [{dims}] is a feature vector "
-                f"({'L2-normalised' if _is_normalised(model, node) else 'by name'})",
+                f"'{name}' [{dims}] is a feature vector ({how})",
+                alternatives=() if how == "L2-normalised" else ("classification",),
             )
         if op in _SOFTMAX or op == "Sigmoid":
             return TaskChoice(
@@ -160,11 +236,22 @@ def detect_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray]) -> TaskC
         return TaskChoice(
             "classification",
             name,
-            f"'{name}' [{dims}] reads as scores of "
-            f"{shape[1]} classes (choose 'embedding' if these are features)",
+            f"'{name}' [{dims}] reads as scores of {shape[1]} classes (no softmax follows)",
+            alternatives=("embedding",),
         )
     if rank == 3:
         classes = shape[2]
+        if (
+            alphabet_size
+            and classes in (alphabet_size, alphabet_size + 1, alphabet_size + 2)
+            and not _takes_token_ids(model)  # a language model's vocab.txt is no alphabet
+        ):
+            return TaskChoice(
+                "ctc",
+                name,
+                f"'{name}' [{dims}] has {classes} symbols at every time step, the dictionary's "
+                f"{alphabet_size} and a blank: a CTC recogniser, read greedily",
+            )
         if op == "Sigmoid" and shape[1] > 1:
             return TaskChoice(
                 "multilabel",
@@ -197,7 +284,10 @@ def detect_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray]) -> TaskC
             return TaskChoice(
                 "tokens",
                 name,
-                f"'{name}' [{dims}] is a {op} over {classes} classes at every position",
+                f"'{name}' [{dims}] is a {op} over {classes} classes at every position "
+                "(a CTC recogniser of a small alphabet is read by its text: give its "
+                "dictionary with --alphabet)",
+                alternatives=("ctc",),
             )
         if (
             shape[1] == 1
@@ -219,16 +309,26 @@ def detect_task(model: onnx.ModelProto, outputs: dict[str, np.ndarray]) -> TaskC
                 f"'{name}' [{dims}] holds {detection[1]} "
                 f"candidate boxes of {detection[0]} values (x, y, w, h, scores)",
             )
+        if op in _EMBED_OPS and not _CLASS_NAME.search(name):
+            return TaskChoice(
+                "embedding",
+                name,
+                f"'{name}' [{dims}] is one {classes}-wide vector per position made by {op} "
+                "(hidden states, no softmax)",
+                alternatives=("tokens",),
+            )
         if _CLASS_NAME.search(name) or classes <= 64:
             return TaskChoice(
                 "tokens",
                 name,
                 f"'{name}' [{dims}] reads as {classes} class scores at every position",
+                alternatives=("ctc", "embedding"),
             )
         return TaskChoice(
             "embedding",
             name,
             f"'{name}' [{dims}] reads as one {classes}-wide vector per position (hidden states)",
+            alternatives=("tokens",),
         )
     if rank == 4 and op == "Sigmoid" and 1 <= min(shape[1], shape[3]) <= MASK_MAX_CHANNELS:
         return TaskChoice(
@@ -269,22 +369,41 @@ def detection_layout(shape: tuple[int, ...]) -> tuple[int, int] | None:
 
 
 def choose_task(
-    model: onnx.ModelProto, outputs: dict[str, np.ndarray], metric: str, output: str = ""
+    model: onnx.ModelProto,
+    outputs: dict[str, np.ndarray],
+    metric: str,
+    output: str = "",
+    alphabet_size: int | None = None,
 ) -> TaskChoice:
     """The detected task, or the one the user chose (``metric`` not ``auto``)."""
+    return choose_tasks(model, outputs, metric, output, alphabet_size)[0]
+
+
+def choose_tasks(
+    model: onnx.ModelProto,
+    outputs: dict[str, np.ndarray],
+    metric: str,
+    output: str = "",
+    alphabet_size: int | None = None,
+) -> list[TaskChoice]:
+    """Every output judged and how: the detected tasks (:func:`detect_tasks`), or the one the
+    user chose (``metric`` not ``auto``), which judges the first output alone."""
     if output and output in outputs:
         outputs = {output: outputs[output], **{k: v for k, v in outputs.items() if k != output}}
-    detected = detect_task(model, outputs)
+    detected = detect_tasks(model, outputs, alphabet_size)
     if metric in ("", "auto"):
         return detected
     if metric not in TASKS:
         raise ValueError(f"Unknown metric '{metric}' (choose one of {', '.join(TASKS)}).")
-    return TaskChoice(
-        metric,
-        detected.output,
-        f"chosen by you (detected: {detected.task}, because {detected.why})",
-        chosen_by="you",
-    )
+    first = detected[0]
+    return [
+        TaskChoice(
+            metric,
+            first.output,
+            f"chosen by you (detected: {first.task}, because {first.why})",
+            chosen_by="you",
+        )
+    ]
 
 
 def model_alphabet(model: onnx.ModelProto) -> list[str] | None:

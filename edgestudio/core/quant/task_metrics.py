@@ -88,6 +88,21 @@ class TaskResult:
     chosen_by: str = "detected"
     note: str = ""  # what the figures cannot say (too few samples for a neighbour test, …)
     one_sided: bool = False  # the float model decided alike on every sample: no verdict
+    alternatives: list[str] = field(default_factory=list)  # metrics that may fit better
+
+    def deciding_level(self) -> tuple[int, float]:
+        """How badly this result fares, for naming the worst of several outputs: its level
+        (0 good, 1 acceptable, 2 poor) and, within a level, how far its worst deciding figure
+        lies past the bound that calls it good (a share of that bound)."""
+        order = ("good", "acceptable", "poor")
+        worst = (0, 0.0)
+        for f in self.figures:
+            if not f.deciding:
+                continue
+            gap = (f.good - f.value) if f.higher_is_better else (f.value - f.good)
+            scale = abs(f.good) or 1.0
+            worst = max(worst, (order.index(f.level()), gap / scale))
+        return worst
 
     @property
     def label(self) -> str:
@@ -127,13 +142,28 @@ class TaskMeter:
         self._tp = self._fp = self._fn = 0  # multi-label: the float model's decisions as truth
         self._regions = [0, 0, 0]  # masks: regions of float's maps, of quantized's, found again
         self._yes_no = False  # classification of one probability (a VAD, a wake word)
+        self._masked = False  # an attention mask left padding positions out
 
-    def add(self, ref: np.ndarray, test: np.ndarray) -> None:
-        """Fold in the chosen output of one sample (float ``ref``, quantized ``test``)."""
+    def add(self, ref: np.ndarray, test: np.ndarray, mask: np.ndarray | None = None) -> None:
+        """Fold in the chosen output of one sample (float ``ref``, quantized ``test``).
+
+        ``mask``: the sample's attention mask, where the model takes one: per-position figures
+        (ids, tokens) count only the positions it marks as real, not the padding."""
         ref = np.asarray(ref, dtype=np.float64)
         test = np.asarray(test, dtype=np.float64).reshape(ref.shape)
         self.samples += 1
         task = self.choice.task
+        if task == "ids":
+            real = _positions(mask, ref.shape)
+            self._masked |= not real.all()
+            same = ref == test
+            self._agree += int(same[real].sum())
+            self._total += int(real.sum())
+            if not same[real].all() and len(self._pairs) < 3:
+                where = np.argwhere(~same & real)[0]
+                self._pairs.append(
+                    (np.asarray([*where]), np.asarray([ref[tuple(where)], test[tuple(where)]]))
+                )
         if task == "classification":
             f = ref.reshape(ref.shape[0], -1) if ref.ndim > 1 else ref[None]
             q = test.reshape(ref.shape[0], -1) if ref.ndim > 1 else test[None]
@@ -145,8 +175,10 @@ class TaskMeter:
         elif task == "tokens":
             axis = 1 if ref.ndim == 4 else -1
             f, q = ref.argmax(axis=axis), test.argmax(axis=axis)
-            self._agree += int((f == q).sum())
-            self._total += f.size
+            real = _positions(mask, f.shape)
+            self._masked |= not real.all()
+            self._agree += int((f == q)[real].sum())
+            self._total += int(real.sum())
         elif task == "multilabel":
             self._add_decisions(ref, test)
         elif task == "mask":
@@ -269,7 +301,14 @@ class TaskMeter:
     def result(self) -> TaskResult:
         """The figures collected so far."""
         c = self.choice
-        res = TaskResult(c.task, c.output, c.why, self.samples, chosen_by=c.chosen_by)
+        res = TaskResult(
+            c.task,
+            c.output,
+            c.why,
+            self.samples,
+            chosen_by=c.chosen_by,
+            alternatives=list(c.alternatives),
+        )
         if c.task == "classification" and self._total:
             if self._yes_no:  # rare "yes" answers: agreement alone would hide missing them all
                 res.figures.append(self._f1("F1 of the yes decisions at 0.5 (float's as truth)"))
@@ -379,6 +418,23 @@ class TaskMeter:
                 f"{(self._tp + self._fn) / self._total:.1%} of them, in {in_float} region(s) "
                 f"(the quantized one: {in_quant}, {found} of float's found again)"
             )
+        elif c.task == "ids" and self._total:
+            res.figures.append(
+                TaskFigure(
+                    "identical_share",
+                    "values identical (tags, ids)",
+                    self._agree / self._total,
+                    0.99,
+                    0.95,
+                )
+            )
+            res.note = f"{self._total} value(s) over {self.samples} sample(s)" + (
+                " (positions the attention mask marks as padding left out)" if self._masked else ""
+            )
+            res.examples = [
+                f"position {tuple(int(i) for i in where)}: {int(v[0])} → {int(v[1])}"
+                for where, v in self._pairs
+            ]
         elif c.task == "tokens" and self._total:
             res.figures.append(
                 TaskFigure(
@@ -512,7 +568,9 @@ class TaskMeter:
         )
 
     def _spells(self, blank: int) -> bool:
-        return bool(self.alphabet) and blank == 0
+        """The dictionary spells the classes: the blank first (PaddleOCR, most CRNNs) or last
+        (Keras' and PyTorch-CTC exports with the blank after the alphabet)."""
+        return bool(self.alphabet) and blank in (0, self._classes - 1)
 
     def _read(self, sequence: np.ndarray, blank: int) -> list[int] | list[str]:
         """Greedy decode; as the text's characters (outer spaces are not text) when the model
@@ -521,6 +579,9 @@ class TaskMeter:
         alphabet = self.alphabet
         if not alphabet or not self._spells(blank):
             return decoded
+        if blank != 0 and alphabet[0] != "":  # the blank last: class k is the k-th symbol
+            text = "".join(alphabet[k] if k < len(alphabet) else "�" for k in decoded)
+            return list(text.strip())
         if alphabet[0] == "":  # the blank is listed: indices are positions
             text = "".join(alphabet[k] if 0 < k < len(alphabet) else "�" for k in decoded)
             return list(text.strip())
@@ -539,6 +600,17 @@ class TaskMeter:
 
 
 # ----- helpers ------------------------------------------------------------------------------------
+def _positions(mask: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
+    """The positions of an output of ``shape`` that hold real tokens: where ``mask`` (an
+    attention mask ``[N, T]``, matching the output's leading axes) is not 0; all of them
+    without a mask that fits."""
+    if mask is not None:
+        m = np.asarray(mask) != 0
+        if m.ndim <= len(shape) and tuple(shape[: m.ndim]) == m.shape:
+            return np.broadcast_to(m.reshape(m.shape + (1,) * (len(shape) - m.ndim)), shape)
+    return np.ones(shape, dtype=bool)
+
+
 def _log_softmax(logits: np.ndarray) -> np.ndarray:
     """log softmax over the last axis, in float64 (stable: the row maximum taken out first)."""
     shifted = logits - logits.max(axis=-1, keepdims=True)

@@ -9,6 +9,7 @@ TASKS = (
     "classification",
     "multilabel",
     "tokens",
+    "ids",
     "language-model",
     "ctc",
     "embedding",
@@ -22,6 +23,7 @@ TASK_LABELS = {
     "multilabel": "per-frame multi-label (decisions at 0.5 of every class at every time step: "
     "frame agreement and F1)",
     "tokens": "per-position classes (argmax agreement at every position)",
+    "ids": "integer outputs (tags, ids, an ArgMax: the share identical)",
     "language-model": "language model (next-token top-1 agreement and the KL divergence of the "
     "next-token distribution, at every position)",
     "ctc": "CTC sequence recognition (greedy decode: exact text and character error rate)",

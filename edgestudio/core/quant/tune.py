@@ -57,11 +57,18 @@ class Goal:
         "mask_iou": ">=",
         "pixel_agreement": ">=",
         "relative_error": "<=",
+        "identical_share": ">=",
+        "next_token_agreement": ">=",
+        "next_token_kl": "<=",
     }
+    AUTO: ClassVar[str] = "auto"
 
     @classmethod
     def parse(cls, text: str) -> Goal:
-        """``sqnr>=30`` → Goal("sqnr", 30.0)."""
+        """``sqnr>=30`` → Goal("sqnr", 30.0); ``auto`` → the task's own figure at the bound its
+        verdict calls good, fixed once the first candidate's analysis has detected the task."""
+        if text.strip().lower() == cls.AUTO:
+            return cls(cls.AUTO, 0.0)
         match = re.fullmatch(r"\s*(\w+)\s*(>=|<=)\s*([-+0-9.eE]+)\s*", text)
         if (
             not match
@@ -70,17 +77,32 @@ class Goal:
         ):
             spelled = ", ".join(f"{k}{op}X" for k, op in cls.METRICS.items())
             raise GoalError(
-                f"A goal reads one of {spelled} — sqnr in dB, top1_drop in points, "
-                f"task figures as fractions (got '{text}')."
+                f"A goal reads 'auto' (the task's own figure) or one of {spelled} — sqnr in "
+                f"dB, top1_drop in points, task figures as fractions (got '{text}')."
             )
         return cls(match.group(1), float(match.group(3)))
 
+    @property
+    def is_auto(self) -> bool:
+        """True until the task's figure replaces ``auto`` (:meth:`for_task`)."""
+        return self.metric == self.AUTO
+
+    @classmethod
+    def for_task(cls, analysis: Analysis | None) -> Goal:
+        """The goal a task implies: its first figure at the bound its verdict calls good
+        (``identical_share>=0.99`` for tags), output SQNR only when there is no task figure."""
+        return cls.parse(recovery_goal(analysis))
+
     def text(self) -> str:
         """``sqnr>=30``."""
+        if self.is_auto:
+            return "auto (the task's own figure)"
         return f"{self.metric}{self.METRICS[self.metric]}{self.threshold:g}"
 
     def value(self, analysis: Analysis) -> float | None:
         """The candidate's figure for this goal (None when its analysis cannot say)."""
+        if self.is_auto:
+            return None
         if self.metric == "sqnr":
             values = [o.sqnr_db for o in analysis.outputs if o.sqnr_db is not None]
             return min(values) if values else None
@@ -104,7 +126,7 @@ class Goal:
     @property
     def higher_is_better(self) -> bool:
         """True for figures a goal wants at least (SQNR, agreements)."""
-        return self.METRICS[self.metric] == ">="
+        return self.METRICS.get(self.metric, ">=") == ">="
 
     def better(self, a: float | None, b: float | None) -> bool:
         """True when ``a`` is closer to the goal than ``b``."""
@@ -143,6 +165,7 @@ class Candidate:
     goal_value: float | None = None
     met: bool = False
     seconds: float = 0.0  # from start to the end of its benchmark (or its failure)
+    calibration_samples: int = 0  # how many samples calibrated it (0: dynamic, or unknown)
     started: float = field(default_factory=time.monotonic, repr=False)
     resumed: bool = False  # measured by an earlier tune: taken from its summary
 
@@ -176,6 +199,7 @@ class Candidate:
             "int16": list(self.recipe.int16),
             "seconds": round(self.seconds, 2),
             "resumed": self.resumed,
+            "calibration_samples": self.calibration_samples,
             # what a resumed tune takes back
             "recipe": to_json(self.recipe),
             "analysis": to_json(self.analysis),
@@ -274,10 +298,16 @@ def first_recipes(
                         "per-channel, percentile calibration (outliers clipped)",
                     )
                 )
-    if "dynamic" in space.modes and has_matmul:
-        tries.append(({"mode": "dynamic"}, "dynamic (MatMul-heavy models)"))
+    if "dynamic" in space.modes:
+        # First on MatMul-heavy models, where it is the likeliest; on the others it still
+        # comes before any escalation: when static quantization fails on an onnxruntime
+        # error, dynamic is the family that may still run (an audio transcriber's did).
+        dynamic: list[tuple[dict[str, Any], str]] = [
+            ({"mode": "dynamic"}, "dynamic (activations quantized per run)")
+        ]
         if True in space.per_channel:
-            tries.append(({"mode": "dynamic", "per_channel": True}, "dynamic, per-channel"))
+            dynamic.append(({"mode": "dynamic", "per_channel": True}, "dynamic, per-channel"))
+        tries = dynamic + tries if has_matmul else tries + dynamic
     out = []
     for changes, why in tries:
         recipe = dataclasses.replace(base, **changes)
@@ -307,6 +337,120 @@ def exclusion_step(
         dataclasses.replace(best.recipe, exclude=exclude),
         f"#{best.number} without its {len(worst)} worst layer(s): {', '.join(worst[:3])}"
         + ("…" if len(worst) > 3 else ""),
+    )
+
+
+# One change from the per-channel recipe that may help, and how to spell it in a combination.
+_COMBINABLE = ("placement", "calib_method", "smooth_quant", "reduce_range")
+
+
+def combined_step(
+    candidates: list[Candidate], goal: Goal, tried: set[tuple[str, ...]], wide: bool
+) -> tuple[QuantRecipe, str] | None:
+    """What helped, together: the single changes that brought an 8-bit per-channel QDQ recipe
+    closer to the goal than plain per-channel (a placement, a calibration, SmoothQuant), taken
+    all at once, with 16-bit activations when 16 bits are allowed and they helped too (or
+    nothing else did). None when there is nothing to combine."""
+    done = [c for c in candidates if c.state == "done" and c.goal_value is not None]
+    plain = next(
+        (
+            c
+            for c in done
+            if c.recipe.mode == "qdq"
+            and c.recipe.per_channel
+            and not any(_changed(c.recipe, k) for k in _COMBINABLE)
+            and c.recipe.activation_type in ("uint8", "int8")
+            and not (c.recipe.int16 or c.recipe.adaptive_rounding)
+        ),
+        None,
+    )
+    if plain is None:
+        return None
+    changes: dict[str, Any] = {}
+    helped: list[str] = []
+    for c in done:
+        r = c.recipe
+        if (
+            r.mode != "qdq"
+            or not r.per_channel
+            or r.int16
+            or not goal.better(c.goal_value, plain.goal_value)
+        ):
+            continue
+        for key in _COMBINABLE:
+            if _changed(r, key) and key not in changes:
+                changes[key] = getattr(r, key)
+                helped.append(f"#{c.number}")
+        if r.activation_type in ("uint16", "int16") and "activation_type" not in changes:
+            changes["activation_type"] = r.activation_type
+            helped.append(f"#{c.number}")
+    if wide:
+        changes.setdefault("activation_type", "uint16")
+    if len(changes) < 2:  # one change alone was tried already
+        return None
+    recipe = dataclasses.replace(plain.recipe, **changes)
+    identity = ("combined", recipe_key(recipe))
+    if identity in tried:
+        return None
+    tried.add(identity)
+    said = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in changes.items())
+    return recipe, f"what helped, together ({said}; from {', '.join(helped) or 'A16'})"
+
+
+def near_lossless_step(
+    best: Candidate | None,
+    base: QuantRecipe,
+    tried: set[tuple[str, ...]],
+    opset: int | None,
+    per_channel: bool = True,
+) -> tuple[QuantRecipe, str] | None:
+    """The last integer rung before "out of reach": 16-bit activations and 16-bit weights per
+    channel (A16W16). On hidden text lines it read 100 % where every 8-bit-weight recipe, and
+    16-bit layers added one by one, stopped at 71 % (DESIGN.md part 7)."""
+    start = best.recipe if best is not None and best.recipe.mode == "qdq" else base
+    recipe = dataclasses.replace(
+        start,
+        mode="qdq",
+        per_channel=per_channel,
+        activation_type="uint16",
+        weight_type="int16",
+        int16=(),
+        adaptive_rounding=False,
+    )
+    key = ("a16w16", recipe_key(recipe))
+    if key in tried or not check_rules(recipe, opset).ok:
+        return None
+    tried.add(key)
+    how = " per channel" if per_channel else ""
+    return recipe, f"16-bit activations and weights{how} (A16W16): near-lossless integer"
+
+
+def _changed(recipe: QuantRecipe, key: str) -> bool:
+    """True when ``recipe`` sets ``key`` away from QuantRecipe's default."""
+    declared = next(f for f in dataclasses.fields(QuantRecipe) if f.name == key)
+    # every combinable field has a plain default (a value, not a factory)
+    return bool(getattr(recipe, key) != declared.default)
+
+
+def speed_vs_float(candidate_ms: float | None, float_ms: float | None) -> str:
+    """``0.62× float`` / ``1.31× float (slower)``: a candidate's median latency against the
+    float model's, measured in the same benchmark; "" when either is unknown."""
+    if not candidate_ms or not float_ms:
+        return ""
+    ratio = candidate_ms / float_ms
+    return f"{ratio:.2f}× float" + (" (slower)" if ratio > 1 + PRACTICAL_RATIO else "")
+
+
+def slower_than_float_text(winner: Candidate, float_ms: float | None) -> str:
+    """The sentence a winner slower than the float model needs, or ""."""
+    ms = winner.latency_ms
+    if not ms or not float_ms or ms <= float_ms * (1 + PRACTICAL_RATIO):
+        return ""
+    return (
+        f"#{winner.number} is slower than the float model ({ms:.3f} vs {float_ms:.3f} ms, "
+        f"{ms / float_ms:.2f}×, in the same benchmark): it meets the goal but keeping the "
+        "float model is faster here; quantize for size, or for a target whose integer "
+        "kernels pay."
     )
 
 
@@ -443,6 +587,135 @@ def pick_winner(candidates: list[Candidate], goal: Goal, objective: str) -> Cand
     return best
 
 
+@dataclass
+class WinnerCheck:
+    """One re-judgement of a winner: on the data split the other way round (calibration and
+    evaluation swapped), or calibrated on fewer of its samples (the calibration curve)."""
+
+    candidate: int  # the candidate's number
+    kind: str  # "swapped" | "calibration"
+    label: str  # for a person: "calibration and evaluation swapped", "¼ of the calibration"
+    calibration_samples: int = 0  # how many samples calibrated it (0: not calibrated)
+    goal_value: float | None = None
+    met: bool = False
+    state: str = "pending"  # pending, running, done, failed
+    error: str = ""
+
+
+CURVE_FRACTIONS = ((4, "¼"), (2, "½"))  # the calibration curve's points below "all"
+
+
+def swapped_split(settings: TuneSettings) -> tuple[Any, Any, str] | None:
+    """The data split the other way round: what judged now calibrates and what calibrated now
+    judges (None on synthetic data, where both are the same draw)."""
+    data = settings.data
+    if getattr(data, "kind", "") == "synthetic":
+        return None
+    if settings.calib is not None:
+        return data, settings.calib, "calibration and evaluation data swapped"
+    return (
+        dataclasses.replace(data, part="odd"),
+        dataclasses.replace(data, part="even"),
+        "odd-numbered samples calibrate, even-numbered ones judge (the split swapped)",
+    )
+
+
+def calibration_subset(source: Any, count: int) -> Any:
+    """``source`` cut to its first ``count`` samples, as the tune calibrates on it: every other
+    sample of the first ``2·count`` when it is one half of a split."""
+    part = getattr(source, "part", "")
+    cap = 2 * count - 1 if part == "even" else 2 * count if part == "odd" else count
+    return dataclasses.replace(source, samples=cap)
+
+
+def curve_points(samples: int) -> list[tuple[int, str]]:
+    """The calibration curve's smaller sizes for a winner calibrated on ``samples``: ¼ and ½
+    of them (each at least 1 and below the whole)."""
+    points: list[tuple[int, str]] = []
+    for divisor, word in CURVE_FRACTIONS:
+        count = max(1, samples // divisor)
+        if count < samples and count not in (c for c, _ in points):
+            points.append((count, word))
+    return points
+
+
+def show_value(goal: Goal, value: float | None) -> str:
+    """A goal's figure in its own unit: dB for SQNR, points for top1_drop, % for shares."""
+    if value is None:
+        return "-"
+    if goal.metric == "sqnr":
+        return f"{value:.1f} dB"
+    if goal.metric == "top1_drop":
+        return f"{value:.2f} points"
+    if goal.metric in ("cosine", "max_abs", "next_token_kl"):
+        return f"{value:.4g}"
+    return f"{100 * value:.1f} %"
+
+
+def calibration_advice(
+    points: list[tuple[int, float | None]], goal: Goal, unit: str = "samples"
+) -> str:
+    """What the calibration curve says, in words: ``16 lines: 71 %; 8 lines: 54 % — more
+    calibration data should help`` (``points``: calibration size → the goal's figure)."""
+    known = sorted((n, v) for n, v in points if v is not None)
+    if len(known) < 2:
+        return ""
+    said = "; ".join(f"{n} {unit}: {show_value(goal, v)}" for n, v in reversed(known))
+    (n_small, v_small), (n_last, v_last), (n_all, v_all) = known[0], known[-2], known[-1]
+
+    def gain(a: float, b: float) -> float:
+        return (b - a) if goal.higher_is_better else (a - b)
+
+    # a figure's resolution: one sample of the evaluation, or a decibel, or a point
+    step = 1.0 if goal.metric in ("sqnr", "top1_drop") else 0.01
+    if gain(v_last, v_all) > step:
+        verdict = "more calibration data should help"
+    elif gain(v_small, v_all) > step:
+        verdict = (
+            f"it gained from {n_small} to {n_last} and levels off by {n_all}: more data of "
+            "the same kind is likely to help little; other kinds of sample may"
+        )
+    elif gain(v_small, v_all) < -step:
+        verdict = "fewer samples did better: the calibration data may not match what judges"
+    else:
+        verdict = (
+            f"flat from {n_small} to {n_all}: more calibration data of the same kind is "
+            "unlikely to help"
+        )
+    return f"{said} — {verdict}"
+
+
+def fold_text(candidate: Candidate, check: WinnerCheck, goal: Goal) -> str:
+    """The winner on the other split, and whether it holds there."""
+    if check.state == "failed":
+        return f"#{candidate.number} with the split swapped could not be checked: {check.error}"
+    spread = (
+        abs(candidate.goal_value - check.goal_value)
+        if candidate.goal_value is not None and check.goal_value is not None
+        else None
+    )
+    shown = (
+        f"{show_value(goal, candidate.goal_value)} as judged, "
+        f"{show_value(goal, check.goal_value)} with the split swapped"
+    )
+    if spread is not None:
+        spread_text = (
+            f"{spread:.1f} dB"
+            if goal.metric == "sqnr"
+            else f"{spread:.2f} points"
+            if goal.metric == "top1_drop"
+            else f"{100 * spread:.1f} points"
+            if goal.metric not in ("cosine", "max_abs", "next_token_kl")
+            else f"{spread:.3g}"
+        )
+        shown += f" (spread {spread_text})"
+    if candidate.met and not check.met:
+        return f"#{candidate.number}: {shown} — it meets the goal on one split only: not crowned."
+    if candidate.met:
+        return f"#{candidate.number}: {shown} — it holds on both splits."
+    return f"#{candidate.number}: {shown}."
+
+
 def parse_minutes(text: str) -> float:
     """A time budget in minutes (above 0)."""
     try:
@@ -460,7 +733,7 @@ class TuneSettings:
 
     model: str
     data: Any  # a DataSource: the evaluation samples (and, without ``calib``, both halves)
-    goal: Goal = field(default_factory=Goal)
+    goal: Goal = field(default_factory=lambda: Goal(Goal.AUTO, 0.0))
     calib: Any = None  # a DataSource to calibrate on; None: the even half of ``data``
     # Declared once: the tune command's options and the tune window's fields follow.
     objective: str = option(
@@ -520,6 +793,13 @@ class TuneSettings:
     # An earlier tune's summary (jobs.tuner.tuner_summary): its measured candidates are taken
     # as they are, not quantized, analysed and timed again
     resume: dict[str, Any] | None = None
+    check_winner: bool = option(
+        True,
+        "--no-check-winner",
+        "skip re-judging the winner with the data split the other way round and "
+        "calibrated on ¼ and ½ of its samples (three more quantizations)",
+        label="Check the winner on the swapped split and a calibration curve",
+    )
 
     def split(self) -> tuple[Any, Any, str]:
         """The data to calibrate on, the data to judge on, and how they were chosen.

@@ -207,6 +207,7 @@ def analysis_verdict(
     *,
     data: DataProvenance,
     task: TaskResult | None = None,
+    tasks: Sequence[TaskResult] = (),
     excludable: Collection[str] | None = None,
     failed: Mapping[str, str] | None = None,
 ) -> Verdict:
@@ -225,9 +226,27 @@ def analysis_verdict(
     task_text = ""
     deciding = [f for f in task.figures if f.deciding] if task is not None else []
     if deciding and task is not None and task.task not in ("generic",):
-        judged = [(f.level(), f"{f.label} {f.text()}") for f in deciding]
-        thresholds = "; ".join(f"{f.label}: {f.bounds_text()}" for f in deciding)
-        task_text = f"{task.label} on output '{task.output}' — {task.why}"
+        # Several outputs carry the task: each is judged, the worst decides and is named.
+        each = [t for t in tasks if any(f.deciding for f in t.figures)] or [task]
+        named = len(each) > 1
+        judged = [
+            (f.level(), f"{f'{t.output}: ' if named else ''}{f.label} {f.text()}")
+            for t in each
+            for f in t.figures
+            if f.deciding
+        ]
+        thresholds = "; ".join(
+            dict.fromkeys(
+                f"{f.label}: {f.bounds_text()}" for t in each for f in t.figures if f.deciding
+            )
+        )
+        task_text = f"{task.label} on output '{task.output}' — {task.why}" + (
+            f" (the worst of {len(each)} outputs judged: "
+            + ", ".join(f"'{t.output}' by {t.task}" for t in each)
+            + ")"
+            if named
+            else ""
+        )
         diagnostics = [f"{f.label} {f.text()}" for f in task.figures if not f.deciding]
         diagnostics += [text for _, text in output_figures]
     else:

@@ -13,12 +13,30 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QSplitter, QTableWidgetItem, QWidget
 
-from edgestudio.core.quant.tune import Candidate, TuneSettings
+from edgestudio.core.quant.tune import (
+    Candidate,
+    Goal,
+    TuneSettings,
+    fold_text,
+    show_value,
+    slower_than_float_text,
+    speed_vs_float,
+)
 from edgestudio.gui.widgets.plots import show_empty, show_values
 from edgestudio.gui.widgets.tables import results_table
 from edgestudio.jobs.tuner import Tuner
 
-COLUMNS = ["#", "Recipe", "Excluded", "Goal figure", "Meets", "Median (ms)", "Size (KiB)", "Note"]
+COLUMNS = [
+    "#",
+    "Recipe",
+    "Excluded",
+    "Goal figure",
+    "Meets",
+    "Median (ms)",
+    "vs float",
+    "Size (KiB)",
+    "Note",
+]
 MET, NOT_MET, WINNER = "#2e7d32", "#9e9e9e", "#ff6d00"
 
 
@@ -68,24 +86,31 @@ class CandidatesView(QSplitter):
         item.addItem(self.scatter)
         item.addItem(self.float_line)
         self.float_line.hide()
-        item.addItem(
-            pg.InfiniteLine(
-                pos=settings.goal.threshold,
-                angle=0,
-                pen=pg.mkPen(MET, width=1, style=Qt.PenStyle.DashLine),
-            )
+        self.goal_line = pg.InfiniteLine(
+            pos=settings.goal.threshold,
+            angle=0,
+            pen=pg.mkPen(MET, width=1, style=Qt.PenStyle.DashLine),
         )
+        item.addItem(self.goal_line)
+        self._name_goal(settings.goal)
         item.setLabel(
+            "bottom",
+            "median latency (ms)" if settings.objective == "latency" else "model size (KiB)",
+        )
+
+    def _name_goal(self, goal: Goal) -> None:
+        """The goal's threshold line and the vertical axis's name (``auto`` is named once the
+        first analysis has found the task's figure)."""
+        self.goal_line.setPos(goal.threshold)
+        self.goal_line.setVisible(not goal.is_auto)
+        self.plot.getPlotItem().setLabel(
             "left",
             {
                 "sqnr": "output SQNR (dB)",
                 "top1_drop": "top-1 drop (points)",
                 "max_abs": "max abs output error",
-            }.get(settings.goal.metric, settings.goal.metric.replace("_", " ")),
-        )
-        item.setLabel(
-            "bottom",
-            "median latency (ms)" if settings.objective == "latency" else "model size (KiB)",
+                "auto": "the task's figure",
+            }.get(goal.metric, goal.metric.replace("_", " ")),
         )
 
     def show_candidate(self, candidate: Candidate) -> None:
@@ -97,13 +122,17 @@ class CandidatesView(QSplitter):
         def fig(value: float | None, spec: str) -> str:
             return "—" if value is None else format(value, spec)
 
+        goal = self.tuner.settings.goal if self.tuner is not None else Goal()
+        float_ms = self.tuner.float_latency_ms if self.tuner is not None else None
+        unconfirmed = self.tuner is not None and candidate.number in self.tuner.unconfirmed
         cells = [
             str(candidate.number),
             candidate.recipe.title().removeprefix("Quantize: "),
             str(len(candidate.recipe.exclude)),
-            fig(candidate.goal_value, ".4g"),
-            "yes" if candidate.met else "",
+            "—" if candidate.goal_value is None else show_value(goal, candidate.goal_value),
+            "one split only" if unconfirmed else "yes" if candidate.met else "",
             fig(candidate.latency_ms, ".3f"),
+            speed_vs_float(candidate.latency_ms, float_ms) or "—",
             fig(None if candidate.quant_bytes is None else candidate.quant_bytes / 1024, ".1f"),
             candidate.error
             or (candidate.why if candidate.state != "running" else f"running: {candidate.why}"),
@@ -119,6 +148,9 @@ class CandidatesView(QSplitter):
         ringed."""
         if self.tuner is None:
             return
+        self._name_goal(self.tuner.settings.goal)
+        for candidate in self.tuner.candidates:  # goal figures change once "auto" is fixed
+            self._refresh_figure(candidate)
         done = [
             c
             for c in self.tuner.candidates
@@ -147,6 +179,27 @@ class CandidatesView(QSplitter):
             )
         self.float_line.setVisible(reference is not None)
 
+    def _refresh_figure(self, candidate: Candidate) -> None:
+        """Rewrite the goal, meets and vs-float cells of ``candidate``'s row."""
+        row = candidate.number - 1
+        if self.tuner is None or row >= self.table.rowCount() or self.table.item(row, 0) is None:
+            return
+        goal, tuner = self.tuner.settings.goal, self.tuner
+        cells = {
+            3: "—" if candidate.goal_value is None else show_value(goal, candidate.goal_value),
+            4: "one split only"
+            if candidate.number in tuner.unconfirmed
+            else "yes"
+            if candidate.met
+            else "",
+            6: speed_vs_float(candidate.latency_ms, tuner.float_latency_ms) or "—",
+        }
+        for col, text in cells.items():
+            item = self.table.item(row, col)
+            if item is not None and item.text() != text:
+                item.setText(text)
+                item.setToolTip(text)
+
     def _point_clicked(self, _item: object, points: list[object]) -> None:
         if points and self.tuner is not None:
             number = int(points[0].data())  # type: ignore[attr-defined]
@@ -161,7 +214,9 @@ def winner_text(tuner: Tuner | None, winner: Candidate, model: Path) -> str:
     goal (and what it ties with), its cost, the command that makes it, the data it was judged
     on and the recipes not tried."""
     verdict = (
-        "meets the goal"
+        "meets the goal on one split only (not confirmed)"
+        if tuner is not None and winner.number in tuner.unconfirmed
+        else "meets the goal"
         if winner.met
         else "is the closest: no recipe in the search space meets the goal"
     )
@@ -189,9 +244,25 @@ def winner_text(tuner: Tuner | None, winner: Candidate, model: Path) -> str:
         f"found in {winner.seconds:.0f} s",
     ]
     skipped = tuner.skipped if tuner is not None else []
+    checks: list[str] = []
+    if tuner is not None:
+        goal = tuner.settings.goal
+        checks = [
+            fold_text(c, check, goal)
+            for c in tuner.candidates
+            for check in tuner.checks_of(c)
+            if check.kind == "swapped" and c is not winner
+        ]
+        checks += [tuner.split_note(winner)] if tuner.split_note(winner) else []
+        advice = tuner.calibration_advice(winner)
+        checks += [f"Calibration curve: {advice}."] if advice else []
+        slower = slower_than_float_text(winner, tuner.float_latency_ms)
+        checks += [f"⚠ {slower}"] if slower else []
+        checks = ([tuner.goal_note] if tuner.goal_note else []) + checks
     return (
         f"Best: #{winner.number} {verdict} ({', '.join(c for c in cost if c)})"
         f" — <code>{html.escape(command)}</code>"
+        + "".join(f"<br>{html.escape(line)}" for line in checks)
         + (f"<br><span style='color:#666'>{html.escape(data)}.</span>" if data else "")
         + "".join(
             f"<br><span style='color:#666'>Not tried: {html.escape(line)}</span>"

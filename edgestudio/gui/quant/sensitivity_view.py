@@ -83,7 +83,8 @@ class SensitivityView(QWidget):
             for c, cell in enumerate(cells):
                 self.table.setItem(k, c, cell)
         if result is not None:
-            base = "n/a" if result.base_value is None else f"{result.base_value:.4g}"
+            unit = f" {result.unit}" if result.unit in ("points", "dB") else ""
+            base = "n/a" if result.base_value is None else f"{result.base_value:.4g}{unit}"
             self.note.setText(
                 f"Each layer alone in {html.escape(result.way)}: {html.escape(result.metric)} "
                 f"given back against the run's {base}"
@@ -94,7 +95,7 @@ class SensitivityView(QWidget):
                 )
                 + f", on {html.escape(result.data)}. The "
                 "graph is coloured by the gain (Quantization › Colour the graph by SQNR "
-                "returns to SQNR). The " + html.escape(result.stability_text()) + "."
+                "returns to SQNR). " + html.escape(result.stability_text())
             )
 
     def _selected(self) -> None:

@@ -74,8 +74,10 @@ class TuneWindow(QWidget):
         self.timer.setInterval(100)
         self.timer.timeout.connect(self._tick)
 
-        self.goal = QLineEdit("sqnr>=30")
+        self.goal = QLineEdit("auto")
         self.goal.setToolTip(
+            "auto: the task's own figure (text read, tags identical, top-1 kept…) at the "
+            "bound its verdict calls good; or "
             "sqnr>=DB (output SQNR), top1_drop<=POINTS (labelled data), task "
             "figures such as text_agreement>=0.99, cer<=0.01, f1>=0.98 (a VAD's yes "
             "decisions), region_f1>=0.98 (a text detector's regions) or "
@@ -173,6 +175,9 @@ class TuneWindow(QWidget):
             ),
         )
         form.addRow("In parallel:", self._row(self.workers, QLabel("workers"), self.ray))
+        self.check_winner = self.options["check_winner"][2]
+        self.check_winner.setObjectName("tune_check_winner")
+        form.addRow("Then:", self.check_winner)
         if measured:
             form.addRow("Resume:", self.resume)
         self.start_button = QPushButton("Start")
@@ -340,6 +345,11 @@ class TuneWindow(QWidget):
     def _tick(self) -> None:
         if self.tuner is None:
             return
+        if self.tuner.check_steps and not self.status.text().startswith("Re-judging"):
+            self.status.setText(
+                "Re-judging the best candidate: on the data split the other way round, "
+                "and calibrated on ¼ and ½ of its samples…"
+            )
         if not self.tuner.poll():
             self.timer.stop()
             self._finished()
