@@ -1152,3 +1152,92 @@ def residual_block(channels: int = 4) -> onnx.ModelProto:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
+
+
+def argmax_tagger(time: int = 32, tags: int = 9) -> onnx.ModelProto:
+    """A character tagger whose output is its tags: x[batch, time, 16] and attention_mask
+    [batch, time] (1 real, 0 padding) → MatMul → ArgMax(last axis) → tags[batch, time] int64,
+    as a sequence tagger exported with its decision in the graph."""
+    rng = np.random.default_rng(13)
+    w = numpy_helper.from_array(rng.standard_normal((16, tags)).astype(np.float32), "w")
+    nodes = [
+        helper.make_node("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["mask_f", "last"], ["mask_3d"]),
+        helper.make_node("Mul", ["x", "mask_3d"], ["masked"], name="mask"),
+        helper.make_node("MatMul", ["masked", "w"], ["scores"], name="classifier"),
+        helper.make_node("ArgMax", ["scores"], ["tags"], name="decide", axis=-1, keepdims=0),
+    ]
+    return _model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", time, 16]),
+            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", time]),
+        ],
+        [helper.make_tensor_value_info("tags", TensorProto.INT64, ["batch", time])],
+        [w, numpy_helper.from_array(np.array([-1], np.int64), "last")],
+        "argmax_tagger",
+    )
+
+
+def digit_ctc(time: int = 24, digits: int = 10) -> onnx.ModelProto:
+    """A digit CRNN's CTC head with the blank as its *last* class (Keras' convention): x[batch,
+    time, 16] → MatMul → Add → Softmax → probs[batch, time, digits + 1]; 11 classes, too few
+    to be read as a CTC alphabet without the dictionary."""
+    rng = np.random.default_rng(17)
+    w = numpy_helper.from_array(rng.standard_normal((16, digits + 1)).astype(np.float32), "w")
+    bias = np.zeros(digits + 1, np.float32)
+    bias[-1] = 3.0  # the blank wins most steps, as a trained recogniser's does
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"], name="classifier"),
+        helper.make_node("Add", ["m", "b"], ["logits"], name="bias"),
+        helper.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=-1),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", time, 16])],
+        [helper.make_tensor_value_info("probs", TensorProto.FLOAT, ["batch", time, digits + 1])],
+        [w, numpy_helper.from_array(bias, "b")],
+        "digit_ctc",
+    )
+
+
+def tanh_embedding(features: int = 64, width: int = 300) -> onnx.ModelProto:
+    """A character-LSTM-style embedding head: x[batch, features] → MatMul → Tanh →
+    output[batch, 300]: a squashed feature vector, no softmax (not 300 classes)."""
+    rng = np.random.default_rng(19)
+    w = numpy_helper.from_array(
+        (rng.standard_normal((features, width)) / np.sqrt(features)).astype(np.float32), "w"
+    )
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"], name="project"),
+        helper.make_node("Tanh", ["m"], ["output"], name="squash"),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", features])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, ["batch", width])],
+        [w],
+        "tanh_embedding",
+    )
+
+
+def three_frame_heads(frames: int = 40) -> onnx.ModelProto:
+    """An audio transcriber's three per-frame Sigmoid outputs (onset, frame, offset), the third
+    made from a much smaller projection so that quantization hurts it most."""
+    rng = np.random.default_rng(23)
+    inits, nodes, outputs = [], [], []
+    for k, (name, scale) in enumerate((("onset", 1.0), ("frame", 1.0), ("offset", 0.05))):
+        w = (rng.standard_normal((16, 8)) * scale).astype(np.float32)
+        inits.append(numpy_helper.from_array(w, f"w{k}"))
+        nodes += [
+            helper.make_node("MatMul", ["x", f"w{k}"], [f"m{k}"], name=f"head{k}"),
+            helper.make_node("Sigmoid", [f"m{k}"], [name], name=f"sigmoid{k}"),
+        ]
+        outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", frames, 8]))
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", frames, 16])],
+        outputs,
+        inits,
+        "three_frame_heads",
+    )

@@ -715,10 +715,10 @@ class _OutputComparison:
         self,
         f_vals: dict[str, np.ndarray],
         deployed: list[np.ndarray],
-        mask: np.ndarray | None = None,
+        attention: np.ndarray | None = None,
     ) -> None:
         """Fold in one sample: the float run's saved outputs and the deployed model's
-        (``mask``: the sample's attention mask, for per-position task figures)."""
+        (``attention``: the sample's attention mask, for per-position task figures)."""
         tol = self.tolerance
         judged = {m.choice.output: m for m in self.meters}
         for i, (name, value) in enumerate(zip(self.names, deployed, strict=False)):
@@ -732,7 +732,7 @@ class _OutputComparison:
                     self.max_rel[i], float((np.abs(test - ref)[mask] / np.abs(ref[mask])).max())
                 )
             if name in judged:
-                judged[name].add(ref, test, mask)
+                judged[name].add(ref, test, attention)
 
 
 def attention_mask(sample: dict[str, np.ndarray]) -> np.ndarray | None:
