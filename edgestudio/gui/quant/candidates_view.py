@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QSplitter, QTableWidgetItem, QWidget
+from PySide6.QtWidgets import QHeaderView, QSplitter, QTableWidgetItem, QWidget
 
 from edgestudio.core.quant.tune import (
     Candidate,
@@ -71,6 +71,11 @@ class CandidatesView(QSplitter):
             labelOpts={"position": 0.92, "color": "#424242", "anchors": [(0, 0.5), (0, 0.5)]},
         )
         self.table = results_table(COLUMNS, "candidates_table")
+        # A recipe's title can be long (its placement, 16-bit layers…): elided, in full in its
+        # tooltip, so the figures and "vs float" stay in view at 1280 px.
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        self.table.setColumnWidth(1, 210)
 
         self.addWidget(self.plot)
         self.addWidget(self.table)
