@@ -134,11 +134,20 @@ def test_ctrl_c_cancels_cleanly(tmp_path: Path) -> None:
         text=True,
         preexec_fn=_interruptible,
     )
-    time.sleep(2.0)
+    # Wait for the state, not a time: the job's own stage line says its worker runs (two
+    # seconds were not enough on a loaded machine: the signal landed while Python started).
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "self-test: hang" in line:
+            break
+    else:
+        pytest.fail(f"the job never said it started: {''.join(seen)}")
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130
-    assert "cancelled" in err
+    _, rest = proc.communicate(timeout=30)
+    assert proc.returncode == 130, "".join(seen) + rest
+    assert "cancelled" in rest
     assert os.listdir(tmp_path) == []
 
 
