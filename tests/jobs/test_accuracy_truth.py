@@ -167,15 +167,15 @@ def test_two_identical_models_timed_interleaved_are_not_told_apart(
     assert not interval.slower and not interval.faster, interval.text()
 
 
-def test_a_quantization_that_quantized_nothing_says_so(tmp_path: Path) -> None:
+def test_a_quantization_that_quantized_nothing_is_refused(tmp_path: Path) -> None:
     src = models.save(models.matmul_inside_if(), tmp_path / "if.onnx")
     job = run_job(
         QuantRecipe(model=str(src), output=str(tmp_path / "q.onnx"), mode="dynamic"), timeout=300
     )
-    assert job.state is JobState.SUCCEEDED, job.error
-    assert job.report is not None
-    said = " ".join(job.report.warnings)
+    assert job.state is JobState.FAILED  # refused: the "quantized" model would be the float one
+    said = str(job.error)
     assert "No operator was quantized" in said and "MatMul" in said and "If" in said
+    assert "Nothing was written" in said and not (tmp_path / "q.onnx").exists()
 
 
 def test_a_worker_that_crashes_proving_its_result_is_run_again_with_the_proof_isolated(
