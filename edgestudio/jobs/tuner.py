@@ -257,6 +257,7 @@ def tuner_summary(tuner: Tuner) -> dict[str, Any]:
         "goal_note": tuner.goal_note,
         "checks": to_json(tuner.checks),
         "unconfirmed": sorted(tuner.unconfirmed),
+        "split_note": tuner.split_note(winner) if winner else "",
         "calibration_advice": tuner.calibration_advice(winner) if winner else "",
         "slower_than_float": slower_than_float_text(winner, tuner.float_latency_ms)
         if winner

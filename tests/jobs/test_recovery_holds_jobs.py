@@ -154,3 +154,15 @@ def test_a_winner_on_one_split_only_is_flagged_and_its_calibration_curve_drawn(
     )
     assert curve == [(8, "done"), (16, "done")]
     assert "32 samples" in tuner.calibration_advice(winner)
+    # the summary a workspace keeps, and the report made from it, say the same
+    import json
+
+    from edgestudio.core.workspace.report import ReportData, render_html
+    from edgestudio.jobs.tuner import tuner_summary
+
+    summary = json.loads(json.dumps(tuner_summary(tuner)))
+    assert summary["unconfirmed"] and summary["calibration_advice"]
+    assert "one split only" in summary["split_note"]
+    page = render_html(ReportData("t", {}, tunes=[summary]))
+    assert "one split only" in page and "Calibration curve of #" in page
+    assert all(c["vs_float"] for c in summary["candidates"])

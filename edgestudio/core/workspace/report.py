@@ -284,14 +284,19 @@ def render_html(data: ReportData) -> str:
             f"<h3>Auto-tune: goal {_e(tune.get('goal'))}, minimising "
             f"{_e(tune.get('objective'))} — best #{_e(winner)} {said}</h3>",
             _table(
-                ["#", "How", "Goal figure", "Meets", "Median (ms)", "Size", "Command"],
+                ["#", "How", "Goal figure", "Meets", "Median (ms)", "vs float", "Size", "Command"],
                 [
                     [
                         c["number"],
                         c.get("error") or c["why"],
                         _fmt(c["goal_value"], ".4g"),
-                        "yes" if c["met"] else "",
+                        "one split only"
+                        if c["number"] in (tune.get("unconfirmed") or [])
+                        else "yes"
+                        if c["met"]
+                        else "",
                         _fmt(c["latency_ms"], ".3f"),
+                        None if c.get("vs_float") is None else f"{c['vs_float']:.2f}×",
                         None if c.get("quant_bytes") is None else human_bytes(c["quant_bytes"]),
                         c["command"],
                     ]
@@ -299,7 +304,12 @@ def render_html(data: ReportData) -> str:
                 ],
             ),
         ]
+        advice = tune.get("calibration_advice") or ""
         notes = [
+            tune.get("goal_note") or "",
+            tune.get("split_note") or "",
+            f"Calibration curve of #{winner}: {advice}." if advice else "",
+            tune.get("slower_than_float") or "",
             tune.get("data") or "",
             "Integer only: no layer was left in float." if tune.get("integer_only") else "",
             *(f"Not tried: {line}" for line in tune.get("skipped") or []),
