@@ -106,15 +106,25 @@ def print_analysis(analysis: Analysis, top: int) -> None:
         ],
         numeric=(1, 2, 3, 4, 5),
     )
-    task = analysis.task
-    if task is not None:
+    # every output judged by its task (the verdict's is the worst), else the one
+    for task in analysis.tasks or ([analysis.task] if analysis.task is not None else []):
         print_table(
             ["figure", "value", "grading"],
             [[f.label, f.text(), f.bounds_text()] for f in task.figures],
             title=f"task: {task.label} on output '{task.output}', {task.samples} samples "
             f"({'chosen by you' if task.chosen_by == 'you' else 'detected'})",
         )
-        for line in ([task.note] if task.note else []) + [f"differs: {e}" for e in task.examples]:
+        unsure = (
+            [
+                "unsure: "
+                + " or ".join(f"--metric {a}" for a in task.alternatives)
+                + f" may fit better ({task.why})"
+            ]
+            if task.alternatives
+            else []
+        )
+        lines = ([task.note] if task.note else []) + unsure
+        for line in lines + [f"differs: {e}" for e in task.examples]:
             print(f"  {line}")
     if analysis.verdict:
         print("\n".join(analysis.verdict.text_lines()))
