@@ -72,6 +72,7 @@ bench: $(STAMP) $(DEVICE_STAMP)
 realmodels: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS),realmodels]"
 	$(call apt_tools,espeak-ng:espeak-ng,the recovery table's audio row will say it cannot be made)
+	$(call apt_files,$(HELD_OUT_FONTS),the recovery table's held-out columns will say they cannot be made)
 	$(BIN)/python -m tests.realmodels.fetch
 
 realcheck: realmodels
@@ -117,6 +118,22 @@ define apt_tools
 	      || echo "could not install$$missing; $(2)"; \
 	  else echo "missing$$missing (apt install$$missing); $(2)"; fi; fi
 endef
+
+# $(call apt_files,FILE:PACKAGE …,what goes without them): as apt_tools, for files (fonts).
+define apt_files
+	@missing=""; for t in $(1); do [ -e "$${t%%:*}" ] || missing="$$missing $${t##*:}"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null 2>&1) \
+	      || echo "could not install$$missing; $(2)"; \
+	  else echo "missing$$missing (apt install$$missing); $(2)"; fi; fi
+endef
+
+# The held-out data's typefaces (tests/realmodels/heldout_data.py): families the corpus's own
+# generator never uses.
+HELD_OUT_FONTS := /usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf:fonts-liberation \
+	/usr/share/fonts/truetype/freefont/FreeSans.ttf:fonts-freefont-ttf \
+	/usr/share/fonts/truetype/noto/NotoMono-Regular.ttf:fonts-noto-mono
 
 sysdeps: platform-libs
 	$(call apt_tools,$(XSERVER_TOOLS),the real-window tests will be skipped)

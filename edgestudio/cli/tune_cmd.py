@@ -4,6 +4,7 @@ accuracy goal at the lowest latency (or size), searched in parallel, locally or 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from edgestudio.cli.json_option import add_json_option, write_json
 from edgestudio.cli.output import print_table
 from edgestudio.cli.workspace_option import add_workspace_option, record_tune
 from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.quant.tune import TuneSettings
 
@@ -49,6 +51,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="PATH",
         help="calibration data of its own (prepared "
         "as --data is); every sample of --data then judges",
+    )
+    p.add_argument(
+        "--calib-samples",
+        type=int,
+        metavar="N",
+        help="calibrate on the first N samples of --calib only (default: as --samples); the "
+        "winner's calibration curve then says whether more would help",
     )
     p.add_argument(
         "--goal",
@@ -120,6 +129,18 @@ def earlier_tune(path: str) -> dict[str, object]:
     return last
 
 
+def calibration_source(args: argparse.Namespace) -> DataSource | None:
+    """``--calib`` prepared as ``--data`` is, capped by ``--calib-samples`` when given."""
+    if not args.calib:
+        return None
+    source = data_source(args, args.calib)
+    if args.calib_samples is not None:
+        if args.calib_samples < 1:
+            raise EdgeStudioError(f"--calib-samples must be 1 or more (got {args.calib_samples}).")
+        source = dataclasses.replace(source, samples=args.calib_samples)
+    return source
+
+
 def settings_from_args(args: argparse.Namespace) -> TuneSettings:
     """The tune the parsed arguments describe (raises EdgeStudioError on a bad goal)."""
     from edgestudio.core.perf.providers import resolve_provider
@@ -133,7 +154,7 @@ def settings_from_args(args: argparse.Namespace) -> TuneSettings:
         model=args.model,
         data=data_source(args, args.data),
         goal=goal,
-        calib=data_source(args, args.calib) if args.calib else None,
+        calib=calibration_source(args),
         provider=resolve_provider(args.ep),
         space=SearchSpace(
             modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()),
@@ -207,7 +228,6 @@ def run(args: argparse.Namespace) -> int:
                 if winner.met
                 else "is the closest: the goal is out of reach with these recipes and this data"
             )
-            import dataclasses
 
             out = args.output or str(
                 Path(args.model).with_name(f"{Path(args.model).stem}_tuned.onnx")
