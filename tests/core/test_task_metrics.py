@@ -53,7 +53,6 @@ def _head(op: str, shape: list[int], name: str = "y", **attrs: object) -> onnx.M
         ("Identity", [1, 16, 9], "y", "tokens"),
         ("Identity", [1, 16, 384], "last_hidden_state", "embedding"),
         ("LpNormalization", [1, 384], "y", "embedding"),
-        ("Identity", [1, 84, 2100], "output0", "detection"),  # a YOLO-style detector
         ("Identity", [1, 1, 64, 64], "y", "signal"),
         ("Sigmoid", [1, 1, 64, 64], "y", "mask"),  # a DB text detector's probability map
         ("Sigmoid", [1, 64, 32, 32], "y", "signal"),  # a feature map, not a mask
@@ -70,6 +69,25 @@ def test_the_task_is_detected_from_outputs_and_graph(
     choice = detect_task(model, {name: np.zeros(shape, np.float32)})
     assert choice.task == task, choice.why
     assert name in choice.why  # the reason names the output
+
+
+def test_a_detector_is_a_model_fed_images_whose_output_lists_boxes() -> None:
+    # YOLO-style [1, 84, 2100]: 4 box values and 80 class scores for each of 2100 candidates
+    head = helper.make_node("Conv", ["image", "w"], ["output0"], name="head")
+    w = numpy_helper.from_array(np.zeros((84, 3, 1, 1), np.float32), "w")
+    graph = helper.make_graph(
+        [head, helper.make_node("Reshape", ["output0", "s"], ["boxes"])],
+        "yolo",
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 42, 50])],
+        [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 84, 2100])],
+        [w, numpy_helper.from_array(np.array([1, 84, 2100], np.int64), "s")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    assert detect_task(model, {"boxes": np.zeros((1, 84, 2100), np.float32)}).task == "detection"
+    # the same shape from a model fed a sequence (an encoder's memory) is no box list
+    memory = _head("Identity", [1, 16, 256], "memory_out")
+    choice = detect_task(memory, {"memory_out": np.zeros((1, 16, 256), np.float32)})
+    assert choice.task == "embedding", choice.why
 
 
 def test_the_user_can_choose_another_metric() -> None:

@@ -38,8 +38,15 @@ _PASSTHROUGH = frozenset(
 _SOFTMAX = frozenset({"Softmax", "LogSoftmax"})
 _CLASS_NAME = re.compile(r"logit|prob|score|class|label|pred|softmax|cls", re.IGNORECASE)
 _EMBED_NAME = re.compile(
-    r"embed|emb$|feature|vector|pool|sentence|hidden|encoder_out", re.IGNORECASE
+    r"embed|emb$|feature|vector|pool|sentence|hidden|encoder_out|memory|fingerprint",
+    re.IGNORECASE,
 )
+# Regressed values (a property's mean, an energy, a quality score) and pairwise weights: read
+# as a signal even when several and named like predictions.
+_SIGNAL_NAME = re.compile(r"mean|std|var$|energ|force|regress|attention|attn", re.IGNORECASE)
+# Integer outputs that are sizes, not tags: never judged beside the task's output.
+_SIZE_OPS = frozenset({"Shape", "Size", "Range", "NonZero", "ConstantOfShape", "Constant"})
+_SIZE_NAME = re.compile(r"shape|length|len$|lens$|size|count", re.IGNORECASE)
 # What makes a feature vector, not class scores: a squashed hidden state, a recurrent network's
 # state, a normalisation (a character-LSTM's embedding read as a 300-class classifier).
 _EMBED_OPS = frozenset({"Tanh", "LSTM", "GRU", "RNN", "Loop", "Scan", "LpNormalization"})
@@ -156,7 +163,13 @@ def detect_tasks(
         if name == first.output or _STATE_NAME.search(name):
             continue
         if not _is_float(array):
-            if np.issubdtype(np.asarray(array).dtype, np.integer):
+            producer, _ = _producer_op(model, name)
+            if (
+                np.issubdtype(np.asarray(array).dtype, np.integer)
+                and np.ndim(array) >= 1
+                and producer not in _SIZE_OPS
+                and not _SIZE_NAME.search(name)
+            ):
                 choices.append(_integer_choice(name, array))
             continue
         op, node = _producer_op(model, name)
@@ -194,6 +207,14 @@ def _detect_output(
     rank = len(shape)
     dims = "×".join(map(str, shape))
     detection = detection_layout(shape)
+    if rank == 1 and shape[0] > 1 and op == "Sigmoid":
+        return TaskChoice(
+            "multilabel",
+            name,
+            f"'{name}' [{dims}] is a Sigmoid at each of {shape[0]} steps (an activation per "
+            "frame): judged by the decisions at 0.5, step by step",
+            alternatives=("classification",),
+        )
     if (rank == 1 or (rank == 2 and shape[1] == 1)) and op == "Sigmoid":
         return TaskChoice(
             "classification",
@@ -213,6 +234,14 @@ def _detect_output(
             f"'{name}' [{dims}] holds {shape[1]} values without "
             "a softmax: read as regressed scores (choose 'classification' if "
             "they are class logits)",
+        )
+    if rank == 2 and shape[1] >= 2 and op not in _SOFTMAX and _SIGNAL_NAME.search(name):
+        return TaskChoice(
+            "signal",
+            name,
+            f"'{name}' [{dims}] is named as regressed values or weights, with no softmax: "
+            "judged by relative error",
+            alternatives=("classification", "embedding"),
         )
     if rank == 2 and shape[1] >= 2:
         if _EMBED_NAME.search(name) or _is_normalised(model, node) or op in _EMBED_OPS:
@@ -245,6 +274,7 @@ def _detect_output(
             alphabet_size
             and classes in (alphabet_size, alphabet_size + 1, alphabet_size + 2)
             and not _takes_token_ids(model)  # a language model's vocab.txt is no alphabet
+            and detection is None  # a detector's label list is no alphabet either
         ):
             return TaskChoice(
                 "ctc",
@@ -265,6 +295,7 @@ def _detect_output(
             and op not in _SOFTMAX
             and _takes_token_ids(model)
             and not _EMBED_NAME.search(name)
+            and _projected(model, node)  # hidden states end in a normalisation, logits do not
         ):
             return TaskChoice(
                 "language-model",
@@ -302,7 +333,7 @@ def _detect_output(
                 f"{classes} symbols), as a recurrent CTC recogniser writes it: "
                 "read greedily",
             )
-        if detection is not None and not _EMBED_NAME.search(name):
+        if detection is not None and not _EMBED_NAME.search(name) and _takes_images(model):
             return TaskChoice(
                 "detection",
                 name,
@@ -345,6 +376,33 @@ def _detect_output(
         )
     return TaskChoice(
         "signal", name, f"'{name}' [{dims}] reads as a signal or map (judged by relative error)"
+    )
+
+
+def _projected(model: onnx.ModelProto, node: onnx.NodeProto | None) -> bool:
+    """True when ``node`` is a projection (MatMul/Gemm, or the Add of its bias): what a
+    language model's head ends in, where hidden states end in a LayerNorm (its Add follows a
+    Mul)."""
+    if node is None:
+        return False
+    if node.op_type in ("MatMul", "Gemm", "MatMulInteger", "MatMulNBits"):
+        return True
+    if node.op_type != "Add":
+        return False
+    producers = {o: n for n in model.graph.node for o in n.output}
+    return any(
+        producers[t].op_type in ("MatMul", "Gemm", "MatMulNBits")
+        for t in node.input
+        if t in producers
+    )
+
+
+def _takes_images(model: onnx.ModelProto) -> bool:
+    """True when a float input has four axes (an image batch): what a detector takes."""
+    return any(
+        value.type.tensor_type.elem_type in (1, 10, 16)  # FLOAT, FLOAT16, BFLOAT16
+        and len(value.type.tensor_type.shape.dim) == 4
+        for value in model.graph.input
     )
 
 
