@@ -38,6 +38,7 @@ COLUMNS = [
     "Note",
 ]
 MET, NOT_MET, WINNER = "#2e7d32", "#9e9e9e", "#ff6d00"
+ONE_SPLIT = "#f9a825"  # met the goal as judged, not with the split swapped
 
 
 class CandidatesView(QSplitter):
@@ -173,7 +174,12 @@ class CandidatesView(QSplitter):
             y=[c.goal_value for c in done],
             size=list(scale),
             data=[c.number for c in done],
-            brush=[pg.mkBrush(MET if c.met else NOT_MET) for c in done],
+            brush=[
+                pg.mkBrush(
+                    ONE_SPLIT if c.number in self.tuner.unconfirmed else MET if c.met else NOT_MET
+                )
+                for c in done
+            ],
             pen=[pg.mkPen(WINNER, width=3) if c is winner else pg.mkPen("#424242") for c in done],
         )
         reference = self.tuner.float_latency_ms if latency else self.tuner.float_bytes / 1024
