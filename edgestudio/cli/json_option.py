@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.paths import write_atomically
 
 STDOUT = "-"
@@ -68,4 +70,17 @@ def write_json(target: str, data: Any, default: Callable[[Any], Any] | None = st
         stream.write(text + "\n")
         stream.flush()
         return
-    write_atomically(Path(target), text)
+    path = Path(target)
+    try:
+        write_atomically(path, text)
+    except OSError as exc:  # a read-only or missing folder: said as every job says it
+        why = (
+            f"the folder {path.parent} is not writable"
+            if isinstance(exc, PermissionError) or exc.errno == errno.EROFS
+            else f"{path.parent} is not a folder"
+            if isinstance(exc, NotADirectoryError)
+            else f"the folder {path.parent} does not exist"
+            if isinstance(exc, FileNotFoundError)
+            else exc.strerror or str(exc)
+        )
+        raise EdgeStudioError(f"--json {target}: cannot be written: {why}.") from exc

@@ -62,3 +62,19 @@ def test_a_bare_json_still_prints_json_and_says_it_is_deprecated(tmp_path: Path)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["inputs"]
     assert DEPRECATED_BARE in proc.stderr
+
+
+def test_a_json_path_that_cannot_be_written_is_said_in_words(tmp_path: Path) -> None:
+    from edgestudio.cli.json_option import write_json
+    from edgestudio.core.errors import EdgeStudioError
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    with pytest.raises(EdgeStudioError, match="is not a folder"):
+        write_json(str(blocker / "x.json"), {"a": 1})
+    with pytest.raises(EdgeStudioError, match="does not exist"):
+        write_json(str(tmp_path / "missing" / "x.json"), {"a": 1})
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    proc = run_cli("inspect", str(src), "--cost", "--json", str(blocker / "x.json"))
+    assert proc.returncode == 2 and "unexpected" not in proc.stderr
+    assert "cannot be written" in proc.stderr
