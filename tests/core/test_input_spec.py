@@ -300,3 +300,18 @@ def test_nothing_runs_names_the_dims_the_tries_and_the_node(tmp_path: Path) -> N
     # onnxruntime's cause, whole, without its codes, source paths and C++ signatures
     assert "Reshape node 'fixed_reshape':" in message and "requested shape:{1,37}" in message
     assert "onnxruntime_src" not in message and "[ONNXRuntimeError]" not in message
+
+
+def test_only_a_float_input_all_zeros_is_said_to_collapse_its_ranges(tmp_path: Path) -> None:
+    from edgestudio.core.inputs.calib_data import open_samples
+    from edgestudio.core.inputs.data_source import DataSource
+
+    model = models.embedding_encoder()
+    data = tmp_path / "d.npz"
+    ids = np.ones((3, 5), np.int64)
+    np.savez(data, ids=ids, type_ids=np.zeros((3, 5), np.int64), mask=ids)
+    assert open_samples(DataSource("npz", str(data)), model).validate() == []  # an index of 0
+    images = tmp_path / "i.npz"
+    np.savez(images, x=np.zeros((2, 3, 8, 8), np.float32))
+    said = open_samples(DataSource("npz", str(images)), models.conv_relu_gemm()).validate()
+    assert any("all zeros" in w for w in said)

@@ -345,6 +345,7 @@ class SampleSet:
         """
         warnings = []
         zero = {i.name: True for i in self.inputs}
+        floating: set[str] = set()  # only float inputs have calibrated ranges
         count = 0
         digest = hashlib.sha256()
         for sample in self:
@@ -352,13 +353,17 @@ class SampleSet:
             for name, array in sorted(sample.items()):
                 if np.any(array != 0) or array.size == 0:  # an empty KV cache holds no values
                     zero[name] = False
+                if np.issubdtype(array.dtype, np.floating):
+                    floating.add(name)
                 digest.update(f"{name}:{array.dtype.str}:{array.shape};".encode())
                 digest.update(np.ascontiguousarray(array).tobytes())
         self.fingerprint = digest.hexdigest()
         if count == 0:
             raise DataError("The data holds no samples.")
         for name, all_zero in zero.items():
-            if all_zero:
+            # an integer input (an index, a length, a token type of 0) is never quantized:
+            # its zeros collapse no range
+            if all_zero and name in floating:
                 warnings.append(
                     f"Input '{name}' is all zeros in every sample: calibration "
                     "ranges will collapse (scale 1.0, useless quantization)."
