@@ -123,7 +123,9 @@ def print_analysis(analysis: Analysis, top: int) -> None:
             if task.alternatives
             else []
         )
-        lines = ([task.note] if task.note else []) + unsure
+        # a note the verdict's "why" repeats (a one-sided sample) is said once, there
+        why = analysis.verdict.why if analysis.verdict is not None else ""
+        lines = ([task.note] if task.note and task.note not in why else []) + unsure
         for line in lines + [f"differs: {e}" for e in task.examples]:
             print(f"  {line}")
     if analysis.verdict:

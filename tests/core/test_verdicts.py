@@ -133,3 +133,13 @@ def test_a_check_that_compared_only_some_cases_says_so() -> None:
     assert partial.verdict() == "equivalent on 1 of 2 input cases (1 could not be checked)"
     whole = EquivalenceCheck(1e-3, 1e-3, True, "", True, "", [ok])
     assert whole.verdict() == "equivalent"
+
+
+def test_a_verdict_not_given_is_a_sentence() -> None:
+    from edgestudio.core.quant.verdicts import Verdict
+
+    unjudged = Verdict(
+        None, ["top-1 agreement 100.0 %"], why="one class only", unjudged="Not judged"
+    )
+    first = unjudged.text_lines()[0]
+    assert first == "verdict: none — not judged: top-1 agreement 100.0 %."

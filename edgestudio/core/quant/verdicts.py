@@ -91,7 +91,7 @@ class Verdict:
     def text_lines(self) -> list[str]:
         """The verdict for a terminal or a report."""
         if self.level is None:
-            lines = [f"verdict: none — {self.unjudged.lower()}: " + "; ".join(self.reasons)]
+            lines = [f"verdict: none — {self.unjudged.lower()}: " + "; ".join(self.reasons) + "."]
             lines.append(f"  why: {self.why}")
         else:
             lines = [f"verdict: {self.level.upper()} — " + "; ".join(self.reasons)]
