@@ -424,3 +424,12 @@ def test_rank_layers_by_the_task_fills_the_sensitivity_tab_and_colours_the_graph
     panel.window().grab().save(str(tmp_path / "sensitivity.png"))
     doc.show_panel("graph")
     panel.window().grab().save(str(tmp_path / "sensitivity_graph.png"))
+
+
+def test_a_failed_runs_message_is_cut_in_its_cell_and_whole_in_its_tooltip() -> None:
+    from edgestudio.gui.quant.quant_panel import STATE_CHARS, short_error
+
+    long = "onnxruntime's quantizer failed: " + "x" * 300 + "\nTraceback …"
+    cut = short_error(long)
+    assert len(cut) == STATE_CHARS and cut.endswith("…") and "\n" not in cut
+    assert short_error("cancelled") == "cancelled"

@@ -36,6 +36,15 @@ from edgestudio.gui.quant.sqnr_view import SqnrView
 from edgestudio.gui.quant.weights_view import WeightsView
 from edgestudio.gui.widgets.tables import _num, results_table
 
+STATE_CHARS = 48  # a failed run's State cell: the start of its message
+
+
+def short_error(error: str) -> str:
+    """The first line of ``error``, cut to :data:`STATE_CHARS` with an ellipsis."""
+    first = error.strip().splitlines()[0] if error.strip() else error
+    return first if len(first) <= STATE_CHARS else first[: STATE_CHARS - 1].rstrip() + "…"
+
+
 HISTORY_COLUMNS = [
     "Run",
     "Mode",
@@ -206,7 +215,9 @@ class QuantPanel(QWidget):
             if s.quant_top1 is not None and s.float_top1 is not None
             else "—"
         )
-        state = run.error or run.state.value
+        # A failure's message can be a paragraph: the cell keeps its start, the tooltip all of
+        # it, so one failed run does not push the State and Verdict columns of the others off.
+        state = short_error(run.error) if run.error else run.state.value
         quantization = run.quantization
         if quantization is not None and quantization.calibration == "reused":
             state += " · calibration reused"
@@ -228,7 +239,8 @@ class QuantPanel(QWidget):
         for col, text in enumerate(cells):
             item = QTableWidgetItem(text)
             # the state's tooltip says what the job did on the way (calibration reused, ...)
-            item.setToolTip(f"{text}\n{notes}" if col == 2 and notes else text)
+            full = run.error or text if col == 2 else text
+            item.setToolTip(f"{full}\n{notes}" if col == 2 and notes else full)
             if col == 3 and s.verdict in VERDICT_COLOURS:
                 item.setForeground(QColor(VERDICT_COLOURS[s.verdict or ""]))
             self.history.setItem(row, col, item)
