@@ -393,6 +393,12 @@ def test_keep_in_16_bit_from_the_graph_and_recover_accuracy(
     assert tune is not None
     assert tune.windowTitle().startswith("Recover accuracy")
     assert tune.goal.text() == recovery_goal(first.analysis)
+    # the run's own data: what judged it, as many samples, and what calibrated it
+    judged, calib = first.analyze_on, first.recipe.calib
+    if judged is not None and judged.kind != "synthetic":
+        assert tune.data.path() == judged.path and tune.samples.value() == judged.samples
+        if calib is not None and calib.kind != "synthetic" and calib.path != judged.path:
+            assert tune.calib.path() == calib.path
     assert isinstance(tune.integer_only, QCheckBox) and tune.integer_only.isChecked()
     assert not tune.exclusions.isEnabled()
     settings = tune.settings()

@@ -163,12 +163,19 @@ class QuantActions:
         it was judged on, integer only."""
         window = self.show_tune(run.recipe)
         if window is not None:
-            data = (
-                run.analyze_on.path
-                if run.analyze_on is not None and run.analyze_on.kind != "synthetic"
-                else ""
+            judged = run.analyze_on
+            data = judged.path if judged is not None and judged.kind != "synthetic" else ""
+            calib = run.recipe.calib
+            window.prepare_recovery(
+                recovery_goal(run.analysis),
+                data,
+                # the run's own calibration data, where it had data of its own
+                calib.path
+                if calib is not None and calib.kind != "synthetic" and calib.path != data
+                else "",
+                # as many samples as the run was judged on (0: every one)
+                judged.samples if judged is not None and data else 0,
             )
-            window.prepare_recovery(recovery_goal(run.analysis), data)
         return window
 
     def keep_tuned(self, doc: DocumentView, candidate: Candidate, tuner: Tuner) -> QuantRun:

@@ -207,14 +207,18 @@ class TuneWindow(QWidget):
         layout.addWidget(self.status)
         layout.addWidget(self.candidates, 1)
 
-    def prepare_recovery(self, goal: str, data: str) -> None:
+    def prepare_recovery(self, goal: str, data: str, calib: str = "", samples: int = 0) -> None:
         """Set the form to recover a poor run's accuracy: its task goal, the data it was judged
-        on, integer only (no float fallback)."""
+        on and the data that calibrated it (``samples`` of each, 0: all), integer only (no
+        float fallback)."""
         self.setWindowTitle(f"Recover accuracy: {self.model.name}")
         if goal:
             self.goal.setText(goal)
         if data:
             self.data.edit.setText(data)
+            self.samples.setValue(samples)
+        if calib:
+            self.calib.edit.setText(calib)
         if isinstance(self.integer_only, QCheckBox):
             self.integer_only.setChecked(True)
         self.status.setText(
