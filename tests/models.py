@@ -1241,3 +1241,50 @@ def three_frame_heads(frames: int = 40) -> onnx.ModelProto:
         inits,
         "three_frame_heads",
     )
+
+
+def loop_matmul(trips: int | None = 5, width: int = 16) -> onnx.ModelProto:
+    """A recurrent layer unrolled into a Loop (as a scripted LSTM exports): v[1, width] →
+    Loop(M) { v = Tanh(MatMul(v, W)) } → y. ``trips`` fixes M in the graph; None reads it from
+    the second input's length (Shape → Gather), as a sequence length is."""
+    rng = np.random.default_rng(29)
+    w = numpy_helper.from_array(rng.standard_normal((width, width)).astype(np.float32), "W")
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("MatMul", ["v_in", "W"], ["m"], name="step_matmul"),
+            helper.make_node("Tanh", ["m"], ["v_out"], name="step_tanh"),
+        ],
+        "step",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [1, width]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [1, width]),
+        ],
+    )
+    inits = [w, numpy_helper.from_array(np.array(True), "keep_going")]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, width])]
+    nodes = []
+    if trips is None:
+        inputs.append(helper.make_tensor_value_info("steps", TensorProto.FLOAT, [1, "time"]))
+        inits.append(numpy_helper.from_array(np.array(1, np.int64), "time_axis"))
+        nodes += [
+            helper.make_node("Shape", ["steps"], ["steps_shape"]),
+            helper.make_node("Gather", ["steps_shape", "time_axis"], ["M"], axis=0),
+        ]
+    else:
+        inits.append(numpy_helper.from_array(np.array(trips, np.int64), "M"))
+    nodes.append(
+        helper.make_node("Loop", ["M", "keep_going", "x"], ["y"], name="unrolled", body=body)
+    )
+    return _model(
+        nodes,
+        inputs,
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, width])],
+        inits,
+        "loop_matmul",
+    )

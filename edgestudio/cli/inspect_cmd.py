@@ -144,6 +144,8 @@ def print_cost(cost: ModelCost, top: int) -> None:
     )
     if cost.unknown:
         print(f"  {len(cost.unknown)} node(s) of unknown shape counted as 0")
+    for node in cost.bodies:  # work inside Loop/Scan/If bodies, and how it was counted
+        print(f"  {node.node} ({node.op}): {node.body}")
     ranked = sorted(cost.nodes, key=lambda n: -n.macs)[: max(0, top)]
     print_table(
         ["node", "op", "MACs", "share", "params", "output"],

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import models
 from tests.bad_models import CASES
 from tests.cli.run import run_cli
 
@@ -104,3 +105,14 @@ def test_inspect_cost_gives_totals_and_per_node_rows(sample_model: Path, tmp_pat
     assert conv["macs"] == 294_912 and conv["params"] == 4_640
     bigger = run_cli("inspect", str(sample_model), "--cost", "--shape", "image=4x1x8x8")
     assert "MACs 1,939,968" in bigger.stdout  # four images: four times the work
+
+
+@pytest.mark.e2e
+def test_inspect_cost_counts_a_loop_body_by_the_trips_of_one_run(tmp_path: Path) -> None:
+    src = models.save(models.loop_matmul(trips=None), tmp_path / "loop.onnx")
+    report = tmp_path / "cost.json"
+    out = run_cli("inspect", str(src), "--cost", "--shape", "steps=1x9", "--json", str(report))
+    assert out.returncode == 0, out.stderr
+    loop = next(n for n in json.loads(report.read_text())["cost"]["nodes"] if n["op"] == "Loop")
+    assert loop["macs"] == 9 * 16 * 16 and loop["body"] == "body × 9 iterations"
+    assert "unrolled (Loop): body × 9 iterations" in out.stdout

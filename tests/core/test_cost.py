@@ -180,3 +180,19 @@ def test_kernels_slow_for_their_work_are_marked() -> None:
     assert rows["add"].work == 5_000 and rows["add"].ns_per_work == 8.0  # FLOPs / 2
     assert "t" not in rows  # no work: not on a log axis
     assert [n for n, r in rows.items() if r.slow] == ["add"]  # 80× the median 0.1 ns/MAC
+
+
+def test_work_inside_a_loop_body_is_counted_times_its_trips() -> None:
+    from edgestudio.core.model.cost import model_cost
+
+    fixed = model_cost(models.loop_matmul(trips=5), {"x": [1, 16]})
+    loop = fixed.by_node()["unrolled"]
+    assert loop.macs == 5 * 16 * 16 and loop.body == "body × 5 iterations" and loop.known
+    assert loop.params == 16 * 16 + 2  # the body reads the outer weight (+ M and the condition)
+    assert fixed.total.macs == 5 * 16 * 16
+    dynamic = models.loop_matmul(trips=None)
+    per_step = model_cost(dynamic, {"x": [1, 16], "steps": [1, 7]}).by_node()["unrolled"]
+    assert per_step.macs == 16 * 16 and "per iteration" in per_step.body
+    measured = model_cost(dynamic, {"x": [1, 16], "steps": [1, 7]}, trips={"M": 7})
+    assert measured.by_node()["unrolled"].macs == 7 * 16 * 16
+    assert [n.node for n in measured.bodies] == ["unrolled"]

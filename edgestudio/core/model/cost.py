@@ -136,17 +136,122 @@ def inferred_shapes(model: onnx.ModelProto, sizes: Mapping[str, list[int]]) -> t
         inferred = light
     shapes: dict[str, list[int]] = {}
     types: dict[str, int] = {}
-    graph = inferred.graph
-    for value in (*graph.input, *graph.value_info, *graph.output):
-        tensor = value.type.tensor_type
-        types[value.name] = tensor.elem_type
-        dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim]
-        if tensor.HasField("shape") and all(d >= 0 for d in dims):
-            shapes[value.name] = dims
+    # the main graph last: a name a body reuses keeps the main graph's shape
+    for graph in [*_subgraphs(inferred.graph), inferred.graph]:
+        for value in (*graph.input, *graph.value_info, *graph.output):
+            tensor = value.type.tensor_type
+            types[value.name] = tensor.elem_type
+            dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim]
+            if tensor.HasField("shape") and all(d >= 0 for d in dims):
+                shapes[value.name] = dims
+        for init in graph.initializer:
+            shapes[init.name] = [int(d) for d in init.dims]
+            types[init.name] = init.data_type
     for init in model.graph.initializer:
         shapes[init.name] = [int(d) for d in init.dims]
         types[init.name] = init.data_type
     return shapes, types
+
+
+def _subgraphs(graph: onnx.GraphProto) -> list[onnx.GraphProto]:
+    """Every graph nested in ``graph``'s nodes (Loop and Scan bodies, If branches), deepest
+    included."""
+    found = []
+    for node in graph.node:
+        for attribute in node.attribute:
+            for sub in (*([attribute.g] if attribute.HasField("g") else []), *attribute.graphs):
+                found += [sub, *_subgraphs(sub)]
+    return found
+
+
+def _subgraphs_of(node: onnx.NodeProto) -> list[onnx.GraphProto]:
+    """The graphs ``node`` holds (a body, both branches) and every graph nested in them."""
+    graphs = [
+        sub
+        for attribute in node.attribute
+        for sub in (*([attribute.g] if attribute.HasField("g") else []), *attribute.graphs)
+    ]
+    return [g for sub in graphs for g in (sub, *_subgraphs(sub))]
+
+
+_BODY_OPS = frozenset({"Loop", "Scan", "If"})
+_COMPUTE_OPS = frozenset(
+    {
+        "Conv",
+        "ConvInteger",
+        "QLinearConv",
+        "ConvTranspose",
+        "MatMul",
+        "MatMulInteger",
+        "QLinearMatMul",
+        "Gemm",
+        "LSTM",
+        "GRU",
+        "RNN",
+    }
+)
+
+
+def _graph_work(
+    graph: onnx.GraphProto, shapes: Shapes, trips: Mapping[str, int]
+) -> tuple[int, int, bool]:
+    """(MACs, FLOPs, every compute node's shapes known) of one body, its own bodies counted."""
+    macs = flops = 0
+    known = True
+    for node in graph.node:
+        if node.op_type in _BODY_OPS:
+            inner = _body_work(node, shapes, trips, graph)
+            macs, flops, known = macs + inner[0], flops + inner[1], known and inner[3]
+            continue
+        work = _compute(node, shapes)
+        if work is None:
+            known = known and node.op_type not in _COMPUTE_OPS
+            continue
+        macs, flops = macs + work[0], flops + work[1]
+    return macs, flops, known
+
+
+def _constant_int(name: str, graph: onnx.GraphProto) -> int | None:
+    """The value of a scalar integer initializer or Constant node named ``name``."""
+    for init in graph.initializer:
+        if init.name == name:
+            return int(onnx.numpy_helper.to_array(init).reshape(-1)[0])
+    for node in graph.node:
+        if node.op_type == "Constant" and node.output and node.output[0] == name:
+            value = next((a.t for a in node.attribute if a.name == "value"), None)
+            if value is not None:
+                return int(onnx.numpy_helper.to_array(value).reshape(-1)[0])
+    return None
+
+
+def _body_work(
+    node: onnx.NodeProto, shapes: Shapes, trips: Mapping[str, int], graph: onnx.GraphProto
+) -> tuple[int, int, str, bool]:
+    """(MACs, FLOPs, how it was counted, counted) of a Loop's or Scan's body × its iterations,
+    or an If's larger branch."""
+    bodies = {a.name: a.g for a in node.attribute if a.HasField("g")}
+    if node.op_type == "If":
+        branches = [_graph_work(g, shapes, trips) for g in bodies.values()]
+        macs, flops, known = max(branches, key=lambda b: b[0], default=(0, 0, True))
+        return macs, flops, "the larger branch", known
+    body = bodies.get("body")
+    if body is None:
+        return 0, 0, "", True
+    macs, flops, known = _graph_work(body, shapes, trips)
+    if not known:
+        return macs, flops, "body not counted: its shapes are not known here", False
+    if node.op_type == "Scan":
+        states = _attr_int(node, "num_scan_inputs", 0)
+        first = node.input[len(node.input) - states] if states else ""
+        axes = _attr_ints(node, "scan_input_axes") or [0]
+        steps = shapes.get(first, [])[axes[0]] if len(shapes.get(first, [])) > axes[0] else None
+    else:  # Loop: its trip count, when fixed in the graph or read from one run
+        count = node.input[0] if node.input else ""
+        steps = _constant_int(count, graph) if count else None
+        steps = steps if steps is not None else trips.get(count)
+    if steps is None:
+        return macs, flops, "body per iteration: the trip count is not fixed", True
+    return macs * steps, flops * steps, f"body × {steps} iterations", True
 
 
 def _compute(node: onnx.NodeProto, shapes: Mapping[str, list[int]]) -> tuple[int, int] | None:
@@ -210,10 +315,12 @@ def model_cost(
     model: onnx.ModelProto,
     sizes: Mapping[str, list[int]],
     measured: tuple[Shapes, Types] | None = None,
+    trips: Mapping[str, int] | None = None,
 ) -> ModelCost:
-    """Every node's cost and the totals with the graph inputs at ``sizes`` (the main graph's
-    nodes; a subgraph's work is not counted). ``measured``: shapes and types of tensors that
-    inference left unknown, from a run (:func:`measured_shapes`)."""
+    """Every node's cost and the totals with the graph inputs at ``sizes``; a Loop or Scan
+    counts its body × its iterations (per iteration, said, where the count is not fixed), an If
+    its larger branch. ``measured``: shapes and types of tensors that inference left unknown,
+    from a run (:func:`measured_shapes`); ``trips``: Loop trip counts read from a run."""
     shapes, types = inferred_shapes(model, sizes)
     if measured is not None:
         shapes.update(measured[0])
@@ -228,22 +335,32 @@ def model_cost(
     nodes: list[NodeCost] = []
     for index, node in enumerate(model.graph.node):
         name = node.name or f"{node.op_type}_{index}"
-        work = _compute(node, shapes)
+        body, body_known = "", True
+        reads = list(node.input)
+        if node.op_type in _BODY_OPS:
+            body_macs, body_flops, body, body_known = _body_work(
+                node, shapes, trips or {}, model.graph
+            )
+            work: tuple[int, int] | None = (body_macs, body_flops)
+            # a body reads the enclosing graph's weights by name (an LSTM's, unrolled)
+            reads += [t for g in _subgraphs_of(node) for n in g.node for t in n.input]
+        else:
+            work = _compute(node, shapes)
         params = param_bytes = 0
-        for t in node.input:
+        for t in reads:
             if t in stored and t not in counted:
                 counted.add(t)
                 count = _prod(list(stored[t].dims))
                 params += count
                 param_bytes += count * _itemsize(stored[t].data_type)
         outputs = [o for o in node.output if o]
-        known = work is not None and all(o in shapes for o in outputs)
+        known = body_known and work is not None and all(o in shapes for o in outputs)
         out_bytes = sum(
             _prod(shapes[o]) * _itemsize(types.get(o, 1)) for o in outputs if o in shapes
         )
         macs, flops = work if work is not None else (0, 0)
         nodes.append(
-            NodeCost(name, node.op_type, macs, flops, params, param_bytes, out_bytes, known)
+            NodeCost(name, node.op_type, macs, flops, params, param_bytes, out_bytes, known, body)
         )
     peak = peak_activation_bytes(model, shapes, types)
     total = CostTotal(
@@ -327,6 +444,28 @@ def measured_shapes(
     return shapes, types
 
 
+def measured_trips(path: Path, counts: list[str], feeds: dict[str, np.ndarray]) -> dict[str, int]:
+    """The values of Loop trip-count tensors ``counts`` when onnxruntime runs the model on
+    ``feeds`` (a sequence length computed from an input's shape); empty for a model too big
+    to copy in memory, or one that does not run so."""
+    from edgestudio.core.inputs.input_probe import cpu_session
+    from edgestudio.core.model.model_files import load_full_model
+
+    if path.stat().st_size > MEASURE_LIMIT:
+        return {}
+    model = load_full_model(path)
+    present = {o.name for o in model.graph.output}
+    for name in counts:
+        if name not in present:
+            model.graph.output.append(onnx.ValueInfoProto(name=name))
+    try:
+        session = cpu_session(model.SerializeToString(), optimized=False)
+        values = session.run(counts, feeds)
+    except Exception:  # a count that cannot be read stays "per iteration", said
+        return {}
+    return {name: int(np.asarray(v).reshape(-1)[0]) for name, v in zip(counts, values, strict=True)}
+
+
 def run_cost(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     """The cost job: the input specification, then :func:`model_cost` at its sizes."""
     assert isinstance(recipe, CostRecipe)
@@ -348,8 +487,20 @@ def run_cost(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
             f"Running the model once for {len(unknown)} shape(s) inference cannot tell", 0.5
         )
         measured = measured_shapes(Path(recipe.model), unknown, spec.feeds())
+    loops = [
+        n.input[0]
+        for n in model.graph.node
+        if n.op_type == "Loop"
+        and n.input
+        and n.input[0]
+        and _constant_int(n.input[0], model.graph) is None
+    ]
+    trips = measured_trips(Path(recipe.model), loops, spec.feeds()) if loops else {}
     reporter.stage("Counting", 0.8)
-    cost = model_cost(model, sizes, measured)
+    cost = model_cost(model, sizes, measured, trips)
+    for node in cost.bodies:
+        if not node.body.startswith("body ×") and node.body != "the larger branch":
+            reporter.warn(f"'{node.node}' ({node.op}): {node.body}.")
     if cost.unknown:
         reporter.warn(
             f"{len(cost.unknown)} node(s) whose shapes onnx's inference could not "

@@ -51,6 +51,9 @@ class NodeCost:
     param_bytes: int = 0
     output_bytes: int = 0
     known: bool = True
+    # a Loop/Scan/If: how its body's work was counted ("body × 24 iterations", "the larger
+    # branch", "body per iteration: the trip count is not fixed", "body not counted: …")
+    body: str = ""
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,11 @@ class ModelCost:
     nodes: list[NodeCost] = field(default_factory=list)
     total: CostTotal = field(default_factory=lambda: CostTotal(0, 0, 0, 0, 0))
     inputs: dict[str, list[int]] = field(default_factory=dict)
+
+    @property
+    def bodies(self) -> list[NodeCost]:
+        """The nodes whose work lies in a body (Loop, Scan, If), each saying how it counted."""
+        return [n for n in self.nodes if n.body]
 
     @property
     def unknown(self) -> list[str]:
