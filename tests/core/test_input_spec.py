@@ -315,3 +315,13 @@ def test_only_a_float_input_all_zeros_is_said_to_collapse_its_ranges(tmp_path: P
     np.savez(images, x=np.zeros((2, 3, 8, 8), np.float32))
     said = open_samples(DataSource("npz", str(images)), models.conv_relu_gemm()).validate()
     assert any("all zeros" in w for w in said)
+
+
+def test_a_sample_one_axis_off_says_which_axis_to_drop_or_add() -> None:
+    from edgestudio.core.inputs.calib_data import axis_hint
+
+    dropped = axis_hint((1, 1, 256), (1, 256))
+    assert "extra axis of size 1 (axis 1" in dropped and "np.squeeze(x, axis=1)" in dropped
+    added = axis_hint((1, 256), ("batch", 1, 256))
+    assert "np.expand_dims(x, axis=1)" in added
+    assert axis_hint((1, 3, 256), (1, 256)) == ""  # not one size-1 axis: no guess

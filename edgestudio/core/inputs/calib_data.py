@@ -326,7 +326,7 @@ class SampleSet:
                         f" Images that fit it: {fit} (the data form's Image size, "
                         "layout and colour)."
                         if fit
-                        else ""
+                        else axis_hint(tuple(array.shape), spec.shape)
                     )
                 )
             if np.issubdtype(array.dtype, np.floating) and not np.isfinite(array).all():
@@ -369,6 +369,34 @@ class SampleSet:
                     "ranges will collapse (scale 1.0, useless quantization)."
                 )
         return warnings
+
+
+def axis_hint(got: tuple[int, ...], wanted: tuple[int | str | None, ...]) -> str:
+    """What to change when a sample is one axis off the model's input: an extra axis of size 1
+    to drop (an .npz saved as [N, 1, 256] for a [1, 256] input: each sample already gains the
+    batch axis), or a missing one; "" otherwise."""
+
+    def fits(shape: tuple[int, ...]) -> bool:
+        return len(shape) == len(wanted) and all(
+            not (isinstance(d, int) and d > 0) or d == n for d, n in zip(wanted, shape, strict=True)
+        )
+
+    if len(got) == len(wanted) + 1:
+        for axis, size in enumerate(got):
+            if size == 1 and axis > 0 and fits(got[:axis] + got[axis + 1 :]):
+                return (
+                    f" Each sample has an extra axis of size 1 (axis {axis}; in an .npz, axis "
+                    f"{axis} of the saved array after the samples' axis): save the arrays "
+                    f"without it (np.squeeze(x, axis={axis}))."
+                )
+    if len(got) + 1 == len(wanted):
+        for axis in range(1, len(wanted)):
+            if fits((*got[:axis], 1, *got[axis:])):
+                return (
+                    f" Each sample lacks an axis of size 1 at position {axis}: save the arrays "
+                    f"with it (np.expand_dims(x, axis={axis}))."
+                )
+    return ""
 
 
 def image_flags(shape: tuple[int | str | None, ...]) -> str:
