@@ -131,6 +131,18 @@ def _count_cost(args: argparse.Namespace) -> ModelCost:
     return job.report.result_as(ModelCost)
 
 
+NODE_CHARS = 56  # a node's name in the cost table: exporters' paths run to hundreds
+
+
+def middle_cut(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, its middle replaced by "…" (the start names the
+    block, the end the layer; --json keeps every name whole)."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) // 2
+    return f"{text[:head]}…{text[len(text) - (limit - 1 - head) :]}"
+
+
 def print_cost(cost: ModelCost, top: int) -> None:
     """The totals, then the ``top`` nodes by MACs as a table."""
     from edgestudio.cli.output import print_table
@@ -151,7 +163,7 @@ def print_cost(cost: ModelCost, top: int) -> None:
         ["node", "op", "MACs", "share", "params", "output"],
         [
             [
-                n.node,
+                middle_cut(n.node, NODE_CHARS),
                 n.op,
                 f"{n.macs:,}",
                 f"{n.macs / max(1, t.macs):.1%}",

@@ -116,3 +116,12 @@ def test_inspect_cost_counts_a_loop_body_by_the_trips_of_one_run(tmp_path: Path)
     loop = next(n for n in json.loads(report.read_text())["cost"]["nodes"] if n["op"] == "Loop")
     assert loop["macs"] == 9 * 16 * 16 and loop["body"] == "body × 9 iterations"
     assert "unrolled (Loop): body × 9 iterations" in out.stdout
+
+
+def test_a_long_node_name_is_cut_in_its_middle_in_the_cost_table() -> None:
+    from edgestudio.cli.inspect_cmd import NODE_CHARS, middle_cut
+
+    name = "/model/encoder/layers.11/self_attn/" + "very_long_part/" * 12 + "MatMul_output"
+    cut = middle_cut(name, NODE_CHARS)
+    assert len(cut) == NODE_CHARS and cut.startswith("/model/encoder") and cut.endswith("output")
+    assert middle_cut("/conv", NODE_CHARS) == "/conv"
