@@ -518,3 +518,15 @@ def test_a_classifier_with_a_zipmap_is_analysed_on_its_probabilities(tmp_path: P
     assert [o.output for o in analysis.outputs] == ["label", "probabilities"]
     assert analysis.task is not None and analysis.task.task == "classification"
     assert analysis.task.output == "probabilities"
+
+
+@pytest.mark.e2e
+def test_a_quantized_model_declares_only_the_domains_its_nodes_use(tmp_path: Path) -> None:
+    for mode, calib in (("qdq", DataSource("npz", str(SAMPLE_CALIBRATION))), ("dynamic", None)):
+        out = tmp_path / f"{mode}.onnx"
+        job = run_job(QuantRecipe(model=str(SAMPLE_MODEL), output=str(out), mode=mode, calib=calib))
+        assert job.state is JobState.SUCCEEDED, job.error
+        result = onnx.load(str(out))
+        used = {n.domain for n in result.graph.node} | {""}
+        declared = {o.domain for o in result.opset_import}
+        assert declared <= used, declared - used  # no training, preview or NCHWc domains

@@ -30,6 +30,7 @@ from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.model.cost_recipe import CostRecipe, CostTotal, ModelCost, NodeCost
 from edgestudio.core.model.light_inference import declared_weights
+from edgestudio.core.model.model_files import nested_graphs
 from edgestudio.core.progress import Reporter
 from edgestudio.core.serialise import to_json
 
@@ -137,7 +138,7 @@ def inferred_shapes(model: onnx.ModelProto, sizes: Mapping[str, list[int]]) -> t
     shapes: dict[str, list[int]] = {}
     types: dict[str, int] = {}
     # the main graph last: a name a body reuses keeps the main graph's shape
-    for graph in [*_subgraphs(inferred.graph), inferred.graph]:
+    for graph in [*nested_graphs(inferred.graph), inferred.graph]:
         for value in (*graph.input, *graph.value_info, *graph.output):
             tensor = value.type.tensor_type
             types[value.name] = tensor.elem_type
@@ -153,17 +154,6 @@ def inferred_shapes(model: onnx.ModelProto, sizes: Mapping[str, list[int]]) -> t
     return shapes, types
 
 
-def _subgraphs(graph: onnx.GraphProto) -> list[onnx.GraphProto]:
-    """Every graph nested in ``graph``'s nodes (Loop and Scan bodies, If branches), deepest
-    included."""
-    found = []
-    for node in graph.node:
-        for attribute in node.attribute:
-            for sub in (*([attribute.g] if attribute.HasField("g") else []), *attribute.graphs):
-                found += [sub, *_subgraphs(sub)]
-    return found
-
-
 def _subgraphs_of(node: onnx.NodeProto) -> list[onnx.GraphProto]:
     """The graphs ``node`` holds (a body, both branches) and every graph nested in them."""
     graphs = [
@@ -171,7 +161,7 @@ def _subgraphs_of(node: onnx.NodeProto) -> list[onnx.GraphProto]:
         for attribute in node.attribute
         for sub in (*([attribute.g] if attribute.HasField("g") else []), *attribute.graphs)
     ]
-    return [g for sub in graphs for g in (sub, *_subgraphs(sub))]
+    return [g for sub in graphs for g in (sub, *nested_graphs(sub))]
 
 
 _BODY_OPS = frozenset({"Loop", "Scan", "If"})

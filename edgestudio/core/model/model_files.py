@@ -48,3 +48,14 @@ def save_model(model: onnx.ModelProto, folder: Path, name: str) -> list[str]:
         location=data_name,
     )
     return [name, data_name]
+
+
+def nested_graphs(graph: onnx.GraphProto) -> list[onnx.GraphProto]:
+    """Every graph nested in ``graph``'s nodes (Loop and Scan bodies, If branches), the
+    deepest included."""
+    found = []
+    for node in graph.node:
+        for attribute in node.attribute:
+            for sub in (*([attribute.g] if attribute.HasField("g") else []), *attribute.graphs):
+                found += [sub, *nested_graphs(sub)]
+    return found

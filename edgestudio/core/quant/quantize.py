@@ -30,7 +30,12 @@ from edgestudio.core.inputs.input_spec import InputSpecError
 from edgestudio.core.job_api.options import declared_options
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
-from edgestudio.core.model.model_files import INLINE_LIMIT, read_full_model, save_model
+from edgestudio.core.model.model_files import (
+    INLINE_LIMIT,
+    nested_graphs,
+    read_full_model,
+    save_model,
+)
 from edgestudio.core.model.opsets import iter_nodes, quantized_ops_in
 from edgestudio.core.model.result_gate import run_in_process, run_isolated
 from edgestudio.core.model.validate import ort_gist
@@ -1300,8 +1305,30 @@ def _quantize(
 ) -> CalibrationOutcome | None:
     """Run the mode's quantizer; returns what became of its calibration (static modes)."""
     try:
-        return QUANTIZERS[recipe.mode](recipe, src, out, samples, reporter)
+        outcome = QUANTIZERS[recipe.mode](recipe, src, out, samples, reporter)
     except EdgeStudioError:
         raise
     except Exception as exc:
         raise QuantizerError(QuantizerFailure.of(exc)) from exc
+    drop_unused_domains(out)  # before the proof: what is proven is what is written
+    return outcome
+
+
+def drop_unused_domains(path: Path) -> list[str]:
+    """Remove the opset imports no node uses (onnxruntime's optimiser declares nine domains
+    on every model it saves: training, preview, NCHWc, ATen…), in place; returns what went.
+    A model with external weights is left as it is (rewriting it would copy them)."""
+    if path.stat().st_size >= INLINE_LIMIT or path.with_name(path.name + ".data").exists():
+        return []
+    model = onnx.load(str(path), load_external_data=False)
+    used = {"", "ai.onnx"} | {f.domain for f in model.functions}
+    used |= {n.domain for g in (model.graph, *nested_graphs(model.graph)) for n in g.node}
+    used |= {n.domain for f in model.functions for n in f.node}
+    unused = [o.domain for o in model.opset_import if o.domain not in used]
+    if not unused:
+        return []
+    kept = [o for o in model.opset_import if o.domain in used]
+    del model.opset_import[:]
+    model.opset_import.extend(kept)
+    onnx.save(model, str(path))
+    return unused
