@@ -175,6 +175,7 @@ CORE_SLICES = {
     "perf",
     "quant",
     "remote",
+    "targets",
     "diagnostics",
     "workspace",
 }

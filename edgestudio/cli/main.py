@@ -23,6 +23,7 @@ from edgestudio.cli import (
     quantize_cmd,
     report_cmd,
     sensitivity_cmd,
+    target_cmd,
     tune_cmd,
 )
 from edgestudio.core.errors import EdgeStudioError
@@ -38,6 +39,7 @@ SUBCOMMAND_MODULES = (
     sensitivity_cmd,
     bench_cmd,
     device_cmd,
+    target_cmd,
     tune_cmd,
     diff_cmd,
     report_cmd,

@@ -24,6 +24,7 @@ from edgestudio.core.perf.bench_recipes import (
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.sensitivity import SensitivityRecipe
 from edgestudio.core.serialise import from_json
+from edgestudio.core.targets.target_recipe import TargetCheckRecipe
 
 RECIPE_TYPES: dict[str, type[Recipe]] = {
     cls.kind: cls
@@ -42,6 +43,7 @@ RECIPE_TYPES: dict[str, type[Recipe]] = {
         SensitivityRecipe,
         CostRecipe,
         EditRecipe,
+        TargetCheckRecipe,
     )
 }
 

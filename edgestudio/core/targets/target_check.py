@@ -1,0 +1,80 @@
+"""The target check job: where each node of a model runs on the target, why not the others,
+and the same after the fixes the app can make (dynamic dims fixed to the input sizes)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.job_api.recipe import Recipe
+from edgestudio.core.job_api.report import JobReport
+from edgestudio.core.progress import Reporter
+from edgestudio.core.serialise import to_json
+from edgestudio.core.targets.target_recipe import TargetCheck, TargetCheckRecipe
+
+if TYPE_CHECKING:
+    import onnx
+
+
+def dynamic_inputs(model: onnx.ModelProto) -> list[str]:
+    """The graph inputs with a dim that is not a fixed number."""
+    return [
+        value.name
+        for value in model.graph.input
+        if any(not d.HasField("dim_value") for d in value.type.tensor_type.shape.dim)
+    ]
+
+
+def fixed_copy(path: Path, sizes: dict[str, list[int]], out: Path) -> list[str]:
+    """``path`` written to ``out`` with every input's dims fixed to ``sizes`` and the output
+    shapes that follow (onnxruntime's own tools); what was fixed, in words."""
+    import onnx
+    from onnxruntime.tools.onnx_model_utils import fix_output_shapes, make_input_shape_fixed
+
+    from edgestudio.core.model.model_files import load_full_model
+
+    model = load_full_model(path)
+    fixed = []
+    for name in dynamic_inputs(model):
+        if name in sizes:
+            make_input_shape_fixed(model.graph, name, sizes[name])
+            fixed.append(f"{name} fixed to {'x'.join(map(str, sizes[name]))}")
+    fix_output_shapes(model)
+    onnx.save(model, str(out))
+    return fixed
+
+
+def run_target_check(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+    """Check ``recipe.model`` on its target: as it is, then with its dynamic dims fixed."""
+    assert isinstance(recipe, TargetCheckRecipe)
+    from edgestudio.core.inputs.input_probe import job_inputs
+    from edgestudio.core.model.model_files import load_structure
+    from edgestudio.core.targets import qnn_htp
+
+    try:
+        provider = qnn_htp.provider_version()
+    except qnn_htp.TargetUnavailableError as exc:
+        raise EdgeStudioError(str(exc)) from exc
+    path = Path(recipe.model)
+    model = load_structure(path)
+    reporter.stage(f"Asking {provider} which nodes the emulated HTP takes", 0.1)
+    before = qnn_htp.placement(path, recipe.htp_arch)
+    reporter.log(f"As it is: {before.text()}")
+    check = TargetCheck(str(path), recipe.target, recipe.htp_arch, before, provider=provider)
+    dynamic = dynamic_inputs(model)
+    if recipe.fix_shapes and dynamic:
+        reporter.stage("Finding the input sizes the model runs on", 0.4)
+        spec = job_inputs(path, model, recipe.shapes, recipe.ranges, reporter=reporter).spec
+        sizes = {e.name: [int(d) for d in e.shape] for e in spec.inputs}
+        with tempfile.TemporaryDirectory(dir=staging) as scratch:
+            fixed = Path(scratch) / "fixed.onnx"
+            check.fixes = fixed_copy(path, sizes, fixed)
+            reporter.stage("Checking again with the dims fixed", 0.6)
+            check.after = qnn_htp.placement(fixed, recipe.htp_arch)
+        reporter.log(f"With {', '.join(check.fixes)}: {check.after.text()}")
+    for reason, count in check.final.reasons().items():
+        reporter.log(f"  {count} node(s) on the CPU: {reason}")
+    reporter.stage("Done", 1.0)
+    return JobReport(kind=recipe.kind, details=to_json(check), result=check)

@@ -1,0 +1,137 @@
+"""The target check's recipe and typed result (onnx- and onnxruntime-free: the CLI, the job
+registry and the document import these)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from edgestudio.core.job_api.command import given_ranges, given_shapes, positional
+from edgestudio.core.job_api.options import option
+from edgestudio.core.job_api.recipe import Recipe
+from edgestudio.core.job_api.report import JobReport
+from edgestudio.core.serialise import from_json
+
+# Targets a check can ask for. "qnn-htp": Qualcomm's Hexagon NPU through onnxruntime-qnn, whose
+# HTP backend emulates the NPU on x86 (every answer below is the provider's own).
+TARGETS = ("qnn-htp",)
+TARGET_LABELS = {"qnn-htp": "Qualcomm Hexagon NPU (HTP, emulated on this machine)"}
+# HTP architectures onnxruntime-qnn 2.7 compiles for (v68 … v79), and a Snapdragon SoC each.
+HTP_ARCHS = ("68", "69", "73", "75", "79")
+ON_TARGET, ON_CPU = "target", "cpu"
+BY_DESIGN = "is configured to not take"  # the QNN provider's words for its graph-edge Q/DQ
+
+
+@dataclass(frozen=True)
+class TargetCheckRecipe(Recipe):
+    """Which nodes the target's provider takes, and its reason for each it leaves to the CPU
+    (``edgestudio target check MODEL``); with ``fix_shapes``, a model with dynamic dims is
+    checked again with them fixed to its input specification's sizes."""
+
+    kind: ClassVar[str] = "target-check"
+    command: ClassVar[tuple[str, ...]] = ("target", "check")
+    model: str = positional()
+    target: str = option(
+        "qnn-htp", "--target", "the accelerator to check the model against", TARGETS
+    )
+    htp_arch: str = option(
+        "73", "--htp-arch", "Hexagon architecture (v68 … v79)", HTP_ARCHS, label="HTP architecture:"
+    )
+    fix_shapes: bool = option(
+        True,
+        "--keep-dynamic",
+        "check the model as it is: dynamic dims left dynamic (the NPU refuses every node "
+        "whose shape it cannot get)",
+        label="Fix dynamic dims to the input sizes",
+    )
+    shapes: tuple[str, ...] = given_shapes()
+    ranges: tuple[str, ...] = given_ranges()
+
+    def title(self) -> str:
+        """Name the job."""
+        return f"Check on {self.target}: {self.model.rsplit('/', 1)[-1]}"
+
+    def input_paths(self) -> list[str]:
+        """The model."""
+        return [self.model]
+
+    def read_result(self, report: JobReport) -> TargetCheck:
+        """The placement."""
+        check = from_json(TargetCheck, report.details)
+        assert check is not None
+        return check
+
+
+@dataclass(frozen=True)
+class NodePlacement:
+    """Where one node runs, and the provider's reason when it is not on the target."""
+
+    node: str
+    op_type: str
+    placed: str  # ON_TARGET or ON_CPU
+    reason: str = ""  # the provider's own words ("" on the target)
+
+
+@dataclass
+class Placement:
+    """One session's placement: every node, or why the session could not be built."""
+
+    nodes: list[NodePlacement] = field(default_factory=list)
+    session_error: str = ""  # the provider could not build a session: the verdict, no nodes
+
+    @property
+    def on_target(self) -> int:
+        """Nodes the target takes."""
+        return sum(1 for n in self.nodes if n.placed == ON_TARGET)
+
+    @property
+    def on_cpu(self) -> list[NodePlacement]:
+        """Nodes left to the CPU, with their reasons."""
+        return [n for n in self.nodes if n.placed == ON_CPU]
+
+    @property
+    def by_design(self) -> list[NodePlacement]:
+        """Nodes the provider leaves to the CPU by its own configuration, whatever the model:
+        the Q of a graph input and the DQ of a graph output (the app hands it floats)."""
+        return [n for n in self.on_cpu if BY_DESIGN in n.reason]
+
+    @property
+    def whole(self) -> bool:
+        """True when every node but those left by design runs on the target."""
+        return not self.session_error and len(self.on_cpu) == len(self.by_design)
+
+    def text(self) -> str:
+        """``37 of 37 nodes on the target`` or why there is no session."""
+        if self.session_error:
+            return f"no session: {self.session_error}"
+        return f"{self.on_target} of {len(self.nodes)} nodes on the target"
+
+    def reasons(self) -> dict[str, int]:
+        """Each reason the provider gave, with how many nodes it left to the CPU."""
+        counts: dict[str, int] = {}
+        for n in self.on_cpu:
+            counts[n.reason] = counts.get(n.reason, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+@dataclass
+class TargetCheck:
+    """A model checked against a target: as it is, and after the fixes the app made."""
+
+    model: str
+    target: str
+    htp_arch: str
+    before: Placement
+    after: Placement | None = None  # after fixing dynamic dims (None: nothing to fix)
+    fixes: list[str] = field(default_factory=list)  # what was changed for ``after``, in words
+    emulated: bool = True  # the target's arithmetic emulated on this machine's CPU
+    provider: str = ""  # the provider package and version that answered
+
+    @property
+    def final(self) -> Placement:
+        """The placement the model gets once fixed (as it is when nothing was fixed)."""
+        return self.after or self.before
+
+    def placement_map(self) -> dict[str, str]:
+        """Node name → "target"/"cpu", of the final placement (the graph's colours)."""
+        return {n.node: n.placed for n in self.final.nodes}

@@ -1,0 +1,128 @@
+"""The target check reads the provider's own verdicts: its log's failed validations become
+each node's reason, and where a node runs is onnxruntime's own assignment (a test against the
+provider itself, where onnxruntime-qnn is installed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgestudio.core.serialise import from_json, to_json
+from edgestudio.core.targets.qnn_htp import validations
+from edgestudio.core.targets.target_recipe import (
+    ON_CPU,
+    ON_TARGET,
+    NodePlacement,
+    Placement,
+    TargetCheck,
+)
+
+LOG = """\
+2026-12-05 13:11:11.41 [V:onnxruntime:, qnn_execution_provider.cc:1713 LogNodeSupport] \
+Validation FAILED for 1 nodes in OrtNodeUnit (QuantizeLinear) :
+\tOperator type: QuantizeLinear Node name: image_QuantizeLinear Node index: 6
+\tREASON : Cannot get shape
+
+2026-12-05 13:11:11.41 [V:onnxruntime:, qnn_execution_provider.cc:1713 LogNodeSupport] \
+Validation PASSED for 2 nodes in OrtNodeUnit (Conv) :
+\tOperator type: DequantizeLinear Node name: x DQ Node index: 11
+\tOperator type: Conv Node name: /features/Conv Node index: 12
+
+2026-12-05 13:11:11.42 [V:onnxruntime:, qnn_execution_provider.cc:1713 LogNodeSupport] \
+Validation FAILED for 2 nodes in OrtNodeUnit (BatchNormalization) :
+\tOperator type: BatchNormalization Node name: bn Node index: 14
+\tOperator type: QuantizeLinear Node name: bn_q Node index: 15
+\tREASON : QNN Batchnorm unsupported datatype on HTP
+"""
+
+
+def test_the_providers_log_gives_each_refused_node_its_reason() -> None:
+    reasons, accepted = validations(LOG)
+    assert reasons == {
+        "image_QuantizeLinear": "Cannot get shape",
+        "bn": "QNN Batchnorm unsupported datatype on HTP",
+        "bn_q": "QNN Batchnorm unsupported datatype on HTP",
+    }
+    assert accepted == {"x DQ", "/features/Conv"}  # a name with a space is read whole
+
+
+def test_a_placement_counts_and_groups_the_reasons() -> None:
+    placement = Placement(
+        [
+            NodePlacement("q", "QuantizeLinear", ON_CPU, "QNN EP is configured to not take Q"),
+            NodePlacement("conv", "Conv", ON_TARGET),
+            NodePlacement("bn", "BatchNormalization", ON_CPU, "unsupported datatype"),
+        ]
+    )
+    assert placement.text() == "1 of 3 nodes on the target"
+    assert placement.reasons() == {
+        "QNN EP is configured to not take Q": 1,
+        "unsupported datatype": 1,
+    }
+    assert [n.node for n in placement.by_design] == ["q"] and not placement.whole
+    check = TargetCheck("m.onnx", "qnn-htp", "73", placement)
+    again = from_json(TargetCheck, to_json(check))
+    assert again == check and again.placement_map()["conv"] == ON_TARGET
+    assert Placement(session_error="NHWC node not selected").text().startswith("no session")
+
+
+qnn = pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed here")
+
+
+@pytest.mark.e2e
+def test_a_dynamic_model_is_refused_for_its_shapes_then_placed_wholly_once_fixed(
+    tmp_path: Path,
+) -> None:
+    import onnxruntime as ort
+
+    from edgestudio.core.inputs.data_source import DataSource
+    from edgestudio.core.quant.quant_recipes import QuantRecipe
+    from edgestudio.core.targets import qnn_htp
+    from edgestudio.core.targets.target_check import fixed_copy
+    from edgestudio.core.targets.target_recipe import TargetCheckRecipe
+    from edgestudio.jobs.runner import JobState
+    from edgestudio.jobs.scheduler import run_job
+    from tests import models
+
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    calib = tmp_path / "c.npz"
+    np.savez(calib, x=np.random.default_rng(0).random((8, 3, 8, 8)).astype(np.float32))
+    quant = tmp_path / "q.onnx"
+    job = run_job(
+        QuantRecipe(model=str(src), output=str(quant), calib=DataSource("npz", str(calib)))
+    )
+    assert job.state is JobState.SUCCEEDED, job.error
+    job = run_job(TargetCheckRecipe(model=str(quant)))
+    assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
+    check = job.report.result_as(TargetCheck)
+    # a dynamic batch: the provider cannot get a shape, so it takes nothing, and says so
+    assert check.before.on_target == 0
+    assert set(check.before.reasons()) == {"Cannot get shape"}
+    assert check.after is not None and check.after.whole, check.after.reasons()
+    assert check.fixes == ["x fixed to 1x3x8x8"]
+    assert check.after.on_target >= len(check.after.nodes) - 2  # the edge Q/DQ by design
+
+    # against the provider itself: every node it assigned is placed where it assigned it
+    fixed = tmp_path / "fixed.onnx"
+    fixed_copy(quant, {"x": [1, 3, 8, 8]}, fixed)
+    session = ort.InferenceSession(str(fixed), qnn_htp.session_options("73"))
+    assigned = {
+        n.name: sub.ep_name
+        for sub in session.get_provider_graph_assignment_info()
+        for n in sub.get_nodes()
+    }
+    placed = {n.node: n.placed for n in check.after.nodes}
+    for name, ep in assigned.items():
+        if name in placed:
+            assert placed[name] == (ON_TARGET if ep == qnn_htp.EP_NAME else ON_CPU), name
+
+
+def test_a_session_the_provider_cannot_build_is_a_verdict(tmp_path: Path) -> None:
+    from edgestudio.core.targets import qnn_htp
+
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"\x08\x07not a model")
+    placement = qnn_htp.placement(broken, "73")
+    assert placement.session_error and placement.nodes == []
