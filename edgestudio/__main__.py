@@ -23,6 +23,7 @@ JOB_COMMANDS = frozenset(
         "inputs",
         "sensitivity",
         "edit",
+        "target",
     }
 )
 # Every subcommand (anything else opens the window); a test holds it to the parser's list.
