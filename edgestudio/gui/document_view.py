@@ -18,6 +18,7 @@ from edgestudio.core.model.cost_recipe import CostRecipe, ModelCost
 from edgestudio.core.perf.providers import provider_colour, short_name
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.serialise import to_json
+from edgestudio.core.targets.target_recipe import PLACEMENT_COLOURS
 from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKind
 from edgestudio.gui.inputs.inputs_panel import InputsPanel
 from edgestudio.gui.model.graph_panel import GraphPanel
@@ -133,6 +134,12 @@ class DocumentView(QWidget):
             placement = {node: short_name(str(ep)) for node, ep in values.items()}
             colours = {short_name(str(ep)): provider_colour(str(ep)) for ep in values.values()}
             view.set_category_overlay(placement, colours, title)
+        elif overlay.kind is OverlayKind.TARGET:  # the accelerator, or the CPU and why
+            view.set_category_overlay(
+                values,  # type: ignore[arg-type]
+                PLACEMENT_COLOURS,
+                title,
+            )
         elif overlay.kind is OverlayKind.SQNR:  # the absolute scale of the Quantization tab
             run = self.document.run(overlay.run or 0)
             representative = bool(run and run.analysis and run.analysis.representative)

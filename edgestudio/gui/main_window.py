@@ -26,6 +26,7 @@ from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.perf.perf_results import ProviderProbe
 from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.quant.quant_runs import QuantRun
+from edgestudio.core.targets.target_recipe import TargetCheckRecipe
 from edgestudio.core.workspace import workspace
 from edgestudio.core.workspace.preferences import Preferences
 from edgestudio.gui.document_view import DocumentView
@@ -312,6 +313,14 @@ class MainWindow(QMainWindow):
         recipe already names some; its outcome goes to that model's document.
         """
         return self.workflow.submit(recipe)
+
+    def check_on_target(self) -> Job | None:
+        """Ask the target's provider which nodes of the current model it takes: the graph is
+        coloured by placement when it answers (Tools › Check on target)."""
+        doc = self.loaded_document()
+        if doc is None:
+            return None
+        return self.submit(TargetCheckRecipe(model=str(doc.path)))
 
     def show_convert_form(self) -> ConvertDialog | None:
         """Open the Convert form for the current model (non-modal); Run submits the job."""

@@ -89,6 +89,13 @@ class WindowMenus:
         tools.addAction(
             self._action("&Auto-tune…", QKeySequence("Ctrl+Shift+T"), self.window.quant.show_tune)
         )
+        tools.addAction(
+            self._action(
+                "Check on &target (Qualcomm NPU, emulated)",
+                QKeySequence("Ctrl+Shift+G"),
+                self.window.check_on_target,
+            )
+        )
 
         help_menu = self.window.menuBar().addMenu("&Help")
         help_menu.addAction(

@@ -30,6 +30,7 @@ from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.quant.sensitivity import Sensitivity, SensitivityRecipe
 from edgestudio.core.quant.tune import Candidate
 from edgestudio.core.serialise import to_json
+from edgestudio.core.targets.target_recipe import TargetCheck, TargetCheckRecipe
 from edgestudio.core.workspace.document import (
     JobRecord,
     ModelDocument,
@@ -287,6 +288,10 @@ class Workflow:
         document.sensitivity = sensitivity
         document.overlay = Overlay(OverlayKind.SENSITIVITY)
 
+    def _target_checked(self, document: ModelDocument, job: Job, check: TargetCheck) -> None:
+        document.target = check
+        document.overlay = Overlay(OverlayKind.TARGET)
+
     _OUTCOMES: ClassVar[
         dict[type[Recipe], tuple[Callable[..., None], Callable[..., None] | None]]
     ] = {
@@ -296,6 +301,7 @@ class Workflow:
         ProfileRecipe: (_profiled, None),
         CostRecipe: (_cost_counted, lambda document, why: document.cost_failed.emit(why)),
         SensitivityRecipe: (_sensitivity_ranked, None),
+        TargetCheckRecipe: (_target_checked, None),
     }
 
     def _quant_outcome(self, document: ModelDocument, route: _Route, job: Job) -> None:

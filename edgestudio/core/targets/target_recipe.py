@@ -135,3 +135,20 @@ class TargetCheck:
     def placement_map(self) -> dict[str, str]:
         """Node name → "target"/"cpu", of the final placement (the graph's colours)."""
         return {n.node: n.placed for n in self.final.nodes}
+
+
+# The graph's categories for a placement, and their colours (the provider overlay's palette).
+NPU, CPU_BY_DESIGN, CPU_REFUSED = "NPU", "CPU (by design)", "CPU (refused)"
+PLACEMENT_COLOURS = {NPU: "#2e7d32", CPU_BY_DESIGN: "#90a4ae", CPU_REFUSED: "#c62828"}
+
+
+def placement_categories(placement: Placement) -> dict[str, str]:
+    """Node name → NPU, CPU (by design) or CPU (refused): what the graph colours."""
+    return {
+        n.node: NPU
+        if n.placed == ON_TARGET
+        else CPU_BY_DESIGN
+        if BY_DESIGN in n.reason
+        else CPU_REFUSED
+        for n in placement.nodes
+    }

@@ -27,6 +27,7 @@ from edgestudio.core.model.cost_recipe import ModelCost
 from edgestudio.core.perf.perf_results import Latency, Profile
 from edgestudio.core.quant.quant_runs import QuantRun
 from edgestudio.core.quant.sensitivity import Sensitivity
+from edgestudio.core.targets.target_recipe import TargetCheck, placement_categories
 
 
 class OverlayKind(enum.Enum):
@@ -37,6 +38,7 @@ class OverlayKind(enum.Enum):
     TIME = "time"  # each node's share of the profiled run time
     PROVIDER = "provider"  # the execution provider that ran each node
     SENSITIVITY = "sensitivity"  # what keeping each layer alone in 16-bit gives back
+    TARGET = "target"  # where each node runs on the target: its accelerator or the CPU
     MACS = "macs"  # each node's multiply-accumulates at the input specification
     MEMORY = "memory"  # each node's output bytes (activation memory)
 
@@ -106,6 +108,7 @@ class ModelDocument:
     extra_models: list[str] = field(default_factory=list)
     tunes: list[dict[str, Any]] = field(default_factory=list)  # jobs.tuner.tuner_summary
     sensitivity: Sensitivity | None = None  # the last ranking of layers by the task
+    target: TargetCheck | None = None  # the last check of where the nodes run on a target
     cost: ModelCost | None = None  # every node's MACs and memory at the last counted inputs
     # The file as opened (what every result describes): its SHA-256 and (size, mtime_ns),
     # taken by the loader off the UI thread; empty until then. A workspace keeps them with the
@@ -191,6 +194,7 @@ class ModelDocument:
                 "tunes",
                 "sensitivity",
                 "cost",
+                "target",
             ):
                 setattr(self, name, getattr(saved, name))
         for run in self.runs:
@@ -228,6 +232,13 @@ class ModelDocument:
             return (
                 f"output memory (KiB) at {self.cost.inputs_text()}",
                 {n.node: n.output_bytes / 1024 for n in self.cost.nodes if n.output_bytes},
+            )
+        if kind is OverlayKind.TARGET and self.target:
+            check = self.target
+            return (
+                f"Placement on {check.target} v{check.htp_arch} (emulated"
+                + (", dims fixed)" if check.after is not None else ")"),
+                placement_categories(check.final),
             )
         if kind is OverlayKind.SENSITIVITY and self.sensitivity:
             s = self.sensitivity
