@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from edgestudio.cli.job_ui import add_input_args, add_timeout_arg, execute_job, input_fields
+from edgestudio.cli.job_ui import (
+    add_common_job_args,
+    add_input_args,
+    add_timeout_arg,
+    execute_job,
+    input_fields,
+)
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.core.job_api.options import add_options, values_from_args
@@ -14,6 +20,8 @@ from edgestudio.core.targets.target_recipe import (
     Placement,
     TargetCheck,
     TargetCheckRecipe,
+    TargetCompile,
+    TargetCompileRecipe,
 )
 
 SHOWN_NODES = 20  # nodes left to the CPU listed by name; the JSON has every one
@@ -36,6 +44,14 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add_json_option(c, "the placement of every node, before and after the fixes")
     add_timeout_arg(c, "the check")
     c.set_defaults(func=run_check, make_recipe=recipe_from_args)
+    k = actions.add_parser(
+        "compile", help="the EPContext model and the context binary a device loads, proven here"
+    )
+    k.add_argument("model", help="the quantized .onnx model (never modified)")
+    add_common_job_args(k, tolerance=False)
+    add_options(k, TargetCompileRecipe)
+    add_input_args(k)
+    k.set_defaults(func=run_compile, make_recipe=compile_recipe_from_args)
 
 
 def recipe_from_args(args: argparse.Namespace) -> TargetCheckRecipe:
@@ -45,6 +61,28 @@ def recipe_from_args(args: argparse.Namespace) -> TargetCheckRecipe:
         **values_from_args(args, TargetCheckRecipe),
         **input_fields(args, with_data=False),
     )
+
+
+def compile_recipe_from_args(args: argparse.Namespace) -> TargetCompileRecipe:
+    """The compile recipe the parsed arguments describe."""
+    return TargetCompileRecipe(
+        model=args.model,
+        output=args.output,
+        overwrite=args.overwrite,
+        **values_from_args(args, TargetCompileRecipe),
+        **input_fields(args, with_data=False),
+    )
+
+
+def run_compile(args: argparse.Namespace) -> int:
+    """Compile, reload, compare; print what was written."""
+    code, job = execute_job(compile_recipe_from_args(args), args, show_report=False)
+    if job is None or job.report is None:
+        return code
+    compiled = job.report.result_as(TargetCompile)
+    print(compiled.text())
+    print(f"written: {job.report.output} and {compiled.binary} beside it")
+    return code
 
 
 def print_placement(title: str, placement: Placement) -> None:

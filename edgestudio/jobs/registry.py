@@ -28,6 +28,7 @@ OPERATIONS: dict[str, str] = {
     "inputs": "edgestudio.core.inputs.input_probe:run_inputs",
     "device_check": "edgestudio.core.perf.profile:run_device_check",
     "target-check": "edgestudio.core.targets.target_check:run_target_check",
+    "target-compile": "edgestudio.core.targets.target_check:run_target_compile",
 }
 
 

@@ -34,7 +34,7 @@ from edgestudio.core.perf.bench_recipes import (
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.sensitivity import SensitivityRecipe
 from edgestudio.core.serialise import to_json
-from edgestudio.core.targets.target_recipe import TargetCheckRecipe
+from edgestudio.core.targets.target_recipe import TargetCheckRecipe, TargetCompileRecipe
 
 NO_COMMAND = {"shapes", "providers"}  # the app's own jobs, run without options
 
@@ -118,6 +118,9 @@ def _bases(tmp: Path) -> dict[str, Recipe]:
         "device_check": DeviceCheckRecipe(device="pi5"),
         "cost": CostRecipe(model=m, **io),
         "target-check": TargetCheckRecipe(model=m, htp_arch="75", fix_shapes=False, **io),
+        "target-compile": TargetCompileRecipe(
+            model=m, output=str(tmp / "o.onnx"), overwrite=True, htp_arch="79", **io
+        ),
         "edit": EditRecipe(
             model=m,
             output=str(tmp / "o.onnx"),
@@ -187,6 +190,7 @@ def test_every_command_is_derived_from_the_declarations() -> None:
         "sensitivity",
         "edit",
         "target-check",
+        "target-compile",
     ],
 )
 def test_recipe_round_trips_through_the_cli_and_json(kind: str, tmp_path: Path) -> None:

@@ -126,3 +126,38 @@ def test_a_session_the_provider_cannot_build_is_a_verdict(tmp_path: Path) -> Non
     broken.write_bytes(b"\x08\x07not a model")
     placement = qnn_htp.placement(broken, "73")
     assert placement.session_error and placement.nodes == []
+
+
+@pytest.mark.e2e
+def test_a_compiled_context_reloads_and_matches_the_emulated_run(tmp_path: Path) -> None:
+    import onnxruntime as ort
+
+    from edgestudio.core.inputs.data_source import DataSource
+    from edgestudio.core.quant.quant_recipes import QuantRecipe
+    from edgestudio.core.targets import qnn_htp
+    from edgestudio.core.targets.target_recipe import TargetCompile, TargetCompileRecipe
+    from edgestudio.jobs.runner import JobState
+    from edgestudio.jobs.scheduler import run_job
+    from tests import models
+
+    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
+    calib = tmp_path / "c.npz"
+    np.savez(calib, x=np.random.default_rng(0).random((8, 3, 8, 8)).astype(np.float32))
+    quant = tmp_path / "q.onnx"
+    made = run_job(
+        QuantRecipe(model=str(src), output=str(quant), calib=DataSource("npz", str(calib)))
+    )
+    assert made.state is JobState.SUCCEEDED, made.error
+    out = tmp_path / "device" / "m_ctx.onnx"
+    out.parent.mkdir()
+    job = run_job(TargetCompileRecipe(model=str(quant), output=str(out)))
+    assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
+    compiled = job.report.result_as(TargetCompile)
+    binary = out.parent / compiled.binary
+    assert binary.is_file() and binary.stat().st_size == compiled.binary_bytes > 0
+    assert compiled.max_abs_difference == 0.0 and compiled.fixes == ["x fixed to 1x3x8x8"]
+    assert sorted(p.name for p in out.parent.iterdir()) == sorted([out.name, binary.name])
+    # here, as a device would: the context model loads with the NPU alone and runs
+    session = ort.InferenceSession(str(out), qnn_htp.session_options("73", fallback=False))
+    (y,) = session.run(None, {"x": np.ones((1, 3, 8, 8), np.float32)})
+    assert y.shape == (1, 10) and np.isfinite(y).all()

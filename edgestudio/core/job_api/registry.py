@@ -24,7 +24,7 @@ from edgestudio.core.perf.bench_recipes import (
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.sensitivity import SensitivityRecipe
 from edgestudio.core.serialise import from_json
-from edgestudio.core.targets.target_recipe import TargetCheckRecipe
+from edgestudio.core.targets.target_recipe import TargetCheckRecipe, TargetCompileRecipe
 
 RECIPE_TYPES: dict[str, type[Recipe]] = {
     cls.kind: cls
@@ -44,6 +44,7 @@ RECIPE_TYPES: dict[str, type[Recipe]] = {
         CostRecipe,
         EditRecipe,
         TargetCheckRecipe,
+        TargetCompileRecipe,
     )
 }
 

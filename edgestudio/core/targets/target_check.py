@@ -12,7 +12,12 @@ from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.progress import Reporter
 from edgestudio.core.serialise import to_json
-from edgestudio.core.targets.target_recipe import TargetCheck, TargetCheckRecipe
+from edgestudio.core.targets.target_recipe import (
+    TargetCheck,
+    TargetCheckRecipe,
+    TargetCompile,
+    TargetCompileRecipe,
+)
 
 if TYPE_CHECKING:
     import onnx
@@ -78,3 +83,78 @@ def run_target_check(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRe
         reporter.log(f"  {count} node(s) on the CPU: {reason}")
     reporter.stage("Done", 1.0)
     return JobReport(kind=recipe.kind, details=to_json(check), result=check)
+
+
+def run_target_compile(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+    """Compile ``recipe.model`` for the emulated HTP (dynamic dims fixed first), reload the
+    context binary and prove it gives the emulated session's outputs on the model's inputs."""
+    assert isinstance(recipe, TargetCompileRecipe)
+    import numpy as np
+    import onnxruntime as ort
+
+    from edgestudio.core.inputs.input_probe import job_inputs
+    from edgestudio.core.model.model_files import load_structure
+    from edgestudio.core.targets import qnn_htp
+
+    try:
+        provider = qnn_htp.provider_version()
+    except qnn_htp.TargetUnavailableError as exc:
+        raise EdgeStudioError(str(exc)) from exc
+    path = Path(recipe.model)
+    model = load_structure(path)
+    reporter.stage("Finding the input sizes the model runs on", 0.05)
+    spec = job_inputs(path, model, recipe.shapes, recipe.ranges, reporter=reporter).spec
+    feeds = spec.feeds()
+    name = Path(recipe.output or f"{path.stem}_ctx.onnx").name
+    with tempfile.TemporaryDirectory(dir=staging) as scratch:
+        source, fixes = path, []
+        if dynamic_inputs(model):
+            source = Path(scratch) / "fixed.onnx"
+            fixes = fixed_copy(
+                path, {e.name: [int(d) for d in e.shape] for e in spec.inputs}, source
+            )
+        reporter.stage(f"Compiling with {provider} for HTP v{recipe.htp_arch}", 0.2)
+        options = qnn_htp.session_options(recipe.htp_arch, fallback=False)
+        options.add_session_config_entry("ep.context_enable", "1")
+        options.add_session_config_entry("ep.context_file_path", str(staging / name))
+        options.add_session_config_entry("ep.context_embed_mode", "0")
+        try:
+            emulated = ort.InferenceSession(str(source), options)
+        except Exception as exc:  # a node the NPU refuses: no binary runs it whole
+            raise EdgeStudioError(
+                f"The model cannot be compiled wholly for HTP v{recipe.htp_arch}: {exc}. "
+                "`edgestudio target check` names the nodes it refuses and why."
+            ) from exc
+        expected = emulated.run(None, feeds)
+    binaries = sorted(p.name for p in staging.glob("*.bin"))
+    if not (staging / name).is_file() or not binaries:
+        raise EdgeStudioError("The provider wrote no context model or binary.")
+    reporter.stage("Reloading the compiled binary and running it", 0.7)
+    reloaded = ort.InferenceSession(
+        str(staging / name), qnn_htp.session_options(recipe.htp_arch, fallback=False)
+    )
+    got = reloaded.run(None, feeds)
+    difference = max(
+        (
+            float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
+            for a, b in zip(expected, got, strict=True)
+            if np.size(a)
+        ),
+        default=0.0,
+    )
+    compiled = TargetCompile(
+        str(path),
+        recipe.target,
+        recipe.htp_arch,
+        name,
+        binaries[0],
+        (staging / binaries[0]).stat().st_size,
+        fixes,
+        difference,
+        provider,
+    )
+    reporter.log(compiled.text())
+    reporter.stage("Done", 1.0)
+    return JobReport(
+        kind=recipe.kind, files=[name, *binaries], details=to_json(compiled), result=compiled
+    )
