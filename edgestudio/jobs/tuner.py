@@ -57,6 +57,7 @@ from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.scheduler import JobSubmitter, Scheduler, run_job
 
 BENCH_BATCH = 2  # candidates per worker benchmarked together (one job, one pause)
+LAST_RUNGS = 2  # candidates kept for the whole-model rungs when nothing meets the goal
 
 
 def kind_is_split(check: WinnerCheck) -> bool:
@@ -447,7 +448,41 @@ class Tuner:
         tried = sum(1 for c in self.candidates if not c.resumed)  # resumed ones cost nothing
         return tried >= s.budget or late
 
+    def _nearly_spent(self) -> bool:
+        """True when only the last rungs fit in what is left of the budget (two candidates,
+        or the last quarter of the minutes) and nothing meets the goal yet."""
+        s = self.settings
+        tried = sum(1 for c in self.candidates if not c.resumed)
+        late = s.minutes is not None and time.monotonic() - self.started > 0.75 * s.minutes * 60
+        done = [c for c in self.candidates if c.state == "done"]
+        return bool(done) and (s.budget - tried <= LAST_RUNGS or late) and not any(
+            c.met for c in done
+        )
+
+    def _last_rungs(self) -> tuple[QuantRecipe, str] | None:
+        """The whole-model rungs (what helped together, then A16W16), taken before the rest of
+        the queue when the budget is nearly spent: a search must not end out of budget before
+        the near-lossless integer recipe (on hidden text lines it alone read 100 %)."""
+        wide = {"uint16", "int16"} & set(self.settings.space.activation_types)
+        if "qdq" not in self.settings.space.modes or "qdq" in self.failed_causes or not wide:
+            return None
+        combined = combined_step(self.candidates, self.settings.goal, self.tried, True)
+        if combined is not None:
+            return combined
+        closest = pick_winner(self.candidates, self.settings.goal, self.settings.objective)
+        return near_lossless_step(
+            closest,
+            self.base,
+            self.tried,
+            self.opset,
+            per_channel=True in self.settings.space.per_channel,
+        )
+
     def _next_recipe(self) -> tuple[QuantRecipe, str] | None:
+        if self.queue and self._nearly_spent():
+            last = self._last_rungs()
+            if last is not None:
+                return last
         while self.queue:
             recipe, why = self.queue.pop(0)
             cause = self.failed_causes.get(recipe.mode)
