@@ -455,8 +455,8 @@ class Tuner:
         tried = sum(1 for c in self.candidates if not c.resumed)
         late = s.minutes is not None and time.monotonic() - self.started > 0.75 * s.minutes * 60
         done = [c for c in self.candidates if c.state == "done"]
-        return bool(done) and (s.budget - tried <= LAST_RUNGS or late) and not any(
-            c.met for c in done
+        return (
+            bool(done) and (s.budget - tried <= LAST_RUNGS or late) and not any(c.met for c in done)
         )
 
     def _last_rungs(self) -> tuple[QuantRecipe, str] | None:
