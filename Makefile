@@ -72,7 +72,7 @@ bench: $(STAMP) $(DEVICE_STAMP)
 realmodels: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS),realmodels]"
 	$(call apt_tools,espeak-ng:espeak-ng,the recovery table's audio row will say it cannot be made)
-	$(call apt_files,$(HELD_OUT_FONTS),the recovery table's held-out columns will say they cannot be made)
+	$(call apt_tools,$(HELD_OUT_FONTS),the recovery table's held-out columns will say they cannot be made)
 	$(BIN)/python -m tests.realmodels.fetch
 
 realcheck: realmodels
@@ -108,20 +108,12 @@ install-desktop: package
 # The real-window tier (tests/xserver, in make test-e2e) needs an X server, xdotool, a small
 # window manager and wmctrl, and Qt's X11 libraries (platform-libs).
 XSERVER_TOOLS := Xvfb:xvfb xdotool:xdotool openbox:openbox wmctrl:wmctrl
-# $(call apt_tools,COMMAND:PACKAGE …,what goes without them): installs the missing ones with apt
-# as root, else says the apt line.
+# $(call apt_tools,THING:PACKAGE …,what goes without them): installs the missing ones with apt
+# as root, else says the apt line. THING is a command, or an absolute path to a file (a font).
 define apt_tools
-	@missing=""; for t in $(1); do command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t##*:}"; done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null 2>&1) \
-	      || echo "could not install$$missing; $(2)"; \
-	  else echo "missing$$missing (apt install$$missing); $(2)"; fi; fi
-endef
-
-# $(call apt_files,FILE:PACKAGE …,what goes without them): as apt_tools, for files (fonts).
-define apt_files
-	@missing=""; for t in $(1); do [ -e "$${t%%:*}" ] || missing="$$missing $${t##*:}"; done; \
+	@missing=""; for t in $(1); do thing=$${t%%:*}; \
+	  case "$$thing" in /*) [ -e "$$thing" ] ;; *) command -v "$$thing" >/dev/null 2>&1 ;; esac \
+	  || missing="$$missing $${t##*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null 2>&1) \
