@@ -60,11 +60,6 @@ BENCH_BATCH = 2  # candidates per worker benchmarked together (one job, one paus
 LAST_RUNGS = 2  # candidates kept for the whole-model rungs when nothing meets the goal
 
 
-def kind_is_split(check: WinnerCheck) -> bool:
-    """True for the re-judgement on the swapped split (the one that can un-crown)."""
-    return check.kind == "swapped"
-
-
 def thread_share(workers: int) -> int | None:
     """onnxruntime threads per worker when ``workers`` run side by side (None: alone, every
     core): two workers each with every core fight over them."""
@@ -459,15 +454,16 @@ class Tuner:
             bool(done) and (s.budget - tried <= LAST_RUNGS or late) and not any(c.met for c in done)
         )
 
-    def _last_rungs(self) -> tuple[QuantRecipe, str] | None:
-        """The whole-model rungs (what helped together, then A16W16), taken before the rest of
-        the queue when the budget is nearly spent: a search must not end out of budget before
-        the near-lossless integer recipe (on hidden text lines it alone read 100 %)."""
-        wide = {"uint16", "int16"} & set(self.settings.space.activation_types)
-        if "qdq" not in self.settings.space.modes or "qdq" in self.failed_causes or not wide:
+    def _whole_model_rungs(self) -> tuple[QuantRecipe, str] | None:
+        """The whole-model rungs: what helped, together, then A16W16 (16-bit activations and
+        weights, where the space allows 16 bits). When the loss is spread over many layers (it
+        was on every hidden model that missed its goal), promoting layers one by one does not
+        pay; on hidden text lines A16W16 alone read 100 %."""
+        if "qdq" not in self.settings.space.modes or "qdq" in self.failed_causes:
             return None
-        combined = combined_step(self.candidates, self.settings.goal, self.tried, True)
-        if combined is not None:
+        wide = bool({"uint16", "int16"} & set(self.settings.space.activation_types))
+        combined = combined_step(self.candidates, self.settings.goal, self.tried, wide)
+        if combined is not None or not wide:
             return combined
         closest = pick_winner(self.candidates, self.settings.goal, self.settings.objective)
         return near_lossless_step(
@@ -479,8 +475,8 @@ class Tuner:
         )
 
     def _next_recipe(self) -> tuple[QuantRecipe, str] | None:
-        if self.queue and self._nearly_spent():
-            last = self._last_rungs()
+        if self.queue and self._nearly_spent():  # the last candidates go to these rungs
+            last = self._whole_model_rungs()
             if last is not None:
                 return last
         while self.queue:
@@ -494,25 +490,11 @@ class Tuner:
         busy = self.steps or self.waiting_bench or self.bench
         if busy or any(c.met for c in self.candidates):
             return None  # escalations build on finished results: wait for them
+        rung = self._whole_model_rungs()
+        if rung is not None:
+            return rung
         closest = pick_winner(self.candidates, self.settings.goal, self.settings.objective)
         wide = {"uint16", "int16"} & set(self.settings.space.activation_types)
-        static_ok = "qdq" in self.settings.space.modes and "qdq" not in self.failed_causes
-        # Whole-model steps first: when the loss is spread over many layers (it was on every
-        # hidden model that missed its goal), promoting layers one by one does not pay.
-        if static_ok:
-            combined = combined_step(self.candidates, self.settings.goal, self.tried, bool(wide))
-            if combined is not None:
-                return combined
-        if static_ok and wide:
-            last_rung = near_lossless_step(
-                closest,
-                self.base,
-                self.tried,
-                self.opset,
-                per_channel=True in self.settings.space.per_channel,
-            )
-            if last_rung is not None:
-                return last_rung
         # Then the worst layers in 16-bit (still integer; where the space allows 16 bits),
         # then, when allowed, in float.
         # from the closest 8-bit QDQ candidate: a whole-model 16-bit one closer to the goal
@@ -690,7 +672,7 @@ class Tuner:
                 check.met = goal.met(check.goal_value)
                 check.state = "done"
                 checked = next(c for c in self.candidates if c.number == check.candidate)
-                if kind_is_split(check) and not check.met and checked.met:
+                if check.kind == "swapped" and not check.met and checked.met:
                     self.unconfirmed.add(checked.number)
                     self._ties = None
             else:

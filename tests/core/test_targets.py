@@ -77,8 +77,6 @@ def test_a_dynamic_model_is_refused_for_its_shapes_then_placed_wholly_once_fixed
 ) -> None:
     import onnxruntime as ort
 
-    from edgestudio.core.inputs.data_source import DataSource
-    from edgestudio.core.quant.quant_recipes import QuantRecipe
     from edgestudio.core.targets import qnn_htp
     from edgestudio.core.targets.target_check import fixed_copy
     from edgestudio.core.targets.target_recipe import TargetCheckRecipe
@@ -86,14 +84,7 @@ def test_a_dynamic_model_is_refused_for_its_shapes_then_placed_wholly_once_fixed
     from edgestudio.jobs.scheduler import run_job
     from tests import models
 
-    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
-    calib = tmp_path / "c.npz"
-    np.savez(calib, x=np.random.default_rng(0).random((8, 3, 8, 8)).astype(np.float32))
-    quant = tmp_path / "q.onnx"
-    job = run_job(
-        QuantRecipe(model=str(src), output=str(quant), calib=DataSource("npz", str(calib)))
-    )
-    assert job.state is JobState.SUCCEEDED, job.error
+    quant = models.quantized_sample(tmp_path)  # the digits sample, QDQ, dynamic batch
     job = run_job(TargetCheckRecipe(model=str(quant)))
     assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
     check = job.report.result_as(TargetCheck)
@@ -101,12 +92,12 @@ def test_a_dynamic_model_is_refused_for_its_shapes_then_placed_wholly_once_fixed
     assert check.before.on_target == 0
     assert set(check.before.reasons()) == {"Cannot get shape"}
     assert check.after is not None and check.after.whole, check.after.reasons()
-    assert check.fixes == ["x fixed to 1x3x8x8"]
+    assert check.fixes == ["image fixed to 1x1x8x8"]
     assert check.after.on_target >= len(check.after.nodes) - 2  # the edge Q/DQ by design
 
     # against the provider itself: every node it assigned is placed where it assigned it
     fixed = tmp_path / "fixed.onnx"
-    fixed_copy(quant, {"x": [1, 3, 8, 8]}, fixed)
+    fixed_copy(quant, {"image": [1, 1, 8, 8]}, fixed)
     session = ort.InferenceSession(str(fixed), qnn_htp.session_options("73"))
     assigned = {
         n.name: sub.ep_name
@@ -132,22 +123,13 @@ def test_a_session_the_provider_cannot_build_is_a_verdict(tmp_path: Path) -> Non
 def test_a_compiled_context_reloads_and_matches_the_emulated_run(tmp_path: Path) -> None:
     import onnxruntime as ort
 
-    from edgestudio.core.inputs.data_source import DataSource
-    from edgestudio.core.quant.quant_recipes import QuantRecipe
     from edgestudio.core.targets import qnn_htp
     from edgestudio.core.targets.target_recipe import TargetCompile, TargetCompileRecipe
     from edgestudio.jobs.runner import JobState
     from edgestudio.jobs.scheduler import run_job
     from tests import models
 
-    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
-    calib = tmp_path / "c.npz"
-    np.savez(calib, x=np.random.default_rng(0).random((8, 3, 8, 8)).astype(np.float32))
-    quant = tmp_path / "q.onnx"
-    made = run_job(
-        QuantRecipe(model=str(src), output=str(quant), calib=DataSource("npz", str(calib)))
-    )
-    assert made.state is JobState.SUCCEEDED, made.error
+    quant = models.quantized_sample(tmp_path)  # the digits sample, QDQ, dynamic batch
     out = tmp_path / "device" / "m_ctx.onnx"
     out.parent.mkdir()
     job = run_job(TargetCompileRecipe(model=str(quant), output=str(out)))
@@ -155,9 +137,9 @@ def test_a_compiled_context_reloads_and_matches_the_emulated_run(tmp_path: Path)
     compiled = job.report.result_as(TargetCompile)
     binary = out.parent / compiled.binary
     assert binary.is_file() and binary.stat().st_size == compiled.binary_bytes > 0
-    assert compiled.max_abs_difference == 0.0 and compiled.fixes == ["x fixed to 1x3x8x8"]
+    assert compiled.max_abs_difference == 0.0 and compiled.fixes == ["image fixed to 1x1x8x8"]
     assert sorted(p.name for p in out.parent.iterdir()) == sorted([out.name, binary.name])
     # here, as a device would: the context model loads with the NPU alone and runs
     session = ort.InferenceSession(str(out), qnn_htp.session_options("73", fallback=False))
-    (y,) = session.run(None, {"x": np.ones((1, 3, 8, 8), np.float32)})
+    (y,) = session.run(None, {"image": np.ones((1, 1, 8, 8), np.float32)})
     assert y.shape == (1, 10) and np.isfinite(y).all()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from edgestudio.core.workspace.document import OverlayKind
@@ -19,21 +18,10 @@ pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed 
 def test_check_on_target_colours_the_graph_by_placement(  # type: ignore[no-untyped-def]
     qtbot, window: MainWindow, tmp_path: Path
 ) -> None:
-    from edgestudio.core.inputs.data_source import DataSource
-    from edgestudio.core.quant.quant_recipes import QuantRecipe
     from edgestudio.core.targets.target_recipe import CPU_BY_DESIGN, NPU, PLACEMENT_COLOURS
-    from edgestudio.jobs.runner import JobState
-    from edgestudio.jobs.scheduler import run_job
     from tests import models
 
-    src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
-    calib = tmp_path / "c.npz"
-    np.savez(calib, x=np.random.default_rng(0).random((8, 3, 8, 8)).astype(np.float32))
-    quant = tmp_path / "q.onnx"
-    made = run_job(
-        QuantRecipe(model=str(src), output=str(quant), calib=DataSource("npz", str(calib)))
-    )
-    assert made.state is JobState.SUCCEEDED, made.error
+    quant = models.quantized_sample(tmp_path)  # the digits sample, QDQ, dynamic batch
     open_and_wait(qtbot, window, quant)
     doc = window.current_document()
     assert doc is not None

@@ -222,7 +222,6 @@ def speech_clips(folder: Path, count: int = 8, seed: int = 4, rate: int = 16000)
     at 5–25 dB SNR. Raises FileNotFoundError without eSpeak NG."""
     import shutil
     import subprocess
-    import wave
 
     from edgestudio.core.inputs.media_data import read_audio
 
@@ -260,12 +259,5 @@ def speech_clips(folder: Path, count: int = 8, seed: int = 4, rate: int = 16000)
             noise = noise.astype(np.float32)
         snr_db = rng.uniform(5, 25)
         noise *= np.sqrt(power / 10 ** (snr_db / 10) / (float(np.mean(noise**2)) or 1e-6))
-        pcm = np.clip((signal + noise) * 32767, -32768, 32767).astype(np.int16)
-        path = folder / f"heldout_{k:02d}.wav"
-        with wave.open(str(path), "wb") as out:
-            out.setnchannels(1)
-            out.setsampwidth(2)
-            out.setframerate(rate)
-            out.writeframes(pcm.tobytes())
-        paths.append(path)
+        paths.append(realdata.write_wav(folder / f"heldout_{k:02d}.wav", signal + noise, rate))
     return paths

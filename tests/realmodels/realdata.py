@@ -234,7 +234,6 @@ def speech_clips(folder: Path, count: int = 8, seed: int = 4, rate: int = 16000)
     eSpeak NG."""
     import shutil
     import subprocess
-    import wave
 
     from edgestudio.core.inputs.media_data import read_audio
 
@@ -259,12 +258,18 @@ def speech_clips(folder: Path, count: int = 8, seed: int = 4, rate: int = 16000)
         noise = rng.standard_normal(signal.size).astype(np.float32)
         noise = np.convolve(noise, np.ones(8, np.float32) / 8, mode="same")  # not white: hum-like
         noise *= np.sqrt(power / 10 ** (snr_db / 10) / float(np.mean(noise**2)))
-        pcm = np.clip((signal + noise) * 32767, -32768, 32767).astype(np.int16)
-        path = folder / f"speech_{k:02d}.wav"
-        with wave.open(str(path), "wb") as out:
-            out.setnchannels(1)
-            out.setsampwidth(2)
-            out.setframerate(rate)
-            out.writeframes(pcm.tobytes())
-        paths.append(path)
+        paths.append(write_wav(folder / f"speech_{k:02d}.wav", signal + noise, rate))
     return paths
+
+
+def write_wav(path: Path, signal: np.ndarray, rate: int) -> Path:
+    """``signal`` (floats in [-1, 1]) as a 16-bit mono WAV file at ``rate``."""
+    import wave
+
+    pcm = np.clip(signal * 32767, -32768, 32767).astype(np.int16)
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(pcm.tobytes())
+    return path

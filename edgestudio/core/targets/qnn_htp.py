@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.targets.target_recipe import ON_CPU, ON_TARGET, NodePlacement, Placement
 
 EP_NAME = "QNNExecutionProvider"
@@ -30,8 +31,9 @@ _LAYOUT_COPY = re.compile(r"_token_\d+$")
 _registered = False
 
 
-class TargetUnavailableError(RuntimeError):
-    """The target's provider package is not installed here (said with how to get it)."""
+class TargetUnavailableError(EdgeStudioError):
+    """The target's provider package is not installed here (said with how to get it): a job
+    fails with this message as it is."""
 
 
 def provider_version() -> str:
