@@ -12,6 +12,7 @@ import pytest
 from edgestudio.core.serialise import from_json, to_json
 from edgestudio.core.targets.qnn_htp import validations
 from edgestudio.core.targets.target_recipe import (
+    FOLDED,
     ON_CPU,
     ON_TARGET,
     NodePlacement,
@@ -66,6 +67,9 @@ def test_a_placement_counts_and_groups_the_reasons() -> None:
     again = from_json(TargetCheck, to_json(check))
     assert again == check and again.placement_map()["conv"] == ON_TARGET
     assert Placement(session_error="NHWC node not selected").text().startswith("no session")
+    folded = Placement([*placement.nodes[1:2], NodePlacement("shape", "Shape", FOLDED, "folded")])
+    assert folded.text() == "1 of 2 nodes on the target, 1 folded away before placement"
+    assert folded.whole  # a folded node runs nowhere: it keeps no node off the target
 
 
 qnn = pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed here")

@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.targets.target_recipe import ON_CPU, ON_TARGET, NodePlacement, Placement
+from edgestudio.core.targets.target_recipe import (
+    FOLDED,
+    ON_CPU,
+    ON_TARGET,
+    NodePlacement,
+    Placement,
+)
 
 EP_NAME = "QNNExecutionProvider"
 SOC_FOR_ARCH = {"68": "30", "69": "36", "73": "57", "75": "60", "79": "69"}  # a Snapdragon each
@@ -158,6 +164,11 @@ def placement(path: Path, htp_arch: str) -> Placement:
     }
     reasons, accepted = validations(log)
     model = onnx.load(str(path), load_external_data=False)
+    names = {node.name for node in model.graph.node}
+    # A node missing from the record was folded (a shape computation once sizes are fixed) or
+    # fused into a kernel of onnxruntime's own; only a CPU kernel that is no node of the model
+    # says the second happened on the CPU.
+    fused_on_cpu = any(name not in names for name, ep in assigned.items() if ep != EP_NAME)
     nodes = []
     for index, node in enumerate(model.graph.node):
         name = node.name or f"{node.op_type}_{index}"
@@ -167,9 +178,11 @@ def placement(path: Path, htp_arch: str) -> Placement:
         if ep == EP_NAME or (ep is None and name in accepted and name not in reasons):
             nodes.append(NodePlacement(name, node.op_type, ON_TARGET))
             continue
+        if ep is None and name not in reasons and not fused_on_cpu:
+            nodes.append(NodePlacement(name, node.op_type, FOLDED, "folded before placement"))
+            continue
         reason = reasons.get(name) or (
-            "left to the CPU and fused there by onnxruntime into a kernel of its own "
-            "(a QLinear* or a folded constant)"
+            "left to the CPU and fused there by onnxruntime into a kernel of its own"
             if ep is None
             else "left to the CPU without a reason in the provider's log (a graph input's "
             "Q or output's DQ, which the provider leaves to the CPU by design, or a node "

@@ -19,6 +19,9 @@ TARGET_LABELS = {"qnn-htp": "Qualcomm Hexagon NPU (HTP, emulated on this machine
 # HTP architectures onnxruntime-qnn 2.7 compiles for (v68 … v79), and a Snapdragon SoC each.
 HTP_ARCHS = ("68", "69", "73", "75", "79")
 ON_TARGET, ON_CPU = "target", "cpu"
+# Folded away before placement (a shape computation on fixed sizes becomes a constant): the
+# node runs nowhere as itself, on neither side.
+FOLDED = "folded"
 BY_DESIGN = "is configured to not take"  # the QNN provider's words for its graph-edge Q/DQ
 
 
@@ -125,7 +128,7 @@ class NodePlacement:
 
     node: str
     op_type: str
-    placed: str  # ON_TARGET or ON_CPU
+    placed: str  # ON_TARGET, ON_CPU or FOLDED
     reason: str = ""  # the provider's own words ("" on the target)
 
 
@@ -161,7 +164,10 @@ class Placement:
         """``37 of 37 nodes on the target`` or why there is no session."""
         if self.session_error:
             return f"no session: {self.session_error}"
-        return f"{self.on_target} of {len(self.nodes)} nodes on the target"
+        folded = sum(1 for n in self.nodes if n.placed == FOLDED)
+        return f"{self.on_target} of {len(self.nodes)} nodes on the target" + (
+            f", {folded} folded away before placement" if folded else ""
+        )
 
     def reasons(self) -> dict[str, int]:
         """Each reason the provider gave, with how many nodes it left to the CPU."""
@@ -196,7 +202,13 @@ class TargetCheck:
 
 # The graph's categories for a placement, and their colours (the provider overlay's palette).
 NPU, CPU_BY_DESIGN, CPU_REFUSED = "NPU", "CPU (by design)", "CPU (refused)"
-PLACEMENT_COLOURS = {NPU: "#2e7d32", CPU_BY_DESIGN: "#90a4ae", CPU_REFUSED: "#c62828"}
+FOLDED_AWAY = "folded away"
+PLACEMENT_COLOURS = {
+    NPU: "#2e7d32",
+    CPU_BY_DESIGN: "#90a4ae",
+    CPU_REFUSED: "#c62828",
+    FOLDED_AWAY: "#e0e0e0",
+}
 
 
 def placement_categories(placement: Placement) -> dict[str, str]:
@@ -204,6 +216,8 @@ def placement_categories(placement: Placement) -> dict[str, str]:
     return {
         n.node: NPU
         if n.placed == ON_TARGET
+        else FOLDED_AWAY
+        if n.placed == FOLDED
         else CPU_BY_DESIGN
         if BY_DESIGN in n.reason
         else CPU_REFUSED
