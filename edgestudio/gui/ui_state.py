@@ -29,9 +29,12 @@ def snapshot(window: QWidget) -> dict[str, Any]:
     documents: list[str] = []
     panel = ""
     panel_tabs: dict[str, list[int]] = {}
+    overlay = ""  # what colours the current model's graph (sqnr, target, …)
     if isinstance(tabs, QTabWidget):
         documents = [tabs.tabText(i) for i in range(tabs.count())]
         current = tabs.currentWidget()
+        kind = getattr(getattr(getattr(current, "document", None), "overlay", None), "kind", None)
+        overlay = str(getattr(kind, "value", ""))
         panels = getattr(current, "panels", None)
         if isinstance(panels, QTabWidget) and panels.count():
             panel = panels.tabText(panels.currentIndex())
@@ -61,6 +64,7 @@ def snapshot(window: QWidget) -> dict[str, Any]:
         else "",
         "panel": panel,
         "panel_tabs": panel_tabs,
+        "overlay": overlay,
         "maximized": window.isMaximized(),
         "size": [window.width(), window.height()],
     }

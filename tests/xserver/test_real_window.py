@@ -9,6 +9,7 @@ what they need; ``make test-e2e`` runs them.
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -185,6 +186,12 @@ def test_a_person_drives_the_real_window(desktop: Desktop, tmp_path: Path) -> No
         d.wm("-c", titles[0])
         d.window_closed(titles[0])
         d.check("the Quantize form closed by its close button")
+
+    # Tools › Check on target by its shortcut: the job runs, the graph is coloured by placement.
+    if importlib.util.find_spec("onnxruntime_qnn") is not None:
+        d.key("ctrl+shift+g")
+        d.wait_for(lambda s: s["overlay"] == "target", "the target check to colour the graph", 180)
+        d.check("Ctrl+Shift+G checks the model on the target")
 
     # Documents and panels.
     before = d.state()["current"]
