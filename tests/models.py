@@ -604,6 +604,50 @@ def fp16_weights_behind_casts() -> onnx.ModelProto:
     )
 
 
+def float16_compute(half_interface: bool = False) -> onnx.ModelProto:
+    """A digit-CRNN-like model that computes in float16 (onnxconverter's ``keep_io_types``):
+    x[1,3,8,8] float32 → Cast(float16) → Conv(float16 weights) → Relu → Mul(float16
+    Constant) → Conv → Cast(float32) → y. ``half_interface``: x and y are float16 themselves,
+    with no Casts at the border."""
+    rng = np.random.default_rng(12)
+    half = TensorProto.FLOAT16
+    io = half if half_interface else TensorProto.FLOAT
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((6, 3, 3, 3)).astype(np.float16), "W1"),
+        numpy_helper.from_array(rng.standard_normal(6).astype(np.float16), "B1"),
+        numpy_helper.from_array((0.3 * rng.standard_normal((4, 6, 3, 3))).astype(np.float16), "W2"),
+    ]
+    body = [
+        helper.make_node("Conv", ["xh", "W1", "B1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node(
+            "Constant",
+            [],
+            ["k"],
+            name="scale",
+            value=numpy_helper.from_array(np.array([0.5], np.float16), "k"),
+        ),
+        helper.make_node("Mul", ["r1", "k"], ["m1"], name="scale_mul"),
+        helper.make_node("Conv", ["m1", "W2"], ["yh"], name="conv2", pads=[1, 1, 1, 1]),
+    ]
+    if half_interface:
+        nodes = [helper.make_node("Identity", ["x"], ["xh"], name="enter"), *body]
+        nodes.append(helper.make_node("Identity", ["yh"], ["y"], name="leave"))
+    else:
+        nodes = [
+            helper.make_node("Cast", ["x"], ["xh"], name="to_half", to=half),
+            *body,
+            helper.make_node("Cast", ["yh"], ["y"], name="to_float", to=TensorProto.FLOAT),
+        ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", io, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", io, [1, 4, 8, 8])],
+        inits,
+        "float16_compute",
+    )
+
+
 def sklearn_like() -> onnx.ModelProto:
     """x[?,4] → MatMul → Scaler (ai.onnx.ml, as skl2onnx writes) → Mul → MatMul → y: onnxruntime's
     QOperator quantizer fails on the MatMul after the ML-domain op (its input has no type)."""

@@ -56,10 +56,10 @@ def recipe_from_args(args: argparse.Namespace) -> ConvertRecipe:
     """The recipe the parsed arguments describe."""
     dims = [*args.dynamic, *(d for group in args.static for d in group)]
     declared = values_from_args(args, ConvertRecipe)
-    if args.opset is None and not dims and not declared["fix_output_shapes"]:
+    if args.opset is None and not dims and not any(declared.values()):
         raise SystemExit(
-            "edgestudio convert: nothing to do: give --opset, --dynamic, --static "
-            "or --fix-output-shapes"
+            "edgestudio convert: nothing to do: give --opset, --dynamic, --static, "
+            "--float32 or --fix-output-shapes"
         )
     return ConvertRecipe(
         model=args.model,

@@ -18,11 +18,12 @@ from edgestudio.core.convert.conversion_plan import (
     plan_opset_conversion,
 )
 from edgestudio.core.convert.convert_recipes import ConvertRecipe
+from edgestudio.core.convert.float32 import FLOAT16_TOLERANCE, upcast_float16
 from edgestudio.core.convert.output_shapes import declare_produced_shapes, output_shape_mismatches
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.input_probe import job_inputs
 from edgestudio.core.inputs.input_spec import InputSpecError, InputSpecification
-from edgestudio.core.job_api.recipe import Recipe
+from edgestudio.core.job_api.recipe import Recipe, Tolerance
 from edgestudio.core.job_api.report import EquivalenceCheck, JobReport
 from edgestudio.core.model.model_files import load_full_model, save_model
 from edgestudio.core.model.validate import (
@@ -74,6 +75,26 @@ def _convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobRep
     original = ort_session(source)
     spec, why_not = original_spec(source, model, recipe, original, reporter)
     hint = _output_declarations(model, original, spec, recipe, reporter, report)
+    tolerance = recipe.tolerance
+    if recipe.float32:
+        reporter.stage("Upcasting float16 to float32", 0.08)
+        upcast = upcast_float16(model)
+        if not upcast:
+            message = "The model has no float16 weight, constant or cast: nothing was upcast."
+        else:
+            message = f"Upcast: {upcast.text()}"
+            if tolerance == Tolerance():
+                tolerance = FLOAT16_TOLERANCE
+                message += (
+                    f" Checked to float16's precision (atol {tolerance.atol}, rtol "
+                    f"{tolerance.rtol}): float32 computes the same graph more precisely."
+                )
+        if upcast:
+            reporter.log(message)
+            report.details["upcast"] = message
+        else:
+            reporter.warn(message)
+            report.warnings.append(message)
 
     if recipe.opset is not None:
         plan = plan_opset_conversion(model, recipe.opset)
@@ -136,8 +157,8 @@ def _convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobRep
         staging / name,
         session_runner(original),
         spec,
-        recipe.tolerance.atol,
-        recipe.tolerance.rtol,
+        tolerance.atol,
+        tolerance.rtol,
         declared_dims(original),
         second_sizes=second_sizes(spec, result_dims, declared_dims(original)) if spec else None,
         unchecked_reason=why_not,

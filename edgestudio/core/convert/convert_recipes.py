@@ -47,6 +47,13 @@ class ConvertRecipe(Recipe):
     shapes: tuple[str, ...] = given_shapes()  # the check's inputs (input specification)
     ranges: tuple[str, ...] = given_ranges()
     data: DataSource | None = given_data()  # real data for the check instead of derived inputs
+    float32: bool = option(
+        False,
+        "--float32",
+        "upcast a float16 model (weights, constants, computation) to float32, keeping its "
+        "interface: what onnxruntime's quantizer needs",
+        label="Upcast float16 to float32",
+    )
     fix_output_shapes: bool = option(
         False,
         "--fix-output-shapes",
@@ -59,6 +66,8 @@ class ConvertRecipe(Recipe):
     def title(self) -> str:
         """Describe the conversion in a few words."""
         parts = []
+        if self.float32:
+            parts.append("float16 → float32")
         if self.opset is not None:
             parts.append(f"opset {self.opset}")
         if self.fix_output_shapes:

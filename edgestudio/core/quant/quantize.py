@@ -23,6 +23,7 @@ from onnx import numpy_helper
 
 from edgestudio.core.convert.ahead_ops import convert_version
 from edgestudio.core.convert.conversion_plan import model_opset
+from edgestudio.core.convert.float32 import computes_in_float16, upcast_float16
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.calib_data import ReplayReader, SampleSet, open_samples
 from edgestudio.core.inputs.input_probe import job_inputs
@@ -205,6 +206,17 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
             f"float32 in the graph ({_listed(folded)}) were stored as float32 first "
             "(exact): onnxruntime's quantizer quantizes stored weights only."
         )
+    upcast = (
+        upcast_float16(model)
+        if recipe.mode in INTEGER_MODES and computes_in_float16(model)
+        else None
+    )
+    if upcast:
+        notes.append(
+            f"The model computes in float16, which onnxruntime's quantizer cannot quantize: "
+            f"upcast to float32 first ({upcast.text().rstrip('.')}) — the convert step "
+            "`edgestudio convert --float32` does the same on its own."
+        )
 
     name = Path(recipe.output or "quantized.onnx").name
     with (
@@ -224,7 +236,7 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
         probe = pool.submit(job_inputs, source, model, recipe.shapes, recipe.ranges, data, quiet)
         pre: Path | None = None
         if not raise_opset:
-            float_path = _float_path(model, source, external, work, changed=bool(folded))
+            float_path = _float_path(model, source, external, work, changed=bool(folded or upcast))
             if preprocess:
                 pre = _preprocess(float_path, work / "pre.onnx", reporter, report)
         try:
