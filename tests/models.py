@@ -146,6 +146,74 @@ def fixed_batch_chain() -> onnx.ModelProto:
     return model
 
 
+def fixed_batch_concats() -> onnx.ModelProto:
+    """x[1,4,8] → Concat(x, pad[1,4,2] on the last axis) → Relu → Reshape(Concat([1], [40]))
+    → y[1,40], as an STFT front end exported at batch 1 writes it: the padding and the shape
+    vector both hold the old batch."""
+    rng = np.random.default_rng(13)
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((1, 4, 2)).astype(np.float32), "pad"),
+        numpy_helper.from_array(np.array([1], np.int64), "one"),
+        numpy_helper.from_array(np.array([40], np.int64), "forty"),
+    ]
+    nodes = [
+        helper.make_node("Concat", ["x", "pad"], ["padded"], name="pad_concat", axis=2),
+        helper.make_node("Relu", ["padded"], ["r"], name="relu"),
+        helper.make_node("Concat", ["one", "forty"], ["flat"], name="shape_concat", axis=0),
+        helper.make_node("Reshape", ["r", "flat"], ["y"], name="flatten"),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 40])],
+        inits,
+        "fixed_batch_concats",
+    )
+
+
+def lstm_state_at_batch_one(op: str = "LSTM") -> onnx.ModelProto:
+    """x[seq 5, batch 1, 3] and the state (h0, and c0 for an LSTM)[1, 1, 4] as graph inputs →
+    LSTM or GRU → y (every step), h (through an Identity), c: a recurrent network exported at
+    batch 1 with its state outside."""
+    rng = np.random.default_rng(14)
+    hidden, size, gates = 4, 3, 4 if op == "LSTM" else 3
+    inits = [
+        numpy_helper.from_array(
+            rng.standard_normal((1, gates * hidden, size)).astype(np.float32), "W"
+        ),
+        numpy_helper.from_array(
+            rng.standard_normal((1, gates * hidden, hidden)).astype(np.float32), "R"
+        ),
+    ]
+    lstm = op == "LSTM"
+    states = ["h0", "c0"] if lstm else ["h0"]
+    finals = ["h", "c"] if lstm else ["h"]
+    nodes = [
+        helper.make_node(
+            op,
+            ["x", "W", "R", "", "", *states],
+            ["y", "h_out", *finals[1:]],
+            name=op.lower(),
+            hidden_size=hidden,
+        ),
+        helper.make_node("Identity", ["h_out"], ["h"], name="h_identity"),
+    ]
+    state = [1, 1, hidden]
+    return _model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 1, size]),
+            *(helper.make_tensor_value_info(s, TensorProto.FLOAT, state) for s in states),
+        ],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, 1, 1, hidden]),
+            *(helper.make_tensor_value_info(f, TensorProto.FLOAT, state) for f in finals),
+        ],
+        inits,
+        f"{op.lower()}_state_at_batch_one",
+    )
+
+
 def fixed_batch_conv() -> onnx.ModelProto:
     """:func:`conv_relu_gemm` with its batch fixed to 1 (input and output)."""
     model = conv_relu_gemm(opset=17)

@@ -206,3 +206,68 @@ def test_an_onnxruntime_optimised_model_converts_and_stays_equivalent(tmp_path: 
     assert job.report is not None and job.report.check is not None
     assert job.report.check.verdict().startswith("equivalent")
     assert any("LayerNormalization: used before opset 17" in w for w in job.report.warnings)
+
+
+def _rows_match(
+    out: Path, src: Path, feeds: dict[str, "np.ndarray"], batch_axes: dict[str, int]
+) -> None:
+    """Each sample of a batch of 3 through ``out`` is what ``src`` computes for it alone."""
+    import numpy as np
+    import onnxruntime as ort
+
+    got = ort.InferenceSession(str(out)).run(None, feeds)
+    original = ort.InferenceSession(str(src))
+    names = [o.name for o in original.get_outputs()]
+    for i in range(3):
+        one = {k: np.take(v, [i], axis=batch_axes[k]) for k, v in feeds.items()}
+        for name, want, have in zip(names, original.run(None, one), got, strict=True):
+            axis = batch_axes.get(name, 0)
+            np.testing.assert_allclose(np.take(have, [i], axis=axis), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.e2e
+def test_a_batch_baked_into_concats_is_freed_and_proven(tmp_path: Path) -> None:
+    import numpy as np
+
+    src = models.save(models.fixed_batch_concats(), tmp_path / "fixed.onnx")
+    out = tmp_path / "dyn.onnx"
+    job = run_job(
+        ConvertRecipe(
+            model=str(src),
+            output=str(out),
+            dims=(DimChange("x", 0, "batch"), DimChange("y", 0, "batch")),
+        )
+    )
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None
+    assert job.report.details["batch_constants"] == [
+        "Concat 'pad_concat' [1, 4, 2] → [batch, 4, 2]",
+        "Concat 'shape_concat' [1] → [0]",
+    ]
+    x = np.random.default_rng(0).standard_normal((3, 4, 8)).astype(np.float32)
+    _rows_match(out, src, {"x": x}, {"x": 0})
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("op", ["LSTM", "GRU"])
+def test_recurrent_state_inputs_get_the_batch_of_their_data(tmp_path: Path, op: str) -> None:
+    import numpy as np
+
+    src = models.save(models.lstm_state_at_batch_one(op), tmp_path / "fixed.onnx")
+    out = tmp_path / "dyn.onnx"
+    job = run_job(ConvertRecipe(model=str(src), output=str(out), dims=(DimChange("x", 1, "b"),)))
+    assert job.state is JobState.SUCCEEDED, job.error
+    assert job.report is not None and job.report.check is not None
+    states = ("h0", "c0", "h", "c") if op == "LSTM" else ("h0", "h")
+    assert job.report.details["batch_constants"] == [
+        f"recurrent state '{n}' axis 1 → b" for n in states
+    ]
+    assert not job.report.check.cases[1].error
+    dims = {v.name: v.type.tensor_type.shape.dim for v in onnx.load(str(out)).graph.input}
+    assert dims["h0"][1].dim_param == "b"
+    rng = np.random.default_rng(1)
+    feeds = {"x": rng.standard_normal((5, 3, 3)).astype(np.float32)}
+    feeds |= {
+        s: rng.standard_normal((1, 3, 4)).astype(np.float32) for s in states[: len(states) // 2]
+    }
+    _rows_match(out, src, feeds, {"x": 1, "h0": 1, "c0": 1, "y": 2, "h": 1, "c": 1})

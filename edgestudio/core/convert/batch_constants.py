@@ -4,7 +4,11 @@ An exporter run at batch 1 often writes ``Reshape(x, [1, 64])``: the result of "
 dynamic" then declares a dynamic batch but fails at batch 3. Where the tensor reshaped provably
 carries the batch on its first axis (onnx's shape inference says so, symbol and all), the
 constant's leading value is rewritten: ``0`` for a Reshape (copy the input's first dim), ``1``
-for an Expand (broadcast keeps it). The conversion's check then runs the result at batch 3.
+for an Expand (broadcast keeps it). The same holds for the two ways a Concat bakes the batch in:
+a shape vector ``Concat([1], [-1], [64])`` that only a Reshape reads (its leading ``1`` becomes
+``0``), and a tensor of batch 1 (a padding, a class token) joined to the batched data on another
+axis, which is broadcast to the data's batch (``Expand`` to ``Shape(data)[0]``). The conversion's
+check then runs the result at batch 3.
 """
 
 from __future__ import annotations
@@ -25,12 +29,16 @@ class FreedConstant:
 
     node: str
     op: str
-    before: list[int]
-    after: list[int]
+    before: list[int | str]
+    after: list[int | str]
 
     def text(self) -> str:
         """``Reshape 'flatten' [1, 64] → [0, 64]``."""
-        return f"{self.op} '{self.node}' {self.before} → {self.after}"
+        return f"{self.op} '{self.node}' {_listed(self.before)} → {_listed(self.after)}"
+
+
+def _listed(values: list[int | str]) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
 
 
 def _int_constants(model: onnx.ModelProto) -> dict[str, np.ndarray]:
@@ -95,6 +103,161 @@ def free_batch_constants(
             )
             done.add(index)
             changed = True
+        changed |= _free_concats(model, dims, consts, batch_symbols, old_batch, freed)
         if not changed:
             break
     return freed
+
+
+def _free_concats(
+    model: onnx.ModelProto,
+    dims: dict[str, list[str | int | None]],
+    consts: dict[str, np.ndarray],
+    batch_symbols: set[str],
+    old_batch: int,
+    freed: list[FreedConstant],
+) -> bool:
+    """The Concat half of :func:`free_batch_constants` (see the module's docstring)."""
+    graph = model.graph
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+    changed = False
+    for node in list(graph.node):
+        if node.op_type != "Concat" or len(node.input) < 2:
+            continue
+        first = consts.get(node.input[0])
+        shaped = readers.get(node.output[0], [])
+        if (
+            first is not None
+            and first.size
+            and int(first[0]) == old_batch
+            and shaped
+            and all(_reshapes_batch(r, node.output[0], dims, batch_symbols) for r in shaped)
+        ):
+            new = first.copy()
+            new[0] = 0
+            name = f"{node.input[0]}__batch_free_{node.name or node.output[0]}"
+            graph.initializer.append(onnx.numpy_helper.from_array(new, name))
+            node.input[0] = name
+            freed.append(FreedConstant(_named(node), "Concat", first.tolist(), new.tolist()))
+            changed = True
+            continue
+        changed |= _broadcast_joined(model, node, dims, batch_symbols, old_batch, freed)
+    return changed
+
+
+def _reshapes_batch(
+    reader: onnx.NodeProto,
+    shape: str,
+    dims: dict[str, list[str | int | None]],
+    batch_symbols: set[str],
+) -> bool:
+    """True when ``reader`` is a Reshape (without ``allowzero``) that takes ``shape`` as its
+    shape and whose data carries a batch symbol first."""
+    data = dims.get(reader.input[0]) or [] if reader.input else []
+    return (
+        reader.op_type == "Reshape"
+        and len(reader.input) > 1
+        and reader.input[1] == shape
+        and reader.input[0] != shape
+        and not any(a.name == "allowzero" and a.i for a in reader.attribute)
+        and bool(data)
+        and data[0] in batch_symbols
+    )
+
+
+def _broadcast_joined(
+    model: onnx.ModelProto,
+    node: onnx.NodeProto,
+    dims: dict[str, list[str | int | None]],
+    batch_symbols: set[str],
+    old_batch: int,
+    freed: list[FreedConstant],
+) -> bool:
+    """A Concat on an axis other than the batch, of batched data and tensors of batch 1:
+    those tensors are broadcast to the data's batch. Only a batch of 1 can be broadcast."""
+    if old_batch != 1:
+        return False
+    shapes = [dims.get(name) or [] for name in node.input]
+    rank = len(shapes[0])
+    axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
+    batched = [
+        name for name, d in zip(node.input, shapes, strict=True) if d and d[0] in batch_symbols
+    ]
+    if not rank or axis % rank == 0 or not batched:
+        return False
+    graph = model.graph
+    changed = False
+    for position, (name, d) in enumerate(zip(list(node.input), shapes, strict=True)):
+        if len(d) != rank or d[0] != 1 or not all(isinstance(v, int) for v in d[1:]):
+            continue
+        stem = f"{name}__batch_broadcast_{node.name or node.output[0]}"
+        tail: list[int | str] = [int(v) for v in d[1:] if isinstance(v, int)]
+        rest = np.array(tail, np.int64)
+        graph.initializer.extend(
+            [
+                onnx.numpy_helper.from_array(np.array([0], np.int64), f"{stem}_first"),
+                onnx.numpy_helper.from_array(rest, f"{stem}_rest"),
+            ]
+        )
+        graph.node.extend(
+            [
+                onnx.helper.make_node("Shape", [batched[0]], [f"{stem}_of"], name=f"{stem}_shape"),
+                onnx.helper.make_node(
+                    "Gather",
+                    [f"{stem}_of", f"{stem}_first"],
+                    [f"{stem}_n"],
+                    name=f"{stem}_n",
+                    axis=0,
+                ),
+                onnx.helper.make_node(
+                    "Concat",
+                    [f"{stem}_n", f"{stem}_rest"],
+                    [f"{stem}_to"],
+                    name=f"{stem}_to",
+                    axis=0,
+                ),
+                onnx.helper.make_node("Expand", [name, f"{stem}_to"], [stem], name=stem),
+            ]
+        )
+        node.input[position] = stem
+        freed.append(
+            FreedConstant(
+                _named(node),
+                "Concat",
+                [1, *tail],
+                [str(dims[batched[0]][0]), *tail],
+            )
+        )
+        changed = True
+    if changed:
+        _sort_topologically(graph)
+    return changed
+
+
+def _named(node: onnx.NodeProto) -> str:
+    return node.name or node.output[0]
+
+
+def _sort_topologically(graph: onnx.GraphProto) -> None:
+    """Reorder ``graph.node`` so that every node comes after what it reads (the nodes added
+    above are appended at the end)."""
+    known = {v.name for v in graph.input} | {t.name for t in graph.initializer} | {""}
+    pending = list(graph.node)
+    ordered: list[onnx.NodeProto] = []
+    while pending:  # one pass per level of deferral: two or three for the nodes added here
+        waiting = []
+        for n in pending:
+            if all(i in known for i in n.input):
+                ordered.append(n)
+                known.update(n.output)
+            else:
+                waiting.append(n)
+        if len(waiting) == len(pending):  # a name from nowhere: keep the rest as it was
+            ordered.extend(waiting)
+            break
+        pending = waiting
+    del graph.node[:]
+    graph.node.extend(ordered)

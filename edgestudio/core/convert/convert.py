@@ -10,7 +10,8 @@ import numpy as np
 import onnx
 
 from edgestudio.core.convert.ahead_ops import convert_version
-from edgestudio.core.convert.batch_constants import FreedConstant, free_batch_constants
+from edgestudio.core.convert.batch_constants import free_batch_constants
+from edgestudio.core.convert.batch_states import state_batch_changes
 from edgestudio.core.convert.conversion_plan import (
     apply_dim_changes,
     io_dims,
@@ -132,13 +133,11 @@ def _convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobRep
         freed = _free_batch(model, recipe, before)
         if freed:
             note = (
-                "The batch was hard-coded in shape constants; rewritten where the tensor "
-                "they shape provably carries the batch (checked below at batch 3): "
-                + "; ".join(f.text() for f in freed)
-                + "."
+                "The batch was hard-coded in the graph; freed where the tensor provably "
+                "carries the batch (checked below at batch 3): " + "; ".join(freed) + "."
             )
             reporter.log(note)
-            report.details["batch_constants"] = [f.text() for f in freed]
+            report.details["batch_constants"] = freed
 
     reporter.stage("Inferring shapes", 0.4)
     try:
@@ -180,21 +179,30 @@ def _convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobRep
 
 def _free_batch(
     model: onnx.ModelProto, recipe: ConvertRecipe, before: dict[str, list[int | str | None]]
-) -> list[FreedConstant]:
-    """Free the shape constants that hard-code the old batch when the recipe makes the first
-    axis of inputs with a fixed batch dynamic (see :mod:`batch_constants`)."""
-    made_dynamic = [
-        c
+) -> list[str]:
+    """What else carries a batch that the recipe made dynamic, freed with it: recurrent states
+    (see :mod:`batch_states`), then the shape constants that hard-code the old batch (see
+    :mod:`batch_constants`). Returns what was changed, in words."""
+    made_dynamic = {
+        c: old
         for c in recipe.dims
         if isinstance(c.value, str)
-        and c.axis == 0
-        and before.get(c.tensor)
-        and isinstance(before[c.tensor][0], int)
-    ]
-    old = {n for c in made_dynamic if isinstance(n := before[c.tensor][0], int)}
-    if len(old) != 1:
-        return []  # none, or inputs whose old batches differ: nothing is provably the batch
-    return free_batch_constants(model, {str(c.value) for c in made_dynamic}, old.pop())
+        and c.axis < len(before.get(c.tensor) or [])
+        and isinstance(old := before[c.tensor][c.axis], int)
+    }
+    states = state_batch_changes(model, {str(c.value): old for c, old in made_dynamic.items()})
+    asked = {(c.tensor, c.axis) for c in recipe.dims}
+    states = [c for c in states if (c.tensor, c.axis) not in asked]
+    apply_dim_changes(model, states)
+    said = [f"recurrent state '{c.tensor}' axis {c.axis} → {c.value}" for c in states]
+    first_axis = {c: old for c, old in made_dynamic.items() if c.axis == 0}
+    if (
+        len(set(first_axis.values())) == 1
+    ):  # inputs whose old batches differ: nothing is provably the batch
+        old = next(iter(first_axis.values()))
+        symbols = {str(c.value) for c in first_axis}
+        said += [f.text() for f in free_batch_constants(model, symbols, old)]
+    return said
 
 
 def _output_declarations(
