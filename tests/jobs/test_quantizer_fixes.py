@@ -150,3 +150,22 @@ def _conv_is_quantized(path: Path) -> bool:
     nodes = onnx.load(str(path)).graph.node
     conv = next(n for n in nodes if n.name == "conv")
     return any(n.op_type == "DequantizeLinear" and conv.input[1] in n.output for n in nodes)
+
+
+def test_a_refusal_naming_a_node_the_optimiser_made_keeps_its_operator_type(
+    tmp_path: Path,
+) -> None:
+    """onnxruntime's optimiser can make the node it then rejects (a tf2onnx transcriber, after
+    static quantization): the operator type it names is kept in float, every node of it."""
+    from edgestudio.core.quant.quantize import _rejected_nodes
+
+    src = models.save(models.fixed_batch_concats(), tmp_path / "m.onnx")
+    recipe = QuantRecipe(model=str(src), mode="qdq", calib=SYNTHETIC)
+    made_by_optimiser = (
+        "Concat node 'Concat_token_7': Invalid attribute perm {0, 2, 3, 1}, input shape = {36}"
+    )
+    assert _rejected_nodes(made_by_optimiser, src, recipe) == ["pad_concat", "shape_concat"]
+    named = "Concat node 'pad_concat': something"
+    assert _rejected_nodes(named, src, recipe) == ["pad_concat"]
+    kept = QuantRecipe(model=str(src), mode="qdq", calib=SYNTHETIC, exclude=("pad_concat",))
+    assert _rejected_nodes(named, src, kept) == []  # already kept: nothing new to try

@@ -942,13 +942,23 @@ INTEGER_FALLBACK_ROUNDS = 6
 
 def _rejected_nodes(reason: str, float_path: Path, recipe: QuantRecipe) -> list[str]:
     """The float model's nodes that onnxruntime's refusal of a quantized result names, not
-    already kept in float (a QDQ Transpose it cannot load, say)."""
+    already kept in float (a QDQ Transpose it cannot load, say).
+
+    A refusal can name a node the float model lacks: one onnxruntime's optimiser made while
+    loading the result (``Transpose node 'Transpose_token_7': Invalid attribute perm {0, 2, 3,
+    1}, input shape = {36}`` after static quantization of a tf2onnx transcriber). The
+    operator type it names is then kept in float, every node of it."""
     graph = onnx.load(str(float_path), load_external_data=False).graph
-    names = {n.name for n in iter_nodes(graph) if n.name}
+    nodes = [n for n in iter_nodes(graph) if n.name]
+    names = {n.name for n in nodes}
     named = dict.fromkeys(
         m.group(1) for pattern in _NODE_IN_ERROR for m in pattern.finditer(reason)
     )
-    return [n for n in named if n in names and n not in recipe.exclude]
+    found = [n for n in named if n in names and n not in recipe.exclude]
+    if found or any(n in names for n in named):
+        return found
+    ops = {next(g for g in m.groups() if g) for m in _OP_IN_ERROR.finditer(reason)}
+    return [n.name for n in nodes if n.op_type in ops and n.name not in recipe.exclude]
 
 
 def _ort_cause(reason: str) -> str:
