@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 
@@ -209,10 +210,9 @@ def test_an_onnxruntime_optimised_model_converts_and_stays_equivalent(tmp_path: 
 
 
 def _rows_match(
-    out: Path, src: Path, feeds: dict[str, "np.ndarray"], batch_axes: dict[str, int]
+    out: Path, src: Path, feeds: dict[str, np.ndarray], batch_axes: dict[str, int]
 ) -> None:
     """Each sample of a batch of 3 through ``out`` is what ``src`` computes for it alone."""
-    import numpy as np
     import onnxruntime as ort
 
     got = ort.InferenceSession(str(out)).run(None, feeds)
@@ -227,8 +227,6 @@ def _rows_match(
 
 @pytest.mark.e2e
 def test_a_batch_baked_into_concats_is_freed_and_proven(tmp_path: Path) -> None:
-    import numpy as np
-
     src = models.save(models.fixed_batch_concats(), tmp_path / "fixed.onnx")
     out = tmp_path / "dyn.onnx"
     job = run_job(
@@ -251,8 +249,6 @@ def test_a_batch_baked_into_concats_is_freed_and_proven(tmp_path: Path) -> None:
 @pytest.mark.e2e
 @pytest.mark.parametrize("op", ["LSTM", "GRU"])
 def test_recurrent_state_inputs_get_the_batch_of_their_data(tmp_path: Path, op: str) -> None:
-    import numpy as np
-
     src = models.save(models.lstm_state_at_batch_one(op), tmp_path / "fixed.onnx")
     out = tmp_path / "dyn.onnx"
     job = run_job(ConvertRecipe(model=str(src), output=str(out), dims=(DimChange("x", 1, "b"),)))
