@@ -214,6 +214,42 @@ def lstm_state_at_batch_one(op: str = "LSTM") -> onnx.ModelProto:
     )
 
 
+def tf2onnx_nhwc_unet() -> onnx.ModelProto:
+    """An encoder–decoder as tf2onnx writes it: x[unk__1, unk__2, unk__3, 3] (every unknown
+    dim named ``unk__N``, channels last) → Transpose to NCHW → Conv stride 2 → Relu → Conv
+    stride 2 → Resize ×2 → Concat the first stage's features → Resize ×2 → Conv → Transpose back
+    → y. It runs only where both sides are multiples of 4."""
+    rng = np.random.default_rng(15)
+    inits = [
+        numpy_helper.from_array((0.3 * rng.standard_normal((8, 3, 3, 3))).astype(np.float32), "W1"),
+        numpy_helper.from_array((0.3 * rng.standard_normal((8, 8, 3, 3))).astype(np.float32), "W2"),
+        numpy_helper.from_array(
+            (0.3 * rng.standard_normal((2, 16, 3, 3))).astype(np.float32), "W3"
+        ),
+        numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "twice"),
+    ]
+    conv = {"pads": [1, 1, 1, 1]}
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["xc"], name="to_nchw", perm=[0, 3, 1, 2]),
+        helper.make_node("Conv", ["xc", "W1"], ["c1"], name="down1", strides=[2, 2], **conv),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "W2"], ["c2"], name="down2", strides=[2, 2], **conv),
+        helper.make_node("Resize", ["c2", "", "twice"], ["u1"], name="up1", mode="nearest"),
+        helper.make_node("Concat", ["u1", "r1"], ["skip"], name="skip", axis=1),
+        helper.make_node("Resize", ["skip", "", "twice"], ["u2"], name="up2", mode="nearest"),
+        helper.make_node("Conv", ["u2", "W3"], ["c3"], name="head", **conv),
+        helper.make_node("Transpose", ["c3"], ["y"], name="to_nhwc", perm=[0, 2, 3, 1]),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["unk__1", "unk__2", "unk__3", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["unk__4", "unk__5", "unk__6", 2])],
+        inits,
+        "tf2onnx_nhwc_unet",
+        opset=13,
+    )
+
+
 def fixed_batch_conv() -> onnx.ModelProto:
     """:func:`conv_relu_gemm` with its batch fixed to 1 (input and output)."""
     model = conv_relu_gemm(opset=17)

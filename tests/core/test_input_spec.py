@@ -297,6 +297,9 @@ def test_nothing_runs_names_the_dims_the_tries_and_the_node(tmp_path: Path) -> N
         resolve_inputs(path, use_cache=False)
     message = str(caught.value)
     assert "--shape x=1xN (N = n; tried 512, 1024" in message
+    assert "input specification(s) derived from its graph (tried x 1x512; x 1x1024; x 1x16000;" in (
+        message
+    )
     # onnxruntime's cause, whole, without its codes, source paths and C++ signatures
     assert "Reshape node 'fixed_reshape':" in message and "requested shape:{1,37}" in message
     assert "onnxruntime_src" not in message and "[ONNXRuntimeError]" not in message
@@ -325,3 +328,12 @@ def test_a_sample_one_axis_off_says_which_axis_to_drop_or_add() -> None:
     added = axis_hint((1, 256), ("batch", 1, 256))
     assert "np.expand_dims(x, axis=1)" in added
     assert axis_hint((1, 3, 256), (1, 256)) == ""  # not one size-1 axis: no guess
+
+
+def test_tf2onnx_unknown_dims_past_the_first_are_sides_not_batches(tmp_path: Path) -> None:
+    """tf2onnx names every unknown dim ``unk__N``: only axis 0 is a batch. An NHWC
+    encoder–decoder had its height and width made 1 too, and its skip Concat failed."""
+    spec = _resolve(models.tf2onnx_nhwc_unet(), tmp_path, use_cache=False)
+    batch, height, width, channels = spec.entry("x").shape
+    assert batch == 1 and channels == 3
+    assert height >= 32 and height % 4 == 0 and width % 4 == 0

@@ -293,6 +293,15 @@ def _is_state(inp: DeclaredInput, usage: _Usage) -> bool:
     )
 
 
+def _batch_named(symbol: str, axis: int) -> bool:
+    """True when ``symbol``'s name says it is a batch. tf2onnx names every unknown dim
+    ``unk__N`` — a batch at axis 0, a height, width or length elsewhere (an NHWC input
+    ``[unk__1, unk__2, unk__3, 3]`` had all three made 1, and its decoder failed)."""
+    if not _BATCH_NAME.match(symbol):
+        return False
+    return axis == 0 or not symbol.lower().startswith("unk__")
+
+
 def _slots(
     inputs: list[DeclaredInput],
     usages: dict[str, _Usage],
@@ -343,7 +352,7 @@ def _slots(
             elif axis == 0 and (inp.name, 0) in windowed and not (floating and len(inp.shape) == 4):
                 kind = "sequence"  # the frames of a feature matrix the graph convolves over
             elif (
-                (isinstance(dim, str) and (dim in batch_symbols or _BATCH_NAME.match(dim)))
+                (isinstance(dim, str) and (dim in batch_symbols or _batch_named(dim, axis)))
                 or (axis == 0 and len(inp.shape) >= 2)
                 or state
                 or (inp.name, axis) in recurrent_batch
@@ -652,7 +661,7 @@ def describe_failure(
     attention = needs_attention(model)
     head = (
         f"The model did not run on any of {len(errors)} input specification(s) derived "
-        "from its graph."
+        "from its graph" + (f" ({_shapes_tried(tried)})." if tried else ".")
     )
     if not attention:
         return (
@@ -695,6 +704,16 @@ def describe_failure(
         )
     parts.append(f"The last error: {last}")
     return " ".join(parts)
+
+
+def _shapes_tried(tried: Sequence[InputSpecification], most: int = 3) -> str:
+    """``x 1x224x224x3; x 1x320x320x3; … 13 in all``: the shapes the candidates had."""
+    shapes = [
+        ", ".join(f"{e.name} {'x'.join(map(str, e.shape)) or 'scalar'}" for e in spec.inputs)
+        for spec in tried
+    ]
+    said = "; ".join(shapes[:most])
+    return f"tried {said}" + (f"; … {len(shapes)} in all" if len(shapes) > most else "")
 
 
 def _varied_symbols(tried: Sequence[InputSpecification]) -> dict[str, list[int]]:
