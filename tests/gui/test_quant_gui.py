@@ -439,3 +439,50 @@ def test_a_failed_runs_message_is_cut_in_its_cell_and_whole_in_its_tooltip() -> 
     cut = short_error(long)
     assert len(cut) == STATE_CHARS and cut.endswith("…") and "\n" not in cut
     assert short_error("cancelled") == "cancelled"
+
+
+def test_the_form_remembers_its_data_and_keeps_its_buttons_on_screen(
+    qtbot, tmp_path: Path, isolated_settings
+) -> None:  # type: ignore[no-untyped-def]
+    """Data paths given once come back at the next opening (and the next session, through
+    QSettings); the form's content scrolls, so Quantize stays in reach on a short screen."""
+    import onnx
+
+    from edgestudio.gui.forms.data_memory import DataMemory
+
+    model = _sample_copy(tmp_path)
+    calib, evaluation = tmp_path / "mine_c.npz", tmp_path / "mine_e.npz"
+    shutil.copy(SAMPLE_CALIBRATION, calib)
+    shutil.copy(SAMPLE_EVALUATION, evaluation)
+    memory = DataMemory(isolated_settings)
+    first = QuantizeDialog(onnx.load(model), model, [], memory=memory)
+    qtbot.addWidget(first)
+    first.mode.setCurrentIndex(first.mode.findData("qdq"))
+    first.calib_path.edit.setText(str(calib))
+    first.eval_path.edit.setText(str(evaluation))
+    first.output.edit.setText(str(tmp_path / "out.onnx"))
+    first.accept()
+    again = QuantizeDialog(onnx.load(model), model, [], memory=DataMemory(isolated_settings))
+    qtbot.addWidget(again)
+    assert again.calib_path.path() == str(calib)
+    assert again.eval_path.path() == str(evaluation)
+    # another model remembers nothing of this one's
+    other = tmp_path / "other" / "m.onnx"
+    other.parent.mkdir()
+    shutil.copy(model, other)
+    fresh = QuantizeDialog(onnx.load(other), other, [], memory=DataMemory(isolated_settings))
+    qtbot.addWidget(fresh)
+    assert fresh.calib_path.path() != str(calib)
+    # on a screen too short for every box, the content scrolls and the buttons stay visible
+    again.mode.setCurrentIndex(again.mode.findData("qdq"))
+    again.resize(760, 500)
+    again.show()
+    qtbot.waitExposed(again)
+    from PySide6.QtWidgets import QScrollArea
+
+    scroll = again.findChild(QScrollArea, "quantize_scroll")
+    assert scroll is not None and scroll.verticalScrollBar().maximum() > 0
+    button = again.run_button
+    assert button.isVisible()
+    bottom = button.mapTo(again, button.rect().bottomLeft()).y()
+    assert bottom <= again.height()

@@ -13,9 +13,11 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialogButtonBox,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QLabel,
     QLineEdit,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -32,6 +34,7 @@ from edgestudio.core.quant.quant_recipes import (
     check_rules,
 )
 from edgestudio.gui.forms.common import JobDialog, PathPicker, command_preview
+from edgestudio.gui.forms.data_memory import DataMemory
 from edgestudio.gui.forms.option_widgets import on_change, option_widget, widget_value
 
 BOX_TITLES = {
@@ -62,8 +65,10 @@ class QuantizeDialog(JobDialog):
         excluded: list[str],
         parent: QWidget | None = None,
         base: QuantRecipe | None = None,
+        memory: DataMemory | None = None,
     ) -> None:
         super().__init__(parent)
+        self.memory = memory
         self.setWindowTitle(f"Quantize {model_path.name}")
         self.setObjectName("quantize_dialog")
         self.model_path = model_path
@@ -101,7 +106,7 @@ class QuantizeDialog(JobDialog):
         self.int4_box = self.boxes["4-bit"]
 
         calib = self._box_layout("calibration")
-        default_calib = base.calib.path if base.calib else self._guess_data("calib")
+        default_calib = base.calib.path if base.calib else self._recall_data("calib")
         self.calib_path = PathPicker(default_calib, "Data (*.npz);;All files (*)", save=False)
         self.calib_path.edit.setPlaceholderText(".npz, a folder, or synthetic:32")
         source = base.calib or DataSource()
@@ -128,7 +133,7 @@ class QuantizeDialog(JobDialog):
         self.analyze = QCheckBox("Analyze the result afterwards on:")
         self.analyze.setChecked(True)
         self.eval_path = PathPicker(
-            self._guess_data("eval") or default_calib, "Data (*.npz);;All files (*)", save=False
+            self._recall_data("eval") or default_calib, "Data (*.npz);;All files (*)", save=False
         )
         # The task metric the analysis judges by, declared once on AnalyzeRecipe.
         metric_field, metric_option = next(
@@ -163,14 +168,26 @@ class QuantizeDialog(JobDialog):
         self.run_button = self.buttons.addButton("Quantize", QDialogButtonBox.ButtonRole.AcceptRole)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
+        # Everything but the buttons scrolls: with every box shown, the form is taller than a
+        # 1600×1000 screen, and Quantize/Cancel must stay in reach.
+        content = QWidget()
+        inner = QVBoxLayout(content)
+        inner.addLayout(form)
         for box in self.boxes.values():
-            layout.addWidget(box)
-        layout.addWidget(self.prep_box)
-        layout.addWidget(self.messages)
+            inner.addWidget(box)
+        inner.addWidget(self.prep_box)
+        inner.addWidget(self.messages)
+        inner.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setObjectName("quantize_scroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(content)
+        layout = QVBoxLayout(self)
+        layout.addWidget(scroll, 1)
         layout.addWidget(self.buttons)
-        self.resize(720, 800)
+        screen = self.screen().availableGeometry() if self.screen() else None
+        self.resize(760, min(820, screen.height() - 80) if screen else 820)
 
         self.mode.currentIndexChanged.connect(self.refresh)
         self.analyze.toggled.connect(self.refresh)
@@ -214,8 +231,11 @@ class QuantizeDialog(JobDialog):
         """The nodes kept in float."""
         return typing.cast(QLineEdit, self.options["exclude"])
 
-    def _guess_data(self, kind: str) -> str:
-        """A ``*_calib.npz`` / ``*_eval.npz`` beside the model, if there is one."""
+    def _recall_data(self, kind: str) -> str:
+        """The data last used for this model as ``kind``, else a ``*_calib.npz`` /
+        ``*_eval.npz`` beside the model, if there is one."""
+        if self.memory is not None and (kept := self.memory.recall(self.model_path, kind)):
+            return kept
         folder = self.model_path.parent
         hits = sorted(folder.glob(f"*{kind}*.npz"))
         return str(hits[0]) if hits else ""
@@ -345,3 +365,12 @@ class QuantizeDialog(JobDialog):
     def has_blockers(self) -> bool:
         """True while the form holds something that stops the job."""
         return bool(self.problems()[0])
+
+    def accept(self) -> None:
+        """Remember the data paths for this model, then start as every job form does."""
+        if self.memory is not None and not self.has_blockers():
+            if QUANT_MODES[str(self.mode.currentData())].calibrated:
+                self.memory.remember(self.model_path, "calib", self.calib_path.path())
+            if self.analyze.isChecked():
+                self.memory.remember(self.model_path, "eval", self.eval_path.path())
+        super().accept()

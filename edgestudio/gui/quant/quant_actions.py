@@ -14,6 +14,7 @@ from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.quant.tune import Candidate, recovery_goal
 from edgestudio.gui.document_view import DocumentView
+from edgestudio.gui.forms.data_memory import DataMemory
 from edgestudio.gui.forms.quantize_form import QuantizeDialog
 from edgestudio.gui.quant.tune_window import TuneWindow
 from edgestudio.gui.widgets.kept_windows import show_kept
@@ -53,7 +54,14 @@ class QuantActions:
         if doc is None or doc.loaded is None:
             return None
         excluded = sorted(doc.excluded | set(extra_exclude or []))
-        dialog = QuantizeDialog(doc.loaded.model, doc.path, excluded, self.window, base=base)
+        dialog = QuantizeDialog(
+            doc.loaded.model,
+            doc.path,
+            excluded,
+            self.window,
+            base=base,
+            memory=DataMemory(self.window.settings),
+        )
         dialog.accepted.connect(
             lambda: self.start_quantization(
                 doc, dialog.recipe(), dialog.analyze_data(), dialog.analyze_metric()
