@@ -19,7 +19,7 @@ from edgestudio.gui.file_handoff import InstanceServer, send_to_running_instance
 from edgestudio.gui.main_window import MainWindow
 from edgestudio.gui.screenshot_plan import ScreenshotPlan
 
-SCREENSHOT_SETTLE_MS = 400  # let layouts and plots paint once more before grabbing
+SCREENSHOT_SETTLE_MS = 200  # let layouts and plots paint once more before grabbing
 NETRON_SETTLE_MS = 1000  # Netron's SVG paints a moment after its page turns 'default' (drawn)
 
 
@@ -111,8 +111,10 @@ def take_screenshot_when_ready(window: MainWindow, plan: ScreenshotPlan) -> None
             if doc.panels.currentWidget() is doc.inputs_panel
             and doc.inputs_panel.state in ("unknown", "running")
         ]
+        # The graph's layout (seconds on a big model, in the background) is waited for only
+        # where the graph is what is shown: a summary shows without it, as it does to a user.
         return (
-            all(doc.is_ready for doc in docs)
+            all(doc.is_ready for doc in docs if doc.panels.currentWidget() is doc.graph_panel)
             and all(v.is_settled() for v in netron)
             and not shapes
             and not inputs
@@ -268,6 +270,8 @@ def run_app(
     window.show()
     if not screenshot:
         window.jobs.scheduler.launcher.prepare()  # loaded while the user looks at the model
+    else:  # a run of seconds: a fork server would load beside it and never serve a job
+        window.jobs.scheduler.launcher.close()
     for path in models:
         window.open_file(Path(path))
     if self_test:

@@ -261,7 +261,8 @@ class ForkServer:
             self._channel.shutdown(socket.SHUT_RDWR)
         self._channel.close()
         try:
-            self.process.wait(CLOSE_WAIT_S)
+            # a server still importing cannot see the socket close yet: nothing to wait for
+            self.process.wait(CLOSE_WAIT_S if self.loaded.is_set() else 0)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(5)

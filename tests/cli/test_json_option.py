@@ -78,3 +78,34 @@ def test_a_json_path_that_cannot_be_written_is_said_in_words(tmp_path: Path) -> 
     proc = run_cli("inspect", str(src), "--cost", "--json", str(blocker / "x.json"))
     assert proc.returncode == 2 and "unexpected" not in proc.stderr
     assert "cannot be written" in proc.stderr
+
+
+def test_the_subcommand_table_names_what_each_module_declares() -> None:
+    """Subcommand modules are imported only when they run: the table that says which module
+    declares which subcommand must be exactly what the modules declare."""
+    import argparse
+
+    from edgestudio.cli.main import SUBCOMMANDS, subcommand_modules
+
+    declared: dict[str, str] = {}
+    for module in subcommand_modules():
+        parser = argparse.ArgumentParser()
+        sub = parser.add_subparsers()
+        module.add_parser(sub)
+        declared |= {name: module.__name__.rsplit(".", 1)[1] for name in sub.choices}
+    assert declared == SUBCOMMANDS
+
+
+def test_opening_the_window_imports_no_subcommand() -> None:
+    """The GUI path (no subcommand) parses its flags without importing any subcommand's
+    module, nor what they import (analysis, rich's console)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from edgestudio.cli.main import build_gui_parser, screenshot_plan; "
+        "screenshot_plan(build_gui_parser().parse_args(['m.onnx'])); "
+        "print(sorted(m for m in sys.modules if m.endswith('_cmd') or m == 'rich.console'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

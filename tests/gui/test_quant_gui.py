@@ -486,3 +486,24 @@ def test_the_form_remembers_its_data_and_keeps_its_buttons_on_screen(
     assert button.isVisible()
     bottom = button.mapTo(again, button.rect().bottomLeft()).y()
     assert bottom <= again.height()
+
+
+@pytest.mark.e2e
+def test_plots_are_built_when_their_tab_is_first_shown(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A model opens on its Summary: the Quantization and Performance tabs' plots are made
+    when a tab is first shown, not with every model (they cost its opening)."""
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    open_and_wait(qtbot, window, _sample_copy(tmp_path))
+    doc = window.current_document()
+    assert doc is not None
+    quant, perf = doc.quant_panel, doc.perf_panel
+    assert not quant._activations.built and not quant._weights.built
+    assert not perf._latency.built and not perf._edge_cloud.built
+    doc.show_panel("quantization")
+    qtbot.waitUntil(lambda: quant._activations.built)
+    assert not quant._weights.built  # another tab of it: still not built
+    doc.show_panel("performance")
+    qtbot.waitUntil(lambda: perf._latency.built)
+    assert perf.latency.parent() is perf._latency  # the view sits in its tab

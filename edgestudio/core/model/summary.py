@@ -244,6 +244,17 @@ def find_problems(
     return problems
 
 
+def _sorted_and_whole(table: NodeTable, available: set[str], outputs: set[str]) -> bool:
+    """True when every node reads only what the graph's inputs, its weights or an earlier
+    node provide, and every graph output is produced: then nothing dangles and nothing
+    cycles."""
+    for ins, outs in zip(table.inputs, table.outputs, strict=True):
+        if not available.issuperset(ins) and any(t and t not in available for t in ins):
+            return False
+        available.update(outs)
+    return outputs <= available
+
+
 def structural_problems(
     graph: onnx.GraphProto, limit: int = 5, table: NodeTable | None = None
 ) -> list[str]:
@@ -251,6 +262,8 @@ def structural_problems(
     when already read)."""
     table = table or NodeTable.of(graph)
     produced = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+    if _sorted_and_whole(table, set(produced), {o.name for o in graph.output}):
+        return []  # the ONNX rule holds: no dangling read, no cycle (one pass, not Kahn's)
     producers: dict[str, int] = {}
     for i, outs in enumerate(table.outputs):
         for out in outs:

@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, Signal
 
 from edgestudio.core.errors import ModelLoadError
 from edgestudio.core.model.graph_ir import NodeTable, constant_nodes
-from edgestudio.core.model.model_io import load_model
+from edgestudio.core.model.model_io import check_names, load_model
 from edgestudio.core.model.runtime_info import runtime_info
 from edgestudio.core.model.summary import ModelSummary, summarize_model
 from edgestudio.core.paths import file_hash
@@ -35,9 +35,12 @@ class LoadedModel:
 
 def _parse(path: Path) -> Callable[[Callable[[float], None], Callable[[], bool]], LoadedModel]:
     def work(progress: Callable[[float], None], cancelled: Callable[[], bool]) -> LoadedModel:
-        model = load_model(path)  # says clearly what is wrong with a bad or missing file
+        # says clearly what is wrong with a bad or missing file; its names are checked with
+        # the nodes read once for everything here
+        model = load_model(path, check_text=False)
         stat = path.stat()
         table = NodeTable.of(model.graph)
+        check_names(model, path.name, table)
         constants = constant_nodes(model.graph, table)
         summary = summarize_model(model, path, runtime_info(), constants, table)
         return LoadedModel(

@@ -34,6 +34,7 @@ from edgestudio.gui.forms.option_widgets import option_widget, widget_value
 from edgestudio.gui.perf.edge_cloud_view import EdgeCloudView
 from edgestudio.gui.perf.latency_view import LatencyView
 from edgestudio.gui.perf.profile_view import ProfileView
+from edgestudio.gui.widgets.lazy_tab import LazyTab
 
 # The profile takes these from the benchmark's widgets, so that both measure the same inputs.
 SHARED_WITH_BENCH = {"batch"}
@@ -121,17 +122,15 @@ class PerfPanel(QWidget):
         form_box.setMaximumWidth(420)
 
         # ----- results -----------------------------------------------------------------------
-        self.latency = LatencyView()
-        self.latency.measured.connect(self._measured)
-        self.profile_view = ProfileView(document)
-        self.profile_view.node_chosen.connect(self.node_chosen)
-
-        self.edge_cloud = EdgeCloudView()
+        # Built when first shown or given results: their plots cost every model's opening.
+        self._latency = LazyTab(self._build_latency)
+        self._profile = LazyTab(self._build_profile)
+        self._edge_cloud = LazyTab(EdgeCloudView)
 
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.latency, "Latency")
-        self.tabs.addTab(self.profile_view, "Per-op profile")
-        self.tabs.addTab(self.edge_cloud, "Edge vs cloud")
+        self.tabs.addTab(self._latency, "Latency")
+        self.tabs.addTab(self._profile, "Per-op profile")
+        self.tabs.addTab(self._edge_cloud, "Edge vs cloud")
         layout = QHBoxLayout(self)
         layout.addWidget(form_box)
         layout.addWidget(self.tabs, 1)
@@ -142,6 +141,31 @@ class PerfPanel(QWidget):
         self._show_document()
 
     # ----- the document's results --------------------------------------------------------------
+    @property
+    def latency(self) -> LatencyView:
+        """The Latency tab, built on first use."""
+        return self._latency.content()
+
+    @property
+    def profile_view(self) -> ProfileView:
+        """The Per-op profile tab, built on first use."""
+        return self._profile.content()
+
+    @property
+    def edge_cloud(self) -> EdgeCloudView:
+        """The Edge vs cloud tab, built on first use."""
+        return self._edge_cloud.content()
+
+    def _build_latency(self) -> LatencyView:
+        view = LatencyView()
+        view.measured.connect(self._measured)
+        return view
+
+    def _build_profile(self) -> ProfileView:
+        view = ProfileView(self.document)
+        view.node_chosen.connect(self.node_chosen)
+        return view
+
     @property
     def results(self) -> list[LatencyRow]:
         """The last benchmark's rows (the document's)."""
@@ -340,7 +364,7 @@ class PerfPanel(QWidget):
     ) -> None:
         """Show a benchmark's rows in the Latency tab and bring the tab forward."""
         self.latency.show_results(results, verdicts, failures)
-        self.tabs.setCurrentWidget(self.latency)
+        self.tabs.setCurrentWidget(self._latency)
 
     def _measured(self, median_ms: float, where: str) -> None:
         self.edge_cloud.set_measured(median_ms, where)

@@ -4,6 +4,8 @@ side-by-side comparison of runs; the chosen run's per-layer SQNR (:mod:`sqnr_vie
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import onnx
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QColor
@@ -34,6 +36,7 @@ from edgestudio.core.workspace.document import ModelDocument, Overlay, OverlayKi
 from edgestudio.gui.quant.sensitivity_view import SensitivityView
 from edgestudio.gui.quant.sqnr_view import SqnrView
 from edgestudio.gui.quant.weights_view import WeightsView
+from edgestudio.gui.widgets.lazy_tab import LazyTab
 from edgestudio.gui.widgets.tables import _num, results_table
 
 STATE_CHARS = 48  # a failed run's State cell: the start of its message
@@ -56,6 +59,9 @@ HISTORY_COLUMNS = [
     "Top-1",
     "Agreement",
 ]
+
+
+V = TypeVar("V", SqnrView, WeightsView)
 
 
 class QuantPanel(QWidget):
@@ -123,20 +129,14 @@ class QuantPanel(QWidget):
         self.verdict.setWordWrap(True)
         self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.verdict.hide()
-        self.activations = SqnrView()
-        self.activations.node_chosen.connect(self.node_chosen.emit)
-        self.weights = WeightsView(model, document.path)
+        # The three views are built when first shown or needed (their plots cost startup).
+        self._activations = LazyTab(self._build_activations)
+        self._weights = LazyTab(lambda: self._with_current(WeightsView(model, document.path)))
+        self._sensitivity = LazyTab(self._build_sensitivity)
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.activations, "Activations")
-        self.tabs.addTab(self.weights, "Weights")
-        self.sensitivity = SensitivityView()
-        self.sensitivity.rank_requested.connect(
-            lambda n: self.current is not None and self.rank_requested.emit(self.current, n)
-        )
-        self.sensitivity.node_chosen.connect(self.node_chosen.emit)
-        self.sensitivity.show_result(document.sensitivity)
-        document.events.sensitivity.connect(self.sensitivity.show_result)
-        self.tabs.addTab(self.sensitivity, "Sensitivity")
+        self.tabs.addTab(self._activations, "Activations")
+        self.tabs.addTab(self._weights, "Weights")
+        self.tabs.addTab(self._sensitivity, "Sensitivity")
         self.tabs.currentChanged.connect(self._tab_shown)
 
         self.worst_n = QSpinBox()
@@ -190,6 +190,45 @@ class QuantPanel(QWidget):
         document.run_changed.connect(self.refresh_run)
         document.restored.connect(self._show_all_runs)
         self._show_all_runs()
+
+    @property
+    def activations(self) -> SqnrView:
+        """The Activations tab (per-layer SQNR), built on first use."""
+        return self._activations.content()
+
+    @property
+    def weights(self) -> WeightsView:
+        """The Weights tab, built on first use."""
+        return self._weights.content()
+
+    @property
+    def sensitivity(self) -> SensitivityView:
+        """The Sensitivity tab, built on first use."""
+        return self._sensitivity.content()
+
+    def _build_activations(self) -> SqnrView:
+        view = SqnrView()
+        view.node_chosen.connect(self.node_chosen.emit)
+        return self._with_current(view)
+
+    def _with_current(self, view: V) -> V:
+        """``view``, showing the current run (a view built after the run was chosen)."""
+        if self.current is not None:
+            view.show_run(self.current)
+        return view
+
+    def _build_sensitivity(self) -> SensitivityView:
+        view = SensitivityView()
+        view.rank_requested.connect(self._rank)
+        view.node_chosen.connect(self.node_chosen.emit)
+        view.show_result(self.document.sensitivity)
+        self.document.events.sensitivity.connect(view.show_result)
+        view.rank_button.setEnabled(self._can_rank())
+        return view
+
+    def _rank(self, n: int) -> None:
+        if self.current is not None:
+            self.rank_requested.emit(self.current, n)
 
     # ----- runs --------------------------------------------------------------------------------
     @property
@@ -313,8 +352,14 @@ class QuantPanel(QWidget):
         self.recover_button.setVisible(
             verdict is not None and verdict.level in ("poor", "acceptable")
         )
+        if self._sensitivity.built:
+            self.sensitivity.rank_button.setEnabled(self._can_rank())
+
+    def _can_rank(self) -> bool:
+        """Layers can be ranked by the task from the current run: a QDQ 8-bit run analysed
+        on data."""
         run = self.current
-        self.sensitivity.rank_button.setEnabled(
+        return (
             run is not None
             and run.analysis is not None
             and run.analyze_on is not None
@@ -326,9 +371,10 @@ class QuantPanel(QWidget):
     def show_run(self, run: QuantRun) -> None:
         """Show ``run``'s verdict, per-layer SQNR and weights."""
         self.current = run
-        self.activations.show_run(run)
         self._show_verdict(run.analysis.verdict if run.analysis else None)
-        self.weights.show_run(run)
+        for tab in (self._activations, self._weights):  # one not built yet shows it when built
+            if tab.built:
+                tab.content().show_run(run)
         self._refresh_buttons()
 
     def _request_overlay(self) -> None:
@@ -347,7 +393,7 @@ class QuantPanel(QWidget):
             self.requantize_form_requested.emit((self.current, worst))
 
     def _tab_shown(self, index: int) -> None:
-        if self.tabs.widget(index) is self.weights:
+        if self.tabs.widget(index) is self._weights:
             self.weights.open_worst()
 
     # ----- comparison and export ---------------------------------------------------------------
