@@ -197,7 +197,7 @@ def test_the_window_process_never_loads_onnxruntime_or_torch() -> None:
     them in ``core/ops``: only a job worker imports the modules that load native runtimes."""
     code = (
         "import sys, edgestudio.gui.main_window, edgestudio.jobs.workflow, "
-        "edgestudio.jobs.registry, edgestudio.cli.main\n"
+        "edgestudio.jobs.kinds, edgestudio.cli.main\n"
         "print([m for m in ('onnxruntime', 'torch') if m in sys.modules])"
     )
     out = subprocess.run(
@@ -208,3 +208,51 @@ def test_the_window_process_never_loads_onnxruntime_or_torch() -> None:
         env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"},
     )
     assert out.stdout.strip() == "[]"
+
+
+# The core's slices, lowest first: a slice imports only the root modules and slices before it
+# (an import for type checkers counts too: it is an arrow a reader follows). A new slice takes
+# its place here and in docs/ARCHITECTURE.md.
+CORE_ORDER = (
+    "job_api",
+    "remote",
+    "model",
+    "inputs",
+    "diagnostics",
+    "targets",
+    "convert",
+    "edit",
+    "perf",
+    "quant",
+    "workspace",
+)
+
+
+def test_core_slices_import_only_the_slices_below_them() -> None:
+    import ast
+    from pathlib import Path
+
+    assert set(CORE_ORDER) == CORE_SLICES
+    core = Path(__file__).resolve().parents[1] / "edgestudio" / "core"
+    rank = {name: i for i, name in enumerate(CORE_ORDER)}
+    upward = []
+    for path in core.rglob("*.py"):
+        parts = path.relative_to(core).parts
+        if len(parts) < 2:
+            continue  # the root's shared modules import no slice (checked by the cycle test)
+        slice_ = parts[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [node.module]
+                if isinstance(node, ast.ImportFrom) and node.module
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            for name in names:
+                bits = name.split(".")
+                if bits[:2] != ["edgestudio", "core"] or len(bits) < 4 or bits[2] == slice_:
+                    continue
+                if rank[bits[2]] > rank[slice_]:
+                    upward.append(f"{path.relative_to(core)} imports {name}")
+    assert upward == []

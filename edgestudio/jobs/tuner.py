@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from edgestudio.core.convert.conversion_plan import model_opset
-from edgestudio.core.job_api.registry import recipe_from_dict
 from edgestudio.core.model.model_io import load_model
 from edgestudio.core.paths import atomic_target, file_hash
 from edgestudio.core.perf.bench_recipes import BenchRecipe
@@ -53,6 +52,7 @@ from edgestudio.core.quant.tune import (
     swapped_split,
 )
 from edgestudio.core.serialise import from_json, to_json
+from edgestudio.jobs.kinds import recipe_from_dict
 from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.scheduler import JobSubmitter, Scheduler, run_job
 
@@ -123,10 +123,9 @@ def _ray_quantize_and_analyse(
     import tempfile as _tempfile
 
     from edgestudio.core.inputs.data_source import DataSource
-    from edgestudio.core.job_api.registry import recipe_from_dict
     from edgestudio.core.progress import RecordingReporter
     from edgestudio.core.serialise import from_json
-    from edgestudio.jobs.registry import resolve_operation
+    from edgestudio.jobs.kinds import recipe_from_dict, resolve_operation
 
     with _tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

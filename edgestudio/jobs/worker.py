@@ -88,7 +88,7 @@ def preload() -> None:
 
     PyTorch is left out: only exports use it, and it takes seconds and hundreds of MB.
     """
-    from edgestudio.jobs.registry import resolve_operation
+    from edgestudio.jobs.kinds import resolve_operation
 
     for kind in ("quantize", "analyze", "bench"):
         resolve_operation(kind)
@@ -107,8 +107,7 @@ def run_spec(spec_path: str, stream: BinaryIO) -> int:
     output_folder: str | None = None
     try:
         spec = json.loads(Path(spec_path).read_text())
-        from edgestudio.core.job_api.registry import recipe_from_dict
-        from edgestudio.jobs.registry import resolve_operation
+        from edgestudio.jobs.kinds import recipe_from_dict, resolve_operation
 
         if spec.get("threads"):
             from edgestudio.core.model.sessions import THREADS_ENV

@@ -22,7 +22,6 @@ from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.inputs.inputs_recipe import InputsRecipe
 from edgestudio.core.job_api.options import declared_options
 from edgestudio.core.job_api.recipe import Recipe, Tolerance
-from edgestudio.core.job_api.registry import RECIPE_TYPES, recipe_from_dict
 from edgestudio.core.model.cost_recipe import CostRecipe
 from edgestudio.core.model.tensor_shapes import ShapesRecipe
 from edgestudio.core.perf.bench_recipes import (
@@ -35,6 +34,9 @@ from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, Quan
 from edgestudio.core.quant.sensitivity import SensitivityRecipe
 from edgestudio.core.serialise import to_json
 from edgestudio.core.targets.target_recipe import TargetCheckRecipe, TargetCompileRecipe
+from edgestudio.jobs.kinds import KINDS, recipe_from_dict
+
+RECIPE_TYPES = {kind: entry.recipe for kind, entry in KINDS.items()}
 
 NO_COMMAND = {"shapes", "providers"}  # the app's own jobs, run without options
 

@@ -14,6 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from edgestudio.core.inputs.data_source import DataProvenance, DataSource, provenance
 from edgestudio.core.inputs.input_derivation import derive_candidates
+from edgestudio.core.perf.bench_verdicts import bench_verdicts
 from edgestudio.core.perf.latency_stats import median_ratio_interval
 from edgestudio.core.quant.quantized_graph import existing_quantization
 from edgestudio.core.quant.task_detection import TaskChoice, choose_task, detect_task
@@ -23,7 +24,7 @@ from edgestudio.core.quant.task_metrics import (
     edit_distance,
     match_boxes,
 )
-from edgestudio.core.quant.verdicts import analysis_verdict, bench_verdicts
+from edgestudio.core.quant.verdicts import analysis_verdict
 from edgestudio.core.serialise import to_json
 from tests import models
 

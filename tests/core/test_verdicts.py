@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from edgestudio.core.inputs.data_source import DataProvenance
+from edgestudio.core.perf.bench_verdicts import bench_verdicts
 from edgestudio.core.perf.profile_parse import GraphNode, summarize_profile
 from edgestudio.core.quant.analyze import is_class_scores
-from edgestudio.core.quant.verdicts import analysis_verdict, bench_verdicts, sqnr_level
+from edgestudio.core.quant.verdicts import analysis_verdict, sqnr_level
 
 REAL = DataProvenance("npz", 100, "eval.npz")
 

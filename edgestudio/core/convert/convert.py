@@ -22,13 +22,13 @@ from edgestudio.core.convert.convert_recipes import ConvertRecipe
 from edgestudio.core.convert.float32 import FLOAT16_TOLERANCE, upcast_float16
 from edgestudio.core.convert.output_shapes import declare_produced_shapes, output_shape_mismatches
 from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.inputs.equivalence import check_against
 from edgestudio.core.inputs.input_probe import job_inputs
 from edgestudio.core.inputs.input_spec import InputSpecError, InputSpecification
-from edgestudio.core.job_api.recipe import Recipe, Tolerance
+from edgestudio.core.job_api.recipe import Tolerance
 from edgestudio.core.job_api.report import EquivalenceCheck, JobReport
 from edgestudio.core.model.model_files import load_full_model, save_model
 from edgestudio.core.model.validate import (
-    check_against,
     declared_dims,
     ort_session,
     session_runner,
@@ -46,11 +46,10 @@ class ConversionError(EdgeStudioError):
         self.declarations = declarations
 
 
-def run_convert(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """Convert ``recipe.model`` as asked, write it to ``staging`` and check it. A conversion
     that fails where the model declares its outputs wrongly (onnx's converter and shape
     inference trust declarations) is made again with what the model produces declared."""
-    assert isinstance(recipe, ConvertRecipe)
     try:
         return _convert(recipe, reporter, staging)
     except ConversionError as exc:

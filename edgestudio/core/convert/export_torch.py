@@ -21,11 +21,11 @@ import onnx
 from edgestudio.core.convert.convert_grammar import TORCH_DTYPES
 from edgestudio.core.convert.export_recipes import ExportRecipe, torch_missing_hint
 from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.inputs.equivalence import check_against
 from edgestudio.core.inputs.input_spec import Domain, InputEntry, InputSpecification
-from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.model.model_files import save_model
-from edgestudio.core.model.validate import Feeds, check_against
+from edgestudio.core.model.validate import Feeds
 from edgestudio.core.progress import Reporter
 
 _MAX_WARNINGS = 20
@@ -84,9 +84,8 @@ def _example(recipe: ExportRecipe, notes: list[str]) -> tuple[Any, ...]:
     return tuple(tensors)
 
 
-def run_export(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_export(recipe: ExportRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """Export the PyTorch model to ONNX in ``staging`` and check it against PyTorch."""
-    assert isinstance(recipe, ExportRecipe)
     if not recipe.inputs:
         raise ExportError("Give at least one input (name and example shape).")
     reporter.stage("Loading the PyTorch model", 0.0)

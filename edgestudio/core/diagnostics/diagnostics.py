@@ -8,14 +8,12 @@ import time
 from pathlib import Path
 
 from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
-from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.progress import Reporter
 
 
-def run_diagnostic(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_diagnostic(recipe: DiagnosticRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """Do what ``recipe.action`` says; see :class:`DiagnosticRecipe`."""
-    assert isinstance(recipe, DiagnosticRecipe)
     action = recipe.action
     reporter.stage(f"self-test: {action}", 0.0)
     if action == "succeed":

@@ -24,12 +24,12 @@ from edgestudio.core.edit.surgery import (
     extract,
     rename,
 )
-from edgestudio.core.inputs.input_probe import cpu_session, job_inputs
+from edgestudio.core.inputs.input_probe import job_inputs
 from edgestudio.core.inputs.input_spec import InputSpecError
-from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import CheckCase, EquivalenceCheck, JobReport
 from edgestudio.core.model.external_data import check_external_data
 from edgestudio.core.model.model_files import load_full_model, load_structure, save_model
+from edgestudio.core.model.sessions import cpu_session
 from edgestudio.core.model.validate import compare_outputs, short
 from edgestudio.core.progress import Reporter
 
@@ -102,10 +102,9 @@ def _simplified(model: onnx.ModelProto) -> onnx.ModelProto:
 COMPARE_LIMIT = 2_000_000_000
 
 
-def run_edit(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_edit(recipe: EditRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """Edit ``recipe.model`` into ``staging``, then check the result against the original.
     A model with external weights is edited as its structure, the kept weights streamed."""
-    assert isinstance(recipe, EditRecipe)
     source = Path(recipe.model)
     reporter.stage("Reading the model", 0.0)
     try:

@@ -25,10 +25,10 @@ from edgestudio.core.inputs.input_derivation import (
 )
 from edgestudio.core.inputs.input_spec import InputSpecError, InputSpecification
 from edgestudio.core.inputs.inputs_recipe import InputsRecipe
-from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.model.model_files import load_full_model
 from edgestudio.core.model.model_io import is_structure_only
+from edgestudio.core.model.sessions import cpu_session
 from edgestudio.core.model.validate import short
 from edgestudio.core.paths import cache_dir, file_hash, write_atomically
 from edgestudio.core.progress import Reporter
@@ -59,25 +59,6 @@ def _write_cache(path: Path, spec: InputSpecification) -> None:
         write_atomically(path, json.dumps(to_json(spec)))
     except OSError:
         pass  # a cache that cannot be written only costs time
-
-
-def cpu_session(model: bytes | str, optimized: bool = True, level: str = "all") -> Any:
-    """A quiet CPU session (telemetry is off in every EdgeStudio process).
-
-    ``optimized=False`` skips graph optimizations: whether a model runs on some inputs does
-    not depend on them, and they are most of a session's start-up on big graphs (2.7 s vs 0.9 s
-    at 20k nodes). ``level="extended"`` stops before the last level (layout transforms).
-    """
-    import onnxruntime as ort
-
-    from edgestudio.core.model.sessions import job_session_options
-
-    options = job_session_options(4)  # failed tries are expected; we report their errors
-    if not optimized:
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    elif level == "extended":
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
-    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
 PROTOBUF_LIMIT = 2_000_000_000  # a serialised model above this cannot be handed over as bytes
@@ -264,9 +245,8 @@ def job_inputs(
     return resolved
 
 
-def run_inputs(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_inputs(recipe: InputsRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """The ``inputs`` job: find and report the spec the model runs on."""
-    assert isinstance(recipe, InputsRecipe)
     reporter.stage("Reading the model", 0.0)
 
     model = load_full_model(Path(recipe.model))

@@ -1,6 +1,6 @@
 """What every job recipe is: plain typed data the GUI's forms edit and the CLI parses.
 
-A recipe is rebuilt in the worker by :func:`~edgestudio.core.job_api.registry.recipe_from_dict`.
+A recipe is rebuilt in the worker by :func:`~edgestudio.jobs.kinds.recipe_from_dict`.
 Each recipe knows the ``edgestudio`` command line that runs the same job (``to_command``), which
 the Jobs panel offers as "Copy equivalent command"."""
 
@@ -79,7 +79,7 @@ class Recipe:
 
 
 # A recipe's JSON carries its kind, which says which class reads it back
-# (:func:`edgestudio.core.job_api.registry.recipe_from_dict`).
+# (:func:`edgestudio.jobs.kinds.recipe_from_dict`).
 register_format(
     Recipe, lambda recipe, data: {"kind": recipe.kind, **data}, without("kind"), subclasses=True
 )

@@ -26,13 +26,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from edgestudio.core.job_api.recipe import Recipe
-from edgestudio.core.job_api.report import JobReport
-from edgestudio.core.model.cost_recipe import CostRecipe, CostTotal, ModelCost, NodeCost
+from edgestudio.core.model.cost_recipe import CostTotal, ModelCost, NodeCost
 from edgestudio.core.model.light_inference import declared_weights
 from edgestudio.core.model.model_files import nested_graphs
-from edgestudio.core.progress import Reporter
-from edgestudio.core.serialise import to_json
 
 # FLOPs per output element of ops that are not multiply-accumulates.
 _PER_ELEMENT = {
@@ -409,8 +405,8 @@ def measured_shapes(
     """The shapes and types ``tensors`` take when onnxruntime runs the model on ``feeds`` (a
     copy with them as outputs; what onnx's inference cannot follow, such as a Reshape whose
     target is computed). Empty for a model too big to copy in memory."""
-    from edgestudio.core.inputs.input_probe import cpu_session
     from edgestudio.core.model.model_files import load_full_model
+    from edgestudio.core.model.sessions import cpu_session
 
     if not tensors or path.stat().st_size > MEASURE_LIMIT:
         return {}, {}
@@ -438,8 +434,8 @@ def measured_trips(path: Path, counts: list[str], feeds: dict[str, np.ndarray]) 
     """The values of Loop trip-count tensors ``counts`` when onnxruntime runs the model on
     ``feeds`` (a sequence length computed from an input's shape); empty for a model too big
     to copy in memory, or one that does not run so."""
-    from edgestudio.core.inputs.input_probe import cpu_session
     from edgestudio.core.model.model_files import load_full_model
+    from edgestudio.core.model.sessions import cpu_session
 
     if path.stat().st_size > MEASURE_LIMIT:
         return {}
@@ -456,28 +452,10 @@ def measured_trips(path: Path, counts: list[str], feeds: dict[str, np.ndarray]) 
     return {name: int(np.asarray(v).reshape(-1)[0]) for name, v in zip(counts, values, strict=True)}
 
 
-def run_cost(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
-    """The cost job: the input specification, then :func:`model_cost` at its sizes."""
-    assert isinstance(recipe, CostRecipe)
-    from edgestudio.core.inputs.input_probe import job_inputs
-    from edgestudio.core.model.model_files import load_structure
-
-    reporter.stage("Reading the model", 0.0)
-    model = load_structure(Path(recipe.model))
-    reporter.stage("Finding the input sizes", 0.1)
-    spec = job_inputs(
-        Path(recipe.model), model, recipe.shapes, recipe.ranges, reporter=reporter
-    ).spec
-    sizes = {e.name: list(e.shape) for e in spec.inputs}
-    reporter.stage("Inferring shapes", 0.4)
-    unknown = unknown_tensors(model, inferred_shapes(model, sizes)[0])
-    measured = None
-    if unknown:
-        reporter.stage(
-            f"Running the model once for {len(unknown)} shape(s) inference cannot tell", 0.5
-        )
-        measured = measured_shapes(Path(recipe.model), unknown, spec.feeds())
-    loops = [
+def computed_trip_counts(model: onnx.ModelProto) -> list[str]:
+    """The tensors that give the main graph's Loops a trip count the graph does not fix (a
+    sequence length read from an input's shape): measured by running the model."""
+    return [
         n.input[0]
         for n in model.graph.node
         if n.op_type == "Loop"
@@ -485,16 +463,3 @@ def run_cost(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
         and n.input[0]
         and _constant_int(n.input[0], model.graph) is None
     ]
-    trips = measured_trips(Path(recipe.model), loops, spec.feeds()) if loops else {}
-    reporter.stage("Counting", 0.8)
-    cost = model_cost(model, sizes, measured, trips)
-    for node in cost.bodies:
-        if not node.body.startswith("body ×") and node.body != "the larger branch":
-            reporter.warn(f"'{node.node}' ({node.op}): {node.body}.")
-    if cost.unknown:
-        reporter.warn(
-            f"{len(cost.unknown)} node(s) whose shapes onnx's inference could not "
-            f"tell are counted as 0 (e.g. {', '.join(cost.unknown[:3])})."
-        )
-    reporter.stage("Done", 1.0)
-    return JobReport(kind=recipe.kind, details=to_json(cost))

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import onnx
 
-from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.model.graph_ir import collect_tensor_info
 from edgestudio.core.model.model_io import load_model
@@ -18,9 +17,8 @@ from edgestudio.core.model.tensor_shapes import ShapesRecipe
 from edgestudio.core.progress import Reporter
 
 
-def run_infer_shapes(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_infer_shapes(recipe: ShapesRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """Infer shapes of ``recipe.model``'s main graph; report ``details["shapes"]``."""
-    assert isinstance(recipe, ShapesRecipe)
     reporter.stage("Reading the model", 0.0)
     model = load_model(recipe.model)
     reporter.stage("Inferring shapes", 0.2)

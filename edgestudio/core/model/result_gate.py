@@ -37,7 +37,7 @@ def run_in_process(
     """Load ``path`` in onnxruntime here and run it once on ``feeds`` (``extended_only``:
     with graph optimisations up to 'extended', without the last level's layout transforms —
     a diagnosis, never the proof)."""
-    from edgestudio.core.inputs.input_probe import cpu_session
+    from edgestudio.core.model.sessions import cpu_session
     from edgestudio.core.model.validate import short
 
     try:

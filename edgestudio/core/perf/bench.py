@@ -10,16 +10,16 @@ import onnx
 
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.input_probe import job_inputs
-from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.model.model_files import read_full_model
 from edgestudio.core.model.model_io import has_large_attributes, structure_only
 from edgestudio.core.model.opsets import quantized_ops_in
+from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe
+from edgestudio.core.perf.bench_verdicts import bench_verdicts
 from edgestudio.core.perf.latency_stats import MAX_SAMPLES_KEPT, latency_stats
 from edgestudio.core.perf.perf_results import LatencyRow, ProviderProbe
 from edgestudio.core.perf.providers import package_for
 from edgestudio.core.progress import Reporter
-from edgestudio.core.quant.verdicts import bench_verdicts
 from edgestudio.core.remote.device_runner import groups_of, session_for, time_sessions
 from edgestudio.core.serialise import from_json, to_json
 
@@ -54,7 +54,7 @@ def time_session(
     return time_sessions([(session, feeds)], warmup, runs, seconds, io_binding)[0]
 
 
-def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_bench(recipe: BenchRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """Benchmark every configuration of ``recipe`` on this machine and on each device it names;
     unavailable providers become rows with a reason, not a failure.
 
@@ -65,10 +65,8 @@ def run_bench(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     """
     import onnxruntime as ort
 
-    from edgestudio.core.perf.bench_recipes import BenchRecipe
     from edgestudio.core.remote.devices import LOCAL
 
-    assert isinstance(recipe, BenchRecipe)
     if not recipe.models:
         raise BenchError("Give at least one model.")
     quantized: dict[str, list[str]] = {}  # per model, read once
@@ -111,8 +109,8 @@ def _bench_there(
     inputs: dict[str, dict[str, np.ndarray] | str],
 ) -> tuple[list[dict[str, Any]], str | None]:
     """The rows measured on the device called ``name`` (same inputs as here)."""
+    from edgestudio.core.perf.remote_perf import bench_on_device
     from edgestudio.core.remote.devices import DeviceError, device_named
-    from edgestudio.core.remote.remote_perf import bench_on_device
 
     def feeds_of(model: str) -> dict[str, np.ndarray] | str:
         if model not in inputs:
@@ -287,7 +285,7 @@ def _prepare(
     return feeds if isinstance(feeds, str) else (session, feeds)
 
 
-def run_probe(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_probe(recipe: ProbeRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """Try every provider of this onnxruntime on a one-node model."""
     import onnxruntime as ort
     from onnx import TensorProto, helper

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from edgestudio.core.inputs.input_probe import job_inputs
-from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.perf.bench import (
     BenchError,
@@ -17,6 +16,7 @@ from edgestudio.core.perf.bench import (
     time_session,
     unavailable_reason,
 )
+from edgestudio.core.perf.bench_recipes import DeviceCheckRecipe, ProfileRecipe
 from edgestudio.core.perf.perf_results import Profile
 from edgestudio.core.perf.profile_parse import (
     GraphNode,
@@ -58,11 +58,9 @@ def mobile_coverage(model_path: Path) -> dict[str, Any]:
     return result
 
 
-def run_profile(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_profile(recipe: ProfileRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """Profile ``recipe.model`` on its first provider and summarise the trace."""
-    from edgestudio.core.perf.bench_recipes import ProfileRecipe
 
-    assert isinstance(recipe, ProfileRecipe)
     provider = recipe.providers[0]
     reason = None if recipe.device else unavailable_reason(provider)
     if reason:
@@ -133,8 +131,8 @@ def _profile_there(
     recipe: Any, feeds: dict[str, Any], reporter: Reporter
 ) -> tuple[list[dict[str, Any]], str]:
     """The trace events of the profiled run on the recipe's device."""
+    from edgestudio.core.perf.remote_perf import profile_on_device
     from edgestudio.core.remote.devices import device_named
-    from edgestudio.core.remote.remote_perf import profile_on_device
 
     return profile_on_device(
         device_named(recipe.device),
@@ -147,14 +145,11 @@ def _profile_there(
     )
 
 
-def run_device_check(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_device_check(recipe: DeviceCheckRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """What a device has, and why it cannot run models when it cannot (each with the fix)."""
-    from edgestudio.core.perf.bench_recipes import DeviceCheckRecipe
-    from edgestudio.core.remote.devices import device_named
-    from edgestudio.core.remote.remote_perf import check_device
-
-    assert isinstance(recipe, DeviceCheckRecipe)
+    from edgestudio.core.perf.remote_perf import check_device
     from edgestudio.core.remote.device_info import DeviceInfo
+    from edgestudio.core.remote.devices import device_named
 
     found = from_json(DeviceInfo, check_device(device_named(recipe.device), reporter))
     for problem in found.problems:

@@ -25,7 +25,7 @@ from onnx import TensorProto, helper, numpy_helper
 from edgestudio.core.inputs.calib_data import DataError, open_samples
 from edgestudio.core.inputs.data_source import SPEC_KINDS, provenance
 from edgestudio.core.inputs.input_probe import job_inputs
-from edgestudio.core.job_api.recipe import Recipe, Tolerance
+from edgestudio.core.job_api.recipe import Tolerance
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.model.model_files import load_structure
 from edgestudio.core.progress import Reporter, within
@@ -477,7 +477,7 @@ def _nbits_weight_errors(
     return results
 
 
-def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """Compare ``recipe.quant_model`` with ``recipe.float_model`` on ``recipe.data``.
 
     Memory stays bounded on models of billions of parameters: both models are parsed without
@@ -486,7 +486,6 @@ def run_analyze(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
     layers see it, then as it ships — and the float activations wait in an
     :class:`ActivationStore` (on disk beyond its budget) until compared.
     """
-    assert isinstance(recipe, AnalyzeRecipe)
     reporter.stage("Reading both models", 0.0)
     float_path, quant_path = Path(recipe.float_model), Path(recipe.quant_model)
     float_model, quant_model = load_structure(float_path), load_structure(quant_path)

@@ -29,7 +29,6 @@ from edgestudio.core.inputs.calib_data import ReplayReader, SampleSet, open_samp
 from edgestudio.core.inputs.input_probe import job_inputs
 from edgestudio.core.inputs.input_spec import InputSpecError
 from edgestudio.core.job_api.options import declared_options
-from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.model.model_files import (
     INLINE_LIMIT,
@@ -169,7 +168,7 @@ def inspect_quant_params(model: onnx.ModelProto) -> list[str]:
     return warnings
 
 
-def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_quantize(recipe: QuantRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """Quantize ``recipe.model`` into ``staging``, prove the result runs, report what was done.
 
     The result is loaded and run on the model's input specification before the job succeeds;
@@ -178,7 +177,6 @@ def run_quantize(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport
     a result that breaks after ORT's pre-processing is quantized again without it, and fp16
     operators that crash onnxruntime are kept in float32.
     """
-    assert isinstance(recipe, QuantRecipe)
     reporter.stage("Reading the model", 0.0)
     source = Path(recipe.model)
     if recipe.mode == "int4":  # its weights stay on disk unless it cannot be streamed
@@ -423,7 +421,7 @@ def _raised_opset(
             f"({type(exc).__name__}: {exc}). Quantize per-tensor instead, or "
             "convert the model to opset 13 first."
         ) from exc
-    from edgestudio.core.inputs.input_probe import cpu_session
+    from edgestudio.core.model.sessions import cpu_session
     from edgestudio.core.model.validate import compare_outputs, short
 
     try:

@@ -280,13 +280,12 @@ def _gain(base: tuple[str, float | None, bool], value: float | None) -> float | 
     return value - before if higher else before - value
 
 
-def run_sensitivity(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_sensitivity(recipe: SensitivityRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """Quantize and analyse the base recipe, then each candidate layer changed alone."""
     from edgestudio.core.progress import RecordingReporter
     from edgestudio.core.quant.analyze import run_analyze
     from edgestudio.core.quant.quantize import run_quantize
 
-    assert isinstance(recipe, SensitivityRecipe)
     work = staging / "tries"
     work.mkdir()
 

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from edgestudio.core.errors import EdgeStudioError
-from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.progress import Reporter
 from edgestudio.core.serialise import to_json
@@ -51,9 +50,8 @@ def fixed_copy(path: Path, sizes: dict[str, list[int]], out: Path) -> list[str]:
     return fixed
 
 
-def run_target_check(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_target_check(recipe: TargetCheckRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """Check ``recipe.model`` on its target: as it is, then with its dynamic dims fixed."""
-    assert isinstance(recipe, TargetCheckRecipe)
     from edgestudio.core.inputs.input_probe import job_inputs
     from edgestudio.core.model.model_files import load_structure
     from edgestudio.core.targets import qnn_htp
@@ -82,10 +80,9 @@ def run_target_check(recipe: Recipe, reporter: Reporter, staging: Path) -> JobRe
     return JobReport(kind=recipe.kind, details=to_json(check), result=check)
 
 
-def run_target_compile(recipe: Recipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_target_compile(recipe: TargetCompileRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """Compile ``recipe.model`` for the emulated HTP (dynamic dims fixed first), reload the
     context binary and prove it gives the emulated session's outputs on the model's inputs."""
-    assert isinstance(recipe, TargetCompileRecipe)
     import numpy as np
     import onnxruntime as ort
 

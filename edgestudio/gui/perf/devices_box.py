@@ -236,14 +236,14 @@ class DevicesBox(QGroupBox):
 
 
 def _host_key_state(device: Device) -> tuple[str, Any]:
-    from edgestudio.core.remote.remote_perf import run_async
+    from edgestudio.core.perf.remote_perf import run_async
     from edgestudio.core.remote.ssh_link import host_key_state
 
     return run_async(host_key_state(device))
 
 
 def _check(name: str) -> DeviceInfo:
+    from edgestudio.core.perf.remote_perf import check_device
     from edgestudio.core.remote.devices import device_named
-    from edgestudio.core.remote.remote_perf import check_device
 
     return from_json(DeviceInfo, check_device(device_named(name), RecordingReporter()))
