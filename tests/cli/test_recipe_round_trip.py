@@ -263,7 +263,7 @@ def test_every_option_says_what_it_does_and_its_default() -> None:
 
 
 def test_every_mode_has_its_onnxruntime_call_and_a_form_label() -> None:
-    from edgestudio.core.quant.quantize import QUANTIZERS
+    from edgestudio.core.quant.quantizers import QUANTIZERS
 
     assert set(QUANTIZERS) == set(QUANT_MODES)
     assert all(mode.label for mode in QUANT_MODES.values())

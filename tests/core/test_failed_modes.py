@@ -37,7 +37,7 @@ def test_a_failed_per_channel_quantization_is_remembered_then_forgotten_on_succe
         raise quantize.QuantizeError("operands could not be broadcast together")
 
     with monkeypatch.context() as patched:
-        patched.setattr(quantize, "_quantize_and_prove", fails)
+        patched.setattr(quantize, "quantize_and_prove", fails)
         with pytest.raises(quantize.QuantizeError):
             quantize.run_quantize(
                 _recipe(conv_model, tmp_path / "q.onnx", per_channel=True),

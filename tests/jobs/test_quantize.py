@@ -467,7 +467,7 @@ def test_an_fp16_crash_is_diagnosed_by_optimisation_level(
     traffic-signal model); when the same result loads and runs optimised up to 'extended',
     the refusal says so. Other failures, and other modes, get no such line."""
     from edgestudio.core.model.result_gate import GateResult
-    from edgestudio.core.quant import quantize as quantize_module
+    from edgestudio.core.quant import quant_proof as quantize_module
 
     asked: list[bool] = []
 
@@ -478,15 +478,13 @@ def test_an_fp16_crash_is_diagnosed_by_optimisation_level(
     monkeypatch.setattr(quantize_module, "run_isolated", isolated)
     fp16 = QuantRecipe(model="m.onnx", mode="fp16")
     crash = ["onnxruntime crashed (SIGSEGV) loading or running it"]
-    said = quantize_module._crash_diagnosis(fp16, tmp_path / "q.onnx", {}, crash)
+    said = quantize_module.crash_diagnosis(fp16, tmp_path / "q.onnx", {}, crash)
     assert "ORT_ENABLE_EXTENDED" in said and asked == [True]
-    assert (
-        quantize_module._crash_diagnosis(fp16, tmp_path / "q.onnx", {}, ["it does not run"]) == ""
-    )
+    assert quantize_module.crash_diagnosis(fp16, tmp_path / "q.onnx", {}, ["it does not run"]) == ""
     dynamic = QuantRecipe(model="m.onnx", mode="dynamic")
-    assert quantize_module._crash_diagnosis(dynamic, tmp_path / "q.onnx", {}, crash) == ""
+    assert quantize_module.crash_diagnosis(dynamic, tmp_path / "q.onnx", {}, crash) == ""
     assert asked == [True]  # only the fp16 crash was looked into
-    assert "a crash names none" in quantize_module._what_to_try(fp16, crash)
+    assert "a crash names none" in quantize_module.what_to_try(fp16, crash)
 
 
 @pytest.mark.e2e

@@ -115,7 +115,7 @@ def test_a_node_onnxruntime_rejects_in_the_result_is_kept_in_float(
     The refusal is played by the gate here: no small model makes onnxruntime 1.32 write one."""
     from edgestudio.core.model.result_gate import GateResult
     from edgestudio.core.progress import RecordingReporter
-    from edgestudio.core.quant import quantize
+    from edgestudio.core.quant import quant_proof, quantize
 
     seen: list[Path] = []
 
@@ -129,7 +129,7 @@ def test_a_node_onnxruntime_rejects_in_the_result_is_kept_in_float(
             )
         return run_in_process(path, feeds, extended_only)
 
-    monkeypatch.setattr(quantize, "run_in_process", gate)
+    monkeypatch.setattr(quant_proof, "run_in_process", gate)
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     staging = tmp_path / "staging"
     staging.mkdir()
@@ -157,15 +157,15 @@ def test_a_refusal_naming_a_node_the_optimiser_made_keeps_its_operator_type(
 ) -> None:
     """onnxruntime's optimiser can make the node it then rejects (a tf2onnx transcriber, after
     static quantization): the operator type it names is kept in float, every node of it."""
-    from edgestudio.core.quant.quantize import _rejected_nodes
+    from edgestudio.core.quant.fallbacks import rejected_nodes
 
     src = models.save(models.fixed_batch_concats(), tmp_path / "m.onnx")
     recipe = QuantRecipe(model=str(src), mode="qdq", calib=SYNTHETIC)
     made_by_optimiser = (
         "Concat node 'Concat_token_7': Invalid attribute perm {0, 2, 3, 1}, input shape = {36}"
     )
-    assert _rejected_nodes(made_by_optimiser, src, recipe) == ["pad_concat", "shape_concat"]
+    assert rejected_nodes(made_by_optimiser, src, recipe) == ["pad_concat", "shape_concat"]
     named = "Concat node 'pad_concat': something"
-    assert _rejected_nodes(named, src, recipe) == ["pad_concat"]
+    assert rejected_nodes(named, src, recipe) == ["pad_concat"]
     kept = QuantRecipe(model=str(src), mode="qdq", calib=SYNTHETIC, exclude=("pad_concat",))
-    assert _rejected_nodes(named, src, kept) == []  # already kept: nothing new to try
+    assert rejected_nodes(named, src, kept) == []  # already kept: nothing new to try

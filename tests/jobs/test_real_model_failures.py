@@ -165,7 +165,8 @@ def test_fp16_keeps_ops_in_float32_when_onnxruntime_crashes_on_them(
     job converts again with the recurrent ops kept in float32 and says so."""
     from edgestudio.core.model.result_gate import GateResult
     from edgestudio.core.progress import RecordingReporter
-    from edgestudio.core.quant import quantize as quantize_op
+    from edgestudio.core.quant import fallbacks
+    from edgestudio.core.quant import quant_proof as quantize_op
 
     def gate(path: Path, feeds: dict[str, np.ndarray]) -> GateResult:
         model = onnx.load(str(path))
@@ -181,11 +182,13 @@ def test_fp16_keeps_ops_in_float32_when_onnxruntime_crashes_on_them(
         )
 
     monkeypatch.setattr(quantize_op, "run_isolated", gate)
+
+    monkeypatch.setattr(fallbacks, "run_isolated", gate)
     src = models.save(models.gru_model(), tmp_path / "gru.onnx")
     recipe = QuantRecipe(model=str(src), output=str(tmp_path / "o.onnx"), mode="fp16")
     notes: list[str] = []
     with ThreadPoolExecutor(max_workers=1) as pool:
-        out, state, inspected, _ = quantize_op._quantize_and_prove(
+        out, state, inspected, _ = quantize_op.quantize_and_prove(
             recipe, src, None, tmp_path, None, {}, RecordingReporter(), notes, pool
         )
     assert state == "loads and runs"
@@ -312,7 +315,8 @@ def test_an_fp16_crash_naming_nothing_is_bisected_to_the_types_kept_in_float32(
     which the played crash needs in float16 — and keeps only those."""
     from edgestudio.core.model.result_gate import GateResult
     from edgestudio.core.progress import RecordingReporter
-    from edgestudio.core.quant import quantize as quantize_op
+    from edgestudio.core.quant import fallbacks
+    from edgestudio.core.quant import quant_proof as quantize_op
 
     def relu_in_float16(path: Path) -> bool:
         model = onnx.load(str(path))
@@ -334,11 +338,13 @@ def test_an_fp16_crash_naming_nothing_is_bisected_to_the_types_kept_in_float32(
         return GateResult(True)
 
     monkeypatch.setattr(quantize_op, "run_isolated", gate)
+
+    monkeypatch.setattr(fallbacks, "run_isolated", gate)
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     recipe = QuantRecipe(model=str(src), output=str(tmp_path / "o.onnx"), mode="fp16")
     notes: list[str] = []
     with ThreadPoolExecutor(max_workers=1) as pool:
-        out, state, _, _ = quantize_op._quantize_and_prove(
+        out, state, _, _ = quantize_op.quantize_and_prove(
             recipe, src, None, tmp_path, None, {}, RecordingReporter(), notes, pool
         )
     assert state == "loads and runs"
@@ -355,19 +361,23 @@ def test_an_fp16_crash_that_keeping_everything_does_not_cure_is_refused(
 ) -> None:
     from edgestudio.core.model.result_gate import GateResult
     from edgestudio.core.progress import RecordingReporter
-    from edgestudio.core.quant import quantize as quantize_op
+    from edgestudio.core.quant import fallbacks
+    from edgestudio.core.quant import quant_proof as quantize_op
 
-    monkeypatch.setattr(
-        quantize_op,
-        "run_isolated",
-        lambda path, feeds, **kw: GateResult(False, "onnxruntime crashed (SIGSEGV)", crashed=True),
-    )
+    for module in (quantize_op, fallbacks):
+        monkeypatch.setattr(
+            module,
+            "run_isolated",
+            lambda path, feeds, **kw: GateResult(
+                False, "onnxruntime crashed (SIGSEGV)", crashed=True
+            ),
+        )
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     recipe = QuantRecipe(model=str(src), output=str(tmp_path / "o.onnx"), mode="fp16")
     with (
         ThreadPoolExecutor(max_workers=1) as pool,
         pytest.raises(quantize_op.QuantizeError, match="unusable"),
     ):
-        quantize_op._quantize_and_prove(
+        quantize_op.quantize_and_prove(
             recipe, src, None, tmp_path, None, {}, RecordingReporter(), [], pool
         )
