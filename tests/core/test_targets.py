@@ -4,9 +4,11 @@ provider itself, where onnxruntime-qnn is installed)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 from edgestudio.core.serialise import from_json, to_json
@@ -147,3 +149,67 @@ def test_a_compiled_context_reloads_and_matches_the_emulated_run(tmp_path: Path)
     session = ort.InferenceSession(str(out), qnn_htp.session_options("73", fallback=False))
     (y,) = session.run(None, {"image": np.ones((1, 1, 8, 8), np.float32)})
     assert y.shape == (1, 10) and np.isfinite(y).all()
+
+
+def _sigmoid_head() -> onnx.ModelProto:
+    """x[1,4] → MatMul → Sigmoid → y: a head whose output range the NPU fixes."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    weight = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+    graph = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["x", "W"], ["m"], name="mm"),
+            helper.make_node("Sigmoid", ["m"], ["y"], name="sig"),
+        ],
+        "sigmoid_head",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])],
+        [numpy_helper.from_array(weight, "W")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def _output_scale(path: Path) -> float:
+    model = onnx.load(str(path))
+    stored = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    dq = next(n for n in model.graph.node if n.op_type == "DequantizeLinear" and n.output[0] == "y")
+    return float(stored[dq.input[1]])
+
+
+@pytest.mark.e2e
+def test_quantizing_for_the_npu_follows_onnxruntimes_qnn_config(tmp_path: Path) -> None:
+    """--target qnn-htp quantizes with onnxruntime's QNN config: with 16-bit activations a
+    Sigmoid's output gets the NPU's fixed scale (1/65536), not the calibrated one."""
+    from edgestudio.core.inputs.data_source import DataSource
+    from edgestudio.core.quant.quant_recipes import QuantRecipe, check_rules
+    from edgestudio.jobs.runner import JobState
+    from edgestudio.jobs.scheduler import run_job
+
+    src = tmp_path / "head.onnx"
+    onnx.save(_sigmoid_head(), str(src))
+    calib = DataSource("synthetic", samples=8, seed=0)
+    scales = {}
+    for target in ("cpu", "qnn-htp"):
+        out = tmp_path / f"{target}.onnx"
+        recipe = QuantRecipe(
+            model=str(src),
+            output=str(out),
+            mode="qdq",
+            calib=calib,
+            activation_type="uint16",
+            target=target,
+        )
+        job = run_job(recipe)
+        assert job.state is JobState.SUCCEEDED, job.error
+        scales[target] = _output_scale(out)
+    assert scales["qnn-htp"] == pytest.approx(1 / 65536)
+    assert scales["cpu"] != pytest.approx(1 / 65536)
+    assert any("QNN config" in n for n in job.report.details["notes"])  # type: ignore[union-attr]
+    assert "--target qnn-htp" in recipe.command_line()
+    # what the NPU cannot combine is refused before any work
+    bad = QuantRecipe(model="m.onnx", mode="qdq", calib=calib, target="qnn-htp")
+    assert not check_rules(replace(bad, activation_type="int8")).ok
+    assert not check_rules(replace(bad, placement="compute")).ok
+    assert check_rules(bad).ok

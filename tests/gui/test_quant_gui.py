@@ -507,3 +507,16 @@ def test_plots_are_built_when_their_tab_is_first_shown(qtbot, tmp_path: Path) ->
     doc.show_panel("performance")
     qtbot.waitUntil(lambda: perf._latency.built)
     assert perf.latency.parent() is perf._latency  # the view sits in its tab
+
+
+def test_data_that_does_not_exist_blocks_the_form(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import onnx
+
+    model = _sample_copy(tmp_path)
+    dialog = QuantizeDialog(onnx.load(model), model, [])
+    qtbot.addWidget(dialog)
+    dialog.mode.setCurrentIndex(dialog.mode.findData("qdq"))
+    dialog.eval_path.edit.setText(str(tmp_path / "nowhere"))
+    errors = dialog.problems()[0]
+    assert any("evaluation data" in e and "does not exist" in e for e in errors)
+    assert not dialog.run_button.isEnabled() and dialog.eval_note.text() == ""

@@ -6,6 +6,7 @@ uint8 is not supported" in the form instead of a stack trace from deep inside OR
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 # Where static quantization puts quantizers (core/quant/mixed_precision.py applies it; kept
 # here as plain names so the recipe imports no onnx).
+QUANT_TARGETS = ("cpu", "qnn-htp")  # who the quantized model is for (--target)
 PLACEMENTS = ("all", "compute", "compute-inputs")
 
 QUANT_TYPES = ("int8", "uint8", "int16", "uint16", "int4", "uint4")
@@ -154,6 +156,17 @@ class QuantRecipe(Recipe):
         choices=PLACEMENTS,
         modes=STATIC_MODES,
         label="Quantizers on:",
+        group="types",
+    )
+    target: str = option(
+        "cpu",
+        "--target",
+        "the accelerator the result is for: 'qnn-htp' quantizes with onnxruntime's QNN config "
+        "(the Hexagon NPU's rules: which operators, fixed scales for Sigmoid/Tanh, 16-bit "
+        "Q/DQ operators where the opset needs them); 'cpu' with onnxruntime's defaults",
+        choices=QUANT_TARGETS,
+        modes=("qdq",),
+        label="Quantize for:",
         group="types",
     )
     smooth_quant: float = option(
@@ -499,6 +512,8 @@ def check_rules(
             )
         if not 0 <= recipe.smooth_quant < 1:
             e(f"SmoothQuant's α is a migration strength in [0, 1), got {recipe.smooth_quant}.")
+        if recipe.target == "qnn-htp":
+            _qnn_rules(recipe, e)
         if recipe.int16 and recipe.activation_type in ("int16", "uint16"):
             w("Every activation is already 16-bit: the nodes kept in 16-bit change nothing.")
         both = sorted(set(recipe.int16) & set(recipe.exclude))
@@ -532,6 +547,28 @@ def check_rules(
                 f"{_did_you_mean(name, node_names)}."
             )
     return check
+
+
+def _qnn_rules(recipe: QuantRecipe, error: Callable[[str], None]) -> None:
+    """What a QNN-HTP recipe cannot combine: its config chooses the operators and writes its
+    own 16-bit overrides, and the NPU computes on unsigned activations."""
+    if recipe.placement != "all":
+        error(
+            "--target qnn-htp quantizes the operators onnxruntime's QNN config chooses; "
+            "--placement must stay 'all'."
+        )
+    if recipe.int16:
+        error(
+            "--target qnn-htp writes its own 16-bit overrides; for 16-bit activations use "
+            "--activation-type uint16 instead of --int16."
+        )
+    if recipe.activation_type not in ("uint8", "uint16"):
+        error(
+            f"The Hexagon NPU quantizes activations to uint8 or uint16, not "
+            f"{recipe.activation_type}."
+        )
+    if recipe.weight_type not in ("uint8", "int8", "uint16", "int16", "int4", "uint4"):
+        error(f"The Hexagon NPU does not take {recipe.weight_type} weights.")
 
 
 def _did_you_mean(name: str, node_names: set[str]) -> str:

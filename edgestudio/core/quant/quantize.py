@@ -167,6 +167,11 @@ def run_quantize(recipe: QuantRecipe, reporter: Reporter, staging: Path) -> JobR
             raise
         forget_failure(source, choices)
         report.files = _place_result(inspected.model, out, staging, name)
+    if recipe.target == "qnn-htp":
+        notes.append(
+            "Quantized with onnxruntime's QNN config, for the Hexagon NPU: `edgestudio target "
+            "check` on the result says which nodes the NPU takes, and why not the others."
+        )
     precision = precision_of(inspected.model) if recipe.mode in INTEGER_MODES else None
     if precision is not None:
         notes.append(f"Precision: {precision.text()}.")

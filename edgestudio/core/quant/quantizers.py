@@ -100,6 +100,31 @@ def ort_options(recipe: QuantRecipe) -> dict[str, Any]:
     return options
 
 
+def qnn_options(recipe: QuantRecipe, src: Path, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` as onnxruntime's QNN config says for the Hexagon NPU (``--target qnn-htp``):
+    the operators it quantizes, its overrides (fixed scales for Sigmoid/Tanh, conversions where
+    a type changes) and its extra options, over ours; the calibration and nodes kept in float
+    stay the recipe's."""
+    from onnxruntime.quantization.execution_providers.qnn import get_qnn_qdq_config
+
+    config = get_qnn_qdq_config(
+        str(src),
+        None,  # our reader is given to quantize_static
+        calibrate_method=options["calibrate_method"],
+        activation_type=options["activation_type"],
+        weight_type=options["weight_type"],
+        per_channel=recipe.per_channel,
+        activation_symmetric=recipe.activation_symmetric,
+        weight_symmetric=recipe.weight_symmetric,
+        op_types_to_quantize=list(recipe.op_types) or None,
+        nodes_to_exclude=list(recipe.exclude) or None,
+    )
+    extra = {**options["extra_options"], **config.extra_options}
+    # a retry past a known quantizer failure keeps what it added
+    extra.update(recipe.ort_extra)
+    return {**options, "op_types_to_quantize": config.op_types_to_quantize, "extra_options": extra}
+
+
 def ort_pre_process(src: Path, dst: Path, reporter: Reporter, report: JobReport) -> Path:
     """onnxruntime's ``quant_pre_process`` of ``src`` into ``dst`` (cached by content)."""
     from onnxruntime.quantization.shape_inference import quant_pre_process
@@ -157,6 +182,8 @@ def run_static(
         node_by_node(fraction)
 
     options = ort_options(recipe)
+    if recipe.target == "qnn-htp":
+        options = qnn_options(recipe, src, options)
     smoothing = ""
     if recipe.smooth_quant and recipe.mode == "qdq":
         src, smoothing = smoothed_model(recipe, src, out.parent, reader.samples, reporter)

@@ -318,6 +318,9 @@ class QuantizeDialog(JobDialog):
             errors.append("The output must not be the input model.")
         if self.analyze.isChecked() and not self.eval_path.path():
             errors.append("Choose evaluation data for the analysis, or untick Analyze.")
+        for what, source in (("calibration", recipe.calib), ("evaluation", self.analyze_data())):
+            if source is not None and source.kind != "synthetic" and not Path(source.path).exists():
+                errors.append(f"The {what} data {source.path} does not exist.")
         return errors, check.warnings, check.notes
 
     def refresh(self) -> None:
@@ -352,7 +355,7 @@ class QuantizeDialog(JobDialog):
             data = self.analyze_data()
         except ValueError:
             return ""
-        if data is None:
+        if data is None or (data.kind != "synthetic" and not Path(data.path).exists()):
             return ""
         if data.kind == "synthetic":
             return (
