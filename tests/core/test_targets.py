@@ -213,3 +213,52 @@ def test_quantizing_for_the_npu_follows_onnxruntimes_qnn_config(tmp_path: Path) 
     assert not check_rules(replace(bad, activation_type="int8")).ok
     assert not check_rules(replace(bad, placement="compute")).ok
     assert check_rules(bad).ok
+
+
+@pytest.mark.e2e
+def test_a_model_is_judged_in_the_npus_own_arithmetic_or_not_at_all(tmp_path: Path) -> None:
+    """analyze --target qnn-htp measures the whole-model figures on the emulated NPU, with the
+    CPU fallback off; a model it does not take whole fails the analysis with the reason,
+    never a figure the CPU partly computed."""
+    from onnx import TensorProto, helper
+
+    from edgestudio.core.inputs.data_source import DataSource
+    from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
+    from edgestudio.core.quant.quant_results import Analysis
+    from edgestudio.jobs.runner import JobState
+    from edgestudio.jobs.scheduler import run_job
+    from tests import models
+
+    quant = models.quantized_sample(tmp_path)
+    data = DataSource("synthetic", samples=4, seed=0)
+    # the analysis that follows a quantization for the NPU is judged there
+    quantized_for_npu = QuantRecipe(model=str(_sample()), mode="qdq", target="qnn-htp")
+    job = run_job(AnalyzeRecipe.after(quantized_for_npu, str(quant), data))
+    assert job.state is JobState.SUCCEEDED, job.error
+    analysis = job.report.result_as(Analysis)  # type: ignore[union-attr]
+    assert analysis.measured_on == "qnn-htp"
+    assert any("Hexagon NPU" in w and "samples/s" in w for w in job.report.warnings)  # type: ignore[union-attr]
+
+    # Mod has no HTP kernel: the NPU does not take this model whole
+    graph = helper.make_graph(
+        [helper.make_node("Mod", ["x", "x"], ["y"], name="mod", fmod=1)],
+        "mod",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / "mod.onnx"
+    onnx.save(model, str(path))
+    refused = run_job(
+        AnalyzeRecipe(float_model=str(path), quant_model=str(path), data=data, target="qnn-htp")
+    )
+    assert refused.state is JobState.FAILED
+    assert "does not take this model whole" in (refused.error or "")
+    assert "target check" in (refused.error or "")
+
+
+def _sample() -> Path:
+    from edgestudio.resources import SAMPLE_MODEL
+
+    return Path(SAMPLE_MODEL)

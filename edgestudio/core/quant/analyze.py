@@ -15,13 +15,16 @@ import gc
 import math
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.calib_data import DataError, open_samples
 from edgestudio.core.inputs.data_source import SPEC_KINDS, provenance
 from edgestudio.core.inputs.input_probe import job_inputs
@@ -556,11 +559,13 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
         # integer kernels there, whose numbers can differ from the simulated QDQ graph.
         reporter.stage("Running the quantized model as it ships", 0.7)
         step = within(reporter, 0.7, 0.95)
-        sess_deploy = _session(_exposing(quant_model, quant_outputs), quant_path.parent)
+        deploy = _Deployed(quant_model, quant_outputs, quant_path, recipe.target, Path(scratch))
+        if recipe.target != "cpu":
+            reporter.stage(f"Running the quantized model on {deploy.where}", 0.7)
         outcome = _OutputComparison(float_outputs, recipe.tolerance)
         for k, sample in enumerate(samples):
             f_vals = store.get(k)
-            deployed = dict(zip(quant_outputs, sess_deploy.run(quant_outputs, sample), strict=True))  # type: ignore[attr-defined]
+            deployed = dict(zip(quant_outputs, deploy.run(sample), strict=True))
             if not outcome.meters:  # the task is read from the first sample's real outputs
                 # The saved float outputs are flattened: give them the deployed model's shapes,
                 # and their own types (an ArgMax's tags are judged as integers).
@@ -585,8 +590,14 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
             outcome.add(f_vals, [deployed[qo] for qo in quant_outputs], attention_mask(sample))
             store.drop(k)
             step((k + 1) / total)
-        _release(sess_deploy)
-        del sess_deploy
+        if deploy.seconds:
+            rate = len(samples) / deploy.seconds
+            warnings.append(
+                f"Whole-model figures measured on {deploy.where}, {rate:.1f} samples/s "
+                "(emulated: slower than the device, in the device's arithmetic); the per-layer "
+                "figures are onnxruntime's CPU kernels'."
+            )
+        deploy.close()
 
     layers = []
     for m in matches:
@@ -672,10 +683,89 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
         tasks=tasks if len(tasks) > 1 else [],
         quantized_nodes=sorted(quantized),
         targets=targets,
+        measured_on=recipe.target,
     )
     return JobReport(
         kind=recipe.kind, warnings=warnings, details=to_json(analysis), result=analysis
     )
+
+
+class TargetRefusedError(EdgeStudioError):
+    """The target does not take the quantized model whole: no figure is measured there."""
+
+
+HTP_ARCH = "73"  # the Hexagon version the emulated NPU runs as (a Snapdragon 8 Gen 2's)
+
+
+class _Deployed:
+    """The quantized model as it ships, on the CPU or on the target it was made for.
+
+    On the emulated Hexagon NPU (``qnn-htp``) every sample shape gets a copy with its dims
+    fixed (the NPU takes static shapes only) and a session with the CPU fallback off: a model
+    the NPU does not take whole fails the analysis, saying why — a figure that the CPU partly
+    computed is never reported as the NPU's.
+    """
+
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        outputs: list[str],
+        path: Path,
+        target: str,
+        scratch: Path,
+    ) -> None:
+        self.outputs, self.target, self.scratch = outputs, target, scratch
+        self.seconds = 0.0
+        self._sessions: dict[tuple[tuple[str, tuple[int, ...]], ...], Any] = {}
+        exposed = _exposing(model, outputs)
+        if target == "cpu":
+            self.where = "the CPU"
+            self._cpu = _session(exposed, path.parent)
+            return
+        from edgestudio.core.targets.qnn_htp import provider_version
+
+        self.where = f"the Hexagon NPU (v{HTP_ARCH}, emulated by {provider_version()})"
+        self._exposed = scratch / "exposed.onnx"
+        self._exposed.write_bytes(exposed)
+
+    def run(self, sample: dict[str, np.ndarray]) -> list[Any]:
+        """The model's outputs on ``sample``."""
+        if self.target == "cpu":
+            return list(self._cpu.run(self.outputs, sample))  # type: ignore[attr-defined]
+        key = tuple(sorted((k, tuple(np.shape(v))) for k, v in sample.items()))
+        if key not in self._sessions:
+            self._sessions[key] = self._npu_session(
+                {k: list(np.shape(v)) for k, v in sample.items()}
+            )
+        started = time.perf_counter()
+        values = list(self._sessions[key].run(self.outputs, sample))
+        self.seconds += time.perf_counter() - started
+        return values
+
+    def _npu_session(self, sizes: dict[str, list[int]]) -> Any:
+        import onnxruntime as ort
+
+        from edgestudio.core.model.validate import short
+        from edgestudio.core.targets.qnn_htp import session_options
+        from edgestudio.core.targets.target_check import fixed_copy
+
+        fixed = self.scratch / f"fixed{len(self._sessions)}.onnx"
+        fixed_copy(self._exposed, sizes, fixed)
+        try:
+            return ort.InferenceSession(str(fixed), session_options(HTP_ARCH, fallback=False))
+        except Exception as exc:
+            shapes = ", ".join(f"{k} {'x'.join(map(str, v))}" for k, v in sizes.items())
+            raise TargetRefusedError(
+                f"{self.where} does not take this model whole at {shapes} "
+                f"({short(exc)}): no figure is measured there rather than one the CPU partly "
+                "computed. `edgestudio target check` names each node it refuses and why."
+            ) from exc
+
+    def close(self) -> None:
+        """Release the sessions (their memory goes back before the next job's)."""
+        if self.target == "cpu":
+            _release(self._cpu)
+        self._sessions.clear()
 
 
 def _compare_layers(

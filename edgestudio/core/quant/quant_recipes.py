@@ -375,6 +375,15 @@ class AnalyzeRecipe(Recipe):
         label="CTC dictionary:",
         placeholder="from the model, or a file beside it",
     )
+    target: str = option(
+        "cpu",
+        "--target",
+        "where the quantized model's whole-model figures are measured: 'qnn-htp' on the "
+        "Hexagon NPU as onnxruntime-qnn emulates it on this CPU (wholly on the NPU, or no "
+        "figure); per-layer figures stay the CPU's",
+        choices=QUANT_TARGETS,
+        label="Judge on:",
+    )
     shapes: tuple[str, ...] = given_shapes()  # input specification for synthetic data
     ranges: tuple[str, ...] = given_ranges()
 
@@ -389,7 +398,7 @@ class AnalyzeRecipe(Recipe):
         """The analysis that follows ``quantization`` (the one quantize → analyse step of the
         window, the auto-tuner, locally and on Ray, and the sensitivity ranking): its
         ``quantized`` result against the float model, on ``data``, fed as the quantization
-        was where the data is synthetic."""
+        was where the data is synthetic, and on the target it was quantized for."""
         return cls(
             float_model=quantization.model,
             quant_model=quantized,
@@ -397,6 +406,7 @@ class AnalyzeRecipe(Recipe):
             metric=metric,
             shapes=quantization.shapes,
             ranges=quantization.ranges,
+            target=quantization.target,  # a model quantized for the NPU is judged there
         )
 
     def input_paths(self) -> list[str]:

@@ -105,6 +105,8 @@ class Analysis:
     # quantized node -> the node to name in a suggestion (a fused Relu's producer; "" for
     # one that passes its input's quantization through); empty in older analyses
     targets: dict[str, str] = field(default_factory=dict)
+    # where the whole-model figures were measured: "cpu", or the emulated NPU ("qnn-htp")
+    measured_on: str = "cpu"
 
     @property
     def representative(self) -> bool:
