@@ -26,7 +26,7 @@ from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.perf.perf_results import ProviderProbe
 from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.quant.quant_runs import QuantRun
-from edgestudio.core.targets.target_recipe import TargetCheckRecipe
+from edgestudio.core.targets.target_recipe import TargetCheckRecipe, TargetCompileRecipe
 from edgestudio.core.workspace import workspace
 from edgestudio.core.workspace.preferences import Preferences
 from edgestudio.gui.document_view import DocumentView
@@ -167,6 +167,8 @@ class MainWindow(QMainWindow):
         doc.perf_panel.profile_requested.connect(
             lambda r, d=doc: self.workflow.submit(r, d.document)
         )
+        doc.perf_panel.target_check_requested.connect(self.check_on_target)
+        doc.perf_panel.target_compile_requested.connect(self.compile_for_target)
         doc.inputs_panel.find_requested.connect(
             lambda r, d=doc: self.workflow.find_inputs(d.document, r)
         )
@@ -321,6 +323,25 @@ class MainWindow(QMainWindow):
         if doc is None:
             return None
         return self.submit(TargetCheckRecipe(model=str(doc.path)))
+
+    def compile_for_target(self, output: Path | None = None) -> Job | None:
+        """Compile the current model for the NPU (Tools › Compile for target…): the EPContext
+        model and context binary a device loads, written where the user says (``output``
+        given: there, without asking), proven here before the job succeeds."""
+        doc = self.loaded_document()
+        if doc is None:
+            return None
+        if output is None:
+            suggested = doc.path.with_name(f"{doc.path.stem}_qnn_ctx.onnx")
+            chosen, _ = QFileDialog.getSaveFileName(
+                self, "Compile for the NPU", str(suggested), "ONNX models (*.onnx)"
+            )
+            if not chosen:
+                return None
+            output = Path(chosen)  # the file dialog asked before replacing it
+        recipe = TargetCompileRecipe(model=str(doc.path), output=str(output), overwrite=True)
+        doc.perf_panel.show_target()
+        return self.submit(recipe)
 
     def show_convert_form(self) -> ConvertDialog | None:
         """Open the Convert form for the current model (non-modal); Run submits the job."""

@@ -96,6 +96,11 @@ class WindowMenus:
                 self.window.check_on_target,
             )
         )
+        tools.addAction(
+            self._action(
+                "Com&pile for target…", QKeySequence("Ctrl+Shift+K"), self.window.compile_for_target
+            )
+        )
 
         help_menu = self.window.menuBar().addMenu("&Help")
         help_menu.addAction(

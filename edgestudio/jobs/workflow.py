@@ -30,7 +30,12 @@ from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.quant.sensitivity import Sensitivity, SensitivityRecipe
 from edgestudio.core.quant.tune import Candidate
 from edgestudio.core.serialise import to_json
-from edgestudio.core.targets.target_recipe import TargetCheck, TargetCheckRecipe
+from edgestudio.core.targets.target_recipe import (
+    TargetCheck,
+    TargetCheckRecipe,
+    TargetCompile,
+    TargetCompileRecipe,
+)
 from edgestudio.core.workspace.document import (
     JobRecord,
     ModelDocument,
@@ -292,6 +297,9 @@ class Workflow:
         document.target = check
         document.overlay = Overlay(OverlayKind.TARGET)
 
+    def _target_compiled(self, document: ModelDocument, job: Job, compiled: TargetCompile) -> None:
+        document.compiled = compiled
+
     _OUTCOMES: ClassVar[
         dict[type[Recipe], tuple[Callable[..., None], Callable[..., None] | None]]
     ] = {
@@ -302,6 +310,7 @@ class Workflow:
         CostRecipe: (_cost_counted, lambda document, why: document.cost_failed.emit(why)),
         SensitivityRecipe: (_sensitivity_ranked, None),
         TargetCheckRecipe: (_target_checked, None),
+        TargetCompileRecipe: (_target_compiled, None),
     }
 
     def _quant_outcome(self, document: ModelDocument, route: _Route, job: Job) -> None:

@@ -39,3 +39,23 @@ def test_check_on_target_colours_the_graph_by_placement(  # type: ignore[no-unty
     assert view.ir is not None
     conv = view.ir.op_types.index("Conv")
     assert view.node_colour(conv).name() == PLACEMENT_COLOURS[NPU]  # on the NPU: green
+    # Performance › Target lists every node, those left to the CPU first, with the reason
+    doc.show_panel("performance")
+    doc.perf_panel.show_target()
+    target = doc.perf_panel.target_view
+    table = target.table
+    assert table.rowCount() == len(check.after.nodes)
+    assert table.item(0, 2).text() == CPU_BY_DESIGN
+    assert "configured to not take" in table.item(0, 3).text()
+    target.only_cpu.setChecked(True)
+    assert table.rowCount() == len(check.after.on_cpu)
+    assert "31 of 33 nodes on the target" in target.summary.text()
+
+    # Compile for the NPU… writes the binary and says so in the Target tab
+    out = tmp_path / "digits_ctx.onnx"
+    assert target.compile_button.isEnabled()
+    compiled = window.compile_for_target(out)
+    assert compiled is not None
+    qtbot.waitUntil(lambda: doc.document.compiled is not None, timeout=120_000)
+    assert out.exists() and (out.parent / doc.document.compiled.binary).exists()
+    assert "identical to the emulated run" in target.compiled.text()

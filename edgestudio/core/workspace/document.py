@@ -27,7 +27,11 @@ from edgestudio.core.model.cost_recipe import ModelCost
 from edgestudio.core.perf.perf_results import Latency, Profile
 from edgestudio.core.quant.quant_runs import QuantRun
 from edgestudio.core.quant.sensitivity import Sensitivity
-from edgestudio.core.targets.target_recipe import TargetCheck, placement_categories
+from edgestudio.core.targets.target_recipe import (
+    TargetCheck,
+    TargetCompile,
+    placement_categories,
+)
 
 
 class OverlayKind(enum.Enum):
@@ -109,6 +113,7 @@ class ModelDocument:
     tunes: list[dict[str, Any]] = field(default_factory=list)  # jobs.tuner.tuner_summary
     sensitivity: Sensitivity | None = None  # the last ranking of layers by the task
     target: TargetCheck | None = None  # the last check of where the nodes run on a target
+    compiled: TargetCompile | None = None  # the last binary compiled for a target
     cost: ModelCost | None = None  # every node's MACs and memory at the last counted inputs
     # The file as opened (what every result describes): its SHA-256 and (size, mtime_ns),
     # taken by the loader off the UI thread; empty until then. A workspace keeps them with the
@@ -195,6 +200,7 @@ class ModelDocument:
                 "sensitivity",
                 "cost",
                 "target",
+                "compiled",
             ):
                 setattr(self, name, getattr(saved, name))
         for run in self.runs:

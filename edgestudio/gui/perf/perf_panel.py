@@ -34,6 +34,7 @@ from edgestudio.gui.forms.option_widgets import option_widget, widget_value
 from edgestudio.gui.perf.edge_cloud_view import EdgeCloudView
 from edgestudio.gui.perf.latency_view import LatencyView
 from edgestudio.gui.perf.profile_view import ProfileView
+from edgestudio.gui.perf.target_view import TargetView
 from edgestudio.gui.widgets.lazy_tab import LazyTab
 
 # The profile takes these from the benchmark's widgets, so that both measure the same inputs.
@@ -45,6 +46,8 @@ class PerfPanel(QWidget):
 
     bench_requested = Signal(object)  # BenchRecipe
     profile_requested = Signal(object)  # ProfileRecipe
+    target_check_requested = Signal()  # Tools › Check on target, from the Target tab
+    target_compile_requested = Signal()  # Compile for the NPU…, from the Target tab
     node_chosen = Signal(str)
 
     def __init__(self, document: ModelDocument, parent: QWidget | None = None) -> None:
@@ -126,11 +129,13 @@ class PerfPanel(QWidget):
         self._latency = LazyTab(self._build_latency)
         self._profile = LazyTab(self._build_profile)
         self._edge_cloud = LazyTab(EdgeCloudView)
+        self._target = LazyTab(self._build_target)
 
         self.tabs = QTabWidget()
         self.tabs.addTab(self._latency, "Latency")
         self.tabs.addTab(self._profile, "Per-op profile")
         self.tabs.addTab(self._edge_cloud, "Edge vs cloud")
+        self.tabs.addTab(self._target, "Target")
         layout = QHBoxLayout(self)
         layout.addWidget(form_box)
         layout.addWidget(self.tabs, 1)
@@ -159,6 +164,22 @@ class PerfPanel(QWidget):
     def _build_latency(self) -> LatencyView:
         view = LatencyView()
         view.measured.connect(self._measured)
+        return view
+
+    @property
+    def target_view(self) -> TargetView:
+        """The Target tab (where the NPU runs each node), built on first use."""
+        return self._target.content()
+
+    def show_target(self) -> None:
+        """Bring the Target tab forward."""
+        self.tabs.setCurrentWidget(self._target)
+
+    def _build_target(self) -> TargetView:
+        view = TargetView(self.document)
+        view.node_chosen.connect(self.node_chosen)
+        view.check_requested.connect(self.target_check_requested)
+        view.compile_requested.connect(self.target_compile_requested)
         return view
 
     def _build_profile(self) -> ProfileView:
