@@ -12,7 +12,7 @@ PANELS: dict[str, tuple[str, ...]] = {
     "Graph": (),
     "Inputs": (),
     "Quantization": ("Activations", "Weights", "Sensitivity"),
-    "Performance": ("Latency", "Per-op profile", "Edge vs cloud"),
+    "Performance": ("Latency", "Per-op profile", "Edge vs cloud", "Target"),
     "Netron": (),
 }
 
