@@ -156,7 +156,7 @@ def _ray_quantize_and_analyse(
             )
         except Exception as exc:  # recorded like a failed job
             return f"{type(exc).__name__}: {exc}"
-        return quantized.stat().st_size, quantized.read_bytes(), analysis.details
+        return quantized.stat().st_size, quantized.read_bytes(), to_json(analysis.result)
 
 
 class _RayStep:

@@ -135,7 +135,7 @@ report = run_analyze(AnalyzeRecipe(float_model=sys.argv[1], quant_model=sys.argv
                      Path(sys.argv[4]))
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"seconds": time.perf_counter() - start, "peak_mb": peak / 1024,
-                  "delta_mb": (peak - base) / 1024, "tensors": len(report.details["layers"])}))
+                  "delta_mb": (peak - base) / 1024, "tensors": len(report.result.layers)}))
 """
 
 

@@ -15,6 +15,7 @@ from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.progress import RecordingReporter
 from edgestudio.core.quant.analyze import run_analyze
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe, check_rules
+from edgestudio.core.serialise import to_json
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_MODEL
@@ -232,7 +233,7 @@ def test_per_layer_sqnr_agrees_with_qdq_loss_debug(tmp_path: Path) -> None:
         RecordingReporter(),
         tmp_path,
     )
-    layers = {layer["tensor"]: layer for layer in ours.details["layers"]}
+    layers = {layer["tensor"]: layer for layer in to_json(ours.result)["layers"]}
 
     float_aug, quant_aug = tmp_path / "float_aug.onnx", tmp_path / "quant_aug.onnx"
     dbg.modify_model_output_intermediate_tensors(str(SAMPLE_MODEL), str(float_aug))
@@ -260,7 +261,7 @@ def test_per_layer_sqnr_agrees_with_qdq_loss_debug(tmp_path: Path) -> None:
         compared += 1
     assert compared >= 8
     # whole-model figures by hand: top-1 on the labelled evaluation data
-    accuracy = ours.details["accuracy"]
+    accuracy = to_json(ours.result)["accuracy"]
     import onnxruntime as ort
 
     images = np.load(SAMPLE_EVALUATION)["image"][:24]

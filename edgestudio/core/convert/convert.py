@@ -18,7 +18,7 @@ from edgestudio.core.convert.conversion_plan import (
     plan_dim_changes,
     plan_opset_conversion,
 )
-from edgestudio.core.convert.convert_recipes import ConvertRecipe
+from edgestudio.core.convert.convert_recipes import Conversion, ConvertRecipe
 from edgestudio.core.convert.float32 import FLOAT16_TOLERANCE, upcast_float16
 from edgestudio.core.convert.output_shapes import declare_produced_shapes, output_shape_mismatches
 from edgestudio.core.errors import EdgeStudioError
@@ -70,6 +70,7 @@ def _convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobRep
     reporter.stage("Reading the model", 0.0)
     model = load_full_model(source)
     report = JobReport(kind=recipe.kind)
+    done = Conversion(source=str(source), opset=recipe.opset)
     # The original's inputs are found first: the conversion below may change the graph in place.
     reporter.stage("Finding inputs the original runs on", 0.05)
     original = ort_session(source)
@@ -91,7 +92,7 @@ def _convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobRep
                 )
         if upcast:
             reporter.log(message)
-            report.details["upcast"] = message
+            done.upcast = message
         else:
             reporter.warn(message)
             report.warnings.append(message)
@@ -136,7 +137,7 @@ def _convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobRep
                 "carries the batch (checked below at batch 3): " + "; ".join(freed) + "."
             )
             reporter.log(note)
-            report.details["batch_constants"] = freed
+            done.batch_freed = freed
 
     reporter.stage("Inferring shapes", 0.4)
     try:
@@ -165,13 +166,9 @@ def _convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobRep
     if unusable:
         raise ConversionError(unusable + hint, declarations=bool(hint))
     report.check = check
-    report.details = {
-        **report.details,
-        "source": str(source),
-        "opset": recipe.opset,
-        "dims": {k: v for k, v in result_dims.items()},
-        "inputs": to_json(spec) if spec else None,
-    }
+    done.dims = dict(result_dims)
+    done.inputs = to_json(spec) if spec else None
+    report.result = done
     reporter.stage(f"Done: {check.verdict()}", 1.0)
     return report
 

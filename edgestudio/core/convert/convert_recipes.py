@@ -3,8 +3,8 @@ the original."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.job_api.command import (
@@ -16,6 +16,8 @@ from edgestudio.core.job_api.command import (
 )
 from edgestudio.core.job_api.options import option
 from edgestudio.core.job_api.recipe import Recipe, Tolerance, tolerance_field
+from edgestudio.core.job_api.report import JobReport
+from edgestudio.core.serialise import from_json
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,20 @@ class DimChange:
     def words(self) -> list[str]:
         """``--dynamic T:A=NAME`` or ``--static T:A=SIZE``: the change on the command line."""
         return ["--dynamic" if isinstance(self.value, str) else "--static", self.to_cli()]
+
+
+@dataclass
+class Conversion:
+    """What a conversion did: the opset and dims the result has, the inputs it was checked on,
+    and what was changed beyond what was asked (the batch freed in the graph, float16
+    upcast)."""
+
+    source: str
+    opset: int | None = None
+    dims: dict[str, list[int | str | None]] = field(default_factory=dict)
+    inputs: dict[str, Any] | None = None  # the input specification, as JSON
+    batch_freed: list[str] = field(default_factory=list)  # each change, in words
+    upcast: str = ""  # what upcasting float16 changed, in a sentence
 
 
 @dataclass(frozen=True)
@@ -79,3 +95,7 @@ class ConvertRecipe(Recipe):
     def input_paths(self) -> list[str]:
         """The source model."""
         return [self.model]
+
+    def read_result(self, report: JobReport) -> Conversion:
+        """What the conversion did."""
+        return from_json(Conversion, report.details)

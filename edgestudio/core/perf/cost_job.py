@@ -18,7 +18,6 @@ from edgestudio.core.model.cost import (
 from edgestudio.core.model.cost_recipe import CostRecipe
 from edgestudio.core.model.model_files import load_structure
 from edgestudio.core.progress import Reporter
-from edgestudio.core.serialise import to_json
 
 
 def run_cost(recipe: CostRecipe, reporter: Reporter, staging: Path) -> JobReport:
@@ -51,4 +50,4 @@ def run_cost(recipe: CostRecipe, reporter: Reporter, staging: Path) -> JobReport
             f"tell are counted as 0 (e.g. {', '.join(cost.unknown[:3])})."
         )
     reporter.stage("Done", 1.0)
-    return JobReport(kind=recipe.kind, details=to_json(cost))
+    return JobReport(kind=recipe.kind, result=cost)

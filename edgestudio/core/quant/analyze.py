@@ -47,7 +47,7 @@ from edgestudio.core.quant.task_detection import choose_tasks, find_alphabet
 from edgestudio.core.quant.task_metrics import TaskMeter
 from edgestudio.core.quant.task_names import TASK_LABELS
 from edgestudio.core.quant.verdicts import analysis_verdict
-from edgestudio.core.serialise import from_json, to_json
+from edgestudio.core.serialise import from_json
 
 DQ_SUFFIX = "_DequantizeLinear_Output"
 EDGESTUDIO_DQ = "_edgestudio_dequantized"
@@ -685,9 +685,7 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
         targets=targets,
         measured_on=recipe.target,
     )
-    return JobReport(
-        kind=recipe.kind, warnings=warnings, details=to_json(analysis), result=analysis
-    )
+    return JobReport(kind=recipe.kind, warnings=warnings, result=analysis)
 
 
 class TargetRefusedError(EdgeStudioError):

@@ -25,7 +25,7 @@ from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.progress import Reporter
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis
-from edgestudio.core.serialise import from_json, to_json
+from edgestudio.core.serialise import from_json
 
 WAYS = ("int16", "float")
 
@@ -398,4 +398,4 @@ def run_sensitivity(recipe: SensitivityRecipe, reporter: Reporter, staging: Path
     reporter.log(result.stability_text())
     shutil.rmtree(work, ignore_errors=True)
     reporter.stage("Done", 1.0)
-    return JobReport(kind=recipe.kind, details=to_json(result), result=result)
+    return JobReport(kind=recipe.kind, result=result)

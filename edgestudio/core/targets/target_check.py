@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.progress import Reporter
-from edgestudio.core.serialise import to_json
 from edgestudio.core.targets.target_recipe import (
     TargetCheck,
     TargetCheckRecipe,
@@ -77,7 +76,7 @@ def run_target_check(recipe: TargetCheckRecipe, reporter: Reporter, staging: Pat
     for reason, count in check.final.reasons().items():
         reporter.log(f"  {count} node(s) on the CPU: {reason}")
     reporter.stage("Done", 1.0)
-    return JobReport(kind=recipe.kind, details=to_json(check), result=check)
+    return JobReport(kind=recipe.kind, result=check)
 
 
 def run_target_compile(recipe: TargetCompileRecipe, reporter: Reporter, staging: Path) -> JobReport:
@@ -146,6 +145,4 @@ def run_target_compile(recipe: TargetCompileRecipe, reporter: Reporter, staging:
     )
     reporter.log(compiled.text())
     reporter.stage("Done", 1.0)
-    return JobReport(
-        kind=recipe.kind, files=[name, *binaries], details=to_json(compiled), result=compiled
-    )
+    return JobReport(kind=recipe.kind, files=[name, *binaries], result=compiled)
