@@ -300,6 +300,8 @@ class Tuner:
         )
         if settings.integer_only:  # nothing kept in float: not even what the base excluded
             base = dataclasses.replace(base, exclude=())
+        if settings.target != "cpu":  # every candidate quantized for it, and judged there
+            base = dataclasses.replace(base, target=settings.target)
         if settings.shapes or settings.ranges:
             base = dataclasses.replace(base, shapes=settings.shapes, ranges=settings.ranges)
         self.base = base

@@ -353,6 +353,8 @@ def test_the_tune_options_are_its_settings_declarations() -> None:
             "--bench-runs",
             "7",
             "--integer-only",
+            "--target",
+            "qnn-htp",
             "--no-check-winner",
         ]
     )
@@ -364,6 +366,7 @@ def test_the_tune_options_are_its_settings_declarations() -> None:
         "workers": 3,
         "integer_only": True,
         "bench_runs": 7,
+        "target": "qnn-htp",
         "check_winner": False,
     }
     defaults = values_from_args(

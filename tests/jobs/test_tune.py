@@ -294,3 +294,29 @@ def test_a_tune_resumes_what_an_earlier_one_measured(
     unrelated = Tuner(_settings(model, resume=dict(summary, model_hash="0" * 64)))
     assert "another model" in unrelated.resume_note
     unrelated.cancel()
+
+
+@pytest.mark.e2e
+def test_a_tune_for_the_npu_tries_what_it_takes_and_judges_there(model: Path) -> None:
+    """--target qnn-htp: only QDQ recipes the NPU's rules allow (no dynamic, no placement
+    variants, no --int16), each quantized with the QNN config and judged on the emulated NPU."""
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed here")
+    tuner = Tuner(
+        _settings(
+            model,
+            goal=Goal("top1_agreement", 0.99),
+            target="qnn-htp",
+            budget=3,
+            check_winner=False,
+            bench_runs=3,
+        )
+    )
+    tuner.run()
+    measured = [c for c in tuner.candidates if c.state == "done"]
+    assert measured, [(c.why, c.error) for c in tuner.candidates]
+    for candidate in tuner.candidates:
+        recipe = candidate.recipe
+        assert recipe.mode == "qdq" and recipe.target == "qnn-htp", candidate.why
+        assert recipe.placement == "all" and not recipe.int16
+    for candidate in measured:
+        assert candidate.analysis is not None and candidate.analysis.measured_on == "qnn-htp"

@@ -448,6 +448,8 @@ def check_rules(
             e(f"Unknown {label} type '{t}' (choose one of {', '.join(QUANT_TYPES)}).")
     if check.errors:
         return check
+    if recipe.target != "cpu" and recipe.mode != "qdq":
+        e(f"--target {recipe.target} quantizes in the QDQ format (--mode qdq), not {recipe.mode}.")
     if recipe.calib is not None and not QUANT_MODES[recipe.mode].calibrated:
         w(
             f"The calibration data is not used: {recipe.mode} quantization does not calibrate. "

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from edgestudio.core.job_api.options import option
 from edgestudio.core.perf.latency_stats import PRACTICAL_RATIO, median_ratio_interval
 from edgestudio.core.perf.perf_results import LatencyRow
-from edgestudio.core.quant.quant_recipes import QUANT_MODES, QuantRecipe, check_rules
+from edgestudio.core.quant.quant_recipes import QUANT_MODES, QUANT_TARGETS, QuantRecipe, check_rules
 from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.serialise import from_json, to_json
 
@@ -793,6 +793,15 @@ class TuneSettings:
     # An earlier tune's summary (jobs.tuner.tuner_summary): its measured candidates are taken
     # as they are, not quantized, analysed and timed again
     resume: dict[str, Any] | None = None
+    target: str = option(
+        "cpu",
+        "--target",
+        "the accelerator the recipe is for: 'qnn-htp' tries only what the Hexagon NPU takes "
+        "(QDQ with onnxruntime's QNN config, uint8/uint16 activations) and judges every "
+        "candidate on the emulated NPU; latencies stay this CPU's",
+        choices=QUANT_TARGETS,
+        label="For target:",
+    )
     check_winner: bool = option(
         True,
         "--no-check-winner",

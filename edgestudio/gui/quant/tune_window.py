@@ -133,6 +133,8 @@ class TuneWindow(QWidget):
         )
         self.integer_only = self.options["integer_only"][2]
         self.integer_only.setObjectName("tune_integer_only")
+        self.target = self.options["target"][2]
+        self.target.setObjectName("tune_target")
         self.modes = {
             m: QCheckBox(label) for m, label in (("qdq", "static QDQ"), ("dynamic", "dynamic"))
         }
@@ -163,6 +165,9 @@ class TuneWindow(QWidget):
         self._data_changed(self.data.path())
         form.addRow("Try:", self._row(*self.modes.values(), self.exclusions))
         form.addRow("Precision:", self._row(self.precision, self.integer_only))
+        form.addRow(
+            "For target:", self._row(self.target, QLabel("(qnn-htp: judged on the emulated NPU)"))
+        )
         form.addRow(
             "Budget:",
             self._row(
