@@ -256,3 +256,20 @@ def test_core_slices_import_only_the_slices_below_them() -> None:
                 if rank[bits[2]] > rank[slice_]:
                     upward.append(f"{path.relative_to(core)} imports {name}")
     assert upward == []
+
+
+def test_the_tests_mirror_the_package() -> None:
+    """A folder of tests/core is a slice of edgestudio/core (tests/core/quant/accel beside
+    core/quant/accel): a module's tests are found where the module is."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    folders = [
+        p for p in (root / "tests" / "core").rglob("*") if p.is_dir() and p.name != "__pycache__"
+    ]
+    stray = [
+        str(p.relative_to(root))
+        for p in folders
+        if not (root / "edgestudio" / p.relative_to(root / "tests")).is_dir()
+    ]
+    assert folders and stray == []

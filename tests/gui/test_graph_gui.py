@@ -201,7 +201,7 @@ def test_every_node_suite_and_zoo_model_renders(
 def test_constants_are_folded_and_can_be_shown(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     import onnx
 
-    from tests.core.test_graph_ir import _model
+    from tests.core.model.test_graph_ir import _model
 
     path = tmp_path / "consts.onnx"
     onnx.save(_model(), path)
@@ -292,7 +292,7 @@ def test_small_windows_keep_their_width_for_the_graph(qtbot) -> None:  # type: i
 
 
 def test_edges_go_round_the_nodes_they_skip(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from tests.core.test_edge_routes import crossings
+    from tests.core.model.test_edge_routes import crossings
 
     ir = build_graph_ir(models.silu_detector().graph)
     layout = layered_layout(ir.node_count, ir.edge_src, ir.edge_dst)
@@ -331,7 +331,7 @@ def test_status_says_while_shapes_are_inferred(qtbot, tmp_path: Path) -> None:  
 
 
 def test_an_unscoped_model_opens_as_its_repeated_layers(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from tests.core.test_groups import unscoped_blocks_model
+    from tests.core.model.test_groups import unscoped_blocks_model
 
     path = models.save(unscoped_blocks_model([8] * 20), tmp_path / "blocks.onnx")
     panel = GraphPanel(onnx.load(str(path)).graph, path)

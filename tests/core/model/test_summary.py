@@ -140,7 +140,7 @@ def test_summary_counts_the_nodes_that_only_compute_constants(tmp_path) -> None:
     import onnx
 
     from edgestudio.core.model.summary import summarize_model
-    from tests.core.test_graph_ir import _model
+    from tests.core.model.test_graph_ir import _model
 
     path = tmp_path / "consts.onnx"
     onnx.save(_model(), path)
