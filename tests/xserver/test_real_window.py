@@ -192,6 +192,10 @@ def test_a_person_drives_the_real_window(desktop: Desktop, tmp_path: Path) -> No
         d.key("ctrl+shift+g")
         d.wait_for(lambda s: s["overlay"] == "target", "the target check to colour the graph", 180)
         d.check("Ctrl+Shift+G checks the model on the target")
+        titles = _opens(d, "ctrl+shift+k")
+        d.check(f"Ctrl+Shift+K (Tools › Compile for target…) opens {titles}")
+        _dismissed(d, titles, "Escape")
+        d.check("the compile dialog dismissed with Escape: nothing compiled")
 
     # Documents and panels.
     before = d.state()["current"]

@@ -156,7 +156,7 @@ def _reshapes_batch(
 ) -> bool:
     """True when ``reader`` is a Reshape (without ``allowzero``) that takes ``shape`` as its
     shape and whose data carries a batch symbol first."""
-    data = dims.get(reader.input[0]) or [] if reader.input else []
+    data = (dims.get(reader.input[0]) or []) if reader.input else []
     return (
         reader.op_type == "Reshape"
         and len(reader.input) > 1
@@ -202,7 +202,9 @@ def _broadcast_joined(
                 onnx.numpy_helper.from_array(rest, f"{stem}_rest"),
             ]
         )
-        graph.node.extend(
+        # just before the Concat: what they read (the batched data) is made before it
+        at = list(graph.node).index(node)
+        for offset, added in enumerate(
             [
                 onnx.helper.make_node("Shape", [batched[0]], [f"{stem}_of"], name=f"{stem}_shape"),
                 onnx.helper.make_node(
@@ -221,7 +223,8 @@ def _broadcast_joined(
                 ),
                 onnx.helper.make_node("Expand", [name, f"{stem}_to"], [stem], name=stem),
             ]
-        )
+        ):
+            graph.node.insert(at + offset, added)
         node.input[position] = stem
         freed.append(
             FreedConstant(
@@ -232,32 +235,8 @@ def _broadcast_joined(
             )
         )
         changed = True
-    if changed:
-        _sort_topologically(graph)
     return changed
 
 
 def _named(node: onnx.NodeProto) -> str:
     return node.name or node.output[0]
-
-
-def _sort_topologically(graph: onnx.GraphProto) -> None:
-    """Reorder ``graph.node`` so that every node comes after what it reads (the nodes added
-    above are appended at the end)."""
-    known = {v.name for v in graph.input} | {t.name for t in graph.initializer} | {""}
-    pending = list(graph.node)
-    ordered: list[onnx.NodeProto] = []
-    while pending:  # one pass per level of deferral: two or three for the nodes added here
-        waiting = []
-        for n in pending:
-            if all(i in known for i in n.input):
-                ordered.append(n)
-                known.update(n.output)
-            else:
-                waiting.append(n)
-        if len(waiting) == len(pending):  # a name from nowhere: keep the rest as it was
-            ordered.extend(waiting)
-            break
-        pending = waiting
-    del graph.node[:]
-    graph.node.extend(ordered)

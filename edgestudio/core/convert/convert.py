@@ -192,9 +192,8 @@ def _free_batch(
     apply_dim_changes(model, states)
     said = [f"recurrent state '{c.tensor}' axis {c.axis} → {c.value}" for c in states]
     first_axis = {c: old for c, old in made_dynamic.items() if c.axis == 0}
-    if (
-        len(set(first_axis.values())) == 1
-    ):  # inputs whose old batches differ: nothing is provably the batch
+    # none, or inputs whose old batches differ: then nothing is provably the batch
+    if len(set(first_axis.values())) == 1:
         old = next(iter(first_axis.values()))
         symbols = {str(c.value) for c in first_axis}
         said += [f.text() for f in free_batch_constants(model, symbols, old)]

@@ -18,6 +18,7 @@ import onnx
 from onnx import TensorProto, numpy_helper
 
 from edgestudio.core.job_api.recipe import Tolerance
+from edgestudio.core.model.model_files import nested_graphs
 
 FLOAT16 = TensorProto.FLOAT16
 FLOAT = TensorProto.FLOAT
@@ -112,16 +113,7 @@ def _typed_floats(model: onnx.ModelProto) -> dict[int, set[str]]:
 
 def _graphs(graph: onnx.GraphProto) -> list[onnx.GraphProto]:
     """``graph`` and every subgraph (Loop/Scan/If bodies), nested ones included."""
-    found, stack = [], [graph]
-    while stack:
-        g = stack.pop()
-        found.append(g)
-        for node in g.node:
-            for attr in node.attribute:
-                if attr.HasField("g"):
-                    stack.append(attr.g)
-                stack.extend(attr.graphs)
-    return found
+    return [graph, *nested_graphs(graph)]
 
 
 def _float32_tensor(tensor: onnx.TensorProto) -> onnx.TensorProto:

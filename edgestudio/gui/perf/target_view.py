@@ -4,11 +4,14 @@ a device loads (the document's last check and compile)."""
 
 from __future__ import annotations
 
+from html import escape
+
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPushButton,
     QTableWidgetItem,
@@ -71,6 +74,10 @@ class TargetView(QWidget):
         buttons.addStretch(1)
         buttons.addWidget(self.only_cpu)
         self.table = results_table(TARGET_COLUMNS, "target_table")
+        # a real model's node names are long: the name is elided (whole in its tooltip) so the
+        # provider's reason keeps the room
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        self.table.setColumnWidth(0, 260)
         self.table.itemSelectionChanged.connect(self._selected)
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
@@ -84,21 +91,24 @@ class TargetView(QWidget):
 
     def show_check(self, check: TargetCheck | None) -> None:
         """Show ``check`` (None: nothing checked yet)."""
-        for button in (self.overlay_button, self.compile_button):
-            button.setEnabled(check is not None and not check.final.session_error)
+        self.overlay_button.setEnabled(check is not None and not check.final.session_error)
+        # the compile job refuses a model the NPU does not take whole: offered only then
+        self.compile_button.setEnabled(check is not None and check.final.whole)
         self.only_cpu.setEnabled(check is not None)
         if check is None:
             self.summary.setText(EMPTY)
             self.table.setRowCount(0)
             return
-        where = f"{check.target} v{check.htp_arch}" + (
-            f", emulated by {check.provider}" if check.emulated and check.provider else ""
+        where = escape(f"{check.target} v{check.htp_arch}") + (
+            f", emulated by {escape(check.provider)}" if check.emulated and check.provider else ""
         )
-        lines = [f"<b>Placement on {where}</b>: {check.final.text()}."]
+        lines = [f"<b>Placement on {where}</b>: {escape(check.final.text())}."]
         if check.after is not None:
             lines.append(
-                f"As the model is: {check.before.text()}; after {', '.join(check.fixes)}: "
-                f"{check.after.text()}."
+                escape(
+                    f"As the model is: {check.before.text()}; after {', '.join(check.fixes)}: "
+                    f"{check.after.text()}."
+                )
             )
         if check.final.whole:
             lines.append("Every node runs on the NPU, but the graph-edge Q/DQ it leaves by design.")
@@ -106,9 +116,10 @@ class TargetView(QWidget):
             reasons = check.final.reasons()
             lines.append(
                 "Left to the CPU: "
-                + "; ".join(f"{count} × {reason}" for reason, count in reasons.items())
+                + escape("; ".join(f"{count} × {reason}" for reason, count in reasons.items()))
                 + "."
             )
+        # names and the provider's words are text, not markup (a reason may hold "<…>")
         self.summary.setText("<br>".join(lines))
         self._fill()
 
