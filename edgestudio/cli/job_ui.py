@@ -128,9 +128,10 @@ def input_fields(args: argparse.Namespace, with_data: bool = True) -> dict[str, 
 
 
 def print_report(
-    report: JobReport, stream: TextIO = sys.stdout, with_warnings: bool = True
+    report: JobReport, stream: TextIO | None = None, with_warnings: bool = True
 ) -> None:
-    """Print the result and its check as a small table."""
+    """Print the result and its check as a small table (on standard output by default)."""
+    stream = stream or sys.stdout  # resolved per call: a test or --json may swap it
     if report.output:
         stream.write(f"output: {report.output}\n")
     for warning in report.warnings if with_warnings else []:

@@ -54,8 +54,9 @@ def print_table(
 class JobProgress:
     """A job's progress: a bar on a terminal, one line per stage otherwise (logs, CI)."""
 
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
-        self._console = console(stream)
+    def __init__(self, stream: TextIO | None = None) -> None:
+        # Resolved per call, not at import: the stream may be swapped after import.
+        self._console = console(stream or sys.stderr)
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self._last_stage = ""

@@ -207,8 +207,9 @@ def test_cli_bench_prints_where_each_row_was_measured(
     code = main(
         ["bench", str(sample_model), "--device", "local,loop", "--runs", "10", "--warmup", "2"]
     )
-    out = capsys.readouterr().out
-    assert code == 0, out
+    captured = capsys.readouterr()
+    out = captured.out
+    assert code == 0, out + captured.err
     assert "this machine" in out and f"loop (ort {_device_ort()})" in out
 
 
