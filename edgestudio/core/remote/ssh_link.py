@@ -16,28 +16,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import io
 import json
 import posixpath
 import shlex
-import signal
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import asyncssh
 
 from edgestudio.core.paths import config_dir
-from edgestudio.core.remote import device_runner
 from edgestudio.core.remote.devices import Device, DeviceError
+from edgestudio.core.remote.runner_link import (
+    LinkLostError,
+    RunnerExit,
+    read_event,
+    runner_name,
+    runner_source,
+)
 
 CONNECT_TIMEOUT_S = 15.0
 KEEPALIVE_S = 5.0  # a silent link is declared dead after KEEPALIVE_S × KEEPALIVE_COUNT
 KEEPALIVE_COUNT = 3
 CACHE_FOLDER = ".cache/edgestudio-device"  # below the device user's home
-DISK_MARGIN_BYTES = 64 << 20  # left free on the device after a copy
 
 
 class HostKeyUnknownError(DeviceError):
@@ -65,14 +67,6 @@ class HostKeyChangedError(DeviceError):
             "was reinstalled. Nothing was sent. If you know why the key changed, remove the old "
             "line from known_hosts and add the device again."
         )
-
-
-class RunnerProtocolError(DeviceError):
-    """The runner on the device said something this version does not understand."""
-
-
-class LinkLostError(DeviceError):
-    """The connection to the device ended in the middle of the work."""
 
 
 def known_hosts_file() -> Path:
@@ -146,15 +140,6 @@ def _unreachable(device: Device, exc: BaseException) -> str:
         f"could not reach {device.name} at {device.host}:{device.port} ({why}). Is it on, on "
         "this network, and running an SSH server?"
     )
-
-
-@dataclass(frozen=True)
-class RunnerExit:
-    """How the runner ended: its status, or the signal that killed it, and its stderr's end."""
-
-    status: int | None
-    signal: str | None
-    stderr: str
 
 
 class DeviceLink:
@@ -245,10 +230,8 @@ class DeviceLink:
 
     async def install_runner(self) -> str:
         """Copy the runner (once per version and content) and return its path on the device."""
-        # .with_suffix: a frozen app's module is a .pyc in its archive, its source a data file
-        source = Path(device_runner.__file__).with_suffix(".py").read_bytes()
-        digest = hashlib.sha256(source).hexdigest()[:12]
-        target = posixpath.join(self.cache, f"runner-{device_runner.RUNNER_VERSION}-{digest}.py")
+        source = runner_source()
+        target = posixpath.join(self.cache, runner_name(source))
         await self.upload_bytes(source, target)
         return target
 
@@ -276,15 +259,7 @@ class DeviceLink:
             # stdin stays open: its end tells the runner to stop (cancel, lost link).
             process.stdin.write(json.dumps(request) + "\n")
             async for line in process.stdout:
-                if line.startswith("{"):
-                    try:
-                        event = json.loads(line)
-                    except ValueError as exc:  # never a crash of the job: say what came
-                        raise RunnerProtocolError(
-                            f"the runner on {self.device.name} sent a line that is not JSON "
-                            f"({exc}): {line[:200]!r}"
-                        ) from exc
-                    on_event(event)
+                read_event(self.device, line, on_event)
             await errors
             await process.wait_closed()
         except (OSError, asyncssh.Error) as exc:
@@ -351,25 +326,3 @@ class DeviceLink:
             raise LinkLostError(
                 f"the connection to {self.device.name} was lost while copying ({exc})"
             ) from exc
-
-
-def exit_reason(device: Device, ended: RunnerExit) -> str:
-    """Why the runner stopped early, in words."""
-    if ended.signal:
-        name = ended.signal if ended.signal.startswith("SIG") else f"SIG{ended.signal}"
-        return (
-            f"the runner crashed on {device.name} ({name}): most likely its onnxruntime "
-            "failed inside native code" + _tail(ended.stderr)
-        )
-    if ended.status is not None and ended.status > 128:  # shells report a signal as 128 + n
-        try:
-            name = signal.Signals(ended.status - 128).name
-        except ValueError:
-            name = f"signal {ended.status - 128}"
-        return f"the runner crashed on {device.name} ({name})" + _tail(ended.stderr)
-    return f"the runner on {device.name} stopped with status {ended.status}" + _tail(ended.stderr)
-
-
-def _tail(stderr: str) -> str:
-    lines = [line for line in stderr.strip().splitlines() if line.strip()]
-    return f": {lines[-1].strip()}" if lines else ""

@@ -49,7 +49,12 @@ class DeviceDialog(QDialog):
         self.name = QLineEdit()
         self.name.setPlaceholderText("pi5")
         self.address = QLineEdit()
-        self.address.setPlaceholderText("ssh://pi@raspberrypi.local")
+        self.address.setPlaceholderText("ssh://pi@raspberrypi.local  or  env:/path/to/python")
+        self.address.setToolTip(
+            "A device over SSH, or another Python environment on this machine (env:PYTHON) "
+            "for an onnxruntime build that cannot live beside EdgeStudio's (OpenVINO, a GPU "
+            "build)"
+        )
         self.python = QLineEdit("python3")
         self.python.setToolTip(
             "The device's Python with numpy and onnxruntime, e.g. ~/edgestudio-venv/bin/python"
@@ -107,7 +112,9 @@ class DevicesBox(QGroupBox):
     changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Devices (benchmark and profile over SSH)", parent)
+        super().__init__(
+            "Devices (benchmark and profile over SSH or in another environment)", parent
+        )
         self.setObjectName("devices_box")
         self.background = Background(self)
         self.table = results_table(COLUMNS, "devices_table")
@@ -229,13 +236,19 @@ class DevicesBox(QGroupBox):
         if name is None:
             self.status.setText("Select a device to remove.")
             return
-        remove_device(name)
+        try:
+            remove_device(name)
+        except DeviceError as exc:  # the environment `make` made is listed, not stored
+            self.status.setText(str(exc))
+            return
         self.status.setText(f"Removed {name}.")
         self.refresh()
         self.changed.emit()
 
 
 def _host_key_state(device: Device) -> tuple[str, Any]:
+    if device.environment:  # a Python on this machine: no host key to trust
+        return "trusted", None
     from edgestudio.core.perf.remote_perf import run_async
     from edgestudio.core.remote.ssh_link import host_key_state
 
