@@ -14,6 +14,7 @@ BENCHMARKS = [
     "bench_tune",
     "bench_requantize",
     "bench_remote",
+    "bench_openvino",
     "bench_startup",
     "bench_int4",
     "bench_recovery",
