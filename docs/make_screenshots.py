@@ -117,6 +117,30 @@ def from_the_command_line(folder: Path) -> None:
     shoot(folder, "performance.png", "--workspace", w, "--panel", "performance/latency")
     shoot(folder, "profile.png", "--workspace", w, "--panel", "performance/per-op-profile")
     shoot(folder, "edge_cloud.png", "--workspace", w, "--panel", "performance/edge-vs-cloud")
+    if (REPO / ".openvino-venv").exists():  # OpenVINO's own onnxruntime (make openvino-env)
+        openvino = "digits_openvino.edgestudio.json"
+        edgestudio(
+            folder,
+            "bench",
+            model,
+            "digits_qdq.onnx",
+            "--device",
+            "local,openvino",
+            "--ep",
+            "cpu,openvino",
+            "--runs",
+            "200",
+            "--workspace",
+            openvino,
+        )
+        shoot(
+            folder,
+            "performance_openvino.png",
+            "--workspace",
+            openvino,
+            "--panel",
+            "performance/latency",
+        )
     if MINILM.exists():  # a real transformer (make realmodels): its inputs and its blocks
         shoot(folder, "inputs.png", str(MINILM), "--panel", "inputs")
         shoot(folder, "graph_groups.png", str(MINILM), "--panel", "graph")

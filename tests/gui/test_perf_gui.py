@@ -205,3 +205,42 @@ def test_every_declared_profile_option_has_its_widget(
     default = ProfileRecipe()
     assert recipe.runs == default.runs + 3 and recipe.threads == default.threads + 3
     assert recipe.batch == 2
+
+
+def test_a_provider_of_an_environment_make_made_can_be_ticked(
+    qtbot,
+    window: MainWindow,  # type: ignore[no-untyped-def]
+    sample_model: Path,
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    """OpenVINO is not in the app's onnxruntime, but the environment `make` made has it: it is
+    offered (named after that environment) instead of greyed, and the recipe carries it."""
+    import sys
+
+    from PySide6.QtCore import Qt
+
+    from edgestudio.core.perf.perf_results import ProviderProbe
+    from edgestudio.core.remote import devices
+
+    made = {devices.OPENVINO: devices.Device(devices.OPENVINO, "", python=sys.executable)}
+    monkeypatch.setattr(devices, "made_environments", lambda: made)
+    open_and_wait(qtbot, window, sample_model)
+    doc = window.current_document()
+    assert doc is not None
+    panel = doc.perf_panel
+    panel.set_providers(
+        [
+            ProviderProbe("CPUExecutionProvider", works=True),
+            ProviderProbe("OpenVINOExecutionProvider", works=False, reason="not in this build"),
+            ProviderProbe("CUDAExecutionProvider", works=False, reason="not in this build"),
+        ]
+    )
+    items = {panel.providers.item(i).text(): panel.providers.item(i) for i in range(3)}
+    assert set(items) == {"CPU", "OpenVINO  (in 'openvino')", "CUDA  (unavailable)"}
+    openvino = items["OpenVINO  (in 'openvino')"]
+    assert openvino.flags() & Qt.ItemFlag.ItemIsUserCheckable
+    assert not items["CUDA  (unavailable)"].flags() & Qt.ItemFlag.ItemIsUserCheckable
+    openvino.setCheckState(Qt.CheckState.Checked)
+    panel.set_machines(["openvino"])
+    recipe = panel.bench_recipe()
+    assert recipe.providers == ("CPUExecutionProvider", "OpenVINOExecutionProvider")

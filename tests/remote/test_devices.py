@@ -47,6 +47,9 @@ def test_bad_devices_say_why(name: str, address: str, words: str) -> None:
 
 def test_devices_are_stored_per_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    from edgestudio.core.remote import devices
+
+    monkeypatch.setattr(devices, "made_environments", dict)  # only the user's devices here
     assert load_devices() == {}
     pi = make_device("pi", "ssh://pi@host:2200", python="/opt/venv/bin/python")
     save_devices({"pi": pi})

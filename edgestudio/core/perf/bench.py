@@ -47,11 +47,10 @@ def unavailable_reason(provider: str) -> str | None:
 
 def _made_environment_hint(provider: str) -> str:
     """Where ``make`` already made an environment with ``provider``, name it."""
-    from edgestudio.core.remote.devices import OPENVINO, made_environments
+    from edgestudio.core.remote.devices import environment_for
 
-    if provider == "OpenVINOExecutionProvider" and OPENVINO in made_environments():
-        return f"; `make` made one: --device local,{OPENVINO}"
-    return ""
+    made = environment_for(provider)
+    return f"; `make` made one: --device local,{made}" if made else ""
 
 
 def time_session(

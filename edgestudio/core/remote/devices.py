@@ -114,6 +114,13 @@ def made_environments() -> dict[str, Device]:
     return {OPENVINO: Device(OPENVINO, "", python=str(python))} if python.is_file() else {}
 
 
+def environment_for(provider: str) -> str | None:
+    """The environment ``make`` made that has ``provider`` (OpenVINO's), if it is there."""
+    if provider == "OpenVINOExecutionProvider" and OPENVINO in made_environments():
+        return OPENVINO
+    return None
+
+
 def devices_file() -> Path:
     """Where the device list is kept."""
     return config_dir() / "devices.json"

@@ -152,9 +152,11 @@ class LatencyView(QWidget):
             for col, cell in enumerate(cells):
                 self.table.setItem(row, col, cell)
         self.table.setSortingEnabled(True)
-        remote = any(r.device for r in ok)  # then every label says where
+        remote = any(r.device for r in ok)  # then every label says where, on a line of its own
         labels = [
-            f"{Path(r.model).stem}{f' @{r.where}' if remote else ''} {short_name(r.ep)}×{r.threads}"
+            f"{Path(r.model).stem}\n{r.device or 'here'}\n{short_name(r.ep)}×{r.threads}"
+            if remote
+            else f"{Path(r.model).stem} {short_name(r.ep)}×{r.threads}"
             for r in ok
         ]
         names = "".join(

@@ -263,7 +263,10 @@ class PerfPanel(QWidget):
                 )
 
     def set_providers(self, rows: list[ProviderProbe]) -> None:
-        """Show the probe's providers: working ones checkable, others greyed with the reason."""
+        """Show the probe's providers: working ones checkable, others greyed with the reason
+        (unless an environment ``make`` made has one: it is measured there)."""
+        from edgestudio.core.remote.devices import environment_for
+
         self.providers.clear()
 
         def order(r: ProviderProbe) -> tuple[bool, bool]:
@@ -271,10 +274,17 @@ class PerfPanel(QWidget):
 
         for row in sorted(rows, key=order):
             label = row.provider.removesuffix("ExecutionProvider") or row.provider
-            item = QListWidgetItem(label + ("" if row.works else "  (unavailable)"))
+            elsewhere = None if row.works else environment_for(row.provider)
+            note = "" if row.works else f"  (in '{elsewhere}')" if elsewhere else "  (unavailable)"
+            item = QListWidgetItem(label + note)
             item.setData(Qt.ItemDataRole.UserRole, row.provider)
-            item.setToolTip(f"{row.provider}: {row.reason or 'available'}")
-            if row.works:
+            item.setToolTip(
+                f"{row.provider}: not in this machine's onnxruntime; measured where "
+                f"'{elsewhere}' is ticked under Where"
+                if elsewhere
+                else f"{row.provider}: {row.reason or 'available'}"
+            )
+            if row.works or elsewhere:
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
                 item.setCheckState(
                     Qt.CheckState.Checked

@@ -60,8 +60,8 @@ def show_values(plot: pg.PlotWidget) -> None:
 def category_ticks(labels: list[str], width_px: float) -> list[tuple[int, str]]:
     """Ticks for ``labels`` at 0, 1, 2…, shortened so that neighbours never overlap.
 
-    A label is ``"name detail"`` split on its last space into two lines, each line elided in
-    the middle to the room one category has; below ~36 px a category shows its number only
+    A label is ``"name detail"`` split on its last space into two lines (or its own lines when
+    it has some), each line elided in the middle to the room one category has; below ~36 px a category shows its number only
     (the full names are in the table and the tooltips).
     """
     if not labels:
@@ -73,7 +73,7 @@ def category_ticks(labels: list[str], width_px: float) -> list[tuple[int, str]]:
     ticks = []
     for i, label in enumerate(labels):
         head, _, tail = label.rpartition(" ")
-        lines = [head, tail] if head else [tail]
+        lines = label.split("\n") if "\n" in label else [head, tail] if head else [tail]
         short = [
             metrics.elidedText(line, pg.QtCore.Qt.TextElideMode.ElideMiddle, room) for line in lines
         ]
