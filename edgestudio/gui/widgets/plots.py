@@ -61,8 +61,8 @@ def category_ticks(labels: list[str], width_px: float) -> list[tuple[int, str]]:
     """Ticks for ``labels`` at 0, 1, 2…, shortened so that neighbours never overlap.
 
     A label is ``"name detail"`` split on its last space into two lines (or its own lines when
-    it has some), each line elided in the middle to the room one category has; below ~36 px a category shows its number only
-    (the full names are in the table and the tooltips).
+    it has some), each line elided in the middle to the room one category has; below ~36 px a
+    category shows its number only (the full names are in the table and the tooltips).
     """
     if not labels:
         return []
