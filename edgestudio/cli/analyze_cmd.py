@@ -73,11 +73,15 @@ def _fmt(value: Any, spec: str) -> str:
 def print_analysis(analysis: Analysis, top: int) -> None:
     """The worst layers, the outputs and the accuracy as text tables."""
     layers = analysis.layers_worst_first()
+    there = any(r.sqnr_db_target is not None for r in layers)  # measured on the target too
     print_table(
-        ["SQNR dB", "MSE", "max abs", "cosine", "tensor", "node"],
+        ["SQNR dB"]
+        + (["on target dB"] if there else [])
+        + ["MSE", "max abs", "cosine", "tensor", "node"],
         [
-            [
-                r.sqnr_text(),
+            [r.sqnr_text()]
+            + ([_fmt(r.sqnr_db_target, ".2f")] if there else [])
+            + [
                 _fmt(r.mse, ".3g"),
                 _fmt(r.max_abs, ".3g"),
                 _fmt(r.cosine, ".5f"),
@@ -88,8 +92,11 @@ def print_analysis(analysis: Analysis, top: int) -> None:
         ],
         title=f"{len(layers)} activations compared on {analysis.samples} samples; "
         f"the {min(top, len(layers))} worst",
-        numeric=(0, 1, 2, 3),
+        numeric=(0, 1, 2, 3, 4) if there else (0, 1, 2, 3),
     )
+    diverging = analysis.target_divergence()
+    if diverging:
+        print(diverging)
     print_table(
         ["output", "SQNR dB", "simulated dB", "max abs", "max rel", "cosine", "allclose"],
         [

@@ -66,3 +66,33 @@ def test_a_run_whose_weights_match_none_of_the_float_models_says_so(qtbot, tmp_p
     ]
     assert view.weights.rowCount() == 0
     assert any("per-weight figures are not available" in t for t in texts), texts
+
+
+def test_an_analysis_on_a_target_shows_each_layer_there_beside_the_cpu(  # type: ignore[no-untyped-def]
+    qtbot, tmp_path: Path
+) -> None:
+    """A column and a dot per bar for the target's SQNR, and a line naming where it diverges
+    most; on the CPU the column is hidden and nothing is said."""
+    import pyqtgraph as pg
+
+    from edgestudio.gui.quant.sqnr_view import TARGET_COL
+
+    model = models.residual_block()
+    path = models.save(model, tmp_path / "m.onnx")
+    panel = QuantPanel(ModelDocument(path), onnx.load(str(path)))
+    qtbot.addWidget(panel)
+    layers = [
+        LayerError("t0", "conv", "Conv", 30.0, 0.0, 0.0, 1.0, sqnr_db_target=22.0),
+        LayerError("t1", "relu", "Relu", 40.0, 0.0, 0.0, 1.0, sqnr_db_target=39.5),
+    ]
+    analysis = Analysis("f", "q", 4, layers=layers, measured_on="qnn-htp")
+    panel.show_run(QuantRun(1, QuantRecipe(mode="qdq"), RunState.ANALYSED, analysis=analysis))
+    view = panel.activations
+    assert not view.layers.isColumnHidden(TARGET_COL)
+    assert view.layers.item(0, TARGET_COL).text() == "22.00"
+    dots = [i for i in view.plot.getPlotItem().items if isinstance(i, pg.ScatterPlotItem)]
+    assert len(dots) == 1 and list(dots[0].data["y"]) == [22.0, 39.5]
+    assert "diverges most at conv (22.0 dB there vs 30.0 dB on the CPU)" in view.legend.text()
+    cpu = Analysis("f", "q", 4, layers=[LayerError("t0", "conv", "Conv", 30.0, 0.0, 0.0, 1.0)])
+    panel.show_run(QuantRun(2, QuantRecipe(mode="qdq"), RunState.ANALYSED, analysis=cpu))
+    assert view.layers.isColumnHidden(TARGET_COL) and "diverges" not in view.legend.text()

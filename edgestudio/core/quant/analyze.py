@@ -127,6 +127,7 @@ class Match:
     op_type: str
     qrange: tuple[float, float] | None = None  # representable range (QDQ activations)
     stats: ErrorStats = field(default_factory=ErrorStats)
+    on_target: ErrorStats = field(default_factory=ErrorStats)  # the same, on the target
 
 
 def _producers(model: onnx.ModelProto) -> dict[str, onnx.NodeProto]:
@@ -559,13 +560,22 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
         # integer kernels there, whose numbers can differ from the simulated QDQ graph.
         reporter.stage("Running the quantized model as it ships", 0.7)
         step = within(reporter, 0.7, 0.95)
-        deploy = _Deployed(quant_model, quant_outputs, quant_path, recipe.target, Path(scratch))
+        quantized_layers = _quantized_activations(quant_model, matches, recipe.target)
+        deploy = _Deployed(
+            quant_model,
+            quant_outputs,
+            quant_path,
+            recipe.target,
+            Path(scratch),
+            [q.quantized for q in quantized_layers.values()],
+        )
         if recipe.target != "cpu":
             reporter.stage(f"Running the quantized model on {deploy.where}", 0.7)
         outcome = _OutputComparison(float_outputs, recipe.tolerance)
         for k, sample in enumerate(samples):
             f_vals = store.get(k)
-            deployed = dict(zip(quant_outputs, deploy.run(sample), strict=True))
+            deployed = deploy.run(sample)
+            _compare_on_target(matches, quantized_layers, f_vals, deployed)
             if not outcome.meters:  # the task is read from the first sample's real outputs
                 # The saved float outputs are flattened: give them the deployed model's shapes,
                 # and their own types (an ArgMax's tags are judged as integers).
@@ -592,10 +602,22 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
             step((k + 1) / total)
         if deploy.seconds:
             rate = len(samples) / deploy.seconds
+            layers_there = (
+                "each layer's SQNR is given for onnxruntime's CPU kernels (its QDQ graph) and "
+                "for the target (the quantized activations it computed)"
+                if any(m.on_target.count for m in matches)
+                else "the per-layer figures are onnxruntime's CPU kernels' ("
+                + (
+                    f"with its layers exposed, the target refused the model: "
+                    f"{deploy.layers_refused}"
+                    if deploy.layers_refused
+                    else "no quantized activation to read there"
+                )
+                + ")"
+            )
             warnings.append(
                 f"Whole-model figures measured on {deploy.where}, {rate:.1f} samples/s "
-                "(emulated: slower than the device, in the device's arithmetic); the per-layer "
-                "figures are onnxruntime's CPU kernels'."
+                f"(emulated: slower than the device, in the device's arithmetic); {layers_there}."
             )
         deploy.close()
 
@@ -613,6 +635,7 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
                 "op_type": m.op_type,
                 **m.stats.figures(),
                 "clipped_fraction": clipped,
+                "sqnr_db_target": m.on_target.sqnr_db() if m.on_target.count else None,
             }
         )
         if clipped is not None and clipped > CLIP_WARN_FRACTION:
@@ -711,36 +734,44 @@ class _Deployed:
         path: Path,
         target: str,
         scratch: Path,
+        layers: list[str] | None = None,
     ) -> None:
         self.outputs, self.target, self.scratch = outputs, target, scratch
         self.seconds = 0.0
-        self._sessions: dict[tuple[tuple[str, tuple[int, ...]], ...], Any] = {}
-        exposed = _exposing(model, outputs)
+        self._sessions: dict[tuple[tuple[str, tuple[int, ...]], ...], tuple[Any, list[str]]] = {}
+        self.layers_refused = ""  # why the target gave no per-layer values (when it did not)
         if target == "cpu":
             self.where = "the CPU"
-            self._cpu = _session(exposed, path.parent)
+            self._cpu = _session(_exposing(model, outputs), path.parent)
             return
         from edgestudio.core.targets.qnn_htp import provider_version
 
         self.where = f"the Hexagon NPU (v{HTP_ARCH}, emulated by {provider_version()})"
+        # The quantized activations (QuantizeLinear outputs) as graph outputs keep a model
+        # wholly on the NPU: its per-layer values, read without changing what it computes.
+        self.layers = list(dict.fromkeys(n for n in layers or [] if n not in outputs))
         self._exposed = scratch / "exposed.onnx"
-        self._exposed.write_bytes(exposed)
+        self._exposed.write_bytes(_exposing(model, outputs))
+        self._with_layers = scratch / "exposed_layers.onnx"
+        self._with_layers.write_bytes(_exposing(model, outputs + self.layers))
 
-    def run(self, sample: dict[str, np.ndarray]) -> list[Any]:
-        """The model's outputs on ``sample``."""
+    def run(self, sample: dict[str, np.ndarray]) -> dict[str, Any]:
+        """The model's outputs on ``sample`` (and, on the target, the layers it gave)."""
         if self.target == "cpu":
-            return list(self._cpu.run(self.outputs, sample))  # type: ignore[attr-defined]
+            values = self._cpu.run(self.outputs, sample)  # type: ignore[attr-defined]
+            return dict(zip(self.outputs, values, strict=True))
         key = tuple(sorted((k, tuple(np.shape(v))) for k, v in sample.items()))
         if key not in self._sessions:
             self._sessions[key] = self._npu_session(
                 {k: list(np.shape(v)) for k, v in sample.items()}
             )
+        session, names = self._sessions[key]
         started = time.perf_counter()
-        values = list(self._sessions[key].run(self.outputs, sample))
+        values = session.run(names, sample)
         self.seconds += time.perf_counter() - started
-        return values
+        return dict(zip(names, values, strict=True))
 
-    def _npu_session(self, sizes: dict[str, list[int]]) -> Any:
+    def _npu_session(self, sizes: dict[str, list[int]]) -> tuple[Any, list[str]]:
         import onnxruntime as ort
 
         from edgestudio.core.model.validate import short
@@ -748,9 +779,17 @@ class _Deployed:
         from edgestudio.core.targets.target_check import fixed_copy
 
         fixed = self.scratch / f"fixed{len(self._sessions)}.onnx"
+        if self.layers and not self.layers_refused:
+            fixed_copy(self._with_layers, sizes, fixed)
+            try:
+                options = session_options(HTP_ARCH, fallback=False)
+                return ort.InferenceSession(str(fixed), options), self.outputs + self.layers
+            except Exception as exc:  # then the outputs alone: the whole-model figures stand
+                self.layers_refused = short(exc)
         fixed_copy(self._exposed, sizes, fixed)
         try:
-            return ort.InferenceSession(str(fixed), session_options(HTP_ARCH, fallback=False))
+            options = session_options(HTP_ARCH, fallback=False)
+            return ort.InferenceSession(str(fixed), options), self.outputs
         except Exception as exc:
             shapes = ", ".join(f"{k} {'x'.join(map(str, v))}" for k, v in sizes.items())
             raise TargetRefusedError(
@@ -764,6 +803,73 @@ class _Deployed:
         if self.target == "cpu":
             _release(self._cpu)
         self._sessions.clear()
+
+
+@dataclass(frozen=True)
+class _QuantizedActivation:
+    """Where the target's value of one matched activation is read: the QuantizeLinear output
+    that feeds the match's DequantizeLinear, and how to turn it back into floats."""
+
+    quantized: str
+    scale: np.ndarray
+    zero_point: np.ndarray
+    axis: int
+
+    def dequantize(self, values: np.ndarray) -> np.ndarray:
+        """The floats the integers stand for (as the DequantizeLinear computes them)."""
+        v = np.asarray(values).astype(np.float32)
+        shape = [1] * v.ndim
+        if self.scale.size > 1:  # per-axis: scale and zero point broadcast along the axis
+            shape[self.axis] = -1
+        zero = self.zero_point.astype(np.float32).reshape(shape if self.zero_point.size > 1 else ())
+        floats: np.ndarray = (v - zero) * self.scale.reshape(shape if self.scale.size > 1 else ())
+        return floats
+
+
+def _quantized_activations(
+    quant_model: onnx.ModelProto, matches: list[Match], target: str
+) -> dict[str, _QuantizedActivation]:
+    """For an analysis on a target, each match's quantized activation by its ``quant_tensor``
+    (none on the CPU: its per-layer values are the QDQ graph's, already compared)."""
+    if target == "cpu":
+        return {}
+    producers = _producers(quant_model)
+    inits = {t.name: t for t in quant_model.graph.initializer}
+    found = {}
+    for m in matches:
+        dq = producers.get(m.quant_tensor)
+        if dq is None or dq.op_type != "DequantizeLinear" or dq.input[1] not in inits:
+            continue
+        q = producers.get(dq.input[0])
+        if q is None or q.op_type != "QuantizeLinear":
+            continue
+        zp = (
+            numpy_helper.to_array(inits[dq.input[2]])
+            if len(dq.input) > 2 and dq.input[2] in inits
+            else np.zeros((), np.uint8)
+        )
+        axis = next((a.i for a in dq.attribute if a.name == "axis"), 1)
+        found[m.quant_tensor] = _QuantizedActivation(
+            dq.input[0], numpy_helper.to_array(inits[dq.input[1]]).astype(np.float32), zp, axis
+        )
+    return found
+
+
+def _compare_on_target(
+    matches: list[Match],
+    quantized: dict[str, _QuantizedActivation],
+    f_vals: dict[str, np.ndarray],
+    deployed: dict[str, Any],
+) -> None:
+    """Fold one sample's activations as the target computed them into each match's sums."""
+    for m in matches:
+        source = quantized.get(m.quant_tensor)
+        if source is None or source.quantized not in deployed:
+            continue
+        test = source.dequantize(deployed[source.quantized])
+        ref = np.asarray(f_vals[m.tensor])
+        if ref.size == test.size:
+            m.on_target.add(ref.reshape(test.shape), test)
 
 
 def _compare_layers(

@@ -31,10 +31,18 @@ class LayerError:
     cosine: float | None
     clipped_fraction: float | None = None  # share of values outside the quantization range
     non_finite: int = 0  # values inf/NaN in the quantized model where the float one is finite
+    # the same activation as the target computed it (an analysis --target): None on the CPU
+    sqnr_db_target: float | None = None
 
     def sqnr_text(self, spec: str = ".2f") -> str:
         """The SQNR as a table shows it: inf/NaN values said as such, n/a when unknown."""
         return sqnr_text(self.sqnr_db, self.non_finite, spec)
+
+    def target_gap_db(self) -> float | None:
+        """How many dB the target loses on this layer beyond the CPU's QDQ graph."""
+        if self.sqnr_db is None or self.sqnr_db_target is None:
+            return None
+        return self.sqnr_db - self.sqnr_db_target
 
 
 @dataclass(frozen=True)
@@ -126,6 +134,26 @@ class Analysis:
         all, n/a last."""
         return sorted(
             self.layers, key=lambda r: (not r.non_finite, r.sqnr_db is None, r.sqnr_db or 0.0)
+        )
+
+    def target_divergence(self, count: int = 3) -> str:
+        """Where the target's arithmetic loses most beyond the CPU's QDQ graph, in words (""
+        when the layers were not measured there)."""
+        gaps = [(g, r) for r in self.layers if (g := r.target_gap_db()) is not None]
+        if not gaps:
+            return ""
+        gaps.sort(key=lambda pair: -pair[0])
+        worst = ", ".join(
+            f"{r.node} ({r.sqnr_db_target:.1f} dB there vs {r.sqnr_db:.1f} dB on the CPU)"
+            for g, r in gaps[:count]
+            if g > 0
+        )
+        median = sorted(g for g, _ in gaps)[len(gaps) // 2]
+        where = f"the target ({self.measured_on})"
+        return (
+            f"On {where}, {len(gaps)} layers measured: the median layer loses {median:+.2f} dB "
+            "beyond the CPU's QDQ graph; "
+            + (f"it diverges most at {worst}." if worst else "no layer loses more there.")
         )
 
     def worst_excludable(self, count: int, already: tuple[str, ...] = ()) -> list[str]:

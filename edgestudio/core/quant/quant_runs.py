@@ -219,6 +219,7 @@ LAYER_COLUMNS = (
     "max_abs",
     "cosine",
     "clipped_fraction",
+    "sqnr_db_target",  # empty unless analysed on a target
 )
 
 

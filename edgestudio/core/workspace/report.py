@@ -260,22 +260,23 @@ def render_html(data: ReportData) -> str:
             parts.append(f"<p>{verdict_html(verdict)}</p>")
         layers = run.layers_worst_first()
         if layers:
+            there = any(r.sqnr_db_target is not None for r in layers)  # analysed on a target
             parts.append(
                 _table(
-                    ["Tensor", "Node", "SQNR dB", "MSE", "Max abs", "Cosine"],
+                    ["Tensor", "Node", "SQNR dB"]
+                    + (["On target dB"] if there else [])
+                    + ["MSE", "Max abs", "Cosine"],
                     [
-                        [
-                            r.tensor,
-                            r.node,
-                            r.sqnr_text(),
-                            _fmt(r.mse, ".3g"),
-                            _fmt(r.max_abs, ".3g"),
-                            _fmt(r.cosine, ".5f"),
-                        ]
+                        [r.tensor, r.node, r.sqnr_text()]
+                        + ([_fmt(r.sqnr_db_target, ".2f")] if there else [])
+                        + [_fmt(r.mse, ".3g"), _fmt(r.max_abs, ".3g"), _fmt(r.cosine, ".5f")]
                         for r in layers
                     ],
                 )
             )
+            divergence = run.analysis.target_divergence() if run.analysis else ""
+            if divergence:
+                parts.append(f"<p>{_e(divergence)}</p>")
     parts.append(_chart(data, "sqnr"))
     for tune in data.tunes:
         winner = tune.get("winner")

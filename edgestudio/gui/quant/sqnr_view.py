@@ -29,8 +29,18 @@ from edgestudio.gui.widgets.plots import show_empty, show_values
 from edgestudio.gui.widgets.tables import NumericItem, _num, results_table
 
 # The figures first, the (long) tensor name last: a narrow table still shows what matters.
-LAYER_COLUMNS = ["SQNR (dB)", "Node", "Op", "MSE", "Max abs", "Cosine", "Clipped (%)", "Tensor"]
-SQNR_COL, NODE_COL = 0, 1
+LAYER_COLUMNS = [
+    "SQNR (dB)",
+    "On target (dB)",
+    "Node",
+    "Op",
+    "MSE",
+    "Max abs",
+    "Cosine",
+    "Clipped (%)",
+    "Tensor",
+]
+SQNR_COL, TARGET_COL, NODE_COL = 0, 1, 2
 SQNR_AXIS_CAP_DB = 60.0  # bars above it are capped and hatched: as good as lossless
 
 
@@ -52,6 +62,7 @@ class SqnrView(QSplitter):
         item.setMenuEnabled(False)
         self.legend = QLabel(sqnr_legend_html())
         self.legend.setObjectName("sqnr_legend")
+        self.legend.setWordWrap(True)  # a target's divergence line must not widen the window
         self.plot.scene().sigMouseMoved.connect(self._hover)
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         self.layers = results_table(LAYER_COLUMNS, "layers_table")
@@ -109,6 +120,22 @@ class SqnrView(QSplitter):
                     pen=pg.mkPen(None),
                 )
             )
+            on_target = [
+                (k, min(r.sqnr_db_target, SQNR_AXIS_CAP_DB))
+                for k, r in enumerate(self.bars)
+                if r.sqnr_db_target is not None
+            ]
+            if on_target:  # the same layer as the target computed it: a dot on its bar
+                item.addItem(
+                    pg.ScatterPlotItem(
+                        x=[k for k, _ in on_target],
+                        y=[v for _, v in on_target],
+                        symbol="d",
+                        size=9,
+                        brush=pg.mkBrush("#d32f2f"),
+                        pen=pg.mkPen("w"),
+                    )
+                )
             capped = sum(1 for v in values if v > SQNR_AXIS_CAP_DB)
             if capped:
                 note = pg.TextItem(
@@ -132,8 +159,14 @@ class SqnrView(QSplitter):
                 min(0.0, low), max(high, bands[0][0]) * (1.16 if capped else 1.05), padding=0
             )
         broken = [r for r in run.layers_worst_first() if r.non_finite]
+        divergence = run.analysis.target_divergence() if run.analysis else ""
         self.legend.setText(
             sqnr_legend_html(run.analysis)
+            + (
+                f"<br><span style='color:#d32f2f'>◆</span> {html.escape(divergence)}"
+                if divergence
+                else ""
+            )
             + (
                 f"<br><span style='color:#b3261e'>✖ {len(broken)} layer(s) give inf/NaN values "
                 f"where the float model's are finite — no bar can show that; they head the table "
@@ -150,6 +183,7 @@ class SqnrView(QSplitter):
                 NumericItem(
                     float("-inf") if layer.non_finite else layer.sqnr_db, ".2f", layer.sqnr_text()
                 ),
+                NumericItem(layer.sqnr_db_target, ".2f"),
                 QTableWidgetItem(layer.node),
                 QTableWidgetItem(layer.op_type),
                 NumericItem(layer.mse, ".3g"),
@@ -161,6 +195,10 @@ class SqnrView(QSplitter):
             for c, cell in enumerate(cells):
                 cell.setToolTip(f"{layer.node}\n{layer.tensor}")
                 self.layers.setItem(r, c, cell)
+        # the target's column only for an analysis on a target (the legend says where)
+        self.layers.setColumnHidden(
+            TARGET_COL, not any(r.sqnr_db_target is not None for r in layers)
+        )
         self.layers.setSortingEnabled(True)
         self.layers.sortItems(SQNR_COL, Qt.SortOrder.AscendingOrder)  # worst SQNR first
 
@@ -182,7 +220,12 @@ class SqnrView(QSplitter):
         QToolTip.showText(
             QCursor.pos(),
             f"{r.node}\n{r.tensor}\nSQNR {_num(r.sqnr_db, '.2f')} dB"
-            f"  MSE {_num(r.mse, '.3g')}  cosine {_num(r.cosine, '.5f')}",
+            f"  MSE {_num(r.mse, '.3g')}  cosine {_num(r.cosine, '.5f')}"
+            + (
+                f"\non the target: {r.sqnr_db_target:.2f} dB"
+                if r.sqnr_db_target is not None
+                else ""
+            ),
             self.plot,
         )
 

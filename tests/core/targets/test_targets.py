@@ -238,6 +238,14 @@ def test_a_model_is_judged_in_the_npus_own_arithmetic_or_not_at_all(tmp_path: Pa
     analysis = job.report.result_as(Analysis)  # type: ignore[union-attr]
     assert analysis.measured_on == "qnn-htp"
     assert any("Hexagon NPU" in w and "samples/s" in w for w in job.report.warnings)  # type: ignore[union-attr]
+    # each quantized activation as the NPU computed it, beside the CPU's QDQ graph
+    there = [layer for layer in analysis.layers if layer.sqnr_db_target is not None]
+    assert len(there) >= len(analysis.layers) - 1, analysis.layers
+    logits = next(layer for layer in there if layer.tensor == "logits")
+    # the graph output's quantized value on the NPU is what the whole-model figure judged
+    assert logits.sqnr_db_target == pytest.approx(analysis.outputs[0].sqnr_db, abs=0.01)
+    assert all(abs(layer.target_gap_db() or 0.0) < 3.0 for layer in there)
+    assert analysis.target_divergence().startswith("On the target (qnn-htp)")
 
     # Mod has no HTP kernel: the NPU does not take this model whole
     graph = helper.make_graph(
@@ -262,3 +270,38 @@ def _sample() -> Path:
     from edgestudio.resources import SAMPLE_MODEL
 
     return Path(SAMPLE_MODEL)
+
+
+def test_a_quantized_activation_is_read_back_as_dequantize_linear_computes_it() -> None:
+    """The NPU's per-layer values are integers read from its QuantizeLinear outputs: turned
+    back into floats exactly as onnxruntime's DequantizeLinear does, per tensor and per axis."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    from edgestudio.core.quant.analyze import _QuantizedActivation
+
+    rng = np.random.default_rng(0)
+    values = rng.integers(0, 256, size=(2, 3, 4, 4), dtype=np.uint8)
+    for scale, zero, axis in (
+        (np.float32(0.02), np.uint8(128), 1),
+        (np.array([0.01, 0.02, 0.05], np.float32), np.array([3, 128, 250], np.uint8), 1),
+    ):
+        node = helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=axis)
+        graph = helper.make_graph(
+            [node],
+            "dq",
+            [helper.make_tensor_value_info("q", TensorProto.UINT8, list(values.shape))],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(values.shape))],
+            [
+                numpy_helper.from_array(np.asarray(scale), "s"),
+                numpy_helper.from_array(np.asarray(zero), "z"),
+            ],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        session = ort.InferenceSession(
+            model.SerializeToString(), providers=["CPUExecutionProvider"]
+        )
+        expected = session.run(None, {"q": values})[0]
+        ours = _QuantizedActivation("q", np.asarray(scale), np.asarray(zero), axis)
+        np.testing.assert_array_equal(ours.dequantize(values), expected)
