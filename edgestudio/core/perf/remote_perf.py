@@ -23,12 +23,8 @@ from edgestudio.core.formatting import human_bytes
 from edgestudio.core.perf.latency_stats import MAX_SAMPLES_KEPT, latency_stats
 from edgestudio.core.progress import Reporter
 from edgestudio.core.remote.devices import Device, DeviceError
-from edgestudio.core.remote.runner_link import (
-    DISK_MARGIN_BYTES,
-    RunnerLink,
-    exit_reason,
-    open_link,
-)
+from edgestudio.core.remote.runner_link import DISK_MARGIN_BYTES, RunnerLink, exit_reason
+from edgestudio.core.remote.ssh_link import DeviceLink
 from edgestudio.core.serialise import to_json
 
 T = TypeVar("T")
@@ -38,6 +34,15 @@ Feeds = dict[str, np.ndarray]
 def run_async(work: Coroutine[Any, Any, T]) -> T:
     """Run one piece of device work to its end (jobs are synchronous)."""
     return asyncio.run(work)
+
+
+def open_link(device: Device) -> RunnerLink:
+    """The link that reaches ``device``: an environment on this machine, or SSH."""
+    if device.environment:
+        from edgestudio.core.remote.env_link import EnvironmentLink
+
+        return EnvironmentLink(device)
+    return DeviceLink(device)
 
 
 def install_hint(device: Device) -> str:

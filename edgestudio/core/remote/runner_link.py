@@ -80,17 +80,6 @@ class RunnerLink(Protocol):
         """Copy each ``(local path or binary file, size, target)`` not yet there."""
 
 
-def open_link(device: Device) -> RunnerLink:
-    """The link that reaches ``device``: an environment on this machine, or SSH."""
-    if device.environment:
-        from edgestudio.core.remote.env_link import EnvironmentLink
-
-        return EnvironmentLink(device)
-    from edgestudio.core.remote.ssh_link import DeviceLink
-
-    return DeviceLink(device)
-
-
 def runner_source() -> bytes:
     """The runner's source, as it is copied to a device."""
     # .with_suffix: a frozen app's module is a .pyc in its archive, its source a data file
