@@ -146,8 +146,9 @@ def _check(device: Device, args: argparse.Namespace) -> int:
         return EXIT_JOB_FAILED
     code, job = execute_job(DeviceCheckRecipe(device=device.name), args, show_report=False)
     if job is not None and job.report is not None:
-        print_device_info(job.report.result_as(DeviceInfo))
-        if job.report.details.get("device", {}).get("problems"):
+        info = job.report.result_as(DeviceInfo)
+        print_device_info(info)
+        if info.problems:
             return EXIT_JOB_FAILED
     return code
 

@@ -125,7 +125,7 @@ def _ray_quantize_and_analyse(
     from edgestudio.core.inputs.data_source import DataSource
     from edgestudio.core.progress import RecordingReporter
     from edgestudio.core.serialise import from_json
-    from edgestudio.jobs.kinds import recipe_from_dict, resolve_operation
+    from edgestudio.jobs.kinds import resolve_operation
 
     with _tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -140,10 +140,10 @@ def _ray_quantize_and_analyse(
                 )
             )
         calib, source = sources
-        recipe = recipe_from_dict(
-            {**recipe_data, "model": str(folder / model_name), "output": str(folder / "out.onnx")}
+        recipe = from_json(
+            QuantRecipe,
+            {**recipe_data, "model": str(folder / model_name), "output": str(folder / "out.onnx")},
         )
-        assert isinstance(recipe, QuantRecipe)
         if recipe.calib is not None:
             recipe = dataclasses.replace(recipe, calib=calib)
         staging = folder / "staging"
