@@ -62,7 +62,17 @@ def plan_opset_conversion(
     current = model_opset(model)
     newest = int(onnx.defs.onnx_opset_version())
     if current is None:
-        plan.blockers.append("The model declares no ai.onnx opset to convert from.")
+        domains = sorted({d.domain for d in model.opset_import if d.domain})
+        plan.blockers.append(
+            "The model declares no ai.onnx opset to convert from"
+            + (
+                f": its operators come from {', '.join(domains)}, whose versions onnx's "
+                "converter does not change; it runs as it is (inspect, benchmark and profile "
+                "apply to it)."
+                if domains
+                else ": add one (onnx.helper.make_opsetid('', N)) before converting."
+            )
+        )
         return plan
     if target > newest:
         plan.blockers.append(f"The installed onnx knows opsets up to {newest}.")

@@ -53,6 +53,24 @@ def test_downgrade_below_an_operator_is_blocked_up_front(tmp_path: Path) -> None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gelu.onnx"]
 
 
+def test_a_model_of_another_domain_only_is_told_why_there_is_nothing_to_convert() -> None:
+    """A scikit-learn export (ai.onnx.ml operators, no ai.onnx opset): the refusal says why
+    and what does apply, instead of only that no opset is declared."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Normalizer", ["x"], ["y"], domain="ai.onnx.ml", norm="L2")],
+        "ml",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("ai.onnx.ml", 1)])
+    plan = plan_opset_conversion(model, 17)
+    assert not plan.ok
+    assert "its operators come from ai.onnx.ml" in plan.blockers[0]
+    assert "benchmark and profile apply" in plan.blockers[0]
+
+
 def test_risky_downgrade_is_flagged() -> None:
     plan = plan_opset_conversion(models.conv_relu_gemm(opset=17), 11)
     assert plan.ok
