@@ -136,6 +136,8 @@ def print_report(
         stream.write(f"output: {report.output}\n")
     for warning in report.warnings if with_warnings else []:
         stream.write(f"warning: {warning}\n")
+    for note in report.details.get("notes") or []:  # what the job did on the way
+        stream.write(f"note: {note}\n")
     check = report.check
     if check is None:
         return

@@ -45,3 +45,11 @@ def test_print_report_writes_to_the_stdout_of_the_moment(monkeypatch: pytest.Mon
     monkeypatch.setattr(sys, "stdout", second)
     print_report(JobReport(kind="convert", output="b.onnx"))
     assert "output: b.onnx" in second.getvalue()
+
+
+def test_print_report_says_what_the_job_did_on_the_way(capsys: pytest.CaptureFixture[str]) -> None:
+    from edgestudio.cli.job_ui import print_report
+    from edgestudio.core.job_api.report import JobReport
+
+    print_report(JobReport(kind="quantize", details={"notes": ["Precision: int8."]}))
+    assert "note: Precision: int8." in capsys.readouterr().out

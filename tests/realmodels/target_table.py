@@ -14,6 +14,7 @@ Usage: ``python -m tests.realmodels.target_table [--only NAME ...] [--markdown F
 from __future__ import annotations
 
 import argparse
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -111,8 +112,9 @@ def check(model: RealModel, folder: Path) -> Row:
         return row
     left = [n for n in final.on_cpu if n not in final.by_design]
     row.compute_left = len(left)
-    for n in left:
-        row.reasons[n.reason] = row.reasons.get(n.reason, 0) + 1
+    for n in left:  # grouped by the words, the node names the provider quotes left out
+        why = re.sub(r"`[^`]*`", "`…`", n.reason)
+        row.reasons[why] = row.reasons.get(why, 0) + 1
     return row
 
 
@@ -124,7 +126,7 @@ def markdown(rows: list[Row]) -> str:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
-        reasons = "; ".join(f"{n} × {why[:90]}" for why, n in r.reasons.items()) or r.problem
+        reasons = "; ".join(f"{n} × {why[:120]}" for why, n in r.reasons.items()) or r.problem
         left = "—" if r.compute_left is None else str(r.compute_left)
         lines.append(
             f"| {r.model} | {r.family} | {r.before or '—'} | {r.after or '—'} | {left} "

@@ -27,6 +27,7 @@ from edgestudio.core.inputs.input_spec import InputSpecError
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.model.model_files import (
     INLINE_LIMIT,
+    load_structure,
     read_full_model,
     save_model,
 )
@@ -168,9 +169,12 @@ def run_quantize(recipe: QuantRecipe, reporter: Reporter, staging: Path) -> JobR
         forget_failure(source, choices)
         report.files = _place_result(inspected.model, out, staging, name)
     if recipe.target == "qnn-htp":
+        fused = fused_for_npu(float_path, inspected.model)
         notes.append(
-            "Quantized with onnxruntime's QNN config, for the Hexagon NPU: `edgestudio target "
-            "check` on the result says which nodes the NPU takes, and why not the others."
+            "Quantized with onnxruntime's QNN config, for the Hexagon NPU"
+            + (f" (its pre-processing fused {', '.join(fused)})" if fused else "")
+            + ": `edgestudio target check` on the result says which nodes the NPU takes, and "
+            "why not the others."
         )
     precision = precision_of(inspected.model) if recipe.mode in INTEGER_MODES else None
     if precision is not None:
@@ -279,6 +283,13 @@ def _float_path(
         return source
     save_model(model, work, "float.onnx")
     return work / "float.onnx"
+
+
+def fused_for_npu(float_path: Path, result: onnx.ModelProto) -> list[str]:
+    """The operators onnxruntime-qnn's pre-processing made that the float model lacks."""
+    fusions = {"Gelu", "LayerNormalization", "LpNormalization"}
+    before = {n.op_type for n in load_structure(float_path).graph.node}
+    return sorted({n.op_type for n in result.graph.node} & fusions - before)
 
 
 def _place_result(result: onnx.ModelProto, out: Path, staging: Path, name: str) -> list[str]:

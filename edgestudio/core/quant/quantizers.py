@@ -125,6 +125,41 @@ def qnn_options(recipe: QuantRecipe, src: Path, options: dict[str, Any]) -> dict
     return {**options, "op_types_to_quantize": config.op_types_to_quantize, "extra_options": extra}
 
 
+def qnn_fused(src: Path, folder: Path, reporter: Reporter) -> Path:
+    """``src`` with onnxruntime-qnn's own pre-processing (``qnn_preprocess_model``): an Erf
+    sequence fused into one Gelu, a ReduceL2 one into LpNormalization, a ReduceMean one into
+    LayerNormalization — operators the NPU has where it has no Erf. The same function, so
+    the result is proven against the original like every quantization; ``src`` when there is
+    nothing to fuse or the fusion fails (said, never fatal)."""
+    import onnx
+    from onnxruntime.quantization.execution_providers.qnn import qnn_preprocess_model
+
+    fused = folder / f"{src.stem}_qnn_fused.onnx"
+    model = onnx.load(str(src))
+    # onnxruntime 1.32 merges the metadata as a dict and fails (TypeError) on any model that
+    # has some — every model its own pre-processing wrote: handed over without, put back after.
+    kept = {p.key: p.value for p in model.metadata_props}
+    del model.metadata_props[:]
+    try:
+        changed = qnn_preprocess_model(model, str(fused), fuse_layernorm=True)
+        if changed and kept:
+            result = onnx.load(str(fused))
+            onnx.helper.set_model_props(
+                result, {**kept, **{p.key: p.value for p in result.metadata_props}}
+            )
+            onnx.save(result, str(fused))
+    except Exception as exc:  # never fatal: the quantization goes on without the fusions
+        reporter.warn(
+            f"onnxruntime-qnn's pre-processing failed ({type(exc).__name__}: {exc}); "
+            "quantizing without its fusions (Erf-based GELU may stay on the CPU)."
+        )
+        return src
+    if not changed:
+        return src
+    reporter.log("onnxruntime-qnn's pre-processing fused node sequences for the NPU")
+    return fused
+
+
 def ort_pre_process(src: Path, dst: Path, reporter: Reporter, report: JobReport) -> Path:
     """onnxruntime's ``quant_pre_process`` of ``src`` into ``dst`` (cached by content)."""
     from onnxruntime.quantization.shape_inference import quant_pre_process
@@ -183,6 +218,7 @@ def run_static(
 
     options = ort_options(recipe)
     if recipe.target == "qnn-htp":
+        src = qnn_fused(src, out.parent, reporter)
         options = qnn_options(recipe, src, options)
     smoothing = ""
     if recipe.smooth_quant and recipe.mode == "qdq":

@@ -215,6 +215,73 @@ def test_quantizing_for_the_npu_follows_onnxruntimes_qnn_config(tmp_path: Path) 
     assert check_rules(bad).ok
 
 
+def _erf_gelu_block() -> onnx.ModelProto:
+    """x[1,8] -> MatMul -> GELU as exported from PyTorch (x * 0.5 * (1 + Erf(x / sqrt 2))) ->
+    MatMul -> y: the NPU has no Erf; onnxruntime-qnn's pre-processing makes it one Gelu."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    consts = {
+        "w1": rng.standard_normal((8, 16)).astype(np.float32),
+        "w2": rng.standard_normal((16, 4)).astype(np.float32),
+        "sqrt2": np.array(np.sqrt(2.0), np.float32),
+        "one": np.array(1.0, np.float32),
+        "half": np.array(0.5, np.float32),
+    }
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"),
+        helper.make_node("Div", ["h", "sqrt2"], ["d"], name="div"),
+        helper.make_node("Erf", ["d"], ["e"], name="erf"),
+        helper.make_node("Add", ["e", "one"], ["a"], name="add"),
+        helper.make_node("Mul", ["h", "a"], ["m"], name="mul"),
+        helper.make_node("Mul", ["m", "half"], ["g"], name="mul_half"),
+        helper.make_node("MatMul", ["g", "w2"], ["y"], name="mm2"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "erf_gelu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [numpy_helper.from_array(v, k) for k, v in consts.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.e2e
+def test_an_erf_gelu_is_fused_for_the_npu_and_then_placed_wholly(tmp_path: Path) -> None:
+    """Quantized for the NPU, a PyTorch-exported GELU becomes one Gelu node (onnxruntime-qnn's
+    own pre-processing, past its metadata bug), the result is proven against the float model,
+    and the NPU takes every compute node; quantized for the CPU, the Erf stays."""
+    from edgestudio.core.inputs.data_source import DataSource
+    from edgestudio.core.quant.quant_recipes import QuantRecipe
+    from edgestudio.core.quant.quant_results import Quantization
+    from edgestudio.core.targets.target_recipe import TargetCheckRecipe
+    from edgestudio.jobs.runner import JobState
+    from edgestudio.jobs.scheduler import run_job
+
+    src = tmp_path / "gelu.onnx"
+    onnx.save(_erf_gelu_block(), str(src))
+    calib = DataSource("synthetic", samples=8, seed=0)
+    ops = {}
+    for target in ("cpu", "qnn-htp"):
+        out = tmp_path / f"{target}.onnx"
+        job = run_job(
+            QuantRecipe(model=str(src), output=str(out), mode="qdq", calib=calib, target=target)
+        )
+        assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
+        assert job.report.passed
+        ops[target] = {n.op_type for n in onnx.load(str(out)).graph.node}
+    assert "Erf" in ops["cpu"] and "Gelu" not in ops["cpu"]
+    assert "Gelu" in ops["qnn-htp"] and "Erf" not in ops["qnn-htp"]
+    notes = job.report.result_as(Quantization).notes
+    assert any("pre-processing fused Gelu" in n for n in notes), notes
+    check = run_job(TargetCheckRecipe(model=str(tmp_path / "qnn-htp.onnx")))
+    assert check.report is not None, check.error
+    assert check.report.result_as(TargetCheck).final.whole
+
+
 @pytest.mark.e2e
 def test_a_model_is_judged_in_the_npus_own_arithmetic_or_not_at_all(tmp_path: Path) -> None:
     """analyze --target qnn-htp measures the whole-model figures on the emulated NPU, with the
