@@ -169,7 +169,7 @@ def run_quantize(recipe: QuantRecipe, reporter: Reporter, staging: Path) -> JobR
         forget_failure(source, choices)
         report.files = _place_result(inspected.model, out, staging, name)
     if recipe.target == "qnn-htp":
-        fused = fused_for_npu(float_path, inspected.model)
+        fused = fused_for_npu(source, inspected.model)
         notes.append(
             "Quantized with onnxruntime's QNN config, for the Hexagon NPU"
             + (f" (its pre-processing fused {', '.join(fused)})" if fused else "")
