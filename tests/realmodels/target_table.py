@@ -121,6 +121,14 @@ def check(model: RealModel, folder: Path) -> Row:
 def markdown(rows: list[Row]) -> str:
     """The table, the reasons left, and the count against the goal."""
     lines = [
+        "# Nodes on the emulated Hexagon NPU, before → after the fixes",
+        "",
+        "Made by `python -m tests.realmodels.target_table --markdown docs/target_table.md` "
+        "(needs `make realmodels`): each corpus CNN and transformer quantized for the NPU "
+        "(`quantize --mode qdq --target qnn-htp`, 8 synthetic calibration samples), then "
+        "`target check` as it is and with its dynamic dims fixed to the sizes it runs at "
+        "(onnxruntime-qnn 2.7.0, HTP v73, emulated on x86).",
+        "",
         "| model | family | on the NPU as it is | after the fixes | compute nodes left "
         "| reasons left (the provider's words) |",
         "| --- | --- | --- | --- | --- | --- |",
