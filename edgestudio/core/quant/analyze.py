@@ -10,21 +10,14 @@ values are all zero has no SQNR ("n/a") instead of a misleading 0 dB.
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import math
-import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.calib_data import DataError, open_samples
 from edgestudio.core.inputs.data_source import SPEC_KINDS, provenance
 from edgestudio.core.inputs.input_probe import job_inputs
@@ -32,7 +25,21 @@ from edgestudio.core.job_api.recipe import Tolerance
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.model.model_files import load_structure
 from edgestudio.core.progress import Reporter, within
+from edgestudio.core.quant.activation_match import (
+    DQ_SUFFIX,
+    ErrorStats,
+    Match,
+    elem_types,
+    match_activations,
+)
 from edgestudio.core.quant.activation_store import ActivationStore
+from edgestudio.core.quant.deployed import (
+    Deployed,
+    compare_on_target,
+    cpu_session,
+    quantized_activations,
+    release,
+)
 from edgestudio.core.quant.failed_modes import failed_choices
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
 from edgestudio.core.quant.quant_results import (
@@ -49,195 +56,7 @@ from edgestudio.core.quant.task_names import TASK_LABELS
 from edgestudio.core.quant.verdicts import analysis_verdict
 from edgestudio.core.serialise import from_json
 
-DQ_SUFFIX = "_DequantizeLinear_Output"
-EDGESTUDIO_DQ = "_edgestudio_dequantized"
-EPS = float(np.finfo(float).eps)
-FLOAT_TYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BFLOAT16}
 CLIP_WARN_FRACTION = 0.01
-
-
-@dataclass
-class ErrorStats:
-    """Running sums for one compared tensor."""
-
-    ref_sq: float = 0.0
-    diff_sq: float = 0.0
-    test_sq: float = 0.0
-    dot: float = 0.0
-    max_abs: float = 0.0
-    count: int = 0
-    clipped: int = 0
-    non_finite: int = 0  # values inf or NaN in the tested tensor where the reference is finite
-
-    def add(self, ref: np.ndarray, test: np.ndarray) -> None:
-        """Fold one sample in (shapes must match).
-
-        Per-sample sums use float32 BLAS dot products (10× faster than float64 here; relative
-        error ~1e-6, far below the 0.01 dB we promise); sums across samples are float64.
-        Only values finite on both sides are summed: where the tested side is inf or NaN and
-        the reference is not (a Log or a Div fed a quantized zero) the error is counted in
-        :attr:`non_finite` — no ratio can say how large it is — and where the reference itself
-        is inf or NaN (a -inf log-probability, a mask) there is nothing to measure against.
-        """
-        r = np.ascontiguousarray(ref, dtype=np.float32).reshape(-1)
-        t = np.ascontiguousarray(test, dtype=np.float32).reshape(-1)
-        finite_r, finite_t = np.isfinite(r), np.isfinite(t)
-        if not (finite_r.all() and finite_t.all()):
-            self.non_finite += int(np.count_nonzero(finite_r & ~finite_t))
-            both = finite_r & finite_t
-            r, t = r[both], t[both]
-        d = r - t
-        self.ref_sq += float(r @ r)
-        self.diff_sq += float(d @ d)
-        self.test_sq += float(t @ t)
-        self.dot += float(r @ t)
-        if d.size:
-            self.max_abs = max(self.max_abs, float(np.abs(d).max()))
-        self.count += r.size
-
-    def sqnr_db(self) -> float | None:
-        """SQNR in dB as qdq_loss_debug computes it; None when the reference is all zeros or
-        the tested side has inf/NaN values (:attr:`non_finite`: no finite ratio describes
-        that, and one computed on the other values would hide it)."""
-        if self.ref_sq == 0.0 or self.non_finite:
-            return None
-        signal = max(math.sqrt(self.ref_sq), EPS)
-        noise = max(math.sqrt(self.diff_sq), EPS)
-        return 20 * math.log10(signal / noise)
-
-    def figures(self) -> dict[str, float | None]:
-        """SQNR, MSE, max abs error, cosine similarity and the count of new inf/NaN values."""
-        norm = math.sqrt(self.ref_sq) * math.sqrt(self.test_sq)
-        return {
-            "sqnr_db": self.sqnr_db(),
-            "mse": self.diff_sq / self.count if self.count else None,
-            "max_abs": self.max_abs,
-            "cosine": self.dot / norm if norm > 0 else None,
-            "non_finite": self.non_finite,
-        }
-
-
-@dataclass
-class Match:
-    """A float tensor and the quantized model's tensor that stands for it."""
-
-    tensor: str
-    quant_tensor: str
-    node: str
-    op_type: str
-    qrange: tuple[float, float] | None = None  # representable range (QDQ activations)
-    stats: ErrorStats = field(default_factory=ErrorStats)
-    on_target: ErrorStats = field(default_factory=ErrorStats)  # the same, on the target
-
-
-def _producers(model: onnx.ModelProto) -> dict[str, onnx.NodeProto]:
-    return {out: node for node in model.graph.node for out in node.output}
-
-
-def _elem_types(model: onnx.ModelProto) -> dict[str, int]:
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
-    except Exception:  # inference is a convenience here; fall back to declared types
-        inferred = model
-    types = {}
-    for v in [*inferred.graph.input, *inferred.graph.output, *inferred.graph.value_info]:
-        if v.type.HasField("tensor_type"):
-            types[v.name] = v.type.tensor_type.elem_type
-    return types
-
-
-def _qrange(dq: onnx.NodeProto, inits: dict[str, TensorProto]) -> tuple[float, float] | None:
-    """The float range a QuantizeLinear->DequantizeLinear pair can represent (per-tensor only)."""
-    if len(dq.input) < 2 or dq.input[1] not in inits:
-        return None
-    scale = numpy_helper.to_array(inits[dq.input[1]]).astype(np.float64)
-    if scale.size != 1:
-        return None
-    zp_tensor = inits.get(dq.input[2]) if len(dq.input) > 2 else None
-    zp = numpy_helper.to_array(zp_tensor) if zp_tensor is not None else np.uint8(0)
-    info = np.iinfo(zp.dtype) if np.issubdtype(zp.dtype, np.integer) else None
-    if info is None:
-        return None
-    z = float(np.asarray(zp).reshape(-1)[0])
-    s = float(scale.reshape(-1)[0])
-    return (s * (info.min - z), s * (info.max - z))
-
-
-def match_activations(float_model: onnx.ModelProto, quant_model: onnx.ModelProto) -> list[Match]:
-    """Pair each float activation with its counterpart in the quantized model.
-
-    QDQ models: the output of the DequantizeLinear that follows the tensor (what the next layer
-    really sees). QOperator models: ``T_quantized`` de-quantized with ``T_scale`` and
-    ``T_zero_point`` (a DequantizeLinear node is added to ``quant_model`` for it). Other formats:
-    tensors with the same name in both models.
-    """
-    producers = _producers(float_model)
-    float_types = _elem_types(float_model)
-    quant_types = _elem_types(quant_model)
-    graph_inputs = {v.name for v in float_model.graph.input}
-    quant_inits = {t.name: t for t in quant_model.graph.initializer}
-    matched: dict[str, Match] = {}
-
-    def add(tensor: str, quant_tensor: str, qrange: tuple[float, float] | None) -> None:
-        node = producers.get(tensor)
-        if node is None and tensor not in graph_inputs:
-            return
-        if float_types.get(tensor) not in FLOAT_TYPES:
-            return
-        matched[tensor] = Match(
-            tensor,
-            quant_tensor,
-            node.name if node else f"input:{tensor}",
-            node.op_type if node else "Input",
-            qrange,
-        )
-
-    for node in quant_model.graph.node:
-        if node.op_type == "DequantizeLinear" and node.input[0] not in quant_inits:
-            out = node.output[0]
-            if out.endswith(DQ_SUFFIX):
-                add(out[: -len(DQ_SUFFIX)], out, _qrange(node, quant_inits))
-    quant_outputs = {o for n in quant_model.graph.node for o in n.output}
-    consumers: dict[str, list[onnx.NodeProto]] = {}
-    for node in float_model.graph.node:
-        for t in node.input:
-            consumers.setdefault(t, []).append(node)
-    for tensor in producers:
-        q_name, scale, zp = f"{tensor}_quantized", f"{tensor}_scale", f"{tensor}_zero_point"
-        if tensor in matched or q_name not in quant_outputs or scale not in quant_inits:
-            continue
-        deq = f"{tensor}{EDGESTUDIO_DQ}"
-        quant_model.graph.node.append(
-            helper.make_node(
-                "DequantizeLinear",
-                [q_name, scale] + ([zp] if zp in quant_inits else []),
-                [deq],
-                name=deq,
-            )
-        )
-        quant_types[deq] = TensorProto.FLOAT
-        # The QOperator quantizer folds a following Relu/Clip into the layer: its quantized output
-        # then stands for the activation's output, so compare against that.
-        ref = tensor
-        while (
-            len(consumers.get(ref, [])) == 1
-            and consumers[ref][0].op_type in ("Relu", "Clip")
-            and consumers[ref][0].output[0] not in quant_outputs
-        ):
-            ref = consumers[ref][0].output[0]
-        add(ref, deq, _qrange(quant_model.graph.node[-1], quant_inits))
-    for tensor in producers:
-        # A type onnx cannot infer past a contrib operator (MatMulNBits) is the float one:
-        # the same tensor, computed by the quantized model.
-        if (
-            tensor not in matched
-            and tensor in quant_outputs
-            and quant_types.get(tensor, float_types.get(tensor)) in FLOAT_TYPES
-        ):
-            add(tensor, tensor, None)
-    order = {t: i for i, t in enumerate(producers)}
-    return sorted(matched.values(), key=lambda m: order.get(m.tensor, -1))
-
 
 SAVE_SUFFIX = "_edgestudio_saved"
 
@@ -286,7 +105,7 @@ def _with_outputs(
     """
     augmented = onnx.ModelProto()
     augmented.CopyFrom(model)
-    types = _elem_types(augmented)
+    types = elem_types(augmented)
     shape = f"{SAVE_SUFFIX}_shape"
     augmented.graph.initializer.append(numpy_helper.from_array(np.array([-1], np.int64), shape))
     outputs = []
@@ -299,55 +118,6 @@ def _with_outputs(
         outputs.append(saved)
     data: bytes = augmented.SerializeToString()
     return data, outputs[: len(names)]
-
-
-def _exposing(model: onnx.ModelProto, names: list[str]) -> bytes:
-    """``model`` serialized as it ships, with each of ``names`` that is not a graph output
-    made one (the tensor a ZipMap turns into a sequence of maps); nothing else changes."""
-    declared = {o.name for o in model.graph.output}
-    missing = [n for n in names if n not in declared]
-    if not missing:
-        shipped: bytes = model.SerializeToString()
-        return shipped
-    exposed = onnx.ModelProto()
-    exposed.CopyFrom(model)
-    types = _elem_types(exposed)
-    for name in missing:
-        exposed.graph.output.append(
-            helper.make_tensor_value_info(name, types.get(name, TensorProto.FLOAT), None)
-        )
-    data: bytes = exposed.SerializeToString()
-    return data
-
-
-def _session(data: bytes, folder: Path) -> object:
-    """A CPU session with ORT's default optimizations (as ``qdq_loss_debug`` uses) on a model
-    handed over as bytes whose external weights stay in ``folder`` (read from there)."""
-    import onnxruntime as ort
-
-    from edgestudio.core.model.sessions import job_session_options
-
-    options = job_session_options()
-    options.add_session_config_entry(
-        "session.model_external_initializers_file_folder_path", str(folder)
-    )
-    # Without the arena a session's memory goes back when it closes: the next model's session
-    # starts from what the previous one left, not from its peak.
-    options.enable_cpu_mem_arena = False
-    return ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
-
-
-def _release(session: object) -> None:
-    """Close ``session`` and hand the memory the allocator kept back to the system (glibc
-    keeps freed blocks for reuse: the float model's peak would stay while the quantized model
-    runs)."""
-    del session
-    gc.collect()
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        with contextlib.suppress(OSError, AttributeError):  # not glibc (musl): nothing to trim
-            ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _array(tensor: TensorProto, folder: Path | None) -> np.ndarray:
@@ -524,12 +294,12 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
         reporter.stage("Running the float model", 0.1)
         step = within(reporter, 0.1, 0.4)
         f_model, f_saved = _with_outputs(float_model, f_names)
-        sess_f = _session(f_model, float_path.parent)
+        sess_f = cpu_session(f_model, float_path.parent)
         del f_model
         for k, sample in enumerate(samples):
             store.put(k, dict(zip(f_names, sess_f.run(f_saved, sample), strict=True)))  # type: ignore[attr-defined]
             step((k + 1) / total)
-        _release(sess_f)  # its weights leave memory before the quantized model's arrive
+        release(sess_f)  # its weights leave memory before the quantized model's arrive
         del sess_f
         if store.spilled_bytes:
             reporter.log(
@@ -542,7 +312,7 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
         # Every tensor around a Q/DQ pair gets a consumer, so the QDQ graph runs as written
         # (as in qdq_loss_debug) instead of being fused into integer kernels.
         q_model, q_saved = _with_outputs(quant_model, q_names, qdq_boundary_tensors(quant_model))
-        sess_q = _session(q_model, quant_path.parent)
+        sess_q = cpu_session(q_model, quant_path.parent)
         del q_model
         simulated = [ErrorStats() for _ in float_outputs]  # unfused graph, as layers see it
         for k, sample in enumerate(samples):
@@ -553,15 +323,15 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
                 simulated[i].add(np.asarray(f_vals[fo]).reshape(test.shape), test)
             _compare_layers(matches, f_vals, q_vals)
             step((k + 1) / total)
-        _release(sess_q)
+        release(sess_q)
         del sess_q
 
         # Whole-model figures come from the model as it ships: ORT fuses QDQ pairs into
         # integer kernels there, whose numbers can differ from the simulated QDQ graph.
         reporter.stage("Running the quantized model as it ships", 0.7)
         step = within(reporter, 0.7, 0.95)
-        quantized_layers = _quantized_activations(quant_model, matches, recipe.target)
-        deploy = _Deployed(
+        quantized_layers = quantized_activations(quant_model, matches, recipe.target)
+        deploy = Deployed(
             quant_model,
             quant_outputs,
             quant_path,
@@ -575,7 +345,7 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
         for k, sample in enumerate(samples):
             f_vals = store.get(k)
             deployed = deploy.run(sample)
-            _compare_on_target(matches, quantized_layers, f_vals, deployed)
+            compare_on_target(matches, quantized_layers, f_vals, deployed)
             if not outcome.meters:  # the task is read from the first sample's real outputs
                 # The saved float outputs are flattened: give them the deployed model's shapes,
                 # and their own types (an ArgMax's tags are judged as integers).
@@ -709,167 +479,6 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
         measured_on=recipe.target,
     )
     return JobReport(kind=recipe.kind, warnings=warnings, result=analysis)
-
-
-class TargetRefusedError(EdgeStudioError):
-    """The target does not take the quantized model whole: no figure is measured there."""
-
-
-HTP_ARCH = "73"  # the Hexagon version the emulated NPU runs as (a Snapdragon 8 Gen 2's)
-
-
-class _Deployed:
-    """The quantized model as it ships, on the CPU or on the target it was made for.
-
-    On the emulated Hexagon NPU (``qnn-htp``) every sample shape gets a copy with its dims
-    fixed (the NPU takes static shapes only) and a session with the CPU fallback off: a model
-    the NPU does not take whole fails the analysis, saying why — a figure that the CPU partly
-    computed is never reported as the NPU's.
-    """
-
-    def __init__(
-        self,
-        model: onnx.ModelProto,
-        outputs: list[str],
-        path: Path,
-        target: str,
-        scratch: Path,
-        layers: list[str] | None = None,
-    ) -> None:
-        self.outputs, self.target, self.scratch = outputs, target, scratch
-        self.seconds = 0.0
-        self._sessions: dict[tuple[tuple[str, tuple[int, ...]], ...], tuple[Any, list[str]]] = {}
-        self.layers_refused = ""  # why the target gave no per-layer values (when it did not)
-        if target == "cpu":
-            self.where = "the CPU"
-            self._cpu = _session(_exposing(model, outputs), path.parent)
-            return
-        from edgestudio.core.targets.qnn_htp import provider_version
-
-        self.where = f"the Hexagon NPU (v{HTP_ARCH}, emulated by {provider_version()})"
-        # The quantized activations (QuantizeLinear outputs) as graph outputs keep a model
-        # wholly on the NPU: its per-layer values, read without changing what it computes.
-        self.layers = list(dict.fromkeys(n for n in layers or [] if n not in outputs))
-        self._exposed = scratch / "exposed.onnx"
-        self._exposed.write_bytes(_exposing(model, outputs))
-        self._with_layers = scratch / "exposed_layers.onnx"
-        self._with_layers.write_bytes(_exposing(model, outputs + self.layers))
-
-    def run(self, sample: dict[str, np.ndarray]) -> dict[str, Any]:
-        """The model's outputs on ``sample`` (and, on the target, the layers it gave)."""
-        if self.target == "cpu":
-            values = self._cpu.run(self.outputs, sample)  # type: ignore[attr-defined]
-            return dict(zip(self.outputs, values, strict=True))
-        key = tuple(sorted((k, tuple(np.shape(v))) for k, v in sample.items()))
-        if key not in self._sessions:
-            self._sessions[key] = self._npu_session(
-                {k: list(np.shape(v)) for k, v in sample.items()}
-            )
-        session, names = self._sessions[key]
-        started = time.perf_counter()
-        values = session.run(names, sample)
-        self.seconds += time.perf_counter() - started
-        return dict(zip(names, values, strict=True))
-
-    def _npu_session(self, sizes: dict[str, list[int]]) -> tuple[Any, list[str]]:
-        import onnxruntime as ort
-
-        from edgestudio.core.model.validate import short
-        from edgestudio.core.targets.qnn_htp import session_options
-        from edgestudio.core.targets.target_check import fixed_copy
-
-        fixed = self.scratch / f"fixed{len(self._sessions)}.onnx"
-        if self.layers and not self.layers_refused:
-            fixed_copy(self._with_layers, sizes, fixed)
-            try:
-                options = session_options(HTP_ARCH, fallback=False)
-                return ort.InferenceSession(str(fixed), options), self.outputs + self.layers
-            except Exception as exc:  # then the outputs alone: the whole-model figures stand
-                self.layers_refused = short(exc)
-        fixed_copy(self._exposed, sizes, fixed)
-        try:
-            options = session_options(HTP_ARCH, fallback=False)
-            return ort.InferenceSession(str(fixed), options), self.outputs
-        except Exception as exc:
-            shapes = ", ".join(f"{k} {'x'.join(map(str, v))}" for k, v in sizes.items())
-            raise TargetRefusedError(
-                f"{self.where} does not take this model whole at {shapes} "
-                f"({short(exc)}): no figure is measured there rather than one the CPU partly "
-                "computed. `edgestudio target check` names each node it refuses and why."
-            ) from exc
-
-    def close(self) -> None:
-        """Release the sessions (their memory goes back before the next job's)."""
-        if self.target == "cpu":
-            _release(self._cpu)
-        self._sessions.clear()
-
-
-@dataclass(frozen=True)
-class _QuantizedActivation:
-    """Where the target's value of one matched activation is read: the QuantizeLinear output
-    that feeds the match's DequantizeLinear, and how to turn it back into floats."""
-
-    quantized: str
-    scale: np.ndarray
-    zero_point: np.ndarray
-    axis: int
-
-    def dequantize(self, values: np.ndarray) -> np.ndarray:
-        """The floats the integers stand for (as the DequantizeLinear computes them)."""
-        v = np.asarray(values).astype(np.float32)
-        shape = [1] * v.ndim
-        if self.scale.size > 1:  # per-axis: scale and zero point broadcast along the axis
-            shape[self.axis] = -1
-        zero = self.zero_point.astype(np.float32).reshape(shape if self.zero_point.size > 1 else ())
-        floats: np.ndarray = (v - zero) * self.scale.reshape(shape if self.scale.size > 1 else ())
-        return floats
-
-
-def _quantized_activations(
-    quant_model: onnx.ModelProto, matches: list[Match], target: str
-) -> dict[str, _QuantizedActivation]:
-    """For an analysis on a target, each match's quantized activation by its ``quant_tensor``
-    (none on the CPU: its per-layer values are the QDQ graph's, already compared)."""
-    if target == "cpu":
-        return {}
-    producers = _producers(quant_model)
-    inits = {t.name: t for t in quant_model.graph.initializer}
-    found = {}
-    for m in matches:
-        dq = producers.get(m.quant_tensor)
-        if dq is None or dq.op_type != "DequantizeLinear" or dq.input[1] not in inits:
-            continue
-        q = producers.get(dq.input[0])
-        if q is None or q.op_type != "QuantizeLinear":
-            continue
-        zp = (
-            numpy_helper.to_array(inits[dq.input[2]])
-            if len(dq.input) > 2 and dq.input[2] in inits
-            else np.zeros((), np.uint8)
-        )
-        axis = next((a.i for a in dq.attribute if a.name == "axis"), 1)
-        found[m.quant_tensor] = _QuantizedActivation(
-            dq.input[0], numpy_helper.to_array(inits[dq.input[1]]).astype(np.float32), zp, axis
-        )
-    return found
-
-
-def _compare_on_target(
-    matches: list[Match],
-    quantized: dict[str, _QuantizedActivation],
-    f_vals: dict[str, np.ndarray],
-    deployed: dict[str, Any],
-) -> None:
-    """Fold one sample's activations as the target computed them into each match's sums."""
-    for m in matches:
-        source = quantized.get(m.quant_tensor)
-        if source is None or source.quantized not in deployed:
-            continue
-        test = source.dequantize(deployed[source.quantized])
-        ref = np.asarray(f_vals[m.tensor])
-        if ref.size == test.size:
-            m.on_target.add(ref.reshape(test.shape), test)
 
 
 def _compare_layers(

@@ -368,7 +368,7 @@ def test_a_quantized_activation_is_read_back_as_dequantize_linear_computes_it() 
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
 
-    from edgestudio.core.quant.analyze import _QuantizedActivation
+    from edgestudio.core.quant.deployed import QuantizedActivation
 
     rng = np.random.default_rng(0)
     values = rng.integers(0, 256, size=(2, 3, 4, 4), dtype=np.uint8)
@@ -393,5 +393,5 @@ def test_a_quantized_activation_is_read_back_as_dequantize_linear_computes_it() 
             model.SerializeToString(), providers=["CPUExecutionProvider"]
         )
         expected = session.run(None, {"q": values})[0]
-        ours = _QuantizedActivation("q", np.asarray(scale), np.asarray(zero), axis)
+        ours = QuantizedActivation("q", np.asarray(scale), np.asarray(zero), axis)
         np.testing.assert_array_equal(ours.dequantize(values), expected)
