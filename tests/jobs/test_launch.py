@@ -197,11 +197,14 @@ def test_a_job_outlives_the_replacement_of_its_server(
 ) -> None:
     """Only the server that forked a job can report how it ended: a server replaced while
     its job runs is kept until the job has ended."""
-    first = Job(DiagnosticRecipe(action="spin", seconds=1.5))
+    # long enough to outlast a cold start of the next job on a loaded machine (at 1.5 s it
+    # ended first there, and its server was closed as it should be)
+    first = Job(DiagnosticRecipe(action="spin", seconds=10))
     first.start(launcher)
     monkeypatch.setenv("EDGESTUDIO_TEST_CHANGED", "1")
     assert run_job(DiagnosticRecipe(action="succeed")).state is JobState.SUCCEEDED
     assert _loaded(launcher) is not server  # replaced
+    assert first.state is JobState.RUNNING, first.state
     assert server.alive()  # kept for its running job
     assert first.wait(60) is JobState.SUCCEEDED, first.error
     run_job(DiagnosticRecipe(action="succeed"))  # the next launch closes the idle old one
