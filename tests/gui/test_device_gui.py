@@ -93,3 +93,18 @@ def test_performance_tab_measures_on_the_device_beside_this_machine(  # type: ig
         doc.show_panel("performance")
         qtbot.wait(300)
         window.grab().save(str(Path(SHOTS) / "perf_devices.png"))
+
+
+def test_an_environment_address_rests_the_python_and_key_fields(qtbot) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
+    from edgestudio.gui.perf.devices_box import DeviceDialog
+
+    dialog = DeviceDialog()
+    qtbot.addWidget(dialog)
+    dialog.name.setText("other")
+    dialog.address.setText(f"env:{sys.executable}")
+    assert not dialog.python.isEnabled() and not dialog.key.isEnabled()
+    assert dialog.device().environment
+    dialog.address.setText("ssh://pi@raspberrypi.local")
+    assert dialog.python.isEnabled() and dialog.key.isEnabled()

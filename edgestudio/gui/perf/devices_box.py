@@ -75,6 +75,15 @@ class DeviceDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
+        self.address.textChanged.connect(self._address_changed)
+
+    def _address_changed(self, text: str) -> None:
+        """An ``env:`` address names its Python itself and needs no key: those fields rest."""
+        from edgestudio.core.remote.devices import ENV_SCHEME
+
+        over_ssh = not text.strip().startswith(ENV_SCHEME)
+        self.python.setEnabled(over_ssh)
+        self.key.setEnabled(over_ssh)
 
     def device(self) -> Device:
         """The device as typed (raises DeviceError when it is badly written)."""
