@@ -372,19 +372,7 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
             step((k + 1) / total)
         if deploy.seconds:
             rate = len(samples) / deploy.seconds
-            layers_there = (
-                "each layer's SQNR is given for onnxruntime's CPU kernels (its QDQ graph) and "
-                "for the target (the quantized activations it computed)"
-                if any(m.on_target.count for m in matches)
-                else "the per-layer figures are onnxruntime's CPU kernels' ("
-                + (
-                    f"with its layers exposed, the target refused the model: "
-                    f"{deploy.layers_refused}"
-                    if deploy.layers_refused
-                    else "no quantized activation to read there"
-                )
-                + ")"
-            )
+            layers_there = deploy.layers_note(any(m.on_target.count for m in matches))
             warnings.append(
                 f"Whole-model figures measured on {deploy.where}, {rate:.1f} samples/s "
                 f"(emulated: slower than the device, in the device's arithmetic); {layers_there}."

@@ -115,7 +115,8 @@ class Deployed:
         self._exposed = scratch / "exposed.onnx"
         self._exposed.write_bytes(exposing(model, outputs))
         self._with_layers = scratch / "exposed_layers.onnx"
-        self._with_layers.write_bytes(exposing(model, outputs + self.layers))
+        if self.layers:
+            self._with_layers.write_bytes(exposing(model, outputs + self.layers))
 
     def run(self, sample: dict[str, np.ndarray]) -> dict[str, Any]:
         """The model's outputs on ``sample`` (and, on the target, the layers it gave)."""
@@ -159,6 +160,20 @@ class Deployed:
                 f"({short(exc)}): no figure is measured there rather than one the CPU partly "
                 "computed. `edgestudio target check` names each node it refuses and why."
             ) from exc
+
+    def layers_note(self, measured: bool) -> str:
+        """Where the per-layer figures of an analysis on a target come from, in words."""
+        if measured:
+            return (
+                "each layer's SQNR is given for onnxruntime's CPU kernels (its QDQ graph) and "
+                "for the target (the quantized activations it computed)"
+            )
+        why = (
+            f"with its layers exposed, the target refused the model: {self.layers_refused}"
+            if self.layers_refused
+            else "no quantized activation to read there"
+        )
+        return f"the per-layer figures are onnxruntime's CPU kernels' ({why})"
 
     def close(self) -> None:
         """Release the sessions (their memory goes back before the next job's)."""

@@ -27,7 +27,6 @@ from edgestudio.core.inputs.input_spec import InputSpecError
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.model.model_files import (
     INLINE_LIMIT,
-    load_structure,
     read_full_model,
     save_model,
 )
@@ -169,7 +168,7 @@ def run_quantize(recipe: QuantRecipe, reporter: Reporter, staging: Path) -> JobR
         forget_failure(source, choices)
         report.files = _place_result(inspected.model, out, staging, name)
     if recipe.target == "qnn-htp":
-        fused = fused_for_npu(source, inspected.model)
+        fused = fused_for_npu(model, inspected.model)
         notes.append(
             "Quantized with onnxruntime's QNN config, for the Hexagon NPU"
             + (f" (its pre-processing fused {', '.join(fused)})" if fused else "")
@@ -285,10 +284,10 @@ def _float_path(
     return work / "float.onnx"
 
 
-def fused_for_npu(float_path: Path, result: onnx.ModelProto) -> list[str]:
+def fused_for_npu(float_model: onnx.ModelProto, result: onnx.ModelProto) -> list[str]:
     """The operators onnxruntime-qnn's pre-processing made that the float model lacks."""
     fusions = {"Gelu", "LayerNormalization", "LpNormalization"}
-    before = {n.op_type for n in load_structure(float_path).graph.node}
+    before = {n.op_type for n in float_model.graph.node}
     return sorted({n.op_type for n in result.graph.node} & fusions - before)
 
 

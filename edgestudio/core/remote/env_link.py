@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -49,26 +51,14 @@ class EnvironmentLink:
         return str(cache_dir() / "environments" / self.device.name)
 
     async def find_home(self) -> None:
-        """Make sure the environment's Python is there and starts."""
+        """Make sure the environment's Python is there (one that does not start is said by
+        the runner's first request, with its error)."""
         python = self.device.python
         if not Path(python).is_file():
             raise DeviceError(
                 f"{self.device.name}: there is no Python at {python}. Was the environment "
                 "deleted? Make it again (`make openvino-env` for OpenVINO) or remove the "
                 f"device: edgestudio device remove {self.device.name}"
-            )
-        process = await asyncio.create_subprocess_exec(
-            python,
-            "-c",
-            "pass",
-            env=_child_env(),
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        _, err = await process.communicate()
-        if process.returncode != 0:
-            raise DeviceError(
-                f"{self.device.name}: {python} did not start ({err.decode(errors='replace')})"
             )
 
     async def install_runner(self) -> str:
@@ -82,8 +72,6 @@ class EnvironmentLink:
         self, runner: str, request: dict[str, Any], on_event: Callable[[dict[str, Any]], None]
     ) -> RunnerExit:
         """Run the runner with ``request``, passing every event it prints to ``on_event``."""
-        import json
-
         process = await asyncio.create_subprocess_exec(
             self.device.python,
             runner,
@@ -112,8 +100,6 @@ class EnvironmentLink:
                     process.kill()
                 await process.wait()
         if status < 0:  # killed by a signal: say which, as a device's runner does
-            import signal
-
             return RunnerExit(None, signal.Signals(-status).name, stderr[-2000:])
         return RunnerExit(status, None, stderr[-2000:])
 

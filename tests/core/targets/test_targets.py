@@ -21,6 +21,7 @@ from edgestudio.core.targets.target_recipe import (
     Placement,
     TargetCheck,
 )
+from edgestudio.jobs.runner import Job
 
 LOG = """\
 2026-12-05 13:11:11.41 [V:onnxruntime:, qnn_execution_provider.cc:1713 LogNodeSupport] \
@@ -215,6 +216,26 @@ def test_quantizing_for_the_npu_follows_onnxruntimes_qnn_config(tmp_path: Path) 
     assert check_rules(bad).ok
 
 
+def _quantized_for(target: str, src: Path, out: Path, **options: object) -> Job:
+    """A QDQ quantization of ``src`` for ``target`` (synthetic calibration) that succeeded."""
+    from edgestudio.core.inputs.data_source import DataSource
+    from edgestudio.core.quant.quant_recipes import QuantRecipe
+    from edgestudio.jobs.runner import JobState
+    from edgestudio.jobs.scheduler import run_job
+
+    recipe = QuantRecipe(
+        model=str(src),
+        output=str(out),
+        mode="qdq",
+        calib=DataSource("synthetic", samples=8, seed=0),
+        target=target,
+        **options,  # type: ignore[arg-type]
+    )
+    job = run_job(recipe)
+    assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
+    return job
+
+
 def _erf_gelu_block() -> onnx.ModelProto:
     """x[1,8] -> MatMul -> GELU as exported from PyTorch (x * 0.5 * (1 + Erf(x / sqrt 2))) ->
     MatMul -> y: the NPU has no Erf; onnxruntime-qnn's pre-processing makes it one Gelu."""
@@ -254,24 +275,17 @@ def test_an_erf_gelu_is_fused_for_the_npu_and_then_placed_wholly(tmp_path: Path)
     """Quantized for the NPU, a PyTorch-exported GELU becomes one Gelu node (onnxruntime-qnn's
     own pre-processing, past its metadata bug), the result is proven against the float model,
     and the NPU takes every compute node; quantized for the CPU, the Erf stays."""
-    from edgestudio.core.inputs.data_source import DataSource
-    from edgestudio.core.quant.quant_recipes import QuantRecipe
     from edgestudio.core.quant.quant_results import Quantization
     from edgestudio.core.targets.target_recipe import TargetCheckRecipe
-    from edgestudio.jobs.runner import JobState
     from edgestudio.jobs.scheduler import run_job
 
     src = tmp_path / "gelu.onnx"
     onnx.save(_erf_gelu_block(), str(src))
-    calib = DataSource("synthetic", samples=8, seed=0)
     ops = {}
     for target in ("cpu", "qnn-htp"):
         out = tmp_path / f"{target}.onnx"
-        job = run_job(
-            QuantRecipe(model=str(src), output=str(out), mode="qdq", calib=calib, target=target)
-        )
-        assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
-        assert job.report.passed
+        job = _quantized_for(target, src, out)
+        assert job.report is not None and job.report.passed
         ops[target] = {n.op_type for n in onnx.load(str(out)).graph.node}
     assert "Erf" in ops["cpu"] and "Gelu" not in ops["cpu"]
     assert "Gelu" in ops["qnn-htp"] and "Erf" not in ops["qnn-htp"]
@@ -286,23 +300,9 @@ def test_an_erf_gelu_is_fused_for_the_npu_and_then_placed_wholly(tmp_path: Path)
 def test_a_model_with_external_weights_is_quantized_for_the_npu(tmp_path: Path) -> None:
     """Its working float copy is gone once quantized: what the notes compare with is the
     user's model (a corpus model with a .data file failed here)."""
-    from edgestudio.core.inputs.data_source import DataSource
-    from edgestudio.core.quant.quant_recipes import QuantRecipe
-    from edgestudio.jobs.runner import JobState
-    from edgestudio.jobs.scheduler import run_job
     from tests.models import external_weights
 
-    src = external_weights(tmp_path)
-    job = run_job(
-        QuantRecipe(
-            model=str(src),
-            output=str(tmp_path / "out.onnx"),
-            mode="qdq",
-            calib=DataSource("synthetic", samples=4, seed=0),
-            target="qnn-htp",
-        )
-    )
-    assert job.state is JobState.SUCCEEDED, job.error
+    _quantized_for("qnn-htp", external_weights(tmp_path), tmp_path / "out.onnx")
 
 
 @pytest.mark.e2e
