@@ -151,6 +151,19 @@ class Desktop:
         self.xdotool("type", "--delay", "20", text)
         time.sleep(0.2)
 
+    def click_into(self, title: str) -> None:
+        """Give the window called ``title`` the focus, as a person clicking it would (with no
+        window manager nothing hands it back to a dialog's parent dialog)."""
+        if self.window_manager or self.app is None:
+            return
+        ids = self.xdotool(
+            "search", "--sync", "--onlyvisible", "--pid", str(self.app.pid), "--name", title
+        ).split()
+        for window in ids:  # a click on its top-left margin, where no widget takes it
+            self.xdotool("mousemove", "--window", window, "4", "4", "click", "1")
+            self.xdotool("windowfocus", window)
+        time.sleep(0.3)
+
     def main_window(self) -> str:
         """The X window id of the main window."""
         ids = self.xdotool(

@@ -176,6 +176,18 @@ def test_a_person_drives_the_real_window(desktop: Desktop, tmp_path: Path) -> No
         d.check(f"{what} opens {titles}")
         _dismissed(d, titles, dismiss)
         d.check(f"{what} dismissed with {dismiss}")
+    # Preferences › Devices › Add… by Alt+A: an env: address typed, the dialog left by Escape
+    # (nothing added), then the preferences by Escape.
+    preferences = _opens(d, "ctrl+comma")
+    add = _opens(d, "alt+a")
+    d.check(f"Preferences › Devices › Add… by Alt+A opens {add}")
+    d.key("Tab")  # from the name to the address
+    d.type("env:/usr/bin/python3")
+    d.check("an env: address typed in Add a device")
+    _dismissed(d, add, "Escape")
+    d.click_into(preferences[0])
+    _dismissed(d, preferences, "Escape")
+    d.check("Add a device, then Preferences, dismissed with Escape")
     if d.window_manager:  # close buttons: a window manager's (wmctrl asks it, politely)
         titles = _opens(d, "alt+t", "a")
         d.check(f"Tools › Auto-tune… opens {titles}")

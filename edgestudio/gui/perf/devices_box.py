@@ -134,9 +134,9 @@ class DevicesBox(QGroupBox):
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons = QHBoxLayout()
         for label, slot in (
-            ("Add…", self.add),
-            ("Check", self.check_selected),
-            ("Remove", self.remove_selected),
+            ("&Add…", self.add),  # Alt+A, Alt+C, Alt+R: the buttons by keyboard
+            ("&Check", self.check_selected),
+            ("&Remove", self.remove_selected),
         ):
             button = QPushButton(label)
             button.clicked.connect(lambda _=False, s=slot: s())
