@@ -120,9 +120,36 @@ def qnn_options(recipe: QuantRecipe, src: Path, options: dict[str, Any]) -> dict
         nodes_to_exclude=list(recipe.exclude) or None,
     )
     extra = {**options["extra_options"], **config.extra_options}
+    extra["TensorQuantOverrides"] = layernorm_scales_signed_as_input(
+        src, options["activation_type"], extra.get("TensorQuantOverrides") or {}
+    )
     # a retry past a known quantizer failure keeps what it added
     extra.update(recipe.ort_extra)
     return {**options, "op_types_to_quantize": config.op_types_to_quantize, "extra_options": extra}
+
+
+def layernorm_scales_signed_as_input(
+    src: Path, activation_type: Any, overrides: dict[str, list[dict[str, Any]]]
+) -> dict[str, list[dict[str, Any]]]:
+    """``overrides`` with every LayerNormalization's scale (gamma) quantized in the 8-bit type
+    of its input: the HTP has no LayerNorm with a uint8 input and an int8 scale and refuses
+    it ("Failed to add node", validation error 3110), which onnxruntime's QNN config writes
+    for 8-bit activations with int8 weights. Scales already overridden are left as they are."""
+    import onnx
+    from onnxruntime.quantization import QuantType
+
+    if activation_type not in (QuantType.QUInt8, QuantType.QInt8):
+        return overrides  # 16-bit inputs take an 8-bit scale of either sign
+    model = onnx.load(str(src), load_external_data=False)
+    weights = {i.name for i in model.graph.initializer}
+    merged = dict(overrides)
+    for node in model.graph.node:
+        if node.op_type != "LayerNormalization" or len(node.input) < 2:
+            continue
+        scale = node.input[1]
+        if scale in weights and scale not in merged:
+            merged[scale] = [{"quant_type": activation_type}]
+    return merged
 
 
 def qnn_fused(src: Path, folder: Path, reporter: Reporter) -> Path:

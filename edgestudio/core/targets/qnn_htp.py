@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.targets.target_recipe import (
@@ -35,6 +35,8 @@ _NODE = re.compile(r"Operator type: (\S+) Node name: (.*?) Node index: \d+")
 _REASON = re.compile(r"REASON\s*:\s*(.*)")
 _LAYOUT_COPY = re.compile(r"_token_\d+$")
 _registered = False
+QDQ_OPS = ("QuantizeLinear", "DequantizeLinear")
+FOLDED_WHY = "folded away by onnxruntime (a constant once the sizes are fixed, or a Q/DQ it moved)"
 
 
 class TargetUnavailableError(EdgeStudioError):
@@ -157,29 +159,54 @@ def placement(path: Path, htp_arch: str) -> Placement:
             return Placement(session_error=first[:600])
         log = log_path.read_text(errors="replace")
     # The provider's layout pass re-creates a Conv in NHWC as "<name>_token_<k>": the same node
-    assigned = {
-        _LAYOUT_COPY.sub("", n.name): sub.ep_name
+    kernels = [
+        Kernel(_LAYOUT_COPY.sub("", n.name), n.op_type, sub.ep_name)
         for sub in session.get_provider_graph_assignment_info()
         for n in sub.get_nodes()
-    }
-    reasons, accepted = validations(log)
+    ]
     model = onnx.load(str(path), load_external_data=False)
-    names = {node.name for node in model.graph.node}
+    graph = [
+        (node.name or f"{node.op_type}_{i}", node.op_type)
+        for i, node in enumerate(model.graph.node)
+    ]
+    return Placement(placed(graph, kernels, *validations(log)))
+
+
+class Kernel(NamedTuple):
+    """One kernel of the session, as onnxruntime's assignment record names it."""
+
+    name: str
+    op_type: str
+    ep: str
+
+
+def placed(
+    graph: list[tuple[str, str]],
+    kernels: list[Kernel],
+    reasons: dict[str, str],
+    accepted: set[str],
+) -> list[NodePlacement]:
+    """Where each (name, op type) of the model's graph ran, from the session's kernels (the
+    layout pass's copies already named as the node they stand for) and the provider's log."""
+    assigned = {k.name: k.ep for k in kernels}
+    names = {name for name, _ in graph}
     # A node missing from the record was folded (a shape computation once sizes are fixed) or
     # fused into a kernel of onnxruntime's own; only a CPU kernel that is no node of the model
-    # says the second happened on the CPU.
-    fused_on_cpu = any(name not in names for name, ep in assigned.items() if ep != EP_NAME)
+    # says the second happened on the CPU — a Q or DQ of its own is none: onnxruntime's QDQ
+    # clean-up moves them (a graph input's Q) and the layout pass copies them.
+    fused_on_cpu = any(
+        k.name not in names and k.op_type not in QDQ_OPS for k in kernels if k.ep != EP_NAME
+    )
     nodes = []
-    for index, node in enumerate(model.graph.node):
-        name = node.name or f"{node.op_type}_{index}"
+    for name, op_type in graph:
         ep = assigned.get(name)
         # a node the layout pass rewrote (an activation's DQ becomes "DequantizeLinear_token_k")
         # is where the provider's own validation put it
         if ep == EP_NAME or (ep is None and name in accepted and name not in reasons):
-            nodes.append(NodePlacement(name, node.op_type, ON_TARGET))
+            nodes.append(NodePlacement(name, op_type, ON_TARGET))
             continue
         if ep is None and name not in reasons and not fused_on_cpu:
-            nodes.append(NodePlacement(name, node.op_type, FOLDED, "folded before placement"))
+            nodes.append(NodePlacement(name, op_type, FOLDED, FOLDED_WHY))
             continue
         reason = reasons.get(name) or (
             "left to the CPU and fused there by onnxruntime into a kernel of its own"
@@ -188,5 +215,5 @@ def placement(path: Path, htp_arch: str) -> Placement:
             "Q or output's DQ, which the provider leaves to the CPU by design, or a node "
             "outside any unit it validates)"
         )
-        nodes.append(NodePlacement(name, node.op_type, ON_CPU, reason))
-    return Placement(nodes)
+        nodes.append(NodePlacement(name, op_type, ON_CPU, reason))
+    return nodes

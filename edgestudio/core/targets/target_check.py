@@ -31,12 +31,14 @@ def dynamic_inputs(model: onnx.ModelProto) -> list[str]:
 
 
 def fixed_copy(path: Path, sizes: dict[str, list[int]], out: Path) -> list[str]:
-    """``path`` written to ``out`` with every input's dims fixed to ``sizes`` and the output
-    shapes that follow (onnxruntime's own tools); what was fixed, in words."""
+    """``path`` written to ``out`` with every input's dims fixed to ``sizes``, the output
+    shapes that follow (onnxruntime's own tools) and what became constant folded, QDQ kept;
+    what was fixed, in words."""
     import onnx
     from onnxruntime.tools.onnx_model_utils import fix_output_shapes, make_input_shape_fixed
 
     from edgestudio.core.model.model_files import load_full_model
+    from edgestudio.core.targets.constant_fold import fold_constants
 
     model = load_full_model(path)
     fixed = []
@@ -45,6 +47,9 @@ def fixed_copy(path: Path, sizes: dict[str, list[int]], out: Path) -> list[str]:
             make_input_shape_fixed(model.graph, name, sizes[name])
             fixed.append(f"{name} fixed to {'x'.join(map(str, sizes[name]))}")
     fix_output_shapes(model)
+    folded = fold_constants(model)
+    if folded:
+        fixed.append(f"{folded} nodes computed once from the fixed sizes (folded into constants)")
     onnx.save(model, str(out))
     return fixed
 

@@ -52,6 +52,31 @@ def test_the_providers_log_gives_each_refused_node_its_reason() -> None:
     assert accepted == {"x DQ", "/features/Conv"}  # a name with a space is read whole
 
 
+def test_a_node_missing_from_the_session_is_folded_unless_the_cpu_fused_it() -> None:
+    """A Q the QDQ clean-up moved onto a graph input (no node of the model) is no fusion: the
+    shape nodes the session dropped were folded; a CPU kernel of onnxruntime's own is one."""
+    from edgestudio.core.targets.qnn_htp import EP_NAME, Kernel, placed
+
+    graph = [
+        ("shape", "Shape"),
+        ("gather", "Gather"),
+        ("conv", "Conv"),
+        ("y_dq", "DequantizeLinear"),
+    ]
+    kernels = [
+        Kernel("x_q", "QuantizeLinear", "CPUExecutionProvider"),
+        Kernel("conv", "Conv", EP_NAME),
+        Kernel("y_dq", "DequantizeLinear", "CPUExecutionProvider"),
+    ]
+    nodes = {n.node: n for n in placed(graph, kernels, {}, set())}
+    assert [nodes[k].placed for k in ("shape", "gather", "conv")] == [FOLDED, FOLDED, ON_TARGET]
+    assert nodes["y_dq"].placed == ON_CPU
+
+    fused = [*kernels, Kernel("fused_gather", "FusedGather", "CPUExecutionProvider")]
+    nodes = {n.node: n for n in placed(graph, fused, {}, set())}
+    assert nodes["shape"].placed == ON_CPU and "fused there" in nodes["shape"].reason
+
+
 def test_a_placement_counts_and_groups_the_reasons() -> None:
     placement = Placement(
         [
@@ -71,7 +96,7 @@ def test_a_placement_counts_and_groups_the_reasons() -> None:
     assert again == check and again.placement_map()["conv"] == ON_TARGET
     assert Placement(session_error="NHWC node not selected").text().startswith("no session")
     folded = Placement([*placement.nodes[1:2], NodePlacement("shape", "Shape", FOLDED, "folded")])
-    assert folded.text() == "1 of 2 nodes on the target, 1 folded away before placement"
+    assert folded.text() == "1 of 2 nodes on the target, 1 folded away by onnxruntime"
     assert folded.whole  # a folded node runs nowhere: it keeps no node off the target
 
 
@@ -294,6 +319,72 @@ def test_an_erf_gelu_is_fused_for_the_npu_and_then_placed_wholly(tmp_path: Path)
     check = run_job(TargetCheckRecipe(model=str(tmp_path / "qnn-htp.onnx")))
     assert check.report is not None, check.error
     assert check.report.result_as(TargetCheck).final.whole
+
+
+def _layernorm_block() -> onnx.ModelProto:
+    """x[1,4,8] -> MatMul -> LayerNormalization(gamma, beta) -> MatMul -> y: a transformer's
+    norm, whose gamma onnxruntime's QNN config quantizes as an int8 weight."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(1)
+    consts = {
+        "w1": rng.standard_normal((8, 8)).astype(np.float32),
+        "gamma": (1 + 0.1 * rng.standard_normal(8)).astype(np.float32),
+        "beta": (0.1 * rng.standard_normal(8)).astype(np.float32),
+        "w2": rng.standard_normal((8, 4)).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"),
+        helper.make_node("LayerNormalization", ["h", "gamma", "beta"], ["n"], name="norm", axis=-1),
+        helper.make_node("MatMul", ["n", "w2"], ["y"], name="mm2"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "layernorm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4])],
+        [numpy_helper.from_array(v, k) for k, v in consts.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def test_a_layernorm_scale_is_quantized_with_the_sign_of_its_input(tmp_path: Path) -> None:
+    from onnxruntime.quantization import QuantType
+
+    from edgestudio.core.quant.quantizers import layernorm_scales_signed_as_input
+
+    src = tmp_path / "norm.onnx"
+    onnx.save(_layernorm_block(), str(src))
+    kept = {"gamma": [{"quant_type": QuantType.QInt8, "symmetric": True}]}
+    assert layernorm_scales_signed_as_input(src, QuantType.QUInt8, {}) == {
+        "gamma": [{"quant_type": QuantType.QUInt8}]
+    }
+    assert layernorm_scales_signed_as_input(src, QuantType.QUInt8, kept) == kept  # the user's
+    assert layernorm_scales_signed_as_input(src, QuantType.QUInt16, {}) == {}  # 16-bit: either
+
+
+@pytest.mark.e2e
+def test_a_layernorm_quantized_for_the_npu_is_taken_by_it(tmp_path: Path) -> None:
+    """With uint8 activations and int8 weights (the defaults) the HTP refuses a LayerNorm whose
+    gamma is int8 ("Failed to add node"); quantized for it, gamma follows its input's sign and
+    the NPU takes every compute node."""
+    from edgestudio.core.targets.target_recipe import TargetCheckRecipe
+    from edgestudio.jobs.scheduler import run_job
+
+    src = tmp_path / "norm.onnx"
+    onnx.save(_layernorm_block(), str(src))
+    out = tmp_path / "norm_htp.onnx"
+    job = _quantized_for("qnn-htp", src, out)
+    assert job.report is not None and job.report.passed
+    quantized = {i.name: i for i in onnx.load(str(out)).graph.initializer}
+    assert quantized["gamma_quantized"].data_type == onnx.TensorProto.UINT8
+    assert quantized["w1_quantized"].data_type == onnx.TensorProto.INT8  # weights stay int8
+    check = run_job(TargetCheckRecipe(model=str(out)))
+    assert check.report is not None, check.error
+    final = check.report.result_as(TargetCheck).final
+    assert final.whole, final.reasons()
 
 
 @pytest.mark.e2e
