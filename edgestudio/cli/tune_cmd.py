@@ -144,7 +144,8 @@ def calibration_source(args: argparse.Namespace) -> DataSource | None:
 def settings_from_args(args: argparse.Namespace) -> TuneSettings:
     """The tune the parsed arguments describe (raises EdgeStudioError on a bad goal)."""
     from edgestudio.core.perf.providers import resolve_provider
-    from edgestudio.core.quant.tune import Goal, GoalError, SearchSpace
+    from edgestudio.core.quant.tune import SearchSpace
+    from edgestudio.core.quant.tune_goal import Goal, GoalError
 
     try:
         goal = Goal.parse(args.goal)
@@ -170,7 +171,7 @@ def settings_from_args(args: argparse.Namespace) -> TuneSettings:
 
 def run(args: argparse.Namespace) -> int:
     """Tune, print the candidates and the winner; exit 0 when one meets the goal, 1 if none."""
-    from edgestudio.core.quant.tune import synthetic_goal_warning
+    from edgestudio.core.quant.tune_goal import synthetic_goal_warning
     from edgestudio.jobs.tuner import Tuner, tuner_summary
 
     if args.output and Path(args.output).exists() and not args.overwrite:
@@ -183,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
     said: set[int] = set()  # each candidate is said once (re-judging it changes it again)
 
     def say(candidate: object) -> None:
-        from edgestudio.core.quant.tune import Candidate, show_value
+        from edgestudio.core.quant.tune import Candidate
+        from edgestudio.core.quant.tune_goal import show_value
 
         assert isinstance(candidate, Candidate)
         goal = tuner.settings.goal
@@ -256,7 +258,8 @@ def run(args: argparse.Namespace) -> int:
 
 def print_candidates(tuner: Tuner) -> None:
     """Every candidate: its figure, latency against float, size, and why it was tried."""
-    from edgestudio.core.quant.tune import show_value, speed_vs_float
+    from edgestudio.core.quant.tune import speed_vs_float
+    from edgestudio.core.quant.tune_goal import show_value
 
     goal = tuner.settings.goal
 
@@ -313,7 +316,8 @@ def print_candidates(tuner: Tuner) -> None:
 def print_winner_checks(tuner: Tuner, winner: Candidate) -> None:
     """The re-judgements: each split check, the calibration curve in words, and a winner
     slower than the float model said as such."""
-    from edgestudio.core.quant.tune import fold_text, slower_than_float_text
+    from edgestudio.core.quant.tune import slower_than_float_text
+    from edgestudio.core.quant.winner_check import fold_text
 
     goal = tuner.settings.goal
     for candidate in tuner.candidates:

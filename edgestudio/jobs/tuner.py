@@ -31,24 +31,28 @@ from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, Quan
 from edgestudio.core.quant.quant_results import Analysis, Quantization
 from edgestudio.core.quant.tune import (
     Candidate,
-    Goal,
     TuneSettings,
-    WinnerCheck,
-    calibration_advice,
-    calibration_subset,
+    latency_ties,
+    pick_winner,
+    slower_than_float_text,
+)
+from edgestudio.core.quant.tune_goal import Goal
+from edgestudio.core.quant.tune_ladder import (
     combined_step,
-    curve_points,
     exclusion_step,
     failure_cause,
     first_recipes,
     int16_step,
     int16_step_applies,
-    latency_ties,
     near_lossless_step,
-    pick_winner,
     recipe_key,
     rounding_step,
-    slower_than_float_text,
+)
+from edgestudio.core.quant.winner_check import (
+    WinnerCheck,
+    calibration_advice,
+    calibration_subset,
+    curve_points,
     swapped_split,
 )
 from edgestudio.core.serialise import from_json, to_json
@@ -397,7 +401,7 @@ class Tuner:
     def split_note(self, winner: Candidate) -> str:
         """What the swapped split says of ``winner``, in a sentence ("" when not checked for
         want of a second split, or when the check was switched off)."""
-        from edgestudio.core.quant.tune import fold_text
+        from edgestudio.core.quant.winner_check import fold_text
 
         checks = [c for c in self.checks_of(winner) if c.kind == "swapped"]
         if checks:

@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.quant.tune import Goal, SearchSpace, TuneSettings
+from edgestudio.core.quant.tune import SearchSpace, TuneSettings
+from edgestudio.core.quant.tune_goal import Goal
 from edgestudio.jobs.scheduler import close_default_launcher, default_launcher
 from edgestudio.jobs.tuner import Tuner
 from edgestudio.resources import SAMPLE_EVALUATION, SAMPLE_MODEL

@@ -371,7 +371,7 @@ def test_keep_in_16_bit_from_the_graph_and_recover_accuracy(
     accuracy…" opens the tune set to the run's goal and data, integer only."""
     from PySide6.QtWidgets import QCheckBox
 
-    from edgestudio.core.quant.tune import recovery_goal
+    from edgestudio.core.quant.tune_goal import recovery_goal
 
     doc, first = _quantized_sample(qtbot, window, tmp_path)
     graph, panel = doc.graph_panel, doc.quant_panel

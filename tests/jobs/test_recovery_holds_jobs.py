@@ -15,7 +15,9 @@ import pytest
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis
-from edgestudio.core.quant.tune import Goal, SearchSpace, TuneSettings, fold_text
+from edgestudio.core.quant.tune import SearchSpace, TuneSettings
+from edgestudio.core.quant.tune_goal import Goal
+from edgestudio.core.quant.winner_check import fold_text
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job
 from edgestudio.jobs.tuner import Tuner

@@ -18,16 +18,9 @@ from edgestudio.core.inputs.data_source import DataSource, parse_data_source
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis, LayerError
 from edgestudio.core.quant.quantized_graph import suggestion_targets
-from edgestudio.core.quant.tune import (
-    Candidate,
-    Goal,
-    SearchSpace,
-    TuneSettings,
-    failure_cause,
-    int16_step,
-    recipe_key,
-    rounding_step,
-)
+from edgestudio.core.quant.tune import Candidate, SearchSpace, TuneSettings
+from edgestudio.core.quant.tune_goal import Goal
+from edgestudio.core.quant.tune_ladder import failure_cause, int16_step, recipe_key, rounding_step
 from edgestudio.jobs.tuner import Tuner
 from edgestudio.resources import SAMPLE_EVALUATION, SAMPLE_MODEL
 from tests import models
@@ -231,7 +224,7 @@ def test_integer_only_never_excludes_and_recovers_with_16_bit(tmp_path: Path) ->
 
 def test_the_recovery_goal_is_the_task_figure_at_its_good_bound() -> None:
     from edgestudio.core.quant.task_metrics import TaskFigure, TaskResult
-    from edgestudio.core.quant.tune import recovery_goal
+    from edgestudio.core.quant.tune_goal import recovery_goal
 
     def analysis(*figures: TaskFigure) -> Analysis:
         return Analysis("f", "q", 1, task=TaskResult("t", "y", "", 1, figures=list(figures)))

@@ -16,7 +16,8 @@ import pytest
 from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.perf.latency_stats import median_ratio_interval
-from edgestudio.core.quant.tune import Goal, GoalError, SearchSpace, TuneSettings
+from edgestudio.core.quant.tune import SearchSpace, TuneSettings
+from edgestudio.core.quant.tune_goal import Goal, GoalError
 from edgestudio.jobs.tuner import Tuner
 from edgestudio.resources import SAMPLE_EVALUATION, SAMPLE_MODEL
 

@@ -15,13 +15,12 @@ from PySide6.QtWidgets import QHeaderView, QSplitter, QTableWidgetItem, QWidget
 
 from edgestudio.core.quant.tune import (
     Candidate,
-    Goal,
     TuneSettings,
-    fold_text,
-    show_value,
     slower_than_float_text,
     speed_vs_float,
 )
+from edgestudio.core.quant.tune_goal import Goal, show_value
+from edgestudio.core.quant.winner_check import fold_text
 from edgestudio.gui.widgets.plots import show_empty, show_values
 from edgestudio.gui.widgets.tables import results_table
 from edgestudio.jobs.tuner import Tuner

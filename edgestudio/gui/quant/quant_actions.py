@@ -12,7 +12,8 @@ from PySide6.QtCore import Qt
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
-from edgestudio.core.quant.tune import Candidate, recovery_goal
+from edgestudio.core.quant.tune import Candidate
+from edgestudio.core.quant.tune_goal import recovery_goal
 from edgestudio.gui.document_view import DocumentView
 from edgestudio.gui.forms.data_memory import DataMemory
 from edgestudio.gui.forms.quantize_form import QuantizeDialog

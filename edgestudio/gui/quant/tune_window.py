@@ -27,14 +27,8 @@ from PySide6.QtWidgets import (
 from edgestudio.core.inputs.data_source import DataSource, parse_data_source
 from edgestudio.core.job_api.options import declared_options
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.core.quant.tune import (
-    Candidate,
-    Goal,
-    GoalError,
-    SearchSpace,
-    TuneSettings,
-    synthetic_goal_warning,
-)
+from edgestudio.core.quant.tune import Candidate, SearchSpace, TuneSettings
+from edgestudio.core.quant.tune_goal import Goal, GoalError, synthetic_goal_warning
 from edgestudio.gui.background import Background, BackgroundTask
 from edgestudio.gui.forms.common import PathPicker
 from edgestudio.gui.forms.option_widgets import option_widget, widget_value

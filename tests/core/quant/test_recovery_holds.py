@@ -26,19 +26,14 @@ from edgestudio.core.quant.task_detection import choose_tasks, detect_task, dete
 from edgestudio.core.quant.task_metrics import TaskChoice, TaskMeter
 from edgestudio.core.quant.tune import (
     Candidate,
-    Goal,
     SearchSpace,
-    calibration_advice,
-    calibration_subset,
-    combined_step,
-    curve_points,
-    first_recipes,
-    near_lossless_step,
-    show_value,
     slower_than_float_text,
     speed_vs_float,
 )
+from edgestudio.core.quant.tune_goal import Goal, show_value
+from edgestudio.core.quant.tune_ladder import combined_step, first_recipes, near_lossless_step
 from edgestudio.core.quant.verdicts import analysis_verdict
+from edgestudio.core.quant.winner_check import calibration_advice, calibration_subset, curve_points
 from tests import models
 
 REAL = DataProvenance("npz", 8, "/data/clips.npz")
