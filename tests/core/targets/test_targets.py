@@ -353,7 +353,7 @@ def _layernorm_block() -> onnx.ModelProto:
 def test_a_layernorm_scale_is_quantized_with_the_sign_of_its_input(tmp_path: Path) -> None:
     from onnxruntime.quantization import QuantType
 
-    from edgestudio.core.quant.quantizers import layernorm_scales_signed_as_input
+    from edgestudio.core.quant.qnn_config import layernorm_scales_signed_as_input
 
     src = tmp_path / "norm.onnx"
     onnx.save(_layernorm_block(), str(src))
