@@ -1,12 +1,13 @@
 """The auto-tune run: candidates quantized and analysed in parallel, timed one at a time.
 
 Each candidate is quantize → analyse (jobs in the session's one queue, ``workers`` at once and
-never more than the queue allows, or Ray tasks on a cluster) → benchmark (always here, as a job
-that runs alone, so the latencies stay clean). In the window the candidates' jobs are listed in
-the Jobs panel beside every other job. The search (:mod:`edgestudio.core.quant.tune`) tries
-sensible recipes first, then excludes the worst layers of the closest one until the goal is met
-or the budget is spent. A
-failed or crashed candidate is recorded with its reason and the search goes on. Drive it with
+never more than the queue allows, or Ray tasks on a cluster: :mod:`.tuner_steps`) → benchmark
+(always here, as a job that runs alone, so the latencies stay clean). In the window the
+candidates' jobs are listed in the Jobs panel beside every other job. The search
+(:mod:`edgestudio.core.quant.tune_ladder`) tries sensible recipes first, then excludes the
+worst layers of the closest one (or moves them to 16 bits) until the goal is met or the budget
+is spent; the winner is then re-judged (:mod:`edgestudio.core.quant.winner_check`). A failed
+or crashed candidate is recorded with its reason and the search goes on. Drive it with
 :meth:`Tuner.poll` (the window's timer, the CLI's loop); :meth:`Tuner.cancel` stops everything
 and leaves no file behind.
 """
@@ -14,7 +15,6 @@ and leaves no file behind.
 from __future__ import annotations
 
 import dataclasses
-import os
 import shutil
 import tempfile
 import time
@@ -27,8 +27,8 @@ from edgestudio.core.model.model_io import load_model
 from edgestudio.core.paths import atomic_target, file_hash
 from edgestudio.core.perf.bench_recipes import BenchRecipe
 from edgestudio.core.perf.perf_results import Latency
-from edgestudio.core.quant.quant_recipes import QUANT_MODES, AnalyzeRecipe, QuantRecipe
-from edgestudio.core.quant.quant_results import Analysis, Quantization
+from edgestudio.core.quant.quant_recipes import QUANT_MODES, QuantRecipe
+from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.quant.tune import (
     Candidate,
     TuneSettings,
@@ -55,154 +55,14 @@ from edgestudio.core.quant.winner_check import (
     curve_points,
     swapped_split,
 )
-from edgestudio.core.serialise import from_json, to_json
+from edgestudio.core.serialise import to_json
 from edgestudio.jobs.kinds import recipe_from_dict
 from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.scheduler import JobSubmitter, Scheduler, run_job
+from edgestudio.jobs.tuner_steps import LocalStep, RayStep
 
 BENCH_BATCH = 2  # candidates per worker benchmarked together (one job, one pause)
 LAST_RUNGS = 2  # candidates kept for the whole-model rungs when nothing meets the goal
-
-
-def thread_share(workers: int) -> int | None:
-    """onnxruntime threads per worker when ``workers`` run side by side (None: alone, every
-    core): two workers each with every core fight over them."""
-    return max(1, (os.cpu_count() or 1) // workers) if workers > 1 else None
-
-
-class _LocalStep:
-    """Quantize, then analyse, as jobs of the session's queue."""
-
-    def __init__(
-        self, candidate: Candidate, settings: TuneSettings, jobs: JobSubmitter, evaluation: Any
-    ) -> None:
-        self.candidate = candidate
-        self.settings = settings
-        self.evaluation = evaluation  # never the samples that calibrated it
-        self.jobs = jobs
-        self.threads = thread_share(min(settings.workers, jobs.max_parallel))
-        self.job = jobs.submit(candidate.recipe, threads=self.threads)
-        self.analysing = False
-        self.quant_bytes = 0
-        self.calibration_samples = 0
-        self.result: tuple[int, Analysis] | str | None = None
-
-    def poll(self) -> bool:
-        """Advance; True once :attr:`result` holds the outcome (or why it failed)."""
-        if not self.job.state.is_final:
-            return False
-        report = self.job.report
-        if self.job.state is not JobState.SUCCEEDED or report is None:
-            self.result = self.job.error or self.job.state.value
-            return True
-        if not self.analysing:
-            quantization = report.result_as(Quantization)
-            self.quant_bytes = quantization.quant_bytes
-            self.calibration_samples = quantization.calibration_samples
-            self.analysing = True
-            recipe = self.candidate.recipe
-            self.job = self.jobs.submit(
-                AnalyzeRecipe.after(recipe, str(recipe.output), self.evaluation),
-                threads=self.threads,
-            )
-            return False
-        self.result = (self.quant_bytes, report.result_as(Analysis))
-        return True
-
-    def cancel(self) -> None:
-        """Stop the running job."""
-        self.jobs.cancel(self.job)
-        self.job.wait(10)
-
-
-def _ray_quantize_and_analyse(
-    recipe_data: dict[str, Any],
-    model: bytes,
-    model_name: str,
-    data: list[tuple[bytes, str, dict[str, Any]]],
-) -> tuple[int, bytes, dict[str, Any]] | str:
-    """A Ray task: the same operations the workers run, on files sent through the object store
-    (``data``: the calibration data, then the evaluation data, each its bytes, file name and
-    DataSource)."""
-    import tempfile as _tempfile
-
-    from edgestudio.core.inputs.data_source import DataSource
-    from edgestudio.core.progress import RecordingReporter
-    from edgestudio.core.serialise import from_json
-    from edgestudio.jobs.kinds import resolve_operation
-
-    with _tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        (folder / model_name).write_bytes(model)
-        sources = []
-        for k, (content, name, source_data) in enumerate(data):
-            (folder / str(k)).mkdir()
-            (folder / str(k) / name).write_bytes(content)
-            sources.append(
-                dataclasses.replace(
-                    from_json(DataSource, source_data), path=str(folder / str(k) / name)
-                )
-            )
-        calib, source = sources
-        recipe = from_json(
-            QuantRecipe,
-            {**recipe_data, "model": str(folder / model_name), "output": str(folder / "out.onnx")},
-        )
-        if recipe.calib is not None:
-            recipe = dataclasses.replace(recipe, calib=calib)
-        staging = folder / "staging"
-        staging.mkdir()
-        try:
-            report = resolve_operation("quantize")(recipe, RecordingReporter(), staging)
-            quantized = staging / report.files[0]
-            analysis = resolve_operation("analyze")(
-                AnalyzeRecipe.after(recipe, str(quantized), source), RecordingReporter(), staging
-            )
-        except Exception as exc:  # recorded like a failed job
-            return f"{type(exc).__name__}: {exc}"
-        return quantized.stat().st_size, quantized.read_bytes(), to_json(analysis.result)
-
-
-class _RayStep:
-    """Quantize and analyse as one Ray task; the model comes back through the object store."""
-
-    def __init__(
-        self, candidate: Candidate, settings: TuneSettings, shared: dict[str, Any]
-    ) -> None:
-        import ray
-
-        self.candidate = candidate
-        remote = ray.remote(_ray_quantize_and_analyse)
-        self.ref = remote.remote(
-            to_json(candidate.recipe), shared["model"], Path(settings.model).name, shared["data"]
-        )
-        self.result: tuple[int, Analysis] | str | None = None
-
-    def poll(self) -> bool:
-        """Advance; True once :attr:`result` holds the outcome (or why it failed)."""
-        import ray
-
-        ready, _ = ray.wait([self.ref], timeout=0)
-        if not ready:
-            return False
-        try:
-            outcome = ray.get(self.ref)
-        except Exception as exc:  # the task or its node died
-            self.result = f"the Ray task failed: {type(exc).__name__}: {exc}"
-            return True
-        if isinstance(outcome, str):
-            self.result = outcome
-            return True
-        size, model, analysis = outcome
-        Path(str(self.candidate.recipe.output)).write_bytes(model)
-        self.result = (size, from_json(Analysis, analysis))
-        return True
-
-    def cancel(self) -> None:
-        """Cancel the task wherever it runs."""
-        import ray
-
-        ray.cancel(self.ref, force=True)
 
 
 def _earlier_candidates(
@@ -323,12 +183,12 @@ class Tuner:
         # The winner re-judged once the search is over: on the split swapped (a recipe that
         # meets the goal on one split only is not crowned) and calibrated on fewer samples.
         self.checks: list[WinnerCheck] = []
-        self.check_steps: list[tuple[WinnerCheck, _LocalStep]] = []
+        self.check_steps: list[tuple[WinnerCheck, LocalStep]] = []
         self.unconfirmed: set[int] = set()  # met the goal, but not on the swapped split
         self.split_checked: set[int] = set()
         self.curve_drawn: set[int] = set()
         self.candidates: list[Candidate] = []
-        self.steps: list[_LocalStep | _RayStep] = []
+        self.steps: list[LocalStep | RayStep] = []
         self.waiting_bench: list[Candidate] = []
         self.bench: tuple[list[Candidate], Job] | None = None
         self.tried: set[tuple[str, ...]] = set()
@@ -546,10 +406,10 @@ class Tuner:
         candidate = Candidate(number, recipe, why, state="running")
         self.candidates.append(candidate)
         try:
-            step: _LocalStep | _RayStep = (
-                _RayStep(candidate, self.settings, self._ray)
+            step: LocalStep | RayStep = (
+                RayStep(candidate, self.settings, self._ray)
                 if self._ray is not None
-                else _LocalStep(candidate, self.settings, self.jobs, self.eval_data)
+                else LocalStep(candidate, self.settings, self.jobs, self.eval_data)
             )
         except Exception as exc:  # e.g. the output check: recorded, the search goes on
             self._fail(candidate, str(exc))
@@ -659,7 +519,7 @@ class Tuner:
             output=str(self.folder / f"check_{len(self.checks)}.onnx"),
         )
         try:
-            step = _LocalStep(Candidate(0, recipe, label), self.settings, self.jobs, evaluation)
+            step = LocalStep(Candidate(0, recipe, label), self.settings, self.jobs, evaluation)
         except Exception as exc:  # recorded; the tune still ends with its winner
             check.state, check.error = "failed", str(exc)
             return

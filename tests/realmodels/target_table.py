@@ -126,7 +126,8 @@ def markdown(rows: list[Row]) -> str:
         "Made by `python -m tests.realmodels.target_table --markdown docs/target_table.md` "
         "(needs `make realmodels`): each corpus CNN and transformer quantized for the NPU "
         "(`quantize --mode qdq --target qnn-htp`, 8 synthetic calibration samples), then "
-        "`target check` as it is and with its dynamic dims fixed to the sizes it runs at "
+        "`target check` as it is and with its fixes: dynamic dims fixed to the sizes it runs at, "
+        "what then became constant folded (QDQ kept) "
         "(onnxruntime-qnn 2.7.0, HTP v73, emulated on x86).",
         "",
         "| model | family | on the NPU as it is | after the fixes | compute nodes left "
