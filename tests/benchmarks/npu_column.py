@@ -1,0 +1,128 @@
+"""The recovery table's NPU columns: each model quantized for Qualcomm's Hexagon NPU
+(``quantize --target qnn-htp``: onnxruntime's QNN config, 8-bit and 16-bit activations) and its
+task figure judged in the NPU's own arithmetic (``analyze --target qnn-htp``: onnxruntime-qnn's
+HTP backend emulating the NPU on this x86 machine, CPU fallback off) beside the CPU's figure
+for the very same model.
+
+The data are the recovery table's (:mod:`tests.benchmarks.recovery_table`): calibrated on 16
+samples of the held-out generator and judged on 24 others of it where the case has one (the
+user's own case: a few samples of their data), else on 16 corpus samples and judged on the
+corpus evaluation set — said per row. A figure is the NPU's or there is none ("does not run
+there", with the provider's reason): never the CPU's in its place.
+
+Usage: ``python -m tests.benchmarks.npu_column [--only NAME ...] [--markdown FILE]`` (needs the
+corpus, ``make realmodels``, and onnxruntime-qnn, which ``make`` installs on x86-64 Linux).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
+from edgestudio.core.quant.quant_results import Analysis
+from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.scheduler import run_job
+from tests.benchmarks.recovery_table import CASES, Case, _data, _pct
+from tests.realmodels.corpus import cache_dir
+
+RECIPES = (("A8W8", "uint8"), ("A16W8", "uint16"))  # activations; weights int8 (QNN's default)
+TIMEOUT = 3600
+
+
+def _figure(
+    source: Path, quant: Path, data: DataSource, case: Case, target: str
+) -> tuple[float | None, str]:
+    """The case's task figure for ``quant`` judged on ``target``, or why there is none."""
+    job = run_job(
+        AnalyzeRecipe(
+            float_model=str(source),
+            quant_model=str(quant),
+            data=data,
+            shapes=case.shapes,
+            target=target,
+        ),
+        timeout=TIMEOUT,
+    )
+    if job.state is not JobState.SUCCEEDED or job.report is None:
+        return None, (job.error or job.state.value).strip().splitlines()[0][:160]
+    analysis = job.report.result_as(Analysis)
+    figures = {f.key: f.value for f in (analysis.task.figures if analysis.task else [])}
+    if case.figure not in figures:
+        return None, f"no {case.figure} figure"
+    return figures[case.figure], ""
+
+
+def _cell(npu: tuple[float | None, str], cpu: tuple[float | None, str]) -> str:
+    """'NPU x % / CPU y %', or the reason the NPU gave none."""
+    if npu[0] is None:
+        return f"does not run there: {npu[1]} (CPU {_pct(cpu[0])})"
+    return f"{_pct(npu[0])} / {_pct(cpu[0])}"
+
+
+def row(case: Case, work: Path) -> str:
+    """One row (Markdown): the case's data, then per recipe the figure on the NPU / the CPU."""
+    source = cache_dir() / f"{case.model}.onnx"
+    if not source.is_file():
+        return f"| {case.model} | not in the corpus cache (make realmodels) |"
+    split = _data(case, work, source)
+    if split.held_calib is not None and split.held_out is not None:
+        calib, judge, said = split.held_calib, split.held_out, "held-out generator: 16 / 24"
+    else:
+        calib, judge, said = split.small, split.evaluation, "corpus (no second generator): 16 / 40"
+    started = time.perf_counter()
+    cells = []
+    for label, activations in RECIPES:
+        out = work / f"{case.model}_{label}_htp.onnx"
+        job = run_job(
+            QuantRecipe(
+                model=str(source),
+                output=str(out),
+                overwrite=True,
+                mode="qdq",
+                target="qnn-htp",
+                activation_type=activations,
+                calib=calib,
+                shapes=case.shapes,
+            ),
+            timeout=TIMEOUT,
+        )
+        if job.state is not JobState.SUCCEEDED:
+            cells.append(f"quantize failed: {(job.error or '').splitlines()[0][:120]}")
+            continue
+        npu = _figure(source, out, judge, case, "qnn-htp")
+        cpu = _figure(source, out, judge, case, "cpu")
+        cells.append(_cell(npu, cpu))
+    took = time.perf_counter() - started
+    return f"| {case.model} | {case.figure} | {said} | {' | '.join(cells)} | {took / 60:.1f} min |"
+
+
+HEADER = (
+    "| model | task figure | data (calibrate / judge) | A8W8 for the NPU: on the NPU / on the "
+    "CPU | A16W8 for the NPU: on the NPU / on the CPU | time |\n|---|---|---|---|---|---|"
+)
+
+
+def main() -> None:
+    """Every case (or ``--only`` ones), a row each, as they finish."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", nargs="*", default=[])
+    parser.add_argument("--markdown", type=Path)
+    args = parser.parse_args()
+    rows = [HEADER]
+    print(HEADER, flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in CASES:
+            if args.only and case.model not in args.only:
+                continue
+            rows.append(row(case, Path(tmp)))
+            print(rows[-1], flush=True)
+            if args.markdown:  # written as rows finish: a long run keeps what it measured
+                args.markdown.write_text("\n".join(rows) + "\n")
+
+
+if __name__ == "__main__":
+    main()
