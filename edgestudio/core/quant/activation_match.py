@@ -105,6 +105,13 @@ def elem_types(model: onnx.ModelProto) -> dict[str, int]:
     for v in [*inferred.graph.input, *inferred.graph.output, *inferred.graph.value_info]:
         if v.type.HasField("tensor_type"):
             types[v.name] = v.type.tensor_type.elem_type
+    # onnx infers nothing for com.microsoft's QuantizeLinear (16-bit QDQ below opset 21, what
+    # onnxruntime's QNN config writes): its output has its zero point's type (uint8 without)
+    zero_points = {t.name: t.data_type for t in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type == "QuantizeLinear" and not types.get(node.output[0]):
+            zp = node.input[2] if len(node.input) > 2 else ""
+            types[node.output[0]] = zero_points.get(zp, TensorProto.UINT8)
     return types
 
 

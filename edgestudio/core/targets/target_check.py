@@ -26,8 +26,45 @@ def dynamic_inputs(model: onnx.ModelProto) -> list[str]:
     return [
         value.name
         for value in model.graph.input
-        if any(not d.HasField("dim_value") for d in value.type.tensor_type.shape.dim)
+        if any(
+            not d.HasField("dim_value") or d.dim_value < 1 for d in value.type.tensor_type.shape.dim
+        )
     ]
+
+
+def _unshare_params(model: onnx.ModelProto, sizes: dict[str, list[int]]) -> None:
+    """Clear, everywhere in ``model``, each dim name that ``sizes`` gives different values
+    (a Paddle export names every free dim "?"): onnxruntime's tool fixes a named dim through
+    the whole graph, so the first size would stand for all and the second be refused."""
+    given: dict[str, set[int]] = {}
+    for value in model.graph.input:
+        for dim, size in zip(
+            value.type.tensor_type.shape.dim, sizes.get(value.name, []), strict=False
+        ):
+            if dim.HasField("dim_param"):
+                given.setdefault(dim.dim_param, set()).add(size)
+    shared = {name for name, values in given.items() if len(values) > 1}
+    if not shared:
+        return
+    graph = model.graph
+    for value in [*graph.input, *graph.output, *graph.value_info]:
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.HasField("dim_param") and dim.dim_param in shared:
+                dim.Clear()  # unknown: fixed where it stands
+
+
+def _fix_output_shapes(model: onnx.ModelProto) -> None:
+    """The graph outputs' shapes that follow from the fixed inputs, where onnx infers them
+    (onnxruntime's ``fix_output_shapes`` without its model check, which refuses an output
+    declared without a shape: a 16-bit QDQ tensor exposed for per-layer error, whose
+    com.microsoft operators onnx cannot infer)."""
+    import onnx
+
+    inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+    for output, known in zip(model.graph.output, inferred.graph.output, strict=True):
+        dims = known.type.tensor_type.shape.dim
+        if known.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims):
+            output.type.tensor_type.shape.CopyFrom(known.type.tensor_type.shape)
 
 
 def fixed_copy(path: Path, sizes: dict[str, list[int]], out: Path) -> list[str]:
@@ -35,18 +72,19 @@ def fixed_copy(path: Path, sizes: dict[str, list[int]], out: Path) -> list[str]:
     shapes that follow (onnxruntime's own tools) and what became constant folded, QDQ kept;
     what was fixed, in words."""
     import onnx
-    from onnxruntime.tools.onnx_model_utils import fix_output_shapes, make_input_shape_fixed
+    from onnxruntime.tools.onnx_model_utils import make_input_shape_fixed
 
     from edgestudio.core.model.model_files import load_full_model
     from edgestudio.core.targets.constant_fold import fold_constants
 
     model = load_full_model(path)
+    _unshare_params(model, sizes)
     fixed = []
     for name in dynamic_inputs(model):
         if name in sizes:
             make_input_shape_fixed(model.graph, name, sizes[name])
             fixed.append(f"{name} fixed to {'x'.join(map(str, sizes[name]))}")
-    fix_output_shapes(model)
+    _fix_output_shapes(model)
     folded = fold_constants(model)
     if folded:
         fixed.append(f"{folded} nodes computed once from the fixed sizes (folded into constants)")

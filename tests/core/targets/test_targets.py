@@ -447,6 +447,54 @@ def test_a_model_is_judged_in_the_npus_own_arithmetic_or_not_at_all(tmp_path: Pa
     assert "target check" in (refused.error or "")
 
 
+@pytest.mark.e2e
+def test_a_16_bit_model_for_the_npu_is_judged_on_the_cpu_and_on_the_npu(tmp_path: Path) -> None:
+    """A16W8 for the NPU writes com.microsoft Q/DQ (opset below 21), whose types and shapes onnx
+    cannot infer: the CPU's exposed outputs take the zero point's type, and the NPU's sized
+    copy is made without onnx's model check refusing an output declared without a shape."""
+    from edgestudio.core.inputs.data_source import DataSource
+    from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
+    from edgestudio.core.quant.quant_results import Analysis
+    from edgestudio.jobs.runner import JobState
+    from edgestudio.jobs.scheduler import run_job
+
+    out = tmp_path / "a16.onnx"
+    _quantized_for("qnn-htp", _sample(), out, activation_type="uint16")
+    assert any(n.domain == "com.microsoft" for n in onnx.load(str(out)).graph.node)
+    data = DataSource("synthetic", samples=4, seed=0)
+    for target in ("cpu", "qnn-htp"):
+        recipe = AnalyzeRecipe(
+            float_model=str(_sample()), quant_model=str(out), data=data, target=target
+        )
+        job = run_job(recipe)
+        assert job.state is JobState.SUCCEEDED, (target, job.error)
+        analysis = job.report.result_as(Analysis)  # type: ignore[union-attr]
+        assert analysis.outputs[0].sqnr_db > 30, (target, analysis.outputs)
+
+
+def test_a_dim_name_shared_by_two_sizes_is_fixed_where_it_stands(tmp_path: Path) -> None:
+    """A Paddle export names every free dim "?": fixing H to 48 must not fix W with it."""
+    from onnx import TensorProto, helper
+
+    from edgestudio.core.targets.target_check import dynamic_inputs, fixed_copy
+
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        "paddle",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 3, "?", "?"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [-1, 3, "?", "?"])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    src, out = tmp_path / "paddle.onnx", tmp_path / "fixed.onnx"
+    onnx.save(model, str(src))
+    assert dynamic_inputs(model) == ["x"]
+    assert fixed_copy(src, {"x": [1, 3, 48, 192]}, out) == ["x fixed to 1x3x48x192"]
+    fixed = onnx.load(str(out)).graph
+    for value in (fixed.input[0], fixed.output[0]):
+        assert [d.dim_value for d in value.type.tensor_type.shape.dim] == [1, 3, 48, 192]
+
+
 def _sample() -> Path:
     from edgestudio.resources import SAMPLE_MODEL
 
