@@ -46,6 +46,44 @@ def within(reporter: Reporter, start: float, end: float) -> Callable[[float], No
 
 
 @dataclass
+class _Scaled:
+    """A reporter whose fractions are those of one step (see :func:`scaled`)."""
+
+    inner: Reporter
+    start: float
+    end: float
+
+    def _whole(self, fraction: float) -> float:
+        return self.start + (self.end - self.start) * min(max(fraction, 0.0), 1.0)
+
+    def stage(self, name: str, fraction: float | None = None) -> None:
+        """A stage of the step, at its place in the whole job."""
+        self.inner.stage(name, None if fraction is None else self._whole(fraction))
+
+    def progress(self, fraction: float) -> None:
+        """The step's progress, at its place in the whole job."""
+        self.inner.progress(self._whole(fraction))
+
+    def log(self, text: str) -> None:
+        """As the job's reporter logs."""
+        self.inner.log(text)
+
+    def warn(self, text: str) -> None:
+        """As the job's reporter warns."""
+        self.inner.warn(text)
+
+    def check_cancelled(self) -> None:
+        """As the job's reporter checks."""
+        self.inner.check_cancelled()
+
+
+def scaled(reporter: Reporter, start: float, end: float) -> Reporter:
+    """``reporter`` for one step of a job that reports stages and progress of its own, 0..1,
+    shown as ``start``..``end`` of the whole (a device run inside an analysis)."""
+    return _Scaled(reporter, start, end)
+
+
+@dataclass
 class RecordingReporter:
     """A reporter that keeps everything in lists (for tests and in-process runs)."""
 

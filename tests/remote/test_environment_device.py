@@ -181,3 +181,100 @@ def test_openvino_profiles_the_sample(sample_model: Path) -> None:
     profile = job.report.result_as(Profile)
     assert profile.device == OPENVINO and profile.runtime
     assert profile.nodes and np.isfinite(profile.total_us) and profile.total_us > 0
+
+
+def test_the_runner_sends_back_each_samples_outputs(tmp_path: Path, sample_model: Path) -> None:
+    """``run``: the provider alone computes each feeds file's outputs, sent back as .npz; the
+    values are the session's own."""
+    import base64
+    import io
+    import json
+    import subprocess
+
+    from edgestudio.core.remote import device_runner
+
+    model = sample_model
+    feeds = []
+    rng = np.random.default_rng(0)
+    for k in range(2):
+        path = tmp_path / f"feeds{k}.npz"
+        np.savez(path, image=rng.standard_normal((1, 1, 8, 8)).astype(np.float32))
+        feeds.append(str(path))
+    request = {
+        "op": "run",
+        "model": str(model),
+        "feeds": feeds,
+        "provider": "CPUExecutionProvider",
+        "outputs": ["logits"],
+    }
+    # stdin stays open while it runs, as a link keeps it: the runner exits when it closes
+    runner = subprocess.Popen(
+        [sys.executable, device_runner.__file__],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert runner.stdin is not None and runner.stdout is not None
+    runner.stdin.write(json.dumps(request) + "\n")
+    runner.stdin.flush()
+    events = []
+    for line in runner.stdout:
+        if line.startswith("{"):
+            events.append(json.loads(line))
+            if events[-1]["event"] in ("result", "error"):
+                break
+    assert runner.wait(timeout=60) == 0, runner.stderr.read() if runner.stderr else ""
+    runner.stdin.close()
+    sent = [e for e in events if e["event"] == "outputs"]
+    assert [e["index"] for e in sent] == [0, 1] and events[-1]["event"] == "result"
+    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    for event, path in zip(sent, feeds, strict=True):
+        with np.load(io.BytesIO(base64.b64decode(event["npz"]))) as got:
+            expected = session.run(["logits"], dict(np.load(path)))[0]
+            np.testing.assert_array_equal(got["o0"], expected)
+
+
+@pytest.mark.e2e
+def test_openvino_judges_a_quantized_model_in_its_own_arithmetic(
+    tmp_path: Path, sample_model: Path
+) -> None:
+    """analyze --target openvino: the whole-model figures come from OpenVINO's onnxruntime in
+    its environment, said beside them; the per-layer ones stay the CPU's."""
+    if not OPENVINO_PYTHON.exists():
+        pytest.skip(reason=NO_OPENVINO)
+    from edgestudio.core.inputs.data_source import DataSource
+    from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
+    from edgestudio.core.quant.quant_results import Analysis
+    from tests import models
+
+    quant = models.quantized_sample(tmp_path)
+    data = DataSource("synthetic", samples=4, seed=0)
+    figures = {}
+    for target in ("cpu", "openvino"):
+        recipe = AnalyzeRecipe(
+            float_model=str(sample_model), quant_model=str(quant), data=data, target=target
+        )
+        job = run_job(recipe)
+        assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
+        analysis = job.report.result_as(Analysis)
+        assert analysis.measured_on == target
+        figures[target] = analysis.outputs[0].sqnr_db
+        said = [w for w in job.report.warnings if "Whole-model figures measured on" in w]
+        assert bool(said) == (target == "openvino"), job.report.warnings
+    assert "OpenVINOExecutionProvider in 'openvino'" in said[0]
+    # one model, two runtimes' arithmetic: OpenVINO's differs from onnxruntime's integer kernels
+    assert all(15 < sqnr < 90 for sqnr in figures.values()), figures
+
+
+def test_judging_in_openvino_without_its_environment_says_how_to_get_it(
+    tmp_path: Path, sample_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import onnx
+
+    from edgestudio.core.quant.deployed import Deployed
+
+    monkeypatch.setattr(devices, "made_environments", dict)
+    model = onnx.load(str(sample_model))
+    with pytest.raises(DeviceError, match="make openvino-env"):
+        Deployed(model, ["logits"], sample_model, "openvino", tmp_path)

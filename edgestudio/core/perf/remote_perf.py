@@ -357,3 +357,65 @@ async def _profile(
         if failure:
             raise DeviceError(f"profiling on {device.name} failed: {failure}")
         return events, str(info.get("onnxruntime") or "")
+
+
+# ----- outputs --------------------------------------------------------------------------------
+def outputs_on_device(
+    device: Device,
+    model: Path,
+    samples: list[Feeds],
+    provider: str,
+    outputs: list[str],
+    reporter: Reporter,
+) -> list[list[np.ndarray]]:
+    """The values of ``outputs`` for each sample, computed on ``device`` by ``provider`` alone
+    (the model whole on it, or an error): accuracy in that runtime's arithmetic."""
+    return run_async(_outputs(device, model, samples, provider, outputs, reporter))
+
+
+async def _outputs(
+    device: Device,
+    model: Path,
+    samples: list[Feeds],
+    provider: str,
+    outputs: list[str],
+    reporter: Reporter,
+) -> list[list[np.ndarray]]:
+    import base64
+
+    async with open_link(device) as link:
+        runner, info = await _open(link, reporter, 0.05)
+        problems = problems_of(device, info)
+        if problems:
+            raise DeviceError(problems[0])
+        if provider not in info.get("providers", []):
+            raise DeviceError(
+                f"{provider} is not in {device.name}'s onnxruntime {info.get('onnxruntime')} "
+                f"(it has {', '.join(info.get('providers', []))})."
+            )
+        request = {
+            "op": "run",
+            "model": await copy_model(link, model, int(info["free_bytes"]), reporter, 0.1),
+            "feeds": [await copy_feeds(link, feeds) for feeds in samples],
+            "provider": provider,
+            "outputs": outputs,
+        }
+        got: dict[int, list[np.ndarray]] = {}
+        errors: list[str] = []
+
+        def on_event(e: dict[str, Any]) -> None:
+            if e.get("event") == "outputs":
+                with np.load(io.BytesIO(base64.b64decode(e["npz"])), allow_pickle=False) as data:
+                    got[int(e["index"])] = [data[f"o{i}"] for i in range(len(outputs))]
+                reporter.stage(
+                    f"{device.name}: {len(got)} of {len(samples)} samples run",
+                    0.2 + 0.7 * len(got) / max(1, len(samples)),
+                )
+            elif e.get("event") == "error":
+                errors.append(str(e.get("error")))
+
+        failure = await _runner_request(link, runner, request, on_event)
+        if failure or errors or len(got) != len(samples):
+            why = errors[0] if errors else failure or "not every sample came back"
+            raise DeviceError(f"running the model on {device.name} with {provider} failed: {why}")
+        return [got[k] for k in range(len(samples))]

@@ -24,7 +24,7 @@ from edgestudio.core.inputs.input_probe import job_inputs
 from edgestudio.core.job_api.recipe import Tolerance
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.model.model_files import load_structure
-from edgestudio.core.progress import Reporter, within
+from edgestudio.core.progress import Reporter, scaled, within
 from edgestudio.core.quant.activation_match import (
     DQ_SUFFIX,
     ErrorStats,
@@ -341,6 +341,7 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
         )
         if recipe.target != "cpu":
             reporter.stage(f"Running the quantized model on {deploy.where}", 0.7)
+        deploy.run_all([dict(sample) for sample in samples], scaled(reporter, 0.7, 0.9))
         outcome = _OutputComparison(float_outputs, recipe.tolerance)
         for k, sample in enumerate(samples):
             f_vals = store.get(k)
@@ -371,12 +372,8 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
             store.drop(k)
             step((k + 1) / total)
         if deploy.seconds:
-            rate = len(samples) / deploy.seconds
             layers_there = deploy.layers_note(any(m.on_target.count for m in matches))
-            warnings.append(
-                f"Whole-model figures measured on {deploy.where}, {rate:.1f} samples/s "
-                f"(emulated: slower than the device, in the device's arithmetic); {layers_there}."
-            )
+            warnings.append(f"{deploy.rate_note(len(samples))}; {layers_there}.")
         deploy.close()
 
     layers = []

@@ -21,6 +21,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.progress import Reporter
 from edgestudio.core.quant.activation_match import Match, elem_types, producers
 
 
@@ -78,6 +79,9 @@ class TargetRefusedError(EdgeStudioError):
 
 
 HTP_ARCH = "73"  # the Hexagon version the emulated NPU runs as (a Snapdragon 8 Gen 2's)
+# Judged in another runtime's arithmetic: the device (an environment `make` made, or one the
+# user added under that name) and the provider that must take the whole model there.
+RUNTIME_TARGETS = {"openvino": ("openvino", "OpenVINOExecutionProvider")}
 
 
 class Deployed:
@@ -102,9 +106,13 @@ class Deployed:
         self.seconds = 0.0
         self._sessions: dict[tuple[tuple[str, tuple[int, ...]], ...], tuple[Any, list[str]]] = {}
         self.layers_refused = ""  # why the target gave no per-layer values (when it did not)
+        self.layers: list[str] = []
         if target == "cpu":
             self.where = "the CPU"
             self._cpu = cpu_session(exposing(model, outputs), path.parent)
+            return
+        if target in RUNTIME_TARGETS:
+            self._runtime_model(model, path)
             return
         from edgestudio.core.targets.qnn_htp import provider_version
 
@@ -118,11 +126,55 @@ class Deployed:
         if self.layers:
             self._with_layers.write_bytes(exposing(model, outputs + self.layers))
 
+    def _runtime_model(self, model: onnx.ModelProto, path: Path) -> None:
+        """Judged in another runtime (OpenVINO's onnxruntime): the device that has it, and the
+        model file it is sent (the shipped one, or a copy with the compared tensors exposed)."""
+        from edgestudio.core.remote.devices import DeviceError, device_named
+
+        name, self.provider = RUNTIME_TARGETS[self.target]
+        try:
+            self.device = device_named(name)
+        except DeviceError as exc:
+            raise DeviceError(
+                f"{exc}. `make openvino-env` makes OpenVINO's environment beside a checkout; "
+                f"elsewhere add one: edgestudio device add {name} env:PYTHON (a Python with "
+                "onnxruntime-openvino)"
+            ) from exc
+        self.where = f"{self.provider} in '{name}' (its own onnxruntime)"
+        self._ready: list[dict[str, Any]] = []
+        declared = {o.name for o in model.graph.output}
+        self._model_file = path
+        if any(n not in declared for n in self.outputs):
+            external = onnx.external_data_helper.uses_external_data
+            if any(external(t) for t in model.graph.initializer):
+                raise EdgeStudioError(
+                    f"{path.name} keeps its weights in external data and an output compared "
+                    "here is not a graph output: judging it in another runtime is not supported"
+                )
+            self._model_file = self.scratch / path.name
+            self._model_file.write_bytes(exposing(model, self.outputs))
+
+    def run_all(self, samples: list[dict[str, np.ndarray]], reporter: Reporter) -> None:
+        """In another runtime, every sample at once (one request, the model loaded once);
+        :meth:`run` then hands their outputs back in order. Nothing to do elsewhere."""
+        if self.target not in RUNTIME_TARGETS:
+            return
+        from edgestudio.core.perf.remote_perf import outputs_on_device
+
+        started = time.perf_counter()
+        values = outputs_on_device(
+            self.device, self._model_file, samples, self.provider, self.outputs, reporter
+        )
+        self.seconds = time.perf_counter() - started
+        self._ready = [dict(zip(self.outputs, v, strict=True)) for v in values]
+
     def run(self, sample: dict[str, np.ndarray]) -> dict[str, Any]:
         """The model's outputs on ``sample`` (and, on the target, the layers it gave)."""
         if self.target == "cpu":
             values = self._cpu.run(self.outputs, sample)  # type: ignore[attr-defined]
             return dict(zip(self.outputs, values, strict=True))
+        if self.target in RUNTIME_TARGETS:
+            return self._ready.pop(0)  # run_all computed them, in the samples' order
         key = tuple(sorted((k, tuple(np.shape(v))) for k, v in sample.items()))
         if key not in self._sessions:
             self._sessions[key] = self._npu_session(
@@ -161,8 +213,23 @@ class Deployed:
                 "computed. `edgestudio target check` names each node it refuses and why."
             ) from exc
 
+    def rate_note(self, samples: int) -> str:
+        """Where the whole-model figures were measured and how fast, in words."""
+        rate = samples / self.seconds if self.seconds else 0.0
+        if self.target in RUNTIME_TARGETS:
+            return (
+                f"Whole-model figures measured on {self.where}, the model whole on it, "
+                f"{rate:.1f} samples/s with the copy to it"
+            )
+        return (
+            f"Whole-model figures measured on {self.where}, {rate:.1f} samples/s "
+            "(emulated: slower than the device, in the device's arithmetic)"
+        )
+
     def layers_note(self, measured: bool) -> str:
         """Where the per-layer figures of an analysis on a target come from, in words."""
+        if self.target in RUNTIME_TARGETS:
+            return "the per-layer figures are onnxruntime's CPU kernels' (its QDQ graph)"
         if measured:
             return (
                 "each layer's SQNR is given for onnxruntime's CPU kernels (its QDQ graph) and "
@@ -208,7 +275,7 @@ def quantized_activations(
 ) -> dict[str, QuantizedActivation]:
     """For an analysis on a target, each match's quantized activation by its ``quant_tensor``
     (none on the CPU: its per-layer values are the QDQ graph's, already compared)."""
-    if target == "cpu":
+    if target == "cpu" or target in RUNTIME_TARGETS:
         return {}
     made_by = producers(quant_model)
     inits = {t.name: t for t in quant_model.graph.initializer}

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 # Where static quantization puts quantizers (core/quant/mixed_precision.py applies it; kept
 # here as plain names so the recipe imports no onnx).
 QUANT_TARGETS = ("cpu", "qnn-htp")  # who the quantized model is for (--target)
+# where an analysis judges it: those, and OpenVINO's onnxruntime (in an environment of its own)
+JUDGE_TARGETS = (*QUANT_TARGETS, "openvino")
 PLACEMENTS = ("all", "compute", "compute-inputs")
 
 QUANT_TYPES = ("int8", "uint8", "int16", "uint16", "int4", "uint4")
@@ -380,8 +382,9 @@ class AnalyzeRecipe(Recipe):
         "--target",
         "where the quantized model's whole-model figures are measured: 'qnn-htp' on the "
         "Hexagon NPU as onnxruntime-qnn emulates it on this CPU (wholly on the NPU, or no "
-        "figure); per-layer figures stay the CPU's",
-        choices=QUANT_TARGETS,
+        "figure); 'openvino' by OpenVINO's onnxruntime in the device of that name (the "
+        "environment `make openvino-env` makes), the model whole on it",
+        choices=JUDGE_TARGETS,
         label="Judge on:",
     )
     shapes: tuple[str, ...] = given_shapes()  # input specification for synthetic data

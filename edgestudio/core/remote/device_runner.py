@@ -8,9 +8,9 @@ images ship 3.8). Local benchmarks import :func:`session_for` and :func:`time_se
 so a latency on the device and one on this machine are the same loop by construction.
 
 Protocol (``python device_runner.py``): one JSON request on the first line of stdin; JSON lines
-on stdout (``{"event": "stage"|"timed"|"error"|"result", ...}``); the exit status says whether it
-finished. stdin stays open while it runs: when it closes (the SSH connection dropped, the job was
-cancelled), the runner exits at once, so no orphan keeps a device busy.
+on stdout (``{"event": "stage"|"timed"|"outputs"|"error"|"result", ...}``); the exit status says
+whether it finished. stdin stays open while it runs: when it closes (the SSH connection dropped,
+the job was cancelled), the runner exits at once, so no orphan keeps a device busy.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # annotations only: the device's Python may be 3.8
     from collections.abc import Callable
 
 # Bumped whenever the protocol or the measurement changes: the copy on a device is named after it.
-RUNNER_VERSION = 1
+RUNNER_VERSION = 2
 OPT_LEVELS = {
     "all": "ORT_ENABLE_ALL",
     "extended": "ORT_ENABLE_EXTENDED",
@@ -308,6 +308,30 @@ def profile(request: dict[str, Any]) -> None:
         _emit("profile", events=events, providers=session.get_providers())
 
 
+def run_outputs(request: dict[str, Any]) -> None:
+    """Run the model on each feeds file with the provider alone (the CPU fallback off: a model
+    it does not take whole is an error, never outputs the CPU partly computed); each sample's
+    outputs come back as an .npz, base64-encoded, in an ``outputs`` event."""
+    import base64
+    import io
+
+    import numpy as np
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    provider = request["provider"]
+    if provider != "CPUExecutionProvider":  # onnxruntime refuses the flag with the CPU itself
+        options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+    _emit("stage", text=f"loading the model on {provider}", fraction=0.05)
+    session = ort.InferenceSession(request["model"], options, providers=[provider])
+    names = list(request["outputs"])
+    for k, path in enumerate(request["feeds"]):
+        values = session.run(names, _load_feeds(path))
+        buffer = io.BytesIO()
+        np.savez(buffer, allow_pickle=False, **{f"o{i}": v for i, v in enumerate(values)})
+        _emit("outputs", index=k, npz=base64.b64encode(buffer.getvalue()).decode("ascii"))
+
+
 def _exit_when_stdin_closes() -> None:
     """Exit the moment stdin reaches its end: the link that started us is gone."""
 
@@ -336,6 +360,9 @@ def main() -> int:
         _emit("result")
     elif op == "profile":
         profile(request)
+        _emit("result")
+    elif op == "run":
+        run_outputs(request)
         _emit("result")
     else:
         _emit("error", index=None, error=f"unknown request '{op}'")
