@@ -59,6 +59,7 @@ class _Route:
     run: QuantRun | None = None
     analyze_on: DataSource | None = None
     metric: str = "auto"  # the task metric of the chained analysis
+    judge_on: str = ""  # where it judges the result ("": the target it is quantized for)
 
 
 class Workflow:
@@ -146,14 +147,16 @@ class Workflow:
         recipe: QuantRecipe,
         analyze_on: DataSource | None = None,
         metric: str = "auto",
+        judge_on: str = "",
     ) -> QuantRun:
         """Quantize ``document``'s model; analyse the result on ``analyze_on`` when given,
-        judged by the task ``metric`` (``auto``: detected)."""
+        judged by the task ``metric`` (``auto``: detected) on ``judge_on`` ("": the target it
+        is quantized for; "openvino": in OpenVINO's onnxruntime)."""
         run = document.new_run(
             QuantRun(number=0, recipe=recipe, analyze_on=analyze_on, metric=metric)
         )
         job = self.submit(recipe, document)
-        self._routes[job.id] = _Route(document, run, analyze_on, metric)
+        self._routes[job.id] = _Route(document, run, analyze_on, metric, judge_on)
         return run
 
     def requantize_excluding(
@@ -339,10 +342,10 @@ class Workflow:
             run.quantization = job.report.result_as(Quantization)
             run.state = RunState.QUANTIZED
             if route.analyze_on is not None and run.output:
-                analysis = self.submit(
-                    AnalyzeRecipe.after(run.recipe, run.output, route.analyze_on, route.metric),
-                    document,
-                )
+                judged = AnalyzeRecipe.after(run.recipe, run.output, route.analyze_on, route.metric)
+                if route.judge_on:
+                    judged = dataclasses.replace(judged, target=route.judge_on)
+                analysis = self.submit(judged, document)
                 self._routes[analysis.id] = _Route(document, run)
                 run.state = RunState.ANALYSING
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QComboBox
 
 from edgestudio.gui.forms.quantize_form import QuantizeDialog
 from edgestudio.gui.main_window import MainWindow
@@ -250,6 +251,23 @@ def _form_and_images(qtbot, tmp_path: Path) -> tuple[QuantizeDialog, Path]:  # t
     dialog = QuantizeDialog(onnx.load(model), model, [])
     qtbot.addWidget(dialog)
     return dialog, images
+
+
+def test_the_analysis_is_judged_where_the_result_is_for_or_where_chosen(  # type: ignore[no-untyped-def]
+    qtbot, tmp_path: Path
+) -> None:
+    """*Judge on* follows the target the result is quantized for; another runtime (OpenVINO's)
+    can be chosen; with no analysis there is nothing to judge."""
+    dialog, _ = _form_and_images(qtbot, tmp_path)
+    target = dialog.option("target")
+    assert isinstance(target, QComboBox) and isinstance(dialog.judge_box, QComboBox)
+    assert dialog.analyze_target() == "cpu"
+    target.setCurrentText("qnn-htp")
+    assert dialog.analyze_target() == "qnn-htp"
+    dialog.judge_box.setCurrentText("openvino")
+    assert dialog.analyze_target() == "openvino"
+    dialog.analyze.setChecked(False)
+    assert not dialog.judge_box.isEnabled()
 
 
 def test_a_mistyped_image_size_names_its_field(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

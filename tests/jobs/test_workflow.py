@@ -3,6 +3,7 @@ document by real worker jobs, then saved as a workspace and rendered as a report
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -17,7 +18,7 @@ from edgestudio.core.inputs.inputs_recipe import InputsRecipe
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.model.summary import summarize_model
 from edgestudio.core.perf.bench_recipes import BenchRecipe
-from edgestudio.core.quant.quant_recipes import QuantRecipe
+from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_runs import RunState
 from edgestudio.core.serialise import to_json
 from edgestudio.core.workspace import workspace
@@ -112,6 +113,27 @@ def test_quantize_analyse_benchmark_chain_fills_the_document(model: Path, tmp_pa
     for part in ("layers", "weights", "outputs"):
         assert set(details["analyze"][part][0]) == set(typed["analyze"][part][0]), part
     assert set(details["bench"]["results"][0]) == set(typed["bench"]["rows"][0]) - {"error"}
+
+
+@pytest.mark.e2e
+def test_the_chained_analysis_is_judged_where_asked(model: Path, tmp_path: Path) -> None:
+    """The form's *Judge on*: the analysis that follows a quantization runs where it was
+    asked (OpenVINO's onnxruntime), not on the target the result was made for."""
+    queue = Queue()
+    document = _document(model)
+    queue.workflow.add_document(document)
+    evaluation = DataSource("npz", str(model.with_name(SAMPLE_EVALUATION.name)), samples=8)
+    recipe = QuantRecipe(model=str(model), output=str(tmp_path / "q1.onnx"), mode="dynamic")
+    queue.workflow.quantize(document, recipe, evaluation, "auto", "openvino")
+    again = dataclasses.replace(recipe, output=str(tmp_path / "q2.onnx"))
+    queue.workflow.quantize(document, again, evaluation)
+    for job in queue.pending[:2]:  # the quantizations run; the analyses they chain are kept
+        queue.pending.remove(job)
+        job.start(default_launcher())
+        job.wait(300)
+        queue.workflow.job_finished(job)
+    judged = [r for r in queue.started if isinstance(r, AnalyzeRecipe)]
+    assert [r.target for r in judged] == ["openvino", "cpu"]
 
 
 @pytest.mark.e2e

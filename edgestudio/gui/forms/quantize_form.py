@@ -147,6 +147,15 @@ class QuantizeDialog(JobDialog):
             "CTC text, tokens, embeddings, detection, signal); the analysis "
             "says which and why"
         )
+        # Where the analysis judges the result, declared once on AnalyzeRecipe: the target the
+        # result is quantized for, unless another runtime is chosen (OpenVINO's).
+        judge_field, judge_option = next(
+            (f, o) for f, o in declared_options(AnalyzeRecipe) if f.name == "target"
+        )
+        self._judge_field = judge_field
+        self._judge_label = judge_option.label
+        self.judge_box = option_widget(judge_field, judge_option, base.target)
+        self.judge_box.setObjectName("judge_on")
         self.eval_note = QLabel()
         self.eval_note.setObjectName("eval_note")
         self.eval_note.setWordWrap(True)
@@ -161,6 +170,7 @@ class QuantizeDialog(JobDialog):
 
         form.addRow(self.analyze, self.eval_path)
         form.addRow(metric_option.label, self.metric_box)
+        form.addRow(self._judge_label, self.judge_box)
         form.addRow("", self.eval_note)
         form.addRow("Output:", self.output)
         form.addRow("Command:", self.command)
@@ -197,6 +207,10 @@ class QuantizeDialog(JobDialog):
             p.changed.connect(self.refresh)
         self.samples.valueChanged.connect(self.refresh)
         self.mode.currentIndexChanged.connect(self._suggest_output)
+        # a result quantized for a target is judged there unless another runtime is chosen
+        typing.cast(QComboBox, self.options["target"]).currentTextChanged.connect(
+            typing.cast(QComboBox, self.judge_box).setCurrentText
+        )
         self.refresh()
 
     def _box_layout(self, group: str) -> QFormLayout:
@@ -297,6 +311,10 @@ class QuantizeDialog(JobDialog):
         """The task metric the analysis judges by (``auto``: detected)."""
         return str(widget_value(self._metric_field, self.metric_box))
 
+    def analyze_target(self) -> str:
+        """Where the analysis judges the result (the quantization's target by default)."""
+        return str(widget_value(self._judge_field, self.judge_box))
+
     def analyze_data(self) -> DataSource | None:
         """The evaluation data to analyze the result on (None: do not analyze)."""
         if not self.analyze.isChecked():
@@ -339,6 +357,7 @@ class QuantizeDialog(JobDialog):
         method = typing.cast(QComboBox, self.options["calib_method"]).currentText()
         self.options["percentile"].setEnabled(mode.calibrated and method == "percentile")
         self.metric_box.setEnabled(self.analyze.isChecked())
+        self.judge_box.setEnabled(self.analyze.isChecked())
         errors, warnings, notes = self.problems()
         self.eval_note.setText(self._eval_note())
         parts = [f"<p style='color:#b3261e'>✖ {html.escape(e)}</p>" for e in errors]

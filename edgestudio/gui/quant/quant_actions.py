@@ -65,7 +65,11 @@ class QuantActions:
         )
         dialog.accepted.connect(
             lambda: self.start_quantization(
-                doc, dialog.recipe(), dialog.analyze_data(), dialog.analyze_metric()
+                doc,
+                dialog.recipe(),
+                dialog.analyze_data(),
+                dialog.analyze_metric(),
+                dialog.analyze_target(),
             )
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -78,9 +82,11 @@ class QuantActions:
         recipe: QuantRecipe,
         analyze_on: DataSource | None,
         metric: str = "auto",
+        judge_on: str = "",
     ) -> QuantRun:
-        """Submit a quantization (and, when it succeeds, its analysis) for ``doc``."""
-        return self.window.workflow.quantize(doc.document, recipe, analyze_on, metric)
+        """Submit a quantization (and, when it succeeds, its analysis) for ``doc``; judged
+        on ``judge_on`` ("": the target it is quantized for)."""
+        return self.window.workflow.quantize(doc.document, recipe, analyze_on, metric, judge_on)
 
     def requantize_form(self, doc: DocumentView, request: tuple[QuantRun, list[str]]) -> None:
         """The Quantize form prefilled from a run, with its worst layers excluded."""
