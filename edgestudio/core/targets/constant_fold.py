@@ -35,7 +35,10 @@ def _static_shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
     """Tensor name → its dims, for every tensor whose dims shape inference fixed."""
     import onnx
 
-    inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except Exception:  # over 2 GB in memory, an operator onnx cannot infer: no shape known
+        return {}
     shapes = {}
     graph = inferred.graph
     for value in [*graph.input, *graph.value_info, *graph.output]:
