@@ -148,7 +148,7 @@ def markdown(rows: list[Row]) -> str:
         f"**{whole} of {len(judged)} models wholly on the NPU after the fixes** "
         f"({100 * whole / max(1, len(judged)):.0f} %; goal ≥ 80 %). Cells read nodes on the "
         "NPU / compute nodes (the graph-edge Q and DQ the provider leaves to the CPU by design "
-        "are not counted, nor nodes onnxruntime folded away once the sizes were fixed).",
+        "are not counted, nor nodes folded away once the sizes were fixed, by onnxruntime or the fix).",
     ]
     return "\n".join(lines) + "\n"
 

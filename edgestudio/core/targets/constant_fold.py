@@ -93,10 +93,11 @@ def _evaluate(
     return dict(zip(wanted, session.run(wanted, {}), strict=True))
 
 
-def fold_constants(model: onnx.ModelProto) -> int:
+def fold_constants(model: onnx.ModelProto) -> list[tuple[str, str]]:
     """Replace in ``model`` every node whose value is fixed by its (now static) input sizes
-    with that value, DequantizeLinear nodes at the boundary kept; the number of nodes folded
-    (0, and ``model`` unchanged, when nothing is constant or the values cannot be computed)."""
+    with that value, DequantizeLinear nodes at the boundary kept; the nodes folded, each its
+    name (``OpType_index`` when it has none) and operator (none, and ``model`` unchanged, when
+    nothing is constant or the values cannot be computed)."""
     import onnx
 
     graph = model.graph
@@ -132,14 +133,18 @@ def fold_constants(model: onnx.ModelProto) -> int:
     wanted = sorted({o for n in computed for o in n.output if o in read})
     values = {k: v for k, v in shape_of.items() if k in read}
     if not wanted and not values:
-        return 0
+        return []
     try:
         values.update(_evaluate(model, computed, shape_of, wanted) if wanted else {})
     except Exception:  # a kernel onnxruntime cannot run on its own: the model is left as it is
-        return 0
+        return []
     initial = {i.name for i in graph.initializer}
     kept = [n for k, n in enumerate(graph.node) if k not in folded_set or k in boundary]
-    removed = len(graph.node) - len(kept)
+    removed = [
+        (n.name or f"{n.op_type}_{k}", n.op_type)
+        for k, n in enumerate(graph.node)
+        if k in folded_set and k not in boundary
+    ]
     del graph.node[:]
     graph.node.extend(kept)
     graph.initializer.extend(

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.progress import Reporter
 from edgestudio.core.targets.target_recipe import (
+    FOLDED,
+    NodePlacement,
     TargetCheck,
     TargetCheckRecipe,
     TargetCompile,
@@ -19,6 +21,8 @@ from edgestudio.core.targets.target_recipe import (
 
 if TYPE_CHECKING:
     import onnx
+
+FOLDED_BY_FIX = "computed once from the fixed sizes: folded into a constant by the fix"
 
 
 def dynamic_inputs(model: onnx.ModelProto) -> list[str]:
@@ -67,7 +71,14 @@ def _fix_output_shapes(model: onnx.ModelProto) -> None:
             output.type.tensor_type.shape.CopyFrom(known.type.tensor_type.shape)
 
 
-def fixed_copy(path: Path, sizes: dict[str, list[int]], out: Path) -> list[str]:
+class FixedCopy(NamedTuple):
+    """What :func:`fixed_copy` changed: in words, and the nodes it folded (name, operator)."""
+
+    fixes: list[str]
+    folded: list[tuple[str, str]]
+
+
+def fixed_copy(path: Path, sizes: dict[str, list[int]], out: Path) -> FixedCopy:
     """``path`` written to ``out`` with every input's dims fixed to ``sizes``, the output
     shapes that follow (onnxruntime's own tools) and what became constant folded, QDQ kept;
     what was fixed, in words."""
@@ -87,9 +98,11 @@ def fixed_copy(path: Path, sizes: dict[str, list[int]], out: Path) -> list[str]:
     _fix_output_shapes(model)
     folded = fold_constants(model)
     if folded:
-        fixed.append(f"{folded} nodes computed once from the fixed sizes (folded into constants)")
+        fixed.append(
+            f"{len(folded)} nodes computed once from the fixed sizes (folded into constants)"
+        )
     onnx.save(model, str(out))
-    return fixed
+    return FixedCopy(fixed, folded)
 
 
 def run_target_check(recipe: TargetCheckRecipe, reporter: Reporter, staging: Path) -> JobReport:
@@ -112,9 +125,13 @@ def run_target_check(recipe: TargetCheckRecipe, reporter: Reporter, staging: Pat
         sizes = {e.name: [int(d) for d in e.shape] for e in spec.inputs}
         with tempfile.TemporaryDirectory(dir=staging) as scratch:
             fixed = Path(scratch) / "fixed.onnx"
-            check.fixes = fixed_copy(path, sizes, fixed)
+            made = fixed_copy(path, sizes, fixed)
+            check.fixes = made.fixes
             reporter.stage("Checking again with the dims fixed", 0.6)
-            check.after = qnn_htp.placement(fixed, recipe.htp_arch)
+            after = qnn_htp.placement(fixed, recipe.htp_arch)
+            # the nodes the fix folded are in the model the user has: placed as folded
+            after.nodes += [NodePlacement(n, op, FOLDED, FOLDED_BY_FIX) for n, op in made.folded]
+            check.after = after
         reporter.log(f"With {', '.join(check.fixes)}: {check.after.text()}")
     for reason, count in check.final.reasons().items():
         reporter.log(f"  {count} node(s) on the CPU: {reason}")
@@ -145,7 +162,7 @@ def run_target_compile(recipe: TargetCompileRecipe, reporter: Reporter, staging:
             source = Path(scratch) / "fixed.onnx"
             fixes = fixed_copy(
                 path, {e.name: [int(d) for d in e.shape] for e in spec.inputs}, source
-            )
+            ).fixes
         reporter.stage(f"Compiling with {provider} for HTP v{recipe.htp_arch}", 0.2)
         options = qnn_htp.session_options(recipe.htp_arch, fallback=False)
         options.add_session_config_entry("ep.context_enable", "1")

@@ -166,7 +166,7 @@ class Placement:
             return f"no session: {self.session_error}"
         folded = sum(1 for n in self.nodes if n.placed == FOLDED)
         return f"{self.on_target} of {len(self.nodes)} nodes on the target" + (
-            f", {folded} folded away by onnxruntime" if folded else ""
+            f", {folded} folded away (constants once the sizes are fixed)" if folded else ""
         )
 
     def reasons(self) -> dict[str, int]:

@@ -96,7 +96,10 @@ def test_a_placement_counts_and_groups_the_reasons() -> None:
     assert again == check and again.placement_map()["conv"] == ON_TARGET
     assert Placement(session_error="NHWC node not selected").text().startswith("no session")
     folded = Placement([*placement.nodes[1:2], NodePlacement("shape", "Shape", FOLDED, "folded")])
-    assert folded.text() == "1 of 2 nodes on the target, 1 folded away by onnxruntime"
+    assert (
+        folded.text()
+        == "1 of 2 nodes on the target, 1 folded away (constants once the sizes are fixed)"
+    )
     assert folded.whole  # a folded node runs nowhere: it keeps no node off the target
 
 
@@ -489,7 +492,7 @@ def test_a_dim_name_shared_by_two_sizes_is_fixed_where_it_stands(tmp_path: Path)
     src, out = tmp_path / "paddle.onnx", tmp_path / "fixed.onnx"
     onnx.save(model, str(src))
     assert dynamic_inputs(model) == ["x"]
-    assert fixed_copy(src, {"x": [1, 3, 48, 192]}, out) == ["x fixed to 1x3x48x192"]
+    assert fixed_copy(src, {"x": [1, 3, 48, 192]}, out).fixes == ["x fixed to 1x3x48x192"]
     fixed = onnx.load(str(out)).graph
     for value in (fixed.input[0], fixed.output[0]):
         assert [d.dim_value for d in value.type.tensor_type.shape.dim] == [1, 3, 48, 192]
