@@ -1,5 +1,5 @@
 """The recovery table's NPU columns: each model quantized for Qualcomm's Hexagon NPU
-(``quantize --target qnn-htp``: onnxruntime's QNN config, per-channel weights, 8- and 16-bit) and its
+(``quantize --target qnn-htp``: onnxruntime's QNN config, per-channel int8 weights, 8- and 16-bit activations) and its
 task figure judged in the NPU's own arithmetic (``analyze --target qnn-htp``: onnxruntime-qnn's
 HTP backend emulating the NPU on this x86 machine, CPU fallback off) beside the CPU's figure
 for the very same model.
@@ -30,8 +30,10 @@ from tests.benchmarks.recovery_table import CASES, Case, _data, _pct
 from tests.realmodels.corpus import cache_dir
 
 # (label, activations, weights), all per-channel: per-tensor weights read 0 % of the held-out
-# lines on both recognisers, on the NPU and on the CPU alike
-RECIPES = (("A8W8", "uint8", "int8"), ("A16W8", "uint16", "int8"), ("A16W16", "uint16", "int16"))
+# lines on both recognisers, on the NPU and on the CPU alike. A16W16 (what recovers the
+# recognisers on the CPU) is left out: one analysis of PP-OCRv4 rec on 24 lines ran over 11
+# minutes on the emulated NPU here (every line width a session of its own) without finishing.
+RECIPES = (("A8W8", "uint8", "int8"), ("A16W8", "uint16", "int8"))
 TIMEOUT = 3600
 
 
@@ -109,7 +111,7 @@ HEADER = (
     + " | ".join(
         f"{label} per-channel for the NPU: on the NPU / on the CPU" for label, *_ in RECIPES
     )
-    + " | time |\n|---|---|---|---|---|---|---|"
+    + " | time |\n|---|---|---|---|---|---|"
 )
 
 
