@@ -58,6 +58,17 @@ def _shape_value(node: onnx.NodeProto, dims: list[int]) -> np.ndarray:
     return np.array(dims[start:end], dtype=np.int64)
 
 
+def _reads(node: onnx.NodeProto) -> set[str]:
+    """The names ``node`` reads: its inputs, and what the nodes of its subgraphs (an If's
+    branches, a Loop's body) read, outer-scope values among them."""
+    names = set(node.input)
+    for attribute in node.attribute:
+        for graph in [attribute.g, *attribute.graphs]:
+            for inner in graph.node:
+                names |= _reads(inner)
+    return names
+
+
 def _evaluate(
     model: onnx.ModelProto,
     nodes: list[onnx.NodeProto],
@@ -116,7 +127,7 @@ def fold_constants(model: onnx.ModelProto) -> list[tuple[str, str]]:
         constant.update(node.output)
     folded_set = set(folded)
     outputs = {o.name for o in graph.output}
-    read = outputs | {i for k, n in enumerate(graph.node) if k not in folded_set for i in n.input}
+    read = outputs | {i for k, n in enumerate(graph.node) if k not in folded_set for i in _reads(n)}
     # A DQ the rest of the graph reads stays (a weight's, or the last of a constant chain):
     # its quantized input becomes an initializer, as a weight's is.
     boundary = {
@@ -150,7 +161,7 @@ def fold_constants(model: onnx.ModelProto) -> list[tuple[str, str]]:
     graph.initializer.extend(
         onnx.numpy_helper.from_array(v, name) for name, v in values.items() if name not in initial
     )
-    still_read = outputs | {i for n in graph.node for i in n.input}
+    still_read = outputs | {i for n in graph.node for i in _reads(n)}
     unread = [i for i in graph.initializer if i.name not in still_read]
     for init in unread:
         graph.initializer.remove(init)

@@ -117,3 +117,53 @@ def test_a_range_on_the_fixed_sizes_is_refused_until_folded(tmp_path: Path) -> N
     # the folded nodes are in the model the user has: placed as folded, not missing
     placed = {n.node: n.placed for n in check.after.nodes}
     assert placed["range"] == "folded" and len(placed) == 13
+
+
+def test_a_value_a_branch_reads_from_outside_stays_once_folded() -> None:
+    """An If's branches read the outer graph's values by name: a folded value they read is
+    kept, as an initializer, and the model still loads and computes the same."""
+    import onnxruntime as ort
+    from onnxruntime.tools.onnx_model_utils import make_input_shape_fixed
+
+    one = numpy_helper.from_array(np.array(1, np.int64), "one")
+    branches = {
+        op: helper.make_graph(
+            [helper.make_node(op, ["x", "width_f"], [f"y_{op}"], name=f"in_{op}")],
+            op,
+            [],
+            [helper.make_tensor_value_info(f"y_{op}", TensorProto.FLOAT, [1, "w"])],
+        )
+        for op in ("Add", "Sub")
+    }
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+        helper.make_node("Gather", ["shape", "one"], ["width"], name="width", axis=0),
+        helper.make_node("Cast", ["width"], ["width_f"], name="cast", to=TensorProto.FLOAT),
+        helper.make_node(
+            "If",
+            ["cond"],
+            ["y"],
+            name="if",
+            then_branch=branches["Add"],
+            else_branch=branches["Sub"],
+        ),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "branches",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "w"]),
+            helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "w"])],
+        [one],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    make_input_shape_fixed(model.graph, "x", [1, 5])
+    assert [op for _, op in fold_constants(model)] == ["Shape", "Gather", "Cast"]
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = np.arange(5, dtype=np.float32)[None]
+    for cond, expected in ((True, x + 5), (False, x - 5)):
+        got = session.run(None, {"x": x, "cond": np.array(cond)})[0]
+        np.testing.assert_array_equal(got, expected)
