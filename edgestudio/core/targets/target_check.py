@@ -105,6 +105,19 @@ def fixed_copy(path: Path, sizes: dict[str, list[int]], out: Path) -> FixedCopy:
     return FixedCopy(fixed, folded)
 
 
+def _cpu_refusal(path: Path) -> str:
+    """Why onnxruntime's CPU session does not load ``path`` ("" when it does)."""
+    import onnxruntime as ort
+
+    from edgestudio.core.model.validate import short
+
+    try:
+        ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        return short(exc)
+    return ""
+
+
 def run_target_check(recipe: TargetCheckRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """Check ``recipe.model`` on its target: as it is, then with its dynamic dims fixed."""
     from edgestudio.core.inputs.input_probe import job_inputs
@@ -129,6 +142,13 @@ def run_target_check(recipe: TargetCheckRecipe, reporter: Reporter, staging: Pat
             check.fixes = made.fixes
             reporter.stage("Checking again with the dims fixed", 0.6)
             after = qnn_htp.placement(fixed, recipe.htp_arch)
+            broken = _cpu_refusal(fixed) if after.session_error else ""
+            if broken:  # the fix's doing, not the provider's: say so, and the way around it
+                after.session_error = (
+                    f"with its sizes fixed the model no longer loads, even on the CPU ({broken}): "
+                    "a branch or shape written for other sizes; check it as it is "
+                    "(--keep-dynamic) or give the sizes it runs at (--shape)"
+                )
             # the nodes the fix folded are in the model the user has: placed as folded
             after.nodes += [NodePlacement(n, op, FOLDED, FOLDED_BY_FIX) for n, op in made.folded]
             check.after = after

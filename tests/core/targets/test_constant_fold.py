@@ -167,3 +167,45 @@ def test_a_value_a_branch_reads_from_outside_stays_once_folded() -> None:
     for cond, expected in ((True, x + 5), (False, x - 5)):
         got = session.run(None, {"x": x, "cond": np.array(cond)})[0]
         np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.e2e
+def test_a_model_the_fixed_sizes_break_is_said_to_be_broken_by_them(tmp_path: Path) -> None:
+    """A branch written for other sizes (a Squeeze of the dim being fixed) fails onnxruntime's
+    shape inference once the sizes are fixed: the check says the fix broke it and the way
+    around, rather than a provider error."""
+    from edgestudio.core.targets.target_recipe import TargetCheck, TargetCheckRecipe
+    from edgestudio.jobs.scheduler import run_job
+
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    then = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y_then"], name="same")],
+        "then",
+        [],
+        [helper.make_tensor_value_info("y_then", TensorProto.FLOAT, None)],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Squeeze", ["x", "axes"], ["y_else"], name="squeeze")],
+        "else",
+        [],
+        [helper.make_tensor_value_info("y_else", TensorProto.FLOAT, None)],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("If", ["cond"], ["y"], name="if", then_branch=then, else_branch=other)],
+        "sizes",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "n"]),
+            helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [axes],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    src = tmp_path / "sizes.onnx"
+    onnx.save(model, str(src))
+    job = run_job(TargetCheckRecipe(model=str(src), shapes=("x=1x2",), ranges=("cond=ones",)))
+    assert job.report is not None, job.error
+    after = job.report.result_as(TargetCheck).after
+    assert after is not None and "no longer loads, even on the CPU" in after.session_error
+    assert "--keep-dynamic" in after.session_error
