@@ -72,7 +72,10 @@ def row(case: Case, work: Path) -> str:
     source = cache_dir() / f"{case.model}.onnx"
     if not source.is_file():
         return f"| {case.model} | not in the corpus cache (make realmodels) |"
-    split = _data(case, work, source)
+    try:
+        split = _data(case, work, source)
+    except FileNotFoundError as exc:  # a generator's tool missing here (espeak-ng: make sysdeps)
+        return f"| {case.model} | {case.data}: cannot be made here ({exc}) |"
     if split.held_calib is not None and split.held_out is not None:
         calib, judge, said = split.held_calib, split.held_out, "held-out generator: 16 / 24"
     else:
