@@ -238,7 +238,7 @@ def speech_clips(folder: Path, count: int = 8, seed: int = 4, rate: int = 16000)
     from edgestudio.core.inputs.media_data import read_audio
 
     if shutil.which("espeak-ng") is None:
-        raise FileNotFoundError("espeak-ng is not installed (make sysdeps)")
+        raise FileNotFoundError("espeak-ng is not installed (make realmodels)")
     rng = np.random.default_rng(seed)
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
