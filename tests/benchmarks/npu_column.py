@@ -52,7 +52,7 @@ def _figure(
         timeout=TIMEOUT,
     )
     if job.state is not JobState.SUCCEEDED or job.report is None:
-        return None, (job.error or job.state.value).strip().splitlines()[0][:160]
+        return None, (job.error or job.state.value).strip().splitlines()[0][:400]
     analysis = job.report.result_as(Analysis)
     figures = {f.key: f.value for f in (analysis.task.figures if analysis.task else [])}
     if case.figure not in figures:
@@ -78,6 +78,8 @@ def row(case: Case, work: Path) -> str:
         return f"| {case.model} | {case.data}: cannot be made here ({exc}) |"
     if split.held_calib is not None and split.held_out is not None:
         calib, judge, said = split.held_calib, split.held_out, "held-out generator: 16 / 24"
+    elif split.held_out is not None:  # audio: the held-out voices judge, corpus clips calibrate
+        calib, judge, said = split.small, split.held_out, "corpus 16 / held-out generator's clips"
     else:
         calib, judge, said = split.small, split.evaluation, "corpus (no second generator): 16 / 40"
     started = time.perf_counter()
