@@ -16,17 +16,13 @@ corpus, ``make realmodels``, and onnxruntime-qnn, which ``make`` installs on x86
 
 from __future__ import annotations
 
-import argparse
-import tempfile
 import time
 from pathlib import Path
 
-from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
-from edgestudio.core.quant.quant_results import Analysis
+from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job
-from tests.benchmarks.recovery_table import CASES, Case, _data, _pct
+from tests.benchmarks.recovery_table import Case, _data, _pct, table_main, task_figure
 from tests.realmodels.corpus import cache_dir
 
 # (label, activations, weights), all per-channel: per-tensor weights read 0 % of the held-out
@@ -35,29 +31,6 @@ from tests.realmodels.corpus import cache_dir
 # minutes on the emulated NPU here (every line width a session of its own) without finishing.
 RECIPES = (("A8W8", "uint8", "int8"), ("A16W8", "uint16", "int8"))
 TIMEOUT = 3600
-
-
-def _figure(
-    source: Path, quant: Path, data: DataSource, case: Case, target: str
-) -> tuple[float | None, str]:
-    """The case's task figure for ``quant`` judged on ``target``, or why there is none."""
-    job = run_job(
-        AnalyzeRecipe(
-            float_model=str(source),
-            quant_model=str(quant),
-            data=data,
-            shapes=case.shapes,
-            target=target,
-        ),
-        timeout=TIMEOUT,
-    )
-    if job.state is not JobState.SUCCEEDED or job.report is None:
-        return None, (job.error or job.state.value).strip().splitlines()[0][:400]
-    analysis = job.report.result_as(Analysis)
-    figures = {f.key: f.value for f in (analysis.task.figures if analysis.task else [])}
-    if case.figure not in figures:
-        return None, f"no {case.figure} figure"
-    return figures[case.figure], ""
 
 
 def _cell(npu: tuple[float | None, str], cpu: tuple[float | None, str]) -> str:
@@ -104,8 +77,8 @@ def row(case: Case, work: Path) -> str:
         if job.state is not JobState.SUCCEEDED:
             cells.append(f"quantize failed: {(job.error or '').splitlines()[0][:120]}")
             continue
-        npu = _figure(source, out, judge, case, "qnn-htp")
-        cpu = _figure(source, out, judge, case, "cpu")
+        npu = task_figure(source, out, judge, case.figure, case.shapes, "qnn-htp")
+        cpu = task_figure(source, out, judge, case.figure, case.shapes, "cpu")
         cells.append(_cell(npu, cpu))
     took = time.perf_counter() - started
     return f"| {case.model} | {case.figure} | {said} | {' | '.join(cells)} | {took / 60:.1f} min |"
@@ -121,21 +94,8 @@ HEADER = (
 
 
 def main() -> None:
-    """Every case (or ``--only`` ones), a row each, as they finish."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--only", nargs="*", default=[])
-    parser.add_argument("--markdown", type=Path)
-    args = parser.parse_args()
-    rows = [HEADER]
-    print(HEADER, flush=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        for case in CASES:
-            if args.only and case.model not in args.only:
-                continue
-            rows.append(row(case, Path(tmp)))
-            print(rows[-1], flush=True)
-            if args.markdown:  # written as rows finish: a long run keeps what it measured
-                args.markdown.write_text("\n".join(rows) + "\n")
+    """The NPU columns."""
+    table_main(__doc__ or "", HEADER, row)
 
 
 if __name__ == "__main__":

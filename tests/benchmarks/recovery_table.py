@@ -33,7 +33,6 @@ import onnx
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis
-from edgestudio.core.serialise import from_json
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job
 from tests.realmodels import heldout_data, realdata
@@ -212,18 +211,35 @@ def _data(case: Case, work: Path, source: Path) -> Split:
     )
 
 
+def task_figure(
+    source: Path,
+    quant: Path,
+    data: DataSource,
+    key: str,
+    shapes: tuple[str, ...],
+    target: str = "cpu",
+) -> tuple[float | None, str]:
+    """The task figure ``key`` of ``quant`` judged on ``data`` on ``target``, or why there is
+    none (the analysis failed or gave no such figure)."""
+    job = run_job(
+        AnalyzeRecipe(
+            float_model=str(source), quant_model=str(quant), data=data, shapes=shapes, target=target
+        ),
+        timeout=3600,
+    )
+    if job.state is not JobState.SUCCEEDED or job.report is None:
+        return None, (job.error or job.state.value).strip().splitlines()[0][:400]
+    analysis = job.report.result_as(Analysis)
+    figures = {f.key: f.value for f in (analysis.task.figures if analysis.task else [])}
+    if key not in figures:
+        return None, f"no {key} figure"
+    return figures[key], ""
+
+
 def _figure(
     source: Path, quant: Path, data: DataSource, key: str, shapes: tuple[str, ...]
 ) -> float | None:
-    job = run_job(
-        AnalyzeRecipe(float_model=str(source), quant_model=str(quant), data=data, shapes=shapes),
-        timeout=1800,
-    )
-    if job.state is not JobState.SUCCEEDED or job.report is None:
-        return None
-    analysis = from_json(Analysis, job.report.details)
-    figures = {f.key: f.value for f in (analysis.task.figures if analysis.task else [])}
-    return figures.get(key)
+    return task_figure(source, quant, data, key, shapes)[0]
 
 
 def _tune(
@@ -368,22 +384,28 @@ HEADER = (
 )
 
 
-def main() -> None:
-    """Every case (or ``--only`` ones), a row each, as they finish."""
-    parser = argparse.ArgumentParser(description=__doc__)
+def table_main(description: str, header: str, make_row: Callable[[Case, Path], str]) -> None:
+    """Every case (or ``--only`` ones), a row each, printed as they finish and, with
+    ``--markdown``, written after each (a long run keeps what it measured)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--only", nargs="*", default=[])
     parser.add_argument("--markdown", type=Path)
     args = parser.parse_args()
-    rows = [HEADER]
-    print(HEADER, flush=True)
+    rows = [header]
+    print(header, flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for case in CASES:
             if args.only and case.model not in args.only:
                 continue
-            rows.append(row(case, Path(tmp)))
+            rows.append(make_row(case, Path(tmp)))
             print(rows[-1], flush=True)
-    if args.markdown:
-        args.markdown.write_text("\n".join(rows) + "\n")
+            if args.markdown:
+                args.markdown.write_text("\n".join(rows) + "\n")
+
+
+def main() -> None:
+    """The recovery table."""
+    table_main(__doc__ or "", HEADER, row)
 
 
 if __name__ == "__main__":

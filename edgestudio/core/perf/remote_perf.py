@@ -100,6 +100,23 @@ async def _open(
     return runner, info
 
 
+async def _open_for(
+    link: RunnerLink, provider: str, reporter: Reporter
+) -> tuple[str, dict[str, Any]]:
+    """:func:`_open`, then an error unless the device can run models with ``provider``."""
+    runner, info = await _open(link, reporter, 0.05)
+    device = link.device
+    problems = problems_of(device, info)
+    if problems:
+        raise DeviceError(problems[0])
+    if provider not in info.get("providers", []):
+        raise DeviceError(
+            f"{provider} is not in {device.name}'s onnxruntime {info.get('onnxruntime')} "
+            f"(it has {', '.join(info.get('providers', []))})."
+        )
+    return runner, info
+
+
 async def _check(device: Device, reporter: Reporter) -> dict[str, Any]:
     async with open_link(device) as link:
         _, info = await _open(link, reporter, 0.1)
@@ -327,16 +344,7 @@ async def _profile(
     reporter: Reporter,
 ) -> tuple[list[dict[str, Any]], str]:
     async with open_link(device) as link:
-        runner, info = await _open(link, reporter, 0.05)
-        problems = problems_of(device, info)
-        if problems:
-            raise DeviceError(problems[0])
-        if provider not in info.get("providers", []):
-            raise DeviceError(
-                f"{provider} is not in {device.name}'s onnxruntime "
-                f"{info.get('onnxruntime')} (it has "
-                f"{', '.join(info.get('providers', []))})."
-            )
+        runner, info = await _open_for(link, provider, reporter)
         request = {
             "op": "profile",
             "model": await copy_model(link, model, int(info["free_bytes"]), reporter, 0.1),
@@ -384,15 +392,7 @@ async def _outputs(
     import base64
 
     async with open_link(device) as link:
-        runner, info = await _open(link, reporter, 0.05)
-        problems = problems_of(device, info)
-        if problems:
-            raise DeviceError(problems[0])
-        if provider not in info.get("providers", []):
-            raise DeviceError(
-                f"{provider} is not in {device.name}'s onnxruntime {info.get('onnxruntime')} "
-                f"(it has {', '.join(info.get('providers', []))})."
-            )
+        runner, info = await _open_for(link, provider, reporter)
         request = {
             "op": "run",
             "model": await copy_model(link, model, int(info["free_bytes"]), reporter, 0.1),

@@ -341,7 +341,7 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
         )
         if recipe.target != "cpu":
             reporter.stage(f"Running the quantized model on {deploy.where}", 0.7)
-        deploy.run_all([dict(sample) for sample in samples], scaled(reporter, 0.7, 0.9))
+        deploy.run_all(samples, scaled(reporter, 0.7, 0.9))
         outcome = _OutputComparison(float_outputs, recipe.tolerance)
         for k, sample in enumerate(samples):
             f_vals = store.get(k)

@@ -12,6 +12,7 @@ import contextlib
 import gc
 import sys
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,16 +155,18 @@ class Deployed:
             self._model_file = self.scratch / path.name
             self._model_file.write_bytes(exposing(model, self.outputs))
 
-    def run_all(self, samples: list[dict[str, np.ndarray]], reporter: Reporter) -> None:
+    def run_all(self, samples: Iterable[Mapping[str, np.ndarray]], reporter: Reporter) -> None:
         """In another runtime, every sample at once (one request, the model loaded once);
-        :meth:`run` then hands their outputs back in order. Nothing to do elsewhere."""
+        :meth:`run` then hands their outputs back in order. Nothing to do elsewhere (the
+        samples are not even read)."""
         if self.target not in RUNTIME_TARGETS:
             return
         from edgestudio.core.perf.remote_perf import outputs_on_device
 
         started = time.perf_counter()
+        feeds = [dict(sample) for sample in samples]
         values = outputs_on_device(
-            self.device, self._model_file, samples, self.provider, self.outputs, reporter
+            self.device, self._model_file, feeds, self.provider, self.outputs, reporter
         )
         self.seconds = time.perf_counter() - started
         self._ready = [dict(zip(self.outputs, v, strict=True)) for v in values]

@@ -16,19 +16,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from edgestudio.core.model.graph_ir import NONDETERMINISTIC_OPS
+
 if TYPE_CHECKING:
     import numpy as np
     import onnx
-
-# Never folded: their value is not a function of their inputs alone.
-_NOT_CONSTANT = {
-    "RandomNormal",
-    "RandomUniform",
-    "RandomNormalLike",
-    "RandomUniformLike",
-    "Multinomial",
-    "Bernoulli",
-}
 
 
 def _static_shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
@@ -117,7 +109,8 @@ def fold_constants(model: onnx.ModelProto) -> list[tuple[str, str]]:
     shape_of: dict[str, np.ndarray] = {}  # Shape outputs, computed here from the fixed dims
     folded: list[int] = []  # indices of the nodes whose value is constant
     for index, node in enumerate(graph.node):
-        if node.op_type in _NOT_CONSTANT or any(a.g.node or a.graphs for a in node.attribute):
+        has_body = any(a.g.node or a.graphs for a in node.attribute)  # an If, a Loop: kept
+        if node.op_type in NONDETERMINISTIC_OPS or has_body:
             continue
         if node.op_type == "Shape" and node.input[0] in shapes:
             shape_of[node.output[0]] = _shape_value(node, shapes[node.input[0]])
