@@ -223,13 +223,7 @@ def run(args: argparse.Namespace) -> int:
             )
         else:
             print_winner_checks(tuner, winner)
-            verdict = (
-                "meets the goal on one split only (not confirmed)"
-                if winner.number in tuner.unconfirmed
-                else "meets the goal"
-                if winner.met
-                else "is the closest: the goal is out of reach with these recipes and this data"
-            )
+            verdict = tuner.verdict_of(winner)
 
             out = args.output or str(
                 Path(args.model).with_name(f"{Path(args.model).stem}_tuned.onnx")
@@ -274,6 +268,7 @@ def print_candidates(tuner: Tuner) -> None:
             "recipe",
             "excluded",
             goal.metric,
+            "at 2× error",
             "meets",
             "median ms",
             "vs float",
@@ -286,7 +281,8 @@ def print_candidates(tuner: Tuner) -> None:
                 c.recipe.title().removeprefix("Quantize: "),
                 len(c.recipe.exclude),
                 show_value(goal, c.goal_value),
-                "yes" if c.met else "",
+                show_value(goal, c.doubled_value),
+                tuner.meets_word(c),
                 figure(c.latency_ms, ".3f"),
                 speed_vs_float(c.latency_ms, tuner.float_latency_ms) or "-",
                 figure(None if c.quant_bytes is None else c.quant_bytes / 1024, ".1f"),
@@ -301,6 +297,7 @@ def print_candidates(tuner: Tuner) -> None:
                 "",
                 "",
                 "",
+                "",
                 figure(tuner.float_latency_ms, ".3f"),
                 "1.00× float",
                 figure(tuner.float_bytes / 1024, ".1f"),
@@ -309,7 +306,7 @@ def print_candidates(tuner: Tuner) -> None:
         ],
         title=f"{len(tuner.candidates)} candidates, goal {goal.text()}, "
         f"objective {tuner.settings.objective}",
-        numeric=(0, 2, 3, 5, 7),
+        numeric=(0, 2, 3, 4, 6, 8),
     )
 
 
@@ -326,6 +323,8 @@ def print_winner_checks(tuner: Tuner, winner: Candidate) -> None:
                 print(f"split check: {fold_text(candidate, check, goal)}")
     if tuner.split_note(winner):
         print(f"split check: {tuner.split_note(winner)}")
+    if tuner.headroom_note(winner):
+        print(f"headroom: {tuner.headroom_note(winner)}")
     advice = tuner.calibration_advice(winner)
     if advice:
         print(f"calibration curve of #{winner.number}: {advice}")

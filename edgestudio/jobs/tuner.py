@@ -32,6 +32,7 @@ from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.quant.tune import (
     Candidate,
     TuneSettings,
+    headroom_text,
     latency_ties,
     pick_winner,
     slower_than_float_text,
@@ -117,6 +118,8 @@ def tuner_summary(tuner: Tuner) -> dict[str, Any]:
         "checks": to_json(tuner.checks),
         "unconfirmed": sorted(tuner.unconfirmed),
         "split_note": tuner.split_note(winner) if winner else "",
+        "headroom_note": tuner.headroom_note(winner) if winner else "",
+        "verdict": tuner.verdict_of(winner) if winner else "",
         "calibration_advice": tuner.calibration_advice(winner) if winner else "",
         "slower_than_float": slower_than_float_text(winner, tuner.float_latency_ms)
         if winner
@@ -254,6 +257,29 @@ class Tuner:
             return confirmed
         return self.candidates
 
+    def meets_word(self, candidate: Candidate) -> str:
+        """The *meets* cell of a candidate: "yes", "one split only", "no headroom" or ""."""
+        if not candidate.met:
+            return ""
+        if candidate.number in self.unconfirmed:
+            return "one split only"
+        return "no headroom" if candidate.holds is False else "yes"
+
+    def verdict_of(self, winner: Candidate) -> str:
+        """What the winner is, in words: it meets the goal (confirmed, on one split only, or
+        without headroom), or it is only the closest."""
+        if not winner.met:
+            return "is the closest: no recipe tried meets the goal on this data"
+        if winner.number in self.unconfirmed:
+            return "meets the goal on one split only (not confirmed)"
+        if winner.holds is False:
+            return "meets the goal without headroom (not with its error doubled)"
+        return "meets the goal"
+
+    def headroom_note(self, winner: Candidate) -> str:
+        """What the doubled-error test says of the winner and the candidates passed over."""
+        return headroom_text(winner, self.candidates, self.settings.goal)
+
     def checks_of(self, candidate: Candidate) -> list[WinnerCheck]:
         """The re-judgements of ``candidate`` (swapped split, calibration curve)."""
         return [c for c in self.checks if c.candidate == candidate.number]
@@ -296,6 +322,7 @@ class Tuner:
         if self.settings.objective != "latency":
             return []
         meeting = [c for c in self._crownable() if c.state == "done" and c.met]
+        meeting = [c for c in meeting if c.settled] or meeting  # headroom first
         # The bootstrap test runs on the window's thread at every redraw: once per change.
         key = tuple((c.number, c.latency_ms) for c in meeting)
         if self._ties is None or self._ties[0] != key:
@@ -315,9 +342,8 @@ class Tuner:
         tried = sum(1 for c in self.candidates if not c.resumed)
         late = s.minutes is not None and time.monotonic() - self.started > 0.75 * s.minutes * 60
         done = [c for c in self.candidates if c.state == "done"]
-        return (
-            bool(done) and (s.budget - tried <= LAST_RUNGS or late) and not any(c.met for c in done)
-        )
+        spent = s.budget - tried <= LAST_RUNGS or late
+        return bool(done) and spent and not any(c.settled for c in done)
 
     def _whole_model_rungs(self) -> tuple[QuantRecipe, str] | None:
         """The whole-model rungs: what helped, together, then A16W16 (16-bit activations and
@@ -353,7 +379,7 @@ class Tuner:
                 f"{why}: skipped, {recipe.mode} failed twice for the same cause ({cause[:120]})"
             )
         busy = self.steps or self.waiting_bench or self.bench
-        if busy or any(c.met for c in self.candidates):
+        if busy or any(c.settled for c in self.candidates):
             return None  # escalations build on finished results: wait for them
         rung = self._whole_model_rungs()
         if rung is not None:
@@ -443,9 +469,7 @@ class Tuner:
                 candidate.calibration_samples = getattr(step, "calibration_samples", 0)
                 if self.settings.goal.is_auto:
                     self._fix_goal(candidate.analysis)
-                goal = self.settings.goal
-                candidate.goal_value = goal.value(candidate.analysis)
-                candidate.met = goal.met(candidate.goal_value)
+                candidate.judge(self.settings.goal)
                 self.waiting_bench.append(candidate)
         self._poll_bench()
         # Latency is measured alone: candidates are benchmarked together, in one job, once
@@ -562,9 +586,7 @@ class Tuner:
             "SQNR judges."
         )
         for c in self.candidates:
-            if c.analysis is not None:
-                c.goal_value = goal.value(c.analysis)
-                c.met = goal.met(c.goal_value)
+            c.judge(goal)
 
     def _finish(self) -> None:
         self.finished = True

@@ -41,6 +41,11 @@ from edgestudio.core.quant.deployed import (
     release,
 )
 from edgestudio.core.quant.failed_modes import failed_choices
+from edgestudio.core.quant.headroom import (
+    DECISION_FIGURES,
+    judged_under_stress,
+    with_error_scaled,
+)
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
 from edgestudio.core.quant.quant_results import (
     Accuracy,
@@ -51,7 +56,7 @@ from edgestudio.core.quant.quant_results import (
 )
 from edgestudio.core.quant.quantized_graph import quantized_nodes, suggestion_targets
 from edgestudio.core.quant.task_detection import choose_tasks, find_alphabet
-from edgestudio.core.quant.task_metrics import TaskMeter
+from edgestudio.core.quant.task_metrics import TaskMeter, TaskResult
 from edgestudio.core.quant.task_names import TASK_LABELS
 from edgestudio.core.quant.verdicts import analysis_verdict
 from edgestudio.core.serialise import from_json
@@ -368,6 +373,7 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
                         + (f" {choice.unsure_text()}" if choice.alternatives else "")
                     )
                     outcome.meters.append(TaskMeter(choice, samples.labels, alphabet, spelled_by))
+                    outcome.stressed.append(TaskMeter(choice, None, alphabet, spelled_by))
             outcome.add(f_vals, [deployed[qo] for qo in quant_outputs], attention_mask(sample))
             store.drop(k)
             step((k + 1) / total)
@@ -420,7 +426,7 @@ def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> Job
                 "the per-layer figures show (on x86 without VNNI, 8-bit products can saturate; "
                 "try reduce-range)."
             )
-    tasks = [meter.result() for meter in outcome.meters]
+    tasks = outcome.task_results()
     # the verdict names the worst of the outputs that carry the task
     task = max(tasks, key=lambda t: t.deciding_level()) if tasks else None
     accuracy = next((a for m in outcome.meters if (a := m.accuracy()) is not None), None)
@@ -489,6 +495,8 @@ class _OutputComparison:
     names: list[str]
     tolerance: Tolerance
     meters: list[TaskMeter] = field(default_factory=list)  # one per output judged by its task
+    # the same, judged with each output's error doubled (the headroom of its decisions)
+    stressed: list[TaskMeter] = field(default_factory=list)
     stats: list[ErrorStats] = field(default_factory=list)
     allclose: list[bool] = field(default_factory=list)
     max_rel: list[float] = field(default_factory=list)
@@ -508,6 +516,7 @@ class _OutputComparison:
         (``attention``: the sample's attention mask, for per-position task figures)."""
         tol = self.tolerance
         judged = {m.choice.output: m for m in self.meters}
+        stressed = {m.choice.output: m for m in self.stressed}
         for i, (name, value) in enumerate(zip(self.names, deployed, strict=False)):
             test = np.asarray(value).astype(np.float64)
             ref = np.asarray(f_vals[name]).reshape(test.shape)
@@ -520,6 +529,22 @@ class _OutputComparison:
                 )
             if name in judged:
                 judged[name].add(ref, test, attention)
+                if judged_under_stress(value) and name in stressed:
+                    stressed[name].add(ref, with_error_scaled(ref, test), attention)
+
+    def task_results(self) -> list[TaskResult]:
+        """Each judged output's task figures, with its decision figures at doubled error."""
+        results = []
+        for meter, stressed in zip(self.meters, self.stressed, strict=True):
+            result = meter.result()
+            if stressed.samples:
+                result.at_double_error = {
+                    f.key: f.value
+                    for f in stressed.result().figures
+                    if f.key in DECISION_FIGURES and f.deciding
+                }
+            results.append(result)
+        return results
 
 
 def attention_mask(sample: dict[str, np.ndarray]) -> np.ndarray | None:

@@ -89,6 +89,8 @@ class TaskResult:
     note: str = ""  # what the figures cannot say (too few samples for a neighbour test, …)
     one_sided: bool = False  # the float model decided alike on every sample: no verdict
     alternatives: list[str] = field(default_factory=list)  # metrics that may fit better
+    # decision figures judged again with the output error doubled (:mod:`.headroom`)
+    at_double_error: dict[str, float] = field(default_factory=dict)
 
     def deciding_level(self) -> tuple[int, float]:
         """How badly this result fares, for naming the worst of several outputs: its level

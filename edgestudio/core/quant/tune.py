@@ -49,10 +49,29 @@ class Candidate:
     latency: LatencyRow | None = None
     goal_value: float | None = None
     met: bool = False
+    # the goal's figure with the output error doubled, and whether the goal holds there
+    # (None: no decision figure, or the goal not met)
+    doubled_value: float | None = None
+    holds: bool | None = None
     seconds: float = 0.0  # from start to the end of its benchmark (or its failure)
     calibration_samples: int = 0  # how many samples calibrated it (0: dynamic, or unknown)
     started: float = field(default_factory=time.monotonic, repr=False)
     resumed: bool = False  # measured by an earlier tune: taken from its summary
+
+    def judge(self, goal: Goal) -> None:
+        """Score the candidate's analysis against ``goal``: its figure, whether it meets it,
+        and whether it still does with its error doubled."""
+        if self.analysis is None:
+            return
+        self.goal_value = goal.value(self.analysis)
+        self.met = goal.met(self.goal_value)
+        self.doubled_value = goal.doubled(self.analysis)
+        self.holds = goal.holds(self.analysis, self.goal_value)
+
+    @property
+    def settled(self) -> bool:
+        """True when it meets the goal with headroom (or headroom cannot be tested)."""
+        return self.met and self.holds is not False
 
     @property
     def latency_ms(self) -> float | None:
@@ -78,6 +97,8 @@ class Candidate:
             "mode": self.recipe.title().removeprefix("Quantize: "),
             "goal_value": self.goal_value,
             "met": self.met,
+            "doubled_value": self.doubled_value,
+            "holds": self.holds,
             "latency_ms": self.latency_ms,
             "quant_bytes": self.quant_bytes,
             "excluded": list(self.recipe.exclude),
@@ -112,8 +133,7 @@ class Candidate:
             latency=latency,
             resumed=True,
         )
-        candidate.goal_value = goal.value(analysis)
-        candidate.met = goal.met(candidate.goal_value)
+        candidate.judge(goal)
         return candidate
 
 
@@ -139,6 +159,34 @@ def slower_than_float_text(winner: Candidate, float_ms: float | None) -> str:
     )
 
 
+def headroom_text(winner: Candidate, candidates: list[Candidate], goal: Goal) -> str:
+    """What the doubled-error test says of the winner, in words: a winner with no headroom,
+    or the faster candidates passed over for want of it ("" when there is nothing to say)."""
+    from edgestudio.core.quant.tune_goal import show_value
+
+    if winner.met and winner.holds is False:
+        return (
+            f"#{winner.number} meets the goal on this data without headroom: with its output "
+            f"error doubled it reads {show_value(goal, winner.doubled_value)} — the decisions "
+            "it changes grow faster than its error, so inputs a little harder than these will "
+            "likely fall short. No candidate tried kept the goal at doubled error (16-bit "
+            "activations and weights usually do)."
+        )
+    faster = [c for c in candidates if (c.latency_ms or 0) < (winner.latency_ms or 0)]
+    passed = [c for c in faster if c.met and c.holds is False and c is not winner]
+    if not winner.settled or not passed:
+        return ""
+    named = ", ".join(
+        f"#{c.number} ({show_value(goal, c.doubled_value)} at doubled error)" for c in passed
+    )
+    return (
+        f"Faster candidates met the goal but were passed over for want of headroom: {named} — "
+        "the decisions they change grow faster than their error, so inputs a little harder "
+        f"than these would likely fall short; #{winner.number} keeps the goal with its error "
+        f"doubled ({show_value(goal, winner.doubled_value)})."
+    )
+
+
 def latency_ties(candidates: list[Candidate]) -> list[Candidate]:
     """The candidates not measurably slower than the fastest of them: the bootstrap interval of
     the ratio of their median latencies (over the measured runs) does not exclude a tie."""
@@ -160,9 +208,11 @@ def latency_ties(candidates: list[Candidate]) -> list[Candidate]:
 
 
 def pick_winner(candidates: list[Candidate], goal: Goal, objective: str) -> Candidate | None:
-    """The candidate that meets the goal at the lowest objective; else the closest to it."""
+    """The candidate that meets the goal at the lowest objective — among those that keep it
+    with their error doubled, when any does —; else the closest to it."""
     done = [c for c in candidates if c.state == "done"]
     meeting = [c for c in done if c.met and c.objective(objective) is not None]
+    meeting = [c for c in meeting if c.settled] or meeting
     if meeting:
         return min(meeting, key=lambda c: (c.objective(objective), c.number))
     best: Candidate | None = None

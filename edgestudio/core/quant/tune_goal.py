@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from edgestudio.core.quant.headroom import DECISION_FIGURES, falls_off
 from edgestudio.core.quant.quant_results import Analysis
 
 
@@ -103,6 +104,22 @@ class Goal:
         if accuracy is None or accuracy.float_top1 is None or accuracy.quant_top1 is None:
             return None
         return (accuracy.float_top1 - accuracy.quant_top1) * 100
+
+    def doubled(self, analysis: Analysis) -> float | None:
+        """The goal's figure with the output error doubled (None when it is no decision
+        figure, or the analysis did not measure it)."""
+        if analysis.task is None or self.metric not in DECISION_FIGURES:
+            return None
+        return analysis.task.at_double_error.get(self.metric)
+
+    def holds(self, analysis: Analysis, value: float | None) -> bool | None:
+        """Whether a candidate meeting the goal keeps it with its error doubled (its decisions
+        have headroom); None when that cannot be said (no decision figure, or not met)."""
+        doubled = self.doubled(analysis)
+        if doubled is None or value is None or not self.met(value):
+            return None
+        resolution = 1.0 / max(1, analysis.samples)
+        return not falls_off(value, doubled, 1.0 - self.threshold, resolution)
 
     def met(self, value: float | None) -> bool:
         """True when ``value`` reaches the goal."""

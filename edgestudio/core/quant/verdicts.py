@@ -17,6 +17,7 @@ from typing import Any
 
 from edgestudio.core.inputs.data_source import DataProvenance
 from edgestudio.core.quant.failed_modes import DYNAMIC, PER_CHANNEL, REDUCE_RANGE
+from edgestudio.core.quant.headroom import doubled_figures, headroom_caution
 from edgestudio.core.quant.task_metrics import TaskResult
 
 LEVELS = ("good", "acceptable", "poor")
@@ -78,6 +79,7 @@ class Verdict:
     data: str = ""  # what the figures were computed on, for a person
     task: str = ""  # the task metric that decided, in words
     diagnostics: list[str] = field(default_factory=list)  # figures shown, not deciding
+    headroom: str = ""  # a caution: the decisions fall off with the error doubled
     # what a missing verdict is called: synthetic data's pipeline check, or real data that
     # cannot tell (the float model decided alike on every sample)
     unjudged: str = "Pipeline check"
@@ -99,6 +101,8 @@ class Verdict:
         if self.task:
             lines.append(f"  metric: {self.task}")
         lines += [f"  diagnostic: {d}" for d in self.diagnostics]
+        if self.headroom:
+            lines.append(f"  headroom: {self.headroom}")
         if self.level is not None:
             lines.append(f"  thresholds: {self.thresholds}")
         lines += [f"  try: {s}" for s in self.suggestions]
@@ -129,6 +133,8 @@ def verdict_html(verdict: Verdict) -> str:
                 html.escape("Diagnostic (not deciding): " + "; ".join(verdict.diagnostics) + ".")
             )
         )
+    if verdict.headroom:
+        lines.append(f'<span style="color:#b26a00">{html.escape(verdict.headroom)}</span>')
     tips = "".join(f"<li>{html.escape(t)}</li>" for t in verdict.suggestions)
     if tips:
         lines.append(f"Try:<ul style='margin:0'>{tips}</ul>")
@@ -247,6 +253,10 @@ def analysis_verdict(
             else ""
         )
         diagnostics = [f"{f.label} {f.text()}" for f in task.figures if not f.deciding]
+        diagnostics += [
+            f"{f.label} with the output error doubled {100 * v:.1f} %"
+            for f, v in doubled_figures(task)
+        ]
         diagnostics += [text for _, text in output_figures]
     else:
         judged = list(output_figures)
@@ -277,6 +287,7 @@ def analysis_verdict(
         return verdict
     level = max((lv for lv, _ in judged), key=LEVELS.index)
     verdict.level = level
+    verdict.headroom = headroom_caution(task) if task is not None and deciding else ""
     verdict.reasons = [text for lv, text in judged if lv == level] or [t for _, t in judged]
     if level != "good":
         verdict.suggestions = _suggestions(

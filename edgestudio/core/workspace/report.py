@@ -280,7 +280,9 @@ def render_html(data: ReportData) -> str:
     parts.append(_chart(data, "sqnr"))
     for tune in data.tunes:
         winner = tune.get("winner")
-        said = "meets the goal" if tune.get("met") else "is the closest; none meets it"
+        said = tune.get("verdict") or (
+            "meets the goal" if tune.get("met") else "is the closest; none meets it"
+        )
         parts += [
             f"<h3>Auto-tune: goal {_e(tune.get('goal'))}, minimising "
             f"{_e(tune.get('objective'))} — best #{_e(winner)} {said}</h3>",
@@ -293,6 +295,8 @@ def render_html(data: ReportData) -> str:
                         _fmt(c["goal_value"], ".4g"),
                         "one split only"
                         if c["number"] in (tune.get("unconfirmed") or [])
+                        else "no headroom"
+                        if c["met"] and c.get("holds") is False
                         else "yes"
                         if c["met"]
                         else "",
@@ -309,6 +313,7 @@ def render_html(data: ReportData) -> str:
         notes = [
             tune.get("goal_note") or "",
             tune.get("split_note") or "",
+            tune.get("headroom_note") or "",
             f"Calibration curve of #{winner}: {advice}." if advice else "",
             tune.get("slower_than_float") or "",
             tune.get("data") or "",

@@ -37,7 +37,7 @@ COLUMNS = [
     "Note",
 ]
 MET, NOT_MET, WINNER = "#2e7d32", "#9e9e9e", "#ff6d00"
-ONE_SPLIT = "#f9a825"  # met the goal as judged, not with the split swapped
+UNCONFIRMED = "#f9a825"  # met the goal as judged, not on the swapped split or at 2× error
 
 
 class CandidatesView(QSplitter):
@@ -129,22 +129,22 @@ class CandidatesView(QSplitter):
 
         goal = self.tuner.settings.goal if self.tuner is not None else Goal()
         float_ms = self.tuner.float_latency_ms if self.tuner is not None else None
-        unconfirmed = self.tuner is not None and candidate.number in self.tuner.unconfirmed
         cells = [
             str(candidate.number),
             candidate.recipe.title().removeprefix("Quantize: "),
             str(len(candidate.recipe.exclude)),
             "—" if candidate.goal_value is None else show_value(goal, candidate.goal_value),
-            "one split only" if unconfirmed else "yes" if candidate.met else "",
+            self.tuner.meets_word(candidate) if self.tuner is not None else "",
             fig(candidate.latency_ms, ".3f"),
             speed_vs_float(candidate.latency_ms, float_ms) or "—",
             fig(None if candidate.quant_bytes is None else candidate.quant_bytes / 1024, ".1f"),
             candidate.error
             or (candidate.why if candidate.state != "running" else f"running: {candidate.why}"),
         ]
+        tips = {1: candidate.recipe.command_line(), 4: self._meets_tip(candidate)}
         for col, text in enumerate(cells):
             item = QTableWidgetItem(text)
-            item.setToolTip(candidate.recipe.command_line() if col == 1 else text)
+            item.setToolTip(tips.get(col, text))
             self.table.setItem(row, col, item)
         self.draw()
 
@@ -175,7 +175,7 @@ class CandidatesView(QSplitter):
             data=[c.number for c in done],
             brush=[
                 pg.mkBrush(
-                    ONE_SPLIT if c.number in self.tuner.unconfirmed else MET if c.met else NOT_MET
+                    MET if self.tuner.meets_word(c) == "yes" else UNCONFIRMED if c.met else NOT_MET
                 )
                 for c in done
             ],
@@ -197,18 +197,24 @@ class CandidatesView(QSplitter):
         goal, tuner = self.tuner.settings.goal, self.tuner
         cells = {
             3: "—" if candidate.goal_value is None else show_value(goal, candidate.goal_value),
-            4: "one split only"
-            if candidate.number in tuner.unconfirmed
-            else "yes"
-            if candidate.met
-            else "",
+            4: tuner.meets_word(candidate),
             6: speed_vs_float(candidate.latency_ms, tuner.float_latency_ms) or "—",
         }
         for col, text in cells.items():
             item = self.table.item(row, col)
             if item is not None and item.text() != text:
                 item.setText(text)
-                item.setToolTip(text)
+                item.setToolTip(self._meets_tip(candidate) if col == 4 else text)
+
+    def _meets_tip(self, candidate: Candidate) -> str:
+        """The *meets* cell's tooltip: the word, and the figure with the error doubled."""
+        if self.tuner is None:
+            return ""
+        word = self.tuner.meets_word(candidate) or "not met"
+        if candidate.doubled_value is None:
+            return word
+        doubled = show_value(self.tuner.settings.goal, candidate.doubled_value)
+        return f"{word} — with its output error doubled: {doubled}"
 
     def _point_clicked(self, _item: object, points: list[object]) -> None:
         if points and self.tuner is not None:
@@ -224,8 +230,8 @@ def winner_text(tuner: Tuner | None, winner: Candidate, model: Path) -> str:
     goal (and what it ties with), its cost, the command that makes it, the data it was judged
     on and the recipes not tried."""
     verdict = (
-        "meets the goal on one split only (not confirmed)"
-        if tuner is not None and winner.number in tuner.unconfirmed
+        tuner.verdict_of(winner)
+        if tuner is not None
         else "meets the goal"
         if winner.met
         else "is the closest: no recipe in the search space meets the goal"
@@ -264,6 +270,7 @@ def winner_text(tuner: Tuner | None, winner: Candidate, model: Path) -> str:
             if check.kind == "swapped" and c is not winner
         ]
         checks += [tuner.split_note(winner)] if tuner.split_note(winner) else []
+        checks += [tuner.headroom_note(winner)] if tuner.headroom_note(winner) else []
         advice = tuner.calibration_advice(winner)
         checks += [f"Calibration curve: {advice}."] if advice else []
         slower = slower_than_float_text(winner, tuner.float_latency_ms)
