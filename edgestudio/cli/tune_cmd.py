@@ -194,10 +194,17 @@ def run(args: argparse.Namespace) -> int:
             print(tuner.goal_note, file=sys.stderr)
         if candidate.state in ("done", "failed") and candidate.number not in said:
             said.add(candidate.number)
+            doubled = show_value(goal, candidate.doubled_value)
+            meets = (
+                f" (meets the goal; {doubled} with its error doubled: no headroom)"
+                if candidate.met and candidate.holds is False
+                else " (meets the goal)"
+                if candidate.met
+                else ""
+            )
             print(
                 f"#{candidate.number} {candidate.state}: {candidate.why}: {goal.metric} "
-                f"{show_value(goal, candidate.goal_value)}"
-                f"{' (meets the goal)' if candidate.met else ''}"
+                f"{show_value(goal, candidate.goal_value)}{meets}"
                 + (f"; {candidate.error}" if candidate.error else ""),
                 file=sys.stderr,
             )

@@ -91,7 +91,7 @@ def _earlier_candidates(
                 found[recipe_key(recipe)] = summary
     return found, (
         f"Resuming: {len(found)} recipe(s) measured by the earlier tune are taken as "
-        "they were (not counted in the budget)."
+        "they were when the search reaches the same recipe (not counted in the budget)."
     )
 
 
@@ -210,6 +210,8 @@ class Tuner:
         self.float_bytes = Path(settings.model).stat().st_size
         self.float_latency_ms: float | None = None
         self.earlier, self.resume_note = _earlier_candidates(settings, self.model_hash)
+        if self.earlier:  # timed beside them: the reference their "vs float" was measured on
+            self.float_latency_ms = (settings.resume or {}).get("float", {}).get("latency_ms")
         self.finished = False
         self.cancelled = False
         self._ray: dict[str, Any] | None = None

@@ -182,8 +182,8 @@ def headroom_text(winner: Candidate, candidates: list[Candidate], goal: Goal) ->
     return (
         f"Faster candidates met the goal but were passed over for want of headroom: {named} — "
         "the decisions they change grow faster than their error, so inputs a little harder "
-        f"than these would likely fall short; #{winner.number} keeps the goal with its error "
-        f"doubled ({show_value(goal, winner.doubled_value)})."
+        f"than these would likely fall short; #{winner.number}'s decisions hold with its "
+        f"error doubled ({show_value(goal, winner.doubled_value)})."
     )
 
 
