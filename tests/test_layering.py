@@ -215,8 +215,8 @@ def test_the_window_process_never_loads_onnxruntime_or_torch() -> None:
 # its place here and in docs/ARCHITECTURE.md.
 CORE_ORDER = (
     "job_api",
-    "remote",
     "model",
+    "remote",
     "inputs",
     "diagnostics",
     "targets",

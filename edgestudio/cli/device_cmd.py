@@ -77,7 +77,7 @@ def _trust_args(p: argparse.ArgumentParser) -> None:
 def confirm_host_key(device: Device, expected: str | None) -> bool:
     """Make sure the device's host key is trusted: asks for an unknown one (or compares it with
     ``expected``), refuses a changed one. False when the user did not trust it."""
-    from edgestudio.core.perf.remote_perf import run_async
+    from edgestudio.core.remote.runner_calls import run_async
     from edgestudio.core.remote.ssh_link import (
         HostKeyChangedError,
         host_key_state,

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from edgestudio.core.perf.bench_recipes import BenchRecipe
 from edgestudio.core.perf.perf_results import Latency
-from edgestudio.core.perf.remote_perf import run_async
 from edgestudio.core.remote.devices import add_device, make_device
+from edgestudio.core.remote.runner_calls import run_async
 from edgestudio.core.remote.ssh_link import host_key_state, trust_host_key
 from edgestudio.jobs.scheduler import run_job
 from edgestudio.resources import SAMPLE_MODEL

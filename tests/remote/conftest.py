@@ -13,8 +13,8 @@ from pathlib import Path
 import asyncssh
 import pytest
 
-from edgestudio.core.perf.remote_perf import run_async
 from edgestudio.core.remote.devices import Device, add_device, make_device
+from edgestudio.core.remote.runner_calls import run_async
 from edgestudio.core.remote.ssh_link import host_key_state, trust_host_key
 from tests.remote.ssh_server import LoopbackSSHServer, client_key
 

@@ -147,9 +147,9 @@ def _profile_there(
 
 def run_device_check(recipe: DeviceCheckRecipe, reporter: Reporter, staging: Path) -> JobReport:
     """What a device has, and why it cannot run models when it cannot (each with the fix)."""
-    from edgestudio.core.perf.remote_perf import check_device
     from edgestudio.core.remote.device_info import DeviceInfo
     from edgestudio.core.remote.devices import device_named
+    from edgestudio.core.remote.runner_calls import check_device
 
     found = from_json(DeviceInfo, check_device(device_named(recipe.device), reporter))
     for problem in found.problems:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # annotations only: the device's Python may be 3.8
     from collections.abc import Callable
 
 # Bumped whenever the protocol or the measurement changes: the copy on a device is named after it.
-RUNNER_VERSION = 2
+RUNNER_VERSION = 3
 OPT_LEVELS = {
     "all": "ORT_ENABLE_ALL",
     "extended": "ORT_ENABLE_EXTENDED",
@@ -185,6 +185,7 @@ def check(cache: str) -> dict[str, Any]:
         "numpy": None,
         "onnxruntime": None,
         "providers": [],
+        "qnn": None,  # the onnxruntime-qnn plugin package's version, where it is installed
         "missing": [],
     }
     try:
@@ -200,6 +201,14 @@ def check(cache: str) -> dict[str, Any]:
         info["providers"] = list(ort.get_available_providers())
     except ImportError as exc:
         info["missing"].append(f"onnxruntime ({exc})")
+    try:
+        from importlib.metadata import version
+
+        import onnxruntime_qnn  # noqa: F401  (the check that it imports)
+
+        info["qnn"] = version("onnxruntime-qnn")
+    except Exception:  # absent, or broken: no QNN plugin either way
+        pass
     return info
 
 
@@ -332,6 +341,83 @@ def run_outputs(request: dict[str, Any]) -> None:
         _emit("outputs", index=k, npz=base64.b64encode(buffer.getvalue()).decode("ascii"))
 
 
+QNN_EP = "QNNExecutionProvider"
+CHUNK_BYTES = 1 << 20  # a compiled file comes back in events of at most this many raw bytes
+
+
+def _qnn_options(htp_arch: str, soc_model: str) -> tuple[Any, Any]:
+    """Session options that put a model wholly on the device's Hexagon NPU (the CPU fallback
+    off), and the providers argument for ``InferenceSession``: onnxruntime-qnn's plugin when it
+    is installed, else a build of onnxruntime with the QNN provider inside."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+    settings = {"htp_arch": htp_arch, "soc_model": soc_model}
+    try:
+        import onnxruntime_qnn
+    except ImportError:
+        onnxruntime_qnn = None
+    if onnxruntime_qnn is not None:
+        ort.register_execution_provider_library(QNN_EP, onnxruntime_qnn.get_library_path())
+        devices = [d for d in ort.get_ep_devices() if d.ep_name == QNN_EP]
+        settings["backend_path"] = onnxruntime_qnn.get_qnn_htp_path()
+        options.add_provider_for_devices(devices, settings)
+        return options, None
+    if QNN_EP in ort.get_available_providers():
+        settings["backend_path"] = "QnnHtp.dll" if os.name == "nt" else "libQnnHtp.so"
+        return options, [(QNN_EP, settings)]
+    raise RuntimeError(
+        "this Python has no QNN execution provider (pip install onnxruntime-qnn, or a build "
+        "of onnxruntime with QNN)"
+    )
+
+
+def compile_context(request: dict[str, Any]) -> None:
+    """Compile the model for the Hexagon NPU here (``ep.context_enable``): the EPContext model
+    and its context binary, reloaded and run on the feeds beside the session that wrote them;
+    each file comes back in ``chunk`` events, then ``compiled`` with the largest difference."""
+    import base64
+    import tempfile
+
+    import numpy as np
+    import onnxruntime as ort
+
+    arch, soc = str(request["htp_arch"]), str(request["soc_model"])
+    feeds = _load_feeds(request["feeds"])
+    with tempfile.TemporaryDirectory() as tmp:
+        context = os.path.join(tmp, os.path.basename(request["name"]))
+        options, providers = _qnn_options(arch, soc)
+        options.add_session_config_entry("ep.context_enable", "1")
+        options.add_session_config_entry("ep.context_file_path", context)
+        options.add_session_config_entry("ep.context_embed_mode", "0")
+        _emit("stage", text=f"compiling for HTP v{arch}", fraction=0.3)
+        session = ort.InferenceSession(request["model"], options, providers=providers)
+        expected = session.run(None, feeds)
+        del session
+        _emit("stage", text="reloading the compiled binary and running it", fraction=0.6)
+        options, providers = _qnn_options(arch, soc)
+        got = ort.InferenceSession(context, options, providers=providers).run(None, feeds)
+        difference = max(
+            [
+                float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
+                for a, b in zip(expected, got)  # noqa: B905  (strict= needs Python 3.10)
+                if np.size(a)
+            ]
+            or [0.0]
+        )
+        names = [os.path.basename(context)]
+        names += sorted(n for n in os.listdir(tmp) if n.endswith(".bin"))
+        for name in names:
+            with open(os.path.join(tmp, name), "rb") as f:
+                while True:
+                    data = f.read(CHUNK_BYTES)
+                    _emit("chunk", name=name, data=base64.b64encode(data).decode("ascii"))
+                    if len(data) < CHUNK_BYTES:
+                        break
+    _emit("compiled", files=names, difference=difference)
+
+
 def _exit_when_stdin_closes() -> None:
     """Exit the moment stdin reaches its end: the link that started us is gone."""
 
@@ -363,6 +449,13 @@ def main() -> int:
         _emit("result")
     elif op == "run":
         run_outputs(request)
+        _emit("result")
+    elif op == "compile":
+        try:
+            compile_context(request)
+        except Exception as exc:  # said to the caller, whatever it was
+            _emit("error", index=None, error=f"{type(exc).__name__}: {exc}")
+            return 1
         _emit("result")
     else:
         _emit("error", index=None, error=f"unknown request '{op}'")

@@ -258,14 +258,14 @@ class DevicesBox(QGroupBox):
 def _host_key_state(device: Device) -> tuple[str, Any]:
     if device.environment:  # a Python on this machine: no host key to trust
         return "trusted", None
-    from edgestudio.core.perf.remote_perf import run_async
+    from edgestudio.core.remote.runner_calls import run_async
     from edgestudio.core.remote.ssh_link import host_key_state
 
     return run_async(host_key_state(device))
 
 
 def _check(name: str) -> DeviceInfo:
-    from edgestudio.core.perf.remote_perf import check_device
     from edgestudio.core.remote.devices import device_named
+    from edgestudio.core.remote.runner_calls import check_device
 
     return from_json(DeviceInfo, check_device(device_named(name), RecordingReporter()))
