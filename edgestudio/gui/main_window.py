@@ -168,7 +168,9 @@ class MainWindow(QMainWindow):
             lambda r, d=doc: self.workflow.submit(r, d.document)
         )
         doc.perf_panel.target_check_requested.connect(self.check_on_target)
-        doc.perf_panel.target_compile_requested.connect(self.compile_for_target)
+        doc.perf_panel.target_compile_requested.connect(
+            lambda device: self.compile_for_target(device=device)
+        )
         doc.inputs_panel.find_requested.connect(
             lambda r, d=doc: self.workflow.find_inputs(d.document, r)
         )
@@ -324,10 +326,11 @@ class MainWindow(QMainWindow):
             return None
         return self.submit(TargetCheckRecipe(model=str(doc.path)))
 
-    def compile_for_target(self, output: Path | None = None) -> Job | None:
+    def compile_for_target(self, output: Path | None = None, device: str = "") -> Job | None:
         """Compile the current model for the NPU (Tools › Compile for target…): the EPContext
         model and context binary a device loads, written where the user says (``output``
-        given: there, without asking), proven here before the job succeeds."""
+        given: there, without asking), proven before the job succeeds — here, or on
+        ``device`` (a board with the QNN package), which reloads and runs it itself."""
         doc = self.loaded_document()
         if doc is None:
             return None
@@ -339,7 +342,9 @@ class MainWindow(QMainWindow):
             if not chosen:
                 return None
             output = Path(chosen)  # the file dialog asked before replacing it
-        recipe = TargetCompileRecipe(model=str(doc.path), output=str(output), overwrite=True)
+        recipe = TargetCompileRecipe(
+            model=str(doc.path), output=str(output), overwrite=True, device=device
+        )
         doc.perf_panel.show_target()
         return self.submit(recipe)
 

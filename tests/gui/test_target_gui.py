@@ -16,11 +16,12 @@ pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed 
 
 @pytest.mark.e2e
 def test_check_on_target_colours_the_graph_by_placement(  # type: ignore[no-untyped-def]
-    qtbot, window: MainWindow, tmp_path: Path
+    qtbot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from edgestudio.core.targets.target_recipe import CPU_BY_DESIGN, NPU, PLACEMENT_COLOURS
     from tests import models
 
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # its own devices
     quant = models.quantized_sample(tmp_path)  # the digits sample, QDQ, dynamic batch
     open_and_wait(qtbot, window, quant)
     doc = window.current_document()
@@ -59,3 +60,25 @@ def test_check_on_target_colours_the_graph_by_placement(  # type: ignore[no-unty
     qtbot.waitUntil(lambda: doc.document.compiled is not None, timeout=120_000)
     assert out.exists() and (out.parent / doc.document.compiled.binary).exists()
     assert "identical to the emulated run" in target.compiled.text()
+
+    # …and on a device with the QNN package, chosen beside the button (this environment here)
+    import sys
+
+    from PySide6.QtWidgets import QFileDialog
+
+    from edgestudio.core.remote.devices import add_device, make_device
+
+    add_device(make_device("board", f"env:{sys.executable}"))
+    target.show_check(check)  # the list is read again
+    assert target.compile_on.itemText(0) == "this machine (emulated)"
+    target.compile_on.setCurrentIndex(target.compile_on.findData("board"))
+    on_board = tmp_path / "board" / "digits_ctx.onnx"
+    on_board.parent.mkdir()
+    monkeypatch.setattr(
+        QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(on_board), ""))
+    )
+    target.compile_button.click()
+    qtbot.waitUntil(lambda: "on board" in target.compiled.text(), timeout=120_000)
+    assert on_board.exists() and "identical to the run that compiled it on board" in (
+        target.compiled.text()
+    )

@@ -278,3 +278,52 @@ def test_judging_in_openvino_without_its_environment_says_how_to_get_it(
     model = onnx.load(str(sample_model))
     with pytest.raises(DeviceError, match="make openvino-env"):
         Deployed(model, ["logits"], sample_model, "openvino", tmp_path)
+
+
+# ----- compiling for the NPU on a device ------------------------------------------------------
+@pytest.mark.e2e
+def test_a_device_with_the_qnn_package_compiles_reloads_and_sends_the_binary_back(
+    tmp_path: Path,
+) -> None:
+    """`target compile --device`: this environment (the app's own, with onnxruntime-qnn) as the
+    device; the runner compiles, reloads and runs the binary there, and the files come back
+    whole — loadable here, with the outputs of the binary compiled here."""
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed here")
+    from edgestudio.core.targets import qnn_htp
+    from edgestudio.core.targets.target_recipe import TargetCompile, TargetCompileRecipe
+    from tests import models
+
+    add_device(make_device("board", f"env:{sys.executable}"))
+    quant = models.quantized_sample(tmp_path)  # the digits sample, QDQ, dynamic batch
+    outputs = []
+    for device, folder in (("board", "from_board"), ("", "here")):
+        out = tmp_path / folder / "m_ctx.onnx"
+        out.parent.mkdir()
+        job = run_job(TargetCompileRecipe(model=str(quant), output=str(out), device=device))
+        assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
+        compiled = job.report.result_as(TargetCompile)
+        assert compiled.device == device and compiled.max_abs_difference == 0.0
+        assert ("on board" in compiled.text()) == bool(device)
+        assert compiled.fixes == ["image fixed to 1x1x8x8"]
+        binary = out.parent / compiled.binary
+        assert binary.stat().st_size == compiled.binary_bytes > 0
+        assert sorted(p.name for p in out.parent.iterdir()) == sorted([out.name, binary.name])
+        session = ort.InferenceSession(str(out), qnn_htp.session_options("73", fallback=False))
+        outputs.append(session.run(None, {"image": np.ones((1, 1, 8, 8), np.float32)})[0])
+    np.testing.assert_array_equal(outputs[0], outputs[1])
+
+
+@pytest.mark.e2e
+def test_compiling_on_a_device_without_qnn_says_how_to_get_it(tmp_path: Path) -> None:
+    from edgestudio.core.targets.target_recipe import TargetCompileRecipe
+    from tests import models
+
+    add_device(make_device("old", f"env:{_device_python()}"))
+    quant = models.quantized_sample(tmp_path)
+    out = tmp_path / "m_ctx.onnx"
+    job = run_job(TargetCompileRecipe(model=str(quant), output=str(out), device="old"))
+    assert job.state is JobState.FAILED
+    assert (
+        "has no QNN execution provider" in job.error and "pip install onnxruntime-qnn" in job.error
+    )
+    assert not out.exists() and list(tmp_path.glob("*.bin")) == []

@@ -359,7 +359,8 @@ def _qnn_options(htp_arch: str, soc_model: str) -> tuple[Any, Any]:
     except ImportError:
         onnxruntime_qnn = None
     if onnxruntime_qnn is not None:
-        ort.register_execution_provider_library(QNN_EP, onnxruntime_qnn.get_library_path())
+        if not any(d.ep_name == QNN_EP for d in ort.get_ep_devices()):  # once per process
+            ort.register_execution_provider_library(QNN_EP, onnxruntime_qnn.get_library_path())
         devices = [d for d in ort.get_ep_devices() if d.ep_name == QNN_EP]
         settings["backend_path"] = onnxruntime_qnn.get_qnn_htp_path()
         options.add_provider_for_devices(devices, settings)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.job_api.report import JobReport
@@ -169,7 +169,6 @@ def run_target_compile(recipe: TargetCompileRecipe, reporter: Reporter, staging:
     from edgestudio.core.model.model_files import load_structure
     from edgestudio.core.targets import qnn_htp
 
-    provider = qnn_htp.provider_version()  # a missing package fails the job with how to get it
     path = Path(recipe.model)
     model = load_structure(path)
     reporter.stage("Finding the input sizes the model runs on", 0.05)
@@ -183,6 +182,9 @@ def run_target_compile(recipe: TargetCompileRecipe, reporter: Reporter, staging:
             fixes = fixed_copy(
                 path, {e.name: [int(d) for d in e.shape] for e in spec.inputs}, source
             ).fixes
+        if recipe.device:  # compiled, reloaded and run there, by the device's own QNN build
+            return _compiled_on_device(recipe, source, feeds, name, fixes, staging, reporter)
+        provider = qnn_htp.provider_version()  # missing here: the job fails saying how to get it
         reporter.stage(f"Compiling with {provider} for HTP v{recipe.htp_arch}", 0.2)
         options = qnn_htp.session_options(recipe.htp_arch, fallback=False)
         options.add_session_config_entry("ep.context_enable", "1")
@@ -226,3 +228,40 @@ def run_target_compile(recipe: TargetCompileRecipe, reporter: Reporter, staging:
     reporter.log(compiled.text())
     reporter.stage("Done", 1.0)
     return JobReport(kind=recipe.kind, files=[name, *binaries], result=compiled)
+
+
+def _compiled_on_device(
+    recipe: TargetCompileRecipe,
+    source: Path,
+    feeds: dict[str, Any],
+    name: str,
+    fixes: list[str],
+    staging: Path,
+    reporter: Reporter,
+) -> JobReport:
+    """The compile done on ``recipe.device``: its files written into ``staging``."""
+    from edgestudio.core.targets.device_compile import compile_on_device
+    from edgestudio.core.targets.qnn_htp import SOC_FOR_ARCH
+
+    arch = recipe.htp_arch
+    done = compile_on_device(
+        recipe.device, source, feeds, arch, SOC_FOR_ARCH.get(arch, "0"), name, staging, reporter
+    )
+    binaries = [f for f in done.files if f.endswith(".bin")]
+    if name not in done.files or not binaries:
+        raise EdgeStudioError(f"{recipe.device} wrote no context model or binary.")
+    compiled = TargetCompile(
+        recipe.model,
+        recipe.target,
+        arch,
+        name,
+        binaries[0],
+        (staging / binaries[0]).stat().st_size,
+        fixes,
+        done.difference,
+        done.provider,
+        recipe.device,
+    )
+    reporter.log(compiled.text())
+    reporter.stage("Done", 1.0)
+    return JobReport(kind=recipe.kind, files=done.files, result=compiled)

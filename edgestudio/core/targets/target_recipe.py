@@ -78,12 +78,22 @@ class TargetCompileRecipe(Recipe):
     htp_arch: str = option(
         "73", "--htp-arch", "Hexagon architecture (v68 … v79)", HTP_ARCHS, label="HTP architecture:"
     )
+    device: str = option(
+        "",
+        "--device",
+        "compile on this device instead of this machine's emulator: a board with the QNN "
+        "package reached over SSH, or another environment here (edgestudio device add); it "
+        "reloads and runs the binary itself",
+        metavar="NAME",
+        label="Compile on:",
+    )
     shapes: tuple[str, ...] = given_shapes()
     ranges: tuple[str, ...] = given_ranges()
 
     def title(self) -> str:
         """Name the job."""
-        return f"Compile for {self.target}: {self.model.rsplit('/', 1)[-1]}"
+        on = f" on {self.device}" if self.device else ""
+        return f"Compile for {self.target}{on}: {self.model.rsplit('/', 1)[-1]}"
 
     def input_paths(self) -> list[str]:
         """The model."""
@@ -107,18 +117,23 @@ class TargetCompile:
     binary: str  # the QNN context binary the device loads
     binary_bytes: int
     fixes: list[str] = field(default_factory=list)  # dims fixed before compiling
-    max_abs_difference: float = 0.0  # reloaded binary vs the emulated session, same inputs
+    max_abs_difference: float = 0.0  # reloaded binary vs the compiling session, same inputs
     provider: str = ""
+    device: str = ""  # the device that compiled and ran it ("": this machine's emulator)
 
     def text(self) -> str:
-        """``compiled for v73: 106 KB context binary, outputs identical to the emulated run``."""
+        """``compiled for v73: 106 KB context binary, outputs identical to the emulated run``
+        (or ``… on BOARD: … identical to the run that compiled it there``)."""
+        run = f"the run that compiled it on {self.device}" if self.device else "the emulated run"
         same = (
-            "outputs identical to the emulated run"
+            f"outputs identical to {run}"
             if self.max_abs_difference == 0
-            else f"outputs within {self.max_abs_difference:.3g} of the emulated run"
+            else f"outputs within {self.max_abs_difference:.3g} of {run}"
         )
+        on = f" on {self.device}" if self.device else ""
         return (
-            f"compiled for v{self.htp_arch}: {self.binary_bytes:,} bytes of context binary, {same}"
+            f"compiled for v{self.htp_arch}{on}: {self.binary_bytes:,} bytes of context binary, "
+            f"{same}"
         )
 
 

@@ -47,7 +47,7 @@ class PerfPanel(QWidget):
     bench_requested = Signal(object)  # BenchRecipe
     profile_requested = Signal(object)  # ProfileRecipe
     target_check_requested = Signal()  # Tools › Check on target, from the Target tab
-    target_compile_requested = Signal()  # Compile for the NPU…, from the Target tab
+    target_compile_requested = Signal(str)  # Compile for the NPU…, on a device ("": here)
     node_chosen = Signal(str)
 
     def __init__(self, document: ModelDocument, parent: QWidget | None = None) -> None:

@@ -10,6 +10,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -42,7 +43,7 @@ class TargetView(QWidget):
 
     node_chosen = Signal(str)
     check_requested = Signal()
-    compile_requested = Signal()
+    compile_requested = Signal(str)  # the device to compile on ("": this machine's emulator)
 
     def __init__(self, document: ModelDocument, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -67,10 +68,21 @@ class TargetView(QWidget):
             "Write the EPContext model and the QNN context binary a device loads, proven "
             "here to give the emulated run's outputs"
         )
-        self.compile_button.clicked.connect(self.compile_requested)
+        self.compile_on = QComboBox()
+        self.compile_on.setObjectName("compile_on")
+        self.compile_on.setToolTip(
+            "Where to compile: this machine's emulator, or a device with the QNN package "
+            "(a board over SSH, another environment here), which reloads and runs the binary"
+        )
+        self._list_devices()
+        self.compile_button.clicked.connect(
+            lambda: self.compile_requested.emit(self.compile_on.currentData() or "")
+        )
         buttons = QHBoxLayout()
         for widget in (self.check_button, self.overlay_button, self.compile_button):
             buttons.addWidget(widget)
+        buttons.addWidget(QLabel("on"))
+        buttons.addWidget(self.compile_on)
         buttons.addStretch(1)
         buttons.addWidget(self.only_cpu)
         self.table = results_table(TARGET_COLUMNS, "target_table")
@@ -89,8 +101,20 @@ class TargetView(QWidget):
         self.show_check(document.target)
         self.show_compiled(document.compiled)
 
+    def _list_devices(self) -> None:
+        """This machine first, then every device the user added (the list may have changed)."""
+        from edgestudio.core.remote.devices import load_devices
+
+        chosen = self.compile_on.currentData()
+        self.compile_on.clear()
+        self.compile_on.addItem("this machine (emulated)", "")
+        for name in sorted(load_devices()):
+            self.compile_on.addItem(name, name)
+        self.compile_on.setCurrentIndex(max(0, self.compile_on.findData(chosen)))
+
     def show_check(self, check: TargetCheck | None) -> None:
         """Show ``check`` (None: nothing checked yet)."""
+        self._list_devices()
         self.overlay_button.setEnabled(check is not None and not check.final.session_error)
         # the compile job refuses a model the NPU does not take whole: offered only then
         self.compile_button.setEnabled(check is not None and check.final.whole)
