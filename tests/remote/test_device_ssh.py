@@ -305,3 +305,30 @@ def test_a_full_disk_on_the_device_is_a_clear_failure(
     assert "disk full" in latency.failures[0]
     leftovers = list((loopback.home / ".cache/edgestudio-device").rglob("*.onnx"))
     assert leftovers == []  # only a .part, never a model file that looks whole
+
+
+@pytest.mark.e2e
+def test_a_board_with_the_qnn_package_compiles_over_ssh(loopback: Loopback, tmp_path: Path) -> None:
+    """`target compile --device` over SSH: a device whose Python has onnxruntime-qnn (this
+    machine's own, behind the loopback server) compiles, proves and sends back the binary."""
+    import sys
+
+    import numpy as np
+
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed here")
+    from edgestudio.core.targets import qnn_htp
+    from edgestudio.core.targets.target_recipe import TargetCompile, TargetCompileRecipe
+    from tests import models
+
+    loopback.add("board", python=sys.executable)
+    quant = models.quantized_sample(tmp_path)
+    out = tmp_path / "compiled" / "m_ctx.onnx"
+    out.parent.mkdir()
+    job = run_job(TargetCompileRecipe(model=str(quant), output=str(out), device="board"))
+    assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
+    compiled = job.report.result_as(TargetCompile)
+    assert compiled.device == "board" and compiled.max_abs_difference == 0.0
+    assert "on board" in compiled.provider
+    session = ort.InferenceSession(str(out), qnn_htp.session_options("73", fallback=False))
+    (y,) = session.run(None, {"image": np.ones((1, 1, 8, 8), np.float32)})
+    assert y.shape == (1, 10) and np.isfinite(y).all()
