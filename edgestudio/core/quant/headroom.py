@@ -10,9 +10,11 @@ it read only 60 % of the corpus's lines, where 16-bit activations and weights st
 The test needs no other data: each sample's quantized output is moved twice as far from the
 float output (``float + 2 · (quantized − float)``) and judged by the same task metric. Where
 decisions sit at random distances from their boundary, doubling the error about doubles the
-decisions it changes; a loss that grows much faster says the error has reached the bulk of the
-margins. Only decision figures (agreements, F1, reads) are tested: a continuous figure such as
-SQNR or cosine moves by a fixed amount when its error doubles, which says nothing.
+decisions it changes (a little more where margins thicken away from the boundary: a VAD's
+frames went from 1.4 % to 3.0 % changed); a loss that more than triples says the error has
+reached the bulk of the margins. Only decision figures (agreements, F1, reads) are tested: a
+continuous figure such as SQNR or cosine moves by a fixed amount when its error doubles, which
+says nothing.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from edgestudio.core.quant.task_metrics import TaskFigure, TaskResult
 
 ERROR_SCALE = 2.0  # how much further from float the stressed output is moved
+CLIFF_GROWTH = 3.0  # a loss growing more than this when the error doubles falls off
 
 # figures made of decisions (a class, a read, a frame over a threshold), higher is better
 DECISION_FIGURES = frozenset(
@@ -58,15 +61,15 @@ def judged_under_stress(value: np.ndarray) -> bool:
 
 
 def falls_off(value: float, doubled: float, allowance: float, resolution: float) -> bool:
-    """True when the decisions a recipe changes grow faster than its error.
+    """True when the decisions a recipe changes grow much faster than its error.
 
     ``value``: the figure as measured (a share, higher is better); ``doubled``: the same figure
     with the error doubled; ``allowance``: the loss the goal allows (0.01 for ``≥ 0.99``);
     ``resolution``: one sample's share of the figure (1/40 on 40 samples). A loss that at most
-    doubles — from what it was, or from what the goal allows, whichever is larger — holds; one
+    triples — from what it was, or from what the goal allows, whichever is larger — holds; one
     sample's worth more is forgiven (one line more read otherwise on 40 is noise)."""
     loss, loss_doubled = max(0.0, 1.0 - value), max(0.0, 1.0 - doubled)
-    return loss_doubled > ERROR_SCALE * max(loss, allowance) + resolution + 1e-12
+    return loss_doubled > CLIFF_GROWTH * max(loss, allowance) + resolution + 1e-12
 
 
 def doubled_figures(task: TaskResult) -> list[tuple[TaskFigure, float]]:
@@ -90,7 +93,8 @@ def headroom_caution(task: TaskResult) -> str:
         return ""
     return (
         f"With its output error doubled, {'; '.join(fallen)}: the decisions it changes grow "
-        "faster than its error, so inputs a little harder than these will likely lose more. "
+        "much faster than its error, so inputs a little harder than these will likely lose "
+        "more. "
         "16-bit activations and weights, or calibration data like the inputs it will meet, "
         "leave more headroom."
     )

@@ -168,7 +168,7 @@ def headroom_text(winner: Candidate, candidates: list[Candidate], goal: Goal) ->
         return (
             f"#{winner.number} meets the goal on this data without headroom: with its output "
             f"error doubled it reads {show_value(goal, winner.doubled_value)} — the decisions "
-            "it changes grow faster than its error, so inputs a little harder than these will "
+            "it changes grow much faster than its error, so inputs a little harder than these will "
             "likely fall short. No candidate tried kept the goal at doubled error (16-bit "
             "activations and weights usually do)."
         )
@@ -181,7 +181,7 @@ def headroom_text(winner: Candidate, candidates: list[Candidate], goal: Goal) ->
     )
     return (
         f"Faster candidates met the goal but were passed over for want of headroom: {named} — "
-        "the decisions they change grow faster than their error, so inputs a little harder "
+        "the decisions they change grow much faster than their error, so inputs a little harder "
         f"than these would likely fall short; #{winner.number}'s decisions hold with its "
         f"error doubled ({show_value(goal, winner.doubled_value)})."
     )
