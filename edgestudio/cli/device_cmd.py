@@ -132,6 +132,7 @@ def print_device_info(info: DeviceInfo) -> None:
         ["numpy", info.numpy or "missing"],
         ["onnxruntime", info.onnxruntime or "missing"],
         ["providers", ", ".join(info.providers) or "-"],
+        ["onnxruntime-qnn", info.qnn or "- (target compile --device needs it)"],
         ["cache", f"{info.cache} ({free} free)"],
     ]
     print_table(["", info.name], rows, title=f"Device {info.name}")

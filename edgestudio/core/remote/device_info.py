@@ -25,6 +25,7 @@ class DeviceInfo:
     numpy: str | None = None
     onnxruntime: str | None = None
     providers: list[str] = field(default_factory=list)
+    qnn: str | None = None  # onnxruntime-qnn's version there (it compiles for the NPU)
     missing: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
