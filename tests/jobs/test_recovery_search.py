@@ -223,7 +223,7 @@ def test_integer_only_never_excludes_and_recovers_with_16_bit(tmp_path: Path) ->
 
 
 def test_the_recovery_goal_is_the_task_figure_at_its_good_bound() -> None:
-    from edgestudio.core.quant.task_metrics import TaskFigure, TaskResult
+    from edgestudio.core.quant.task_figures import TaskFigure, TaskResult
     from edgestudio.core.quant.tune_goal import recovery_goal
 
     def analysis(*figures: TaskFigure) -> Analysis:

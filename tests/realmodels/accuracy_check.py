@@ -32,7 +32,7 @@ from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.quant.task_detection import model_alphabet
-from edgestudio.core.quant.task_metrics import ctc_greedy
+from edgestudio.core.quant.task_readers import ctc_greedy
 from edgestudio.core.serialise import from_json
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job

@@ -56,7 +56,8 @@ from edgestudio.core.quant.quant_results import (
 )
 from edgestudio.core.quant.quantized_graph import quantized_nodes, suggestion_targets
 from edgestudio.core.quant.task_detection import choose_tasks, find_alphabet
-from edgestudio.core.quant.task_metrics import TaskMeter, TaskResult
+from edgestudio.core.quant.task_figures import TaskResult
+from edgestudio.core.quant.task_metrics import TaskMeter
 from edgestudio.core.quant.task_names import TASK_LABELS
 from edgestudio.core.quant.verdicts import analysis_verdict
 from edgestudio.core.serialise import from_json

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from edgestudio.core.quant.task_metrics import TaskFigure, TaskResult
+    from edgestudio.core.quant.task_figures import TaskFigure, TaskResult
 
 ERROR_SCALE = 2.0  # how much further from float the stressed output is moved
 CLIFF_GROWTH = 3.0  # a loss growing more than this when the error doubles falls off

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edgestudio.core.inputs.data_source import DataProvenance
-from edgestudio.core.quant.task_metrics import TaskResult
+from edgestudio.core.quant.task_figures import TaskResult
 from edgestudio.core.quant.verdicts import Verdict
 
 

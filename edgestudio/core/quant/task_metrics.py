@@ -11,105 +11,25 @@ needs (argmax sequences, pooled vectors), so memory stays bounded on long evalua
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from edgestudio.core.quant.mask_regions import MATCH_IOU, regions_found
 from edgestudio.core.quant.task_detection import MASK_MAX_CHANNELS, TaskChoice, detection_layout
-from edgestudio.core.quant.task_names import TASK_LABELS
+from edgestudio.core.quant.task_figures import TaskFigure, TaskResult
+from edgestudio.core.quant.task_readers import (
+    ctc_blank,
+    ctc_greedy,
+    ctc_rows,
+    edit_distance,
+    log_softmax,
+    match_boxes,
+    neighbour_agreement,
+    real_positions,
+    symbols_text,
+)
 
 # "auto" detects; the others force a metric.
-TOP_BOXES = 10
-IOU_MATCH = 0.5
 MAX_KEPT = 2000  # samples whose sequences / vectors a meter keeps
-
-
-@dataclass(frozen=True)
-class TaskFigure:
-    """One task figure with the bounds that grade it."""
-
-    key: str  # top1_agreement, cer, …
-    label: str  # "top-1 agreement"
-    value: float
-    good: float
-    acceptable: float
-    higher_is_better: bool = True
-    unit: str = "%"  # "%" shows value × 100; "" shows it as it is
-    deciding: bool = True  # False: shown beside the verdict, not judged (a mask's pixels)
-
-    def text(self) -> str:
-        """``97.5 %``, ``1.20 points`` or ``0.9991``."""
-        if self.unit == "points":
-            return f"{100 * self.value:.2f} points"
-        return f"{100 * self.value:.1f} %" if self.unit == "%" else f"{self.value:.4f}"
-
-    def level(self) -> str:
-        """good / acceptable / poor by the bounds."""
-        if self.higher_is_better:
-            return (
-                "good"
-                if self.value >= self.good
-                else "acceptable"
-                if self.value >= self.acceptable
-                else "poor"
-            )
-        return (
-            "good"
-            if self.value <= self.good
-            else "acceptable"
-            if self.value <= self.acceptable
-            else "poor"
-        )
-
-    def bounds_text(self) -> str:
-        """``good ≥ 99 %, acceptable ≥ 95 %``."""
-        op = "≥" if self.higher_is_better else "≤"
-
-        def show(v: float) -> str:
-            if self.unit == "points":
-                return f"{100 * v:.3g} point{'s' if v != 0.01 else ''}"
-            return f"{100 * v:.3g} %" if self.unit == "%" else f"{v:.3g}"
-
-        bounds = f"good {op} {show(self.good)}, acceptable {op} {show(self.acceptable)}"
-        return bounds if self.deciding else f"not deciding ({bounds})"
-
-
-@dataclass
-class TaskResult:
-    """The task figures of one analysis (the first figures decide the verdict)."""
-
-    task: str
-    output: str
-    why: str
-    samples: int
-    figures: list[TaskFigure] = field(default_factory=list)
-    examples: list[str] = field(default_factory=list)  # a few disagreements, for a person
-    chosen_by: str = "detected"
-    note: str = ""  # what the figures cannot say (too few samples for a neighbour test, …)
-    one_sided: bool = False  # the float model decided alike on every sample: no verdict
-    alternatives: list[str] = field(default_factory=list)  # metrics that may fit better
-    # decision figures judged again with the output error doubled (:mod:`.headroom`)
-    at_double_error: dict[str, float] = field(default_factory=dict)
-
-    def deciding_level(self) -> tuple[int, float]:
-        """How badly this result fares, for naming the worst of several outputs: its level
-        (0 good, 1 acceptable, 2 poor) and, within a level, how far its worst deciding figure
-        lies past the bound that calls it good (a share of that bound)."""
-        order = ("good", "acceptable", "poor")
-        worst = (0, 0.0)
-        for f in self.figures:
-            if not f.deciding:
-                continue
-            gap = (f.good - f.value) if f.higher_is_better else (f.value - f.good)
-            scale = abs(f.good) or 1.0
-            worst = max(worst, (order.index(f.level()), gap / scale))
-        return worst
-
-    @property
-    def label(self) -> str:
-        """The task in words."""
-        return TASK_LABELS.get(self.task, self.task)
 
 
 # ----- meters -------------------------------------------------------------------------------------
@@ -156,7 +76,7 @@ class TaskMeter:
         self.samples += 1
         task = self.choice.task
         if task == "ids":
-            real = _positions(mask, ref.shape)
+            real = real_positions(mask, ref.shape)
             self._masked |= not real.all()
             same = ref == test
             self._agree += int(same[real].sum())
@@ -177,7 +97,7 @@ class TaskMeter:
         elif task == "tokens":
             axis = 1 if ref.ndim == 4 else -1
             f, q = ref.argmax(axis=axis), test.argmax(axis=axis)
-            real = _positions(mask, f.shape)
+            real = real_positions(mask, f.shape)
             self._masked |= not real.all()
             self._agree += int((f == q)[real].sum())
             self._total += int(real.sum())
@@ -189,7 +109,7 @@ class TaskMeter:
             self._add_next_tokens(ref, test)
         elif task == "ctc":
             self._classes = ref.shape[-1]
-            for f_row, q_row in _ctc_rows(ref, test):
+            for f_row, q_row in ctc_rows(ref, test):
                 if len(self._pairs) < MAX_KEPT:
                     self._pairs.append((f_row, q_row))
         elif task == "embedding":
@@ -238,7 +158,7 @@ class TaskMeter:
         q = test.reshape(-1, ref.shape[-1])
         self._agree += int((f.argmax(axis=1) == q.argmax(axis=1)).sum())
         self._total += f.shape[0]
-        log_p, log_q = _log_softmax(f), _log_softmax(q)
+        log_p, log_q = log_softmax(f), log_softmax(q)
         self._kl_sum += float((np.exp(log_p) * (log_p - log_q)).sum())
         top5 = np.argpartition(-q, 4, axis=1)[:, :5] if q.shape[1] > 5 else None
         if top5 is not None:
@@ -598,129 +518,4 @@ class TaskMeter:
     def _show(decoded: list[int] | list[str]) -> str:
         if decoded and isinstance(decoded[0], str):
             return repr("".join(str(c) for c in decoded))
-        return _symbols([int(c) for c in decoded])
-
-
-# ----- helpers ------------------------------------------------------------------------------------
-def _positions(mask: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
-    """The positions of an output of ``shape`` that hold real tokens: where ``mask`` (an
-    attention mask ``[N, T]``, matching the output's leading axes) is not 0; all of them
-    without a mask that fits."""
-    if mask is not None:
-        m = np.asarray(mask) != 0
-        if m.ndim <= len(shape) and tuple(shape[: m.ndim]) == m.shape:
-            return np.broadcast_to(m.reshape(m.shape + (1,) * (len(shape) - m.ndim)), shape)
-    return np.ones(shape, dtype=bool)
-
-
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    """log softmax over the last axis, in float64 (stable: the row maximum taken out first)."""
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    result: np.ndarray = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-    return result
-
-
-def _ctc_rows(ref: np.ndarray, test: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Argmax sequences per batch row of a ``[B, T, C]`` or ``[T, B, C]`` CTC output."""
-    if ref.ndim != 3:
-        return []
-    time_major = ref.shape[1] == 1 and ref.shape[0] > 1
-    f, q = ref.argmax(axis=2), test.argmax(axis=2)
-    if time_major:
-        f, q = f.T, q.T
-    return list(zip(f, q, strict=True))
-
-
-def ctc_blank(sequences: list[np.ndarray], classes: int) -> int:
-    """The blank class: the commonest argmax when it is the first or last class, else 0."""
-    counts = np.bincount(
-        np.concatenate([s.reshape(-1) for s in sequences]).astype(np.int64), minlength=classes
-    )
-    common = int(counts.argmax())
-    return common if common in (0, classes - 1) else 0
-
-
-def ctc_greedy(sequence: np.ndarray, blank: int) -> list[int]:
-    """CTC greedy decoding: collapse repeats, then drop blanks."""
-    out: list[int] = []
-    previous = None
-    for symbol in sequence.tolist():
-        if symbol != previous and symbol != blank:
-            out.append(int(symbol))
-        previous = symbol
-    return out
-
-
-def edit_distance(a: list[int] | list[str], b: list[int] | list[str]) -> int:
-    """Levenshtein distance (insertions, deletions, substitutions)."""
-    row = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        previous, row[0] = row[0], i
-        for j, y in enumerate(b, 1):
-            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
-    return row[-1]
-
-
-def _symbols(decoded: list[int]) -> str:
-    shown = " ".join(map(str, decoded[:12]))
-    return f"[{shown}{' …' if len(decoded) > 12 else ''}]"
-
-
-def neighbour_agreement(pairs: list[tuple[np.ndarray, np.ndarray]]) -> float:
-    """Share of samples whose nearest other sample (cosine) is the same in both models."""
-
-    def nearest(vectors: np.ndarray) -> np.ndarray:
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        unit = vectors / np.where(norms > 0, norms, 1.0)
-        sims = unit @ unit.T
-        np.fill_diagonal(sims, -np.inf)
-        return np.asarray(sims.argmax(axis=1))
-
-    f = np.stack([p[0] for p in pairs])
-    q = np.stack([p[1] for p in pairs])
-    return float(np.mean(nearest(f) == nearest(q)))
-
-
-def _iou(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-    """IoU of one centre-size box with many."""
-
-    def corners(b: np.ndarray) -> tuple[np.ndarray, ...]:
-        return (
-            b[..., 0] - b[..., 2] / 2,
-            b[..., 1] - b[..., 3] / 2,
-            b[..., 0] + b[..., 2] / 2,
-            b[..., 1] + b[..., 3] / 2,
-        )
-
-    ax0, ay0, ax1, ay1 = corners(box)
-    bx0, by0, bx1, by1 = corners(boxes)
-    w = np.clip(np.minimum(ax1, bx1) - np.maximum(ax0, bx0), 0, None)
-    h = np.clip(np.minimum(ay1, by1) - np.maximum(ay0, by0), 0, None)
-    inter = w * h
-    union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter
-    return np.asarray(np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0))
-
-
-def match_boxes(ref: np.ndarray, test: np.ndarray, top: int = TOP_BOXES) -> tuple[int, int]:
-    """How many of the float model's ``top`` boxes the quantized model also finds.
-
-    ``ref``/``test``: ``[N, 4 + C]`` rows of centre x, y, width, height and class scores. A
-    float box is found when one of the quantized model's ``2·top`` best boxes has the same
-    class and IoU ≥ 0.5 with it.
-    """
-
-    def best(rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        scores = rows[:, 4:]
-        score = scores.max(axis=1)
-        order = np.argsort(-score)[:k]
-        return rows[order, :4], scores[order].argmax(axis=1), score[order]
-
-    f_boxes, f_cls, f_score = best(ref, top)
-    q_boxes, q_cls, _ = best(test, 2 * top)
-    keep = f_score >= 0.1 * float(f_score.max()) if f_score.size else f_score.astype(bool)
-    matched = 0
-    for box, cls in zip(f_boxes[keep], f_cls[keep], strict=True):
-        same = q_cls == cls
-        if same.any() and float(_iou(box, q_boxes[same]).max()) >= IOU_MATCH:
-            matched += 1
-    return matched, int(keep.sum())
+        return symbols_text([int(c) for c in decoded])

@@ -18,7 +18,7 @@ from typing import Any
 from edgestudio.core.inputs.data_source import DataProvenance
 from edgestudio.core.quant.failed_modes import DYNAMIC, PER_CHANNEL, REDUCE_RANGE
 from edgestudio.core.quant.headroom import doubled_figures, headroom_caution
-from edgestudio.core.quant.task_metrics import TaskResult
+from edgestudio.core.quant.task_figures import TaskResult
 
 LEVELS = ("good", "acceptable", "poor")
 

@@ -16,7 +16,9 @@ from edgestudio.core.quant.analyze import _OutputComparison
 from edgestudio.core.quant.headroom import falls_off, headroom_caution, with_error_scaled
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis
-from edgestudio.core.quant.task_metrics import TaskChoice, TaskFigure, TaskMeter, TaskResult
+from edgestudio.core.quant.task_detection import TaskChoice
+from edgestudio.core.quant.task_figures import TaskFigure, TaskResult
+from edgestudio.core.quant.task_metrics import TaskMeter
 from edgestudio.core.quant.tune import Candidate, TuneSettings, headroom_text, pick_winner
 from edgestudio.core.quant.tune_goal import Goal
 from edgestudio.core.quant.verdicts import analysis_verdict

@@ -22,8 +22,8 @@ from edgestudio.core.quant.sensitivity import (
     loss_is_spread,
     rank_stability,
 )
-from edgestudio.core.quant.task_detection import choose_tasks, detect_task, detect_tasks
-from edgestudio.core.quant.task_metrics import TaskChoice, TaskMeter
+from edgestudio.core.quant.task_detection import TaskChoice, choose_tasks, detect_task, detect_tasks
+from edgestudio.core.quant.task_metrics import TaskMeter
 from edgestudio.core.quant.tune import (
     Candidate,
     SearchSpace,
@@ -137,7 +137,7 @@ def test_every_output_that_carries_the_task_is_judged_and_the_worst_named() -> N
 def _analysis(task_choice: TaskChoice, figures: dict[str, float]) -> Analysis:
     meter = TaskMeter(task_choice)
     result = meter.result()
-    from edgestudio.core.quant.task_metrics import TaskFigure
+    from edgestudio.core.quant.task_figures import TaskFigure
 
     result.figures = [TaskFigure(k, k, v, 0.99, 0.95) for k, v in figures.items()]
     return Analysis("f.onnx", "q.onnx", 8, task=result, data=REAL)

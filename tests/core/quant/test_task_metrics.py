@@ -18,12 +18,8 @@ from edgestudio.core.perf.bench_verdicts import bench_verdicts
 from edgestudio.core.perf.latency_stats import median_ratio_interval
 from edgestudio.core.quant.quantized_graph import existing_quantization
 from edgestudio.core.quant.task_detection import TaskChoice, choose_task, detect_task
-from edgestudio.core.quant.task_metrics import (
-    TaskMeter,
-    ctc_greedy,
-    edit_distance,
-    match_boxes,
-)
+from edgestudio.core.quant.task_metrics import TaskMeter
+from edgestudio.core.quant.task_readers import ctc_greedy, edit_distance, match_boxes
 from edgestudio.core.quant.verdicts import analysis_verdict
 from edgestudio.core.serialise import to_json
 from tests import models
