@@ -49,18 +49,13 @@ from edgestudio.core.quant.tune_ladder import (
     recipe_key,
     rounding_step,
 )
-from edgestudio.core.quant.winner_check import (
-    WinnerCheck,
-    calibration_advice,
-    calibration_subset,
-    curve_points,
-    swapped_split,
-)
+from edgestudio.core.quant.winner_check import WinnerCheck
 from edgestudio.core.serialise import to_json
 from edgestudio.jobs.kinds import recipe_from_dict
 from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.scheduler import JobSubmitter, Scheduler, run_job
 from edgestudio.jobs.tuner_steps import LocalStep, RayStep
+from edgestudio.jobs.winner_judge import WinnerJudge
 
 BENCH_BATCH = 2  # candidates per worker benchmarked together (one job, one pause)
 LAST_RUNGS = 2  # candidates kept for the whole-model rungs when nothing meets the goal
@@ -154,6 +149,7 @@ class Tuner:
         ops = {n.op_type for n in model.graph.node}
         # calibration and evaluation never share a sample (said in the summary)
         self.calib_data, self.eval_data, self.data_note = settings.split()
+        self.judge = WinnerJudge(self.jobs, self.folder, self.calib_data, self.eval_data)
         base = (
             dataclasses.replace(
                 settings.base,
@@ -185,11 +181,6 @@ class Tuner:
         self.goal_note = ""
         # The winner re-judged once the search is over: on the split swapped (a recipe that
         # meets the goal on one split only is not crowned) and calibrated on fewer samples.
-        self.checks: list[WinnerCheck] = []
-        self.check_steps: list[tuple[WinnerCheck, LocalStep]] = []
-        self.unconfirmed: set[int] = set()  # met the goal, but not on the swapped split
-        self.split_checked: set[int] = set()
-        self.curve_drawn: set[int] = set()
         self.candidates: list[Candidate] = []
         self.steps: list[LocalStep | RayStep] = []
         self.waiting_bench: list[Candidate] = []
@@ -282,41 +273,32 @@ class Tuner:
         """What the doubled-error test says of the winner and the candidates passed over."""
         return headroom_text(winner, self.candidates, self.settings.goal)
 
+    @property
+    def checks(self) -> list[WinnerCheck]:
+        """Every re-judgement of a winner so far."""
+        return self.judge.checks
+
+    @property
+    def unconfirmed(self) -> set[int]:
+        """The candidates that met the goal, but not on the swapped split."""
+        return self.judge.unconfirmed
+
+    @property
+    def rejudging(self) -> bool:
+        """True while a winner is being re-judged."""
+        return bool(self.judge.steps)
+
     def checks_of(self, candidate: Candidate) -> list[WinnerCheck]:
         """The re-judgements of ``candidate`` (swapped split, calibration curve)."""
-        return [c for c in self.checks if c.candidate == candidate.number]
+        return self.judge.checks_of(candidate)
 
     def split_note(self, winner: Candidate) -> str:
-        """What the swapped split says of ``winner``, in a sentence ("" when not checked for
-        want of a second split, or when the check was switched off)."""
-        from edgestudio.core.quant.winner_check import fold_text
-
-        checks = [c for c in self.checks_of(winner) if c.kind == "swapped"]
-        if checks:
-            return fold_text(winner, checks[0], self.settings.goal)
-        if self.unconfirmed and self.settings.check_winner:
-            return (
-                f"#{winner.number} was not re-judged on the swapped split: "
-                f"{len(self.unconfirmed)} candidate(s) before it met the goal on one split "
-                "only, which says the data's halves differ (more, or more varied, "
-                "calibration data should help)."
-            )
-        return ""
+        """What the swapped split says of ``winner``, in a sentence."""
+        return self.judge.split_note(winner, self.settings)
 
     def calibration_advice(self, candidate: Candidate) -> str:
         """The calibration curve of ``candidate`` in words ("" when it was not drawn)."""
-        points = [
-            (c.calibration_samples, c.goal_value)
-            for c in self.checks_of(candidate)
-            if c.kind == "calibration" and c.state == "done"
-        ]
-        if not points or not candidate.calibration_samples:
-            return ""
-        points.append((candidate.calibration_samples, candidate.goal_value))
-        unit = {"images": "images", "audio": "audio windows", "text": "lines"}.get(
-            getattr(self.calib_data, "kind", ""), "samples"
-        )
-        return calibration_advice(points, self.settings.goal, unit)
+        return self.judge.calibration_advice(candidate, self.settings)
 
     def latency_ties(self) -> list[Candidate]:
         """With the latency objective: the candidates meeting the goal that are not measurably
@@ -490,89 +472,12 @@ class Tuner:
         # Idle after that loop: nothing could start (budget spent, or nothing left to try);
         # the winner is re-judged before the tune ends.
         if not (self.steps or self.waiting_bench or self.bench):
-            self._poll_checks()
-            if not self.check_steps and not self._check_next():
+            if self.judge.poll(self.settings, self.candidates, self.on_change):
+                self._ties = None  # a candidate met the goal on one split only
+            winner = None if self.cancelled else self.winner
+            if not self.judge.steps and not self.judge.start_next(winner, self.settings):
                 self._finish()
         return not self.finished
-
-    # ----- re-judging the winner ---------------------------------------------------------------
-    MAX_SPLIT_CHECKS: int = 3  # winners re-judged on the swapped split, at most
-
-    def _check_next(self) -> bool:
-        """Start the next re-judgement of the winner; False when there is none left."""
-        winner = self.winner
-        if self.cancelled or winner is None or not self.settings.check_winner:
-            return False
-        if (
-            winner.number not in self.split_checked
-            and len(self.split_checked) < self.MAX_SPLIT_CHECKS
-        ):
-            self.split_checked.add(winner.number)
-            swapped = swapped_split(self.settings)
-            if swapped is not None:
-                calib, evaluation, label = swapped
-                self._start_check(winner, "swapped", label, calib, evaluation)
-                return True
-        if winner.number not in self.curve_drawn:
-            self.curve_drawn.add(winner.number)
-            calibrated = QUANT_MODES[winner.recipe.mode].calibrated
-            for count, word in curve_points(winner.calibration_samples) if calibrated else []:
-                self._start_check(
-                    winner,
-                    "calibration",
-                    f"{word} of the calibration samples ({count})",
-                    calibration_subset(self.calib_data, count),
-                    self.eval_data,
-                    count,
-                )
-            return bool(self.check_steps)
-        return False
-
-    def _start_check(
-        self,
-        winner: Candidate,
-        kind: str,
-        label: str,
-        calib: Any,
-        evaluation: Any,
-        samples: int = 0,
-    ) -> None:
-        check = WinnerCheck(winner.number, kind, label, samples, state="running")
-        self.checks.append(check)
-        recipe = dataclasses.replace(
-            winner.recipe,
-            calib=calib if QUANT_MODES[winner.recipe.mode].calibrated else None,
-            output=str(self.folder / f"check_{len(self.checks)}.onnx"),
-        )
-        try:
-            step = LocalStep(Candidate(0, recipe, label), self.settings, self.jobs, evaluation)
-        except Exception as exc:  # recorded; the tune still ends with its winner
-            check.state, check.error = "failed", str(exc)
-            return
-        self.check_steps.append((check, step))
-
-    def _poll_checks(self) -> None:
-        goal = self.settings.goal
-        for check, step in list(self.check_steps):
-            if not step.poll():
-                continue
-            self.check_steps.remove((check, step))
-            if isinstance(step.result, tuple):
-                _, analysis = step.result
-                check.goal_value = goal.value(analysis)
-                check.met = goal.met(check.goal_value)
-                check.state = "done"
-                checked = next(c for c in self.candidates if c.number == check.candidate)
-                if check.kind == "swapped" and not check.met and checked.met:
-                    self.unconfirmed.add(checked.number)
-                    self._ties = None
-            else:
-                check.state, check.error = "failed", str(step.result)
-            if check.kind == "swapped":
-                Path(str(step.candidate.recipe.output)).unlink(missing_ok=True)
-            for c in self.candidates:
-                if c.number == check.candidate:
-                    self.on_change(c)
 
     def _fix_goal(self, analysis: Analysis) -> None:
         """Replace ``auto`` by the task's own figure, read from the first analysis (every
@@ -649,10 +554,7 @@ class Tuner:
         self.cancelled = True
         for step in self.steps:
             step.cancel()
-        for check, step in self.check_steps:
-            step.cancel()
-            check.state, check.error = "failed", "cancelled"
-        self.check_steps = []
+        self.judge.cancel()
         if self.bench is not None:
             self.jobs.cancel(self.bench[1])
             self.bench[1].wait(10)

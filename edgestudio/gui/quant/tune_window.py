@@ -348,7 +348,7 @@ class TuneWindow(QWidget):
     def _tick(self) -> None:
         if self.tuner is None:
             return
-        if self.tuner.check_steps and not self.status.text().startswith("Re-judging"):
+        if self.tuner.rejudging and not self.status.text().startswith("Re-judging"):
             self.status.setText(
                 "Re-judging the best candidate: on the data split the other way round, "
                 "and calibrated on ¼ and ½ of its samples…"
