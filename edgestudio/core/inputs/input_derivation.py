@@ -9,8 +9,8 @@ lockstep. :mod:`edgestudio.core.inputs.input_probe` runs the candidates until on
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 import onnx
@@ -31,14 +31,15 @@ from edgestudio.core.inputs.input_spec import (
     InputSpecError,
     InputSpecification,
 )
-from edgestudio.core.model.light_inference import inferred_dims
-from edgestudio.core.model.opsets import iter_nodes
-
-# Ops through which an input keeps its meaning (an index stays an index after a Cast).
-_PASSTHROUGH = frozenset(
-    {"Cast", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Expand", "Transpose"}
+from edgestudio.core.inputs.input_usage import (
+    InputUsage,
+    constants_of,
+    consumers_of,
+    input_usage,
+    producers_of,
+    resolve_index_dims,
 )
-_RECURRENT = frozenset({"RNN", "GRU", "LSTM", "DynamicQuantizeLSTM"})
+
 _STATE_NAME = re.compile(
     r"(^|[_.\-/])(state|states|hidden|h0|c0|h|c|cache|past|memory)"
     r"($|[_.\-/\d])",
@@ -46,7 +47,6 @@ _STATE_NAME = re.compile(
 )
 _MASK_NAME = re.compile(r"mask", re.IGNORECASE)
 _BATCH_NAME = re.compile(r"^(bs|batch|batch_?size|unk__\d+)$", re.IGNORECASE)
-_COMPARE_OPS = frozenset({"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"})
 
 # Sizes tried, in order, for symbolic dims other than the batch (first one that runs wins).
 IMAGE_SIZES = (224, 320, 640, 64, 32, 128, 256, 96, 48, 512)
@@ -93,187 +93,6 @@ def declared_inputs(model: onnx.ModelProto) -> list[DeclaredInput]:
     return found
 
 
-@dataclass
-class _Usage:
-    """What the graph does with one input (found by following it through pass-through ops)."""
-
-    gather_rows: list[tuple[str, int]] = field(default_factory=list)
-    gather_axes: list[tuple[str, int]] = field(default_factory=list)  # (graph input, axis)
-    recurrent_state: bool = False
-    sequence_lens_of: str | None = None  # the RNN data input whose time dim this counts
-    compared_with: list[float] = field(default_factory=list)
-    # (data tensor, axis) this input's values index (Gather, GatherElements, ScatterElements,
-    # GatherND/ScatterND) where the data is computed, not stored; resolved to the data's dim
-    # at that axis (a symbol such as num_nodes, or a size) through the inferred shapes
-    index_targets: list[tuple[str, int]] = field(default_factory=list)
-    index_dims: list[str | int] = field(default_factory=list)
-    # whole numbers in [low, high) the graph expects: a OneHot's depth, an Equal against a
-    # range of constants (low, high, why)
-    value_ranges: list[tuple[int, int, str]] = field(default_factory=list)
-
-
-def _constants(model: onnx.ModelProto) -> dict[str, onnx.TensorProto]:
-    found = {t.name: t for t in model.graph.initializer}
-    for node in iter_nodes(model.graph):
-        if node.op_type == "Constant" and node.output:
-            for attr in node.attribute:
-                if attr.name == "value" and attr.HasField("t"):
-                    found[node.output[0]] = attr.t
-    return found
-
-
-# Ops between a stored table and the Gather that reads it which keep its rows: a weight-only
-# int8 table is Cast (or DequantizeLinear'd) to float and scaled by a Mul before the lookup.
-_TABLE_CHAIN = frozenset({"Cast", "Identity", "DequantizeLinear", "Mul", "Div", "Add", "Sub"})
-
-
-# Ops whose second input indexes their first (data) input: along ``axis`` (_AXIS_INDEX_OPS),
-# or its leading dims (GatherND/ScatterND, batch_dims 0).
-_AXIS_INDEX_OPS = frozenset({"GatherElements", "ScatterElements"})
-_INDEX_OPS = _AXIS_INDEX_OPS | {"GatherND", "ScatterND"}
-
-
-def _resolve_index_dims(model: onnx.ModelProto, usages: dict[str, _Usage]) -> None:
-    """Turn each usage's index targets into the dims they index (see :class:`_Usage`)."""
-    if not any(u.index_targets for u in usages.values()):
-        return
-    dims = inferred_dims(model)
-    for usage in usages.values():
-        for tensor, axis in usage.index_targets:
-            shape = dims.get(tensor)
-            if shape:
-                dim = shape[axis % len(shape)]
-                if dim is not None and dim != 0:
-                    usage.index_dims.append(dim)
-
-
-# Ops that pick a part of an index tensor (a row of edge_index) without changing what it means.
-_INDEX_SELECTORS = frozenset({"Gather", "Slice", "Split"})
-
-
-def _input_behind(
-    tensor: str, producers: dict[str, onnx.NodeProto], graph_inputs: set[str]
-) -> str | None:
-    """The graph input whose values ``tensor`` holds, through ops that only move them."""
-    for _ in range(8):
-        if tensor in graph_inputs:
-            return tensor
-        node = producers.get(tensor)
-        if node is None or node.op_type not in _PASSTHROUGH or not node.input:
-            return None
-        tensor = node.input[0]
-    return None
-
-
-def _table_behind(
-    tensor: str,
-    producers: dict[str, onnx.NodeProto],
-    consts: dict[str, onnx.TensorProto],
-    depth: int = 0,
-) -> tuple[str, onnx.TensorProto] | None:
-    """The stored table a Gather reads, through the ops that de-quantize or scale it."""
-    if tensor in consts:
-        return tensor, consts[tensor]
-    node = producers.get(tensor)
-    if depth > 8 or node is None or node.op_type not in _TABLE_CHAIN or not node.input:
-        return None
-    if node.op_type in ("Cast", "Identity", "DequantizeLinear"):
-        return _table_behind(node.input[0], producers, consts, depth + 1)
-    # Elementwise scaling: of the operands, the biggest table keeps the rows (not the scale).
-    found = [
-        t
-        for t in (_table_behind(i, producers, consts, depth + 1) for i in node.input)
-        if t is not None
-    ]
-    return max(found, key=lambda t: (len(t[1].dims), int(np.prod(t[1].dims))), default=None)
-
-
-def _usage(
-    model: onnx.ModelProto,
-    name: str,
-    consumers: dict[str, list[onnx.NodeProto]],
-    consts: dict[str, onnx.TensorProto],
-    producers: dict[str, onnx.NodeProto] | None = None,
-) -> _Usage:
-    usage = _Usage()
-    producers = producers if producers is not None else _producers(model)
-    graph_inputs = {v.name for v in model.graph.input}
-    frontier, seen = [name], {name}
-    while frontier:
-        tensor = frontier.pop()
-        for node in consumers.get(tensor, []):
-            op = node.op_type
-            if (
-                (op in _PASSTHROUGH or op in _INDEX_SELECTORS)
-                and node.input
-                and node.input[0] == tensor
-            ):  # a part of the indices is still indices
-                for out in node.output:
-                    if out not in seen:
-                        seen.add(out)
-                        frontier.append(out)
-            elif op == "Gather" and len(node.input) > 1 and node.input[1] == tensor:
-                table = _table_behind(node.input[0], producers, consts)
-                axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
-                dims = list(table[1].dims) if table else []
-                if table and dims:
-                    usage.gather_rows.append((table[0], int(dims[axis % len(dims)])))
-                source = _input_behind(node.input[0], producers, graph_inputs)
-                if table is None and source is not None:
-                    usage.gather_axes.append((source, axis))
-                elif table is None:
-                    usage.index_targets.append((node.input[0], axis))
-            elif op in _INDEX_OPS and len(node.input) > 1 and node.input[1] == tensor:
-                axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
-                usage.index_targets.append((node.input[0], axis if op in _AXIS_INDEX_OPS else 0))
-            elif op in _RECURRENT:
-                index = list(node.input).index(tensor)
-                if index in (5, 6):
-                    usage.recurrent_state = True
-                elif index == 4:
-                    usage.sequence_lens_of = node.input[0]
-            elif (
-                op == "OneHot"
-                and node.input[0] == tensor
-                and len(node.input) > 1
-                and node.input[1] in consts
-            ):
-                depth = int(onnx.numpy_helper.to_array(consts[node.input[1]]).reshape(-1)[0])
-                if depth > 0:
-                    usage.value_ranges.append(
-                        (
-                            0,
-                            depth,
-                            f"one-hot encoded by '{node.name or node.output[0]}' (depth {depth})",
-                        )
-                    )
-            elif op in _COMPARE_OPS:
-                other = [t for t in node.input if t != tensor and t in consts]
-                for t in other:
-                    values = onnx.numpy_helper.to_array(consts[t]).reshape(-1)
-                    if 0 < values.size <= 4:
-                        usage.compared_with += [float(v) for v in values]
-                    elif values.size > 4 and np.all(np.mod(values, 1) == 0):
-                        low, high = int(values.min()), int(values.max())
-                        usage.value_ranges.append(
-                            (low, high + 1, f"compared with the constants {low}…{high}")
-                        )
-    return usage
-
-
-def _producers(model: onnx.ModelProto) -> dict[str, onnx.NodeProto]:
-    return {out: node for node in iter_nodes(model.graph) for out in node.output}
-
-
-def _consumers(model: onnx.ModelProto) -> dict[str, list[onnx.NodeProto]]:
-    found: dict[str, list[onnx.NodeProto]] = {}
-    for node in iter_nodes(model.graph):
-        for t in dict.fromkeys(node.input):
-            if t:
-                found.setdefault(t, []).append(node)
-    return found
-
-
 @dataclass(frozen=True)
 class _Slot:
     """One unknown dim: the symbol that names it (or a private name) and its kind."""
@@ -284,7 +103,7 @@ class _Slot:
     window: str = ""  # that window, named
 
 
-def _is_state(inp: DeclaredInput, usage: _Usage) -> bool:
+def _is_state(inp: DeclaredInput, usage: InputUsage) -> bool:
     fixed_leading = bool(inp.shape) and isinstance(inp.shape[0], int) and len(inp.shape) >= 3
     return usage.recurrent_state or (
         np.issubdtype(np.dtype(inp.dtype), np.floating)
@@ -304,7 +123,7 @@ def _batch_named(symbol: str, axis: int) -> bool:
 
 def _slots(
     inputs: list[DeclaredInput],
-    usages: dict[str, _Usage],
+    usages: dict[str, InputUsage],
     recurrent_batch: set[tuple[str, int]],
     windowed: Mapping[tuple[str, int], AxisSize] | None = None,
 ) -> dict[tuple[str, int], _Slot]:
@@ -377,7 +196,7 @@ _SIZES_BY_KIND = {"image": IMAGE_SIZES, "sequence": SEQUENCE_SIZES, "signal": SI
 
 def _domain_for(
     inp: DeclaredInput,
-    usage: _Usage,
+    usage: InputUsage,
     state: bool,
     slots: dict[tuple[str, int], _Slot],
     data_inputs: dict[str, DeclaredInput],
@@ -492,9 +311,9 @@ def derive_candidates(
                 f"not fit the declared shape {list(declared)} (rank and fixed "
                 "dims must match)."
             )
-    consumers, consts, producers = _consumers(model), _constants(model), _producers(model)
-    usages = {i.name: _usage(model, i.name, consumers, consts, producers) for i in inputs}
-    _resolve_index_dims(model, usages)
+    consumers, consts, producers = consumers_of(model), constants_of(model), producers_of(model)
+    usages = {i.name: input_usage(model, i.name, consumers, consts, producers) for i in inputs}
+    resolve_index_dims(model, usages)
     ranks = {i.name: len(i.shape) for i in inputs if not all(isinstance(d, int) for d in i.shape)}
     slots = _slots(
         inputs,
@@ -639,100 +458,3 @@ def spec_from_sample(
             )
         )
     return InputSpecification(tuple(entries), note="from your data")
-
-
-def needs_attention(model: onnx.ModelProto) -> list[str]:
-    """Inputs a user may have to specify when no derived spec runs: unknown dims or ints."""
-    names = []
-    for inp in declared_inputs(model):
-        if any(not isinstance(d, int) for d in inp.shape) or np.issubdtype(
-            np.dtype(inp.dtype), np.integer
-        ):
-            names.append(f"{inp.name} {inp.dtype} {list(inp.shape)}")
-    return names
-
-
-def describe_failure(
-    model: onnx.ModelProto, errors: Sequence[str], tried: Sequence[InputSpecification] = ()
-) -> str:
-    """The message when no candidate ran: which inputs and dims are still unknown, what the
-    graph fixed, the ``--shape`` entry that settles them, and onnxruntime's last error."""
-    last = errors[-1] if errors else "no candidate could be built"
-    attention = needs_attention(model)
-    head = (
-        f"The model did not run on any of {len(errors)} input specification(s) derived "
-        "from its graph" + (f" ({_shapes_tried(tried)})." if tried else ".")
-    )
-    if not attention:
-        return (
-            f"{head} Give real data (the Inputs tab's data; --data on the command line). "
-            f"The last error: {last}"
-        )
-    parts = [head]
-    first = tried[0] if tried else None
-    fixed = [
-        f"{e.name}: {why.strip()}"
-        for e in (first.inputs if first else ())
-        for why in e.reason.split(";")[1:]
-    ]
-    if fixed:
-        parts.append("What the graph fixes: " + "; ".join(fixed) + ".")
-    varied = _varied_symbols(tried)
-    entries = []
-    for e in first.inputs if first else ():
-        unknown = [(a, d) for a, d in enumerate(e.declared) if isinstance(d, str) and d in varied]
-        if unknown:
-            letters = {a: _placeholder(d, e.name) for a, d in unknown}
-            shape = "x".join(letters.get(a, str(n)) for a, n in enumerate(e.shape))
-            tried_sizes = ", ".join(str(n) for n in varied[unknown[0][1]])
-            dims = ", ".join(f"{letters[a]} = {_dim_label(d, e.name, a)}" for a, d in unknown)
-            entries.append(f"--shape {e.name}={shape} ({dims}; tried {tried_sizes})")
-    listed = ", ".join(attention)
-    if entries:
-        parts.append(
-            f"Still unknown in {listed}: give the sizes your data has, "
-            + "; ".join(entries)
-            + " — on the command line, or the same entries in "
-            "the Inputs tab's Shapes (values: --range NAME=LOW:HIGH, its Ranges), "
-            "or real data (--data)."
-        )
-    else:
-        parts.append(
-            f"Give the shapes or value ranges of {listed} (the Inputs tab's Shapes "
-            "and Ranges; --shape NAME=DIMxDIM / --range NAME=LOW:HIGH on the command "
-            "line), or real data (--data)."
-        )
-    parts.append(f"The last error: {last}")
-    return " ".join(parts)
-
-
-def _shapes_tried(tried: Sequence[InputSpecification], most: int = 3) -> str:
-    """``x 1x224x224x3; x 1x320x320x3; … 13 in all``: the shapes the candidates had."""
-    shapes = [
-        ", ".join(f"{e.name} {'x'.join(map(str, e.shape)) or 'scalar'}" for e in spec.inputs)
-        for spec in tried
-    ]
-    said = "; ".join(shapes[:most])
-    return f"tried {said}" + (f"; … {len(shapes)} in all" if len(shapes) > most else "")
-
-
-def _varied_symbols(tried: Sequence[InputSpecification]) -> dict[str, list[int]]:
-    """The symbols the candidates gave different sizes, with the sizes in the order tried."""
-    sizes: dict[str, list[int]] = {}
-    for spec in tried:
-        for symbol, n in spec.sizes:
-            sizes.setdefault(symbol, [])
-            if n not in sizes[symbol]:
-                sizes[symbol].append(n)
-    return {s: v for s, v in sizes.items() if len(v) > 1}
-
-
-def _dim_label(symbol: str, name: str, axis: int) -> str:
-    return f"axis {axis}" if symbol.startswith(f"{name}:") else symbol
-
-
-def _placeholder(symbol: str, name: str) -> str:
-    """``N`` for an unnamed dim, the symbol in capitals (``TIME``) for a named one."""
-    if symbol.startswith(f"{name}:"):
-        return "N"
-    return re.sub(r"\W", "_", symbol).upper()

@@ -18,11 +18,8 @@ import onnx
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.inputs.grammar import InputOverrides
-from edgestudio.core.inputs.input_derivation import (
-    derive_candidates,
-    describe_failure,
-    spec_from_sample,
-)
+from edgestudio.core.inputs.input_derivation import derive_candidates, spec_from_sample
+from edgestudio.core.inputs.input_failures import describe_failure
 from edgestudio.core.inputs.input_spec import InputSpecError, InputSpecification
 from edgestudio.core.inputs.inputs_recipe import InputsRecipe
 from edgestudio.core.job_api.report import JobReport
