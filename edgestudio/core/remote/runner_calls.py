@@ -95,15 +95,21 @@ async def open_runner(
     return runner, info
 
 
+async def open_usable_runner(link: RunnerLink, reporter: Reporter) -> tuple[str, dict[str, Any]]:
+    """:func:`open_runner`, then an error (with its fix) unless the device can run models."""
+    runner, info = await open_runner(link, reporter, 0.05)
+    problems = problems_of(link.device, info)
+    if problems:
+        raise DeviceError(problems[0])
+    return runner, info
+
+
 async def open_runner_for(
     link: RunnerLink, provider: str, reporter: Reporter
 ) -> tuple[str, dict[str, Any]]:
-    """:func:`_open`, then an error unless the device can run models with ``provider``."""
-    runner, info = await open_runner(link, reporter, 0.05)
+    """:func:`open_usable_runner`, then an error unless the device has ``provider``."""
+    runner, info = await open_usable_runner(link, reporter)
     device = link.device
-    problems = problems_of(device, info)
-    if problems:
-        raise DeviceError(problems[0])
     if provider not in info.get("providers", []):
         raise DeviceError(
             f"{provider} is not in {device.name}'s onnxruntime {info.get('onnxruntime')} "

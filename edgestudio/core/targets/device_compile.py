@@ -19,8 +19,7 @@ from edgestudio.core.remote.runner_calls import (
     copy_feeds,
     copy_model,
     open_link,
-    open_runner,
-    problems_of,
+    open_usable_runner,
     run_async,
     runner_request,
 )
@@ -60,19 +59,15 @@ def compile_on_device(
 ) -> DeviceCompiled:
     """Compile ``model`` on the device called ``name`` for HTP ``htp_arch``; its files are
     written into ``folder`` (atomically, each), the context model as ``context_name``."""
-    device = device_named(name)
-    return run_async(
-        _compile(device, model, feeds, htp_arch, soc_model, context_name, folder, reporter)
-    )
+    settings = {"htp_arch": htp_arch, "soc_model": soc_model, "name": context_name}
+    return run_async(_compile(device_named(name), model, feeds, settings, folder, reporter))
 
 
 async def _compile(
     device: Device,
     model: Path,
     feeds: dict[str, np.ndarray],
-    htp_arch: str,
-    soc_model: str,
-    context_name: str,
+    settings: dict[str, str],
     folder: Path,
     reporter: Reporter,
 ) -> DeviceCompiled:
@@ -91,10 +86,7 @@ async def _compile(
             errors.append(str(e.get("error")))
 
     async with open_link(device) as link:
-        runner, info = await open_runner(link, reporter, 0.05)
-        problems = problems_of(device, info)
-        if problems:
-            raise DeviceError(problems[0])
+        runner, info = await open_usable_runner(link, reporter)
         build = qnn_on(info)
         if not build:
             raise DeviceError(
@@ -106,9 +98,7 @@ async def _compile(
             "op": "compile",
             "model": await copy_model(link, model, int(info["free_bytes"]), reporter, 0.1),
             "feeds": await copy_feeds(link, feeds),
-            "htp_arch": htp_arch,
-            "soc_model": soc_model,
-            "name": context_name,
+            **settings,
         }
         failure = await runner_request(link, runner, request, on_event)
     if failure or errors or not done:
