@@ -15,11 +15,68 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer
-from PySide6.QtWidgets import QApplication, QLineEdit, QTabWidget, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
+    QComboBox,
+    QLabel,
+    QLineEdit,
+    QTabWidget,
+    QWidget,
+)
 
 from edgestudio.core.paths import write_atomically
 
 ENV = "EDGESTUDIO_UI_STATE"
+# Widgets a driving test clicks or reads by name (Qt's widgets are not X windows: their place
+# on screen and their text are published here). A tab widget gives where each tab is.
+WATCHED = (
+    "compile_on",
+    "compile_for_target",
+    "target_compiled",
+    "judge_on",
+    "device_status",
+    "performance_views",
+)
+
+
+def _text(widget: QWidget) -> str:
+    """What ``widget`` shows as text (a combo box: its current choice)."""
+    if isinstance(widget, QComboBox):
+        return widget.currentText()
+    if isinstance(widget, QLineEdit | QLabel | QAbstractButton):
+        return widget.text()
+    return ""
+
+
+def _watched() -> dict[str, dict[str, Any]]:
+    """Where each visible watched widget is on screen (its centre), whether it is enabled,
+    and its text; for a tab widget, where each of its tabs is."""
+    found: dict[str, dict[str, Any]] = {}
+    for top in QApplication.topLevelWidgets():
+        if not top.isVisible():
+            continue
+        for name in WATCHED:
+            for widget in top.findChildren(QWidget, name):
+                if not widget.isVisible() or widget.visibleRegion().isEmpty():
+                    continue  # hidden, or scrolled out of its view: nothing to click
+                centre = widget.mapToGlobal(widget.rect().center())
+                entry: dict[str, Any] = {
+                    "at": [centre.x(), centre.y()],
+                    "enabled": widget.isEnabled(),
+                    "text": _text(widget),
+                }
+                if isinstance(widget, QTabWidget):
+                    bar = widget.tabBar()
+                    entry["tabs"] = {
+                        widget.tabText(i): [
+                            bar.mapToGlobal(bar.tabRect(i).center()).x(),
+                            bar.mapToGlobal(bar.tabRect(i).center()).y(),
+                        ]
+                        for i in range(widget.count())
+                    }
+                found[name] = entry
+    return found
 
 
 def snapshot(window: QWidget) -> dict[str, Any]:
@@ -56,8 +113,9 @@ def snapshot(window: QWidget) -> dict[str, Any]:
             "class": type(focus).__name__ if focus else "",
             "name": focus.objectName() if focus else "",
             "placeholder": focus.placeholderText() if isinstance(focus, QLineEdit) else "",
-            "text": focus.text() if isinstance(focus, QLineEdit) else "",
+            "text": _text(focus) if focus else "",
         },
+        "widgets": _watched(),
         "documents": documents,
         "current": tabs.tabText(tabs.currentIndex())
         if isinstance(tabs, QTabWidget) and tabs.count()

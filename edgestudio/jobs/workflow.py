@@ -342,9 +342,9 @@ class Workflow:
             run.quantization = job.report.result_as(Quantization)
             run.state = RunState.QUANTIZED
             if route.analyze_on is not None and run.output:
-                judged = AnalyzeRecipe.after(run.recipe, run.output, route.analyze_on, route.metric)
-                if route.judge_on:
-                    judged = dataclasses.replace(judged, target=route.judge_on)
+                judged = AnalyzeRecipe.after(
+                    run.recipe, run.output, route.analyze_on, route.metric, route.judge_on
+                )
                 analysis = self.submit(judged, document)
                 self._routes[analysis.id] = _Route(document, run)
                 run.state = RunState.ANALYSING

@@ -266,8 +266,13 @@ def test_the_analysis_is_judged_where_the_result_is_for_or_where_chosen(  # type
     assert dialog.analyze_target() == "qnn-htp"
     dialog.judge_box.setCurrentText("openvino")
     assert dialog.analyze_target() == "openvino"
+    # the command beside the form says both steps, the analysis where it is judged
+    quantize, analyze = dialog.command.text().split(" && ")
+    assert quantize.startswith("edgestudio quantize ") and "--target qnn-htp" in quantize
+    assert analyze.startswith("edgestudio analyze ") and analyze.endswith("--target openvino")
     dialog.analyze.setChecked(False)
     assert not dialog.judge_box.isEnabled()
+    assert " && " not in dialog.command.text()
 
 
 def test_a_mistyped_image_size_names_its_field(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -14,8 +14,9 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,9 +69,14 @@ def desktop(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Desktop]
 
 def _opens(d: Desktop, *keys: str) -> list[str]:
     """Press ``keys``; wait for a new window; return the new windows' titles."""
+    return _opens_by(d, lambda: d.key(*keys), f"a window after {keys}")
+
+
+def _opens_by(d: Desktop, act: Callable[[], None], what: str) -> list[str]:
+    """Do ``act``; wait for a new window (``what``); return the new windows' titles."""
     before = set(d.state().get("windows", []))
-    d.key(*keys)
-    state = d.wait_for(lambda s: bool(set(s["windows"]) - before), f"a window after {keys}")
+    act()
+    state = d.wait_for(lambda s: bool(set(s["windows"]) - before), what)
     return sorted(set(state["windows"]) - before)
 
 
@@ -78,6 +84,51 @@ def _dismissed(d: Desktop, titles: list[str], *keys: str) -> None:
     d.key(*keys)
     for title in titles:
         d.window_closed(title)
+
+
+def _widget(state: dict[str, Any], name: str) -> dict[str, Any]:
+    """A watched widget's place, state and text (empty while it is not on screen)."""
+    return dict(state.get("widgets", {}).get(name, {}))
+
+
+def _click(d: Desktop, at: list[int]) -> None:
+    d.xdotool("mousemove", str(at[0]), str(at[1]), "click", "1")
+    time.sleep(0.3)
+
+
+def _compile_on_the_device(d: Desktop, folder: Path) -> None:
+    """Performance › Target: "board" chosen in the *on* box by pointer and keys, Compile
+    clicked, the suggested file taken with Enter; the device compiles, reloads and runs the
+    binary, and the view says so."""
+    _click(d, d.state()["panel_tabs"]["Performance"])
+    d.wait_for(lambda s: s["panel"] == "Performance", "the Performance panel")
+    views = d.wait_for(
+        lambda s: bool(_widget(s, "performance_views")), "the Performance panel's views"
+    )
+    _click(d, _widget(views, "performance_views")["tabs"]["Target"])
+    box = d.wait_for(lambda s: bool(_widget(s, "compile_on")), "the Target view's 'on' box")
+    d.check("Performance › Target shown by clicks")
+    _click(d, _widget(box, "compile_on")["at"])  # opens its list
+    d.key("Down", "Return")
+    state = d.wait_for(
+        lambda s: _widget(s, "compile_on").get("text") == "board", "'board' chosen in the 'on' box"
+    )
+    d.check("the device chosen in the 'on' box with Down, Enter")
+    assert _widget(state, "compile_for_target")["enabled"], d.failure("Compile is disabled")
+    titles = _opens_by(
+        d, lambda: _click(d, _widget(state, "compile_for_target")["at"]), "the file dialog"
+    )
+    d.check(f"Compile for the NPU… clicked opens {titles}")
+    _dismissed(d, titles, "Return")  # the suggested file, beside the model
+    state = d.wait_for(
+        lambda s: "Compiled" in _widget(s, "target_compiled").get("text", ""),
+        "the compile on the device to finish",
+        240,
+    )
+    d.check("compiled on the device, proven there")
+    said = _widget(state, "target_compiled")["text"]
+    assert "on board" in said, said
+    assert list(folder.glob("*_qnn_ctx.onnx")), d.failure("no compiled model was written")
 
 
 def test_a_person_drives_the_real_window(desktop: Desktop, tmp_path: Path) -> None:
@@ -176,6 +227,18 @@ def test_a_person_drives_the_real_window(desktop: Desktop, tmp_path: Path) -> No
         d.check(f"{what} opens {titles}")
         _dismissed(d, titles, dismiss)
         d.check(f"{what} dismissed with {dismiss}")
+    # Quantize…: "Judge on" chosen by pointer and keys (the command it adds: the form's test).
+    form = _opens(d, "ctrl+shift+q")
+    state = d.wait_for(lambda s: bool(_widget(s, "judge_on")), "the form's 'Judge on' box")
+    first = _widget(state, "judge_on")["text"]
+    _click(d, _widget(state, "judge_on")["at"])
+    d.key("Down", "Return")
+    state = d.wait_for(
+        lambda s: _widget(s, "judge_on").get("text") not in ("", first), "another 'Judge on'"
+    )
+    chosen = _widget(state, "judge_on")["text"]
+    d.check(f"Quantize › Judge on: {first} → {chosen} with Down, Enter")
+    _dismissed(d, form, "Escape")
     # Preferences › Devices › Add… by Alt+A: an env: address typed, the dialog left by Escape
     # (nothing added), then the preferences by Escape.
     preferences = _opens(d, "ctrl+comma")
@@ -188,6 +251,22 @@ def test_a_person_drives_the_real_window(desktop: Desktop, tmp_path: Path) -> No
     d.click_into(preferences[0])
     _dismissed(d, preferences, "Escape")
     d.check("Add a device, then Preferences, dismissed with Escape")
+    # The same, kept with Enter: a device in another environment here (this Python), which
+    # the app reaches and checks; Escape leaves the preferences (the device is already kept).
+    preferences = _opens(d, "ctrl+comma")
+    add = _opens(d, "alt+a")
+    d.type("board")
+    d.key("Tab")
+    d.type(f"env:{sys.executable}")
+    _dismissed(d, add, "Return")
+    d.click_into(preferences[0])
+    d.wait_for(
+        lambda s: "onnxruntime" in _widget(s, "device_status").get("text", ""),
+        "the added device to be checked",
+        120,
+    )
+    d.check("a device added with Enter, and checked")
+    _dismissed(d, preferences, "Escape")
     if d.window_manager:  # close buttons: a window manager's (wmctrl asks it, politely)
         titles = _opens(d, "alt+t", "a")
         d.check(f"Tools › Auto-tune… opens {titles}")
@@ -208,6 +287,7 @@ def test_a_person_drives_the_real_window(desktop: Desktop, tmp_path: Path) -> No
         d.check(f"Ctrl+Shift+K (Tools › Compile for target…) opens {titles}")
         _dismissed(d, titles, "Escape")
         d.check("the compile dialog dismissed with Escape: nothing compiled")
+        _compile_on_the_device(d, tmp_path)
 
     # Documents and panels.
     before = d.state()["current"]

@@ -396,12 +396,18 @@ class AnalyzeRecipe(Recipe):
 
     @classmethod
     def after(
-        cls, quantization: QuantRecipe, quantized: str, data: DataSource, metric: str = "auto"
+        cls,
+        quantization: QuantRecipe,
+        quantized: str,
+        data: DataSource,
+        metric: str = "auto",
+        target: str = "",
     ) -> AnalyzeRecipe:
         """The analysis that follows ``quantization`` (the one quantize → analyse step of the
         window, the auto-tuner, locally and on Ray, and the sensitivity ranking): its
         ``quantized`` result against the float model, on ``data``, fed as the quantization
-        was where the data is synthetic, and on the target it was quantized for."""
+        was where the data is synthetic, and on ``target`` ("": the target it was quantized
+        for)."""
         return cls(
             float_model=quantization.model,
             quant_model=quantized,
@@ -409,7 +415,7 @@ class AnalyzeRecipe(Recipe):
             metric=metric,
             shapes=quantization.shapes,
             ranges=quantization.ranges,
-            target=quantization.target,  # a model quantized for the NPU is judged there
+            target=target or quantization.target,  # quantized for the NPU: judged there
         )
 
     def input_paths(self) -> list[str]:

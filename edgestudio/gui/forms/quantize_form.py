@@ -206,6 +206,8 @@ class QuantizeDialog(JobDialog):
         for p in (self.calib_path, self.output, self.eval_path):
             p.changed.connect(self.refresh)
         self.samples.valueChanged.connect(self.refresh)
+        for box in (self.metric_box, self.judge_box):  # both show in the analysis's command
+            on_change(box, self.refresh)
         self.mode.currentIndexChanged.connect(self._suggest_output)
         # a result quantized for a target is judged there unless another runtime is chosen
         typing.cast(QComboBox, self.options["target"]).currentTextChanged.connect(
@@ -366,7 +368,19 @@ class QuantizeDialog(JobDialog):
         self.messages.setText("".join(parts))
         self.run_button.setEnabled(not errors)
         if not errors:
-            self.command.setText(self.recipe().command_line())
+            self.command.setText(self.command_line())
+
+    def command_line(self) -> str:
+        """The equivalent commands: the quantization, then its analysis when it is ticked
+        (judged by the chosen metric, where the form says)."""
+        recipe = self.recipe()
+        data = self.analyze_data()
+        if data is None:
+            return recipe.command_line()
+        judged = AnalyzeRecipe.after(
+            recipe, recipe.output, data, self.analyze_metric(), self.analyze_target()
+        )
+        return f"{recipe.command_line()} && {judged.command_line()}"
 
     def _eval_note(self) -> str:
         """What the analysis will be able to say on the chosen evaluation data."""

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QScrollArea,
     QTabWidget,
     QWidget,
 )
@@ -82,7 +84,6 @@ class PerfPanel(QWidget):
             "Where to measure: this machine and the devices added in "
             "Preferences › Devices (over SSH), side by side"
         )
-        self.refresh_devices()
         self.threads = QLineEdit("1")
         # the declared options of BenchRecipe: a new one appears here without form code
         defaults = BenchRecipe()
@@ -122,7 +123,14 @@ class PerfPanel(QWidget):
         form.addRow(self.profile_button)
         form_box = QGroupBox("Benchmark")
         form_box.setLayout(form)
-        form_box.setMaximumWidth(420)
+        # the form scrolls where the window is short, rather than squeezing its wrapped notes
+        # into clipped lines (1280×800 with the Jobs panel open)
+        form_scroll = QScrollArea()
+        form_scroll.setWidget(form_box)
+        form_scroll.setWidgetResizable(True)
+        form_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        form_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        form_scroll.setMaximumWidth(440)
 
         # ----- results -----------------------------------------------------------------------
         # Built when first shown or given results: their plots cost every model's opening.
@@ -132,12 +140,14 @@ class PerfPanel(QWidget):
         self._target = LazyTab(self._build_target)
 
         self.tabs = QTabWidget()
+        self.tabs.setObjectName("performance_views")
         self.tabs.addTab(self._latency, "Latency")
         self.tabs.addTab(self._profile, "Per-op profile")
         self.tabs.addTab(self._edge_cloud, "Edge vs cloud")
         self.tabs.addTab(self._target, "Target")
+        self.refresh_devices()
         layout = QHBoxLayout(self)
-        layout.addWidget(form_box)
+        layout.addWidget(form_scroll)
         layout.addWidget(self.tabs, 1)
         document.extra_model_added.connect(self.add_model)
         document.events.latency.connect(self._show_latency)
@@ -250,6 +260,8 @@ class PerfPanel(QWidget):
                 Qt.CheckState.Checked if name in checked else Qt.CheckState.Unchecked
             )
             self.machines.addItem(item)
+        if self._target.built:  # the Target view's "compile on" offers the same devices
+            self.target_view.list_devices()
 
     def set_machines(self, names: list[str]) -> None:
         """Check exactly ``names`` ("local" is this machine) in the Where list."""

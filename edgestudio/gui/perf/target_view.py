@@ -74,7 +74,7 @@ class TargetView(QWidget):
             "Where to compile: this machine's emulator, or a device with the QNN package "
             "(a board over SSH, another environment here), which reloads and runs the binary"
         )
-        self._list_devices()
+        self.list_devices()
         self.compile_button.clicked.connect(
             lambda: self.compile_requested.emit(self.compile_on.currentData() or "")
         )
@@ -101,20 +101,25 @@ class TargetView(QWidget):
         self.show_check(document.target)
         self.show_compiled(document.compiled)
 
-    def _list_devices(self) -> None:
-        """This machine first, then every device the user added (the list may have changed)."""
-        from edgestudio.core.remote.devices import load_devices
+    def list_devices(self) -> None:
+        """Offer this machine first, then every device the user added (the list may have
+        changed; an unreadable device file offers this machine alone)."""
+        from edgestudio.core.remote.devices import DeviceError, load_devices
 
         chosen = self.compile_on.currentData()
+        try:
+            names = sorted(load_devices())
+        except DeviceError:
+            names = []
         self.compile_on.clear()
         self.compile_on.addItem("this machine (emulated)", "")
-        for name in sorted(load_devices()):
+        for name in names:
             self.compile_on.addItem(name, name)
         self.compile_on.setCurrentIndex(max(0, self.compile_on.findData(chosen)))
 
     def show_check(self, check: TargetCheck | None) -> None:
         """Show ``check`` (None: nothing checked yet)."""
-        self._list_devices()
+        self.list_devices()
         self.overlay_button.setEnabled(check is not None and not check.final.session_error)
         # the compile job refuses a model the NPU does not take whole: offered only then
         self.compile_button.setEnabled(check is not None and check.final.whole)
