@@ -206,8 +206,8 @@ class QuantizeDialog(JobDialog):
         for p in (self.calib_path, self.output, self.eval_path):
             p.changed.connect(self.refresh)
         self.samples.valueChanged.connect(self.refresh)
-        for box in (self.metric_box, self.judge_box):  # both show in the analysis's command
-            on_change(box, self.refresh)
+        for choice in (self.metric_box, self.judge_box):  # both show in the analysis's command
+            on_change(choice, self.refresh)
         self.mode.currentIndexChanged.connect(self._suggest_output)
         # a result quantized for a target is judged there unless another runtime is chosen
         typing.cast(QComboBox, self.options["target"]).currentTextChanged.connect(
@@ -378,7 +378,7 @@ class QuantizeDialog(JobDialog):
         if data is None:
             return recipe.command_line()
         judged = AnalyzeRecipe.after(
-            recipe, recipe.output, data, self.analyze_metric(), self.analyze_target()
+            recipe, self.output.path(), data, self.analyze_metric(), self.analyze_target()
         )
         return f"{recipe.command_line()} && {judged.command_line()}"
 
