@@ -25,8 +25,6 @@ from typing import Any
 from edgestudio.core.convert.conversion_plan import model_opset
 from edgestudio.core.model.model_io import load_model
 from edgestudio.core.paths import atomic_target, file_hash
-from edgestudio.core.perf.bench_recipes import BenchRecipe
-from edgestudio.core.perf.perf_results import Latency
 from edgestudio.core.quant.quant_recipes import QUANT_MODES, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.quant.tune import (
@@ -51,43 +49,14 @@ from edgestudio.core.quant.tune_ladder import (
 )
 from edgestudio.core.quant.winner_check import WinnerCheck
 from edgestudio.core.serialise import to_json
-from edgestudio.jobs.kinds import recipe_from_dict
-from edgestudio.jobs.runner import Job, JobState
+from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import JobSubmitter, Scheduler, run_job
-from edgestudio.jobs.tuner_steps import LocalStep, RayStep
+from edgestudio.jobs.tune_bench import BENCH_BATCH, CandidateTimer
+from edgestudio.jobs.tune_resume import earlier_candidates
+from edgestudio.jobs.tuner_steps import LocalStep, RayStep, connect_ray
 from edgestudio.jobs.winner_judge import WinnerJudge
 
-BENCH_BATCH = 2  # candidates per worker benchmarked together (one job, one pause)
 LAST_RUNGS = 2  # candidates kept for the whole-model rungs when nothing meets the goal
-
-
-def _earlier_candidates(
-    settings: TuneSettings,
-    model_hash: str,
-) -> tuple[dict[str, dict[str, Any]], str]:
-    """The measured candidates of ``settings.resume`` by recipe (:func:`recipe_key`), and what
-    was taken from it, in a line (why nothing, when nothing)."""
-    earlier = settings.resume
-    if not earlier:
-        return {}, ""
-    if earlier.get("model_hash") != model_hash:
-        return {}, "Nothing resumed: the earlier tune was of another model (or another version)."
-    if (earlier.get("provider"), earlier.get("threads")) != (settings.provider, settings.threads):
-        return {}, (
-            f"Nothing resumed: the earlier tune timed on {earlier.get('provider')} with "
-            f"{earlier.get('threads')} thread(s)."
-        )
-    found = {}
-    for summary in earlier.get("candidates", []):
-        data = summary.get("recipe")
-        if summary.get("state") == "done" and data and summary.get("analysis"):
-            recipe = recipe_from_dict(data)
-            if isinstance(recipe, QuantRecipe):
-                found[recipe_key(recipe)] = summary
-    return found, (
-        f"Resuming: {len(found)} recipe(s) measured by the earlier tune are taken as "
-        "they were when the search reaches the same recipe (not counted in the budget)."
-    )
 
 
 def tuner_summary(tuner: Tuner) -> dict[str, Any]:
@@ -183,8 +152,6 @@ class Tuner:
         # meets the goal on one split only is not crowned) and calibrated on fewer samples.
         self.candidates: list[Candidate] = []
         self.steps: list[LocalStep | RayStep] = []
-        self.waiting_bench: list[Candidate] = []
-        self.bench: tuple[list[Candidate], Job] | None = None
         self.tried: set[tuple[str, ...]] = set()
         self.exclusion_round = 0
         self.int16_round = 0
@@ -199,40 +166,24 @@ class Tuner:
         # The float model, for the Pareto plot's reference: its size (as the quantize job counts
         # it), and its latency measured in every benchmark beside the candidates.
         self.float_bytes = Path(settings.model).stat().st_size
-        self.float_latency_ms: float | None = None
-        self.earlier, self.resume_note = _earlier_candidates(settings, self.model_hash)
-        if self.earlier:  # timed beside them: the reference their "vs float" was measured on
-            self.float_latency_ms = (settings.resume or {}).get("float", {}).get("latency_ms")
+        self.earlier, self.resume_note = earlier_candidates(settings, self.model_hash)
+        # resumed: timed beside them, the reference their "vs float" was measured on
+        resumed_float = (settings.resume or {}).get("float", {}) if self.earlier else {}
+        self.timer = CandidateTimer(settings, self.jobs, resumed_float.get("latency_ms"))
         self.finished = False
         self.cancelled = False
         self._ray: dict[str, Any] | None = None
         if settings.ray_address:
-            self._ray = self._connect_ray(settings.ray_address)
-
-    # ----- Ray ---------------------------------------------------------------------------------
-    def _connect_ray(self, address: str) -> dict[str, Any]:
-        try:
-            import ray
-        except ImportError as exc:
-            raise RuntimeError("Ray is not installed: pip install 'edgestudio[cluster]'") from exc
-        if not ray.is_initialized():
-            ray.init(
-                address=None if address == "local" else address,
-                ignore_reinit_error=True,
-                log_to_driver=False,
+            self._ray = connect_ray(
+                settings.ray_address, settings.model, self.calib_data, self.eval_data
             )
-        # The model and the data go to the object store once; every task reads them there.
-        return {
-            "model": ray.put(Path(self.settings.model).read_bytes()),
-            "data": ray.put(
-                [
-                    (Path(d.path).read_bytes(), Path(d.path).name, to_json(d))
-                    for d in (self.calib_data, self.eval_data)
-                ]
-            ),
-        }
 
     # ----- driving -----------------------------------------------------------------------------
+    @property
+    def float_latency_ms(self) -> float | None:
+        """The float model's median latency, timed beside the candidates (None: not yet)."""
+        return self.timer.float_latency_ms
+
     @property
     def winner(self) -> Candidate | None:
         """The best candidate so far (meeting the goal at the lowest objective, else closest);
@@ -362,7 +313,7 @@ class Tuner:
             self.skipped.append(
                 f"{why}: skipped, {recipe.mode} failed twice for the same cause ({cause[:120]})"
             )
-        busy = self.steps or self.waiting_bench or self.bench
+        busy = self.steps or self.timer.waiting or self.timer.busy
         if busy or any(c.settled for c in self.candidates):
             return None  # escalations build on finished results: wait for them
         rung = self._whole_model_rungs()
@@ -454,15 +405,15 @@ class Tuner:
                 if self.settings.goal.is_auto:
                     self._fix_goal(candidate.analysis)
                 candidate.judge(self.settings.goal)
-                self.waiting_bench.append(candidate)
-        self._poll_bench()
+                self.timer.waiting.append(candidate)
+        self.timer.poll(quantizing=bool(self.steps), on_change=self.on_change)
         # Latency is measured alone: candidates are benchmarked together, in one job, once
         # a batch of them waits and nothing else runs; no quantization starts meanwhile.
         workers = max(1, self.settings.workers)
         while (
-            self.bench is None
+            not self.timer.busy
             and len(self.steps) < workers
-            and len(self.steps) + len(self.waiting_bench) < BENCH_BATCH * workers
+            and len(self.steps) + len(self.timer.waiting) < BENCH_BATCH * workers
             and not self._out_of_budget()
         ):
             chosen = self._next_recipe()
@@ -471,7 +422,7 @@ class Tuner:
             self._start(*chosen)
         # Idle after that loop: nothing could start (budget spent, or nothing left to try);
         # the winner is re-judged before the tune ends.
-        if not (self.steps or self.waiting_bench or self.bench):
+        if not (self.steps or self.timer.waiting or self.timer.busy):
             if self.judge.poll(self.settings, self.candidates, self.on_change):
                 self._ties = None  # a candidate met the goal on one split only
             winner = None if self.cancelled else self.winner
@@ -499,46 +450,6 @@ class Tuner:
         self.finished = True
         self.queue = []
 
-    def _poll_bench(self) -> None:
-        if self.bench is not None:
-            candidates, job = self.bench
-            if not job.state.is_final:
-                return
-            self.bench = None
-            rows = (
-                {row.model: row for row in job.report.result_as(Latency).rows}
-                if job.state is JobState.SUCCEEDED and job.report is not None
-                else {}
-            )
-            reference = rows.get(str(self.settings.model))
-            if reference is not None and reference.ok and reference.median_ms is not None:
-                self.float_latency_ms = reference.median_ms
-            for candidate in candidates:
-                candidate.latency = rows.get(str(candidate.recipe.output))
-                if candidate.latency is not None and not candidate.latency.ok:
-                    candidate.error = candidate.latency.error
-                elif candidate.latency is None:
-                    candidate.error = f"benchmark {job.state.value}: {job.error}"
-                candidate.state = "done"
-                candidate.seconds = time.monotonic() - candidate.started
-                self.on_change(candidate)
-        if self.waiting_bench and not self.steps and self.bench is None:
-            candidates, self.waiting_bench = self.waiting_bench, []
-            s = self.settings
-            models = (str(s.model), *(str(c.recipe.output) for c in candidates))
-            # a benchmark runs alone in the queue: nothing else runs while latencies are measured
-            job = self.jobs.submit(
-                BenchRecipe(
-                    models=models,
-                    providers=(s.provider,),
-                    threads=(s.threads,),
-                    warmup=5,
-                    runs=s.bench_runs,
-                    seed=s.seed,
-                )
-            )
-            self.bench = (candidates, job)
-
     def run(self, interval: float = 0.05) -> Candidate | None:
         """Drive the run to its end here (the CLI); return the winner."""
         try:
@@ -555,13 +466,11 @@ class Tuner:
         for step in self.steps:
             step.cancel()
         self.judge.cancel()
-        if self.bench is not None:
-            self.jobs.cancel(self.bench[1])
-            self.bench[1].wait(10)
+        self.timer.cancel()
         for c in self.candidates:
             if c.state in ("pending", "running"):
                 c.state, c.error = "failed", "cancelled"
-        self.steps, self.waiting_bench, self.bench = [], [], None
+        self.steps = []
         self._finish()
         self.cleanup()
 

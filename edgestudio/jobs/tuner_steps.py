@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis, Quantization
 from edgestudio.core.quant.tune import (
@@ -24,6 +25,32 @@ def thread_share(workers: int) -> int | None:
     """onnxruntime threads per worker when ``workers`` run side by side (None: alone, every
     core): two workers each with every core fight over them."""
     return max(1, (os.cpu_count() or 1) // workers) if workers > 1 else None
+
+
+def connect_ray(
+    address: str, model: str, calib: DataSource, evaluation: DataSource
+) -> dict[str, Any]:
+    """Join (or start, for ``local``) the Ray cluster at ``address`` and put the model and
+    the data in its object store once: every :class:`RayStep` reads them there."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise RuntimeError("Ray is not installed: pip install 'edgestudio[cluster]'") from exc
+    if not ray.is_initialized():
+        ray.init(
+            address=None if address == "local" else address,
+            ignore_reinit_error=True,
+            log_to_driver=False,
+        )
+    return {
+        "model": ray.put(Path(model).read_bytes()),
+        "data": ray.put(
+            [
+                (Path(d.path).read_bytes(), Path(d.path).name, to_json(d))
+                for d in (calib, evaluation)
+            ]
+        ),
+    }
 
 
 class LocalStep:

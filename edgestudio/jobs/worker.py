@@ -95,9 +95,9 @@ def preload() -> None:
     import numpy.random  # noqa: F401  (synthetic inputs; numpy imports it on first use)
     import onnxruntime.quantization  # noqa: F401  (imported lazily inside the operations)
 
-    from edgestudio.core.quant.accel import accelerator as quant_accel
+    from edgestudio.core.quant.accel import ort_guard
 
-    quant_accel.unsupported_reason()  # reads and hashes ORT's sources once, not per job
+    ort_guard.unsupported_reason()  # reads and hashes ORT's sources once, not per job
 
 
 def run_spec(spec_path: str, stream: BinaryIO) -> int:

@@ -29,9 +29,9 @@ import numpy as np
 import onnx
 
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.quant.alphabets import model_alphabet
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis
-from edgestudio.core.quant.task_detection import model_alphabet
 from edgestudio.core.quant.task_readers import ctc_greedy
 from edgestudio.core.serialise import from_json
 from edgestudio.jobs.runner import JobState

@@ -112,7 +112,8 @@ def detect(path: Path) -> list[tuple[str, str, str]]:
     """(output, task, why) for every output an analysis would judge on ``path``."""
     from edgestudio.core.inputs.input_probe import resolve_inputs
     from edgestudio.core.model.model_files import load_structure
-    from edgestudio.core.quant.task_detection import choose_tasks, find_alphabet
+    from edgestudio.core.quant.alphabets import find_alphabet
+    from edgestudio.core.quant.task_detection import choose_tasks
 
     resolved = resolve_inputs(path, use_cache=True)
     names = [o.name for o in resolved.session.get_outputs()]

@@ -18,6 +18,7 @@ import pytest
 
 from edgestudio.core.inputs.input_probe import resolve_inputs
 from edgestudio.core.quant.accel import accelerator as quant_accel
+from edgestudio.core.quant.accel import ort_guard
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.quantize import _nothing_to_quantize
 from edgestudio.core.quant.quantized_graph import existing_quantization
@@ -84,7 +85,7 @@ def _run(
 def test_accelerated_quantizer_matches_stock_on_real_models(model: RealModel, mode: str) -> None:
     if not model.path.is_file():
         pytest.skip(reason=SKIP_REASON)
-    if reason := quant_accel.unsupported_reason():
+    if reason := ort_guard.unsupported_reason():
         pytest.skip(reason=f"accelerated path off: {reason}")
     from onnxruntime.quantization.shape_inference import quant_pre_process
 

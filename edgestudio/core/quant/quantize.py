@@ -44,9 +44,9 @@ from edgestudio.core.quant.quant_recipes import (
     INTEGER_MODES,
     STATIC_MODES,
     QuantRecipe,
-    check_rules,
 )
 from edgestudio.core.quant.quant_results import Quantization
+from edgestudio.core.quant.quant_rules import check_rules
 from edgestudio.core.quant.quantized_graph import existing_quantization
 from edgestudio.core.quant.quantizer_fixes import (
     fold_weight_casts,

@@ -13,19 +13,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from edgestudio.core.quant.ctc_reads import ctc_reads
 from edgestudio.core.quant.mask_regions import MATCH_IOU, regions_found
 from edgestudio.core.quant.task_detection import MASK_MAX_CHANNELS, TaskChoice, detection_layout
 from edgestudio.core.quant.task_figures import TaskFigure, TaskResult
 from edgestudio.core.quant.task_readers import (
-    ctc_blank,
-    ctc_greedy,
     ctc_rows,
-    edit_distance,
     log_softmax,
     match_boxes,
     neighbour_agreement,
     real_positions,
-    symbols_text,
 )
 
 # "auto" detects; the others force a metric.
@@ -402,7 +399,11 @@ class TaskMeter:
             )
             res.note = f"{self._total} positions over {self.samples} sequence(s)"
         elif c.task == "ctc" and self._pairs:
-            self._ctc_result(res)
+            figures, examples, res.note = ctc_reads(
+                self._pairs, self._classes, self.alphabet, self.spelled_by
+            )
+            res.figures += figures
+            res.examples += examples[: max(0, 3 - len(res.examples))]
         elif c.task == "embedding" and self._cos_count:
             # Bounds for embeddings as used (pooled), not raw outputs: a cosine of 0.97 moves
             # similarity scores by a few hundredths and, on real paraphrases, no ranking.
@@ -450,72 +451,3 @@ class TaskMeter:
                 )
             )
         return res
-
-    def _ctc_result(self, res: TaskResult) -> None:
-        blank = ctc_blank([f for f, _ in self._pairs], self._classes)
-        edits = length = same = 0
-        for k, (f, q) in enumerate(self._pairs):
-            fd, qd = self._read(f, blank), self._read(q, blank)
-            edits += edit_distance(fd, qd)
-            length += len(fd)
-            same += int(fd == qd)
-            if fd != qd and len(res.examples) < 3:
-                res.examples.append(f"line {k}: {self._show(fd)} → {self._show(qd)}")
-        res.figures.append(
-            TaskFigure(
-                "text_agreement", "sequences read identically", same / len(self._pairs), 0.99, 0.95
-            )
-        )
-        res.figures.append(
-            TaskFigure(
-                "cer",
-                "character error rate vs float",
-                edits / max(1, length),
-                0.01,
-                0.03,
-                higher_is_better=False,
-            )
-        )
-        unit = "characters of text" if self._spells(blank) else "symbols"
-        spelled = (
-            f", spelled with {self.spelled_by}"
-            if self._spells(blank) and self.spelled_by
-            else "; no dictionary found (--alphabet FILE spells them)"
-            if not self.alphabet
-            else ""
-        )
-        res.note = (
-            f"blank class {blank}; {len(self._pairs)} sequences, {length} {unit} read "
-            f"by the float model{spelled}"
-        )
-
-    def _spells(self, blank: int) -> bool:
-        """The dictionary spells the classes: the blank first (PaddleOCR, most CRNNs) or last
-        (Keras' and PyTorch-CTC exports with the blank after the alphabet)."""
-        return bool(self.alphabet) and blank in (0, self._classes - 1)
-
-    def _read(self, sequence: np.ndarray, blank: int) -> list[int] | list[str]:
-        """Greedy decode; as the text's characters (outer spaces are not text) when the model
-        ships its alphabet, else as class indices."""
-        decoded = ctc_greedy(sequence, blank)
-        alphabet = self.alphabet
-        if not alphabet or not self._spells(blank):
-            return decoded
-        if blank != 0 and alphabet[0] != "":  # the blank last: class k is the k-th symbol
-            text = "".join(alphabet[k] if k < len(alphabet) else "�" for k in decoded)
-            return list(text.strip())
-        if alphabet[0] == "":  # the blank is listed: indices are positions
-            text = "".join(alphabet[k] if 0 < k < len(alphabet) else "�" for k in decoded)
-            return list(text.strip())
-        # PaddleOCR appends the space after its alphabet: one class past the listed symbols.
-        text = "".join(
-            alphabet[k - 1] if 0 < k <= len(alphabet) else " " if k == len(alphabet) + 1 else "�"
-            for k in decoded
-        )
-        return list(text.strip())
-
-    @staticmethod
-    def _show(decoded: list[int] | list[str]) -> str:
-        if decoded and isinstance(decoded[0], str):
-            return repr("".join(str(c) for c in decoded))
-        return symbols_text([int(c) for c in decoded])

@@ -11,7 +11,8 @@ import json
 import re
 from typing import Any
 
-from edgestudio.core.quant.quant_recipes import QUANT_MODES, QuantRecipe, check_rules
+from edgestudio.core.quant.quant_recipes import QUANT_MODES, QuantRecipe
+from edgestudio.core.quant.quant_rules import check_rules
 from edgestudio.core.quant.tune import Candidate, SearchSpace
 from edgestudio.core.quant.tune_goal import Goal
 from edgestudio.core.serialise import to_json

@@ -31,8 +31,8 @@ from edgestudio.core.quant.quant_recipes import (
     QUANT_MODES,
     AnalyzeRecipe,
     QuantRecipe,
-    check_rules,
 )
+from edgestudio.core.quant.quant_rules import check_rules
 from edgestudio.gui.forms.common import JobDialog, PathPicker, command_preview
 from edgestudio.gui.forms.data_memory import DataMemory
 from edgestudio.gui.forms.option_widgets import on_change, option_widget, widget_value

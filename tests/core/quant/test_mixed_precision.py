@@ -13,7 +13,8 @@ import pytest
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.mixed_precision import nodes_to_widen, precision_of
-from edgestudio.core.quant.quant_recipes import QuantRecipe, check_rules
+from edgestudio.core.quant.quant_recipes import QuantRecipe
+from edgestudio.core.quant.quant_rules import check_rules
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job
 from tests import models

@@ -14,7 +14,8 @@ from edgestudio.core.inputs.calib_data import DataError, open_samples
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.progress import RecordingReporter
 from edgestudio.core.quant.analyze import run_analyze
-from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe, check_rules
+from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
+from edgestudio.core.quant.quant_rules import check_rules
 from edgestudio.core.serialise import to_json
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job

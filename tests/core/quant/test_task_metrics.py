@@ -413,7 +413,7 @@ def test_ctc_with_a_dictionary_that_lists_the_blank_spells_from_index_0() -> Non
 
 
 def test_the_dictionary_is_found_beside_the_model_or_given(tmp_path: Path) -> None:
-    from edgestudio.core.quant.task_detection import find_alphabet
+    from edgestudio.core.quant.alphabets import find_alphabet
 
     model = models.ctc_recogniser()
     path = tmp_path / "rec.onnx"

@@ -212,7 +212,8 @@ def test_quantizing_for_the_npu_follows_onnxruntimes_qnn_config(tmp_path: Path) 
     """--target qnn-htp quantizes with onnxruntime's QNN config: with 16-bit activations a
     Sigmoid's output gets the NPU's fixed scale (1/65536), not the calibrated one."""
     from edgestudio.core.inputs.data_source import DataSource
-    from edgestudio.core.quant.quant_recipes import QuantRecipe, check_rules
+    from edgestudio.core.quant.quant_recipes import QuantRecipe
+    from edgestudio.core.quant.quant_rules import check_rules
     from edgestudio.jobs.runner import JobState
     from edgestudio.jobs.scheduler import run_job
 

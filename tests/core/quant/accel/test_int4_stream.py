@@ -262,7 +262,7 @@ def test_the_analysis_dequantizes_4bit_weights_as_onnxruntime_computes_them(
 ) -> None:
     """Fed the identity matrix, MatMulNBits outputs its de-quantized weight: the analysis's
     de-quantization (the Weights tab of a 4-bit model) must equal it."""
-    from edgestudio.core.quant.analyze import dequantize_nbits
+    from edgestudio.core.quant.weight_errors import dequantize_nbits
 
     source = models.save(models.matmul_model(hidden=hidden), tmp_path / "float.onnx")
     quantize_int4_streamed(

@@ -12,6 +12,7 @@ import onnx
 import pytest
 
 from edgestudio.core.quant.accel import accelerator as quant_accel
+from edgestudio.core.quant.accel import ort_guard
 from tests import graph_builders, models
 
 
@@ -112,8 +113,8 @@ def _crosscheck(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 @pytest.mark.parametrize("mode", ["dynamic", *STATIC])
 def test_accelerated_output_is_byte_identical(tmp_path: Path, family: str, mode: str) -> None:
-    if quant_accel.unsupported_reason():
-        pytest.skip(reason=f"accelerated path off: {quant_accel.unsupported_reason()}")
+    if ort_guard.unsupported_reason():
+        pytest.skip(reason=f"accelerated path off: {ort_guard.unsupported_reason()}")
     stock, fast = _quantize_both(tmp_path, FAMILIES[family](), mode)
     assert stock == fast
 
@@ -143,8 +144,8 @@ def test_calibration_methods_give_byte_identical_models(
 
     from edgestudio.core.quant.accel import calibration as quant_calibration
 
-    if quant_accel.unsupported_reason():
-        pytest.skip(reason=f"accelerated path off: {quant_accel.unsupported_reason()}")
+    if ort_guard.unsupported_reason():
+        pytest.skip(reason=f"accelerated path off: {ort_guard.unsupported_reason()}")
     if passes == 2:
         monkeypatch.setattr(quant_calibration, "HISTOGRAM_KEEP_BYTES", 0)
     model = FAMILIES[family]()
@@ -205,7 +206,7 @@ def test_other_onnxruntime_versions_fall_back_to_stock(monkeypatch: pytest.Monke
     from onnxruntime.quantization import quant_utils
 
     said: list[str] = []
-    monkeypatch.setattr(quant_accel, "SUPPORTED_VERSION", "0.0.1")
+    monkeypatch.setattr(ort_guard, "SUPPORTED_VERSION", "0.0.1")
     with quant_accel.accelerated(said.append) as used:
         assert not used and quant_utils.find_by_name.__module__.startswith("onnxruntime")
     assert "written for onnxruntime 0.0.1" in said[0]
@@ -213,8 +214,8 @@ def test_other_onnxruntime_versions_fall_back_to_stock(monkeypatch: pytest.Monke
 
 def test_a_changed_function_falls_back_to_stock(monkeypatch: pytest.MonkeyPatch) -> None:
     said: list[str] = []
-    expected = dict(quant_accel.EXPECTED_SOURCE, **{"ONNXModel.get_initializer": "0" * 16})
-    monkeypatch.setattr(quant_accel, "EXPECTED_SOURCE", expected)
+    expected = dict(ort_guard.EXPECTED_SOURCE, **{"ONNXModel.get_initializer": "0" * 16})
+    monkeypatch.setattr(ort_guard, "EXPECTED_SOURCE", expected)
     with quant_accel.accelerated(said.append) as used:
         assert not used
     assert "ONNXModel.get_initializer is not the version" in said[0]
@@ -256,9 +257,9 @@ def test_without_source_code_the_version_alone_decides(
         raise OSError("could not get source code")
 
     monkeypatch.setattr(inspect, "getsource", no_source)
-    quant_accel._source_hash.cache_clear()  # hashes are kept per function
-    request.addfinalizer(quant_accel._source_hash.cache_clear)
-    assert quant_accel._source_hash(quant_accel._targets()["ONNXModel.remove_node"]) is None
-    assert quant_accel.unsupported_reason() is None
-    monkeypatch.setattr(quant_accel, "SUPPORTED_VERSION", "0.0.1")
-    assert "0.0.1" in (quant_accel.unsupported_reason() or "")
+    ort_guard.source_hash.cache_clear()  # hashes are kept per function
+    request.addfinalizer(ort_guard.source_hash.cache_clear)
+    assert ort_guard.source_hash(ort_guard.replaced_functions()["ONNXModel.remove_node"]) is None
+    assert ort_guard.unsupported_reason() is None
+    monkeypatch.setattr(ort_guard, "SUPPORTED_VERSION", "0.0.1")
+    assert "0.0.1" in (ort_guard.unsupported_reason() or "")
