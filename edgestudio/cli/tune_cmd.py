@@ -335,6 +335,9 @@ def print_winner_checks(tuner: Tuner, winner: Candidate) -> None:
     advice = tuner.calibration_advice(winner)
     if advice:
         print(f"calibration curve of #{winner.number}: {advice}")
+    evidence = tuner.evidence_note(winner)
+    if evidence:
+        print(f"judged on: {evidence}")
     slower = slower_than_float_text(winner, tuner.float_latency_ms)
     if slower:
         print(slower)

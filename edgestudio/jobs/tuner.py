@@ -85,6 +85,7 @@ def tuner_summary(tuner: Tuner) -> dict[str, Any]:
         "headroom_note": tuner.headroom_note(winner) if winner else "",
         "verdict": tuner.verdict_of(winner) if winner else "",
         "calibration_advice": tuner.calibration_advice(winner) if winner else "",
+        "evidence_note": tuner.evidence_note(winner) if winner else "",
         "slower_than_float": slower_than_float_text(winner, tuner.float_latency_ms)
         if winner
         else "",
@@ -246,6 +247,10 @@ class Tuner:
     def split_note(self, winner: Candidate) -> str:
         """What the swapped split says of ``winner``, in a sentence."""
         return self.judge.split_note(winner, self.settings)
+
+    def evidence_note(self, candidate: Candidate) -> str:
+        """What the judged samples can show of ``candidate``'s goal figure ("" when enough)."""
+        return self.judge.evidence_note(candidate, self.settings)
 
     def calibration_advice(self, candidate: Candidate) -> str:
         """The calibration curve of ``candidate`` in words ("" when it was not drawn)."""

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from edgestudio.core.quant.quant_recipes import QUANT_MODES
+from edgestudio.core.quant.sample_bounds import evidence_text
 from edgestudio.core.quant.tune import Candidate, TuneSettings
 from edgestudio.core.quant.winner_check import (
     WinnerCheck,
@@ -150,6 +151,19 @@ class WinnerJudge:
                 "calibration data should help)."
             )
         return ""
+
+    def evidence_note(self, candidate: Candidate, settings: TuneSettings) -> str:
+        """What the judged samples can show of ``candidate``'s goal figure, when it is a share
+        of samples ("" when they show the goal, or it is no such share)."""
+        task = candidate.analysis.task if candidate.analysis is not None else None
+        figure = next(
+            (f for f in (task.figures if task else []) if f.key == settings.goal.metric),
+            None,
+        )
+        if figure is None or not figure.count or not figure.higher_is_better:
+            return ""
+        unit = UNITS.get(getattr(self.eval_data, "kind", ""), "samples")
+        return evidence_text(figure.value, figure.count, settings.goal.threshold, unit)
 
     def calibration_advice(self, candidate: Candidate, settings: TuneSettings) -> str:
         """The calibration curve of ``candidate`` in words ("" when it was not drawn)."""

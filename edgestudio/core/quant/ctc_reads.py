@@ -37,7 +37,14 @@ def ctc_reads(
         if fd != qd and len(examples) < MAX_EXAMPLES:
             examples.append(f"line {k}: {show(fd)} → {show(qd)}")
     figures = [
-        TaskFigure("text_agreement", "sequences read identically", same / len(pairs), 0.99, 0.95),
+        TaskFigure(
+            "text_agreement",
+            "sequences read identically",
+            same / len(pairs),
+            0.99,
+            0.95,
+            count=len(pairs),
+        ),
         TaskFigure(
             "cer",
             "character error rate vs float",

@@ -20,6 +20,7 @@ class TaskFigure:
     higher_is_better: bool = True
     unit: str = "%"  # "%" shows value × 100; "" shows it as it is
     deciding: bool = True  # False: shown beside the verdict, not judged (a mask's pixels)
+    count: int = 0  # the independent decisions a share is over (0: not such a share)
 
     def text(self) -> str:
         """``97.5 %``, ``1.20 points`` or ``0.9991``."""

@@ -233,7 +233,12 @@ class TaskMeter:
                 res.figures.append(self._f1("F1 of the yes decisions at 0.5 (float's as truth)"))
             res.figures.append(
                 TaskFigure(
-                    "top1_agreement", "top-1 agreement", self._agree / self._total, 0.99, 0.95
+                    "top1_agreement",
+                    "top-1 agreement",
+                    self._agree / self._total,
+                    0.99,
+                    0.95,
+                    count=self._total,
                 )
             )
             if self._yes_no:

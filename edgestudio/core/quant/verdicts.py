@@ -18,6 +18,7 @@ from typing import Any
 from edgestudio.core.inputs.data_source import DataProvenance
 from edgestudio.core.quant.failed_modes import DYNAMIC, PER_CHANNEL, REDUCE_RANGE
 from edgestudio.core.quant.headroom import doubled_figures, headroom_caution
+from edgestudio.core.quant.sample_bounds import evidence_text
 from edgestudio.core.quant.task_figures import TaskResult
 
 LEVELS = ("good", "acceptable", "poor")
@@ -257,6 +258,13 @@ def analysis_verdict(
             f"{f.label} with the output error doubled {100 * v:.1f} %"
             for f, v in doubled_figures(task)
         ]
+        if data.representative:  # what so few samples can show of a share (not deciding)
+            diagnostics += [
+                f"{f.label}: {said}"
+                for f in task.figures
+                if f.deciding and f.higher_is_better
+                if (said := evidence_text(f.value, f.count, f.good))
+            ]
         diagnostics += [text for _, text in output_figures]
     else:
         judged = list(output_figures)

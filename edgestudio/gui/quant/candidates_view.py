@@ -273,6 +273,8 @@ def winner_text(tuner: Tuner | None, winner: Candidate, model: Path) -> str:
         checks += [tuner.headroom_note(winner)] if tuner.headroom_note(winner) else []
         advice = tuner.calibration_advice(winner)
         checks += [f"Calibration curve: {advice}."] if advice else []
+        evidence = tuner.evidence_note(winner)
+        checks += [f"Judged on: {evidence}."] if evidence else []
         slower = slower_than_float_text(winner, tuner.float_latency_ms)
         checks += [f"⚠ {slower}"] if slower else []
         checks = ([tuner.goal_note] if tuner.goal_note else []) + checks
