@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from edgestudio.cli.job_ui import add_timeout_arg, execute
+from edgestudio.cli.job_ui import add_output_args, add_timeout_arg, execute
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
 
@@ -39,8 +39,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--seconds", type=float, default=1.0, help="how long 'spin' runs (default %(default)s)"
     )
     p.add_argument("--megabytes", type=int, default=0, help="memory limit of 'hog' (MB)")
-    p.add_argument("-o", "--output", help="the file 'succeed' writes")
-    p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    add_output_args(p, "the file 'succeed' writes", required=False)
     add_timeout_arg(p)
     add_json_option(p, "the report")
     p.set_defaults(func=run, make_recipe=recipe_from_args)

@@ -35,10 +35,22 @@ def add_timeout_arg(p: argparse.ArgumentParser, what: str = "the job") -> None:
     )
 
 
+def add_output_args(
+    p: argparse.ArgumentParser,
+    help_text: str = "where to write the result",
+    required: bool = True,
+    overwrite: bool = True,
+) -> None:
+    """``-o/--output`` (and ``--overwrite``, unless ``overwrite`` is False), declared once for
+    every command that writes a file."""
+    p.add_argument("-o", "--output", required=required, help=help_text)
+    if overwrite:
+        p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+
+
 def add_common_job_args(p: argparse.ArgumentParser, tolerance: bool = True) -> None:
     """The options every file-producing job takes."""
-    p.add_argument("-o", "--output", required=True, help="where to write the result")
-    p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    add_output_args(p)
     add_json_option(p, "the report")
     add_timeout_arg(p)
     if tolerance:

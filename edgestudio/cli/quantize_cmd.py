@@ -7,6 +7,7 @@ import argparse
 from edgestudio.cli.job_ui import (
     add_data_args,
     add_input_args,
+    add_output_args,
     add_timeout_arg,
     data_source,
     execute,
@@ -27,7 +28,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "calibration data is validated before anything is written.",
     )
     p.add_argument("model", help="the float .onnx model (never modified)")
-    p.add_argument("-o", "--output", required=True, help="where to write the quantized model")
+    add_output_args(p, "where to write the quantized model")
     add_options(p, QuantRecipe)
     add_data_args(
         p,
@@ -37,7 +38,6 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "specification)",
     )
     add_input_args(p)
-    p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     add_json_option(p, "the report")
     add_workspace_option(p)
     add_timeout_arg(p)

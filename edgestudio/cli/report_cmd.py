@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from edgestudio.cli.job_ui import add_output_args
 from edgestudio.core.workspace import workspace
 from edgestudio.core.workspace.report import report_from_document, write_report
 
@@ -21,10 +22,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "report. The JSON twin is written beside the HTML.",
     )
     p.add_argument("workspace", help="a workspace file (*.edgestudio.json)")
-    p.add_argument(
-        "-o",
-        "--output",
-        help="the HTML file to write (default: the workspace's name with _report.html)",
+    add_output_args(
+        p,
+        "the HTML file to write (default: the workspace's name with _report.html)",
+        required=False,
+        overwrite=False,
     )
     p.set_defaults(func=run)
 

@@ -10,7 +10,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from edgestudio.cli.job_ui import add_data_args, add_input_args, data_source, input_fields
+from edgestudio.cli.job_ui import (
+    add_data_args,
+    add_input_args,
+    add_output_args,
+    data_source,
+    input_fields,
+)
 from edgestudio.cli.json_option import add_json_option, write_json
 from edgestudio.cli.output import print_table
 from edgestudio.cli.workspace_option import add_workspace_option, record_tune
@@ -105,8 +111,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "measured (its --json file, or the last tune of a workspace) instead of "
         "measuring them again; the budget counts only new ones",
     )
-    p.add_argument("-o", "--output", help="write the winner's model here")
-    p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    add_output_args(p, "write the winner's model here", required=False)
     add_json_option(p, "every candidate")
     add_workspace_option(p)
     p.set_defaults(func=run)
