@@ -69,8 +69,9 @@ def evidence_text(value: float, count: int, goal: float, unit: str = "samples") 
     if bound >= goal:
         return ""
     seen = f"all {count} {unit}" if agree == count else f"{agree} of {count} {unit}"
+    each = "all agreeing" if agree == count else "all agreeing (more where some differ)"
     need = (
-        f" — showing {100 * goal:g} % takes {samples_to_show(goal):,} {unit}, all agreeing"
+        f" — showing {100 * goal:g} % takes {samples_to_show(goal):,} {unit}, {each}"
         if goal < 1.0
         else ""
     )
