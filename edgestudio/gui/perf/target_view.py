@@ -84,7 +84,11 @@ class TargetView(QWidget):
         buttons.addWidget(QLabel("on"))
         buttons.addWidget(self.compile_on)
         buttons.addStretch(1)
-        buttons.addWidget(self.only_cpu)
+        # a device's long name must not widen the window (the view's row sets its minimum)
+        self.compile_on.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.compile_on.setMinimumContentsLength(16)
         self.table = results_table(TARGET_COLUMNS, "target_table")
         # a real model's node names are long: the name is elided (whole in its tooltip) so the
         # provider's reason keeps the room
@@ -94,6 +98,7 @@ class TargetView(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addLayout(buttons)
+        layout.addWidget(self.only_cpu)  # a row of its own: with the buttons, 900 px wide
         layout.addWidget(self.table, 1)
         layout.addWidget(self.compiled)
         document.events.target.connect(self.show_check)
