@@ -49,6 +49,13 @@ def _text(widget: QWidget) -> str:
     return ""
 
 
+def _tab_centres(tabs: QTabWidget) -> dict[str, list[int]]:
+    """Where to click each of ``tabs``' tabs, on screen."""
+    bar = tabs.tabBar()
+    centres = (bar.mapToGlobal(bar.tabRect(i).center()) for i in range(tabs.count()))
+    return {tabs.tabText(i): [c.x(), c.y()] for i, c in enumerate(centres)}
+
+
 def _watched() -> dict[str, dict[str, Any]]:
     """Where each visible watched widget is on screen (its centre), whether it is enabled,
     and its text; for a tab widget, where each of its tabs is."""
@@ -67,14 +74,7 @@ def _watched() -> dict[str, dict[str, Any]]:
                     "text": _text(widget),
                 }
                 if isinstance(widget, QTabWidget):
-                    bar = widget.tabBar()
-                    entry["tabs"] = {
-                        widget.tabText(i): [
-                            bar.mapToGlobal(bar.tabRect(i).center()).x(),
-                            bar.mapToGlobal(bar.tabRect(i).center()).y(),
-                        ]
-                        for i in range(widget.count())
-                    }
+                    entry["tabs"] = _tab_centres(widget)
                 found[name] = entry
     return found
 
@@ -95,11 +95,7 @@ def snapshot(window: QWidget) -> dict[str, Any]:
         panels = getattr(current, "panels", None)
         if isinstance(panels, QTabWidget) and panels.count():
             panel = panels.tabText(panels.currentIndex())
-            bar = panels.tabBar()
-            for i in range(panels.count()):  # where to click each panel's tab, on screen
-                rect = bar.tabRect(i)
-                centre = bar.mapToGlobal(rect.center())
-                panel_tabs[panels.tabText(i)] = [centre.x(), centre.y()]
+            panel_tabs = _tab_centres(panels)
     active = QApplication.activeWindow()
     return {
         "pid": os.getpid(),

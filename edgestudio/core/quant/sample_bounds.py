@@ -61,8 +61,10 @@ def samples_to_show(share: float, confidence: float = CONFIDENCE) -> int:
 
 def evidence_text(value: float, count: int, goal: float, unit: str = "samples") -> str:
     """``value`` of ``count`` samples agreeing, against ``goal``, in a sentence ("" when there
-    is nothing to say: no count, or the samples already show the goal)."""
-    if count <= 0:
+    is nothing to say: no count, a share already short of the goal — its figure says so —, or
+    samples that already show the goal). Kept to shares that meet the goal, the bound sums at
+    most the few disagreeing terms: cheap enough for the window's thread."""
+    if count <= 0 or value < goal:
         return ""
     agree = round(value * count)
     bound = lower_bound(agree, count)

@@ -4,13 +4,12 @@ that keeps them meets the goal, and the analysis says so (checked against hand-m
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from edgestudio.core.inputs.data_source import DataProvenance, DataSource
+from edgestudio.core.inputs.data_source import DataProvenance
 from edgestudio.core.job_api.recipe import Tolerance
 from edgestudio.core.quant.analyze import _OutputComparison
 from edgestudio.core.quant.headroom import falls_off, headroom_caution, with_error_scaled
@@ -19,11 +18,10 @@ from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.quant.task_detection import TaskChoice
 from edgestudio.core.quant.task_figures import TaskFigure, TaskResult
 from edgestudio.core.quant.task_metrics import TaskMeter
-from edgestudio.core.quant.tune import Candidate, TuneSettings, headroom_text, pick_winner
+from edgestudio.core.quant.tune import Candidate, headroom_text, pick_winner
 from edgestudio.core.quant.tune_goal import Goal
 from edgestudio.core.quant.verdicts import analysis_verdict
-from edgestudio.jobs.tuner import Tuner
-from edgestudio.resources import SAMPLE_EVALUATION, SAMPLE_MODEL
+from tests.sample_tuner import sample_tuner
 
 REAL = DataProvenance("npz", 40, "/data/held-out.npz")
 
@@ -126,16 +124,7 @@ def test_the_fastest_recipe_with_headroom_wins_and_the_one_passed_over_is_named(
 
 
 def test_the_search_goes_on_past_a_winner_without_headroom(tmp_path: Path) -> None:
-    for f in (SAMPLE_MODEL, SAMPLE_EVALUATION):
-        shutil.copy(f, tmp_path / f.name)
-    tuner = Tuner(
-        TuneSettings(
-            model=str(tmp_path / SAMPLE_MODEL.name),
-            data=DataSource("npz", str(tmp_path / SAMPLE_EVALUATION.name)),
-            goal=Goal.parse("text_agreement>=0.99"),
-            budget=12,
-        )
-    )
+    tuner = sample_tuner(tmp_path, "text_agreement>=0.99", budget=12)
     try:
         tuner.queue = []
         cliff = _candidate(1, 10.0, 1.0, 0.65)

@@ -250,23 +250,9 @@ def test_sensitivity_makes_no_stability_claim_about_a_tie_and_stops_when_spread(
 def test_the_last_rungs_are_kept_for_when_the_budget_is_nearly_spent(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """With two candidates left and nothing meeting the goal, A16W16 comes before the rest of
     the queue: a search must not run out of budget before the near-lossless integer recipe."""
-    import shutil
+    from tests.sample_tuner import sample_tuner
 
-    from edgestudio.core.inputs.data_source import DataSource
-    from edgestudio.core.quant.tune import TuneSettings
-    from edgestudio.jobs.tuner import Tuner
-    from edgestudio.resources import SAMPLE_EVALUATION, SAMPLE_MODEL
-
-    for f in (SAMPLE_MODEL, SAMPLE_EVALUATION):
-        shutil.copy(f, tmp_path / f.name)
-    tuner = Tuner(
-        TuneSettings(
-            model=str(tmp_path / SAMPLE_MODEL.name),
-            data=DataSource("npz", str(tmp_path / SAMPLE_EVALUATION.name)),
-            goal=Goal.parse("sqnr>=200"),
-            budget=4,
-        )
-    )
+    tuner = sample_tuner(tmp_path, "sqnr>=200", budget=4)
     queued = len(tuner.queue)
     assert tuner._next_recipe() is not None  # nothing done yet: the queue's first
     plain = dataclasses.replace(tuner.base, per_channel=True)

@@ -51,8 +51,9 @@ def test_the_sentence_says_what_the_samples_show_and_what_would_show_the_goal() 
     said = evidence_text(1.0, 24, 0.99, "lines")
     assert said.startswith("all 24 lines agree with float")
     assert "at least 88.3 % of lines like them" in said and "299 lines" in said
-    one_off = evidence_text(23 / 24, 24, 0.99, "lines")
+    one_off = evidence_text(23 / 24, 24, 0.95, "lines")  # 95.8 %: meets 95 %, cannot show it
     assert one_off.startswith("23 of 24 lines") and "more where some differ" in one_off
+    assert evidence_text(23 / 24, 24, 0.99, "lines") == ""  # short of 99 %: the figure says so
     assert evidence_text(1.0, 400, 0.99) == ""  # 400 of 400 show 99.3 %: nothing to add
     assert evidence_text(1.0, 0, 0.99) == ""  # not a share of samples
 
