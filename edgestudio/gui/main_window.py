@@ -108,9 +108,9 @@ class MainWindow(QMainWindow):
         self.jobs_dock.hide()
         self._jobs_dock_sized = False
 
-        self.quant = QuantActions(self)
-        self.workspaces = WorkspaceActions(self)
-        self.menus = WindowMenus(self)
+        self.quant = QuantActions(self, self)
+        self.workspaces = WorkspaceActions(self, self)
+        self.menus = WindowMenus(self, self)
         self.menus.build()
         self.statusBar().showMessage("Ready")
 

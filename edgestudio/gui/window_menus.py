@@ -5,29 +5,73 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu, QMessageBox
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QMessageBox, QTabWidget
 
 from edgestudio import __version__
+from edgestudio.gui.quant.quant_actions import QuantActions
+from edgestudio.gui.recent_files import RecentFiles
+from edgestudio.gui.widgets.message_boxes import MessageBoxes
+from edgestudio.gui.window_workspaces import WorkspaceActions
 
-if TYPE_CHECKING:
-    from edgestudio.gui.main_window import MainWindow
+
+class MenuHost(Protocol):
+    """What the menus' actions call: the main window's own actions and parts."""
+
+    tabs: QTabWidget
+    jobs_dock: QDockWidget
+    recent: RecentFiles
+    messages: MessageBoxes
+    workspaces: WorkspaceActions
+    quant: QuantActions
+
+    def open_dialog(self) -> None:
+        """File › Open…"""
+
+    def open_model(self, path: str | Path) -> object:
+        """Open the model at ``path``."""
+
+    def close_document(self, index: int) -> None:
+        """Close the model in tab ``index``."""
+
+    def compare_dialog(self) -> object:
+        """File › Compare with…"""
+
+    def show_preferences(self) -> object:
+        """File › Preferences…"""
+
+    def show_convert_form(self) -> object:
+        """Tools › Convert…"""
+
+    def show_export_form(self) -> object:
+        """Tools › Export from PyTorch…"""
+
+    def check_on_target(self) -> object:
+        """Tools › Check on target"""
+
+    def compile_for_target(self) -> object:
+        """Tools › Compile for target…"""
+
+    def show_user_guide(self) -> object:
+        """Help › User guide"""
 
 
 class WindowMenus:
-    """File, View, Tools and Help of the main window; their actions call its methods."""
+    """File, View, Tools and Help of ``window``; their actions call ``host``'s methods (the
+    window itself: a protocol, so that this part names what it uses and imports no window)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: QMainWindow, host: MenuHost) -> None:
         self.window = window
+        self.host = host
         self.recent_menu = QMenu("Open &Recent", window)
 
     def build(self) -> None:
         """File, View, Tools and Help, each action with its shortcut."""
         file_menu = self.window.menuBar().addMenu("&File")
         file_menu.addAction(
-            self._action("&Open…", QKeySequence.StandardKey.Open, self.window.open_dialog)
+            self._action("&Open…", QKeySequence.StandardKey.Open, self.host.open_dialog)
         )
         file_menu.addMenu(self.recent_menu)
         self.recent_menu.aboutToShow.connect(self.fill_recent)
@@ -36,69 +80,69 @@ class WindowMenus:
             self._action(
                 "&Close",
                 QKeySequence.StandardKey.Close,
-                lambda: self.window.close_document(self.window.tabs.currentIndex()),
+                lambda: self.host.close_document(self.host.tabs.currentIndex()),
             )
         )
         file_menu.addSeparator()
         file_menu.addAction(
             self._action(
-                "Open &workspace…", QKeySequence("Ctrl+Shift+O"), self.window.workspaces.open_dialog
+                "Open &workspace…", QKeySequence("Ctrl+Shift+O"), self.host.workspaces.open_dialog
             )
         )
         file_menu.addAction(
             self._action(
-                "&Save workspace…", QKeySequence.StandardKey.Save, self.window.workspaces.save
+                "&Save workspace…", QKeySequence.StandardKey.Save, self.host.workspaces.save
             )
         )
         file_menu.addAction(
             self._action(
-                "&Export report…", QKeySequence("Ctrl+E"), self.window.workspaces.export_report
+                "&Export report…", QKeySequence("Ctrl+E"), self.host.workspaces.export_report
             )
         )
         file_menu.addAction(
-            self._action("Co&mpare with…", QKeySequence("Ctrl+Shift+D"), self.window.compare_dialog)
+            self._action("Co&mpare with…", QKeySequence("Ctrl+Shift+D"), self.host.compare_dialog)
         )
         file_menu.addAction(
-            self._action("&Preferences…", QKeySequence("Ctrl+,"), self.window.show_preferences)
+            self._action("&Preferences…", QKeySequence("Ctrl+,"), self.host.show_preferences)
         )
         file_menu.addSeparator()
         file_menu.addAction(self._action("&Quit", QKeySequence.StandardKey.Quit, self.window.close))
 
         view_menu = self.window.menuBar().addMenu("&View")
         view_menu.addAction(self._action("Next model", QKeySequence("Ctrl+Tab"), self._next_tab))
-        jobs_toggle = self.window.jobs_dock.toggleViewAction()
+        jobs_toggle = self.host.jobs_dock.toggleViewAction()
         jobs_toggle.setText("&Jobs panel")
         jobs_toggle.setShortcut(QKeySequence("Ctrl+J"))
         view_menu.addAction(jobs_toggle)
 
         tools = self.window.menuBar().addMenu("&Tools")
         convert = self._action(
-            "&Convert opset / axes…", QKeySequence("Ctrl+Shift+C"), self.window.show_convert_form
+            "&Convert opset / axes…", QKeySequence("Ctrl+Shift+C"), self.host.show_convert_form
         )
         tools.addAction(convert)
         tools.addAction(
             self._action(
-                "&Export from PyTorch…", QKeySequence("Ctrl+Shift+E"), self.window.show_export_form
+                "&Export from PyTorch…", QKeySequence("Ctrl+Shift+E"), self.host.show_export_form
             )
         )
         tools.addAction(
             self._action(
-                "&Quantize…", QKeySequence("Ctrl+Shift+Q"), self.window.quant.show_quantize_form
+                "&Quantize…", QKeySequence("Ctrl+Shift+Q"), self.host.quant.show_quantize_form
             )
         )
         tools.addAction(
-            self._action("&Auto-tune…", QKeySequence("Ctrl+Shift+T"), self.window.quant.show_tune)
+            self._action("&Auto-tune…", QKeySequence("Ctrl+Shift+T"), self.host.quant.show_tune)
         )
         tools.addAction(
             self._action(
                 "Check on &target (Qualcomm NPU, emulated)",
                 QKeySequence("Ctrl+Shift+G"),
-                self.window.check_on_target,
+                self.host.check_on_target,
             )
         )
         tools.addAction(
             self._action(
-                "Com&pile for target…", QKeySequence("Ctrl+Shift+K"), self.window.compile_for_target
+                "Com&pile for target…", QKeySequence("Ctrl+Shift+K"), self.host.compile_for_target
             )
         )
 
@@ -107,7 +151,7 @@ class WindowMenus:
             self._action("&Keyboard shortcuts", QKeySequence("F1"), self.show_shortcuts)
         )
         help_menu.addAction(
-            self._action("&User guide", QKeySequence("Shift+F1"), self.window.show_user_guide)
+            self._action("&User guide", QKeySequence("Shift+F1"), self.host.show_user_guide)
         )
         help_menu.addAction(self._action("&About EdgeStudio", None, self.show_about))
 
@@ -126,25 +170,25 @@ class WindowMenus:
         return action
 
     def _next_tab(self) -> None:
-        if self.window.tabs.count():
-            self.window.tabs.setCurrentIndex(
-                (self.window.tabs.currentIndex() + 1) % self.window.tabs.count()
+        if self.host.tabs.count():
+            self.host.tabs.setCurrentIndex(
+                (self.host.tabs.currentIndex() + 1) % self.host.tabs.count()
             )
 
     def fill_recent(self) -> None:
         """File › Open Recent: the recent models, newest first (filled each time it opens)."""
         self.recent_menu.clear()
-        paths = self.window.recent.paths()
+        paths = self.host.recent.paths()
         for i, path in enumerate(paths):
             action = self.recent_menu.addAction(f"&{(i + 1) % 10} {Path(path).name}")
             action.setToolTip(path)
             action.setStatusTip(path)
-            action.triggered.connect(lambda _=False, p=path: self.window.open_model(p))
+            action.triggered.connect(lambda _=False, p=path: self.host.open_model(p))
         if not paths:
             self.recent_menu.addAction("(no recent files)").setEnabled(False)
         else:
             self.recent_menu.addSeparator()
-            self.recent_menu.addAction("Clear list").triggered.connect(self.window.recent.clear)
+            self.recent_menu.addAction("Clear list").triggered.connect(self.host.recent.clear)
 
     def shortcut_list(self) -> list[tuple[str, str]]:
         """(keys, what they do) for every menu action with a shortcut, plus the graph's keys."""
@@ -171,7 +215,7 @@ class WindowMenus:
         rows = "".join(
             f"<tr><td><b>{k}</b></td><td>&nbsp;&nbsp;{v}</td></tr>" for k, v in self.shortcut_list()
         )
-        box = self.window.messages.show(
+        box = self.host.messages.show(
             QMessageBox.Icon.Information,
             "Keyboard shortcuts",
             f"<table width=460>{rows}</table>",

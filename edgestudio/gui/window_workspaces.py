@@ -4,30 +4,48 @@ workspace of a model just opened, export the HTML report."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtCore import SignalInstance
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox
 
 from edgestudio.core.workspace import workspace
 from edgestudio.core.workspace.report import report_from_document, write_report
 from edgestudio.gui.document_view import DocumentView
 from edgestudio.gui.widgets.exporting import save_path
-
-if TYPE_CHECKING:
-    from edgestudio.gui.main_window import MainWindow
+from edgestudio.gui.widgets.message_boxes import MessageBoxes
 
 WORKSPACE_FILTER = f"EdgeStudio workspaces (*{workspace.SUFFIX});;All files (*)"
 
 
-class WorkspaceActions:
-    """Save, open and restore workspaces; export reports — for the window's current model."""
+class WorkspaceHost(Protocol):
+    """What workspaces need of the main window: its models and its message boxes."""
 
-    def __init__(self, window: MainWindow) -> None:
+    messages: MessageBoxes
+    pending_restores: dict[str, workspace.Workspace]
+
+    @property
+    def workspace_restored(self) -> SignalInstance:
+        """Emitted with the document a workspace was restored into."""
+
+    def loaded_document(self) -> DocumentView | None:
+        """The current tab's model, once loaded."""
+
+    def open_model(self, path: str | Path) -> DocumentView:
+        """Open the model at ``path``."""
+
+
+class WorkspaceActions:
+    """Save, open and restore workspaces; export reports — for ``window``'s current model
+    (``host`` is the window itself: a protocol, so that this part imports no window)."""
+
+    def __init__(self, window: QMainWindow, host: WorkspaceHost) -> None:
         self.window = window
+        self.host = host
 
     def save(self, path: str | None = None) -> str | None:
         """Save the current model's document (runs, results, inputs…) to a workspace file."""
-        doc = self.window.loaded_document()
+        doc = self.host.loaded_document()
         if doc is None:
             return None
         if path is None:  # the last workspace of this model is read only to suggest it
@@ -38,7 +56,7 @@ class WorkspaceActions:
         try:
             saved = workspace.save(doc.document, path)
         except OSError as exc:
-            self.window.messages.show(
+            self.host.messages.show(
                 QMessageBox.Icon.Critical,
                 "Cannot save the workspace",
                 f"{Path(path).name} could not be written.",
@@ -59,23 +77,23 @@ class WorkspaceActions:
         try:
             restored = workspace.load(path)
         except workspace.WorkspaceError as exc:
-            self.window.messages.show(
+            self.host.messages.show(
                 QMessageBox.Icon.Critical, "Cannot open the workspace", str(exc), str(path)
             )
             return None
         if not restored.model_found:
-            self.window.messages.show(
+            self.host.messages.show(
                 QMessageBox.Icon.Critical,
                 "Cannot open the workspace",
                 restored.warning() or "",
                 str(path),
             )
             return None
-        doc = self.window.open_model(restored.document.path)
+        doc = self.host.open_model(restored.document.path)
         if doc.is_loaded:
             self.restore(doc, restored)
         else:
-            self.window.pending_restores[str(doc.path)] = restored
+            self.host.pending_restores[str(doc.path)] = restored
         return doc
 
     def restore(self, doc: DocumentView, restored: workspace.Workspace) -> None:
@@ -83,11 +101,11 @@ class WorkspaceActions:
         doc.document.restore(restored.document)
         warning = restored.warning()
         if warning:
-            self.window.messages.show(
+            self.host.messages.show(
                 QMessageBox.Icon.Warning, "The model changed", warning, str(restored.path)
             )
         self.window.statusBar().showMessage(f"Workspace {restored.path.name} restored", 10_000)
-        self.window.workspace_restored.emit(doc)
+        self.host.workspace_restored.emit(doc)
 
     def offer_last(self, doc: DocumentView) -> None:
         """A model with a saved workspace: offer to bring its results back."""
@@ -95,7 +113,7 @@ class WorkspaceActions:
         if last is None:
             return
         yes, no = QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.No
-        box = self.window.messages.show(
+        box = self.host.messages.show(
             QMessageBox.Icon.Question,
             "Restore the workspace?",
             f"{doc.path.name} has a saved workspace ({last.name}) with its "
@@ -113,7 +131,7 @@ class WorkspaceActions:
 
     def export_report(self, path: str | None = None) -> str | None:
         """Write the current model's report as HTML (and JSON beside it)."""
-        doc = self.window.loaded_document()
+        doc = self.host.loaded_document()
         if doc is None:
             return None
         path = save_path(

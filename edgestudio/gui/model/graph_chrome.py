@@ -6,17 +6,13 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap
-from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QGraphicsView, QLabel, QVBoxLayout, QWidget
 
 from edgestudio.core.model.graph_ir import GraphIR, NodeKind
-
-if TYPE_CHECKING:
-    from edgestudio.gui.model.graph_view import GraphView
 
 MINIMAP_SIZE = 170
 # A perceptually ordered ramp (viridis stops) for scalar overlays.
@@ -117,7 +113,7 @@ class Legend(QFrame):
 class Minimap(QWidget):
     """A thumbnail of the whole graph with the visible area outlined; click or drag to move."""
 
-    def __init__(self, view: GraphView) -> None:
+    def __init__(self, view: QGraphicsView) -> None:
         super().__init__(view)
         self.setObjectName("minimap")
         self.view = view

@@ -5,31 +5,50 @@ happens."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QMainWindow
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.quant.tune import Candidate
 from edgestudio.core.quant.tune_goal import recovery_goal
+from edgestudio.core.workspace.preferences import Preferences
 from edgestudio.gui.document_view import DocumentView
 from edgestudio.gui.forms.data_memory import DataMemory
 from edgestudio.gui.forms.quantize_form import QuantizeDialog
+from edgestudio.gui.job_controller import JobController
+from edgestudio.gui.model.compare_view import CompareView
 from edgestudio.gui.quant.tune_window import TuneWindow
 from edgestudio.gui.widgets.kept_windows import show_kept
 from edgestudio.jobs.tuner import Tuner
+from edgestudio.jobs.workflow import Workflow
 
-if TYPE_CHECKING:
-    from edgestudio.gui.main_window import MainWindow
+
+class QuantHost(Protocol):
+    """What the quantization actions need of the main window."""
+
+    workflow: Workflow
+    jobs: JobController
+    settings: QSettings
+    prefs: Preferences
+    tune_windows: list[TuneWindow]
+
+    def loaded_document(self) -> DocumentView | None:
+        """The current tab's model, once loaded."""
+
+    def compare_run(self, doc: DocumentView, run: QuantRun) -> CompareView | None:
+        """Compare a run's model with its original."""
 
 
 class QuantActions:
     """Quantize, re-quantize, rank, tune, recover, keep: for the window's open models."""
 
-    def __init__(self, window: MainWindow) -> None:
-        self.window = window
+    def __init__(self, window: QMainWindow, host: QuantHost) -> None:
+        self.window = window  # the forms' parent and its status bar
+        self.host = host  # the window itself: a protocol, so that this part imports no window
 
     def attach(self, doc: DocumentView) -> None:
         """Answer ``doc``'s requests (its panels' buttons, the graph's menu) from now on."""
@@ -40,9 +59,7 @@ class QuantActions:
         doc.int16_requested.connect(
             lambda nodes, d=doc: self.exclude_and_requantize(d, nodes, in_16_bit=True)
         )
-        doc.quant_panel.compare_requested.connect(
-            lambda run, d=doc: self.window.compare_run(d, run)
-        )
+        doc.quant_panel.compare_requested.connect(lambda run, d=doc: self.host.compare_run(d, run))
         doc.quant_panel.tune_requested.connect(lambda run: self.show_tune(run.recipe))
         doc.quant_panel.recover_requested.connect(self.recover_accuracy)
         doc.quant_panel.rank_requested.connect(lambda run, n, d=doc: self.rank_layers(d, run, n))
@@ -51,7 +68,7 @@ class QuantActions:
         self, base: QuantRecipe | None = None, extra_exclude: list[str] | None = None
     ) -> QuantizeDialog | None:
         """Open the Quantize form for the current model (non-modal); Quantize submits the job."""
-        doc = self.window.loaded_document()
+        doc = self.host.loaded_document()
         if doc is None or doc.loaded is None:
             return None
         excluded = sorted(doc.excluded | set(extra_exclude or []))
@@ -61,7 +78,7 @@ class QuantActions:
             excluded,
             self.window,
             base=base,
-            memory=DataMemory(self.window.settings),
+            memory=DataMemory(self.host.settings),
         )
         dialog.accepted.connect(
             lambda: self.start_quantization(
@@ -86,7 +103,7 @@ class QuantActions:
     ) -> QuantRun:
         """Submit a quantization (and, when it succeeds, its analysis) for ``doc``; judged
         on ``judge_on`` ("": the target it is quantized for)."""
-        return self.window.workflow.quantize(doc.document, recipe, analyze_on, metric, judge_on)
+        return self.host.workflow.quantize(doc.document, recipe, analyze_on, metric, judge_on)
 
     def requantize_form(self, doc: DocumentView, request: tuple[QuantRun, list[str]]) -> None:
         """The Quantize form prefilled from a run, with its worst layers excluded."""
@@ -105,10 +122,10 @@ class QuantActions:
             self._say("Quantize the model once first (Tools › Quantize…).", 5000)
             return None
         if in_16_bit:
-            run = self.window.workflow.requantize_int16(doc.document, base, nodes)
+            run = self.host.workflow.requantize_int16(doc.document, base, nodes)
             what = f"with {len(nodes)} more node(s) in 16-bit"
         else:
-            run = self.window.workflow.requantize_excluding(doc.document, base, nodes)
+            run = self.host.workflow.requantize_excluding(doc.document, base, nodes)
             what = f"without {len(nodes)} more node(s)"
         doc.show_panel("quantization")
         self._say(
@@ -130,11 +147,11 @@ class QuantActions:
     def show_tune(self, base: QuantRecipe | None = None) -> TuneWindow | None:
         """Open the auto-tune window for the current model (starting from ``base``, a run's
         recipe, when given)."""
-        doc = self.window.loaded_document()
+        doc = self.host.loaded_document()
         if doc is None:
             return None
         providers = sorted(
-            (p.provider for p in self.window.workflow.providers or [] if p.works),
+            (p.provider for p in self.host.workflow.providers or [] if p.works),
             key=lambda p: p != "CPUExecutionProvider",
         )  # CPU first
         guesses = sorted(doc.path.parent.glob("*eval*.npz")) + sorted(
@@ -145,10 +162,10 @@ class QuantActions:
             providers,
             str(guesses[0]) if guesses else "",
             self.window,
-            ray_address=self.window.prefs.ray_address,
+            ray_address=self.host.prefs.ray_address,
             base=base,
             earlier=doc.document.tunes[-1] if doc.document.tunes else None,
-            jobs=self.window.jobs,
+            jobs=self.host.jobs,
         )
         window.candidate_chosen.connect(
             lambda c, d=doc: d.graph_panel.view.show_sqnr(
@@ -161,12 +178,12 @@ class QuantActions:
         window.keep_requested.connect(
             lambda candidate, tuner, d=doc: self.keep_tuned(d, candidate, tuner)
         )
-        return show_kept(window, self.window.tune_windows)
+        return show_kept(window, self.host.tune_windows)
 
     def rank_layers(self, doc: DocumentView, run: QuantRun, count: int) -> None:
         """Rank ``run``'s ``count`` worst layers by the task (a background job; the
         Sensitivity tab and the graph show it when done)."""
-        self.window.workflow.rank_layers(doc.document, run, count)
+        self.host.workflow.rank_layers(doc.document, run, count)
         self._say(
             f"Ranking {count} layers of run #{run.number} by the task: one quantization and "
             "analysis each, in the background (Jobs panel).",
@@ -197,10 +214,10 @@ class QuantActions:
         """A tuned candidate becomes an ordinary quantization run of ``doc``; shown beside its
         float original when its analysis came with it."""
         target = doc.path.with_name(f"{doc.path.stem}_tuned_{candidate.number}.onnx")
-        run = self.window.workflow.keep_tuned(doc.document, candidate, tuner, target)
+        run = self.host.workflow.keep_tuned(doc.document, candidate, tuner, target)
         doc.show_panel("quantization")
         if run.state is RunState.ANALYSED:
-            self.window.compare_run(doc, run)  # the kept model beside its float original
+            self.host.compare_run(doc, run)  # the kept model beside its float original
             self._say(f"Kept tuned candidate #{candidate.number} as run #{run.number}: {target}")
         else:
             self._say(
