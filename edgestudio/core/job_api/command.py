@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from edgestudio.core.job_api.options import FIELD_OPTION, option_words
+from edgestudio.core.job_api.options import FIELD_OPTION, applies, option_words
 
 FIELD_SPELLING = "edgestudio_spelling"
 
@@ -40,6 +40,10 @@ class Spelling:
         Said even at its default (a positional always is).
     modes
         The recipe modes that use the field (None: every mode).
+    help, parse, metavar, choices
+        How the subcommand parses it (:mod:`edgestudio.core.job_api.arguments`): its help line
+        (none: the subcommand reads it some other way), the parser of a value in a grammar of
+        its own (raising ValueError), the placeholder in ``--help`` and the allowed values.
     """
 
     flag: str | None = None
@@ -48,6 +52,10 @@ class Spelling:
     each: bool = False
     always: bool = False
     modes: tuple[str, ...] | None = None
+    help: str = ""
+    parse: Callable[[str], Any] | None = None
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
 
     def words(self, value: Any) -> list[str]:
         """The field's words for ``value``."""
@@ -130,7 +138,7 @@ def command_argv(
         value = getattr(recipe, f.name)
         opt = f.metadata.get(FIELD_OPTION)
         if opt is not None:
-            flags += option_words(opt, f, value, mode)
+            flags += option_words(opt, f, value, mode) if applies(opt, recipe) else []
             continue
         spelling: Spelling | None = f.metadata.get(FIELD_SPELLING)
         if spelling is None:

@@ -49,6 +49,10 @@ class Option:
     always
         Spelled in the equivalent command even at its default, so that the command says it
         (a quantization's mode and types, a benchmark's run counts).
+    requires
+        ``(field, value)``: the option means something only when that other field of the
+        recipe has that value (``--percentile`` needs ``--calib-method percentile``); given
+        otherwise, the command line refuses it rather than ignore it.
     """
 
     flag: str
@@ -65,6 +69,7 @@ class Option:
     parse: Callable[[str], Any] | None = None
     show: Callable[[Any], str] | None = None
     always: bool = False
+    requires: tuple[str, str] | None = None
 
     def used_in(self, mode: str) -> bool:
         """True when ``mode`` uses this field."""
@@ -162,7 +167,8 @@ def add_options(
 
 
 def values_from_args(args: argparse.Namespace, cls: type) -> dict[str, Any]:
-    """The declared fields of ``cls`` as parsed by :func:`add_options`."""
+    """The declared fields of ``cls`` as parsed by :func:`add_options` (SystemExit naming
+    both flags when an option is given without the value it ``requires``)."""
     values: dict[str, Any] = {}
     for f, opt in declared_options(cls):
         given = getattr(args, _dest(opt))
@@ -174,7 +180,23 @@ def values_from_args(args: argparse.Namespace, cls: type) -> dict[str, Any]:
             values[f.name] = tuple(given)
         else:
             values[f.name] = given
+    _check_requires(cls, values)
     return values
+
+
+def _check_requires(cls: type, values: dict[str, Any]) -> None:
+    """Refuse an option given (not at its default) without the value it requires."""
+    declared = {f.name: (f, opt) for f, opt in declared_options(cls)}
+    for f, opt in declared.values():
+        if opt.requires is None or values[f.name] == f.default:
+            continue
+        field_name, needed = opt.requires
+        if values.get(field_name) != needed:
+            other = declared[field_name][1].flag
+            raise SystemExit(
+                f"edgestudio: error: {opt.flag} applies only with {other} {needed} "
+                f"(got {other} {values.get(field_name)})"
+            )
 
 
 def option_words(opt: Option, f: dataclasses.Field[Any], value: Any, mode: str | None) -> list[str]:
@@ -193,11 +215,18 @@ def option_words(opt: Option, f: dataclasses.Field[Any], value: Any, mode: str |
     return [opt.flag, repr(value) if isinstance(value, float) else str(value)]
 
 
+def applies(opt: Option, recipe: Any) -> bool:
+    """False for an option whose ``requires`` the recipe does not meet (a percentile with
+    another calibration method): the equivalent command leaves it out."""
+    return opt.requires is None or getattr(recipe, opt.requires[0]) == opt.requires[1]
+
+
 def option_argv(recipe: Any, mode: str | None = None) -> list[str]:
     """The CLI arguments for ``recipe``'s declared fields that its ``mode`` uses (see
     :func:`option_words`)."""
     return [
         word
         for f, opt in declared_options(type(recipe))
+        if applies(opt, recipe)
         for word in option_words(opt, f, getattr(recipe, f.name), mode)
     ]
