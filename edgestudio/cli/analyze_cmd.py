@@ -11,6 +11,7 @@ from edgestudio.cli.job_ui import (
     add_data_args,
     add_input_args,
     add_timeout_arg,
+    add_tolerance_args,
     data_source,
     execute_job,
     input_fields,
@@ -18,6 +19,7 @@ from edgestudio.cli.job_ui import (
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.cli.workspace_option import add_workspace_option
+from edgestudio.core.job_api.arguments import add_spelled, spelled_values
 from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.job_api.recipe import Tolerance
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
@@ -35,8 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "onnxruntime's qdq_loss_debug), per weight the same plus scale error bounds, and per "
         "output allclose/SQNR/cosine and top-1 accuracy when the data has 'labels'.",
     )
-    p.add_argument("float_model", help="the float original")
-    p.add_argument("quant_model", help="its quantized version")
+    add_spelled(p, AnalyzeRecipe)
     add_data_args(
         p,
         "--data",
@@ -46,18 +47,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     add_options(p, AnalyzeRecipe)
     add_input_args(p)
-    p.add_argument(
-        "--atol",
-        type=float,
-        default=1e-2,
-        help="absolute tolerance of the outputs' allclose (default %(default)g)",
-    )
-    p.add_argument(
-        "--rtol",
-        type=float,
-        default=1e-2,
-        help="relative tolerance of the outputs' allclose (default %(default)g)",
-    )
+    add_tolerance_args(p, AnalyzeRecipe().tolerance, "the outputs' allclose")
     p.add_argument("--top", type=int, default=15, help="print the N worst layers (default 15)")
     add_json_option(p, "the full report")
     add_workspace_option(p)
@@ -147,8 +137,7 @@ def print_analysis(analysis: Analysis, top: int) -> None:
 def recipe_from_args(args: argparse.Namespace) -> AnalyzeRecipe:
     """The recipe the parsed arguments describe."""
     return AnalyzeRecipe(
-        float_model=args.float_model,
-        quant_model=args.quant_model,
+        **spelled_values(args, AnalyzeRecipe),
         data=data_source(args, args.data),
         tolerance=Tolerance(args.atol, args.rtol),
         **values_from_args(args, AnalyzeRecipe),

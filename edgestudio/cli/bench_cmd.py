@@ -17,22 +17,11 @@ from edgestudio.cli.job_ui import (
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.cli.workspace_option import add_workspace_option
-from edgestudio.core.inputs.grammar import parse_counts
-from edgestudio.core.job_api.options import add_options, argument_type, values_from_args
+from edgestudio.core.job_api.arguments import add_spelled, spelled_values
+from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
-from edgestudio.core.perf.perf_results import Latency, LatencyRow, Profile, ProviderProbe
-from edgestudio.core.perf.providers import resolve_provider, short_name
-
-
-def _providers(text: str) -> tuple[str, ...]:
-    return tuple(resolve_provider(p) for p in text.split(",") if p.strip())
-
-
-def _devices(text: str) -> tuple[str, ...]:
-    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
-    if not names:
-        raise argparse.ArgumentTypeError("give device names, e.g. local,pi5")
-    return names
+from edgestudio.core.perf.perf_results import Latency, LatencyRow, Profile, ProviderProbes
+from edgestudio.core.perf.providers import short_name
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,29 +34,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "contended-machine flag. Providers are tried in the order given; CPU takes the nodes "
         "the first cannot run.",
     )
-    p.add_argument("models", nargs="+", metavar="MODEL", help="the .onnx models to time")
-    p.add_argument(
-        "--ep",
-        type=_providers,
-        default=("CPUExecutionProvider",),
-        help="providers, e.g. cpu,cuda (default cpu)",
-    )
-    p.add_argument(
-        "--threads",
-        type=argument_type(parse_counts, "--threads"),
-        default=(1,),
-        help="intra-op threads, e.g. 1,2 (default 1)",
-    )
+    add_spelled(p, BenchRecipe)  # the models, providers, threads and devices
     add_options(p, BenchRecipe)  # warm-up, runs, time budget, batch, optimisation, IO binding
     add_input_args(p, data=True)
-    p.add_argument(
-        "--device",
-        type=_devices,
-        default=(),
-        metavar="NAME[,NAME…]",
-        help="measure on these devices (`edgestudio device add`); 'local' is this "
-        "machine, e.g. local,pi5 side by side (default: this machine)",
-    )
     add_json_option(p, "the results")
     add_workspace_option(p)
     add_timeout_arg(p)
@@ -80,21 +49,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "ran each node (with a warning when nodes fell back from the first choice), and the "
         "NNAPI/CoreML coverage ORT's mobile usability checker predicts.",
     )
-    q.add_argument("model", help="the .onnx model")
-    q.add_argument(
-        "--ep",
-        type=_providers,
-        default=("CPUExecutionProvider",),
-        help="providers in order of preference, e.g. xnnpack,cpu (default cpu)",
-    )
+    add_spelled(q, ProfileRecipe)  # the model, providers and device
     add_options(q, ProfileRecipe)
     add_input_args(q, data=True)
-    q.add_argument(
-        "--device",
-        default="",
-        metavar="NAME",
-        help="profile on this device (`edgestudio device add`; default: this machine)",
-    )
     q.add_argument(
         "--top", type=int, default=15, help="print the N slowest nodes (default %(default)s)"
     )
@@ -164,10 +121,7 @@ def print_results(rows: list[LatencyRow]) -> None:
 def bench_recipe_from_args(args: argparse.Namespace) -> BenchRecipe:
     """The benchmark the parsed arguments describe."""
     return BenchRecipe(
-        models=tuple(args.models),
-        providers=args.ep,
-        threads=args.threads,
-        devices=args.device,
+        **spelled_values(args, BenchRecipe),
         **values_from_args(args, BenchRecipe),
         **input_fields(args),
     )
@@ -176,9 +130,7 @@ def bench_recipe_from_args(args: argparse.Namespace) -> BenchRecipe:
 def profile_recipe_from_args(args: argparse.Namespace) -> ProfileRecipe:
     """The profile the parsed arguments describe."""
     return ProfileRecipe(
-        model=args.model,
-        providers=args.ep,
-        device=args.device,
+        **spelled_values(args, ProfileRecipe),
         **values_from_args(args, ProfileRecipe),
         **input_fields(args),
     )
@@ -250,7 +202,7 @@ def run_providers(args: argparse.Namespace) -> int:
     """List the providers."""
     code, job = execute_job(ProbeRecipe(), args, show_report=False)
     if job is not None and job.report is not None:
-        probes: list[ProviderProbe] = job.report.result_as(list)
+        probes = job.report.result_as(ProviderProbes).providers
         print_table(
             ["provider", "state", "why"],
             [[p.provider, "works" if p.works else "unavailable", p.reason or ""] for p in probes],

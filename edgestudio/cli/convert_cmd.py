@@ -13,6 +13,7 @@ from edgestudio.cli.job_ui import (
 )
 from edgestudio.core.convert.convert_grammar import parse_axis_change, parse_static
 from edgestudio.core.convert.convert_recipes import ConvertRecipe
+from edgestudio.core.job_api.arguments import add_spelled
 from edgestudio.core.job_api.options import add_options, argument_type, values_from_args
 from edgestudio.core.job_api.recipe import Tolerance
 
@@ -28,8 +29,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "batch of 3 and twice every dim made dynamic). Exit 0: equivalent; 1: not "
         "equivalent; 4: converted, but the check could not run (it says why).",
     )
-    p.add_argument("model", help="the .onnx model (never modified)")
-    p.add_argument("--opset", type=int, help="target ai.onnx opset")
+    add_spelled(p, ConvertRecipe)  # the model and the opset
     p.add_argument(
         "--dynamic",
         action="append",

@@ -9,6 +9,7 @@ from edgestudio.cli.job_ui import EXIT_JOB_FAILED, EXIT_OK, add_timeout_arg, exe
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.core.formatting import human_bytes
+from edgestudio.core.job_api.arguments import add_spelled
 from edgestudio.core.perf.bench_recipes import DeviceCheckRecipe
 from edgestudio.core.remote.device_info import DeviceInfo
 from edgestudio.core.remote.devices import (
@@ -55,7 +56,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     lst = actions.add_parser("list", help="the devices you added")
     lst.set_defaults(func=run_list)
     c = actions.add_parser("check", help="what a device has: CPU, memory, Python, onnxruntime")
-    c.add_argument("name", help="the device's name")
+    add_spelled(c, DeviceCheckRecipe)
     _trust_args(c)
     add_json_option(c, "the device's check")
     add_timeout_arg(c, "the check")
@@ -156,7 +157,7 @@ def _check(device: Device, args: argparse.Namespace) -> int:
 
 def check_recipe_from_args(args: argparse.Namespace) -> DeviceCheckRecipe:
     """The check the parsed arguments describe."""
-    return DeviceCheckRecipe(device=args.name)
+    return DeviceCheckRecipe(device=args.device)
 
 
 def run_add(args: argparse.Namespace) -> int:
@@ -171,8 +172,8 @@ def run_add(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    """Check the device called ``args.name``."""
-    return _check(device_named(args.name), args)
+    """Check the device called ``args.device``."""
+    return _check(device_named(args.device), args)
 
 
 def run_list(args: argparse.Namespace) -> int:

@@ -7,19 +7,7 @@ import argparse
 from edgestudio.cli.job_ui import add_output_args, add_timeout_arg, execute
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.core.diagnostics.diagnostic_recipe import DiagnosticRecipe
-
-ACTIONS = (
-    "succeed",
-    "fail",
-    "crash",
-    "hang",
-    "spawn",
-    "spawn-stubborn",
-    "noise",
-    "spin",
-    "partial",
-    "hog",
-)
+from edgestudio.core.job_api.arguments import add_spelled, spelled_values
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,11 +22,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "(within --megabytes when given, else up to 1 GiB and then waits to be killed). "
         "Useful to see how each outcome is reported.",
     )
-    p.add_argument("action", choices=ACTIONS, help="what the job does")
-    p.add_argument(
-        "--seconds", type=float, default=1.0, help="how long 'spin' runs (default %(default)s)"
-    )
-    p.add_argument("--megabytes", type=int, default=0, help="memory limit of 'hog' (MB)")
+    add_spelled(p, DiagnosticRecipe)
     add_output_args(p, "the file 'succeed' writes", required=False)
     add_timeout_arg(p)
     add_json_option(p, "the report")
@@ -48,9 +32,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def recipe_from_args(args: argparse.Namespace) -> DiagnosticRecipe:
     """The recipe the parsed arguments describe."""
     return DiagnosticRecipe(
-        action=args.action,
-        seconds=args.seconds,
-        megabytes=args.megabytes,
+        **spelled_values(args, DiagnosticRecipe),
         output=args.output,
         overwrite=args.overwrite,
     )

@@ -8,6 +8,7 @@ import functools
 from edgestudio.cli.job_ui import add_common_job_args, execute
 from edgestudio.core.convert.convert_grammar import parse_axis_change, parse_torch_input
 from edgestudio.core.convert.export_recipes import ExportRecipe
+from edgestudio.core.job_api.arguments import add_spelled
 from edgestudio.core.job_api.options import add_options, argument_type, values_from_args
 from edgestudio.core.job_api.recipe import Tolerance
 
@@ -22,7 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "can carry code: they are loaded only in a worker process with weights-only loading "
         "forced. Needs the torch extra (pip install 'edgestudio[torch]').",
     )
-    p.add_argument("model", help="a .pt2 or .pt file")
+    add_spelled(p, ExportRecipe)
     p.add_argument(
         "--input",
         action="append",

@@ -9,6 +9,7 @@ from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.core.inputs.input_spec import InputSpecification
 from edgestudio.core.inputs.inputs_recipe import InputsRecipe
+from edgestudio.core.job_api.arguments import add_spelled
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,7 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "synthetic data, the conversion check, bench and profile all use it; override parts "
         "with --shape/--range on any of them.",
     )
-    p.add_argument("model", help="the .onnx model")
+    add_spelled(p, InputsRecipe)
     add_input_args(p, data=True)
     add_json_option(p, "the specification")
     add_timeout_arg(p)

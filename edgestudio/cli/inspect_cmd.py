@@ -102,7 +102,7 @@ def _opset_range(s: ModelSummary) -> str:
 
 
 def _infer_shapes(model: str) -> TensorShapes:
-    from edgestudio.core.model.tensor_shapes import ShapesRecipe
+    from edgestudio.core.model.tensor_shapes import Shapes, ShapesRecipe
     from edgestudio.jobs.runner import JobState
     from edgestudio.jobs.scheduler import run_job
 
@@ -111,8 +111,7 @@ def _infer_shapes(model: str) -> TensorShapes:
         raise EdgeStudioError(f"shape inference {job.state.value}: {job.error}")
     for warning in job.warnings:
         print(f"edgestudio: warning: {warning}", file=sys.stderr)
-    shapes: TensorShapes = job.report.result_as(dict)
-    return shapes
+    return job.report.result_as(Shapes).tensors
 
 
 def _count_cost(args: argparse.Namespace) -> ModelCost:

@@ -54,18 +54,31 @@ def add_common_job_args(p: argparse.ArgumentParser, tolerance: bool = True) -> N
     add_json_option(p, "the report")
     add_timeout_arg(p)
     if tolerance:
+        add_tolerance_args(p, Tolerance(), "the check")
+
+
+def add_tolerance_args(p: argparse.ArgumentParser, default: Tolerance, what: str) -> None:
+    """``--atol``/``--rtol``: the tolerance of ``what``, ``default`` unless given."""
+    for name, value in (("absolute", default.atol), ("relative", default.rtol)):
         p.add_argument(
-            "--atol",
+            f"--{name[0]}tol",
             type=float,
-            default=Tolerance().atol,
-            help="absolute tolerance of the check (default %(default)g)",
+            default=value,
+            help=f"{name} tolerance of {what} (default %(default)g)",
         )
-        p.add_argument(
-            "--rtol",
-            type=float,
-            default=Tolerance().rtol,
-            help="relative tolerance of the check (default %(default)g)",
-        )
+
+
+def add_calib_args(p: argparse.ArgumentParser, help_text: str, required: bool = False) -> None:
+    """``--calib`` (prepared as ``--data`` is) and ``--calib-samples``: a calibration set of
+    its own, and how much of it to use (read back by ``calibration_source``)."""
+    p.add_argument("--calib", metavar="PATH", required=required, help=help_text)
+    p.add_argument(
+        "--calib-samples",
+        type=int,
+        metavar="N",
+        help="calibrate on the first N samples of --calib only (default: as --samples); the "
+        "result's calibration curve then says whether more would help",
+    )
 
 
 def add_data_args(
@@ -148,7 +161,7 @@ def print_report(
         stream.write(f"output: {report.output}\n")
     for warning in report.warnings if with_warnings else []:
         stream.write(f"warning: {warning}\n")
-    for note in report.details.get("notes") or []:  # what the job did on the way
+    for note in getattr(report.result, "notes", None) or []:  # what the job did on the way
         stream.write(f"note: {note}\n")
     check = report.check
     if check is None:
@@ -217,12 +230,12 @@ def execute_job(
 
 
 def _write_json(target: str, job: Job) -> None:
-    """The job's report as JSON; the operation's details (``layers``, ``results``, …) are
-    top-level keys."""
+    """The job's report as JSON; the fields of its typed result (``layers``, ``results``, …)
+    are top-level keys."""
     report: dict[str, Any] = (
         to_json(job.report) if job.report else {"output": None, "passed": False}
     )
-    details: dict[str, Any] = report.pop("details", None) or {}
+    result: dict[str, Any] = report.pop("result", None) or {}
     data = {
         "state": job.state.value,
         "error": job.error,
@@ -231,5 +244,5 @@ def _write_json(target: str, job: Job) -> None:
         "elapsed_s": round(job.elapsed, 3),
         **report,
     }
-    data.update({k: v for k, v in details.items() if k not in data})
+    data.update({k: v for k, v in result.items() if k not in data})
     write_json(target, data)

@@ -15,6 +15,7 @@ from edgestudio.cli.job_ui import (
 )
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.workspace_option import add_workspace_option
+from edgestudio.core.job_api.arguments import add_spelled
 from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 
@@ -27,7 +28,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         description="Quantize with onnxruntime.quantization. ORT's rules are checked first; "
         "calibration data is validated before anything is written.",
     )
-    p.add_argument("model", help="the float .onnx model (never modified)")
+    add_spelled(p, QuantRecipe)  # the model
     add_output_args(p, "where to write the quantized model")
     add_options(p, QuantRecipe)
     add_data_args(

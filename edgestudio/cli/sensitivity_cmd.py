@@ -8,6 +8,7 @@ import dataclasses
 import sys
 
 from edgestudio.cli.job_ui import (
+    add_calib_args,
     add_data_args,
     add_input_args,
     add_timeout_arg,
@@ -18,10 +19,10 @@ from edgestudio.cli.job_ui import (
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
 from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.job_api.arguments import add_spelled, spelled_values
 from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.sensitivity import Sensitivity, SensitivityRecipe
-from edgestudio.core.quant.task_names import TASKS
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,32 +35,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "by how much of the task figure each gives back. Calibration (--calib) and evaluation "
         "(--data) should be different samples.",
     )
-    p.add_argument("model", help="the float .onnx model (never modified)")
-    p.add_argument(
-        "--calib", metavar="PATH", required=True, help="calibration data (prepared as --data is)"
-    )
-    p.add_argument(
-        "--calib-samples",
-        type=int,
-        metavar="N",
-        help="calibrate on the first N samples only (default: all)",
-    )
+    add_spelled(p, QuantRecipe)  # the model
+    add_calib_args(p, "calibration data (prepared as --data is)", required=True)
     add_data_args(p, "--data", "evaluation data, held out from calibration", required=True)
     add_options(p, QuantRecipe)
     add_options(p, SensitivityRecipe)
-    p.add_argument(
-        "--node",
-        action="append",
-        default=[],
-        metavar="NODE",
-        help="try this layer (repeatable; default: the --top worst by SQNR)",
-    )
-    p.add_argument(
-        "--metric",
-        default="auto",
-        choices=TASKS,
-        help="the task figure to rank by (default: detected, as analyze does)",
-    )
+    add_spelled(p, SensitivityRecipe)
     add_input_args(p)
     add_json_option(p, "the ranking")
     add_timeout_arg(p)
@@ -80,8 +61,7 @@ def recipe_from_args(args: argparse.Namespace) -> SensitivityRecipe:
     recipe = SensitivityRecipe(
         base=base,
         data=data_source(args, args.data),
-        metric=args.metric,
-        nodes=tuple(args.node),
+        **spelled_values(args, SensitivityRecipe),
         **values_from_args(args, SensitivityRecipe),
     )
     if base.mode != "qdq" or (

@@ -14,6 +14,7 @@ from edgestudio.cli.job_ui import (
 )
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
+from edgestudio.core.job_api.arguments import add_spelled
 from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.targets.target_recipe import (
     TARGET_LABELS,
@@ -38,7 +39,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True, help="check")
     c = actions.add_parser("check", help="every node placed on the target or the CPU, with why")
-    c.add_argument("model", help="the .onnx model (never modified); quantize it for the target")
+    add_spelled(c, TargetCheckRecipe)
     add_options(c, TargetCheckRecipe)
     add_input_args(c)
     add_json_option(c, "the placement of every node, before and after the fixes")
@@ -47,7 +48,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     k = actions.add_parser(
         "compile", help="the EPContext model and the context binary a device loads, proven here"
     )
-    k.add_argument("model", help="the quantized .onnx model (never modified)")
+    add_spelled(k, TargetCompileRecipe)
     add_common_job_args(k, tolerance=False)
     add_options(k, TargetCompileRecipe)
     add_input_args(k)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from edgestudio.cli.job_ui import (
+    add_calib_args,
     add_data_args,
     add_input_args,
     add_output_args,
@@ -22,7 +23,9 @@ from edgestudio.cli.output import print_table
 from edgestudio.cli.workspace_option import add_workspace_option, record_tune
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.job_api.arguments import add_spelled
 from edgestudio.core.job_api.options import add_options, values_from_args
+from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.tune import TuneSettings
 
 if TYPE_CHECKING:
@@ -43,7 +46,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "analysing run in parallel (locally, or as Ray tasks with --ray); latency is measured "
         "one candidate at a time.",
     )
-    p.add_argument("model", help="the float .onnx model (never modified)")
+    add_spelled(p, QuantRecipe)  # the model
     add_data_args(
         p,
         "--data",
@@ -52,18 +55,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "calibrate and its odd-numbered ones judge",
         required=True,
     )
-    p.add_argument(
-        "--calib",
-        metavar="PATH",
-        help="calibration data of its own (prepared "
-        "as --data is); every sample of --data then judges",
-    )
-    p.add_argument(
-        "--calib-samples",
-        type=int,
-        metavar="N",
-        help="calibrate on the first N samples of --calib only (default: as --samples); the "
-        "winner's calibration curve then says whether more would help",
+    add_calib_args(
+        p, "calibration data of its own (prepared as --data is); every sample of --data then judges"
     )
     p.add_argument(
         "--goal",

@@ -308,7 +308,7 @@ class Job:
             assert isinstance(report, dict)
             self.report = from_json(JobReport, report)
             try:  # typed once, here: every reader then asks for the result by its type
-                self.report.result = self.recipe.read_result(self.report)
+                self.report.result = self.recipe.read_result(self.report.result)
             except Exception as exc:  # a result this version cannot read fails the job
                 self.report = None
                 self._error_msg = {

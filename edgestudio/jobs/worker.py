@@ -118,10 +118,8 @@ def run_spec(spec_path: str, stream: BinaryIO) -> int:
             output_folder = str(Path(recipe.output).absolute().parent)
         operation = resolve_operation(recipe.kind)
         report = operation(recipe, reporter, Path(spec["staging"]))
-        if report.result is not None and not report.details:
-            # only here does a typed result become JSON: the runner reads it back by the
-            # recipe's type (Recipe.read_result)
-            report.details = to_json(report.result)
+        # only here does the typed result become JSON: the runner reads it back by the
+        # recipe's type (Recipe.read_result)
         reporter.result(to_json(report))
     except BaseException as exc:  # report everything, including SystemExit from libraries
         reporter.error(exc, output_folder)

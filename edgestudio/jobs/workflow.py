@@ -21,9 +21,9 @@ from edgestudio.core.inputs.input_spec import InputSpecification
 from edgestudio.core.inputs.inputs_recipe import InputsRecipe
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.model.cost_recipe import CostRecipe, ModelCost
-from edgestudio.core.model.tensor_shapes import ShapesRecipe
+from edgestudio.core.model.tensor_shapes import Shapes, ShapesRecipe
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
-from edgestudio.core.perf.perf_results import Latency, Profile, ProviderProbe
+from edgestudio.core.perf.perf_results import Latency, Profile, ProviderProbe, ProviderProbes
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis, Quantization
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
@@ -244,7 +244,7 @@ class Workflow:
             self._probe = None
             if ok:
                 assert job.report is not None
-                self.providers = job.report.result_as(list)
+                self.providers = job.report.result_as(ProviderProbes).providers
                 self.providers_found.emit(self.providers)
             return
         route = self._routes.pop(job.id, None)
@@ -281,8 +281,8 @@ class Workflow:
     def _latency_measured(self, document: ModelDocument, job: Job, latency: Latency) -> None:
         document.latency = latency
 
-    def _shapes_inferred(self, document: ModelDocument, job: Job, shapes: Any) -> None:
-        document.tensor_shapes = shapes
+    def _shapes_inferred(self, document: ModelDocument, job: Job, shapes: Shapes) -> None:
+        document.tensor_shapes = shapes.tensors
 
     def _profiled(self, document: ModelDocument, job: Job, profile: Profile) -> None:
         document.profile = profile

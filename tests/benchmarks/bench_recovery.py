@@ -75,7 +75,7 @@ def recover(model_name: str, make: Any, task: str, work: Path, count: int = 40) 
             continue
         said = _read(model, _run(out, eval_x), task)
         alike = float(np.mean([a == b for a, b in zip(float_says, said, strict=True)]))
-        precision = next((n for n in job.report.details["notes"] if n.startswith("Precision")), "")
+        precision = next((n for n in job.report.result.notes if n.startswith("Precision")), "")
         print(
             f"{label:42} {alike:>10.0%} {out.stat().st_size / 1e6:>8.2f} {took:>7.1f}  "
             f"{precision[len('Precision: ') :]}",

@@ -47,13 +47,13 @@ def test_quantize_then_analyze(tmp_path: Path) -> None:
         str(table),
     )
     assert proc.returncode == 0, proc.stderr
-    details = json.loads(report.read_text())
-    layer = details["layers"][0]
+    written = json.loads(report.read_text())
+    layer = written["layers"][0]
     assert {"tensor", "node", "sqnr_db", "mse", "max_abs", "cosine"} <= set(layer)
-    assert details["outputs"][0]["output"] == "logits"
-    assert details["accuracy"]["float_top1"] > 0.95 and details["accuracy"]["quant_top1"] > 0.9
+    assert written["outputs"][0]["output"] == "logits"
+    assert written["accuracy"]["float_top1"] > 0.95 and written["accuracy"]["quant_top1"] > 0.9
     rows = list(csv.DictReader(table.open()))
-    assert len(rows) == len(details["layers"])
+    assert len(rows) == len(written["layers"])
     sqnrs = [float(r["sqnr_db"]) for r in rows if r["sqnr_db"]]
     assert sqnrs == sorted(sqnrs)  # worst first
     assert "top-1 agreement" in proc.stdout

@@ -235,6 +235,13 @@ def test_every_quantization_option_round_trips(
     base = _bases(tmp_path)["quantize"]
     assert isinstance(base, QuantRecipe)
     changes: dict[str, Any] = {"mode": mode, name: value}
+    requires = (
+        dict((f.name, opt.requires) for f, opt in declared_options(QuantRecipe))[name]
+        if name != "mode"
+        else None
+    )
+    if requires is not None:  # an option that means something only beside another's value
+        changes[requires[0]] = requires[1]
     if not QUANT_MODES[mode].calibrated:
         changes["calib"] = None
     recipe = dataclasses.replace(base, **changes)

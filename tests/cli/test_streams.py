@@ -50,6 +50,8 @@ def test_print_report_writes_to_the_stdout_of_the_moment(monkeypatch: pytest.Mon
 def test_print_report_says_what_the_job_did_on_the_way(capsys: pytest.CaptureFixture[str]) -> None:
     from edgestudio.cli.job_ui import print_report
     from edgestudio.core.job_api.report import JobReport
+    from edgestudio.core.quant.quant_results import Quantization
 
-    print_report(JobReport(kind="quantize", details={"notes": ["Precision: int8."]}))
+    done = Quantization(float_bytes=8, quant_bytes=2, notes=["Precision: int8."])
+    print_report(JobReport(kind="quantize", result=done))
     assert "note: Precision: int8." in capsys.readouterr().out

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.perf.bench_recipes import BenchRecipe
 from edgestudio.core.perf.latency_stats import median_ratio_interval
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
@@ -25,11 +25,11 @@ from tests import models
 pytestmark = pytest.mark.e2e  # every test here starts a worker process
 
 
-def _succeeded(recipe: object) -> dict[str, object]:
+def _succeeded(recipe: object) -> Any:
     job = run_job(recipe, timeout=300)  # type: ignore[arg-type]
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
-    return job.report.details
+    return job.report.result
 
 
 def test_a_weight_only_int8_model_is_refused_with_what_was_found(tmp_path: Path) -> None:
@@ -132,7 +132,7 @@ def test_analyze_takes_the_shape_and_range_overrides(tmp_path: Path) -> None:
     src = models.save(models.char_ids_behind_cast(rows=48), tmp_path / "chars.onnx")
     copy = tmp_path / "chars_copy.onnx"
     shutil.copy(src, copy)
-    details = _succeeded(
+    analysis = _succeeded(
         AnalyzeRecipe(
             float_model=str(src),
             quant_model=str(copy),
@@ -141,7 +141,7 @@ def test_analyze_takes_the_shape_and_range_overrides(tmp_path: Path) -> None:
             ranges=("chars_in=0:10",),
         )
     )
-    assert details["samples"] == 2
+    assert analysis.samples == 2
     # an override that does not fit fails the job with the input named
     job = run_job(
         AnalyzeRecipe(
@@ -163,7 +163,7 @@ def test_two_identical_models_timed_interleaved_are_not_told_apart(
     twin = tmp_path / "b.onnx"
     shutil.copy(src, twin)
     recipe = BenchRecipe(models=(str(src), str(twin)), warmup=20, runs=runs)
-    latency = recipe.read_result(JobReport("bench", details=_succeeded(recipe)))
+    latency = _succeeded(recipe)
     a, b = latency.rows
     assert a.ok and b.ok and len(a.samples_ms) == len(b.samples_ms) == runs
     interval = median_ratio_interval(b.samples_ms, a.samples_ms)

@@ -33,7 +33,6 @@ from edgestudio.core.quant.alphabets import model_alphabet
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.quant.task_readers import ctc_greedy
-from edgestudio.core.serialise import from_json
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job
 from tests.realmodels import realdata
@@ -116,7 +115,7 @@ def _analysis(recipe: AnalyzeRecipe) -> Analysis:
     job = run_job(recipe, timeout=900)
     if job.state is not JobState.SUCCEEDED or job.report is None:
         raise RuntimeError(f"analysis {job.state.value}: {job.error}")
-    return from_json(Analysis, job.report.details)
+    return job.report.result_as(Analysis)
 
 
 def check_case(case: Case, work: Path, report: Callable[[str], None]) -> list[Row]:

@@ -33,7 +33,9 @@ from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.model.summary import summarize_file
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProfileRecipe
+from edgestudio.core.perf.perf_results import Latency
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
+from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.scheduler import run_job
 from tests.realmodels.corpus import SKIP_REASON, RealModel, available
@@ -139,9 +141,9 @@ def check_model(model: RealModel, work: Path, report: Callable[[str], None]) -> 
         cells["analyze"], job = _cell(
             AnalyzeRecipe(float_model=str(model.path), quant_model=str(out["qdq"]), data=calib)
         )
-        verdict = (job.report.details.get("verdict") or {}) if job.report else {}
-        if cells["analyze"].state == "ok" and verdict.get("level") is not None:
-            cells["analyze"] = Cell("broken", f"a {verdict['level']} verdict on synthetic data")
+        verdict = job.report.result_as(Analysis).verdict if job.report else None
+        if cells["analyze"].state == "ok" and verdict is not None and verdict.level is not None:
+            cells["analyze"] = Cell("broken", f"a {verdict.level} verdict on synthetic data")
     else:
         cells["analyze"] = Cell("refused", "no QDQ model to analyse")
     models = [str(model.path)] + ([str(out["qdq"])] if cells["qdq"].state == "ok" else [])
@@ -156,7 +158,7 @@ def _bench_cell(recipe: BenchRecipe) -> Cell:
         return cell
     # A benchmark succeeds with per-model errors in its rows: those are refusals.
     errors = [
-        r["error"] for r in (job.report.details["results"] if job.report else []) if "error" in r
+        r.error for r in (job.report.result_as(Latency).rows if job.report else []) if r.error
     ]
     return Cell("refused", errors[0], cell.seconds) if errors else cell
 

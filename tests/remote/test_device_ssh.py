@@ -4,6 +4,7 @@ crashed runner, a full disk, a changed host key, a device without onnxruntime.""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -14,7 +15,6 @@ import onnxruntime as ort
 import pytest
 
 from edgestudio.cli.main import main
-from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.perf.bench_recipes import BenchRecipe, DeviceCheckRecipe, ProfileRecipe
 from edgestudio.core.perf.perf_results import Latency, Profile
 from edgestudio.core.remote.device_info import DeviceInfo
@@ -75,8 +75,9 @@ def test_device_add_trusts_the_fingerprint_given_and_checks_the_device(
     assert "pi" in load_devices()
     assert loopback.fingerprint() in out
     assert f"[127.0.0.1]:{loopback.server.port} ssh-ed25519" in known_hosts_file().read_text()
+    written = json.loads(report.read_text())  # the result's fields beside the report's
     info = DeviceCheckRecipe().read_result(
-        JobReport("device_check", details=json.loads(report.read_text()))
+        {f.name: written[f.name] for f in dataclasses.fields(DeviceInfo) if f.name in written}
     )
     assert info.usable and info.onnxruntime == _device_ort() != ort.__version__
     assert "CPUExecutionProvider" in info.providers and info.cores and info.memory_bytes

@@ -16,8 +16,6 @@ from edgestudio.core.job_api.command import (
 )
 from edgestudio.core.job_api.options import option
 from edgestudio.core.job_api.recipe import Recipe, Tolerance, tolerance_field
-from edgestudio.core.job_api.report import JobReport
-from edgestudio.core.serialise import from_json
 
 
 @dataclass(frozen=True)
@@ -56,8 +54,8 @@ class ConvertRecipe(Recipe):
     """Convert a model's opset and/or input/output dims, then check it against the original."""
 
     kind: ClassVar[str] = "convert"
-    model: str = positional()
-    opset: int | None = spelled(None, "--opset")
+    model: str = positional(help="the .onnx model (never modified)")
+    opset: int | None = spelled(None, "--opset", parse=int, help="target ai.onnx opset")
     dims: tuple[DimChange, ...] = spelled((), show=DimChange.words, each=True)
     tolerance: Tolerance = tolerance_field()
     shapes: tuple[str, ...] = given_shapes()  # the check's inputs (input specification)
@@ -96,6 +94,7 @@ class ConvertRecipe(Recipe):
         """The source model."""
         return [self.model]
 
-    def read_result(self, report: JobReport) -> Conversion:
+    @classmethod
+    def result_type(cls) -> type[Conversion]:
         """What the conversion did."""
-        return from_json(Conversion, report.details)
+        return Conversion

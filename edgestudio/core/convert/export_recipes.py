@@ -41,11 +41,21 @@ def torch_missing_hint() -> str:
 
 
 @dataclass(frozen=True)
+class Export:
+    """What an export did: the file it read, the exporter that wrote the model (a
+    TorchScript file takes the legacy one) and the opset the model has."""
+
+    source: str
+    exporter: str
+    opset: int | None
+
+
+@dataclass(frozen=True)
 class ExportRecipe(Recipe):
     """Export a PyTorch ExportedProgram (.pt2) or TorchScript (.pt) file to ONNX."""
 
     kind: ClassVar[str] = "export"
-    model: str = positional()
+    model: str = positional(help="a .pt2 or .pt file")
     inputs: tuple[TorchInput, ...] = spelled((), "--input", show=TorchInput.to_cli, each=True)
     # Declared once: the CLI flags, the export form's fields and the command follow.
     output_names: tuple[str, ...] = option(
@@ -82,3 +92,8 @@ class ExportRecipe(Recipe):
     def input_paths(self) -> list[str]:
         """The PyTorch file."""
         return [self.model]
+
+    @classmethod
+    def result_type(cls) -> type[Export]:
+        """What the export did."""
+        return Export

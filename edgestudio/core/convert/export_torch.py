@@ -19,7 +19,7 @@ import numpy as np
 import onnx
 
 from edgestudio.core.convert.convert_grammar import TORCH_DTYPES
-from edgestudio.core.convert.export_recipes import ExportRecipe, torch_missing_hint
+from edgestudio.core.convert.export_recipes import Export, ExportRecipe, torch_missing_hint
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.equivalence import check_against
 from edgestudio.core.inputs.input_spec import Domain, InputEntry, InputSpecification
@@ -201,7 +201,7 @@ def run_export(recipe: ExportRecipe, reporter: Reporter, staging: Path) -> JobRe
         raise ExportError(
             f"onnxruntime cannot load the exported model: {report.check.session_message}"
         )
-    report.details = {"source": recipe.model, "exporter": exporter, "opset": got}
+    report.result = Export(recipe.model, exporter, got)
     reporter.stage(f"Done: {report.check.verdict()}", 1.0)
     return report
 

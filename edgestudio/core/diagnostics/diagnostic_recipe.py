@@ -8,6 +8,19 @@ from typing import ClassVar
 from edgestudio.core.job_api.command import positional, spelled
 from edgestudio.core.job_api.recipe import Recipe
 
+ACTIONS = (
+    "succeed",
+    "fail",
+    "crash",
+    "hang",
+    "spawn",
+    "spawn-stubborn",
+    "noise",
+    "spin",
+    "partial",
+    "hog",
+)
+
 
 @dataclass(frozen=True)
 class DiagnosticRecipe(Recipe):
@@ -22,9 +35,11 @@ class DiagnosticRecipe(Recipe):
     """
 
     kind: ClassVar[str] = "diagnostic"
-    action: str = positional("succeed")
-    seconds: float = spelled(1.0, "--seconds", always=True)
-    megabytes: int = spelled(0, "--megabytes")
+    action: str = positional("succeed", choices=ACTIONS, help="what the job does")
+    seconds: float = spelled(
+        1.0, "--seconds", always=True, help="how long 'spin' runs (default %(default)s)"
+    )
+    megabytes: int = spelled(0, "--megabytes", help="memory limit of 'hog' (MB)")
 
     def title(self) -> str:
         """Name the action."""

@@ -22,7 +22,7 @@ def run_diagnostic(recipe: DiagnosticRecipe, reporter: Reporter, staging: Path) 
             (staging / "result.txt").write_text("EdgeStudio self-test output\n")
             files.append("result.txt")
         reporter.progress(1.0)
-        return JobReport(kind=recipe.kind, files=files, details={"action": action})
+        return JobReport(kind=recipe.kind, files=files)
     if action == "fail":
         raise ValueError("The self-test job failed on purpose.")
     if action == "crash":
@@ -37,7 +37,7 @@ def run_diagnostic(recipe: DiagnosticRecipe, reporter: Reporter, staging: Path) 
         import os
 
         os.write(1, b"noise from a native library {not json\n")
-        return JobReport(kind=recipe.kind, details={"action": action})
+        return JobReport(kind=recipe.kind)
     if action in ("spawn", "spawn-stubborn"):  # a worker with a child: cancel stops both
         import subprocess
 
@@ -57,7 +57,7 @@ def run_diagnostic(recipe: DiagnosticRecipe, reporter: Reporter, staging: Path) 
         while time.monotonic() < end:
             total += sum(i * i for i in range(10_000))
             reporter.progress(1 - (end - time.monotonic()) / recipe.seconds)
-        return JobReport(kind=recipe.kind, details={"action": action})
+        return JobReport(kind=recipe.kind)
     if action == "hog":
         _hog_memory(recipe.megabytes)
     raise ValueError(f"Unknown self-test action '{action}'.")

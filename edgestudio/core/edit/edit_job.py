@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 
 from edgestudio.core.convert.convert import result_unusable
-from edgestudio.core.edit.edit_recipe import EditRecipe
+from edgestudio.core.edit.edit_recipe import Edit, EditRecipe
 from edgestudio.core.edit.streamed import has_external_weights, save_streamed
 from edgestudio.core.edit.surgery import (
     PASS_THROUGH,
@@ -149,13 +149,13 @@ def run_edit(recipe: EditRecipe, reporter: Reporter, staging: Path) -> JobReport
         kind=recipe.kind,
         files=files,
         check=check,
-        details={
-            "edits": done,
-            "nodes": len(edited.graph.node),
-            "streamed": streamed,
-            "inputs": [v.name for v in edited.graph.input],
-            "outputs": [o.name for o in edited.graph.output],
-        },
+        result=Edit(
+            edits=done,
+            nodes=len(edited.graph.node),
+            streamed=streamed,
+            inputs=[v.name for v in edited.graph.input],
+            outputs=[o.name for o in edited.graph.output],
+        ),
     )
 
 

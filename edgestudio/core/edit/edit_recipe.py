@@ -3,11 +3,28 @@ simplify, applied in that order."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from edgestudio.core.job_api.command import given_ranges, given_shapes, positional, spelled
 from edgestudio.core.job_api.recipe import Recipe, Tolerance, tolerance_field
+
+
+def tensor_names(text: str) -> tuple[str, ...]:
+    """``a, b,c`` → ``("a", "b", "c")``: the tensors an extraction starts or ends at."""
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+@dataclass(frozen=True)
+class Edit:
+    """What an edit did, in words, and the graph it left: its node count, inputs and outputs;
+    ``streamed``: the model was too large to check whole, so parts were checked alone."""
+
+    edits: list[str] = field(default_factory=list)
+    nodes: int = 0
+    streamed: bool = False
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -21,13 +38,44 @@ class EditRecipe(Recipe):
     """
 
     kind: ClassVar[str] = "edit"
-    model: str = positional()
-    inputs: tuple[str, ...] = spelled((), "--inputs", show=",".join)
-    outputs: tuple[str, ...] = spelled((), "--outputs", show=",".join)
-    bypass: tuple[str, ...] = spelled((), "--bypass", each=True)
-    add_outputs: tuple[str, ...] = spelled((), "--add-output", each=True)
-    rename: tuple[str, ...] = spelled((), "--rename", each=True)
-    simplify: bool = spelled(False, "--simplify")
+    model: str = positional(help="the .onnx model (never modified)")
+    inputs: tuple[str, ...] = spelled(
+        (),
+        "--inputs",
+        show=",".join,
+        parse=tensor_names,
+        metavar="T1,T2",
+        help="extract: the tensors the part starts at (default: the graph's inputs)",
+    )
+    outputs: tuple[str, ...] = spelled(
+        (),
+        "--outputs",
+        show=",".join,
+        parse=tensor_names,
+        metavar="T3,T4",
+        help="extract: the tensors the part ends at (default: the graph's outputs)",
+    )
+    bypass: tuple[str, ...] = spelled(
+        (),
+        "--bypass",
+        each=True,
+        metavar="NODE",
+        help="remove a one-in one-out node (Identity, Dropout, or one whose input and output "
+        "agree in type and shape), wiring its input on",
+    )
+    add_outputs: tuple[str, ...] = spelled(
+        (),
+        "--add-output",
+        each=True,
+        metavar="T",
+        help="make an intermediate tensor a graph output",
+    )
+    rename: tuple[str, ...] = spelled(
+        (), "--rename", each=True, metavar="OLD=NEW", help="rename a graph input or output"
+    )
+    simplify: bool = spelled(
+        False, "--simplify", help="fold constants and remove dead nodes (onnxslim), last"
+    )
     shapes: tuple[str, ...] = given_shapes()
     ranges: tuple[str, ...] = given_ranges()
     tolerance: Tolerance = tolerance_field()
@@ -50,6 +98,11 @@ class EditRecipe(Recipe):
     def input_paths(self) -> list[str]:
         """The model."""
         return [self.model]
+
+    @classmethod
+    def result_type(cls) -> type[Edit]:
+        """What the edit did."""
+        return Edit
 
     def renames(self) -> dict[str, str]:
         """``rename`` as ``{old: new}`` (raises ValueError on an entry without ``=``)."""

@@ -252,7 +252,4 @@ def run_inputs(recipe: InputsRecipe, reporter: Reporter, staging: Path) -> JobRe
         Path(recipe.model), model, recipe.shapes, recipe.ranges, recipe.data, reporter
     )
     reporter.stage("Done: the model runs on these inputs", 1.0)
-    return JobReport(
-        kind=recipe.kind,
-        details={"spec": to_json(resolved.spec), "from_cache": resolved.from_cache},
-    )
+    return JobReport(kind=recipe.kind, result=resolved.spec)

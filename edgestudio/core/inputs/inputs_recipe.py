@@ -9,8 +9,6 @@ from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.inputs.input_spec import InputSpecification
 from edgestudio.core.job_api.command import given_data, given_ranges, given_shapes, positional
 from edgestudio.core.job_api.recipe import Recipe
-from edgestudio.core.job_api.report import JobReport
-from edgestudio.core.serialise import from_json
 
 
 @dataclass(frozen=True)
@@ -18,7 +16,7 @@ class InputsRecipe(Recipe):
     """Find the model's input specification: derived from the graph, tried until it runs."""
 
     kind: ClassVar[str] = "inputs"
-    model: str = positional()
+    model: str = positional(help="the .onnx model")
     shapes: tuple[str, ...] = given_shapes()
     ranges: tuple[str, ...] = given_ranges()
     data: DataSource | None = given_data()
@@ -31,6 +29,7 @@ class InputsRecipe(Recipe):
         """The model."""
         return [self.model]
 
-    def read_result(self, report: JobReport) -> InputSpecification:
+    @classmethod
+    def result_type(cls) -> type[InputSpecification]:
         """The specification the model runs on."""
-        return from_json(InputSpecification, report.details["spec"])
+        return InputSpecification

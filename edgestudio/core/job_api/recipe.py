@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from edgestudio.core.job_api.command import command_argv, spelled
-from edgestudio.core.serialise import register_format, without
-
-if TYPE_CHECKING:
-    from edgestudio.core.job_api.report import JobReport
+from edgestudio.core.serialise import from_json, register_format, without
 
 
 @dataclass(frozen=True)
@@ -67,11 +64,18 @@ class Recipe:
         words = self.command or (self.kind,)
         return ["edgestudio", *words, *command_argv(self, self.options_mode(), self.command_flags)]
 
-    def read_result(self, report: JobReport) -> Any:
-        """The typed result of a job of this recipe, read from ``report``'s JSON ``details``
-        (None: the job has no result beyond its files and check). Called once, where the
-        runner receives the report; each kind with a result says how."""
+    @classmethod
+    def result_type(cls) -> Any:
+        """The type of the result a job of this kind returns (None: nothing beyond its files
+        and check). A method, not a class attribute: the result's module is imported when a
+        result is read, so that parsing a command line loads no analysis code."""
         return None
+
+    def read_result(self, data: Any) -> Any:
+        """The typed result of a job of this recipe from its JSON (what the worker sent).
+        Called once, where the runner receives the report."""
+        result_type = self.result_type()
+        return None if result_type is None else from_json(result_type, data)
 
     def command_line(self) -> str:
         """Return :meth:`to_command` as one shell-quoted line."""

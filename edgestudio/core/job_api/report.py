@@ -123,12 +123,13 @@ class EquivalenceCheck:
 
 @dataclass
 class JobReport:
-    """The result of one job: files written (names inside the staging folder), check, warnings.
+    """The result of one job: files written (names inside the staging folder), check, warnings,
+    and ``result``, typed by the job's kind (its recipe's ``result_type``).
 
-    ``details`` is the result as JSON (what the worker sends and ``--json`` prints);
-    ``result`` is the same, typed: the job's recipe reads it once, where the runner receives
-    the report (:meth:`~edgestudio.core.job_api.recipe.Recipe.read_result`), and readers ask
-    for it by type with :meth:`result_as`.
+    The operation returns it typed; only the worker turns it into JSON, and only the runner
+    reads it back, by the recipe's type
+    (:meth:`~edgestudio.core.job_api.recipe.Recipe.read_result`). Readers ask for it by type
+    with :meth:`result_as`.
     """
 
     kind: str
@@ -136,7 +137,6 @@ class JobReport:
     output: str | None = None  # final path of the main output, filled in by the runner
     check: EquivalenceCheck | None = None
     warnings: list[str] = field(default_factory=list)
-    details: dict[str, Any] = field(default_factory=dict)
     result: Any = field(default=None, compare=False, repr=False)
 
     def result_as(self, cls: type[_T]) -> _T:
@@ -177,10 +177,6 @@ register_format(
 )
 register_format(
     JobReport,
-    lambda report, data: {
-        **without("result")(data),
-        "passed": report.passed,
-        "outcome": report.outcome,
-    },
+    lambda report, data: {**data, "passed": report.passed, "outcome": report.outcome},
     without("passed", "outcome"),
 )

@@ -8,8 +8,6 @@ from typing import ClassVar
 
 from edgestudio.core.job_api.command import given_ranges, given_shapes, positional
 from edgestudio.core.job_api.recipe import Recipe
-from edgestudio.core.job_api.report import JobReport
-from edgestudio.core.serialise import from_json
 
 
 @dataclass(frozen=True)
@@ -32,11 +30,10 @@ class CostRecipe(Recipe):
         """The model."""
         return [self.model]
 
-    def read_result(self, report: JobReport) -> ModelCost:
+    @classmethod
+    def result_type(cls) -> type[ModelCost]:
         """The counted cost."""
-        cost = from_json(ModelCost, report.details)
-        assert cost is not None
-        return cost
+        return ModelCost
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,12 @@ import onnx
 from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.model.graph_ir import collect_tensor_info
 from edgestudio.core.model.model_io import load_model
-from edgestudio.core.model.tensor_shapes import ShapesRecipe
+from edgestudio.core.model.tensor_shapes import Shapes, ShapesRecipe, TensorShapes
 from edgestudio.core.progress import Reporter
 
 
 def run_infer_shapes(recipe: ShapesRecipe, reporter: Reporter, staging: Path) -> JobReport:
-    """Infer shapes of ``recipe.model``'s main graph; report ``details["shapes"]``."""
+    """Infer shapes of ``recipe.model``'s main graph: every tensor's ``(dtype, shape)``."""
     reporter.stage("Reading the model", 0.0)
     model = load_model(recipe.model)
     reporter.stage("Inferring shapes", 0.2)
@@ -31,8 +31,8 @@ def run_infer_shapes(recipe: ShapesRecipe, reporter: Reporter, staging: Path) ->
         )
         inferred = model
     info = collect_tensor_info(inferred.graph)
-    shapes = {
-        name: [ti.dtype, None if ti.shape is None else list(ti.shape)] for name, ti in info.items()
+    shapes: TensorShapes = {
+        name: (ti.dtype, None if ti.shape is None else list(ti.shape)) for name, ti in info.items()
     }
     reporter.stage("Done", 1.0)
-    return JobReport(kind=recipe.kind, details={"shapes": shapes})
+    return JobReport(kind=recipe.kind, result=Shapes(shapes))

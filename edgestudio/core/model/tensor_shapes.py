@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from edgestudio.core.job_api.command import positional
 from edgestudio.core.job_api.recipe import Recipe
-
-if TYPE_CHECKING:
-    from edgestudio.core.job_api.report import JobReport
 
 
 @dataclass(frozen=True)
@@ -29,10 +26,17 @@ class ShapesRecipe(Recipe):
         """The model."""
         return [self.model]
 
-    def read_result(self, report: JobReport) -> TensorShapes:
+    @classmethod
+    def result_type(cls) -> type[Shapes]:
         """Every tensor's ``(dtype, shape)``."""
-        shapes = report.details.get("shapes", {})
-        return {name: (str(dtype), shape) for name, (dtype, shape) in shapes.items()}
+        return Shapes
 
 
 TensorShapes = dict[str, tuple[str, list[int | str | None] | None]]
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """Every tensor's ``(dtype, shape)``: the shape-inference job's result."""
+
+    tensors: TensorShapes = field(default_factory=dict)

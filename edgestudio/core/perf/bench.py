@@ -17,7 +17,7 @@ from edgestudio.core.model.opsets import quantized_ops_in
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe
 from edgestudio.core.perf.bench_verdicts import bench_verdicts
 from edgestudio.core.perf.latency_stats import MAX_SAMPLES_KEPT, latency_stats
-from edgestudio.core.perf.perf_results import LatencyRow, ProviderProbe
+from edgestudio.core.perf.perf_results import Latency, LatencyRow, ProviderProbe, ProviderProbes
 from edgestudio.core.perf.providers import package_for
 from edgestudio.core.progress import Reporter
 from edgestudio.core.remote.device_runner import groups_of, session_for, time_sessions
@@ -101,15 +101,7 @@ def run_bench(recipe: BenchRecipe, reporter: Reporter, staging: Path) -> JobRepo
     # the typed rows as they travel (the verdicts and failures beside them, the recipe for
     # readers of --json)
     measured = from_json(list[LatencyRow], results)
-    return JobReport(
-        kind=recipe.kind,
-        details={
-            "results": to_json(measured),
-            "recipe": to_json(recipe),
-            "verdicts": verdicts,
-            "failures": failures,
-        },
-    )
+    return JobReport(kind=recipe.kind, result=Latency(measured, verdicts, failures))
 
 
 def _bench_there(
@@ -336,10 +328,5 @@ def run_probe(recipe: ProbeRecipe, reporter: Reporter, staging: Path) -> JobRepo
     reporter.stage("Done", 1.0)
     probes = from_json(list[ProviderProbe], rows)  # typed where it is made
     return JobReport(
-        kind=recipe.kind,
-        details={
-            "providers": to_json(probes),
-            "onnxruntime": ort.__version__,
-            "onnx": onnx.__version__,
-        },
+        kind=recipe.kind, result=ProviderProbes(probes, ort.__version__, onnx.__version__)
     )

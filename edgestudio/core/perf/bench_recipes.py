@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.inputs.grammar import parse_counts
 from edgestudio.core.job_api.command import (
     given_data,
     given_ranges,
@@ -15,23 +16,36 @@ from edgestudio.core.job_api.command import (
 )
 from edgestudio.core.job_api.options import option
 from edgestudio.core.job_api.recipe import Recipe
-from edgestudio.core.job_api.report import JobReport
-from edgestudio.core.perf.perf_results import Latency, LatencyRow, Profile, ProviderProbe
-from edgestudio.core.perf.providers import short_name
+from edgestudio.core.perf.perf_results import Latency, Profile, ProviderProbes
+from edgestudio.core.perf.providers import resolve_provider, short_name
 from edgestudio.core.remote.device_info import DeviceInfo
 from edgestudio.core.remote.device_runner import OPT_LEVELS as RUNNER_OPT_LEVELS
-from edgestudio.core.serialise import from_json
 
 OPT_LEVELS = tuple(RUNNER_OPT_LEVELS)  # the names the runner maps to onnxruntime's levels
 
 
-def providers_field() -> Any:
+def provider_names(text: str) -> tuple[str, ...]:
+    """``cpu,cuda`` → onnxruntime's provider names, in the order given."""
+    return tuple(resolve_provider(p) for p in text.split(",") if p.strip())
+
+
+def device_names(text: str) -> tuple[str, ...]:
+    """``local,pi5`` → the device names, each once (ValueError when there is none)."""
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    if not names:
+        raise ValueError("give device names, e.g. local,pi5")
+    return names
+
+
+def providers_field(help: str) -> Any:
     """The field of the execution providers to run on: ``--ep cpu,cuda``, always said."""
     return spelled(
         ("CPUExecutionProvider",),
         "--ep",
         show=lambda providers: ",".join(short_name(p) for p in providers),
         always=True,
+        parse=provider_names,
+        help=help,
     )
 
 
@@ -47,10 +61,17 @@ class BenchRecipe(Recipe):
 
     kind: ClassVar[str] = "bench"
     runs_alone: ClassVar[bool] = True
-    models: tuple[str, ...] = positional((), each=True)
-    providers: tuple[str, ...] = providers_field()
+    models: tuple[str, ...] = positional(
+        (), each=True, metavar="MODEL", help="the .onnx models to time"
+    )
+    providers: tuple[str, ...] = providers_field("providers, e.g. cpu,cuda (default cpu)")
     threads: tuple[int, ...] = spelled(
-        (1,), "--threads", show=lambda threads: ",".join(map(str, threads)), always=True
+        (1,),
+        "--threads",
+        show=lambda threads: ",".join(map(str, threads)),
+        always=True,
+        parse=parse_counts,
+        help="intra-op threads, e.g. 1,2 (default 1)",
     )
     # Declared once: the CLI flags, the Performance form's widgets and the command follow.
     warmup: int = option(
@@ -88,7 +109,15 @@ class BenchRecipe(Recipe):
     )
     seed: int = 0
     # where to measure: "local" (this machine) and device names
-    devices: tuple[str, ...] = spelled((), "--device", show=",".join)
+    devices: tuple[str, ...] = spelled(
+        (),
+        "--device",
+        show=",".join,
+        parse=device_names,
+        metavar="NAME[,NAME…]",
+        help="measure on these devices (`edgestudio device add`); 'local' is this machine, "
+        "e.g. local,pi5 side by side (default: this machine)",
+    )
 
     def title(self) -> str:
         """Models × providers in a few words."""
@@ -103,14 +132,10 @@ class BenchRecipe(Recipe):
         """The models."""
         return list(self.models)
 
-    def read_result(self, report: JobReport) -> Latency:
+    @classmethod
+    def result_type(cls) -> type[Latency]:
         """The latency rows, the verdicts and the failures."""
-        details = report.details
-        return Latency(
-            from_json(list[LatencyRow], details.get("results", [])),
-            list(details.get("verdicts", [])),
-            list(details.get("failures", [])),
-        )
+        return Latency
 
 
 @dataclass(frozen=True)
@@ -119,8 +144,10 @@ class ProfileRecipe(Recipe):
 
     kind: ClassVar[str] = "profile"
     runs_alone: ClassVar[bool] = True
-    model: str = positional()
-    providers: tuple[str, ...] = providers_field()
+    model: str = positional(help="the .onnx model")
+    providers: tuple[str, ...] = providers_field(
+        "providers in order of preference, e.g. xnnpack,cpu (default cpu)"
+    )
     # Declared once: the CLI flags, the Performance form's widgets and the command follow.
     threads: int = option(
         1,
@@ -146,7 +173,12 @@ class ProfileRecipe(Recipe):
     batch: int = option(
         1, "--batch", "size of the batch dims", label="Batch:", minimum=1, maximum=4096
     )
-    device: str = spelled("", "--device")  # a device's name; "" — this machine
+    device: str = spelled(
+        "",
+        "--device",
+        metavar="NAME",
+        help="profile on this device (`edgestudio device add`; default: this machine)",
+    )
 
     def title(self) -> str:
         """Name the model (and the device)."""
@@ -157,9 +189,10 @@ class ProfileRecipe(Recipe):
         """The model."""
         return [self.model]
 
-    def read_result(self, report: JobReport) -> Profile:
-        """The per-op profile, with the job's warnings (nodes that fell back, …)."""
-        return from_json(Profile, {**report.details, "warnings": report.warnings})
+    @classmethod
+    def result_type(cls) -> type[Profile]:
+        """The per-op profile (its warnings: nodes that fell back, …)."""
+        return Profile
 
 
 @dataclass(frozen=True)
@@ -168,15 +201,16 @@ class DeviceCheckRecipe(Recipe):
 
     kind: ClassVar[str] = "device_check"
     command: ClassVar[tuple[str, ...]] = ("device", "check")
-    device: str = positional()
+    device: str = positional(help="the device's name")
 
     def title(self) -> str:
         """Name the device."""
         return f"Check device {self.device}"
 
-    def read_result(self, report: JobReport) -> DeviceInfo:
+    @classmethod
+    def result_type(cls) -> type[DeviceInfo]:
         """What the device has."""
-        return from_json(DeviceInfo, report.details.get("device", {}))
+        return DeviceInfo
 
 
 @dataclass(frozen=True)
@@ -189,6 +223,7 @@ class ProbeRecipe(Recipe):
         """Name the job."""
         return "Probe execution providers"
 
-    def read_result(self, report: JobReport) -> list[ProviderProbe]:
+    @classmethod
+    def result_type(cls) -> type[ProviderProbes]:
         """Whether each provider works."""
-        return from_json(list[ProviderProbe], report.details.get("providers", []))
+        return ProviderProbes

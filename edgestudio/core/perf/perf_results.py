@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from edgestudio.core.serialise import register_format
+from edgestudio.core.serialise import register_format, without
 
 
 @dataclass
@@ -61,6 +61,14 @@ class Latency:
 
     def __bool__(self) -> bool:
         return bool(self.rows)
+
+
+# A benchmark's JSON (``bench --json``) has said ``results`` for its rows since round 1.
+register_format(
+    Latency,
+    lambda latency, data: {"results": data.pop("rows"), **data},
+    lambda data: {"rows": data.get("results", []), **without("results")(data)},
+)
 
 
 @dataclass(frozen=True)
@@ -134,3 +142,12 @@ class ProviderProbe:
     reason: str | None = None
     available: bool = False
     package: str | None = None
+
+
+@dataclass(frozen=True)
+class ProviderProbes:
+    """What the provider probe found: each provider, and the versions it probed with."""
+
+    providers: list[ProviderProbe] = field(default_factory=list)
+    onnxruntime: str = ""
+    onnx: str = ""

@@ -26,7 +26,7 @@ from edgestudio.core.perf.profile_parse import (
 )
 from edgestudio.core.progress import Reporter
 from edgestudio.core.remote.device_runner import session_for
-from edgestudio.core.serialise import from_json, to_json
+from edgestudio.core.serialise import from_json
 
 
 def mobile_coverage(model_path: Path) -> dict[str, Any]:
@@ -113,11 +113,10 @@ def run_profile(recipe: ProfileRecipe, reporter: Reporter, staging: Path) -> Job
         },
     )
     reporter.stage("Done", 1.0)
-    # the typed result as it travels (its warnings are the report's own)
     return JobReport(
         kind=recipe.kind,
         warnings=warnings,
-        details=to_json(dataclasses.replace(profile, warnings=[])),
+        result=dataclasses.replace(profile, warnings=list(warnings)),
     )
 
 
@@ -155,4 +154,4 @@ def run_device_check(recipe: DeviceCheckRecipe, reporter: Reporter, staging: Pat
     for problem in found.problems:
         reporter.warn(problem)
     reporter.stage("Done", 1.0)
-    return JobReport(kind=recipe.kind, details={"device": to_json(found)})
+    return JobReport(kind=recipe.kind, result=found)

@@ -168,10 +168,4 @@ def run_int4_streamed(
         command=recipe.command_line(),
         inputs=to_json(spec),
     )
-    # the typed result as it travels; the recipe beside it, for readers of --json
-    return JobReport(
-        kind=recipe.kind,
-        files=files,
-        warnings=warnings,
-        details={**to_json(quantization), "recipe": to_json(recipe)},
-    )
+    return JobReport(kind=recipe.kind, files=files, warnings=warnings, result=quantization)

@@ -17,9 +17,7 @@ from edgestudio.core.job_api.command import (
 )
 from edgestudio.core.job_api.options import declared_options, option
 from edgestudio.core.job_api.recipe import Recipe, Tolerance, tolerance_field
-from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.quant.task_names import TASKS
-from edgestudio.core.serialise import from_json, without
 
 if TYPE_CHECKING:
     from edgestudio.core.quant.quant_results import Analysis, Quantization
@@ -76,7 +74,7 @@ class QuantRecipe(Recipe):
     """
 
     kind: ClassVar[str] = "quantize"
-    model: str = positional()
+    model: str = positional(help="the float .onnx model (never modified)")
     mode: str = option(
         "qdq", "--mode", "how to quantize", choices=MODES, label="Mode:", always=True
     )
@@ -207,6 +205,7 @@ class QuantRecipe(Recipe):
         "--percentile",
         "percentile of the 'percentile' calibration method",
         modes=STATIC_MODES,
+        requires=("calib_method", "percentile"),
         label="Percentile:",
         group="calibration",
         minimum=0.0,
@@ -339,12 +338,12 @@ class QuantRecipe(Recipe):
         """The float model and any calibration file."""
         return [self.model] + ([self.calib.path] if self.calib and self.calib.path else [])
 
-    def read_result(self, report: JobReport) -> Quantization:
-        """What the quantization wrote and did. Its JSON also carries the recipe
-        that ran, for readers of ``--json``; the run keeps its recipe on its own."""
+    @classmethod
+    def result_type(cls) -> type[Quantization]:
+        """What the quantization wrote and did."""
         from edgestudio.core.quant.quant_results import Quantization
 
-        return from_json(Quantization, without("recipe")(report.details))
+        return Quantization
 
 
 @dataclass(frozen=True)
@@ -352,8 +351,8 @@ class AnalyzeRecipe(Recipe):
     """Per-layer and whole-model error of a quantized model against its float original."""
 
     kind: ClassVar[str] = "analyze"
-    float_model: str = positional()
-    quant_model: str = positional()
+    float_model: str = positional(help="the float original")
+    quant_model: str = positional(help="its quantized version")
     data: DataSource = given_data(default_factory=DataSource, always=True)
     tolerance: Tolerance = tolerance_field(1e-2, 1e-2)
     metric: str = option(
@@ -419,8 +418,9 @@ class AnalyzeRecipe(Recipe):
         """Both models and the data."""
         return [self.float_model, self.quant_model, self.data.path]
 
-    def read_result(self, report: JobReport) -> Analysis:
+    @classmethod
+    def result_type(cls) -> type[Analysis]:
         """The per-layer and whole-model figures."""
         from edgestudio.core.quant.quant_results import Analysis
 
-        return from_json(Analysis, report.details)
+        return Analysis

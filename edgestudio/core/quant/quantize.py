@@ -198,8 +198,7 @@ def run_quantize(recipe: QuantRecipe, reporter: Reporter, staging: Path) -> JobR
         precision=precision,
         calibration_samples=len(samples) if samples is not None else 0,
     )
-    # the typed result as it travels; the recipe beside it, for readers of --json
-    report.details = {**to_json(result), "recipe": to_json(recipe)}
+    report.result = result
     reporter.stage("Done", 1.0)
     return report
 

@@ -25,7 +25,7 @@ from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.progress import Reporter
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis
-from edgestudio.core.serialise import from_json
+from edgestudio.core.quant.task_names import TASKS
 
 WAYS = ("int16", "float")
 
@@ -51,9 +51,20 @@ class SensitivityRecipe(Recipe):
     base: QuantRecipe = positional(default_factory=QuantRecipe, show=base_words)
     # evaluation data (not calibration)
     data: DataSource = given_data(default_factory=DataSource, always=True)
-    metric: str = spelled("auto", "--metric")
+    metric: str = spelled(
+        "auto",
+        "--metric",
+        choices=TASKS,
+        help="the task figure to rank by (default: detected, as analyze does)",
+    )
     # the layers to try; empty: the ``top`` worst by SQNR
-    nodes: tuple[str, ...] = spelled((), "--node", each=True)
+    nodes: tuple[str, ...] = spelled(
+        (),
+        "--node",
+        each=True,
+        metavar="NODE",
+        help="try this layer (default: the --top worst by SQNR)",
+    )
     top: int = option(
         10,
         "--top",
@@ -77,9 +88,10 @@ class SensitivityRecipe(Recipe):
         """The model, the calibration data and the evaluation data."""
         return [*self.base.input_paths(), self.data.path]
 
-    def read_result(self, report: JobReport) -> Sensitivity:
+    @classmethod
+    def result_type(cls) -> type[Sensitivity]:
         """The ranked tries."""
-        return from_json(Sensitivity, report.details)
+        return Sensitivity
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,6 @@ from typing import ClassVar
 from edgestudio.core.job_api.command import given_ranges, given_shapes, positional
 from edgestudio.core.job_api.options import option
 from edgestudio.core.job_api.recipe import Recipe
-from edgestudio.core.job_api.report import JobReport
-from edgestudio.core.serialise import from_json
 
 # Targets a check can ask for. "qnn-htp": Qualcomm's Hexagon NPU through onnxruntime-qnn, whose
 # HTP backend emulates the NPU on x86 (every answer below is the provider's own).
@@ -33,7 +31,7 @@ class TargetCheckRecipe(Recipe):
 
     kind: ClassVar[str] = "target-check"
     command: ClassVar[tuple[str, ...]] = ("target", "check")
-    model: str = positional()
+    model: str = positional(help="the .onnx model (never modified); quantize it for the target")
     target: str = option(
         "qnn-htp", "--target", "the accelerator to check the model against", TARGETS
     )
@@ -58,11 +56,10 @@ class TargetCheckRecipe(Recipe):
         """The model."""
         return [self.model]
 
-    def read_result(self, report: JobReport) -> TargetCheck:
+    @classmethod
+    def result_type(cls) -> type[TargetCheck]:
         """The placement."""
-        check = from_json(TargetCheck, report.details)
-        assert check is not None
-        return check
+        return TargetCheck
 
 
 @dataclass(frozen=True)
@@ -73,7 +70,7 @@ class TargetCompileRecipe(Recipe):
 
     kind: ClassVar[str] = "target-compile"
     command: ClassVar[tuple[str, ...]] = ("target", "compile")
-    model: str = positional()
+    model: str = positional(help="the quantized .onnx model (never modified)")
     target: str = option("qnn-htp", "--target", "the accelerator to compile for", TARGETS)
     htp_arch: str = option(
         "73", "--htp-arch", "Hexagon architecture (v68 … v79)", HTP_ARCHS, label="HTP architecture:"
@@ -99,11 +96,10 @@ class TargetCompileRecipe(Recipe):
         """The model."""
         return [self.model]
 
-    def read_result(self, report: JobReport) -> TargetCompile:
+    @classmethod
+    def result_type(cls) -> type[TargetCompile]:
         """What was compiled, and the proof."""
-        compiled = from_json(TargetCompile, report.details)
-        assert compiled is not None
-        return compiled
+        return TargetCompile
 
 
 @dataclass

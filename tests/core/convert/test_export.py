@@ -156,7 +156,7 @@ def test_torchscript_with_the_default_exporter_uses_the_one_that_reads_it(
         timeout=300,
     )
     assert job.state is JobState.SUCCEEDED, job.error
-    assert job.report is not None and job.report.details["exporter"] == "legacy"
+    assert job.report is not None and job.report.result.exporter == "legacy"
     assert any("TorchScript" in w for w in job.report.warnings)
     assert not any("training mode" in w for w in job.report.warnings)
     assert [o.name for o in onnx.load(str(out)).graph.output] == ["output"]  # not "8"

@@ -85,7 +85,7 @@ def test_quantizing_a_float16_model_upcasts_it_first(tmp_path: Path, mode: str) 
     job = run_job(QuantRecipe(model=str(src), output=str(out), mode=mode, calib=SYNTHETIC))
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
-    notes = " ".join(job.report.details["notes"])
+    notes = " ".join(job.report.result.notes)
     assert "computes in float16" in notes and "convert --float32" in notes
     result = onnx.load(str(out))
     ops = {n.op_type for n in result.graph.node}

@@ -118,7 +118,7 @@ def test_an_original_too_big_to_run_beside_the_edit_leaves_it_unchecked_but_run(
         RecordingReporter(),
         staging,
     )
-    assert report.details["streamed"] and report.outcome == "unchecked"
+    assert report.result.streamed and report.outcome == "unchecked"
     case = report.check.cases[0]  # type: ignore[union-attr]
     assert case.skipped is not None and case.skipped.startswith("runs; not compared")
     assert sorted(p.name for p in staging.iterdir()) == ["cut.onnx", "cut.onnx.data"]

@@ -17,7 +17,6 @@ from edgestudio.core.inputs.input_derivation import derive_candidates
 from edgestudio.core.inputs.media_data import MAX_WINDOWS_PER_FILE, read_audio, resample
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
 from edgestudio.core.quant.quant_results import Analysis
-from edgestudio.core.serialise import from_json
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job
 from tests import models
@@ -102,7 +101,7 @@ def test_text_is_encoded_with_the_models_tokenizer_found_beside_it(tmp_path: Pat
     )
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
-    analysis = from_json(Analysis, job.report.details)
+    analysis = job.report.result_as(Analysis)
     assert analysis.data is not None and analysis.data.kind == "text"
     assert (
         analysis.verdict is not None and "3 text lines from sentences.txt" in analysis.verdict.data

@@ -10,6 +10,7 @@ import pytest
 
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.perf.latency_stats import latency_stats
+from edgestudio.core.perf.perf_results import Latency, Profile, ProviderProbes
 from edgestudio.core.perf.profile_parse import GraphNode, placement_summary, summarize_profile
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job
@@ -77,13 +78,13 @@ def test_bench_job_on_cpu_and_an_unavailable_provider(tmp_path: Path) -> None:
         timeout=300,
     )
     assert job.state is JobState.SUCCEEDED, job.error
-    rows = job.report.details["results"]  # type: ignore[union-attr]
-    cpu = [r for r in rows if r["ep"] == "CPUExecutionProvider"]
-    assert [r["threads"] for r in cpu] == [1, 2]
-    assert all(r["runs"] == 20 and r["median_ms"] > 0 and len(r["samples_ms"]) == 20 for r in cpu)
-    assert cpu[0]["inputs"] == {"x": [2, 3, 8, 8]}
-    cuda = [r for r in rows if r["ep"] == "CUDAExecutionProvider"]
-    assert len(cuda) == 2 and "install onnxruntime-gpu" in cuda[0]["error"]
+    rows = job.report.result_as(Latency).rows  # type: ignore[union-attr]
+    cpu = [r for r in rows if r.ep == "CPUExecutionProvider"]
+    assert [r.threads for r in cpu] == [1, 2]
+    assert all(r.runs == 20 and (r.median_ms or 0) > 0 and len(r.samples_ms) == 20 for r in cpu)
+    assert cpu[0].inputs == {"x": [2, 3, 8, 8]}
+    cuda = [r for r in rows if r.ep == "CUDAExecutionProvider"]
+    assert len(cuda) == 2 and "install onnxruntime-gpu" in (cuda[0].error or "")
 
 
 @pytest.mark.e2e
@@ -94,19 +95,19 @@ def test_time_budget_mode(tmp_path: Path) -> None:
         BenchRecipe(models=(str(src),), warmup=1, runs=1_000_000, seconds=0.3), timeout=120
     )
     assert job.state is JobState.SUCCEEDED, job.error
-    row = job.report.details["results"][0]  # type: ignore[union-attr]
-    assert 10 < row["runs"] < 1_000_000 and row["samples_ms"]  # samples kept: at most 2,000
+    row = job.report.result_as(Latency).rows[0]  # type: ignore[union-attr]
+    assert 10 < (row.runs or 0) < 1_000_000 and row.samples_ms  # samples kept: at most 2,000
 
 
 @pytest.mark.e2e
 def test_profile_places_every_node_on_cpu() -> None:
     job = run_job(ProfileRecipe(model=str(SAMPLE_MODEL), runs=5), timeout=300)
     assert job.state is JobState.SUCCEEDED, job.error
-    d = job.report.details  # type: ignore[union-attr]
-    assert set(d["placement"].values()) == {"CPUExecutionProvider"}
-    assert d["placement_text"].endswith("nodes on CPU")
-    assert d["nodes"] and sum(n["share"] for n in d["nodes"]) == pytest.approx(1.0)
-    assert d["mobile"]["NNAPI"]["nodes"] == 11
+    profile = job.report.result_as(Profile)  # type: ignore[union-attr]
+    assert set(profile.placement.values()) == {"CPUExecutionProvider"}
+    assert profile.placement_text.endswith("nodes on CPU")
+    assert profile.nodes and sum(n.share for n in profile.nodes) == pytest.approx(1.0)
+    assert profile.mobile["NNAPI"].nodes == 11
 
 
 @pytest.mark.e2e
@@ -118,9 +119,10 @@ def test_unavailable_provider_in_profile_is_a_clear_failure() -> None:
 @pytest.mark.e2e
 def test_probe_lists_cpu_as_working() -> None:
     job = run_job(ProbeRecipe(), timeout=120)
-    rows = {r["provider"]: r for r in job.report.details["providers"]}  # type: ignore[union-attr]
-    assert rows["CPUExecutionProvider"]["works"]
-    assert not rows["CUDAExecutionProvider"]["works"]
+    probes = job.report.result_as(ProviderProbes).providers  # type: ignore[union-attr]
+    rows = {r.provider: r for r in probes}
+    assert rows["CPUExecutionProvider"].works
+    assert not rows["CUDAExecutionProvider"].works
 
 
 def test_profile_parsing_maps_fused_kernels_and_fallbacks() -> None:
@@ -185,5 +187,5 @@ def test_parsing_ten_thousand_events_is_quick(tmp_path: Path) -> None:
 def test_io_binding_gives_the_same_kind_of_numbers(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     job = run_job(BenchRecipe(models=(str(src),), warmup=2, runs=20, io_binding=True), timeout=120)
-    row = job.report.details["results"][0]  # type: ignore[union-attr]
-    assert row["runs"] == 20 and row["median_ms"] > 0
+    row = job.report.result_as(Latency).rows[0]  # type: ignore[union-attr]
+    assert row.runs == 20 and (row.median_ms or 0) > 0

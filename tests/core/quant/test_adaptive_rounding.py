@@ -78,7 +78,7 @@ def test_the_option_rounds_a_qdq_models_matmuls_and_the_model_runs(tmp_path: Pat
             assert job.report is not None
             assert any(
                 "Adaptive rounding (GPTQ) of 3 MatMul weight(s)" in n
-                for n in job.report.details["notes"]
+                for n in job.report.result.notes
             )
             assert run_in_process(out, {"x": rng.standard_normal((1, 8, 16)).astype(np.float32)}).ok
     plain = {t.name: onnx.numpy_helper.to_array(t) for t in outs[False].graph.initializer}

@@ -31,7 +31,7 @@ def _quantize(recipe: QuantRecipe, out: Path) -> tuple[bytes, str]:
     job = run_job(replace(recipe, output=str(out)))
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
-    return out.read_bytes(), job.report.details["calibration"]
+    return out.read_bytes(), job.report.result.calibration
 
 
 def _recipe(tmp_path: Path, **changes: object) -> QuantRecipe:

@@ -35,7 +35,7 @@ def _quantize(src: Path, calib: DataSource, out: Path, **options: object) -> onn
     )  # type: ignore[arg-type]
     assert job.state is JobState.SUCCEEDED, (job.error, job.stderr_tail)
     assert job.report is not None
-    assert any(n.startswith("Precision: ") for n in job.report.details["notes"])
+    assert any(n.startswith("Precision: ") for n in job.report.result.notes)
     return onnx.load(str(out))
 
 
@@ -185,7 +185,7 @@ def test_smoothquant_runs_after_the_quantizers_are_placed_and_is_deterministic(
     assert first.report is not None
     assert any(
         "SmoothQuant (α=0.5): 2 MatMul input(s) smoothed — 1 folded" in n
-        for n in first.report.details["notes"]
+        for n in first.report.result.notes
     )
     again = run_job(replace(recipe, output=str(tmp_path / "b.onnx")))
     assert again.state is JobState.SUCCEEDED, again.error

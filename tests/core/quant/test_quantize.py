@@ -57,7 +57,7 @@ def test_each_mode_produces_a_model_ort_runs(
     feed = np.random.default_rng(1).standard_normal((2, 3, 8, 8)).astype(np.float32)
     (y,) = session.run(None, {"x": feed})
     assert y.shape == (2, 10) and np.isfinite(y).all()
-    assert job.report is not None and job.report.details["quant_bytes"] > 0
+    assert job.report is not None and job.report.result.quant_bytes > 0
 
 
 @pytest.mark.e2e
@@ -324,7 +324,6 @@ def test_a_layer_that_turns_inf_heads_the_analysis_and_the_verdict(tmp_path: Pat
     from onnx import TensorProto, helper, numpy_helper
 
     from edgestudio.core.quant.quant_results import Analysis
-    from edgestudio.core.serialise import from_json
 
     consts = [
         numpy_helper.from_array(np.array(1000.0, np.float32), "k"),
@@ -363,7 +362,7 @@ def test_a_layer_that_turns_inf_heads_the_analysis_and_the_verdict(tmp_path: Pat
     )
     assert job.state is JobState.SUCCEEDED, job.error  # it was "math domain error"
     assert job.report is not None
-    analysis = from_json(Analysis, job.report.details)
+    analysis = job.report.result_as(Analysis)
     output = analysis.outputs[0]
     assert output.non_finite > 0 and output.sqnr_db is None
     worst = analysis.layers_worst_first()[0]
@@ -454,9 +453,9 @@ def test_a_weight_with_inf_values_stays_in_float(tmp_path: Path) -> None:
     )
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
-    notes = " ".join(job.report.details["notes"])
+    notes = " ".join(job.report.result.notes)
     assert "'table' holds inf or NaN values" in notes and "'lookup'" in notes, notes
-    assert job.report.details["command"].count("--exclude") == 0  # the user's recipe, as given
+    assert job.report.result.command.count("--exclude") == 0  # the user's recipe, as given
     quantized = onnx.load(str(tmp_path / "q.onnx"))
     assert any(n.op_type == "MatMulInteger" for n in quantized.graph.node)  # the rest is
     assert any(n.op_type == "Gather" and n.input[0] == "table" for n in quantized.graph.node)

@@ -30,7 +30,7 @@ def test_per_channel_bias_adjustment_failure_is_retried_without_it(tmp_path: Pat
     job = _quantize(src, tmp_path / "q.onnx", mode="qdq", per_channel=True)
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
-    notes = " ".join(job.report.details["notes"])
+    notes = " ".join(job.report.result.notes)
     assert "QDQDisableWeightAdjustForInt32Bias" in notes and "truth value" in notes
     assert "did not run" not in notes  # the retry's own note says why, once
     result = onnx.load(str(tmp_path / "q.onnx"))
@@ -52,7 +52,7 @@ def test_float16_weights_behind_casts_are_stored_first_and_quantized(tmp_path: P
         job = _quantize(src, out, mode=mode, preprocess=False)
         assert job.state is JobState.SUCCEEDED, (mode, job.error)
         assert job.report is not None
-        assert any("stored as float32 first" in n for n in job.report.details["notes"])
+        assert any("stored as float32 first" in n for n in job.report.result.notes)
         result = onnx.load(str(out))
         nodes = result.graph.node
         assert any(
@@ -87,7 +87,7 @@ def test_a_node_the_quantizer_fails_on_is_kept_in_float(tmp_path: Path) -> None:
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
     assert any(
-        "failed on node 'linear'" in n and "kept in float" in n for n in job.report.details["notes"]
+        "failed on node 'linear'" in n and "kept in float" in n for n in job.report.result.notes
     )
     nodes = {n.name: n.op_type for n in onnx.load(str(out)).graph.node}
     assert nodes.get("linear") == "MatMul"  # kept in float
@@ -138,7 +138,7 @@ def test_a_node_onnxruntime_rejects_in_the_result_is_kept_in_float(
         RecordingReporter(),
         staging,
     )
-    notes = " ".join(report.details["notes"])
+    notes = " ".join(report.result.notes)
     assert "rejects the quantized form of 'conv'" in notes and "kept in float" in notes
     assert len(seen) == 3  # with and without pre-processing, then keeping 'conv' in float
     assert not _conv_is_quantized(staging / "q.onnx")

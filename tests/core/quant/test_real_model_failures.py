@@ -33,8 +33,8 @@ def test_per_channel_qdq_on_opset_11_raises_the_opset_and_loads(tmp_path: Path) 
         QuantRecipe(model=str(src), output=str(out), mode="qdq", per_channel=True, calib=SYNTHETIC)
     )
     assert job.state is JobState.SUCCEEDED, job.error
-    assert job.report is not None and job.report.details["onnxruntime"] == "loads and runs"
-    assert any("raised to opset 13" in n for n in job.report.details["notes"])
+    assert job.report is not None and job.report.result.onnxruntime == "loads and runs"
+    assert any("raised to opset 13" in n for n in job.report.result.notes)
     result = onnx.load(str(out))
     assert next(o.version for o in result.opset_import if o.domain in ("", "ai.onnx")) >= 13
     assert run_in_process(out, {"x": np.ones((1, 3, 8, 8), np.float32)}).ok
@@ -93,7 +93,7 @@ def test_fp16_of_a_gru_model_is_proven_to_run(tmp_path: Path) -> None:
     out = tmp_path / "gru16.onnx"
     job = run_job(QuantRecipe(model=str(src), output=str(out), mode="fp16"))
     assert job.state is JobState.SUCCEEDED, job.error
-    assert job.report is not None and job.report.details["onnxruntime"] == "loads and runs"
+    assert job.report is not None and job.report.result.onnxruntime == "loads and runs"
 
 
 def test_convert_whose_check_cannot_run_is_unchecked_not_failed(tmp_path: Path) -> None:
@@ -229,7 +229,7 @@ def test_fp16_keeps_only_the_nodes_onnxruntime_rejects_in_float32(tmp_path: Path
     job = run_job(QuantRecipe(model=str(src), output=str(out), mode="fp16"))
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
-    notes = " ".join(job.report.details["notes"])
+    notes = " ".join(job.report.result.notes)
     assert "Celu node 'celu'" in notes and "every IsInf node" in notes and "float32" in notes
     result = onnx.load(str(out))
     weights = {t.name: t.data_type for t in result.graph.initializer}
@@ -273,7 +273,7 @@ def test_fp16_keeps_an_operator_type_without_float16_kernels_in_float32(tmp_path
     job = run_job(QuantRecipe(model=str(src), output=str(out), mode="fp16"))
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
-    notes = " ".join(job.report.details["notes"])
+    notes = " ".join(job.report.result.notes)
     assert "every ScatterElements node" in notes and "float32" in notes
     assert "Status Message" not in notes  # onnxruntime's cause, without its codes and paths
     kinds = {n.op_type: n for n in onnx.load(str(out)).graph.node}
@@ -303,7 +303,7 @@ def test_a_tensor_with_a_nan_calibration_range_stays_in_float(
     )
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
-    notes = " ".join(job.report.details["notes"])
+    notes = " ".join(job.report.result.notes)
     assert "no finite range for 'fill'" in notes and "'where'" in notes
     assert any(n.op_type == "DequantizeLinear" for n in onnx.load(str(out)).graph.node)
 

@@ -236,7 +236,7 @@ def test_quantizing_for_the_npu_follows_onnxruntimes_qnn_config(tmp_path: Path) 
         scales[target] = _output_scale(out)
     assert scales["qnn-htp"] == pytest.approx(1 / 65536)
     assert scales["cpu"] != pytest.approx(1 / 65536)
-    assert any("QNN config" in n for n in job.report.details["notes"])  # type: ignore[union-attr]
+    assert any("QNN config" in n for n in job.report.result.notes)  # type: ignore[union-attr]
     assert "--target qnn-htp" in recipe.command_line()
     # what the NPU cannot combine is refused before any work
     bad = QuantRecipe(model="m.onnx", mode="qdq", calib=calib, target="qnn-htp")
