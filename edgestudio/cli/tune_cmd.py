@@ -23,7 +23,7 @@ from edgestudio.cli.output import print_table
 from edgestudio.cli.workspace_option import add_workspace_option, record_tune
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.job_api.arguments import add_spelled
+from edgestudio.core.job_api.arguments import add_spelled, spelled_values
 from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.tune import TuneSettings
@@ -58,33 +58,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add_calib_args(
         p, "calibration data of its own (prepared as --data is); every sample of --data then judges"
     )
-    p.add_argument(
-        "--goal",
-        default="auto",
-        help="auto (the task's own figure at the bound its verdict calls good: "
-        "text_agreement>=0.99 for a recogniser, identical_share>=0.99 for tags; output "
-        "SQNR only for a model with no task figure), "
-        "sqnr>=DB (output SQNR), top1_drop<=POINTS (needs labels), "
-        "max_abs<=ERROR, or a task figure as a fraction: top1_agreement>=0.99, "
-        "text_agreement>=0.99, cer<=0.01, cosine>=0.999, neighbour_agreement>=0.95, "
-        "box_agreement>=0.95, frame_agreement>=0.99, f1>=0.98, region_f1>=0.98, mask_iou>=0.95 "
-        "(default "
-        "%(default)s)",
-    )
     add_input_args(p)
-    p.add_argument(
-        "--ep",
-        default="CPUExecutionProvider",
-        help="the provider latency is measured on (default %(default)s)",
-    )
+    add_spelled(p, TuneSettings)  # the goal, the provider timed on, a Ray cluster
     add_options(p, TuneSettings)
-    p.add_argument(
-        "--ray",
-        metavar="ADDRESS",
-        help="run candidates as tasks on the Ray "
-        "cluster at ADDRESS (pip install 'edgestudio[cluster]'); 'local' starts one "
-        "on this machine",
-    )
     p.add_argument(
         "--modes", default="qdq,dynamic", help="modes to try, comma-separated (default %(default)s)"
     )
@@ -140,27 +116,19 @@ def calibration_source(args: argparse.Namespace) -> DataSource | None:
 
 
 def settings_from_args(args: argparse.Namespace) -> TuneSettings:
-    """The tune the parsed arguments describe (raises EdgeStudioError on a bad goal)."""
-    from edgestudio.core.perf.providers import resolve_provider
+    """The tune the parsed arguments describe."""
     from edgestudio.core.quant.tune import SearchSpace
-    from edgestudio.core.quant.tune_goal import Goal, GoalError
 
-    try:
-        goal = Goal.parse(args.goal)
-    except GoalError as exc:
-        raise EdgeStudioError(str(exc)) from exc
     return TuneSettings(
         model=args.model,
         data=data_source(args, args.data),
-        goal=goal,
         calib=calibration_source(args),
-        provider=resolve_provider(args.ep),
         space=SearchSpace(
             modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()),
             exclusions=not args.no_exclusions,
             activation_types=("uint8",) if args.no_16_bit else SearchSpace().activation_types,
         ),
-        ray_address=args.ray,
+        **spelled_values(args, TuneSettings),
         **values_from_args(args, TuneSettings),
         resume=earlier_tune(args.resume) if args.resume else None,
         **input_fields(args, with_data=False),

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from edgestudio.core.job_api.command import FIELD_SPELLING, Spelling
-from edgestudio.core.job_api.options import argument_type
 
 
 def _parsed(cls: type) -> list[tuple[dataclasses.Field[Any], Spelling]]:
@@ -36,13 +36,25 @@ def _default(f: dataclasses.Field[Any]) -> Any:
     return None if f.default is dataclasses.MISSING else f.default
 
 
+def _reader(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``parse`` for argparse, which names the flag before the grammar's message."""
+
+    def read(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from exc
+
+    return read
+
+
 def add_spelled(parser: argparse.ArgumentParser | argparse._ArgumentGroup, cls: type) -> None:
     """Add an argparse argument for every field of recipe class ``cls`` declared with a help
     line, positionals first in declaration order (as the equivalent command says them)."""
     for f, spelling in sorted(_parsed(cls), key=lambda item: not item[1].positional):
         default = _default(f)
         flag = spelling.flag or f"--{f.name.replace('_', '-')}"
-        read = spelling.parse and argument_type(spelling.parse, flag)
+        read = spelling.parse and _reader(spelling.parse)
         if spelling.positional:
             parser.add_argument(
                 f.name,

@@ -13,9 +13,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from edgestudio.core.job_api.command import spelled
 from edgestudio.core.job_api.options import option
 from edgestudio.core.perf.latency_stats import PRACTICAL_RATIO, median_ratio_interval
 from edgestudio.core.perf.perf_results import LatencyRow
+from edgestudio.core.perf.providers import resolve_provider
 from edgestudio.core.quant.quant_recipes import QUANT_TARGETS, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.quant.tune_goal import Goal
@@ -239,7 +241,18 @@ class TuneSettings:
 
     model: str
     data: Any  # a DataSource: the evaluation samples (and, without ``calib``, both halves)
-    goal: Goal = field(default_factory=lambda: Goal(Goal.AUTO, 0.0))
+    goal: Goal = spelled(
+        default_factory=lambda: Goal(Goal.AUTO, 0.0),
+        flag="--goal",
+        parse=Goal.parse,
+        help="auto (the task's own figure at the bound its verdict calls good: "
+        "text_agreement>=0.99 for a recogniser, identical_share>=0.99 for tags; output "
+        "SQNR only for a model with no task figure), sqnr>=DB (output SQNR), "
+        "top1_drop<=POINTS (needs labels), max_abs<=ERROR, or a task figure as a fraction: "
+        "top1_agreement>=0.99, text_agreement>=0.99, cer<=0.01, cosine>=0.999, "
+        "neighbour_agreement>=0.95, box_agreement>=0.95, frame_agreement>=0.99, f1>=0.98, "
+        "region_f1>=0.98, mask_iou>=0.95 (default auto)",
+    )
     calib: Any = None  # a DataSource to calibrate on; None: the even half of ``data``
     # Declared once: the tune command's options and the tune window's fields follow.
     objective: str = option(
@@ -249,7 +262,12 @@ class TuneSettings:
         ("latency", "size"),
         label="Minimise:",
     )
-    provider: str = "CPUExecutionProvider"
+    provider: str = spelled(
+        "CPUExecutionProvider",
+        "--ep",
+        parse=resolve_provider,
+        help="the provider latency is measured on (default CPUExecutionProvider)",
+    )
     threads: int = option(
         1, "--threads", "intra-op threads for the latency", label="threads", minimum=1, maximum=64
     )
@@ -292,7 +310,14 @@ class TuneSettings:
         minimum=3,
         maximum=100_000,
     )
-    ray_address: str | None = None
+    ray_address: str | None = spelled(
+        None,
+        "--ray",
+        parse=str,
+        metavar="ADDRESS",
+        help="run candidates as tasks on the Ray cluster at ADDRESS (pip install "
+        "'edgestudio[cluster]'); 'local' starts one on this machine",
+    )
     base: QuantRecipe | None = None  # start from this recipe's choices (a run's context menu)
     shapes: tuple[str, ...] = ()  # input overrides for every candidate and its analysis
     ranges: tuple[str, ...] = ()
