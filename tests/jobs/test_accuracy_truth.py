@@ -17,7 +17,6 @@ from edgestudio.core.perf.bench_recipes import BenchRecipe
 from edgestudio.core.perf.latency_stats import median_ratio_interval
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis
-from edgestudio.core.serialise import from_json
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job
 from tests import models
@@ -47,13 +46,10 @@ def test_exclusion_advice_after_a_dynamic_run_is_true(tmp_path: Path) -> None:
     np.savez(data, x=np.random.default_rng(0).standard_normal((16, 32)).astype(np.float32))
     first = tmp_path / "dyn.onnx"
     _succeeded(QuantRecipe(model=str(src), output=str(first), mode="dynamic"))
-    analysis = from_json(
-        Analysis,
-        _succeeded(
-            AnalyzeRecipe(
-                float_model=str(src), quant_model=str(first), data=DataSource("npz", str(data))
-            )
-        ),
+    analysis = _succeeded(
+        AnalyzeRecipe(
+            float_model=str(src), quant_model=str(first), data=DataSource("npz", str(data))
+        )
     )
     assert analysis.quantized_nodes == ["proj"]
     assert analysis.worst_excludable(3) == ["proj"]  # never Sub, Min or Reshape
@@ -92,13 +88,10 @@ def _ctc_analysis(tmp_path: Path) -> tuple[Path, Path, Path, Analysis]:
     np.savez(lines, x=rng.standard_normal((12, 24, 16)).astype(np.float32))
     quant = tmp_path / "ctc_dyn.onnx"
     _succeeded(QuantRecipe(model=str(src), output=str(quant), mode="dynamic"))
-    real = from_json(
-        Analysis,
-        _succeeded(
-            AnalyzeRecipe(
-                float_model=str(src), quant_model=str(quant), data=DataSource("npz", str(lines))
-            )
-        ),
+    real = _succeeded(
+        AnalyzeRecipe(
+            float_model=str(src), quant_model=str(quant), data=DataSource("npz", str(lines))
+        )
     )
     assert real is not None
     return src, lines, quant, real
@@ -113,15 +106,12 @@ def test_a_ctc_model_is_judged_by_the_text_it_reads(tmp_path: Path) -> None:
     assert "CTC" in real.verdict.task and real.verdict.data == "12 samples from lines.npz"
     assert real.data is not None and real.data.kind == "npz" and real.data.samples == 12
 
-    synthetic = from_json(
-        Analysis,
-        _succeeded(
-            AnalyzeRecipe(
-                float_model=str(src),
-                quant_model=str(quant),
-                data=DataSource("synthetic", samples=4),
-            )
-        ),
+    synthetic = _succeeded(
+        AnalyzeRecipe(
+            float_model=str(src),
+            quant_model=str(quant),
+            data=DataSource("synthetic", samples=4),
+        )
     )
     assert synthetic.verdict is not None and synthetic.verdict.level is None
     assert synthetic.data is not None and not synthetic.data.representative
@@ -220,13 +210,10 @@ def test_a_frame_tagger_is_judged_by_its_decisions_frame_by_frame(tmp_path: Path
     np.savez(clips, x=x)
     quant = tmp_path / "tagger_q.onnx"
     _succeeded(QuantRecipe(model=str(src), output=str(quant), mode="dynamic"))
-    real = from_json(
-        Analysis,
-        _succeeded(
-            AnalyzeRecipe(
-                float_model=str(src), quant_model=str(quant), data=DataSource("npz", str(clips))
-            )
-        ),
+    real = _succeeded(
+        AnalyzeRecipe(
+            float_model=str(src), quant_model=str(quant), data=DataSource("npz", str(clips))
+        )
     )
     assert real.task is not None and real.task.task == "multilabel", real.task
     figures = {f.key: f.value for f in real.task.figures}
