@@ -35,7 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="append",
         default=[],
         metavar="NAME:AXIS=SYMBOL",
-        type=argument_type(functools.partial(parse_axis_change, symbolic=True), "--dynamic"),
+        type=argument_type(functools.partial(parse_axis_change, symbolic=True)),
         help="make an axis symbolic, e.g. image:0=batch (repeatable)",
     )
     p.add_argument(
@@ -43,7 +43,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="append",
         default=[],
         metavar="NAME=DIMxDIM",
-        type=argument_type(parse_static, "--static"),
+        type=argument_type(parse_static),
         help="fix a whole shape (image=1x3x224x224) or one axis (image:0=1) (repeatable)",
     )
     add_common_job_args(p)

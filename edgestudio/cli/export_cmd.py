@@ -27,7 +27,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument(
         "--input",
         action="append",
-        type=argument_type(parse_torch_input, "--input"),
+        type=argument_type(parse_torch_input),
         required=True,
         metavar="NAME=DIMxDIM[:DTYPE]",
         help="example input (repeatable, in order)",
@@ -37,7 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="append",
         default=[],
         metavar="NAME:AXIS=SYMBOL",
-        type=argument_type(functools.partial(parse_axis_change, symbolic=True), "--dynamic"),
+        type=argument_type(functools.partial(parse_axis_change, symbolic=True)),
         help="make an axis dynamic, e.g. x:0=batch (repeatable)",
     )
     add_options(p, ExportRecipe)

@@ -121,7 +121,7 @@ def add_input_args(p: argparse.ArgumentParser, data: bool = False) -> None:
         action="append",
         default=[],
         metavar="NAME=DIMxDIM",
-        type=argument_type(checked_text(parse_named_shape), "--shape"),
+        type=argument_type(checked_text(parse_named_shape)),
         help="give an input's shape, e.g. image=1x3x224x224 or sr=scalar (repeatable)",
     )
     g.add_argument(
@@ -129,7 +129,7 @@ def add_input_args(p: argparse.ArgumentParser, data: bool = False) -> None:
         action="append",
         default=[],
         metavar="NAME=LOW:HIGH",
-        type=argument_type(checked_text(parse_named_range), "--range"),
+        type=argument_type(checked_text(parse_named_range)),
         help="give an input's values: LOW:HIGH (integers below HIGH), V1,V2,…, ones, "
         "zeros, normal or bool, e.g. input_ids=0:30522 (repeatable)",
     )

@@ -4,7 +4,7 @@ simplify, applied in that order."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from edgestudio.core.job_api.command import given_ranges, given_shapes, positional, spelled
 from edgestudio.core.job_api.recipe import Recipe, Tolerance, tolerance_field
@@ -13,6 +13,18 @@ from edgestudio.core.job_api.recipe import Recipe, Tolerance, tolerance_field
 def tensor_names(text: str) -> tuple[str, ...]:
     """``a, b,c`` → ``("a", "b", "c")``: the tensors an extraction starts or ends at."""
     return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+def extraction_end(flag: str, metavar: str, where: str, graphs: str) -> Any:
+    """The field of the tensors an extracted part starts or ends at: ``--inputs a,b``."""
+    return spelled(
+        (),
+        flag,
+        show=",".join,
+        parse=tensor_names,
+        metavar=metavar,
+        help=f"extract: the tensors the part {where} (default: the graph's {graphs})",
+    )
 
 
 @dataclass(frozen=True)
@@ -39,22 +51,8 @@ class EditRecipe(Recipe):
 
     kind: ClassVar[str] = "edit"
     model: str = positional(help="the .onnx model (never modified)")
-    inputs: tuple[str, ...] = spelled(
-        (),
-        "--inputs",
-        show=",".join,
-        parse=tensor_names,
-        metavar="T1,T2",
-        help="extract: the tensors the part starts at (default: the graph's inputs)",
-    )
-    outputs: tuple[str, ...] = spelled(
-        (),
-        "--outputs",
-        show=",".join,
-        parse=tensor_names,
-        metavar="T3,T4",
-        help="extract: the tensors the part ends at (default: the graph's outputs)",
-    )
+    inputs: tuple[str, ...] = extraction_end("--inputs", "T1,T2", "starts at", "inputs")
+    outputs: tuple[str, ...] = extraction_end("--outputs", "T3,T4", "ends at", "outputs")
     bypass: tuple[str, ...] = spelled(
         (),
         "--bypass",

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Callable
 from typing import Any
 
-from edgestudio.core.job_api.command import FIELD_SPELLING, Spelling
+from edgestudio.core.job_api.command import FIELD_SPELLING, Spelling, field_default
+from edgestudio.core.job_api.options import argument_type
 
 
 def _parsed(cls: type) -> list[tuple[dataclasses.Field[Any], Spelling]]:
@@ -30,31 +30,13 @@ def _parsed(cls: type) -> list[tuple[dataclasses.Field[Any], Spelling]]:
     return found
 
 
-def _default(f: dataclasses.Field[Any]) -> Any:
-    if f.default_factory is not dataclasses.MISSING:
-        return f.default_factory()
-    return None if f.default is dataclasses.MISSING else f.default
-
-
-def _reader(parse: Callable[[str], Any]) -> Callable[[str], Any]:
-    """``parse`` for argparse, which names the flag before the grammar's message."""
-
-    def read(text: str) -> Any:
-        try:
-            return parse(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from exc
-
-    return read
-
-
 def add_spelled(parser: argparse.ArgumentParser | argparse._ArgumentGroup, cls: type) -> None:
     """Add an argparse argument for every field of recipe class ``cls`` declared with a help
     line, positionals first in declaration order (as the equivalent command says them)."""
     for f, spelling in sorted(_parsed(cls), key=lambda item: not item[1].positional):
-        default = _default(f)
+        default = None if (found := field_default(f)) is dataclasses.MISSING else found
         flag = spelling.flag or f"--{f.name.replace('_', '-')}"
-        read = spelling.parse and _reader(spelling.parse)
+        read = spelling.parse and argument_type(spelling.parse)
         if spelling.positional:
             parser.add_argument(
                 f.name,

@@ -118,7 +118,8 @@ def given_data(**spelling: Any) -> Any:
     return spelled(default, "--data", show=lambda data: data.to_cli(), **spelling)
 
 
-def _default(f: dataclasses.Field[Any]) -> Any:
+def field_default(f: dataclasses.Field[Any]) -> Any:
+    """``f``'s default (made by its factory); ``dataclasses.MISSING`` when it has none."""
     if f.default is not dataclasses.MISSING:
         return f.default
     if f.default_factory is not dataclasses.MISSING:
@@ -147,7 +148,7 @@ def command_argv(
             positionals += spelling.words(value)
         elif (
             value is not None
-            and (spelling.always or value != _default(f))
+            and (spelling.always or value != field_default(f))
             and (mode is None or spelling.modes is None or mode in spelling.modes)
         ):
             flags += spelling.words(value)

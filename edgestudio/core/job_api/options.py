@@ -107,14 +107,15 @@ def _dest(opt: Option) -> str:
     return opt.flag.lstrip("-").replace("-", "_")
 
 
-def argument_type(parse: Callable[[str], T], flag: str) -> Callable[[str], T]:
-    """A parser of the grammar for argparse: its message reaches the user under ``flag``."""
+def argument_type(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """A parser of the grammar for argparse, whose ValueError argparse shows after the flag's
+    name (``argument --shape: …``)."""
 
     def read(text: str) -> T:
         try:
             return parse(text)
         except ValueError as exc:
-            raise argparse.ArgumentTypeError(f"{flag}: {exc}") from exc
+            raise argparse.ArgumentTypeError(str(exc)) from exc
 
     return read
 
@@ -134,7 +135,7 @@ def add_options(
             shown = opt.show(default) if opt.show and default is not None else "none"
             parser.add_argument(
                 opt.flag,
-                type=argument_type(opt.parse, opt.flag),
+                type=argument_type(opt.parse),
                 default=default,
                 dest=_dest(opt),
                 metavar=opt.metavar,

@@ -98,8 +98,6 @@ def run_bench(recipe: BenchRecipe, reporter: Reporter, staging: Path) -> JobRepo
     for line in verdicts:
         reporter.log(line)
     reporter.stage("Done", 1.0)
-    # the typed rows as they travel (the verdicts and failures beside them, the recipe for
-    # readers of --json)
     measured = from_json(list[LatencyRow], results)
     return JobReport(kind=recipe.kind, result=Latency(measured, verdicts, failures))
 
