@@ -283,7 +283,12 @@ class Tuner:
         late = s.minutes is not None and time.monotonic() - self.started > 0.75 * s.minutes * 60
         done = [c for c in self.candidates if c.state == "done"]
         spent = s.budget - tried <= LAST_RUNGS or late
-        return bool(done) and spent and not any(c.settled for c in done)
+        return bool(done) and spent and not any(self._holds(c) for c in done)
+
+    def _holds(self, candidate: Candidate) -> bool:
+        """True when ``candidate`` meets the goal with headroom and was not found to meet it on
+        one split only: a candidate the search may stop at."""
+        return candidate.settled and candidate.number not in self.unconfirmed
 
     def _whole_model_rungs(self) -> tuple[QuantRecipe, str] | None:
         """The whole-model rungs: what helped, together, then A16W16 (16-bit activations and
@@ -319,7 +324,7 @@ class Tuner:
                 f"{why}: skipped, {recipe.mode} failed twice for the same cause ({cause[:120]})"
             )
         busy = self.steps or self.timer.waiting or self.timer.busy
-        if busy or any(c.settled for c in self.candidates):
+        if busy or any(self._holds(c) for c in self.candidates):
             return None  # escalations build on finished results: wait for them
         rung = self._whole_model_rungs()
         if rung is not None:
@@ -417,6 +422,7 @@ class Tuner:
         workers = max(1, self.settings.workers)
         while (
             not self.timer.busy
+            and not self.judge.steps  # a winner being re-judged may reopen the search
             and len(self.steps) < workers
             and len(self.steps) + len(self.timer.waiting) < BENCH_BATCH * workers
             and not self._out_of_budget()
@@ -429,7 +435,11 @@ class Tuner:
         # the winner is re-judged before the tune ends.
         if not (self.steps or self.timer.waiting or self.timer.busy):
             if self.judge.poll(self.settings, self.candidates, self.on_change):
-                self._ties = None  # a candidate met the goal on one split only
+                # A candidate met the goal on one split only: it is not one to stop at, so the
+                # search goes on (the next poll starts what follows, while the budget lasts).
+                self._ties = None
+                if not self._out_of_budget() and not any(map(self._holds, self.candidates)):
+                    return True
             winner = None if self.cancelled else self.winner
             if not self.judge.steps and not self.judge.start_next(winner, self.settings):
                 self._finish()

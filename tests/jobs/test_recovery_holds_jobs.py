@@ -37,7 +37,7 @@ def _analysis(src: Path, quant: Path, data: Path) -> Analysis:
         timeout=300,
     )
     assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
-    return job.report.result_as(Analysis)
+    return job.report.result
 
 
 def test_a_tagger_is_judged_by_identical_tags_over_real_positions(tmp_path: Path) -> None:
@@ -168,3 +168,36 @@ def test_a_winner_on_one_split_only_is_flagged_and_its_calibration_curve_drawn(
     page = render_html(ReportData("t", {}, tunes=[summary]))
     assert "one split only" in page and "Calibration curve of #" in page
     assert all(c["vs_float"] for c in summary["candidates"])
+
+
+def test_a_flag_on_the_swapped_split_reopens_the_search(sample: Path) -> None:
+    """The candidate the search stopped at meets the goal on one split only: the search goes
+    on (here to the whole-model 16-bit rung) instead of crowning it."""
+    space = SearchSpace(
+        modes=("qdq",),
+        per_channel=(False, True),
+        reduce_range=(False,),
+        calib_methods=("minmax",),
+        activation_types=("uint8", "uint16"),
+        placements=(),
+    )
+    tuner = Tuner(
+        TuneSettings(
+            model=str(sample),
+            data=DataSource("npz", str(sample.with_name(SAMPLE_EVALUATION.name)), samples=64),
+            goal=Goal("sqnr", 30),
+            space=space,
+            budget=3,
+            bench_runs=3,
+        )
+    )
+    tuner.queue = tuner.queue[:2]  # static defaults, per-channel: both meet the goal
+    tuner.run()
+    tuner.cleanup()
+    swapped = [c for c in tuner.checks if c.kind == "swapped"]
+    first_flag = min(c.candidate for c in swapped if not c.met)
+    assert first_flag in tuner.unconfirmed
+    # a third candidate was started after the flag: the 16-bit rung, not a crowned 8-bit one
+    assert len(tuner.candidates) == 3, [c.why for c in tuner.candidates]
+    assert tuner.candidates[2].recipe.activation_type == "uint16"
+    assert tuner.candidates[2].state == "done"
