@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     recipe = recipe_from_args(args)
     code, job = execute_job(recipe, args, show_report=False)
     if job is not None and job.report is not None:
-        analysis = job.report.result_as(Analysis)
+        analysis = job.report.result
         print_analysis(analysis, args.top)
         if args.csv:
             write_layers_csv(Path(args.csv), analysis.layers)

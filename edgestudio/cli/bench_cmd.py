@@ -20,7 +20,7 @@ from edgestudio.cli.workspace_option import add_workspace_option
 from edgestudio.core.job_api.arguments import add_spelled, spelled_values
 from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
-from edgestudio.core.perf.perf_results import Latency, LatencyRow, Profile, ProviderProbes
+from edgestudio.core.perf.perf_results import LatencyRow
 from edgestudio.core.perf.providers import short_name
 
 
@@ -140,7 +140,7 @@ def run_bench(args: argparse.Namespace) -> int:
     """Run the benchmark and print its table."""
     code, job = execute_job(bench_recipe_from_args(args), args, show_report=False)
     if job is not None and job.report is not None:
-        latency = job.report.result_as(Latency)
+        latency = job.report.result
         print_results(latency.rows)
         for line in latency.verdicts:
             print(line)
@@ -166,7 +166,7 @@ def run_profile(args: argparse.Namespace) -> int:
     code, job = execute_job(profile_recipe_from_args(args), args, show_report=False)
     if job is None or job.report is None:
         return code
-    profile = job.report.result_as(Profile)
+    profile = job.report.result
     if profile.device:
         print(f"profiled on {profile.device} (onnxruntime {profile.runtime})")
     print(f"placement: {profile.placement_text}")
@@ -202,7 +202,7 @@ def run_providers(args: argparse.Namespace) -> int:
     """List the providers."""
     code, job = execute_job(ProbeRecipe(), args, show_report=False)
     if job is not None and job.report is not None:
-        probes = job.report.result_as(ProviderProbes).providers
+        probes = job.report.result.providers
         print_table(
             ["provider", "state", "why"],
             [[p.provider, "works" if p.works else "unavailable", p.reason or ""] for p in probes],

@@ -148,7 +148,7 @@ def _check(device: Device, args: argparse.Namespace) -> int:
         return EXIT_JOB_FAILED
     code, job = execute_job(DeviceCheckRecipe(device=device.name), args, show_report=False)
     if job is not None and job.report is not None:
-        info = job.report.result_as(DeviceInfo)
+        info = job.report.result
         print_device_info(info)
         if info.problems:
             return EXIT_JOB_FAILED

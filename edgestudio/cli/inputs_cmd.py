@@ -7,7 +7,6 @@ import argparse
 from edgestudio.cli.job_ui import add_input_args, add_timeout_arg, execute_job, input_fields
 from edgestudio.cli.json_option import add_json_option
 from edgestudio.cli.output import print_table
-from edgestudio.core.inputs.input_spec import InputSpecification
 from edgestudio.core.inputs.inputs_recipe import InputsRecipe
 from edgestudio.core.job_api.arguments import add_spelled
 
@@ -39,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     """Find the specification and print it, one input a line."""
     code, job = execute_job(recipe_from_args(args), args, show_report=False)
     if job is not None and job.report is not None:
-        spec = job.report.result_as(InputSpecification)
+        spec = job.report.result
         print_table(
             ["input", "dtype", "shape", "declared", "values", "why"],
             [

@@ -102,7 +102,7 @@ def _opset_range(s: ModelSummary) -> str:
 
 
 def _infer_shapes(model: str) -> TensorShapes:
-    from edgestudio.core.model.tensor_shapes import Shapes, ShapesRecipe
+    from edgestudio.core.model.tensor_shapes import ShapesRecipe
     from edgestudio.jobs.runner import JobState
     from edgestudio.jobs.scheduler import run_job
 
@@ -111,11 +111,11 @@ def _infer_shapes(model: str) -> TensorShapes:
         raise EdgeStudioError(f"shape inference {job.state.value}: {job.error}")
     for warning in job.warnings:
         print(f"edgestudio: warning: {warning}", file=sys.stderr)
-    return job.report.result_as(Shapes).tensors
+    return job.report.result.tensors
 
 
 def _count_cost(args: argparse.Namespace) -> ModelCost:
-    from edgestudio.core.model.cost_recipe import CostRecipe, ModelCost
+    from edgestudio.core.model.cost_recipe import CostRecipe
     from edgestudio.jobs.runner import JobState
     from edgestudio.jobs.scheduler import run_job
 
@@ -127,7 +127,7 @@ def _count_cost(args: argparse.Namespace) -> ModelCost:
         raise EdgeStudioError(f"counting the cost {job.state.value}: {job.error}")
     for warning in job.warnings:
         print(f"edgestudio: warning: {warning}", file=sys.stderr)
-    return job.report.result_as(ModelCost)
+    return job.report.result
 
 
 NODE_CHARS = 56  # a node's name in the cost table: exporters' paths run to hundreds

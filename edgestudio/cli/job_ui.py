@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from edgestudio.cli.json_option import STDOUT, add_json_option, write_json
 from edgestudio.cli.output import JobProgress
@@ -23,6 +23,8 @@ from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.serialise import to_json
 from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.scheduler import run_job
+
+R = TypeVar("R")
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_JOB_FAILED, EXIT_UNCHECKED, EXIT_CANCELLED = 0, 1, 2, 4, 130
 OUTCOME_EXIT = {"passed": EXIT_OK, "failed": EXIT_CHECK_FAILED, "unchecked": EXIT_UNCHECKED}
@@ -153,7 +155,7 @@ def input_fields(args: argparse.Namespace, with_data: bool = True) -> dict[str, 
 
 
 def print_report(
-    report: JobReport, stream: TextIO | None = None, with_warnings: bool = True
+    report: JobReport[Any], stream: TextIO | None = None, with_warnings: bool = True
 ) -> None:
     """Print the result and its check as a small table (on standard output by default)."""
     stream = stream or sys.stdout  # resolved per call: a test or --json may swap it
@@ -169,12 +171,12 @@ def print_report(
     stream.write("\n".join(check.text_lines()) + "\n")
 
 
-def execute(recipe: Recipe, args: argparse.Namespace) -> int:
+def execute(recipe: Recipe[Any], args: argparse.Namespace) -> int:
     """Run ``recipe`` with terminal progress; print and save the report; return the exit code."""
     return execute_job(recipe, args)[0]
 
 
-def problems_before_start(recipe: Recipe, args: argparse.Namespace) -> list[str]:
+def problems_before_start(recipe: Recipe[Any], args: argparse.Namespace) -> list[str]:
     """What would make the job fail late: a missing input, a report that cannot be written.
     Checked before any worker starts, so nothing runs for minutes and then fails."""
     found = [
@@ -194,8 +196,8 @@ def problems_before_start(recipe: Recipe, args: argparse.Namespace) -> list[str]
 
 
 def execute_job(
-    recipe: Recipe, args: argparse.Namespace, show_report: bool = True
-) -> tuple[int, Job | None]:
+    recipe: Recipe[R], args: argparse.Namespace, show_report: bool = True
+) -> tuple[int, Job[R] | None]:
     """Like :func:`execute`, also returning the finished job (None when cancelled or when it
     could not start)."""
     problems = problems_before_start(recipe, args)
@@ -206,7 +208,7 @@ def execute_job(
         return EXIT_JOB_FAILED, None
     progress = JobProgress()
 
-    def show(job: Job) -> None:
+    def show(job: Job[Any]) -> None:
         progress.update(job.stage, job.fraction, job.elapsed, job.warnings)
 
     try:
@@ -229,7 +231,7 @@ def execute_job(
     return (EXIT_CANCELLED if job.state is JobState.CANCELLED else EXIT_JOB_FAILED), job
 
 
-def _write_json(target: str, job: Job) -> None:
+def _write_json(target: str, job: Job[Any]) -> None:
     """The job's report as JSON; the fields of its typed result (``layers``, ``results``, …)
     are top-level keys."""
     report: dict[str, Any] = (

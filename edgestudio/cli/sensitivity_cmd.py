@@ -22,7 +22,7 @@ from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.job_api.arguments import add_spelled, spelled_values
 from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.core.quant.sensitivity import Sensitivity, SensitivityRecipe
+from edgestudio.core.quant.sensitivity import SensitivityRecipe
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     code, job = execute_job(recipe_from_args(args), args, show_report=False)
     if job is None or job.report is None:
         return code
-    result = job.report.result_as(Sensitivity)
+    result = job.report.result
 
     def fig(value: float | None) -> str:
         return "-" if value is None else f"{value:.4g}"

@@ -21,7 +21,6 @@ from edgestudio.core.targets.target_recipe import (
     Placement,
     TargetCheck,
     TargetCheckRecipe,
-    TargetCompile,
     TargetCompileRecipe,
 )
 
@@ -80,7 +79,7 @@ def run_compile(args: argparse.Namespace) -> int:
     code, job = execute_job(compile_recipe_from_args(args), args, show_report=False)
     if job is None or job.report is None:
         return code
-    compiled = job.report.result_as(TargetCompile)
+    compiled = job.report.result
     print(compiled.text())
     print(f"written: {job.report.output} and {compiled.binary} beside it")
     return code
@@ -118,7 +117,7 @@ def run_check(args: argparse.Namespace) -> int:
     code, job = execute_job(recipe, args, show_report=False)
     if job is None or job.report is None:
         return code
-    check: TargetCheck = job.report.result_as(TargetCheck)
+    check: TargetCheck = job.report.result
     print(f"{TARGET_LABELS.get(check.target, check.target)}, v{check.htp_arch}: {check.provider}")
     print_placement("as it is", check.before)
     if check.after is not None:

@@ -61,12 +61,12 @@ def open_document(workspace_path: str, model: str) -> ModelDocument:
     return document
 
 
-def _model_of(recipe: Recipe) -> str:
+def _model_of(recipe: Recipe[Any]) -> str:
     """The model a job is about: the first file it reads (a benchmark's first model)."""
     return next(p for p in recipe.input_paths() if p)
 
 
-def workspace_problems(args: argparse.Namespace, recipe: Recipe) -> list[str]:
+def workspace_problems(args: argparse.Namespace, recipe: Recipe[Any]) -> list[str]:
     """Why ``--workspace`` would fail after the job ran (checked before it starts)."""
     target = getattr(args, "workspace", None)
     if not target or not Path(target).exists():
@@ -84,7 +84,7 @@ def workspace_problems(args: argparse.Namespace, recipe: Recipe) -> list[str]:
     return []
 
 
-def record_job(args: argparse.Namespace, job: Job) -> None:
+def record_job(args: argparse.Namespace, job: Job[Any]) -> None:
     """Add the finished ``job`` to ``args.workspace`` (nothing without the option)."""
     target = getattr(args, "workspace", None)
     if not target:
@@ -153,5 +153,5 @@ def record_tune(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     print(f"added to the workspace {saved}", file=sys.stderr)
 
 
-def _no_more_jobs(recipe: object, background: bool) -> Job:
+def _no_more_jobs(recipe: object, background: bool) -> Job[Any]:
     raise AssertionError("a recorded command-line job starts nothing after it")

@@ -74,6 +74,7 @@ def register_format(
     from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 
     def applies(hint: Any) -> bool:
+        hint = typing.get_origin(hint) or hint  # a generic class given its argument
         return hint is cls or (subclasses and isinstance(hint, type) and issubclass(hint, cls))
 
     if written is not None:

@@ -9,6 +9,7 @@ and workers do the heavy lifting in their own processes.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -41,7 +42,7 @@ class JobController(QObject):
         self._timer.timeout.connect(self._tick)
 
     @property
-    def jobs(self) -> list[Job]:
+    def jobs(self) -> list[Job[Any]]:
         """Every job of the session, in the order they were submitted."""
         return self.scheduler.jobs
 
@@ -61,11 +62,11 @@ class JobController(QObject):
 
     def submit(
         self,
-        recipe: Recipe,
+        recipe: Recipe[Any],
         timeout: float | None = None,
         background: bool = False,
         threads: int | None = None,
-    ) -> Job:
+    ) -> Job[Any]:
         """Queue ``recipe`` (see :meth:`Scheduler.submit`); it starts as soon as it may."""
         job = self.scheduler.submit(recipe, timeout=timeout, background=background, threads=threads)
         self._timer.start()
@@ -75,15 +76,15 @@ class JobController(QObject):
         """True while a job runs or waits (the timer moves them on)."""
         return self.scheduler.busy()
 
-    def cancel(self, job: Job) -> None:
+    def cancel(self, job: Job[Any]) -> None:
         """Cancel a queued or running job."""
         self.scheduler.cancel(job)
 
-    def running(self) -> list[Job]:
+    def running(self) -> list[Job[Any]]:
         """Jobs whose worker is running."""
         return self.scheduler.running()
 
-    def user_jobs_running(self) -> list[Job]:
+    def user_jobs_running(self) -> list[Job[Any]]:
         """Running jobs the user started (worth asking about before quitting)."""
         return self.scheduler.user_jobs_running()
 
@@ -92,7 +93,7 @@ class JobController(QObject):
         self.scheduler.shutdown(timeout_s)
         self._timer.stop()
 
-    def _updated(self, job: Job) -> None:
+    def _updated(self, job: Job[Any]) -> None:
         self._last_update[job.id] = time.monotonic()
         self.job_updated.emit(job)
 
@@ -106,7 +107,7 @@ class JobController(QObject):
         if not busy:
             self._timer.stop()
 
-    def _throttled(self, job: Job) -> None:
+    def _throttled(self, job: Job[Any]) -> None:
         """Progress news, at most ~10 times a second per job (its first news at once)."""
         if (
             time.monotonic() - self._last_update.get(job.id, 0) >= UPDATE_INTERVAL_S

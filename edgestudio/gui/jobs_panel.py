@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication
 from PySide6.QtWidgets import (
@@ -36,7 +38,7 @@ _OUTCOMES = {"failed": ("not equivalent", "#c62828"), "unchecked": ("unchecked",
 COLUMNS = ["Job", "State", "Progress", "Stage", "Elapsed", "Memory"]
 
 
-def describe_job(job: Job) -> str:
+def describe_job(job: Job[Any]) -> str:
     """The full text shown for a job: command, outcome, check, warnings, log, stderr tail."""
     lines = [f"$ {job.recipe.command_line()}", ""]
     state = job.state.value
@@ -58,7 +60,7 @@ def describe_job(job: Job) -> str:
     return "\n".join(lines)
 
 
-def _memory_text(job: Job, prefix: str = "") -> str:
+def _memory_text(job: Job[Any], prefix: str = "") -> str:
     """The worker's peak memory, e.g. ``312 MB`` (empty when unknown)."""
     if job.peak_memory_mb is None:
         return ""
@@ -75,7 +77,7 @@ class JobsPanel(QWidget):
         self.setObjectName("jobs_panel")
         self.controller = controller
         self._rows: dict[str, int] = {}
-        self._jobs: list[Job] = []
+        self._jobs: list[Job[Any]] = []
 
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("jobs_table")
@@ -128,7 +130,7 @@ class JobsPanel(QWidget):
         self._refresh_buttons()
 
     # ----- rows ------------------------------------------------------------------------------
-    def _add(self, job: Job) -> None:
+    def _add(self, job: Job[Any]) -> None:
         if job.id in self.controller.background:
             return  # the app's own probes are not the user's jobs
         row = self.table.rowCount()
@@ -151,7 +153,7 @@ class JobsPanel(QWidget):
         assert item is not None  # every cell gets an item in _add
         return item
 
-    def _update(self, job: Job) -> None:
+    def _update(self, job: Job[Any]) -> None:
         row = self._rows.get(job.id)
         if row is None:
             return
@@ -203,7 +205,7 @@ class JobsPanel(QWidget):
         self._refresh_buttons()
 
     # ----- selection and actions -------------------------------------------------------------
-    def selected_job(self) -> Job | None:
+    def selected_job(self) -> Job[Any] | None:
         """The job of the selected row."""
         rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
         if not rows:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import (
@@ -291,7 +292,7 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
 
     # ----- jobs ------------------------------------------------------------------------------
-    def _run(self, recipe: Recipe, background: bool) -> Job:
+    def _run(self, recipe: Recipe[Any], background: bool) -> Job[Any]:
         """The workflow's way to start a job: the window's queue, the Jobs panel shown."""
         job = self.jobs.submit(recipe, background=background)
         if not background and not isinstance(recipe, InputsRecipe):  # finding inputs is quiet
@@ -310,7 +311,7 @@ class MainWindow(QMainWindow):
                 [self.jobs_dock], [max(150, self.height() // 5)], Qt.Orientation.Vertical
             )
 
-    def submit(self, recipe: Recipe) -> Job:
+    def submit(self, recipe: Recipe[Any]) -> Job[Any]:
         """Run ``recipe`` in the background and show the Jobs panel.
 
         A job that feeds a model takes the inputs set in that model's Inputs panel, unless the
@@ -318,7 +319,7 @@ class MainWindow(QMainWindow):
         """
         return self.workflow.submit(recipe)
 
-    def check_on_target(self) -> Job | None:
+    def check_on_target(self) -> Job[Any] | None:
         """Ask the target's provider which nodes of the current model it takes: the graph is
         coloured by placement when it answers (Tools › Check on target)."""
         doc = self.loaded_document()
@@ -326,7 +327,7 @@ class MainWindow(QMainWindow):
             return None
         return self.submit(TargetCheckRecipe(model=str(doc.path)))
 
-    def compile_for_target(self, output: Path | None = None, device: str = "") -> Job | None:
+    def compile_for_target(self, output: Path | None = None, device: str = "") -> Job[Any] | None:
         """Compile the current model for the NPU (Tools › Compile for target…): the EPContext
         model and context binary a device loads, written where the user says (``output``
         given: there, without asking), proven before the job succeeds — here, or on
@@ -375,7 +376,7 @@ class MainWindow(QMainWindow):
             if doc.is_loaded:
                 doc.perf_panel.set_providers(rows)
 
-    def _on_job_finished(self, job: Job) -> None:
+    def _on_job_finished(self, job: Job[Any]) -> None:
         if job.id in self.jobs.background:
             return  # the app's own probe: not news for the status bar
         verdict = job.state.value

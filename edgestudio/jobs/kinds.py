@@ -37,7 +37,7 @@ from edgestudio.core.targets.target_recipe import TargetCheckRecipe, TargetCompi
 
 # An operation takes its own recipe type (the worker rebuilds it from the kind, so the type
 # holds by construction), reports progress and writes into a staging folder.
-Operation = Callable[[Any, Reporter, Path], JobReport]
+Operation = Callable[[Any, Reporter, Path], JobReport[Any]]
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class JobKind:
     """One kind of job: ``operation`` is ``"module:function"``; ``command`` the subcommand
     that submits it ('': only the window does)."""
 
-    recipe: type[Recipe]
+    recipe: type[Recipe[Any]]
     operation: str
     command: str
 
@@ -85,7 +85,7 @@ def resolve_operation(kind: str) -> Operation:
     return KINDS[kind].resolve()
 
 
-def recipe_from_dict(data: dict[str, Any]) -> Recipe:
+def recipe_from_dict(data: dict[str, Any]) -> Recipe[Any]:
     """Rebuild a recipe from its JSON (:func:`~edgestudio.core.serialise.to_json` output),
     whose ``kind`` names its class."""
     return from_json(KINDS[data["kind"]].recipe, data)

@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, Generic, TypeVar
 
 import psutil
 
@@ -36,6 +36,8 @@ from edgestudio.core.serialise import from_json, to_json
 from edgestudio.jobs import protocol
 from edgestudio.jobs.launch import Child, Launcher
 from edgestudio.jobs.staging import OutputPathError, check_output, publish, staging_folder
+
+R = TypeVar("R")  # the job's result, as its recipe (a Recipe[R]) declares
 
 STDERR_TAIL_BYTES = 4000
 KILL_GRACE_S = 2.0
@@ -93,8 +95,9 @@ def _signal_all(processes: list[psutil.Process], kill: bool) -> None:
             process.kill() if kill else process.terminate()
 
 
-class Job:
-    """One recipe running (or to be run) in a worker process.
+class Job(Generic[R]):
+    """One recipe running (or to be run) in a worker process; a ``Recipe[R]`` makes a
+    ``Job[R]``, whose report's ``result`` is an ``R``.
 
     Parameters
     ----------
@@ -108,7 +111,7 @@ class Job:
     """
 
     def __init__(
-        self, recipe: Recipe, timeout: float | None = None, threads: int | None = None
+        self, recipe: Recipe[R], timeout: float | None = None, threads: int | None = None
     ) -> None:
         self.recipe = recipe
         self.timeout = timeout
@@ -119,7 +122,7 @@ class Job:
         self.fraction: float | None = None
         self.log: list[str] = []
         self.warnings: list[str] = []
-        self.report: JobReport | None = None
+        self.report: JobReport[R] | None = None
         self.error: str | None = None
         self.error_type: str | None = None
         self.stderr_tail = ""
@@ -304,13 +307,11 @@ class Job:
             self.warnings.append(str(msg["text"]))
             self.log.append(f"warning: {msg['text']}")
         elif kind == "result":
-            report = msg["report"]
-            assert isinstance(report, dict)
-            self.report = from_json(JobReport, report)
-            try:  # typed once, here: every reader then asks for the result by its type
-                self.report.result = self.recipe.read_result(self.report.result)
+            report: JobReport[Any] = from_json(JobReport[Any], msg["report"])
+            try:  # typed once, here: every reader then has an R
+                report.result = self.recipe.read_result(report.result)
+                self.report = report
             except Exception as exc:  # a result this version cannot read fails the job
-                self.report = None
                 self._error_msg = {
                     "message": f"The job's result could not be read: {exc}",
                     "error_type": type(exc).__name__,

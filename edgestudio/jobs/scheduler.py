@@ -15,14 +15,15 @@ from __future__ import annotations
 import atexit
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.jobs.fork_server import ForkLauncher
 from edgestudio.jobs.launch import FORK_PLATFORM, Launcher, SpawnLauncher
 from edgestudio.jobs.runner import KILL_GRACE_S, Job, JobState
 
-Listener = Callable[[Job], None]
+Listener = Callable[[Job[Any]], None]  # hears of jobs of every kind
+R = TypeVar("R")
 
 
 class JobSubmitter(Protocol):
@@ -30,11 +31,11 @@ class JobSubmitter(Protocol):
 
     def submit(
         self,
-        recipe: Recipe,
+        recipe: Recipe[R],
         timeout: float | None = None,
         background: bool = False,
         threads: int | None = None,
-    ) -> Job:
+    ) -> Job[R]:
         """Queue ``recipe``; the returned job's state says where it is."""
         ...  # pragma: no cover - a protocol
 
@@ -42,7 +43,7 @@ class JobSubmitter(Protocol):
         """Advance what runs; True while something runs or waits."""
         ...  # pragma: no cover - a protocol
 
-    def cancel(self, job: Job) -> None:
+    def cancel(self, job: Job[Any]) -> None:
         """Stop ``job`` (queued or running)."""
         ...  # pragma: no cover - a protocol
 
@@ -70,7 +71,7 @@ class Scheduler:
     ) -> None:
         self.max_parallel = max(1, max_parallel)
         self.launcher = launcher or default_launcher()
-        self.jobs: list[Job] = []
+        self.jobs: list[Job[Any]] = []
         self.background: set[str] = set()
         self.on_added = on_added or (lambda job: None)
         self.on_updated = on_updated or (lambda job: None)
@@ -82,18 +83,18 @@ class Scheduler:
         subscribes itself this way: outcomes reach documents without passing the window)."""
         self._followers.append(listener)
 
-    def _finished(self, job: Job) -> None:
+    def _finished(self, job: Job[Any]) -> None:
         self.on_finished(job)
         for listener in self._followers:
             listener(job)
 
     def submit(
         self,
-        recipe: Recipe,
+        recipe: Recipe[R],
         timeout: float | None = None,
         background: bool = False,
         threads: int | None = None,
-    ) -> Job:
+    ) -> Job[R]:
         """Queue ``recipe``; it starts as soon as a slot is free.
 
         ``background`` jobs (the app's own probes) are cancelled without asking on quit;
@@ -108,22 +109,22 @@ class Scheduler:
         self._start_queued()
         return job
 
-    def cancel(self, job: Job) -> None:
+    def cancel(self, job: Job[Any]) -> None:
         """Cancel a queued or running job."""
         job.cancel()
         if job.state.is_final:
             self._finished(job)
         self._start_queued()
 
-    def running(self) -> list[Job]:
+    def running(self) -> list[Job[Any]]:
         """Jobs whose worker is running."""
         return [j for j in self.jobs if j.state is JobState.RUNNING]
 
-    def queued(self) -> list[Job]:
+    def queued(self) -> list[Job[Any]]:
         """Jobs waiting for a slot."""
         return [j for j in self.jobs if j.state is JobState.QUEUED]
 
-    def user_jobs_running(self) -> list[Job]:
+    def user_jobs_running(self) -> list[Job[Any]]:
         """Running jobs the user started (worth asking about before quitting)."""
         return [j for j in self.running() if j.id not in self.background]
 
@@ -144,7 +145,7 @@ class Scheduler:
         self._start_queued()
         return self.busy()
 
-    def run_until_done(self, jobs: list[Job] | None = None, interval: float = 0.05) -> None:
+    def run_until_done(self, jobs: list[Job[Any]] | None = None, interval: float = 0.05) -> None:
         """Drive the queue here (the command line) until ``jobs`` (or every job) ended."""
 
         def waiting() -> bool:
@@ -164,7 +165,7 @@ class Scheduler:
             if job.state is JobState.RUNNING:
                 job.wait(timeout_s)
 
-    def _may_start(self, job: Job) -> bool:
+    def _may_start(self, job: Job[Any]) -> bool:
         running = self.running()
         if any(j.recipe.runs_alone for j in running):
             return False  # a job that measures time runs alone
@@ -188,11 +189,11 @@ class Scheduler:
 
 
 def run_job(
-    recipe: Recipe,
+    recipe: Recipe[R],
     timeout: float | None = None,
     on_update: Listener | None = None,
     launcher: Launcher | None = None,
-) -> Job:
+) -> Job[R]:
     """Run ``recipe`` to the end through a scheduler of its own (with ``launcher``, else this
     process's) and return the finished job; ``on_update`` hears of its progress and its end.
 

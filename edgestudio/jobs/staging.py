@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -24,7 +25,7 @@ class OutputPathError(EdgeStudioError):
     """The output path is unusable: it exists, is the input, or its folder is not writable."""
 
 
-def check_output(recipe: Recipe) -> Path | None:
+def check_output(recipe: Recipe[Any]) -> Path | None:
     """Validate ``recipe.output`` before the job starts; return it as an absolute path.
 
     Raises
@@ -65,7 +66,7 @@ def staging_folder(output: Path) -> Path:
     )
 
 
-def publish(report: JobReport, staging: Path, output: Path) -> None:
+def publish(report: JobReport[Any], staging: Path, output: Path) -> None:
     """Move the files ``report`` names from ``staging`` into place: its companions first
     (external data), the model last, atomically each; ``report.output`` says where.
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from edgestudio.core.perf.bench_recipes import BenchRecipe
-from edgestudio.core.perf.perf_results import Latency
 from edgestudio.core.quant.tune import Candidate, TuneSettings
 from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.scheduler import JobSubmitter
@@ -26,7 +26,7 @@ class CandidateTimer:
         self.settings = settings
         self.jobs = jobs
         self.waiting: list[Candidate] = []
-        self.running: tuple[list[Candidate], Job] | None = None
+        self.running: tuple[list[Candidate], Job[Any]] | None = None
         self.float_latency_ms = float_latency_ms
 
     @property
@@ -60,10 +60,10 @@ class CandidateTimer:
             self.running = (candidates, job)
 
     def _timed(
-        self, candidates: list[Candidate], job: Job, on_change: Callable[[Candidate], None]
+        self, candidates: list[Candidate], job: Job[Any], on_change: Callable[[Candidate], None]
     ) -> None:
         rows = (
-            {row.model: row for row in job.report.result_as(Latency).rows}
+            {row.model: row for row in job.report.result.rows}
             if job.state is JobState.SUCCEEDED and job.report is not None
             else {}
         )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
@@ -17,8 +17,10 @@ from edgestudio.core.quant.tune import (
     TuneSettings,
 )
 from edgestudio.core.serialise import from_json, to_json
-from edgestudio.jobs.runner import JobState
+from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.scheduler import JobSubmitter
+
+R = TypeVar("R")
 
 
 def thread_share(workers: int) -> int | None:
@@ -53,6 +55,15 @@ def connect_ray(
     }
 
 
+def outcome(job: Job[R]) -> R | str | None:
+    """A finished job's typed result, or why it has none; None while it runs."""
+    if not job.state.is_final:
+        return None
+    if job.state is not JobState.SUCCEEDED or job.report is None:
+        return job.error or job.state.value
+    return job.report.result
+
+
 class LocalStep:
     """Quantize, then analyse, as jobs of the session's queue."""
 
@@ -64,32 +75,38 @@ class LocalStep:
         self.evaluation = evaluation  # never the samples that calibrated it
         self.jobs = jobs
         self.threads = thread_share(min(settings.workers, jobs.max_parallel))
-        self.job = jobs.submit(candidate.recipe, threads=self.threads)
-        self.analysing = False
+        self.quantizing = jobs.submit(candidate.recipe, threads=self.threads)
+        self.analysing: Job[Analysis] | None = None
         self.quant_bytes = 0
         self.calibration_samples = 0
         self.result: tuple[int, Analysis] | str | None = None
 
+    @property
+    def job(self) -> Job[Quantization] | Job[Analysis]:
+        """The job running now (the analysis, once the quantization succeeded)."""
+        return self.analysing or self.quantizing
+
     def poll(self) -> bool:
         """Advance; True once :attr:`result` holds the outcome (or why it failed)."""
-        if not self.job.state.is_final:
-            return False
-        report = self.job.report
-        if self.job.state is not JobState.SUCCEEDED or report is None:
-            self.result = self.job.error or self.job.state.value
-            return True
-        if not self.analysing:
-            quantization = report.result_as(Quantization)
+        if self.analysing is None:
+            quantization = outcome(self.quantizing)
+            if quantization is None:
+                return False
+            if isinstance(quantization, str):
+                self.result = quantization
+                return True
             self.quant_bytes = quantization.quant_bytes
             self.calibration_samples = quantization.calibration_samples
-            self.analysing = True
             recipe = self.candidate.recipe
-            self.job = self.jobs.submit(
+            self.analysing = self.jobs.submit(
                 AnalyzeRecipe.after(recipe, str(recipe.output), self.evaluation),
                 threads=self.threads,
             )
             return False
-        self.result = (self.quant_bytes, report.result_as(Analysis))
+        analysis = outcome(self.analysing)
+        if analysis is None:
+            return False
+        self.result = analysis if isinstance(analysis, str) else (self.quant_bytes, analysis)
         return True
 
     def cancel(self) -> None:

@@ -23,9 +23,9 @@ from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.model.cost_recipe import CostRecipe, ModelCost
 from edgestudio.core.model.tensor_shapes import Shapes, ShapesRecipe
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
-from edgestudio.core.perf.perf_results import Latency, Profile, ProviderProbe, ProviderProbes
+from edgestudio.core.perf.perf_results import Latency, Profile, ProviderProbe
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
-from edgestudio.core.quant.quant_results import Analysis, Quantization
+from edgestudio.core.quant.quant_results import Quantization
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.quant.sensitivity import Sensitivity, SensitivityRecipe
 from edgestudio.core.quant.tune import Candidate
@@ -48,7 +48,7 @@ from edgestudio.jobs.tuner import Tuner, tuner_summary
 
 #: Runs a recipe in the background and returns its job; ``True`` marks the app's own jobs
 #: (a provider probe) that the user did not start.
-Submit = Callable[[Recipe, bool], Job]
+Submit = Callable[[Recipe[Any], bool], Job[Any]]
 
 
 @dataclass
@@ -74,7 +74,7 @@ class Workflow:
         self.documents: list[ModelDocument] = []
         self.providers: list[ProviderProbe] | None = None
         self._routes: dict[str, _Route] = {}
-        self._probe: Job | None = None
+        self._probe: Job[Any] | None = None
         if scheduler is not None:
             scheduler.follow(self.job_finished)
 
@@ -99,8 +99,8 @@ class Workflow:
 
     # ----- starting jobs -------------------------------------------------------------------
     def submit(
-        self, recipe: Recipe, document: ModelDocument | None = None, background: bool = False
-    ) -> Job:
+        self, recipe: Recipe[Any], document: ModelDocument | None = None, background: bool = False
+    ) -> Job[Any]:
         """Start ``recipe`` with the inputs the user set for the model it feeds.
 
         Its outcome goes to ``document``, by default the open document of the first model the
@@ -122,7 +122,7 @@ class Workflow:
         self._routes[job.id] = _Route(document)
         return job
 
-    def with_inputs(self, recipe: Recipe) -> Recipe:
+    def with_inputs(self, recipe: Recipe[Any]) -> Recipe[Any]:
         """``recipe`` with its model's input overrides, unless it names inputs itself."""
         shapes, ranges = getattr(recipe, "shapes", None), getattr(recipe, "ranges", None)
         if shapes is None or ranges is None or (shapes and ranges):
@@ -168,7 +168,7 @@ class Workflow:
         document.exclude(document.excluded | set(nodes))
         return self.quantize(document, run.with_more_excluded(nodes), run.analyze_on, run.metric)
 
-    def rank_layers(self, document: ModelDocument, run: QuantRun, top: int = 10) -> Job:
+    def rank_layers(self, document: ModelDocument, run: QuantRun, top: int = 10) -> Job[Any]:
         """Rank ``run``'s layers by what keeping each alone in 16-bit gives back on its task,
         measured on the data its analysis ran on (the graph is coloured by it when done)."""
         assert run.analyze_on is not None
@@ -220,31 +220,31 @@ class Workflow:
         document.record_tune(tuner_summary(tuner))
         return run
 
-    def adopt(self, job: Job, document: ModelDocument, run: QuantRun | None = None) -> None:
+    def adopt(self, job: Job[Any], document: ModelDocument, run: QuantRun | None = None) -> None:
         """Follow a job someone else started (the command line's) for ``document`` (and its
         quantization ``run``); :meth:`job_finished` then puts its outcome there as for a job
         started here."""
         self._routes[job.id] = _Route(document, run)
 
-    def find_inputs(self, document: ModelDocument, recipe: InputsRecipe) -> Job:
+    def find_inputs(self, document: ModelDocument, recipe: InputsRecipe) -> Job[Any]:
         """Find the inputs ``document``'s model runs on."""
         return self.submit(recipe, document)
 
-    def probe_providers(self) -> Job | None:
+    def probe_providers(self) -> Job[Any] | None:
         """Find which execution providers work (once per session, in the background)."""
         if self._probe is None and self.providers is None:
             self._probe = self._submit(ProbeRecipe(), True)
         return self._probe
 
     # ----- outcomes ------------------------------------------------------------------------
-    def job_finished(self, job: Job) -> None:
+    def job_finished(self, job: Job[Any]) -> None:
         """Put a finished job's outcome where it belongs and start what follows it."""
         ok = job.state is JobState.SUCCEEDED and job.report is not None
         if job is self._probe:
             self._probe = None
             if ok:
                 assert job.report is not None
-                self.providers = job.report.result_as(ProviderProbes).providers
+                self.providers = job.report.result.providers
                 self.providers_found.emit(self.providers)
             return
         route = self._routes.pop(job.id, None)
@@ -267,7 +267,9 @@ class Workflow:
 
     # What a finished job of each kind that works for a document puts there: (on success,
     # given the typed result; on failure, given why — None: a failure changes nothing).
-    def _inputs_found(self, document: ModelDocument, job: Job, spec: InputSpecification) -> None:
+    def _inputs_found(
+        self, document: ModelDocument, job: Job[Any], spec: InputSpecification
+    ) -> None:
         recipe = job.recipe
         assert isinstance(recipe, InputsRecipe)
         document.input_spec = spec
@@ -278,33 +280,35 @@ class Workflow:
             background=True,
         )
 
-    def _latency_measured(self, document: ModelDocument, job: Job, latency: Latency) -> None:
+    def _latency_measured(self, document: ModelDocument, job: Job[Any], latency: Latency) -> None:
         document.latency = latency
 
-    def _shapes_inferred(self, document: ModelDocument, job: Job, shapes: Shapes) -> None:
+    def _shapes_inferred(self, document: ModelDocument, job: Job[Any], shapes: Shapes) -> None:
         document.tensor_shapes = shapes.tensors
 
-    def _profiled(self, document: ModelDocument, job: Job, profile: Profile) -> None:
+    def _profiled(self, document: ModelDocument, job: Job[Any], profile: Profile) -> None:
         document.profile = profile
 
-    def _cost_counted(self, document: ModelDocument, job: Job, cost: ModelCost) -> None:
+    def _cost_counted(self, document: ModelDocument, job: Job[Any], cost: ModelCost) -> None:
         document.cost = cost
 
     def _sensitivity_ranked(
-        self, document: ModelDocument, job: Job, sensitivity: Sensitivity
+        self, document: ModelDocument, job: Job[Any], sensitivity: Sensitivity
     ) -> None:
         document.sensitivity = sensitivity
         document.overlay = Overlay(OverlayKind.SENSITIVITY)
 
-    def _target_checked(self, document: ModelDocument, job: Job, check: TargetCheck) -> None:
+    def _target_checked(self, document: ModelDocument, job: Job[Any], check: TargetCheck) -> None:
         document.target = check
         document.overlay = Overlay(OverlayKind.TARGET)
 
-    def _target_compiled(self, document: ModelDocument, job: Job, compiled: TargetCompile) -> None:
+    def _target_compiled(
+        self, document: ModelDocument, job: Job[Any], compiled: TargetCompile
+    ) -> None:
         document.compiled = compiled
 
     _OUTCOMES: ClassVar[
-        dict[type[Recipe], tuple[Callable[..., None], Callable[..., None] | None]]
+        dict[type[Recipe[Any]], tuple[Callable[..., None], Callable[..., None] | None]]
     ] = {
         InputsRecipe: (_inputs_found, ModelDocument.fail_input_spec),
         BenchRecipe: (_latency_measured, None),
@@ -316,7 +320,7 @@ class Workflow:
         TargetCompileRecipe: (_target_compiled, None),
     }
 
-    def _quant_outcome(self, document: ModelDocument, route: _Route, job: Job) -> None:
+    def _quant_outcome(self, document: ModelDocument, route: _Route, job: Job[Any]) -> None:
         run = route.run
         assert run is not None
         ok = job.state is JobState.SUCCEEDED and job.report is not None
@@ -325,7 +329,7 @@ class Workflow:
             with run.changing():
                 if ok:
                     assert job.report is not None
-                    run.analysis = job.report.result_as(Analysis)
+                    run.analysis = job.report.result
                     run.state = RunState.ANALYSED
                 else:
                     run.state, run.error = RunState.ANALYSIS_FAILED, job.error or job.state.value
@@ -339,7 +343,7 @@ class Workflow:
         assert job.report is not None
         with run.changing():
             run.output = job.report.output
-            run.quantization = job.report.result_as(Quantization)
+            run.quantization = job.report.result
             run.state = RunState.QUANTIZED
             if route.analyze_on is not None and run.output:
                 judged = AnalyzeRecipe.after(
@@ -350,7 +354,7 @@ class Workflow:
                 run.state = RunState.ANALYSING
 
     @staticmethod
-    def _record(document: ModelDocument, job: Job) -> None:
+    def _record(document: ModelDocument, job: Job[Any]) -> None:
         """Keep the job in the document's history if it read the document's model (the app's
         own shape inference is not part of the history)."""
         if document.path not in {

@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 
 from edgestudio.core.perf.bench_recipes import BenchRecipe
-from edgestudio.core.perf.perf_results import Latency
 from edgestudio.core.remote.devices import OPENVINO, made_environments
 from edgestudio.jobs.scheduler import run_job
 from edgestudio.resources import SAMPLE_MODEL
@@ -49,7 +48,7 @@ def _harness(model: str, runs: int) -> list[float]:
         BenchRecipe(models=(model,), devices=(OPENVINO,), providers=PROVIDERS, warmup=20, runs=runs)
     )
     assert job.report is not None, job.error
-    rows = job.report.result_as(Latency).rows
+    rows = job.report.result.rows
     assert all(r.ok for r in rows), [r.error for r in rows]
     return [float(r.median_ms or 0) for r in rows]
 

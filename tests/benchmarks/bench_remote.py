@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 from edgestudio.core.perf.bench_recipes import BenchRecipe
-from edgestudio.core.perf.perf_results import Latency
 from edgestudio.core.remote.devices import add_device, make_device
 from edgestudio.core.remote.runner_calls import run_async
 from edgestudio.core.remote.ssh_link import host_key_state, trust_host_key
@@ -35,7 +34,7 @@ def _job_s(recipe: BenchRecipe) -> tuple[float, list[float | None]]:
     job = run_job(recipe)
     elapsed = time.perf_counter() - t0
     assert job.report is not None, job.error
-    latency = job.report.result_as(Latency)
+    latency = job.report.result
     assert not latency.failures, latency.failures
     return elapsed, [r.median_ms for r in latency.rows]
 

@@ -24,7 +24,6 @@ from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.paths import cache_dir
 from edgestudio.core.quant import calib_cache, prep_cache
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.core.quant.quant_results import Quantization
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import close_default_launcher, default_launcher, run_job
 from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_MODEL
@@ -40,7 +39,7 @@ def _job_seconds(recipe: QuantRecipe) -> tuple[float, str]:
     seconds = time.perf_counter() - started
     if job.state is not JobState.SUCCEEDED or job.report is None:
         raise RuntimeError(f"{recipe.model}: {job.error}")
-    return seconds, job.report.result_as(Quantization).calibration
+    return seconds, job.report.result.calibration
 
 
 def _round(recipe: QuantRecipe, exclude: str, folder: Path) -> tuple[float, ...]:

@@ -32,7 +32,6 @@ import onnx
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
-from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job
 from tests.realmodels import heldout_data, realdata
@@ -229,7 +228,7 @@ def task_figure(
     )
     if job.state is not JobState.SUCCEEDED or job.report is None:
         return None, (job.error or job.state.value).strip().splitlines()[0][:400]
-    analysis = job.report.result_as(Analysis)
+    analysis = job.report.result
     figures = {f.key: f.value for f in (analysis.task.figures if analysis.task else [])}
     if key not in figures:
         return None, f"no {key} figure"

@@ -8,7 +8,6 @@ import pytest
 
 from edgestudio.core.inputs import input_memory
 from edgestudio.core.perf.bench_recipes import BenchRecipe
-from edgestudio.core.perf.perf_results import Latency
 from edgestudio.gui.main_window import MainWindow
 from tests import models
 from tests.gui.conftest import open_and_wait
@@ -46,7 +45,7 @@ def test_inputs_panel_finds_edits_and_remembers(qtbot, window: MainWindow, tmp_p
         lambda: job.state.value != "running" and job.state.value != "queued", timeout=60_000
     )
     assert job.report is not None
-    assert job.report.result_as(Latency).rows[0].inputs["ids"] == [1, 7]
+    assert job.report.result.rows[0].inputs["ids"] == [1, 7]
 
     panel.request_find()
     qtbot.waitUntil(lambda: panel.state in ("verified", "failed"), timeout=60_000)

@@ -115,7 +115,7 @@ def _analysis(recipe: AnalyzeRecipe) -> Analysis:
     job = run_job(recipe, timeout=900)
     if job.state is not JobState.SUCCEEDED or job.report is None:
         raise RuntimeError(f"analysis {job.state.value}: {job.error}")
-    return job.report.result_as(Analysis)
+    return job.report.result
 
 
 def check_case(case: Case, work: Path, report: Callable[[str], None]) -> list[Row]:

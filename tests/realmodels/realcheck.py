@@ -33,9 +33,7 @@ from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.model.summary import summarize_file
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProfileRecipe
-from edgestudio.core.perf.perf_results import Latency
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
-from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.scheduler import run_job
 from tests.realmodels.corpus import SKIP_REASON, RealModel, available
@@ -141,7 +139,7 @@ def check_model(model: RealModel, work: Path, report: Callable[[str], None]) -> 
         cells["analyze"], job = _cell(
             AnalyzeRecipe(float_model=str(model.path), quant_model=str(out["qdq"]), data=calib)
         )
-        verdict = job.report.result_as(Analysis).verdict if job.report else None
+        verdict = job.report.result.verdict if job.report else None
         if cells["analyze"].state == "ok" and verdict is not None and verdict.level is not None:
             cells["analyze"] = Cell("broken", f"a {verdict.level} verdict on synthetic data")
     else:
@@ -157,9 +155,7 @@ def _bench_cell(recipe: BenchRecipe) -> Cell:
     if cell.state != "ok":
         return cell
     # A benchmark succeeds with per-model errors in its rows: those are refusals.
-    errors = [
-        r.error for r in (job.report.result_as(Latency).rows if job.report else []) if r.error
-    ]
+    errors = [r.error for r in (job.report.result.rows if job.report else []) if r.error]
     return Cell("refused", errors[0], cell.seconds) if errors else cell
 
 

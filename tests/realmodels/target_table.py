@@ -103,7 +103,7 @@ def check(model: RealModel, folder: Path) -> Row:
     if job.state is not JobState.SUCCEEDED or job.report is None:
         row.problem = f"target check: {(job.error or job.state.value).splitlines()[0]}"
         return row
-    result: TargetCheck = job.report.result_as(TargetCheck)
+    result: TargetCheck = job.report.result
     final = result.final
     row.before = _cell(result.before)
     row.after = _cell(result.after) if result.after is not None else "(static)"

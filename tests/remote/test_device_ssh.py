@@ -16,7 +16,6 @@ import pytest
 
 from edgestudio.cli.main import main
 from edgestudio.core.perf.bench_recipes import BenchRecipe, DeviceCheckRecipe, ProfileRecipe
-from edgestudio.core.perf.perf_results import Latency, Profile
 from edgestudio.core.remote.device_info import DeviceInfo
 from edgestudio.core.remote.devices import load_devices
 from edgestudio.core.remote.ssh_link import known_hosts_file
@@ -123,7 +122,7 @@ def test_a_changed_host_key_is_refused_and_nothing_is_sent(
     assert main(["device", "check", "loop"]) != 0
     assert "REMOTE HOST IDENTIFICATION HAS CHANGED" in capsys.readouterr().err
     job = run_job(BenchRecipe(models=(str(sample_model),), devices=("loop",), runs=5))
-    latency = job.report.result_as(Latency) if job.report else None
+    latency = job.report.result if job.report else None
     assert latency is not None and latency.failures
     assert "HAS CHANGED" in latency.failures[0] and not any(r.ok for r in latency.rows)
     assert loopback.server.commands == []  # refused before logging in
@@ -136,12 +135,12 @@ def test_a_device_without_onnxruntime_says_the_command_that_installs_it(
     bare = loopback.add("fresh", python=str(bare_python(tmp_path / "fresh-venv")))
     job = run_job(DeviceCheckRecipe(device=bare.name))
     assert job.state is JobState.SUCCEEDED and job.report is not None
-    info = job.report.result_as(DeviceInfo)
+    info = job.report.result
     assert not info.usable and info.onnxruntime is None and info.numpy is None
     assert f"{bare.python} -m pip install onnxruntime numpy" in info.problems[0]
     bench = run_job(BenchRecipe(models=(str(sample_model),), devices=("fresh",), runs=5))
     assert bench.report is not None
-    row = bench.report.result_as(Latency).rows[0]
+    row = bench.report.result.rows[0]
     assert not row.ok and "pip install onnxruntime" in (row.error or "")
 
 
@@ -159,7 +158,7 @@ def test_bench_on_the_device_beside_this_machine(loopback: Loopback, sample_mode
     recipe = BenchRecipe(models=(str(sample_model),), devices=("local", "loop"), warmup=3, runs=30)
     job = run_job(recipe)
     assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
-    here, there = job.report.result_as(Latency).rows
+    here, there = job.report.result.rows
     assert here.ok and there.ok, there.error
     assert (here.device, there.device) == ("", "loop")
     assert here.runtime == ort.__version__ and there.runtime == _device_ort()
@@ -181,7 +180,7 @@ def test_a_model_with_external_data_is_copied_with_it(loopback: Loopback, tmp_pa
     model = external_weights(folder)
     job = run_job(BenchRecipe(models=(str(model),), devices=("loop",), runs=5))
     assert job.report is not None, job.error
-    row = job.report.result_as(Latency).rows[0]
+    row = job.report.result.rows[0]
     assert row.ok, row.error
     copied = next((loopback.home / ".cache/edgestudio-device/models").iterdir())
     assert sorted(p.name for p in copied.iterdir()) == ["ext.onnx", "weights.bin"]
@@ -193,7 +192,7 @@ def test_profile_on_the_device_maps_onto_the_graph(loopback: Loopback, sample_mo
 
     job = run_job(ProfileRecipe(model=str(sample_model), device="loop", runs=5))
     assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
-    profile = job.report.result_as(Profile)
+    profile = job.report.result
     assert profile.device == "loop" and profile.runtime == _device_ort()
     names = {n.name for n in onnx.load(str(sample_model)).graph.node}
     covered = {c for n in profile.nodes for c in n.covers}
@@ -254,7 +253,7 @@ def test_a_dropped_link_keeps_what_was_measured(loopback: Loopback, sample_model
     threading.Timer(0.5, loopback.server.drop_connections).start()
     job.wait(60)
     assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
-    latency = job.report.result_as(Latency)
+    latency = job.report.result
     first, second = latency.rows
     assert first.ok and not second.ok
     assert "connection to loop was lost" in (second.error or "")
@@ -288,7 +287,7 @@ def test_a_crashed_runner_is_a_clear_failure(
     loopback.add("crashy", python=str(wrapper))
     job = run_job(BenchRecipe(models=(str(sample_model),), devices=("crashy",), seconds=30.0))
     assert job.report is not None, job.error
-    latency = job.report.result_as(Latency)
+    latency = job.report.result
     assert "crashed on crashy" in latency.failures[0] and "SEGV" in latency.failures[0]
     assert "not measured" in (latency.rows[0].error or "")
 
@@ -300,7 +299,7 @@ def test_a_full_disk_on_the_device_is_a_clear_failure(
     loopback.server.sftp.limit = 100_000  # the runner fits, the model does not
     job = run_job(BenchRecipe(models=(str(sample_model),), devices=("local", "loop"), runs=5))
     assert job.report is not None, job.error
-    latency = job.report.result_as(Latency)
+    latency = job.report.result
     assert latency.rows[0].ok  # this machine's row is kept
     assert "No space left on device" in latency.failures[0]
     assert "disk full" in latency.failures[0]
@@ -318,7 +317,7 @@ def test_a_board_with_the_qnn_package_compiles_over_ssh(loopback: Loopback, tmp_
 
     pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed here")
     from edgestudio.core.targets import qnn_htp
-    from edgestudio.core.targets.target_recipe import TargetCompile, TargetCompileRecipe
+    from edgestudio.core.targets.target_recipe import TargetCompileRecipe
     from tests import models
 
     loopback.add("board", python=sys.executable)
@@ -327,7 +326,7 @@ def test_a_board_with_the_qnn_package_compiles_over_ssh(loopback: Loopback, tmp_
     out.parent.mkdir()
     job = run_job(TargetCompileRecipe(model=str(quant), output=str(out), device="board"))
     assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
-    compiled = job.report.result_as(TargetCompile)
+    compiled = job.report.result
     assert compiled.device == "board" and compiled.max_abs_difference == 0.0
     assert "on board" in compiled.provider
     session = ort.InferenceSession(str(out), qnn_htp.session_options("73", fallback=False))

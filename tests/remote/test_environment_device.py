@@ -15,9 +15,7 @@ import pytest
 from edgestudio.cli.main import main
 from edgestudio.core.perf.bench import unavailable_reason
 from edgestudio.core.perf.bench_recipes import BenchRecipe, DeviceCheckRecipe, ProfileRecipe
-from edgestudio.core.perf.perf_results import Latency, Profile
 from edgestudio.core.remote import devices
-from edgestudio.core.remote.device_info import DeviceInfo
 from edgestudio.core.remote.devices import (
     OPENVINO,
     Device,
@@ -98,13 +96,13 @@ def test_bench_in_another_environment_beside_this_machine(sample_model: Path) ->
         BenchRecipe(models=(str(sample_model),), devices=("local", "older"), warmup=3, runs=20)
     )
     assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
-    here, there = job.report.result_as(Latency).rows
+    here, there = job.report.result.rows
     assert here.ok and there.ok, there.error
     assert there.device == "older" and there.runtime not in ("", ort.__version__)
     assert there.runs == 20 and here.inputs == there.inputs
     check = run_job(DeviceCheckRecipe(device="older"))
     assert check.report is not None, check.error
-    info = check.report.result_as(DeviceInfo)
+    info = check.report.result
     assert info.usable and info.address == f"env:{python}"
 
 
@@ -119,7 +117,7 @@ def test_an_environment_whose_python_is_gone_fails_with_the_way_back(
     python.unlink()
     job = run_job(BenchRecipe(models=(str(sample_model),), devices=("gone",), runs=5))
     assert job.report is not None, job.error
-    row = job.report.result_as(Latency).rows[0]
+    row = job.report.result.rows[0]
     assert not row.ok and "there is no Python at" in (row.error or "")
 
 
@@ -159,7 +157,7 @@ def test_openvino_benchmarks_the_sample_beside_the_cpu(
         )
     )
     assert job.report is not None, job.error
-    cpu, openvino = job.report.result_as(Latency).rows
+    cpu, openvino = job.report.result.rows
     assert cpu.ok and openvino.ok, openvino.error
     assert openvino.ep == "OpenVINOExecutionProvider" and openvino.median_ms is not None
     assert cpu.inputs == openvino.inputs
@@ -178,7 +176,7 @@ def test_openvino_profiles_the_sample(sample_model: Path) -> None:
         )
     )
     assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
-    profile = job.report.result_as(Profile)
+    profile = job.report.result
     assert profile.device == OPENVINO and profile.runtime
     assert profile.nodes and np.isfinite(profile.total_us) and profile.total_us > 0
 
@@ -245,7 +243,6 @@ def test_openvino_judges_a_quantized_model_in_its_own_arithmetic(
         pytest.skip(reason=NO_OPENVINO)
     from edgestudio.core.inputs.data_source import DataSource
     from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
-    from edgestudio.core.quant.quant_results import Analysis
     from tests import models
 
     quant = models.quantized_sample(tmp_path)
@@ -257,7 +254,7 @@ def test_openvino_judges_a_quantized_model_in_its_own_arithmetic(
         )
         job = run_job(recipe)
         assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
-        analysis = job.report.result_as(Analysis)
+        analysis = job.report.result
         assert analysis.measured_on == target
         figures[target] = analysis.outputs[0].sqnr_db
         said = [w for w in job.report.warnings if "Whole-model figures measured on" in w]
@@ -290,7 +287,7 @@ def test_a_device_with_the_qnn_package_compiles_reloads_and_sends_the_binary_bac
     whole — loadable here, with the outputs of the binary compiled here."""
     pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed here")
     from edgestudio.core.targets import qnn_htp
-    from edgestudio.core.targets.target_recipe import TargetCompile, TargetCompileRecipe
+    from edgestudio.core.targets.target_recipe import TargetCompileRecipe
     from tests import models
 
     add_device(make_device("board", f"env:{sys.executable}"))
@@ -301,7 +298,7 @@ def test_a_device_with_the_qnn_package_compiles_reloads_and_sends_the_binary_bac
         out.parent.mkdir()
         job = run_job(TargetCompileRecipe(model=str(quant), output=str(out), device=device))
         assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
-        compiled = job.report.result_as(TargetCompile)
+        compiled = job.report.result
         assert compiled.device == device and compiled.max_abs_difference == 0.0
         assert ("on board" in compiled.text()) == bool(device)
         assert compiled.fixes == ["image fixed to 1x1x8x8"]

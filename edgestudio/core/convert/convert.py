@@ -46,7 +46,7 @@ class ConversionError(EdgeStudioError):
         self.declarations = declarations
 
 
-def run_convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobReport[Conversion]:
     """Convert ``recipe.model`` as asked, write it to ``staging`` and check it. A conversion
     that fails where the model declares its outputs wrongly (onnx's converter and shape
     inference trust declarations) is made again with what the model produces declared."""
@@ -65,11 +65,11 @@ def run_convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> Job
     return report
 
 
-def _convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def _convert(recipe: ConvertRecipe, reporter: Reporter, staging: Path) -> JobReport[Conversion]:
     source = Path(recipe.model)
     reporter.stage("Reading the model", 0.0)
     model = load_full_model(source)
-    report = JobReport(kind=recipe.kind)
+    report: JobReport[Conversion] = JobReport(kind=recipe.kind)
     done = Conversion(source=str(source), opset=recipe.opset)
     # The original's inputs are found first: the conversion below may change the graph in place.
     reporter.stage("Finding inputs the original runs on", 0.05)
@@ -206,7 +206,7 @@ def _output_declarations(
     spec: InputSpecification | None,
     recipe: ConvertRecipe,
     reporter: Reporter,
-    report: JobReport,
+    report: JobReport[Any],
 ) -> str:
     """Compare the declared output shapes with what the original produces on its inputs: fix
     them when asked, else warn up front. Returns the hint a conversion error should end with."""

@@ -50,7 +50,7 @@ class Conversion:
 
 
 @dataclass(frozen=True)
-class ConvertRecipe(Recipe):
+class ConvertRecipe(Recipe["Conversion"]):
     """Convert a model's opset and/or input/output dims, then check it against the original."""
 
     kind: ClassVar[str] = "convert"

@@ -51,7 +51,7 @@ class Export:
 
 
 @dataclass(frozen=True)
-class ExportRecipe(Recipe):
+class ExportRecipe(Recipe["Export"]):
     """Export a PyTorch ExportedProgram (.pt2) or TorchScript (.pt) file to ONNX."""
 
     kind: ClassVar[str] = "export"

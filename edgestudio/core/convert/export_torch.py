@@ -84,7 +84,7 @@ def _example(recipe: ExportRecipe, notes: list[str]) -> tuple[Any, ...]:
     return tuple(tensors)
 
 
-def run_export(recipe: ExportRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_export(recipe: ExportRecipe, reporter: Reporter, staging: Path) -> JobReport[Export]:
     """Export the PyTorch model to ONNX in ``staging`` and check it against PyTorch."""
     if not recipe.inputs:
         raise ExportError("Give at least one input (name and example shape).")
@@ -98,7 +98,7 @@ def run_export(recipe: ExportRecipe, reporter: Reporter, staging: Path) -> JobRe
     # refuse .eval() since they were exported in their final mode.
     with contextlib.suppress(Exception):
         module.eval()
-    report = JobReport(kind=recipe.kind)
+    report: JobReport[Export] = JobReport(kind=recipe.kind)
     exporter = recipe.exporter
     if Path(recipe.model).suffix == ".pt" and exporter == "dynamo":
         # torch.export cannot trace a ScriptModule; the TorchScript-based exporter is made for it.

@@ -23,7 +23,7 @@ ACTIONS = (
 
 
 @dataclass(frozen=True)
-class DiagnosticRecipe(Recipe):
+class DiagnosticRecipe(Recipe[None]):
     """A purpose-made job that exercises the job system (``edgestudio diagnostic``).
 
     ``action``: ``succeed`` (writes ``output``), ``fail`` (raises), ``crash`` (segfaults),

@@ -12,7 +12,7 @@ from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.progress import Reporter
 
 
-def run_diagnostic(recipe: DiagnosticRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_diagnostic(recipe: DiagnosticRecipe, reporter: Reporter, staging: Path) -> JobReport[None]:
     """Do what ``recipe.action`` says; see :class:`DiagnosticRecipe`."""
     action = recipe.action
     reporter.stage(f"self-test: {action}", 0.0)

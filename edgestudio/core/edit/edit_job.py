@@ -102,7 +102,7 @@ def _simplified(model: onnx.ModelProto) -> onnx.ModelProto:
 COMPARE_LIMIT = 2_000_000_000
 
 
-def run_edit(recipe: EditRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_edit(recipe: EditRecipe, reporter: Reporter, staging: Path) -> JobReport[Edit]:
     """Edit ``recipe.model`` into ``staging``, then check the result against the original.
     A model with external weights is edited as its structure, the kept weights streamed."""
     source = Path(recipe.model)

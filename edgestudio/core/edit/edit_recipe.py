@@ -40,7 +40,7 @@ class Edit:
 
 
 @dataclass(frozen=True)
-class EditRecipe(Recipe):
+class EditRecipe(Recipe["Edit"]):
     """Edit ``model`` into ``output``; the result is checked against the original.
 
     ``inputs``/``outputs``: the tensors the extracted subgraph starts and ends at (empty: no

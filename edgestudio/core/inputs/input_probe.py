@@ -242,7 +242,9 @@ def job_inputs(
     return resolved
 
 
-def run_inputs(recipe: InputsRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_inputs(
+    recipe: InputsRecipe, reporter: Reporter, staging: Path
+) -> JobReport[InputSpecification]:
     """The ``inputs`` job: find and report the spec the model runs on."""
     reporter.stage("Reading the model", 0.0)
 

@@ -12,7 +12,7 @@ from edgestudio.core.job_api.recipe import Recipe
 
 
 @dataclass(frozen=True)
-class InputsRecipe(Recipe):
+class InputsRecipe(Recipe["InputSpecification"]):
     """Find the model's input specification: derived from the graph, tried until it runs."""
 
     kind: ClassVar[str] = "inputs"

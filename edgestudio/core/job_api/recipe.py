@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from edgestudio.core.job_api.command import command_argv, spelled
 from edgestudio.core.serialise import from_json, register_format, without
+
+R = TypeVar("R")  # what a job of a recipe's kind returns (None: only its files and check)
 
 
 @dataclass(frozen=True)
@@ -33,8 +35,10 @@ def tolerance_field(atol: float = Tolerance.atol, rtol: float = Tolerance.rtol) 
 
 
 @dataclass(frozen=True)
-class Recipe:
-    """Base of every job recipe. ``output`` is where the result goes (None: no file)."""
+class Recipe(Generic[R]):
+    """Base of every job recipe, generic in its job's result (``QuantRecipe`` is a
+    ``Recipe[Quantization]``): a job submitted with it is a ``Job[R]`` whose report's ``result``
+    is an ``R``. ``output`` is where the result goes (None: no file)."""
 
     kind: ClassVar[str] = ""
     # A job that measures time (a benchmark, a profile) runs alone: nothing starts beside it.
@@ -65,17 +69,17 @@ class Recipe:
         return ["edgestudio", *words, *command_argv(self, self.options_mode(), self.command_flags)]
 
     @classmethod
-    def result_type(cls) -> Any:
-        """The type of the result a job of this kind returns (None: nothing beyond its files
-        and check). A method, not a class attribute: the result's module is imported when a
-        result is read, so that parsing a command line loads no analysis code."""
-        return None
+    def result_type(cls) -> type[R]:
+        """The class of ``R``, the result a job of this kind returns (``NoneType``: nothing
+        beyond its files and check). A method, not a class attribute: the result's module is
+        imported when a result is read, so that parsing a command line loads no analysis code.
+        A test holds it to the recipe's ``Recipe[R]`` and to its operation's annotations."""
+        return type(None)  # type: ignore[return-value]  # overridden by every kind with a result
 
-    def read_result(self, data: Any) -> Any:
+    def read_result(self, data: Any) -> R:
         """The typed result of a job of this recipe from its JSON (what the worker sent).
         Called once, where the runner receives the report."""
-        result_type = self.result_type()
-        return None if result_type is None else from_json(result_type, data)
+        return from_json(self.result_type(), data)
 
     def command_line(self) -> str:
         """Return :meth:`to_command` as one shell-quoted line."""

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Generic, TypeVar
 
 from edgestudio.core.serialise import register_format, without
 
-_T = TypeVar("_T")
+R = TypeVar("R")  # the result of the job's kind (its recipe's ``Recipe[R]``)
 
 
 @dataclass(frozen=True)
@@ -122,14 +122,14 @@ class EquivalenceCheck:
 
 
 @dataclass
-class JobReport:
+class JobReport(Generic[R]):
     """The result of one job: files written (names inside the staging folder), check, warnings,
-    and ``result``, typed by the job's kind (its recipe's ``result_type``).
+    and ``result``, an ``R`` (the job's recipe is a ``Recipe[R]``).
 
     The operation returns it typed; only the worker turns it into JSON, and only the runner
     reads it back, by the recipe's type
-    (:meth:`~edgestudio.core.job_api.recipe.Recipe.read_result`). Readers ask for it by type
-    with :meth:`result_as`.
+    (:meth:`~edgestudio.core.job_api.recipe.Recipe.read_result`), so that a ``Job[R]``'s
+    report holds an ``R`` for every reader.
     """
 
     kind: str
@@ -137,15 +137,9 @@ class JobReport:
     output: str | None = None  # final path of the main output, filled in by the runner
     check: EquivalenceCheck | None = None
     warnings: list[str] = field(default_factory=list)
-    result: Any = field(default=None, compare=False, repr=False)
-
-    def result_as(self, cls: type[_T]) -> _T:
-        """The typed result, which must be a ``cls`` (a job of another kind is a bug)."""
-        if not isinstance(self.result, cls):
-            raise TypeError(
-                f"a {self.kind} job's result is {type(self.result).__name__}, not {cls.__name__}"
-            )
-        return self.result
+    # None for the kinds that return nothing more (JobReport[None]); every other operation
+    # passes its result.
+    result: R = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
     @property
     def passed(self) -> bool:

@@ -11,7 +11,7 @@ from edgestudio.core.job_api.recipe import Recipe
 
 
 @dataclass(frozen=True)
-class CostRecipe(Recipe):
+class CostRecipe(Recipe["ModelCost"]):
     """Count every node's cost at the model's input specification (``edgestudio inspect
     MODEL --cost``): sizes from the graph, tried until the model runs, or ``shapes``."""
 

@@ -17,7 +17,7 @@ from edgestudio.core.model.tensor_shapes import Shapes, ShapesRecipe, TensorShap
 from edgestudio.core.progress import Reporter
 
 
-def run_infer_shapes(recipe: ShapesRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_infer_shapes(recipe: ShapesRecipe, reporter: Reporter, staging: Path) -> JobReport[Shapes]:
     """Infer shapes of ``recipe.model``'s main graph: every tensor's ``(dtype, shape)``."""
     reporter.stage("Reading the model", 0.0)
     model = load_model(recipe.model)

@@ -10,7 +10,7 @@ from edgestudio.core.job_api.recipe import Recipe
 
 
 @dataclass(frozen=True)
-class ShapesRecipe(Recipe):
+class ShapesRecipe(Recipe["Shapes"]):
     """Infer every tensor's type and shape for display (``edgestudio inspect --shapes``)."""
 
     kind: ClassVar[str] = "shapes"

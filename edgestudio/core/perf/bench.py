@@ -65,7 +65,7 @@ def time_session(
     return time_sessions([(session, feeds)], warmup, runs, seconds, io_binding)[0]
 
 
-def run_bench(recipe: BenchRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_bench(recipe: BenchRecipe, reporter: Reporter, staging: Path) -> JobReport[Latency]:
     """Benchmark every configuration of ``recipe`` on this machine and on each device it names;
     unavailable providers become rows with a reason, not a failure.
 
@@ -286,7 +286,7 @@ def _prepare(
     return feeds if isinstance(feeds, str) else (session, feeds)
 
 
-def run_probe(recipe: ProbeRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_probe(recipe: ProbeRecipe, reporter: Reporter, staging: Path) -> JobReport[ProviderProbes]:
     """Try every provider of this onnxruntime on a one-node model."""
     import onnxruntime as ort
     from onnx import TensorProto, helper

@@ -50,7 +50,7 @@ def providers_field(help: str) -> Any:
 
 
 @dataclass(frozen=True)
-class BenchRecipe(Recipe):
+class BenchRecipe(Recipe["Latency"]):
     """Latency of models × execution providers × intra-op thread counts, on the same inputs.
 
     Inputs come from the model's input specification: ``shapes`` (``image=1x3x224x224``) and
@@ -139,7 +139,7 @@ class BenchRecipe(Recipe):
 
 
 @dataclass(frozen=True)
-class ProfileRecipe(Recipe):
+class ProfileRecipe(Recipe["Profile"]):
     """A profiling run (separate from latency runs: profiling adds ~5 µs per kernel)."""
 
     kind: ClassVar[str] = "profile"
@@ -196,7 +196,7 @@ class ProfileRecipe(Recipe):
 
 
 @dataclass(frozen=True)
-class DeviceCheckRecipe(Recipe):
+class DeviceCheckRecipe(Recipe["DeviceInfo"]):
     """What a device has: OS, CPU flags, memory, Python, onnxruntime and its providers."""
 
     kind: ClassVar[str] = "device_check"
@@ -214,7 +214,7 @@ class DeviceCheckRecipe(Recipe):
 
 
 @dataclass(frozen=True)
-class ProbeRecipe(Recipe):
+class ProbeRecipe(Recipe["ProviderProbes"]):
     """Which execution providers this onnxruntime has and whether each really works."""
 
     kind: ClassVar[str] = "providers"

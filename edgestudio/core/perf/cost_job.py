@@ -15,12 +15,12 @@ from edgestudio.core.model.cost import (
     model_cost,
     unknown_tensors,
 )
-from edgestudio.core.model.cost_recipe import CostRecipe
+from edgestudio.core.model.cost_recipe import CostRecipe, ModelCost
 from edgestudio.core.model.model_files import load_structure
 from edgestudio.core.progress import Reporter
 
 
-def run_cost(recipe: CostRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_cost(recipe: CostRecipe, reporter: Reporter, staging: Path) -> JobReport[ModelCost]:
     """The cost job: the input specification, then :func:`model_cost` at its sizes."""
     reporter.stage("Reading the model", 0.0)
     model = load_structure(Path(recipe.model))

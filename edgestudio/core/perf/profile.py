@@ -25,6 +25,7 @@ from edgestudio.core.perf.profile_parse import (
     summarize_profile,
 )
 from edgestudio.core.progress import Reporter
+from edgestudio.core.remote.device_info import DeviceInfo
 from edgestudio.core.remote.device_runner import session_for
 from edgestudio.core.serialise import from_json
 
@@ -58,7 +59,7 @@ def mobile_coverage(model_path: Path) -> dict[str, Any]:
     return result
 
 
-def run_profile(recipe: ProfileRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_profile(recipe: ProfileRecipe, reporter: Reporter, staging: Path) -> JobReport[Profile]:
     """Profile ``recipe.model`` on its first provider and summarise the trace."""
 
     provider = recipe.providers[0]
@@ -144,7 +145,9 @@ def _profile_there(
     )
 
 
-def run_device_check(recipe: DeviceCheckRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_device_check(
+    recipe: DeviceCheckRecipe, reporter: Reporter, staging: Path
+) -> JobReport[DeviceInfo]:
     """What a device has, and why it cannot run models when it cannot (each with the fix)."""
     from edgestudio.core.remote.device_info import DeviceInfo
     from edgestudio.core.remote.devices import device_named

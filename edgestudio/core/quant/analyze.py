@@ -127,7 +127,7 @@ def _with_outputs(
     return data, outputs[: len(names)]
 
 
-def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_analyze(recipe: AnalyzeRecipe, reporter: Reporter, staging: Path) -> JobReport[Analysis]:
     """Compare ``recipe.quant_model`` with ``recipe.float_model`` on ``recipe.data``.
 
     Memory stays bounded on models of billions of parameters: both models are parsed without

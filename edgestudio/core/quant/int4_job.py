@@ -97,7 +97,7 @@ def run_int4_streamed(
     reporter: Reporter,
     staging: Path,
     rule_warnings: list[str],
-) -> JobReport:
+) -> JobReport[Quantization]:
     """Quantize ``recipe.model`` (``model``: parsed without external data) to 4 bits a weight
     at a time, prove the result runs, and leave it in ``staging`` (``rule_warnings``: what
     the recipe's checks said, reported with the result's own)."""

@@ -66,7 +66,7 @@ INTEGER_MODES = ("dynamic", *STATIC_MODES)  # 8/16-bit integer quantization of o
 
 
 @dataclass(frozen=True)
-class QuantRecipe(Recipe):
+class QuantRecipe(Recipe["Quantization"]):
     """One quantization run through onnxruntime.quantization.
 
     Every option is declared once, with its flag, help and the modes that use it; the CLI, the
@@ -347,7 +347,7 @@ class QuantRecipe(Recipe):
 
 
 @dataclass(frozen=True)
-class AnalyzeRecipe(Recipe):
+class AnalyzeRecipe(Recipe["Analysis"]):
     """Per-layer and whole-model error of a quantized model against its float original."""
 
     kind: ClassVar[str] = "analyze"

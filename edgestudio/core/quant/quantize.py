@@ -57,7 +57,7 @@ from edgestudio.core.serialise import to_json
 PER_CHANNEL_MIN_OPSET = 13  # DequantizeLinear's axis attribute exists from opset 13
 
 
-def run_quantize(recipe: QuantRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_quantize(recipe: QuantRecipe, reporter: Reporter, staging: Path) -> JobReport[Quantization]:
     """Quantize ``recipe.model`` into ``staging``, prove the result runs, report what was done.
 
     The result is loaded and run on the model's input specification before the job succeeds;
@@ -77,7 +77,7 @@ def run_quantize(recipe: QuantRecipe, reporter: Reporter, staging: Path) -> JobR
         reporter.log(f"Reading every weight: onnxruntime's own 4-bit quantizer is needed ({why}).")
         del graph_only
     model, external = read_full_model(source)  # parsed once: big models take seconds
-    report = JobReport(kind=recipe.kind)
+    report: JobReport[Quantization] = JobReport(kind=recipe.kind)
     notes: list[str] = []
     calibration_warnings: list[str] = _refuse_unquantizable(recipe, model)
     data = recipe.calib if recipe.calib and recipe.calib.kind != "synthetic" else None

@@ -101,7 +101,7 @@ def ort_options(recipe: QuantRecipe) -> dict[str, Any]:
     return options
 
 
-def ort_pre_process(src: Path, dst: Path, reporter: Reporter, report: JobReport) -> Path:
+def ort_pre_process(src: Path, dst: Path, reporter: Reporter, report: JobReport[Any]) -> Path:
     """onnxruntime's ``quant_pre_process`` of ``src`` into ``dst`` (cached by content)."""
     from onnxruntime.quantization.shape_inference import quant_pre_process
 

@@ -43,7 +43,7 @@ def base_words(base: QuantRecipe) -> list[str]:
 
 
 @dataclass(frozen=True)
-class SensitivityRecipe(Recipe):
+class SensitivityRecipe(Recipe["Sensitivity"]):
     """Rank layers by what keeping each alone in 16-bit (or float) gives back on the task."""
 
     kind: ClassVar[str] = "sensitivity"
@@ -292,7 +292,9 @@ def _gain(base: tuple[str, float | None, bool], value: float | None) -> float | 
     return value - before if higher else before - value
 
 
-def run_sensitivity(recipe: SensitivityRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_sensitivity(
+    recipe: SensitivityRecipe, reporter: Reporter, staging: Path
+) -> JobReport[Sensitivity]:
     """Quantize and analyse the base recipe, then each candidate layer changed alone."""
     from edgestudio.core.progress import RecordingReporter
     from edgestudio.core.quant.analyze import run_analyze
@@ -324,7 +326,7 @@ def run_sensitivity(recipe: SensitivityRecipe, reporter: Reporter, staging: Path
             analysis = run_analyze(
                 AnalyzeRecipe.after(quant, str(quantized), data, recipe.metric), quiet, half
             )
-            results.append(analysis.result_as(Analysis))
+            results.append(analysis.result)
         shutil.rmtree(folder)  # only the figures are kept
         return results
 

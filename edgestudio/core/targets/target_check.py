@@ -118,7 +118,9 @@ def _cpu_refusal(path: Path) -> str:
     return ""
 
 
-def run_target_check(recipe: TargetCheckRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_target_check(
+    recipe: TargetCheckRecipe, reporter: Reporter, staging: Path
+) -> JobReport[TargetCheck]:
     """Check ``recipe.model`` on its target: as it is, then with its dynamic dims fixed."""
     from edgestudio.core.inputs.input_probe import job_inputs
     from edgestudio.core.model.model_files import load_structure
@@ -159,7 +161,9 @@ def run_target_check(recipe: TargetCheckRecipe, reporter: Reporter, staging: Pat
     return JobReport(kind=recipe.kind, result=check)
 
 
-def run_target_compile(recipe: TargetCompileRecipe, reporter: Reporter, staging: Path) -> JobReport:
+def run_target_compile(
+    recipe: TargetCompileRecipe, reporter: Reporter, staging: Path
+) -> JobReport[TargetCompile]:
     """Compile ``recipe.model`` for the emulated HTP (dynamic dims fixed first), reload the
     context binary and prove it gives the emulated session's outputs on the model's inputs."""
     import numpy as np
@@ -238,7 +242,7 @@ def _compiled_on_device(
     fixes: list[str],
     staging: Path,
     reporter: Reporter,
-) -> JobReport:
+) -> JobReport[TargetCompile]:
     """The compile done on ``recipe.device``: its files written into ``staging``."""
     from edgestudio.core.targets.device_compile import compile_on_device
     from edgestudio.core.targets.qnn_htp import SOC_FOR_ARCH

@@ -24,7 +24,7 @@ BY_DESIGN = "is configured to not take"  # the QNN provider's words for its grap
 
 
 @dataclass(frozen=True)
-class TargetCheckRecipe(Recipe):
+class TargetCheckRecipe(Recipe["TargetCheck"]):
     """Which nodes the target's provider takes, and its reason for each it leaves to the CPU
     (``edgestudio target check MODEL``); with ``fix_shapes``, a model with dynamic dims is
     checked again with them fixed to its input specification's sizes."""
@@ -63,7 +63,7 @@ class TargetCheckRecipe(Recipe):
 
 
 @dataclass(frozen=True)
-class TargetCompileRecipe(Recipe):
+class TargetCompileRecipe(Recipe["TargetCompile"]):
     """Compile a model for the target offline (``edgestudio target compile MODEL -o OUT``):
     the EPContext model and the context binary a device loads, reloaded here and proven to
     give the emulated session's outputs."""

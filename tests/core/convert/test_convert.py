@@ -10,7 +10,7 @@ import onnx
 import pytest
 
 from edgestudio.core.convert.conversion_plan import plan_dim_changes, plan_opset_conversion
-from edgestudio.core.convert.convert_recipes import Conversion, ConvertRecipe, DimChange
+from edgestudio.core.convert.convert_recipes import ConvertRecipe, DimChange
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job
 from tests import models
@@ -157,7 +157,7 @@ def test_a_batch_hard_coded_in_shape_constants_is_freed_and_proven(tmp_path: Pat
     )
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
-    assert job.report.result_as(Conversion).batch_freed == [
+    assert job.report.result.batch_freed == [
         "Reshape 'flatten' [1, 12] → [0, 12]",
         "Reshape 'unflatten' [1, 3, 4] → [0, 3, 4]",
     ]
@@ -256,7 +256,7 @@ def test_a_batch_baked_into_concats_is_freed_and_proven(tmp_path: Path) -> None:
     )
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
-    assert job.report.result_as(Conversion).batch_freed == [
+    assert job.report.result.batch_freed == [
         "Concat 'pad_concat' [1, 4, 2] → [batch, 4, 2]",
         "Concat 'shape_concat' [1] → [0]",
     ]
@@ -273,9 +273,7 @@ def test_recurrent_state_inputs_get_the_batch_of_their_data(tmp_path: Path, op: 
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None and job.report.check is not None
     states = ("h0", "c0", "h", "c") if op == "LSTM" else ("h0", "h")
-    assert job.report.result_as(Conversion).batch_freed == [
-        f"recurrent state '{n}' axis 1 → b" for n in states
-    ]
+    assert job.report.result.batch_freed == [f"recurrent state '{n}' axis 1 → b" for n in states]
     assert not job.report.check.cases[1].error
     dims = {v.name: v.type.tensor_type.shape.dim for v in onnx.load(str(out)).graph.input}
     assert dims["h0"][1].dim_param == "b"

@@ -11,7 +11,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from edgestudio.core.convert.convert_recipes import Conversion, ConvertRecipe
+from edgestudio.core.convert.convert_recipes import ConvertRecipe
 from edgestudio.core.convert.float32 import computes_in_float16, upcast_float16
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import QuantRecipe
@@ -71,7 +71,7 @@ def test_convert_float32_is_checked_to_float16_precision(tmp_path: Path) -> None
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None and job.report.check is not None
     assert job.report.check.passed
-    assert "float16's precision" in job.report.result_as(Conversion).upcast
+    assert "float16's precision" in job.report.result.upcast
     assert not computes_in_float16(onnx.load(str(out)))
     assert ConvertRecipe(model="m.onnx", float32=True).command_line().endswith(" --float32")
     assert hashlib.sha256(src.read_bytes()).hexdigest() == before

@@ -16,7 +16,6 @@ from edgestudio.core.inputs.data_source import DataSource, parse_data_source
 from edgestudio.core.inputs.input_derivation import derive_candidates
 from edgestudio.core.inputs.media_data import MAX_WINDOWS_PER_FILE, read_audio, resample
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
-from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job
 from tests import models
@@ -101,7 +100,7 @@ def test_text_is_encoded_with_the_models_tokenizer_found_beside_it(tmp_path: Pat
     )
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
-    analysis = job.report.result_as(Analysis)
+    analysis = job.report.result
     assert analysis.data is not None and analysis.data.kind == "text"
     assert (
         analysis.verdict is not None and "3 text lines from sentences.txt" in analysis.verdict.data

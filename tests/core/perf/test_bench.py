@@ -10,7 +10,6 @@ import pytest
 
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.perf.latency_stats import latency_stats
-from edgestudio.core.perf.perf_results import Latency, Profile, ProviderProbes
 from edgestudio.core.perf.profile_parse import GraphNode, placement_summary, summarize_profile
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job
@@ -78,7 +77,7 @@ def test_bench_job_on_cpu_and_an_unavailable_provider(tmp_path: Path) -> None:
         timeout=300,
     )
     assert job.state is JobState.SUCCEEDED, job.error
-    rows = job.report.result_as(Latency).rows  # type: ignore[union-attr]
+    rows = job.report.result.rows  # type: ignore[union-attr]
     cpu = [r for r in rows if r.ep == "CPUExecutionProvider"]
     assert [r.threads for r in cpu] == [1, 2]
     assert all(r.runs == 20 and (r.median_ms or 0) > 0 and len(r.samples_ms) == 20 for r in cpu)
@@ -95,7 +94,7 @@ def test_time_budget_mode(tmp_path: Path) -> None:
         BenchRecipe(models=(str(src),), warmup=1, runs=1_000_000, seconds=0.3), timeout=120
     )
     assert job.state is JobState.SUCCEEDED, job.error
-    row = job.report.result_as(Latency).rows[0]  # type: ignore[union-attr]
+    row = job.report.result.rows[0]  # type: ignore[union-attr]
     assert 10 < (row.runs or 0) < 1_000_000 and row.samples_ms  # samples kept: at most 2,000
 
 
@@ -103,7 +102,7 @@ def test_time_budget_mode(tmp_path: Path) -> None:
 def test_profile_places_every_node_on_cpu() -> None:
     job = run_job(ProfileRecipe(model=str(SAMPLE_MODEL), runs=5), timeout=300)
     assert job.state is JobState.SUCCEEDED, job.error
-    profile = job.report.result_as(Profile)  # type: ignore[union-attr]
+    profile = job.report.result  # type: ignore[union-attr]
     assert set(profile.placement.values()) == {"CPUExecutionProvider"}
     assert profile.placement_text.endswith("nodes on CPU")
     assert profile.nodes and sum(n.share for n in profile.nodes) == pytest.approx(1.0)
@@ -119,7 +118,7 @@ def test_unavailable_provider_in_profile_is_a_clear_failure() -> None:
 @pytest.mark.e2e
 def test_probe_lists_cpu_as_working() -> None:
     job = run_job(ProbeRecipe(), timeout=120)
-    probes = job.report.result_as(ProviderProbes).providers  # type: ignore[union-attr]
+    probes = job.report.result.providers  # type: ignore[union-attr]
     rows = {r.provider: r for r in probes}
     assert rows["CPUExecutionProvider"].works
     assert not rows["CUDAExecutionProvider"].works
@@ -187,5 +186,5 @@ def test_parsing_ten_thousand_events_is_quick(tmp_path: Path) -> None:
 def test_io_binding_gives_the_same_kind_of_numbers(tmp_path: Path) -> None:
     src = models.save(models.conv_relu_gemm(), tmp_path / "m.onnx")
     job = run_job(BenchRecipe(models=(str(src),), warmup=2, runs=20, io_binding=True), timeout=120)
-    row = job.report.result_as(Latency).rows[0]  # type: ignore[union-attr]
+    row = job.report.result.rows[0]  # type: ignore[union-attr]
     assert row.runs == 20 and (row.median_ms or 0) > 0

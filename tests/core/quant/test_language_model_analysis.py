@@ -14,7 +14,6 @@ from edgestudio.core.inputs.calib_data import open_samples
 from edgestudio.core.inputs.data_source import parse_data_source
 from edgestudio.core.quant.accel.int4_stream import Int4Options, quantize_int4_streamed
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
-from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job
 from tests.graph_builders import llama_decoder
@@ -86,7 +85,7 @@ def test_the_int4_result_is_judged_by_its_next_tokens(decoder: tuple[Path, Path,
     )
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
-    analysis = job.report.result_as(Analysis)
+    analysis = job.report.result
     assert analysis.task is not None and analysis.task.task == "language-model"
     figures = {f.key: f.value for f in analysis.task.figures}
 

@@ -323,8 +323,6 @@ def test_a_layer_that_turns_inf_heads_the_analysis_and_the_verdict(tmp_path: Pat
     verdict says the output's inf values."""
     from onnx import TensorProto, helper, numpy_helper
 
-    from edgestudio.core.quant.quant_results import Analysis
-
     consts = [
         numpy_helper.from_array(np.array(1000.0, np.float32), "k"),
         numpy_helper.from_array(np.array(0.001, np.float32), "b"),
@@ -362,7 +360,7 @@ def test_a_layer_that_turns_inf_heads_the_analysis_and_the_verdict(tmp_path: Pat
     )
     assert job.state is JobState.SUCCEEDED, job.error  # it was "math domain error"
     assert job.report is not None
-    analysis = job.report.result_as(Analysis)
+    analysis = job.report.result
     output = analysis.outputs[0]
     assert output.non_finite > 0 and output.sqnr_db is None
     worst = analysis.layers_worst_first()[0]
@@ -511,9 +509,8 @@ def test_a_classifier_with_a_zipmap_is_analysed_on_its_probabilities(tmp_path: P
     )
     assert analysed.state is JobState.SUCCEEDED, analysed.error
     assert analysed.report is not None
-    from edgestudio.core.quant.quant_results import Analysis
 
-    analysis = analysed.report.result_as(Analysis)
+    analysis = analysed.report.result
     assert [o.output for o in analysis.outputs] == ["label", "probabilities"]
     assert analysis.task is not None and analysis.task.task == "classification"
     assert analysis.task.output == "probabilities"

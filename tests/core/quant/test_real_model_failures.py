@@ -16,7 +16,6 @@ from onnx import TensorProto, helper, numpy_helper
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.model.result_gate import run_in_process, run_isolated
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.core.quant.quant_results import Quantization
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job
 from tests import models
@@ -84,7 +83,7 @@ def test_static_quantization_calibrates_a_state_input_model(tmp_path: Path) -> N
     )
     assert job.state is JobState.SUCCEEDED, job.error
     assert job.report is not None
-    assert job.report.result_as(Quantization).inputs["inputs"][1]["shape"] == [2, 1, 128]
+    assert job.report.result.inputs["inputs"][1]["shape"] == [2, 1, 128]
 
 
 @pytest.mark.e2e

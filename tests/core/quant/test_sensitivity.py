@@ -10,7 +10,6 @@ import pytest
 
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
-from edgestudio.core.quant.quant_results import Analysis
 from edgestudio.core.quant.sensitivity import Sensitivity, SensitivityRecipe
 from edgestudio.jobs.runner import JobState
 from edgestudio.jobs.scheduler import run_job
@@ -29,7 +28,7 @@ def test_each_layer_is_measured_as_a_quantization_of_its_own_would_be(tmp_path: 
     job = run_job(recipe, timeout=600)
     assert job.state is JobState.SUCCEEDED, (job.error, job.stderr_tail)
     assert job.report is not None
-    result = job.report.result_as(Sensitivity)
+    result = job.report.result
     assert result is not None and result.metric == "relative_error"
     assert len(result.layers) == 2 and result.base_value is not None
     gains = [r.gain for r in result.layers]
@@ -54,7 +53,7 @@ def test_each_layer_is_measured_as_a_quantization_of_its_own_would_be(tmp_path: 
             timeout=300,
         )
         assert analysed.report is not None
-        analysis = analysed.report.result_as(Analysis)
+        analysis = analysed.report.result
         assert analysis is not None and analysis.task is not None
         halves.append(analysis.task.figures[0].value)
     assert sum(halves) / 2 == pytest.approx(first.value, rel=1e-6)

@@ -104,14 +104,14 @@ def test_nothing_constant_leaves_the_model_as_it_is() -> None:
 def test_a_range_on_the_fixed_sizes_is_refused_until_folded(tmp_path: Path) -> None:
     """The provider refuses a Range whose limit it cannot see, and every node whose shape
     follows from it; the target check's fixes fold it and the NPU takes every compute node."""
-    from edgestudio.core.targets.target_recipe import TargetCheck, TargetCheckRecipe
+    from edgestudio.core.targets.target_recipe import TargetCheckRecipe
     from edgestudio.jobs.scheduler import run_job
 
     src = tmp_path / "anchors.onnx"
     onnx.save(_anchor_row_model(), str(src))
     job = run_job(TargetCheckRecipe(model=str(src), shapes=("x=1x8",)))
     assert job.report is not None, job.error
-    check = job.report.result_as(TargetCheck)
+    check = job.report.result
     assert check.after is not None and check.after.whole, check.after.reasons()
     assert any("folded into constants" in f for f in check.fixes), check.fixes
     # the folded nodes are in the model the user has: placed as folded, not missing
@@ -174,7 +174,7 @@ def test_a_model_the_fixed_sizes_break_is_said_to_be_broken_by_them(tmp_path: Pa
     """A branch written for other sizes (a Squeeze of the dim being fixed) fails onnxruntime's
     shape inference once the sizes are fixed: the check says the fix broke it and the way
     around, rather than a provider error."""
-    from edgestudio.core.targets.target_recipe import TargetCheck, TargetCheckRecipe
+    from edgestudio.core.targets.target_recipe import TargetCheckRecipe
     from edgestudio.jobs.scheduler import run_job
 
     axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
@@ -206,6 +206,6 @@ def test_a_model_the_fixed_sizes_break_is_said_to_be_broken_by_them(tmp_path: Pa
     onnx.save(model, str(src))
     job = run_job(TargetCheckRecipe(model=str(src), shapes=("x=1x2",), ranges=("cond=ones",)))
     assert job.report is not None, job.error
-    after = job.report.result_as(TargetCheck).after
+    after = job.report.result.after
     assert after is not None and "no longer loads, even on the CPU" in after.session_error
     assert "--keep-dynamic" in after.session_error

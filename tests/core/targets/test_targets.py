@@ -122,7 +122,7 @@ def test_a_dynamic_model_is_refused_for_its_shapes_then_placed_wholly_once_fixed
     quant = models.quantized_sample(tmp_path)  # the digits sample, QDQ, dynamic batch
     job = run_job(TargetCheckRecipe(model=str(quant)))
     assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
-    check = job.report.result_as(TargetCheck)
+    check = job.report.result
     # a dynamic batch: the provider cannot get a shape, so it takes nothing, and says so
     assert check.before.on_target == 0
     assert set(check.before.reasons()) == {"Cannot get shape"}
@@ -159,7 +159,7 @@ def test_a_compiled_context_reloads_and_matches_the_emulated_run(tmp_path: Path)
     import onnxruntime as ort
 
     from edgestudio.core.targets import qnn_htp
-    from edgestudio.core.targets.target_recipe import TargetCompile, TargetCompileRecipe
+    from edgestudio.core.targets.target_recipe import TargetCompileRecipe
     from edgestudio.jobs.runner import JobState
     from edgestudio.jobs.scheduler import run_job
     from tests import models
@@ -169,7 +169,7 @@ def test_a_compiled_context_reloads_and_matches_the_emulated_run(tmp_path: Path)
     out.parent.mkdir()
     job = run_job(TargetCompileRecipe(model=str(quant), output=str(out)))
     assert job.state is JobState.SUCCEEDED and job.report is not None, job.error
-    compiled = job.report.result_as(TargetCompile)
+    compiled = job.report.result
     binary = out.parent / compiled.binary
     assert binary.is_file() and binary.stat().st_size == compiled.binary_bytes > 0
     assert compiled.max_abs_difference == 0.0 and compiled.fixes == ["image fixed to 1x1x8x8"]
@@ -304,7 +304,6 @@ def test_an_erf_gelu_is_fused_for_the_npu_and_then_placed_wholly(tmp_path: Path)
     """Quantized for the NPU, a PyTorch-exported GELU becomes one Gelu node (onnxruntime-qnn's
     own pre-processing, past its metadata bug), the result is proven against the float model,
     and the NPU takes every compute node; quantized for the CPU, the Erf stays."""
-    from edgestudio.core.quant.quant_results import Quantization
     from edgestudio.core.targets.target_recipe import TargetCheckRecipe
     from edgestudio.jobs.scheduler import run_job
 
@@ -318,11 +317,11 @@ def test_an_erf_gelu_is_fused_for_the_npu_and_then_placed_wholly(tmp_path: Path)
         ops[target] = {n.op_type for n in onnx.load(str(out)).graph.node}
     assert "Erf" in ops["cpu"] and "Gelu" not in ops["cpu"]
     assert "Gelu" in ops["qnn-htp"] and "Erf" not in ops["qnn-htp"]
-    notes = job.report.result_as(Quantization).notes
+    notes = job.report.result.notes
     assert any("pre-processing fused Gelu" in n for n in notes), notes
     check = run_job(TargetCheckRecipe(model=str(tmp_path / "qnn-htp.onnx")))
     assert check.report is not None, check.error
-    assert check.report.result_as(TargetCheck).final.whole
+    assert check.report.result.final.whole
 
 
 def _layernorm_block() -> onnx.ModelProto:
@@ -387,7 +386,7 @@ def test_a_layernorm_quantized_for_the_npu_is_taken_by_it(tmp_path: Path) -> Non
     assert quantized["w1_quantized"].data_type == onnx.TensorProto.INT8  # weights stay int8
     check = run_job(TargetCheckRecipe(model=str(out)))
     assert check.report is not None, check.error
-    final = check.report.result_as(TargetCheck).final
+    final = check.report.result.final
     assert final.whole, final.reasons()
 
 
@@ -409,7 +408,6 @@ def test_a_model_is_judged_in_the_npus_own_arithmetic_or_not_at_all(tmp_path: Pa
 
     from edgestudio.core.inputs.data_source import DataSource
     from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
-    from edgestudio.core.quant.quant_results import Analysis
     from edgestudio.jobs.runner import JobState
     from edgestudio.jobs.scheduler import run_job
     from tests import models
@@ -420,7 +418,7 @@ def test_a_model_is_judged_in_the_npus_own_arithmetic_or_not_at_all(tmp_path: Pa
     quantized_for_npu = QuantRecipe(model=str(_sample()), mode="qdq", target="qnn-htp")
     job = run_job(AnalyzeRecipe.after(quantized_for_npu, str(quant), data))
     assert job.state is JobState.SUCCEEDED, job.error
-    analysis = job.report.result_as(Analysis)  # type: ignore[union-attr]
+    analysis = job.report.result  # type: ignore[union-attr]
     assert analysis.measured_on == "qnn-htp"
     assert any("Hexagon NPU" in w and "samples/s" in w for w in job.report.warnings)  # type: ignore[union-attr]
     # each quantized activation as the NPU computed it, beside the CPU's QDQ graph
@@ -458,7 +456,6 @@ def test_a_16_bit_model_for_the_npu_is_judged_on_the_cpu_and_on_the_npu(tmp_path
     copy is made without onnx's model check refusing an output declared without a shape."""
     from edgestudio.core.inputs.data_source import DataSource
     from edgestudio.core.quant.quant_recipes import AnalyzeRecipe
-    from edgestudio.core.quant.quant_results import Analysis
     from edgestudio.jobs.runner import JobState
     from edgestudio.jobs.scheduler import run_job
 
@@ -472,7 +469,7 @@ def test_a_16_bit_model_for_the_npu_is_judged_on_the_cpu_and_on_the_npu(tmp_path
         )
         job = run_job(recipe)
         assert job.state is JobState.SUCCEEDED, (target, job.error)
-        analysis = job.report.result_as(Analysis)  # type: ignore[union-attr]
+        analysis = job.report.result  # type: ignore[union-attr]
         assert analysis.outputs[0].sqnr_db > 30, (target, analysis.outputs)
 
 
