@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.serialise import to_json
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from edgestudio.core.job_api.recipe import Recipe
     from edgestudio.core.workspace.document import ModelDocument
     from edgestudio.jobs.runner import Job
+
+R = TypeVar("R")
 
 
 def add_workspace_option(parser: argparse.ArgumentParser) -> None:
@@ -95,7 +97,7 @@ def record_job(args: argparse.Namespace, job: Job[Any]) -> None:
     from edgestudio.jobs.workflow import Workflow
 
     document = open_document(target, _model_of(job.recipe))
-    flow = Workflow(submit=_no_more_jobs)
+    flow = Workflow(_NothingAfter())
     flow.add_document(document)
     recipe = job.recipe
     run = None
@@ -153,5 +155,22 @@ def record_tune(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     print(f"added to the workspace {saved}", file=sys.stderr)
 
 
-def _no_more_jobs(recipe: object, background: bool) -> Job[Any]:
-    raise AssertionError("a recorded command-line job starts nothing after it")
+class _NothingAfter:
+    """The job queue of a recorded command-line job: it starts nothing after it."""
+
+    max_parallel = 1
+
+    def submit(
+        self,
+        recipe: Recipe[R],
+        timeout: float | None = None,
+        background: bool = False,
+        threads: int | None = None,
+    ) -> Job[R]:
+        raise AssertionError("a recorded command-line job starts nothing after it")
+
+    def poll(self) -> bool:
+        return False
+
+    def cancel(self, job: Job[Any]) -> None:
+        """Nothing runs here."""

@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgestudio.core.inputs.inputs_recipe import InputsRecipe
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.core.perf.perf_results import ProviderProbe
 from edgestudio.core.quant.quant_results import Analysis
@@ -98,7 +97,8 @@ class MainWindow(QMainWindow):
         self.tune_windows: list[TuneWindow] = []
         self.jobs = JobController(self, max_parallel=self.prefs.parallel_jobs)
         self.jobs.job_finished.connect(self._on_job_finished)
-        self.workflow = Workflow(self._run, self.jobs.scheduler)
+        self.workflow = Workflow(self.jobs, self.jobs.scheduler)
+        self.workflow.started.connect(self._job_started)
         self.workflow.providers_found.connect(self._show_providers)
         self.jobs_panel = JobsPanel(self.jobs)
         self.jobs_panel.open_result_requested.connect(self.open_model)
@@ -292,13 +292,10 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
 
     # ----- jobs ------------------------------------------------------------------------------
-    def _run(self, recipe: Recipe[Any], background: bool) -> Job[Any]:
-        """The workflow's way to start a job: the window's queue, the Jobs panel shown."""
-        job = self.jobs.submit(recipe, background=background)
-        if not background and not isinstance(recipe, InputsRecipe):  # finding inputs is quiet
-            self.show_jobs_dock()
-            self.statusBar().showMessage(f"Started: {recipe.title()}", 5000)
-        return job
+    def _job_started(self, job: Job[Any]) -> None:
+        """A job a person started: the Jobs panel shown, a line in the status bar."""
+        self.show_jobs_dock()
+        self.statusBar().showMessage(f"Started: {job.recipe.title()}", 5000)
 
     def show_jobs_dock(self) -> None:
         """Show the Jobs panel; the first time, a fifth of the window high (Qt's default

@@ -1,9 +1,11 @@
 """The workflow: which document a job works for, what its outcome changes, what follows it.
 
-Fed with finished jobs by whoever runs them (the window's job queue, a test's loop), it puts each
-outcome into the document it belongs to and starts the jobs that follow (a quantization with
-evaluation data is analysed next). It holds no Qt: the GUI connects the document's signals to
-its panels, and the same chain runs in tests without a display.
+It submits to the session's job queue (the window's, a test's loop) and is fed the jobs that
+finish, by the scheduler it follows or by whoever runs them; it puts each outcome into the
+document it belongs to and starts the jobs that follow (a quantization with evaluation data is
+analysed next). It holds no Qt and knows no window: the window hears of the jobs a person
+started from :attr:`Workflow.started`, the GUI connects the document's signals to its panels,
+and the same chain runs in tests without a display.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from psygnal import Signal
 
@@ -43,12 +45,10 @@ from edgestudio.core.workspace.document import (
     OverlayKind,
 )
 from edgestudio.jobs.runner import Job, JobState
-from edgestudio.jobs.scheduler import Scheduler
+from edgestudio.jobs.scheduler import JobSubmitter, Scheduler
 from edgestudio.jobs.tuner import Tuner, tuner_summary
 
-#: Runs a recipe in the background and returns its job; ``True`` marks the app's own jobs
-#: (a provider probe) that the user did not start.
-Submit = Callable[[Recipe[Any], bool], Job[Any]]
+R = TypeVar("R")
 
 
 @dataclass
@@ -66,11 +66,13 @@ class Workflow:
     """Routes job outcomes into documents and chains quantize → analyse."""
 
     providers_found = Signal(object)  # list[ProviderProbe]
+    started = Signal(object)  # Job: one a person started (not the app's own, not input finding)
 
-    def __init__(self, submit: Submit, scheduler: Scheduler | None = None) -> None:
-        """``submit`` starts a job; given the ``scheduler`` that runs them, the workflow hears
-        of each finished job from it directly (else its owner calls :meth:`job_finished`)."""
-        self._submit = submit
+    def __init__(self, jobs: JobSubmitter, scheduler: Scheduler | None = None) -> None:
+        """``jobs`` runs what the workflow starts; given the ``scheduler`` that runs them, the
+        workflow hears of each finished job from it directly (else its owner calls
+        :meth:`job_finished`)."""
+        self.jobs = jobs
         self.documents: list[ModelDocument] = []
         self.providers: list[ProviderProbe] | None = None
         self._routes: dict[str, _Route] = {}
@@ -118,8 +120,14 @@ class Workflow:
                 ),
                 None,
             )
-        job = self._submit(recipe, background)
+        job = self._start(recipe, background)
         self._routes[job.id] = _Route(document)
+        return job
+
+    def _start(self, recipe: Recipe[R], background: bool) -> Job[R]:
+        job = self.jobs.submit(recipe, background=background)
+        if not background and not isinstance(recipe, InputsRecipe):  # finding inputs is quiet
+            self.started.emit(job)
         return job
 
     def with_inputs(self, recipe: Recipe[Any]) -> Recipe[Any]:
@@ -233,7 +241,7 @@ class Workflow:
     def probe_providers(self) -> Job[Any] | None:
         """Find which execution providers work (once per session, in the background)."""
         if self._probe is None and self.providers is None:
-            self._probe = self._submit(ProbeRecipe(), True)
+            self._probe = self._start(ProbeRecipe(), True)
         return self._probe
 
     # ----- outcomes ------------------------------------------------------------------------

@@ -33,17 +33,33 @@ from edgestudio.resources import SAMPLE_CALIBRATION, SAMPLE_EVALUATION, SAMPLE_M
 class Queue:
     """Runs the workflow's jobs one after the other, as the window's queue does."""
 
+    max_parallel = 1
+
     def __init__(self) -> None:
         self.pending: list[Job] = []
         self.started: list[Recipe] = []
         self.finished: list[Job] = []
-        self.workflow = Workflow(self.submit)
+        self.announced: list[Job] = []
+        self.workflow = Workflow(self)
+        self.workflow.started.connect(self.announced.append)
 
-    def submit(self, recipe: Recipe, background: bool) -> Job:
+    def submit(
+        self,
+        recipe: Recipe,
+        timeout: float | None = None,
+        background: bool = False,
+        threads: int | None = None,
+    ) -> Job:
         job = Job(recipe)
         self.pending.append(job)
         self.started.append(recipe)
         return job
+
+    def poll(self) -> bool:
+        return bool(self.pending)
+
+    def cancel(self, job: Job) -> None:
+        self.pending.remove(job)
 
     def drain(self) -> None:
         while self.pending:
@@ -92,6 +108,8 @@ def test_quantize_analyse_benchmark_chain_fills_the_document(model: Path, tmp_pa
     assert run.state is RunState.ANALYSED, run.error
     assert events == ["added 1", "1 analysing", "1 analysed", "overlay sqnr"]
     assert [type(r).__name__ for r in queue.started] == ["QuantRecipe", "AnalyzeRecipe"]
+    # both are the person's: the window hears of them (it shows the Jobs panel)
+    assert [type(j.recipe).__name__ for j in queue.announced] == ["QuantRecipe", "AnalyzeRecipe"]
     assert document.overlay.kind is OverlayKind.SQNR and document.overlay.run == 1
     title, values = document.overlay_values() or ("", {})
     assert title.startswith("SQNR (dB)") and values  # every analysed node has a value
@@ -160,6 +178,7 @@ def test_the_documents_inputs_reach_its_jobs(model: Path) -> None:
     document.inputs = InputOverrides(shapes=("image=2x1x8x8",))
     queue.workflow.find_inputs(document, InputsRecipe(model=str(model)))
     assert queue.started[0].shapes == ("image=2x1x8x8",)  # type: ignore[attr-defined]
+    assert queue.announced == []  # finding inputs is quiet
     seen: list[object] = []
     document.events.input_spec.connect(seen.append)
     queue.drain()
