@@ -7,10 +7,10 @@ import importlib
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any
 
 from edgestudio import __version__
 from edgestudio.cli import json_option
+from edgestudio.cli.window_launch import add_window_args, window_launch
 from edgestudio.core.errors import EdgeStudioError
 
 # Each subcommand and the module that declares it, in the order --help lists them. A module is
@@ -67,71 +67,7 @@ def build_gui_parser() -> argparse.ArgumentParser:
         + " (see `edgestudio COMMAND --help`).",
     )
     parser.add_argument("--version", action="version", version=f"edgestudio {__version__}")
-    parser.add_argument(
-        "models",
-        nargs="*",
-        metavar="MODEL",
-        help="model files or workspaces (*.edgestudio.json) to open",
-    )
-    parser.add_argument(
-        "--screenshot",
-        metavar="PNG",
-        help="save a PNG of the window once the models are loaded and drawn, then exit",
-    )
-    parser.add_argument(
-        "--panel",
-        default="summary",
-        help="panel to show before the screenshot (default: summary); a tab inside one as "
-        "OUTER/INNER, e.g. performance/per-op-profile; a wrong name lists them all",
-    )
-    parser.add_argument(
-        "--select",
-        metavar="NODE",
-        help="with --screenshot: select NODE in the graph (and centre it)",
-    )
-    parser.add_argument(
-        "--open-group",
-        metavar="GROUP",
-        help="with --screenshot: open the closed group GROUP (its name or its "
-        "label, e.g. 'encoder.layer.3') in the graph",
-    )
-    parser.add_argument(
-        "--compare",
-        metavar="OTHER",
-        help="with --screenshot: the Compare window of the first model with "
-        "OTHER.onnx, on its first difference",
-    )
-    parser.add_argument(
-        "--dialog",
-        metavar="NAME",
-        help="with --screenshot: open a form instead (convert, quantize, "
-        "export, preferences, tune) and save it",
-    )
-    parser.add_argument(
-        "--workspace",
-        metavar="W",
-        action="append",
-        default=[],
-        help="open the workspace W (*.edgestudio.json) with its model and runs",
-    )
-    parser.add_argument(
-        "--size",
-        metavar="WxH",
-        default="1280x820",
-        help="with --screenshot: the window's size (default 1280x820)",
-    )
-    parser.add_argument(
-        "--self-test",
-        action="store_true",
-        help="check this installation: open the bundled sample, quantize and analyse it in "
-        "background jobs, print the numbers, exit 0 if all worked",
-    )
-    parser.add_argument(
-        "--new-window",
-        action="store_true",
-        help="open a separate window even if EdgeStudio is already running (by default the "
-        "files go to the running window)",
-    )
+    add_window_args(parser)
     return parser
 
 
@@ -175,55 +111,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list and args_list[0] in ("-h", "--help"):
         build_parser().print_help()
         return 0
-    gui_args = build_gui_parser().parse_args(args_list)
-    shot = screenshot_plan(gui_args)
+    launch = window_launch(build_gui_parser().parse_args(args_list))
+    shot = launch.screenshot_plan()
     if isinstance(shot, str):
         print(f"edgestudio: error: {shot}", file=sys.stderr)
         return 2
     from edgestudio.gui.app import run_app  # Qt is imported only on this path
 
     return run_app(
-        [*gui_args.models, *gui_args.workspace],
+        [*launch.models, *launch.workspace],
         screenshot=shot,
-        new_window=gui_args.new_window,
-        self_test=gui_args.self_test,
-    )
-
-
-def screenshot_plan(args: argparse.Namespace) -> Any:
-    """The screenshot the window's flags ask for (None without ``--screenshot``), or why they
-    cannot be followed (a message): a misspelled panel or form lists the right names."""
-    from edgestudio.gui.panel_names import DIALOGS, panel_names  # Qt-free
-    from edgestudio.gui.screenshot_plan import ScreenshotPlan
-
-    if args.panel.lower() not in panel_names():
-        return f"no panel '{args.panel}'; panels: {', '.join(panel_names())}"
-    if args.dialog and args.dialog not in DIALOGS:
-        return f"no form '{args.dialog}'; forms: {', '.join(DIALOGS)}"
-    try:
-        width, height = (int(v) for v in args.size.lower().split("x"))
-    except ValueError:
-        return f"--size reads WIDTHxHEIGHT, e.g. 1280x820 (got '{args.size}')"
-    if not args.screenshot:
-        used = [
-            flag
-            for flag, value in (
-                ("--select", args.select),
-                ("--open-group", args.open_group),
-                ("--compare", args.compare),
-                ("--dialog", args.dialog),
-            )
-            if value
-        ]
-        return f"{', '.join(used)} only go with --screenshot" if used else None
-    if not (args.models or args.workspace) and args.dialog != "preferences":
-        return "--screenshot needs a model or a workspace to show"
-    return ScreenshotPlan(
-        path=args.screenshot,
-        panel=args.panel.lower(),
-        select=args.select,
-        open_group=args.open_group,
-        compare=args.compare,
-        dialog=args.dialog,
-        size=(width, height),
+        new_window=launch.new_window,
+        self_test=launch.self_test,
     )

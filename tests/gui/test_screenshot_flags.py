@@ -64,6 +64,9 @@ def test_wrong_names_exit_2_with_the_right_ones(tmp_path: Path) -> None:
     assert form.returncode == 2 and "convert, quantize" in form.stderr
     alone = _edgestudio(tmp_path, str(SAMPLE_MODEL), "--open-group", "g")
     assert alone.returncode == 2 and "only go with --screenshot" in alone.stderr
+    size = _edgestudio(tmp_path, str(SAMPLE_MODEL), "--screenshot", "x.png", "--size", "800")
+    assert size.returncode == 2 and "--size: reads WIDTHxHEIGHT" in size.stderr
+    assert not (tmp_path / "x.png").exists()
 
 
 @pytest.mark.e2e

@@ -41,7 +41,7 @@ def add_spelled(parser: argparse.ArgumentParser | argparse._ArgumentGroup, cls: 
             parser.add_argument(
                 f.name,
                 metavar=spelling.metavar,
-                nargs="+" if spelling.each else None,
+                nargs=_count(spelling),
                 choices=spelling.choices,
                 type=read or str,
                 help=spelling.help,
@@ -62,12 +62,19 @@ def add_spelled(parser: argparse.ArgumentParser | argparse._ArgumentGroup, cls: 
             parser.add_argument(
                 flag,
                 default=default,
-                type=read or type(default),
+                type=read or (str if default is None else type(default)),
                 choices=spelling.choices,
                 dest=f.name,
                 metavar=spelling.metavar,
                 help=spelling.help,
             )
+
+
+def _count(spelling: Spelling) -> str | None:
+    """argparse's ``nargs`` of a positional: one, one or more (``each``), or either left out."""
+    if spelling.each:
+        return "*" if spelling.optional else "+"
+    return "?" if spelling.optional else None
 
 
 def spelled_values(args: argparse.Namespace, cls: type) -> dict[str, Any]:

@@ -40,10 +40,11 @@ class Spelling:
         Said even at its default (a positional always is).
     modes
         The recipe modes that use the field (None: every mode).
-    help, parse, metavar, choices
+    help, parse, metavar, choices, optional
         How the subcommand parses it (:mod:`edgestudio.core.job_api.arguments`): its help line
         (none: the subcommand reads it some other way), the parser of a value in a grammar of
-        its own (raising ValueError), the placeholder in ``--help`` and the allowed values.
+        its own (raising ValueError), the placeholder in ``--help``, the allowed values, and
+        for a positional whether it may be left out (``each``: zero or more).
     """
 
     flag: str | None = None
@@ -56,6 +57,7 @@ class Spelling:
     parse: Callable[[str], Any] | None = None
     metavar: str | None = None
     choices: tuple[str, ...] | None = None
+    optional: bool = False
 
     def words(self, value: Any) -> list[str]:
         """The field's words for ``value``."""
