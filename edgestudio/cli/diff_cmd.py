@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
 from edgestudio.cli.json_option import add_json_option, write_json
 from edgestudio.core.errors import EdgeStudioError
+from edgestudio.core.job_api.arguments import add_spelled, spelled_values
+from edgestudio.core.job_api.command import positional
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The two models ``diff`` compares (its arguments, declared once)."""
+
+    a: str = positional(help="the first model (e.g. the float original)")
+    b: str = positional(help="the second model (e.g. its quantized or converted version)")
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -18,8 +29,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "changed (attributes, weights, inputs/outputs, opsets). Exit 0 when they are the same, "
         "1 when they differ.",
     )
-    p.add_argument("a", help="the first model (e.g. the float original)")
-    p.add_argument("b", help="the second model (e.g. its quantized or converted version)")
+    add_spelled(p, Comparison)
     add_json_option(p, "the differences")
     p.set_defaults(func=run)
 
@@ -30,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     from edgestudio.core.serialise import to_json
 
     try:
-        result = diff_models(args.a, args.b)
+        compared = Comparison(**spelled_values(args, Comparison))
+        result = diff_models(compared.a, compared.b)
     except (OSError, ValueError) as exc:  # onnx's DecodeError is a ValueError
         raise EdgeStudioError(f"Cannot compare the models: {exc}") from exc
     if args.json:

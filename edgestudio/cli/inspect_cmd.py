@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from edgestudio.cli.job_ui import add_input_args
 from edgestudio.cli.json_option import add_json_option, write_json
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.formatting import human_bytes
+from edgestudio.core.job_api.arguments import add_spelled, spelled_values
+from edgestudio.core.job_api.command import positional, spelled
 from edgestudio.core.model.runtime_info import runtime_info
 from edgestudio.core.serialise import to_json
 
@@ -19,30 +22,34 @@ if TYPE_CHECKING:
     from edgestudio.core.model.tensor_shapes import TensorShapes
 
 
+@dataclass(frozen=True)
+class Inspection:
+    """What ``inspect`` prints beyond the summary (its flags, declared once)."""
+
+    model: str = positional(help="path to an .onnx file")
+    shapes: bool = spelled(
+        False,
+        "--shapes",
+        help="also run shape inference (in a worker) and list every tensor's shape",
+    )
+    cost: bool = spelled(
+        False,
+        "--cost",
+        help="also count every node's MACs, FLOPs, parameters and output bytes, and the peak "
+        "activation memory, at the input sizes (derived, or --shape)",
+    )
+    top: int = spelled(
+        15, "--top", help="with --cost: list this many nodes, most MACs first (default 15)"
+    )
+
+
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``inspect`` subcommand."""
     p = subparsers.add_parser(
         "inspect", help="print a model's summary", description="Print a model's summary."
     )
-    p.add_argument("model", help="path to an .onnx file")
+    add_spelled(p, Inspection)
     add_json_option(p, "the summary")
-    p.add_argument(
-        "--shapes",
-        action="store_true",
-        help="also run shape inference (in a worker) and list every tensor's shape",
-    )
-    p.add_argument(
-        "--cost",
-        action="store_true",
-        help="also count every node's MACs, FLOPs, parameters and output bytes, and "
-        "the peak activation memory, at the input sizes (derived, or --shape)",
-    )
-    p.add_argument(
-        "--top",
-        type=int,
-        default=15,
-        help="with --cost: list this many nodes, most MACs first (default 15)",
-    )
     add_input_args(p)
     p.set_defaults(func=run)
 
@@ -114,13 +121,13 @@ def _infer_shapes(model: str) -> TensorShapes:
     return job.report.result.tensors
 
 
-def _count_cost(args: argparse.Namespace) -> ModelCost:
+def _count_cost(model: str, args: argparse.Namespace) -> ModelCost:
     from edgestudio.core.model.cost_recipe import CostRecipe
     from edgestudio.jobs.runner import JobState
     from edgestudio.jobs.scheduler import run_job
 
     job = run_job(
-        CostRecipe(model=args.model, shapes=tuple(args.shape), ranges=tuple(args.range)),
+        CostRecipe(model=model, shapes=tuple(args.shape), ranges=tuple(args.range)),
         timeout=1800,
     )
     if job.state is not JobState.SUCCEEDED or job.report is None:
@@ -180,9 +187,10 @@ def run(args: argparse.Namespace) -> int:
     """Print the summary; exit 1 when the model has problems that stop it from running."""
     from edgestudio.core.model.summary import summarize_file  # onnx: imported only when needed
 
-    summary = summarize_file(args.model, runtime_info())
-    shapes = _infer_shapes(args.model) if args.shapes else None
-    cost = _count_cost(args) if args.cost else None
+    asked = Inspection(**spelled_values(args, Inspection))
+    summary = summarize_file(asked.model, runtime_info())
+    shapes = _infer_shapes(asked.model) if asked.shapes else None
+    cost = _count_cost(asked.model, args) if asked.cost else None
     if args.json:
         data = to_json(summary)
         if shapes is not None:
@@ -212,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
             title="Tensors:",
         )
     if cost is not None:
-        print_cost(cost, args.top)
+        print_cost(cost, asked.top)
     for problem in summary.problems:
         print(f"edgestudio: error: {problem}", file=sys.stderr)
     return 1 if summary.problems else 0

@@ -7,6 +7,7 @@ import argparse
 import dataclasses
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,9 +25,10 @@ from edgestudio.cli.workspace_option import add_workspace_option, record_tune
 from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.job_api.arguments import add_spelled, spelled_values
+from edgestudio.core.job_api.command import spelled
 from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.core.quant.tune import TuneSettings
+from edgestudio.core.quant.tune import SearchSpace, TuneSettings
 
 if TYPE_CHECKING:
     from edgestudio.core.quant.tune import Candidate
@@ -61,29 +63,45 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add_input_args(p)
     add_spelled(p, TuneSettings)  # the goal, the provider timed on, a Ray cluster
     add_options(p, TuneSettings)
-    p.add_argument(
-        "--modes", default="qdq,dynamic", help="modes to try, comma-separated (default %(default)s)"
-    )
-    p.add_argument(
-        "--no-exclusions", action="store_true", help="never exclude layers from quantization"
-    )
-    p.add_argument(
-        "--no-16-bit",
-        action="store_true",
-        help="8-bit everywhere: no 16-bit activations, whole-model or per layer (the Auto-tune "
-        "window's 'Precision: 8-bit everywhere')",
-    )
-    p.add_argument(
-        "--resume",
-        metavar="TUNE",
-        help="take the candidates an earlier tune "
-        "measured (its --json file, or the last tune of a workspace) instead of "
-        "measuring them again; the budget counts only new ones",
-    )
+    add_spelled(p, SearchChoice)
     add_output_args(p, "write the winner's model here", required=False)
     add_json_option(p, "every candidate")
     add_workspace_option(p)
     p.set_defaults(func=run)
+
+
+@dataclass(frozen=True)
+class SearchChoice:
+    """What the command line may take out of the search (its flags, declared once), and an
+    earlier tune to resume."""
+
+    modes: str = spelled(
+        "qdq,dynamic", "--modes", help="modes to try, comma-separated (default qdq,dynamic)"
+    )
+    no_exclusions: bool = spelled(
+        False, "--no-exclusions", help="never exclude layers from quantization"
+    )
+    no_16_bit: bool = spelled(
+        False,
+        "--no-16-bit",
+        help="8-bit everywhere: no 16-bit activations, whole-model or per layer (the Auto-tune "
+        "window's 'Precision: 8-bit everywhere')",
+    )
+    resume: str | None = spelled(
+        None,
+        "--resume",
+        metavar="TUNE",
+        help="take the candidates an earlier tune measured (its --json file, or the last tune "
+        "of a workspace) instead of measuring them again; the budget counts only new ones",
+    )
+
+    def space(self) -> SearchSpace:
+        """The search space these flags leave."""
+        return SearchSpace(
+            modes=tuple(m.strip() for m in self.modes.split(",") if m.strip()),
+            exclusions=not self.no_exclusions,
+            activation_types=("uint8",) if self.no_16_bit else SearchSpace().activation_types,
+        )
 
 
 def earlier_tune(path: str) -> dict[str, object]:
@@ -117,20 +135,15 @@ def calibration_source(args: argparse.Namespace) -> DataSource | None:
 
 def settings_from_args(args: argparse.Namespace) -> TuneSettings:
     """The tune the parsed arguments describe."""
-    from edgestudio.core.quant.tune import SearchSpace
-
+    choice = SearchChoice(**spelled_values(args, SearchChoice))
     return TuneSettings(
         model=args.model,
         data=data_source(args, args.data),
         calib=calibration_source(args),
-        space=SearchSpace(
-            modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()),
-            exclusions=not args.no_exclusions,
-            activation_types=("uint8",) if args.no_16_bit else SearchSpace().activation_types,
-        ),
+        space=choice.space(),
         **spelled_values(args, TuneSettings),
         **values_from_args(args, TuneSettings),
-        resume=earlier_tune(args.resume) if args.resume else None,
+        resume=earlier_tune(choice.resume) if choice.resume else None,
         **input_fields(args, with_data=False),
     )
 
