@@ -7,10 +7,11 @@ import importlib
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import Any
 
 from edgestudio import __version__
 from edgestudio.cli import json_option
-from edgestudio.cli.window_launch import add_window_args, window_launch
+from edgestudio.cli.window_launch import WindowLaunch, add_window_args, window_launch
 from edgestudio.core.errors import EdgeStudioError
 
 # Each subcommand and the module that declares it, in the order --help lists them. A module is
@@ -112,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         build_parser().print_help()
         return 0
     launch = window_launch(build_gui_parser().parse_args(args_list))
-    shot = launch.screenshot_plan()
+    shot = screenshot_plan(launch)
     if isinstance(shot, str):
         print(f"edgestudio: error: {shot}", file=sys.stderr)
         return 2
@@ -123,4 +124,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         screenshot=shot,
         new_window=launch.new_window,
         self_test=launch.self_test,
+    )
+
+
+def screenshot_plan(launch: WindowLaunch) -> Any:
+    """The screenshot the window's flags ask for (None without ``--screenshot``), or why they
+    cannot be followed (a message): a misspelled panel or form lists the right names."""
+    from edgestudio.gui.panel_names import DIALOGS, panel_names  # Qt-free
+    from edgestudio.gui.screenshot_plan import ScreenshotPlan
+
+    if launch.panel.lower() not in panel_names():
+        return f"no panel '{launch.panel}'; panels: {', '.join(panel_names())}"
+    if launch.dialog and launch.dialog not in DIALOGS:
+        return f"no form '{launch.dialog}'; forms: {', '.join(DIALOGS)}"
+    if not launch.screenshot:
+        used = [
+            flag
+            for flag, value in (
+                ("--select", launch.select),
+                ("--open-group", launch.open_group),
+                ("--compare", launch.compare),
+                ("--dialog", launch.dialog),
+            )
+            if value
+        ]
+        return f"{', '.join(used)} only go with --screenshot" if used else None
+    if not (launch.models or launch.workspace) and launch.dialog != "preferences":
+        return "--screenshot needs a model or a workspace to show"
+    return ScreenshotPlan(
+        path=launch.screenshot,
+        panel=launch.panel.lower(),
+        select=launch.select,
+        open_group=launch.open_group,
+        compare=launch.compare,
+        dialog=launch.dialog,
+        size=launch.size,
     )

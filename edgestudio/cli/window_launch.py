@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from typing import Any
 
 from edgestudio.core.job_api.arguments import add_spelled, spelled_values
 from edgestudio.core.job_api.command import positional, spelled
@@ -102,40 +101,6 @@ class WindowLaunch:
         help="open a separate window even if EdgeStudio is already running (by default the "
         "files go to the running window)",
     )
-
-    def screenshot_plan(self) -> Any:
-        """The screenshot the flags ask for (None without ``--screenshot``), or why they
-        cannot be followed (a message): a misspelled panel or form lists the right names."""
-        from edgestudio.gui.panel_names import DIALOGS, panel_names  # Qt-free
-        from edgestudio.gui.screenshot_plan import ScreenshotPlan
-
-        if self.panel.lower() not in panel_names():
-            return f"no panel '{self.panel}'; panels: {', '.join(panel_names())}"
-        if self.dialog and self.dialog not in DIALOGS:
-            return f"no form '{self.dialog}'; forms: {', '.join(DIALOGS)}"
-        if not self.screenshot:
-            used = [
-                flag
-                for flag, value in (
-                    ("--select", self.select),
-                    ("--open-group", self.open_group),
-                    ("--compare", self.compare),
-                    ("--dialog", self.dialog),
-                )
-                if value
-            ]
-            return f"{', '.join(used)} only go with --screenshot" if used else None
-        if not (self.models or self.workspace) and self.dialog != "preferences":
-            return "--screenshot needs a model or a workspace to show"
-        return ScreenshotPlan(
-            path=self.screenshot,
-            panel=self.panel.lower(),
-            select=self.select,
-            open_group=self.open_group,
-            compare=self.compare,
-            dialog=self.dialog,
-            size=self.size,
-        )
 
 
 def add_window_args(parser: argparse.ArgumentParser) -> None:

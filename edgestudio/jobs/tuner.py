@@ -298,17 +298,22 @@ class Tuner:
         if "qdq" not in self.settings.space.modes or "qdq" in self.failed_causes:
             return None
         wide = bool({"uint16", "int16"} & set(self.settings.space.activation_types))
+        closest = pick_winner(self.candidates, self.settings.goal, self.settings.objective)
+
+        def near_lossless() -> tuple[QuantRecipe, str] | None:
+            per_channel = True in self.settings.space.per_channel
+            return near_lossless_step(closest, self.base, self.tried, self.opset, per_channel)
+
+        # A candidate that met the goal on one split only says the data's halves differ: what
+        # helped on this split is what would not carry over, so the widest margins come first.
+        if wide and self.unconfirmed:
+            lossless = near_lossless()
+            if lossless is not None:
+                return lossless
         combined = combined_step(self.candidates, self.settings.goal, self.tried, wide)
         if combined is not None or not wide:
             return combined
-        closest = pick_winner(self.candidates, self.settings.goal, self.settings.objective)
-        return near_lossless_step(
-            closest,
-            self.base,
-            self.tried,
-            self.opset,
-            per_channel=True in self.settings.space.per_channel,
-        )
+        return near_lossless()
 
     def _next_recipe(self) -> tuple[QuantRecipe, str] | None:
         if self.queue and self._nearly_spent():  # the last candidates go to these rungs

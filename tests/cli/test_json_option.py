@@ -103,8 +103,8 @@ def test_opening_the_window_imports_no_subcommand() -> None:
     import sys
 
     code = (
-        "import sys; from edgestudio.cli.main import build_gui_parser, window_launch; "
-        "window_launch(build_gui_parser().parse_args(['m.onnx'])).screenshot_plan(); "
+        "import sys; from edgestudio.cli.main import build_gui_parser, screenshot_plan, "
+        "window_launch; screenshot_plan(window_launch(build_gui_parser().parse_args(['m.onnx']))); "
         "print(sorted(m for m in sys.modules if m.endswith('_cmd') or m == 'rich.console'))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
