@@ -46,6 +46,8 @@ def test_a_result_of_another_type_fails_the_job_where_it_is_read() -> None:
     assert recipe.read_result({"tensors": {"x": ["float32", [1, 2]]}}).tensors["x"][1] == [1, 2]
     with pytest.raises(ValueError, match="Shapes could not be read"):
         recipe.read_result({"rows": []})
+    with pytest.raises(ValueError, match="returned no Shapes"):
+        recipe.read_result(None)
 
 
 def test_the_commands_named_are_the_command_lines() -> None:

@@ -78,8 +78,12 @@ class Recipe(Generic[R]):
 
     def read_result(self, data: Any) -> R:
         """The typed result of a job of this recipe from its JSON (what the worker sent).
-        Called once, where the runner receives the report."""
-        return from_json(self.result_type(), data)
+        Called once, where the runner receives the report; a result missing or of another
+        shape is a ValueError there (the job fails), never a surprise for its readers."""
+        result_type = self.result_type()
+        if data is None and result_type is not type(None):
+            raise ValueError(f"a {self.kind} job returned no {result_type.__name__}")
+        return from_json(result_type, data)
 
     def command_line(self) -> str:
         """Return :meth:`to_command` as one shell-quoted line."""
