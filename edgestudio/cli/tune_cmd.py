@@ -76,7 +76,7 @@ class SearchChoice:
     earlier tune to resume."""
 
     modes: str = spelled(
-        "qdq,dynamic", "--modes", help="modes to try, comma-separated (default qdq,dynamic)"
+        "qdq,dynamic", "--modes", help="modes to try, comma-separated (default %(default)s)"
     )
     no_exclusions: bool = spelled(
         False, "--no-exclusions", help="never exclude layers from quantization"

@@ -18,6 +18,8 @@ from edgestudio.core.errors import EdgeStudioError
 from edgestudio.core.serialise import to_json
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from edgestudio.core.job_api.recipe import Recipe
     from edgestudio.core.workspace.document import ModelDocument
     from edgestudio.jobs.runner import Job
@@ -174,3 +176,6 @@ class _NothingAfter:
 
     def cancel(self, job: Job[Any]) -> None:
         """Nothing runs here."""
+
+    def follow(self, listener: Callable[[Job[Any]], None]) -> None:
+        """Nothing ends here: the recorded job is handed to the workflow directly."""

@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from edgestudio.core.job_api.recipe import Recipe
 from edgestudio.jobs.runner import Job
-from edgestudio.jobs.scheduler import Scheduler
+from edgestudio.jobs.scheduler import Listener, Scheduler
 
 POLL_INTERVAL_MS = 50
 UPDATE_INTERVAL_S = 0.1  # throttle: widgets hear about progress at most ~10 times a second
@@ -71,6 +71,10 @@ class JobController(QObject):
         job = self.scheduler.submit(recipe, timeout=timeout, background=background, threads=threads)
         self._timer.start()
         return job
+
+    def follow(self, listener: Listener) -> None:
+        """Have ``listener`` hear of every job as it ends (see :meth:`Scheduler.follow`)."""
+        self.scheduler.follow(listener)
 
     def poll(self) -> bool:
         """True while a job runs or waits (the timer moves them on)."""

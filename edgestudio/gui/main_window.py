@@ -97,7 +97,7 @@ class MainWindow(QMainWindow):
         self.tune_windows: list[TuneWindow] = []
         self.jobs = JobController(self, max_parallel=self.prefs.parallel_jobs)
         self.jobs.job_finished.connect(self._on_job_finished)
-        self.workflow = Workflow(self.jobs, self.jobs.scheduler)
+        self.workflow = Workflow(self.jobs)
         self.workflow.started.connect(self._job_started)
         self.workflow.providers_found.connect(self._show_providers)
         self.jobs_panel = JobsPanel(self.jobs)

@@ -53,6 +53,14 @@ class JobSubmitter(Protocol):
         ...  # pragma: no cover - a protocol
 
 
+class JobQueue(JobSubmitter, Protocol):
+    """A submitter whose finished jobs can be followed (the workflow's queue)."""
+
+    def follow(self, listener: Listener) -> None:
+        """Have ``listener`` hear of every job as it ends."""
+        ...  # pragma: no cover - a protocol
+
+
 class Scheduler:
     """Every job of a session; runs at most ``max_parallel`` at a time (see the module doc).
 

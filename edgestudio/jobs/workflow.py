@@ -45,7 +45,7 @@ from edgestudio.core.workspace.document import (
     OverlayKind,
 )
 from edgestudio.jobs.runner import Job, JobState
-from edgestudio.jobs.scheduler import JobSubmitter, Scheduler
+from edgestudio.jobs.scheduler import JobQueue
 from edgestudio.jobs.tuner import Tuner, tuner_summary
 
 R = TypeVar("R")
@@ -68,17 +68,15 @@ class Workflow:
     providers_found = Signal(object)  # list[ProviderProbe]
     started = Signal(object)  # Job: one a person started (not the app's own, not input finding)
 
-    def __init__(self, jobs: JobSubmitter, scheduler: Scheduler | None = None) -> None:
-        """``jobs`` runs what the workflow starts; given the ``scheduler`` that runs them, the
-        workflow hears of each finished job from it directly (else its owner calls
-        :meth:`job_finished`)."""
+    def __init__(self, jobs: JobQueue) -> None:
+        """``jobs`` runs what the workflow starts; the workflow hears of each finished job
+        from it (:meth:`job_finished`)."""
         self.jobs = jobs
         self.documents: list[ModelDocument] = []
         self.providers: list[ProviderProbe] | None = None
         self._routes: dict[str, _Route] = {}
         self._probe: Job[Any] | None = None
-        if scheduler is not None:
-            scheduler.follow(self.job_finished)
+        jobs.follow(self.job_finished)
 
     # ----- documents -----------------------------------------------------------------------
     def add_document(self, document: ModelDocument) -> None:

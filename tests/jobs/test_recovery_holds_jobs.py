@@ -118,15 +118,16 @@ def test_a_tune_whose_static_family_fails_goes_on_to_dynamic(sample: Path) -> No
     assert tuner.settings.goal.metric == "top1_drop", tuner.goal_note  # labelled data
 
 
-def test_a_winner_on_one_split_only_is_flagged_and_its_calibration_curve_drawn(
-    sample: Path,
-) -> None:
+def _split_tuner(sample: Path, activation_types: tuple[str, ...], budget: int) -> Tuner:
+    """A static-QDQ tune of the sample whose queue is its first two recipes (defaults, then
+    per-channel: both meet ``sqnr>=30``); the sample's odd half calibrates ranges its even
+    half exceeds, so the swapped split flags what the search stops at."""
     space = SearchSpace(
         modes=("qdq",),
         per_channel=(False, True),
         reduce_range=(False,),
         calib_methods=("minmax",),
-        activation_types=("uint8",),
+        activation_types=activation_types,
         placements=(),
     )
     tuner = Tuner(
@@ -135,11 +136,18 @@ def test_a_winner_on_one_split_only_is_flagged_and_its_calibration_curve_drawn(
             data=DataSource("npz", str(sample.with_name(SAMPLE_EVALUATION.name)), samples=64),
             goal=Goal("sqnr", 30),
             space=space,
-            budget=2,
+            budget=budget,
             bench_runs=3,
         )
     )
-    tuner.queue = tuner.queue[:2]  # static defaults, per-channel
+    tuner.queue = tuner.queue[:2]
+    return tuner
+
+
+def test_a_winner_on_one_split_only_is_flagged_and_its_calibration_curve_drawn(
+    sample: Path,
+) -> None:
+    tuner = _split_tuner(sample, ("uint8",), budget=2)
     winner = tuner.run()
     tuner.cleanup()
     assert winner is not None and winner.met
@@ -173,25 +181,7 @@ def test_a_winner_on_one_split_only_is_flagged_and_its_calibration_curve_drawn(
 def test_a_flag_on_the_swapped_split_reopens_the_search(sample: Path) -> None:
     """The candidate the search stopped at meets the goal on one split only: the search goes
     on (here to the near-lossless A16W16 rung) instead of crowning it."""
-    space = SearchSpace(
-        modes=("qdq",),
-        per_channel=(False, True),
-        reduce_range=(False,),
-        calib_methods=("minmax",),
-        activation_types=("uint8", "uint16"),
-        placements=(),
-    )
-    tuner = Tuner(
-        TuneSettings(
-            model=str(sample),
-            data=DataSource("npz", str(sample.with_name(SAMPLE_EVALUATION.name)), samples=64),
-            goal=Goal("sqnr", 30),
-            space=space,
-            budget=3,
-            bench_runs=3,
-        )
-    )
-    tuner.queue = tuner.queue[:2]  # static defaults, per-channel: both meet the goal
+    tuner = _split_tuner(sample, ("uint8", "uint16"), budget=3)
     tuner.run()
     tuner.cleanup()
     swapped = [c for c in tuner.checks if c.kind == "swapped"]
