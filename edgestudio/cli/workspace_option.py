@@ -96,15 +96,18 @@ def record_job(args: argparse.Namespace, job: Job[Any]) -> None:
     from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
     from edgestudio.core.quant.quant_runs import QuantRun, RunState
     from edgestudio.core.workspace import workspace
+    from edgestudio.jobs.quant_pipeline import Judging, QuantizeThenAnalyse
     from edgestudio.jobs.workflow import Workflow
 
     document = open_document(target, _model_of(job.recipe))
-    flow = Workflow(_NothingAfter())
+    queue = _NothingAfter()
+    flow = Workflow(queue)
     flow.add_document(document)
     recipe = job.recipe
-    run = None
+    run, chain = None, None
     if isinstance(recipe, QuantRecipe):
         run = document.new_run(QuantRun(number=0, recipe=recipe))
+        chain = QuantizeThenAnalyse(queue, recipe, None, quantizing=job)
     elif isinstance(recipe, AnalyzeRecipe):
         # The run that wrote the analysed model, else a run standing for it (made elsewhere).
         run = next(
@@ -138,7 +141,9 @@ def record_job(args: argparse.Namespace, job: Job[Any]) -> None:
                     Path(recipe.float_model), Path(recipe.quant_model)
                 )
         run.analyze_on, run.metric = recipe.data, recipe.metric
-    flow.adopt(job, document, run)
+        judging = Judging(recipe.data, recipe.metric, recipe.target)
+        chain = QuantizeThenAnalyse(queue, run.recipe, judging, analysing=job)
+    flow.adopt(job, document, run, chain)
     flow.job_finished(job)
     saved = workspace.save(document, target)
     print(f"added to the workspace {saved}", file=sys.stderr)

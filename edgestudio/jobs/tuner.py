@@ -415,8 +415,9 @@ class Tuner:
                 if isinstance(step.result, str) or step.result is None:
                     self._fail(candidate, str(step.result))
                     continue
-                candidate.quant_bytes, candidate.analysis = step.result
-                candidate.calibration_samples = getattr(step, "calibration_samples", 0)
+                quantization, candidate.analysis = step.result.quantization, step.result.analysis
+                candidate.quant_bytes = quantization.quant_bytes
+                candidate.calibration_samples = quantization.calibration_samples
                 if self.settings.goal.is_auto:
                     self._fix_goal(candidate.analysis)
                 candidate.judge(self.settings.goal)

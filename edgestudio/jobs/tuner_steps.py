@@ -1,26 +1,28 @@
-"""One tune candidate's quantize → analyse, as jobs of the session's queue (:class:`LocalStep`)
-or as one Ray task on a cluster (:class:`RayStep`); both polled, both cancellable, both ending
-in the quantized size and the analysis or why there is none."""
+"""One tune candidate's quantize → analyse chain (:mod:`.quant_pipeline`), as jobs of the
+session's queue (:class:`LocalStep`) or as one Ray task that runs the same chain on a cluster
+node (:class:`RayStep`); both polled, both cancellable, both ending in the quantization and the
+analysis (:class:`Measured`) or why there are none."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from edgestudio.core.inputs.data_source import DataSource
-from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
+from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis, Quantization
 from edgestudio.core.quant.tune import (
     Candidate,
     TuneSettings,
 )
 from edgestudio.core.serialise import from_json, to_json
-from edgestudio.jobs.runner import Job, JobState
-from edgestudio.jobs.scheduler import JobSubmitter
-
-R = TypeVar("R")
+from edgestudio.jobs.quant_pipeline import Judging, QuantizeThenAnalyse
+from edgestudio.jobs.runner import Job
+from edgestudio.jobs.scheduler import JobSubmitter, Scheduler
 
 
 def thread_share(workers: int) -> int | None:
@@ -55,63 +57,56 @@ def connect_ray(
     }
 
 
-def outcome(job: Job[R]) -> R | str | None:
-    """A finished job's typed result, or why it has none; None while it runs."""
-    if not job.state.is_final:
-        return None
-    if job.state is not JobState.SUCCEEDED or job.report is None:
-        return job.error or job.state.value
-    return job.report.result
+@dataclass(frozen=True)
+class Measured:
+    """What one candidate's quantize → analyse gave."""
+
+    quantization: Quantization
+    analysis: Analysis
+
+
+def measured(chain: QuantizeThenAnalyse) -> Measured | str:
+    """An ended chain's results, or why it has none."""
+    if chain.quantization is None or chain.analysis is None:
+        return chain.error or chain.state.value
+    return Measured(chain.quantization, chain.analysis)
 
 
 class LocalStep:
     """Quantize, then analyse, as jobs of the session's queue."""
 
     def __init__(
-        self, candidate: Candidate, settings: TuneSettings, jobs: JobSubmitter, evaluation: Any
+        self,
+        candidate: Candidate,
+        settings: TuneSettings,
+        jobs: JobSubmitter,
+        evaluation: DataSource,
     ) -> None:
         self.candidate = candidate
-        self.settings = settings
-        self.evaluation = evaluation  # never the samples that calibrated it
-        self.jobs = jobs
-        self.threads = thread_share(min(settings.workers, jobs.max_parallel))
-        self.quantizing = jobs.submit(candidate.recipe, threads=self.threads)
-        self.analysing: Job[Analysis] | None = None
-        self.quant_bytes = 0
-        self.calibration_samples = 0
-        self.result: tuple[int, Analysis] | str | None = None
+        # judged on ``evaluation``: never the samples that calibrated it
+        self.chain = QuantizeThenAnalyse.start(
+            jobs,
+            candidate.recipe,
+            Judging(evaluation),
+            threads=thread_share(min(settings.workers, jobs.max_parallel)),
+        )
+        self.result: Measured | str | None = None
 
     @property
-    def job(self) -> Job[Quantization] | Job[Analysis]:
+    def job(self) -> Job[Any]:
         """The job running now (the analysis, once the quantization succeeded)."""
-        return self.analysing or self.quantizing
+        return self.chain.job
 
     def poll(self) -> bool:
         """Advance; True once :attr:`result` holds the outcome (or why it failed)."""
-        if self.analysing is None:
-            quantization = outcome(self.quantizing)
-            if quantization is None:
-                return False
-            if isinstance(quantization, str):
-                self.result = quantization
-                return True
-            self.quant_bytes = quantization.quant_bytes
-            self.calibration_samples = quantization.calibration_samples
-            recipe = self.candidate.recipe
-            self.analysing = self.jobs.submit(
-                AnalyzeRecipe.after(recipe, str(recipe.output), self.evaluation),
-                threads=self.threads,
-            )
+        if not self.chain.advance():
             return False
-        analysis = outcome(self.analysing)
-        if analysis is None:
-            return False
-        self.result = analysis if isinstance(analysis, str) else (self.quant_bytes, analysis)
+        self.result = measured(self.chain)
         return True
 
     def cancel(self) -> None:
         """Stop the running job."""
-        self.jobs.cancel(self.job)
+        self.chain.cancel()
         self.job.wait(10)
 
 
@@ -120,16 +115,11 @@ def ray_quantize_and_analyse(
     model: bytes,
     model_name: str,
     data: list[tuple[bytes, str, dict[str, Any]]],
-) -> tuple[int, bytes, dict[str, Any]] | str:
-    """A Ray task: the same operations the workers run, on files sent through the object store
-    (``data``: the calibration data, then the evaluation data, each its bytes, file name and
-    DataSource)."""
+) -> tuple[bytes, dict[str, Any], dict[str, Any]] | str:
+    """A Ray task: the candidate's quantize → analyse chain on files sent through the object
+    store (``data``: the calibration data, then the evaluation data, each its bytes, file
+    name and DataSource); the quantized model and both results as JSON, or why it failed."""
     import tempfile as _tempfile
-
-    from edgestudio.core.inputs.data_source import DataSource
-    from edgestudio.core.progress import RecordingReporter
-    from edgestudio.core.serialise import from_json
-    from edgestudio.jobs.kinds import resolve_operation
 
     with _tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -150,17 +140,17 @@ def ray_quantize_and_analyse(
         )
         if recipe.calib is not None:
             recipe = dataclasses.replace(recipe, calib=calib)
-        staging = folder / "staging"
-        staging.mkdir()
-        try:
-            report = resolve_operation("quantize")(recipe, RecordingReporter(), staging)
-            quantized = staging / report.files[0]
-            analysis = resolve_operation("analyze")(
-                AnalyzeRecipe.after(recipe, str(quantized), source), RecordingReporter(), staging
-            )
-        except Exception as exc:  # recorded like a failed job
-            return f"{type(exc).__name__}: {exc}"
-        return quantized.stat().st_size, quantized.read_bytes(), to_json(analysis.result)
+        # the same jobs the workers run here, in worker processes of this node: a crash or a
+        # hung onnxruntime call ends the candidate, not the Ray worker
+        chain = QuantizeThenAnalyse.start(Scheduler(), recipe, Judging(source))
+        while not chain.advance():
+            chain.jobs.poll()
+            time.sleep(0.05)
+        result = measured(chain)
+        if isinstance(result, str):
+            return result
+        quantized = Path(str(chain.output))
+        return quantized.read_bytes(), to_json(result.quantization), to_json(result.analysis)
 
 
 class RayStep:
@@ -176,7 +166,7 @@ class RayStep:
         self.ref = remote.remote(
             to_json(candidate.recipe), shared["model"], Path(settings.model).name, shared["data"]
         )
-        self.result: tuple[int, Analysis] | str | None = None
+        self.result: Measured | str | None = None
 
     def poll(self) -> bool:
         """Advance; True once :attr:`result` holds the outcome (or why it failed)."""
@@ -193,9 +183,9 @@ class RayStep:
         if isinstance(outcome, str):
             self.result = outcome
             return True
-        size, model, analysis = outcome
+        model, quantization, analysis = outcome
         Path(str(self.candidate.recipe.output)).write_bytes(model)
-        self.result = (size, from_json(Analysis, analysis))
+        self.result = Measured(from_json(Quantization, quantization), from_json(Analysis, analysis))
         return True
 
     def cancel(self) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from edgestudio.core.inputs.data_source import DataSource
 from edgestudio.core.quant.quant_recipes import QUANT_MODES
 from edgestudio.core.quant.sample_bounds import evidence_text
 from edgestudio.core.quant.tune import Candidate, TuneSettings
@@ -22,7 +23,7 @@ from edgestudio.core.quant.winner_check import (
     swapped_split,
 )
 from edgestudio.jobs.scheduler import JobSubmitter
-from edgestudio.jobs.tuner_steps import LocalStep
+from edgestudio.jobs.tuner_steps import LocalStep, Measured
 
 UNITS = {"images": "images", "audio": "audio windows", "text": "lines"}
 
@@ -78,7 +79,7 @@ class WinnerJudge:
         kind: str,
         label: str,
         calib: Any,
-        evaluation: Any,
+        evaluation: DataSource,
         samples: int = 0,
     ) -> None:
         check = WinnerCheck(winner.number, kind, label, samples, state="running")
@@ -108,9 +109,8 @@ class WinnerJudge:
             if not step.poll():
                 continue
             self.steps.remove((check, step))
-            if isinstance(step.result, tuple):
-                _, analysis = step.result
-                check.goal_value = goal.value(analysis)
+            if isinstance(step.result, Measured):
+                check.goal_value = goal.value(step.result.analysis)
                 check.met = goal.met(check.goal_value)
                 check.state = "done"
                 checked = next(c for c in candidates if c.number == check.candidate)

@@ -26,7 +26,7 @@ from edgestudio.core.model.cost_recipe import CostRecipe, ModelCost
 from edgestudio.core.model.tensor_shapes import Shapes, ShapesRecipe
 from edgestudio.core.perf.bench_recipes import BenchRecipe, ProbeRecipe, ProfileRecipe
 from edgestudio.core.perf.perf_results import Latency, Profile, ProviderProbe
-from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
+from edgestudio.core.quant.quant_recipes import QuantRecipe
 from edgestudio.core.quant.quant_results import Quantization
 from edgestudio.core.quant.quant_runs import QuantRun, RunState
 from edgestudio.core.quant.sensitivity import Sensitivity, SensitivityRecipe
@@ -44,22 +44,22 @@ from edgestudio.core.workspace.document import (
     Overlay,
     OverlayKind,
 )
+from edgestudio.jobs.quant_pipeline import Judging, QuantizeThenAnalyse
 from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.scheduler import JobQueue
 from edgestudio.jobs.tuner import Tuner, tuner_summary
 
 R = TypeVar("R")
+AnyRecipe = TypeVar("AnyRecipe", bound=Recipe[Any])
 
 
 @dataclass
 class _Route:
-    """What a running job is for."""
+    """What a running job is for: a document, and the quantization run it is a step of."""
 
     document: ModelDocument | None
     run: QuantRun | None = None
-    analyze_on: DataSource | None = None
-    metric: str = "auto"  # the task metric of the chained analysis
-    judge_on: str = ""  # where it judges the result ("": the target it is quantized for)
+    chain: QuantizeThenAnalyse | None = None
 
 
 class Workflow:
@@ -128,7 +128,7 @@ class Workflow:
             self.started.emit(job)
         return job
 
-    def with_inputs(self, recipe: Recipe[Any]) -> Recipe[Any]:
+    def with_inputs(self, recipe: AnyRecipe) -> AnyRecipe:
         """``recipe`` with its model's input overrides, unless it names inputs itself."""
         shapes, ranges = getattr(recipe, "shapes", None), getattr(recipe, "ranges", None)
         if shapes is None or ranges is None or (shapes and ranges):
@@ -161,9 +161,15 @@ class Workflow:
         run = document.new_run(
             QuantRun(number=0, recipe=recipe, analyze_on=analyze_on, metric=metric)
         )
-        job = self.submit(recipe, document)
-        self._routes[job.id] = _Route(document, run, analyze_on, metric, judge_on)
+        judging = None if analyze_on is None else Judging(analyze_on, metric, judge_on)
+        chain = QuantizeThenAnalyse.start(self.jobs, self.with_inputs(recipe), judging)
+        self._follow(document, run, chain)
         return run
+
+    def _follow(self, document: ModelDocument, run: QuantRun, chain: QuantizeThenAnalyse) -> None:
+        """Route the job ``chain`` runs now to ``run`` (a person started it: announced)."""
+        self.started.emit(chain.job)
+        self._routes[chain.job.id] = _Route(document, run, chain)
 
     def requantize_excluding(
         self, document: ModelDocument, run: QuantRun, nodes: set[str] | frozenset[str]
@@ -226,11 +232,17 @@ class Workflow:
         document.record_tune(tuner_summary(tuner))
         return run
 
-    def adopt(self, job: Job[Any], document: ModelDocument, run: QuantRun | None = None) -> None:
-        """Follow a job someone else started (the command line's) for ``document`` (and its
-        quantization ``run``); :meth:`job_finished` then puts its outcome there as for a job
-        started here."""
-        self._routes[job.id] = _Route(document, run)
+    def adopt(
+        self,
+        job: Job[Any],
+        document: ModelDocument,
+        run: QuantRun | None = None,
+        chain: QuantizeThenAnalyse | None = None,
+    ) -> None:
+        """Follow a job someone else started (the command line's) for ``document``;
+        :meth:`job_finished` then puts its outcome there as for a job started here. A step of
+        a quantization comes with its ``run`` and the ``chain`` it is a job of."""
+        self._routes[job.id] = _Route(document, run, chain)
 
     def find_inputs(self, document: ModelDocument, recipe: InputsRecipe) -> Job[Any]:
         """Find the inputs ``document``'s model runs on."""
@@ -258,8 +270,8 @@ class Workflow:
             return
         document = route.document
         self._record(document, job)
-        if route.run is not None:
-            self._quant_outcome(document, route, job)
+        if route.run is not None and route.chain is not None:
+            self._quant_outcome(document, route.run, route.chain)
             return
         outcome = self._OUTCOMES.get(type(job.recipe))
         if outcome is None:
@@ -276,15 +288,10 @@ class Workflow:
     def _inputs_found(
         self, document: ModelDocument, job: Job[Any], spec: InputSpecification
     ) -> None:
-        recipe = job.recipe
-        assert isinstance(recipe, InputsRecipe)
         document.input_spec = spec
-        # the cost at the sizes just found (the Summary's and the graph's MACs)
-        self.submit(
-            CostRecipe(model=str(document.path), shapes=recipe.shapes, ranges=recipe.ranges),
-            document,
-            background=True,
-        )
+        # the cost at the sizes just found (the Summary's and the graph's MACs): submitted with
+        # the document's input overrides, the ones the inputs were found with
+        self.submit(CostRecipe(model=str(document.path)), document, background=True)
 
     def _latency_measured(self, document: ModelDocument, job: Job[Any], latency: Latency) -> None:
         document.latency = latency
@@ -326,38 +333,23 @@ class Workflow:
         TargetCompileRecipe: (_target_compiled, None),
     }
 
-    def _quant_outcome(self, document: ModelDocument, route: _Route, job: Job[Any]) -> None:
-        run = route.run
-        assert run is not None
-        ok = job.state is JobState.SUCCEEDED and job.report is not None
-        # The run is evented: each block below is announced once, when it ends.
-        if isinstance(job.recipe, AnalyzeRecipe):
-            with run.changing():
-                if ok:
-                    assert job.report is not None
-                    run.analysis = job.report.result
-                    run.state = RunState.ANALYSED
-                else:
-                    run.state, run.error = RunState.ANALYSIS_FAILED, job.error or job.state.value
-            if ok:
-                document.overlay = Overlay(OverlayKind.SQNR, run.number)
-            return
-        if not ok:
-            with run.changing():
-                run.state, run.error = RunState.FAILED, job.error or job.state.value
-            return
-        assert job.report is not None
+    def _quant_outcome(
+        self, document: ModelDocument, run: QuantRun, chain: QuantizeThenAnalyse
+    ) -> None:
+        """Move ``chain`` on and put where it stands into ``run`` (announced once per step)."""
+        ended = chain.advance()
         with run.changing():
-            run.output = job.report.output
-            run.quantization = job.report.result
-            run.state = RunState.QUANTIZED
-            if route.analyze_on is not None and run.output:
-                judged = AnalyzeRecipe.after(
-                    run.recipe, run.output, route.analyze_on, route.metric, route.judge_on
-                )
-                analysis = self.submit(judged, document)
-                self._routes[analysis.id] = _Route(document, run)
-                run.state = RunState.ANALYSING
+            if chain.quantization is not None:
+                run.output, run.quantization = chain.output, chain.quantization
+            if chain.analysis is not None:
+                run.analysis = chain.analysis
+            run.state = chain.state
+            if chain.error:
+                run.error = chain.error
+        if chain.state is RunState.ANALYSED:
+            document.overlay = Overlay(OverlayKind.SQNR, run.number)
+        if not ended:  # the analysis was started
+            self._follow(document, run, chain)
 
     @staticmethod
     def _record(document: ModelDocument, job: Job[Any]) -> None:
