@@ -28,7 +28,7 @@ from edgestudio.core.job_api.arguments import add_spelled, spelled_values
 from edgestudio.core.job_api.command import spelled
 from edgestudio.core.job_api.options import add_options, values_from_args
 from edgestudio.core.quant.quant_recipes import QuantRecipe
-from edgestudio.core.quant.tune import SearchSpace, TuneSettings
+from edgestudio.core.quant.tune import SearchSpace, TuneSettings, no_positives_text
 
 if TYPE_CHECKING:
     from edgestudio.core.quant.tune import Candidate
@@ -202,6 +202,9 @@ def run(args: argparse.Namespace) -> int:
         return 130
     try:
         print_candidates(tuner)
+        positives = no_positives_text(tuner.candidates)
+        if positives:
+            print(f"calibration: {positives}")
         if winner is None:
             print(
                 "No candidate could be analysed: every recipe failed (the note column says "

@@ -32,6 +32,7 @@ from edgestudio.core.quant.tune import (
     TuneSettings,
     headroom_text,
     latency_ties,
+    no_positives_text,
     pick_winner,
     slower_than_float_text,
 )
@@ -85,6 +86,7 @@ def tuner_summary(tuner: Tuner) -> dict[str, Any]:
         "headroom_note": tuner.headroom_note(winner) if winner else "",
         "verdict": tuner.verdict_of(winner) if winner else "",
         "calibration_advice": tuner.calibration_advice(winner) if winner else "",
+        "calibration_note": no_positives_text(tuner.candidates),
         "evidence_note": tuner.evidence_note(winner) if winner else "",
         "slower_than_float": slower_than_float_text(winner, tuner.float_latency_ms)
         if winner
@@ -418,6 +420,7 @@ class Tuner:
                 quantization, candidate.analysis = step.result.quantization, step.result.analysis
                 candidate.quant_bytes = quantization.quant_bytes
                 candidate.calibration_samples = quantization.calibration_samples
+                candidate.undecidable = list(quantization.undecidable)
                 if self.settings.goal.is_auto:
                     self._fix_goal(candidate.analysis)
                 candidate.judge(self.settings.goal)

@@ -20,6 +20,7 @@ from edgestudio.core.progress import Reporter
 from edgestudio.core.quant.calib_cache import (
     CalibrationOutcome,
 )
+from edgestudio.core.quant.decision_range import decision_warning, unreachable_decisions
 from edgestudio.core.quant.fallbacks import (
     INTEGER_FALLBACK_ROUNDS,
     bisect_fp16_crash,
@@ -54,24 +55,28 @@ class Attempt(NamedTuple):
 @dataclass(frozen=True)
 class Inspected:
     """A written result, read back: the model, what is wrong with its quantization
-    parameters, and the quantized operators it has."""
+    parameters, the quantized operators it has, and the probability outputs that can no
+    longer be decided positive (with the top of their range)."""
 
     model: onnx.ModelProto
     warnings: list[str]
     ops: list[str]
+    undecidable: dict[str, float]
 
 
 def inspect_result(out: Path, mode: str) -> Inspected:
     """The result at ``out`` read back, with what is wrong with its quantization parameters."""
     result = onnx.load(str(out))
+    undecidable = unreachable_decisions(result)
     warnings = inspect_quant_params(result)
+    warnings += [decision_warning(name, top) for name, top in undecidable.items()]
     ops = quantized_ops_in(result)
     if mode == "int4" and "MatMulNBits" not in ops:
         warnings.append(
             "No MatMul with a constant weight was found: 4-bit weight-only "
             "quantization changed nothing (Gemm and Conv are not covered)."
         )
-    return Inspected(result, warnings, ops)
+    return Inspected(result, warnings, ops, undecidable)
 
 
 def nothing_quantized(result: onnx.ModelProto) -> QuantizeError:

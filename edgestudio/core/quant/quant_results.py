@@ -232,3 +232,6 @@ class Quantization:
     inputs: dict[str, Any] = field(default_factory=dict)  # the input specification it ran on
     precision: Precision | None = None  # integer modes: tensors per precision, float nodes
     calibration_samples: int = 0  # static modes: how many samples calibrated it
+    # probability outputs whose calibrated range stops below the 0.5 they are decided at:
+    # the calibration samples held no positive case (core/quant/decision_range)
+    undecidable: list[str] = field(default_factory=list)

@@ -197,6 +197,7 @@ def run_quantize(recipe: QuantRecipe, reporter: Reporter, staging: Path) -> JobR
         inputs=to_json(resolved.spec),
         precision=precision,
         calibration_samples=len(samples) if samples is not None else 0,
+        undecidable=sorted(inspected.undecidable),
     )
     report.result = result
     reporter.stage("Done", 1.0)

@@ -57,6 +57,8 @@ class Candidate:
     holds: bool | None = None
     seconds: float = 0.0  # from start to the end of its benchmark (or its failure)
     calibration_samples: int = 0  # how many samples calibrated it (0: dynamic, or unknown)
+    # probability outputs its calibration left unable to reach 0.5 (Quantization.undecidable)
+    undecidable: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic, repr=False)
     resumed: bool = False  # measured by an earlier tune: taken from its summary
 
@@ -108,6 +110,7 @@ class Candidate:
             "seconds": round(self.seconds, 2),
             "resumed": self.resumed,
             "calibration_samples": self.calibration_samples,
+            "undecidable": list(self.undecidable),
             # what a resumed tune takes back
             "recipe": to_json(self.recipe),
             "analysis": to_json(self.analysis),
@@ -134,6 +137,8 @@ class Candidate:
             analysis=analysis,
             latency=latency,
             resumed=True,
+            calibration_samples=summary.get("calibration_samples", 0),
+            undecidable=list(summary.get("undecidable", [])),
         )
         candidate.judge(goal)
         return candidate
@@ -362,3 +367,19 @@ class TuneSettings:
             "odd-numbered ones judge (no sample does both; --calib gives calibration data "
             "of its own)",
         )
+
+
+def no_positives_text(candidates: list[Candidate]) -> str:
+    """When calibration left candidates unable to decide 'yes' on a probability output, that
+    in words with what to do ("" when none was)."""
+    hit = [c for c in candidates if c.undecidable]
+    if not hit:
+        return ""
+    outputs = sorted({name for c in hit for name in c.undecidable})
+    return (
+        f"{', '.join(f'#{c.number}' for c in hit)} can never decide 'yes' at "
+        f"{', '.join(repr(o) for o in outputs)}: calibration left the output a range that "
+        "stops below 0.5, so none of the calibration samples was a positive case (audio "
+        "windows without speech, images without the object). Calibrate on samples that "
+        "include it; a wider grid (16-bit activations) only hides the gap."
+    )

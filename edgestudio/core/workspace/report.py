@@ -315,6 +315,7 @@ def render_html(data: ReportData) -> str:
             tune.get("split_note") or "",
             tune.get("headroom_note") or "",
             f"Calibration curve of #{winner}: {advice}." if advice else "",
+            f"Calibration: {tune['calibration_note']}" if tune.get("calibration_note") else "",
             f"Judged on: {tune['evidence_note']}." if tune.get("evidence_note") else "",
             tune.get("slower_than_float") or "",
             tune.get("data") or "",

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QHeaderView, QSplitter, QTableWidgetItem, QWidget
 from edgestudio.core.quant.tune import (
     Candidate,
     TuneSettings,
+    no_positives_text,
     slower_than_float_text,
     speed_vs_float,
 )
@@ -273,6 +274,8 @@ def winner_text(tuner: Tuner | None, winner: Candidate, model: Path) -> str:
         checks += [tuner.headroom_note(winner)] if tuner.headroom_note(winner) else []
         advice = tuner.calibration_advice(winner)
         checks += [f"Calibration curve: {advice}."] if advice else []
+        positives = no_positives_text(tuner.candidates)
+        checks += [f"⚠ Calibration: {positives}"] if positives else []
         evidence = tuner.evidence_note(winner)
         checks += [f"Judged on: {evidence}."] if evidence else []
         slower = slower_than_float_text(winner, tuner.float_latency_ms)
