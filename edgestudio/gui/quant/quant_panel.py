@@ -260,6 +260,8 @@ class QuantPanel(QWidget):
         quantization = run.quantization
         if quantization is not None and quantization.calibration == "reused":
             state += " · calibration reused"
+        if quantization is not None and quantization.undecidable:
+            state += " · ⚠ never decides 'yes'"  # the tooltip says why and what to do
         cells = [
             f"#{run.number}",
             s.mode,
@@ -274,7 +276,11 @@ class QuantPanel(QWidget):
             top1,
             _num(s.top1_agreement, ".1%"),
         ]
-        notes = "\n".join(quantization.notes) if quantization is not None else ""
+        notes = (
+            "\n".join([*(f"⚠ {w}" for w in quantization.calibration_warnings), *quantization.notes])
+            if quantization is not None
+            else ""
+        )
         for col, text in enumerate(cells):
             item = QTableWidgetItem(text)
             # the state's tooltip says what the job did on the way (calibration reused, ...)
