@@ -380,6 +380,6 @@ def no_positives_text(candidates: list[Candidate]) -> str:
         f"{', '.join(f'#{c.number}' for c in hit)} can never decide 'yes' at "
         f"{', '.join(repr(o) for o in outputs)}: calibration left the output a range that "
         "stops below 0.5, so none of the calibration samples was a positive case (audio "
-        "windows without speech, images without the object). Calibrate on samples that "
-        "include it; a wider grid (16-bit activations) only hides the gap."
+        "windows without speech, images without the object): calibrate on samples that "
+        "include it."
     )
