@@ -11,14 +11,17 @@ when a job has ended (or on every poll) and returns whether anything is left to 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from edgestudio.core.inputs.data_source import DataSource
+from edgestudio.core.job_api.report import JobReport
 from edgestudio.core.quant.quant_recipes import AnalyzeRecipe, QuantRecipe
 from edgestudio.core.quant.quant_results import Analysis, Quantization
 from edgestudio.core.quant.quant_runs import RunState
 from edgestudio.jobs.runner import Job, JobState
 from edgestudio.jobs.scheduler import JobSubmitter
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -84,23 +87,33 @@ class QuantizeThenAnalyse:
         has ended (:attr:`state` says how: the states of a quantization run)."""
         if self.state is RunState.QUANTIZING:
             assert self.quantizing is not None
-            self._quantized(self.quantizing)
-        if self.state is RunState.ANALYSING and self.analysing is not None:
-            self._analysed(self.analysing)
+            quantized = self._report(self.quantizing, RunState.FAILED)
+            if quantized is not None:
+                self._quantized(quantized)
+        if self.state is RunState.ANALYSING:
+            assert self.analysing is not None
+            analysed = self._report(self.analysing, RunState.ANALYSIS_FAILED)
+            if analysed is not None:
+                self.analysis, self.state = analysed.result, RunState.ANALYSED
         return self.state.is_final
 
     def cancel(self) -> None:
         """Stop the job running now."""
         self.jobs.cancel(self.job)
 
-    def _quantized(self, job: Job[Quantization]) -> None:
+    def _report(self, job: Job[R], failed: RunState) -> JobReport[R] | None:
+        """``job``'s report once it succeeded; None while it runs, or when it failed (the
+        chain then stops at ``failed``, with the job's reason)."""
         if not job.state.is_final:
-            return
+            return None
         if job.state is not JobState.SUCCEEDED or job.report is None:
-            self.state, self.error = RunState.FAILED, job.error or job.state.value
-            return
-        self.quantization = job.report.result
-        self.output = job.report.output
+            self.state, self.error = failed, job.error or job.state.value
+            return None
+        return job.report
+
+    def _quantized(self, report: JobReport[Quantization]) -> None:
+        """Keep a successful quantization; start its analysis when there is data for it."""
+        self.quantization, self.output = report.result, report.output
         if self.judging is None or not self.output:
             self.state = RunState.QUANTIZED
             return
@@ -109,12 +122,3 @@ class QuantizeThenAnalyse:
         )
         self.analysing = self.jobs.submit(judged, threads=self.threads)
         self.state = RunState.ANALYSING
-
-    def _analysed(self, job: Job[Analysis]) -> None:
-        if not job.state.is_final:
-            return
-        if job.state is not JobState.SUCCEEDED or job.report is None:
-            self.state, self.error = RunState.ANALYSIS_FAILED, job.error or job.state.value
-            return
-        self.analysis = job.report.result
-        self.state = RunState.ANALYSED

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,10 +141,10 @@ def ray_quantize_and_analyse(
             recipe = dataclasses.replace(recipe, calib=calib)
         # the same jobs the workers run here, in worker processes of this node: a crash or a
         # hung onnxruntime call ends the candidate, not the Ray worker
-        chain = QuantizeThenAnalyse.start(Scheduler(), recipe, Judging(source))
+        scheduler = Scheduler()
+        chain = QuantizeThenAnalyse.start(scheduler, recipe, Judging(source))
         while not chain.advance():
-            chain.jobs.poll()
-            time.sleep(0.05)
+            scheduler.poll(wait=0.05)
         result = measured(chain)
         if isinstance(result, str):
             return result
